@@ -1,0 +1,1 @@
+"""The aiohttp edge: the only code under ``wire/`` that does network IO."""

@@ -1,0 +1,32 @@
+"""One log line per event: ``event key=value ...``, values quoted when they need it.
+
+Pure formatting, so every module logs the same shape and tests can parse it back.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import msgspec
+
+
+def _format_value(value: object) -> str:
+    text = value if isinstance(value, str) else str(value)
+    if text and all(ch.isprintable() and ch not in ' "=' for ch in text):
+        return text
+    return msgspec.json.encode(text).decode()
+
+
+def format_event(event: str, fields: dict[str, object]) -> str:
+    """``event k=v k2="v 2"``; fields whose value is None are left out."""
+    parts = [event]
+    parts.extend(
+        f"{key}={_format_value(value)}" for key, value in fields.items() if value is not None
+    )
+    return " ".join(parts)
+
+
+def log_event(logger: logging.Logger, level: int, event: str, **fields: object) -> None:
+    """Log one event line if the level is enabled."""
+    if logger.isEnabledFor(level):
+        logger.log(level, format_event(event, fields))

@@ -1,0 +1,65 @@
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class BidiAppendRequest(_message.Message):
+    __slots__ = ("data", "request_id", "append_seqno")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    APPEND_SEQNO_FIELD_NUMBER: _ClassVar[int]
+    data: str
+    request_id: BidiRequestId
+    append_seqno: int
+    def __init__(self, data: _Optional[str] = ..., request_id: _Optional[_Union[BidiRequestId, _Mapping]] = ..., append_seqno: _Optional[int] = ...) -> None: ...
+
+class BidiRequestId(_message.Message):
+    __slots__ = ("request_id",)
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    def __init__(self, request_id: _Optional[str] = ...) -> None: ...
+
+class BidiAppendResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ErrorDetails(_message.Message):
+    __slots__ = ("error", "details", "is_expected")
+    class Error(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        ERROR_UNSPECIFIED: _ClassVar[ErrorDetails.Error]
+        ERROR_NOT_LOGGED_IN: _ClassVar[ErrorDetails.Error]
+        ERROR_CUSTOM_MESSAGE: _ClassVar[ErrorDetails.Error]
+        ERROR_PROVIDER_ERROR: _ClassVar[ErrorDetails.Error]
+        ERROR_INTERNAL: _ClassVar[ErrorDetails.Error]
+    ERROR_UNSPECIFIED: ErrorDetails.Error
+    ERROR_NOT_LOGGED_IN: ErrorDetails.Error
+    ERROR_CUSTOM_MESSAGE: ErrorDetails.Error
+    ERROR_PROVIDER_ERROR: ErrorDetails.Error
+    ERROR_INTERNAL: ErrorDetails.Error
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    DETAILS_FIELD_NUMBER: _ClassVar[int]
+    IS_EXPECTED_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorDetails.Error
+    details: CustomErrorDetails
+    is_expected: bool
+    def __init__(self, error: _Optional[_Union[ErrorDetails.Error, str]] = ..., details: _Optional[_Union[CustomErrorDetails, _Mapping]] = ..., is_expected: _Optional[bool] = ...) -> None: ...
+
+class CustomErrorDetails(_message.Message):
+    __slots__ = ("title", "detail", "allow_command_links_potentially_unsafe_please_only_use_for_handwritten_trusted_markdown", "is_retryable", "show_request_id", "should_show_immediate_error")
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_COMMAND_LINKS_POTENTIALLY_UNSAFE_PLEASE_ONLY_USE_FOR_HANDWRITTEN_TRUSTED_MARKDOWN_FIELD_NUMBER: _ClassVar[int]
+    IS_RETRYABLE_FIELD_NUMBER: _ClassVar[int]
+    SHOW_REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    SHOULD_SHOW_IMMEDIATE_ERROR_FIELD_NUMBER: _ClassVar[int]
+    title: str
+    detail: str
+    allow_command_links_potentially_unsafe_please_only_use_for_handwritten_trusted_markdown: bool
+    is_retryable: bool
+    show_request_id: bool
+    should_show_immediate_error: bool
+    def __init__(self, title: _Optional[str] = ..., detail: _Optional[str] = ..., allow_command_links_potentially_unsafe_please_only_use_for_handwritten_trusted_markdown: _Optional[bool] = ..., is_retryable: _Optional[bool] = ..., show_request_id: _Optional[bool] = ..., should_show_immediate_error: _Optional[bool] = ...) -> None: ...
