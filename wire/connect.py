@@ -82,19 +82,29 @@ class EnvelopeReader:
 
 
 def gunzip_limited(data: bytes, limit: int) -> bytes:
-    """Decompress gzip ``data``, refusing output larger than ``limit`` bytes."""
-    decompressor = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    try:
-        out = decompressor.decompress(data, limit + 1)
-    except zlib.error as exc:
-        raise ConnectError(Code.INVALID_ARGUMENT, f"invalid gzip body: {exc}") from exc
-    if len(out) > limit:
-        raise ConnectError(
-            Code.RESOURCE_EXHAUSTED, f"decompressed body exceeds the limit of {limit} bytes"
-        )
-    if not decompressor.eof:
-        raise ConnectError(Code.INVALID_ARGUMENT, "invalid gzip body: truncated stream")
-    return out
+    """Decompress gzip ``data``, refusing output larger than ``limit`` bytes.
+
+    Every member of a multi-member body (RFC 1952 §2.2) is decoded and counted against the
+    limit; bytes after a member that are not another gzip member are an error, never dropped.
+    """
+    out = bytearray()
+    rest = data
+    while True:
+        decompressor = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            # len(out) <= limit here, so the budget is >= 1 (0 would mean "unlimited").
+            out += decompressor.decompress(rest, limit + 1 - len(out))
+        except zlib.error as exc:
+            raise ConnectError(Code.INVALID_ARGUMENT, f"invalid gzip body: {exc}") from exc
+        if len(out) > limit:
+            raise ConnectError(
+                Code.RESOURCE_EXHAUSTED, f"decompressed body exceeds the limit of {limit} bytes"
+            )
+        if not decompressor.eof:
+            raise ConnectError(Code.INVALID_ARGUMENT, "invalid gzip body: truncated stream")
+        rest = decompressor.unused_data
+        if not rest:
+            return bytes(out)
 
 
 def decode_unary_body(

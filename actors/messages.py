@@ -1,0 +1,40 @@
+"""Typed messages told to the SessionActor: one frozen msgspec Struct per message.
+
+Facts are named for what happened (``ClientMessageReceived``), commands for what to do
+(``CancelRun``). The edge builds them from HTTP; actors never see aiohttp objects.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from wire.bidi import ParentLink
+from wire.proto import agent_v1_pb2 as agent
+
+
+class ClientMessageReceived(msgspec.Struct, frozen=True):
+    """A BidiAppend message, released by the ordering inbox in ``append_seqno`` order."""
+
+    seqno: int
+    message: agent.AgentClientMessage
+
+
+class SubagentParentLinked(msgspec.Struct, frozen=True):
+    """The request declared its parent run and tool call (first pair wins at the edge)."""
+
+    parent: ParentLink
+
+
+class CancelRun(msgspec.Struct, frozen=True):
+    """Stop the run now and end its stream with ``canceled``."""
+
+    reason: str
+
+
+class RunRequestDeadlinePassed(msgspec.Struct, frozen=True):
+    """The request has existed for its whole grace time; without a RunRequest it expires."""
+
+    waited_seconds: float
+
+
+SessionMessage = ClientMessageReceived | SubagentParentLinked | CancelRun | RunRequestDeadlinePassed

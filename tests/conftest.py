@@ -1,0 +1,72 @@
+"""Shared fixtures: an in-process server on a real loopback socket, and a fake Cursor client."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import pytest
+from aiohttp import web
+
+from tests.support.fake_cursor import FakeCursor
+from wire.http.limits import EdgeLimits
+from wire.http.server import RunningServer, ServerConfig, start_server
+
+# Short time spans so expiry, retention and heartbeats are observable in a test.
+TEST_LIMITS = EdgeLimits(
+    max_body_bytes=64 * 1024,
+    run_request_timeout_s=1.0,
+    finished_retention_s=0.3,
+    tombstone_ttl_s=60.0,
+    heartbeat_interval_s=0.2,
+)
+
+
+@pytest.fixture
+async def upstream() -> AsyncIterator[str]:
+    """A stand-in for Cursor's backend that records what reaches it."""
+    seen: list[str] = []
+
+    async def record(request: web.Request) -> web.Response:
+        seen.append(f"{request.method} {request.raw_path}")
+        return web.Response(status=299, text=f"upstream saw {request.method} {request.raw_path}")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", record)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    yield f"http://{host}:{port}"
+    await runner.cleanup()
+
+
+StartServer = Callable[..., Awaitable[RunningServer]]
+
+
+@pytest.fixture
+async def make_server(upstream: str) -> AsyncIterator[StartServer]:
+    """Start servers with the test limits (or others); all are stopped at teardown."""
+    started: list[RunningServer] = []
+
+    async def make(limits: EdgeLimits = TEST_LIMITS, **kwargs: object) -> RunningServer:
+        config = ServerConfig(host="127.0.0.1", port=0, upstream_url=upstream, limits=limits)
+        server = await start_server(config, **kwargs)  # type: ignore[arg-type]
+        started.append(server)
+        return server
+
+    yield make
+    for server in started:
+        await server.stop()
+
+
+@pytest.fixture
+async def server(make_server: StartServer) -> RunningServer:
+    return await make_server()
+
+
+@pytest.fixture
+async def cursor(server: RunningServer) -> AsyncIterator[FakeCursor]:
+    client = FakeCursor(f"http://{server.address}")
+    yield client
+    await client.aclose()

@@ -1,0 +1,167 @@
+"""A fake Cursor client: speaks RunSSE and BidiAppend over real HTTP, like the editor.
+
+It frames requests the way the client does (raw protobuf, or one Connect envelope, optionally
+gzip) and reads the RunSSE body incrementally as Connect envelopes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import binascii
+import gzip
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+
+import httpx
+
+from wire.connect import Envelope, EnvelopeReader, encode_envelope
+from wire.proto import agent_v1_pb2 as agent
+from wire.proto import aiserver_v1_pb2 as aiserver
+
+RUN_SSE = "/agent.v1.AgentService/RunSSE"
+BIDI_APPEND = "/aiserver.v1.BidiService/BidiAppend"
+
+
+def frame_body(payload: bytes, *, enveloped: bool, gzipped: bool) -> tuple[bytes, dict[str, str]]:
+    """A request body in one of the client's shapes, with the headers that go with it."""
+    body = encode_envelope(0, payload) if enveloped else payload
+    headers = {
+        "content-type": "application/connect+proto" if enveloped else "application/proto",
+        "connect-protocol-version": "1",
+    }
+    if gzipped:
+        body = gzip.compress(body)
+        headers["content-encoding"] = "gzip"
+    return body, headers
+
+
+def bidi_append_body(
+    request_id: str,
+    seqno: int,
+    message: agent.AgentClientMessage | None,
+    *,
+    data: str | None = None,
+) -> bytes:
+    """Serialized ``BidiAppendRequest``; ``data`` overrides the hex of ``message``."""
+    hex_data = data if data is not None else binascii.hexlify(message.SerializeToString()).decode()
+    request = aiserver.BidiAppendRequest(
+        data=hex_data,
+        request_id=aiserver.BidiRequestId(request_id=request_id),
+        append_seqno=seqno,
+    )
+    return request.SerializeToString()
+
+
+def run_request_message(conversation_id: str = "conv-1") -> agent.AgentClientMessage:
+    return agent.AgentClientMessage(
+        run_request=agent.AgentRunRequest(conversation_id=conversation_id)
+    )
+
+
+def cancel_message(reason: str = "user pressed stop") -> agent.AgentClientMessage:
+    return agent.AgentClientMessage(
+        conversation_action=agent.ConversationAction(
+            cancel_action=agent.CancelAction(reason=reason)
+        )
+    )
+
+
+def heartbeat_message() -> agent.AgentClientMessage:
+    return agent.AgentClientMessage(client_heartbeat=agent.ClientHeartbeat())
+
+
+@dataclass
+class StreamResult:
+    """What a RunSSE stream delivered: decoded data frames and the EndStream JSON."""
+
+    messages: list[agent.AgentServerMessage] = field(default_factory=list)
+    end: dict[str, object] | None = None
+    raw: bytes = b""
+
+
+class RunStream:
+    """One open RunSSE response, read frame by frame."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+        self._reader = EnvelopeReader()
+        self._pending: list[Envelope] = []
+        self._chunks: AsyncIterator[bytes] = response.aiter_raw()
+        self.raw = bytearray()
+
+    async def next_envelope(self, timeout: float = 5.0) -> Envelope | None:
+        """The next envelope, or None when the body ended."""
+        while not self._pending:
+            try:
+                chunk = await asyncio.wait_for(anext(self._chunks), timeout)
+            except StopAsyncIteration:
+                self._reader.close()
+                return None
+            self.raw += chunk
+            self._pending.extend(self._reader.feed(chunk))
+        return self._pending.pop(0)
+
+    async def read_to_end(self, timeout: float = 5.0) -> StreamResult:
+        """Every frame until the EndStream, then check that the body ends there."""
+        result = StreamResult()
+        while (envelope := await self.next_envelope(timeout)) is not None:
+            if envelope.is_end_stream:
+                result.end = json.loads(envelope.payload)
+                trailing = await self.next_envelope(timeout)
+                assert trailing is None, "a frame followed the EndStream"
+                break
+            result.messages.append(agent.AgentServerMessage.FromString(envelope.payload))
+        result.raw = bytes(self.raw)
+        return result
+
+    async def aclose(self) -> None:
+        await self.response.aclose()
+
+
+class FakeCursor:
+    """The client half of Cursor's agent protocol against one server."""
+
+    def __init__(self, base_url: str) -> None:
+        self.client = httpx.AsyncClient(base_url=base_url, timeout=10.0)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def open_run_sse(
+        self, request_id: str, *, enveloped: bool = True, gzipped: bool = False
+    ) -> RunStream:
+        payload = agent.BidiRequestId(request_id=request_id).SerializeToString()
+        body, headers = frame_body(payload, enveloped=enveloped, gzipped=gzipped)
+        request = self.client.build_request("POST", RUN_SSE, content=body, headers=headers)
+        response = await self.client.send(request, stream=True)
+        return RunStream(response)
+
+    async def post_run_sse_raw(self, body: bytes, headers: Mapping[str, str]) -> httpx.Response:
+        return await self.client.post(RUN_SSE, content=body, headers=dict(headers))
+
+    async def append(
+        self,
+        request_id: str,
+        seqno: int,
+        message: agent.AgentClientMessage,
+        *,
+        enveloped: bool = False,
+        gzipped: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        body, base_headers = frame_body(
+            bidi_append_body(request_id, seqno, message), enveloped=enveloped, gzipped=gzipped
+        )
+        return await self.client.post(
+            BIDI_APPEND, content=body, headers={**base_headers, **(headers or {})}
+        )
+
+    async def append_raw(
+        self, body: bytes, headers: Mapping[str, str] | None = None
+    ) -> httpx.Response:
+        return await self.client.post(
+            BIDI_APPEND,
+            content=body,
+            headers={"content-type": "application/proto", **(headers or {})},
+        )

@@ -1,0 +1,71 @@
+"""Run ``python run.py`` as a real subprocess and find the address it listens on."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+LISTENING = re.compile(r"cursor server listening address=(\S+)")
+
+
+class ServerProcess:
+    """A started ``run.py`` whose stderr is collected on a thread."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(REPO / "run.py")],
+            cwd=env.get("CURSOR_TEST_CWD", str(REPO)),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line.rstrip("\n"))
+
+    @property
+    def log(self) -> str:
+        return "\n".join(self.lines)
+
+    def wait_for_address(self, timeout: float = 15.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                if match := LISTENING.search(line):
+                    return match.group(1)
+            if self.proc.poll() is not None:
+                raise AssertionError(f"server exited {self.proc.returncode}:\n{self.log}")
+            time.sleep(0.02)
+        raise AssertionError(f"server did not report its address:\n{self.log}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(5)
+        self._reader.join(5)
+
+
+def server_env(tmp_path: Path, **overrides: str) -> dict[str, str]:
+    """The environment of a test server: loopback, port 0, a database in ``tmp_path``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CURSOR_")}
+    env.update(
+        CURSOR_LISTEN_ADDR="127.0.0.1:0",
+        CURSOR_DATABASE_URL=f"sqlite:///{tmp_path / 'server.db'}",
+        CURSOR_UPSTREAM_URL="http://127.0.0.1:9",
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(overrides)
+    return env

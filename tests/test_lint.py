@@ -1,0 +1,23 @@
+"""The code base stays ``ruff check`` and ``ruff format`` clean (ruff comes with the test extra)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.support.process import REPO
+
+
+def ruff(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "ruff", *args]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
+def test_ruff_check_is_clean() -> None:
+    result = ruff("check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_is_clean() -> None:
+    result = ruff("format", "--check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr

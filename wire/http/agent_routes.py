@@ -1,0 +1,120 @@
+"""The two agent RPCs: RunSSE (server stream) and BidiAppend (client messages).
+
+Thin: HTTP in, typed values to the registry, frames out. No loop logic lives here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+from aiohttp import web
+
+from wire.bidi import parse_bidi_append, parse_run_sse
+from wire.connect import decode_unary_body
+from wire.errors import Code, ConnectError
+from wire.http.limits import EdgeLimits
+from wire.http.registry import RunRegistry
+from wire.http.responses import connect_error_response
+from wire.log import log_event
+
+logger = logging.getLogger("cursor_server.edge")
+
+RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE"
+BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend"
+
+RUN_SSE_HEADERS = {
+    # The official backend answers RunSSE with this content type although the body is
+    # binary Connect envelopes; the Cursor client expects it.
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache",
+    "Connect-Protocol-Version": "1",
+}
+
+
+async def read_body_limited(request: web.Request, limit: int) -> bytes:
+    """The raw request body, refusing more than ``limit`` bytes without reading it all."""
+    too_large = ConnectError(
+        Code.RESOURCE_EXHAUSTED, f"request body exceeds the limit of {limit} bytes"
+    )
+    if request.content_length is not None and request.content_length > limit:
+        raise too_large
+    body = bytearray()
+    async for chunk in request.content.iter_any():
+        body += chunk
+        if len(body) > limit:
+            raise too_large
+    return bytes(body)
+
+
+async def read_protocol_payload(request: web.Request, limits: EdgeLimits) -> bytes:
+    """The protobuf payload of a RunSSE/BidiAppend body (raw or enveloped, maybe gzip)."""
+    body = await read_body_limited(request, limits.max_body_bytes)
+    return decode_unary_body(
+        body,
+        content_encoding=request.headers.get("Content-Encoding"),
+        connect_content_encoding=request.headers.get("Connect-Content-Encoding"),
+        max_bytes=limits.max_body_bytes,
+    )
+
+
+class AgentRoutes:
+    """Handlers bound to one registry and one set of limits."""
+
+    def __init__(self, registry: RunRegistry, limits: EdgeLimits) -> None:
+        self._registry = registry
+        self._limits = limits
+
+    def register(self, app: web.Application) -> None:
+        app.router.add_post(RUN_SSE_PATH, self.run_sse)
+        app.router.add_post(BIDI_APPEND_PATH, self.bidi_append)
+
+    async def run_sse(self, request: web.Request) -> web.StreamResponse:
+        try:
+            request_id = parse_run_sse(await read_protocol_payload(request, self._limits))
+            stream = self._registry.stream_for(request_id)
+        except ConnectError as error:
+            log_event(
+                logger, logging.INFO, "RunSSE refused", code=error.code.value, message=error.message
+            )
+            return connect_error_response(error)
+        response = web.StreamResponse(status=200, headers=RUN_SSE_HEADERS)
+        await response.prepare(request)
+        log_event(logger, logging.INFO, "RunSSE opened", request_id=request_id)
+        frames = stream.subscribe()
+        try:
+            async for frame in frames:
+                await response.write(frame)
+        except (ConnectionResetError, ConnectionError):
+            log_event(logger, logging.INFO, "RunSSE client went away", request_id=request_id)
+            return response
+        finally:
+            await frames.aclose()
+        with contextlib.suppress(ConnectionResetError, ConnectionError):
+            await response.write_eof()
+        log_event(logger, logging.INFO, "RunSSE closed", request_id=request_id)
+        return response
+
+    async def bidi_append(self, request: web.Request) -> web.StreamResponse:
+        try:
+            payload = await read_protocol_payload(request, self._limits)
+            append = parse_bidi_append(payload, request.headers)
+            self._registry.append(append)
+        except ConnectError as error:
+            log_event(
+                logger,
+                logging.INFO,
+                "BidiAppend refused",
+                code=error.code.value,
+                message=error.message,
+            )
+            return connect_error_response(error)
+        log_event(
+            logger,
+            logging.DEBUG,
+            "BidiAppend accepted",
+            request_id=append.request_id,
+            seqno=append.seqno,
+            variant=append.message.WhichOneof("message"),
+        )
+        return web.Response(status=200, body=b"", content_type="application/proto")

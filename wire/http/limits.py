@@ -1,0 +1,24 @@
+"""The edge's named limits and time spans, in one place so tests can shorten them."""
+
+from __future__ import annotations
+
+import msgspec
+
+MIB = 1024 * 1024
+
+
+class EdgeLimits(msgspec.Struct, frozen=True):
+    """Limits of the Connect edge; the defaults are what ``python run.py`` uses."""
+
+    # Largest RunSSE/BidiAppend body, before and after gzip decompression (413 beyond).
+    max_body_bytes: int = 32 * MIB
+    # A request id that never receives a RunRequest ends with deadline_exceeded after this.
+    run_request_timeout_s: float = 120.0
+    # A finished request keeps its frames this long for reconnecting RunSSE streams.
+    finished_retention_s: float = 60.0
+    # A removed request id answers 404 (never a fresh session) for this long ...
+    tombstone_ttl_s: float = 6 * 3600.0
+    # ... and at most this many removed ids are remembered.
+    max_tombstones: int = 100_000
+    # An open run with nothing else sent for this long gets an InteractionUpdate.heartbeat.
+    heartbeat_interval_s: float = 5.0

@@ -1,0 +1,93 @@
+"""A run's outbound stream: every frame kept for replay, fanned out to RunSSE subscribers.
+
+Lives on the asyncio loop; actors reach it only through ``wire.http.bridge``. A reconnecting
+RunSSE gets the whole history, then live frames. The first EndStream closes the stream and
+anything after it is dropped. Heartbeats go to live subscribers only and are never replayed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from wire.server_messages import heartbeat_frame
+
+_END = None
+
+
+class OutboundStream:
+    """History plus live fan-out of one run's Connect frames."""
+
+    def __init__(self, heartbeat_interval_s: float) -> None:
+        self._history: list[bytes] = []
+        self._subscribers: set[asyncio.Queue[bytes | None]] = set()
+        self._closed = False
+        self._heartbeat_interval_s = heartbeat_interval_s
+        self._heartbeat_task: asyncio.Task[None] | None = None
+        self._last_sent = asyncio.get_running_loop().time()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def subscriber_count(self) -> int:
+        return len(self._subscribers)
+
+    def send(self, frame: bytes) -> None:
+        """Append a frame to the history and deliver it live; dropped once closed."""
+        if self._closed:
+            return
+        self._history.append(frame)
+        self._deliver(frame)
+
+    def close(self, end_frame: bytes) -> bool:
+        """Send the EndStream frame and end every subscription. False if already closed."""
+        if self._closed:
+            return False
+        self._history.append(end_frame)
+        self._deliver(end_frame)
+        self._closed = True
+        for queue in self._subscribers:
+            queue.put_nowait(_END)
+        self._subscribers.clear()
+        if self._heartbeat_task is not None:
+            self._heartbeat_task.cancel()
+            self._heartbeat_task = None
+        return True
+
+    def start_heartbeats(self) -> None:
+        """Begin sending heartbeats whenever the stream has been quiet for the interval."""
+        if self._closed or self._heartbeat_task is not None:
+            return
+        self._heartbeat_task = asyncio.get_running_loop().create_task(self._heartbeats())
+
+    async def subscribe(self) -> AsyncIterator[bytes]:
+        """Yield the whole history, then live frames until the stream closes."""
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        for frame in self._history:
+            queue.put_nowait(frame)
+        if self._closed:
+            queue.put_nowait(_END)
+        else:
+            self._subscribers.add(queue)
+        try:
+            while (frame := await queue.get()) is not _END:
+                yield frame
+        finally:
+            self._subscribers.discard(queue)
+
+    def _deliver(self, frame: bytes) -> None:
+        self._last_sent = asyncio.get_running_loop().time()
+        for queue in self._subscribers:
+            queue.put_nowait(frame)
+
+    async def _heartbeats(self) -> None:
+        loop = asyncio.get_running_loop()
+        frame = heartbeat_frame()
+        while not self._closed:
+            quiet_for = loop.time() - self._last_sent
+            if quiet_for >= self._heartbeat_interval_s:
+                self._deliver(frame)
+                continue
+            await asyncio.sleep(self._heartbeat_interval_s - quiet_for)

@@ -1,0 +1,179 @@
+"""The edge's run registry: request id -> outbound stream, ordering inbox and SessionActor.
+
+Owned by the asyncio loop (no locks). RunSSE and BidiAppend may arrive in either order, so
+both create the run; a finished run keeps its frames for a retention period, then its id is
+remembered as removed so that a late append answers 404 instead of starting a new session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+
+import pykka
+
+from actors.messages import (
+    CancelRun,
+    ClientMessageReceived,
+    RunRequestDeadlinePassed,
+    SessionMessage,
+    SubagentParentLinked,
+)
+from actors.run_output import RunOutput
+from wire.bidi import BidiAppend, ParentLink
+from wire.connect import end_stream_frame
+from wire.errors import Code, ConnectError, cancelled_error, protocol_error
+from wire.http.bridge import LoopRunOutput
+from wire.http.limits import EdgeLimits
+from wire.http.outbound import OutboundStream
+from wire.inbox import SeqnoInbox
+from wire.log import log_event
+from wire.proto import agent_v1_pb2 as agent
+
+logger = logging.getLogger("cursor_server.registry")
+
+SessionFactory = Callable[[str, RunOutput], pykka.ActorRef]
+
+
+def run_not_found(request_id: str) -> ConnectError:
+    return ConnectError(Code.NOT_FOUND, f"run not found: {request_id}")
+
+
+class RunChannel:
+    """What the edge holds for one request id."""
+
+    def __init__(self, request_id: str, outbound: OutboundStream) -> None:
+        self.request_id = request_id
+        self.outbound = outbound
+        self.inbox: SeqnoInbox[tuple[int, agent.AgentClientMessage]] = SeqnoInbox()
+        self.parent: ParentLink | None = None
+        self.actor: pykka.ActorRef | None = None
+        self.timers: list[asyncio.TimerHandle] = []
+
+    def tell(self, message: SessionMessage) -> None:
+        """Tell the run's actor; a stopped actor means the run is over."""
+        assert self.actor is not None
+        try:
+            self.actor.tell(message)
+        except pykka.ActorDeadError as exc:
+            raise run_not_found(self.request_id) from exc
+
+    def cancel_timers(self) -> None:
+        for timer in self.timers:
+            timer.cancel()
+        self.timers.clear()
+
+
+class RunRegistry:
+    """Maps request ids to live runs and removed ids to tombstones."""
+
+    def __init__(self, limits: EdgeLimits, start_session: SessionFactory) -> None:
+        self._limits = limits
+        self._start_session = start_session
+        self._channels: dict[str, RunChannel] = {}
+        self._tombstones: OrderedDict[str, float] = OrderedDict()
+        self._shutting_down = False
+
+    @property
+    def live_count(self) -> int:
+        """Runs held in memory, finished ones inside their retention period included."""
+        return len(self._channels)
+
+    def stream_for(self, request_id: str) -> OutboundStream:
+        """The outbound stream a RunSSE subscribes to, creating the run if it is new."""
+        return self._get_or_create(request_id).outbound
+
+    def append(self, append: BidiAppend) -> None:
+        """Order one BidiAppend and tell its released messages to the run's actor."""
+        channel = self._get_or_create(append.request_id)
+        if channel.outbound.closed:
+            raise run_not_found(append.request_id)
+        if append.parent is not None:
+            self._link_parent(channel, append.parent)
+        for seqno, message in channel.inbox.offer(append.seqno, (append.seqno, append.message)):
+            channel.tell(ClientMessageReceived(seqno, message))
+
+    def shutdown(self) -> None:
+        """Cancel every run: each open stream gets the ``canceled`` EndStream."""
+        self._shutting_down = True
+        cancelled = 0
+        for channel in list(self._channels.values()):
+            channel.cancel_timers()
+            if channel.outbound.close(end_stream_frame(cancelled_error())):
+                cancelled += 1
+            self._tell_quietly(channel, CancelRun("server shutdown"))
+        self._channels.clear()
+        log_event(logger, logging.INFO, "runs cancelled for shutdown", count=cancelled)
+
+    def _get_or_create(self, request_id: str) -> RunChannel:
+        channel = self._channels.get(request_id)
+        if channel is not None:
+            return channel
+        if self._shutting_down or self._is_removed(request_id):
+            raise run_not_found(request_id)
+        return self._create(request_id)
+
+    def _create(self, request_id: str) -> RunChannel:
+        loop = asyncio.get_running_loop()
+        outbound = OutboundStream(self._limits.heartbeat_interval_s)
+        channel = RunChannel(request_id, outbound)
+        output = LoopRunOutput(
+            loop,
+            send=outbound.send,
+            run_started=outbound.start_heartbeats,
+            finish=lambda error: self._finish(channel, error),
+        )
+        channel.actor = self._start_session(request_id, output)
+        timeout = self._limits.run_request_timeout_s
+        channel.timers.append(
+            loop.call_later(timeout, self._tell_quietly, channel, RunRequestDeadlinePassed(timeout))
+        )
+        self._channels[request_id] = channel
+        log_event(logger, logging.DEBUG, "run created", request_id=request_id)
+        return channel
+
+    def _finish(self, channel: RunChannel, error: ConnectError | None) -> None:
+        channel.outbound.close(end_stream_frame(error))
+        channel.cancel_timers()
+        if self._channels.get(channel.request_id) is channel:
+            loop = asyncio.get_running_loop()
+            channel.timers.append(
+                loop.call_later(self._limits.finished_retention_s, self._remove, channel)
+            )
+
+    def _remove(self, channel: RunChannel) -> None:
+        if self._channels.get(channel.request_id) is not channel:
+            return
+        del self._channels[channel.request_id]
+        expiry = asyncio.get_running_loop().time() + self._limits.tombstone_ttl_s
+        self._tombstones[channel.request_id] = expiry
+        self._tombstones.move_to_end(channel.request_id)
+        while len(self._tombstones) > self._limits.max_tombstones:
+            self._tombstones.popitem(last=False)
+        log_event(logger, logging.DEBUG, "run removed", request_id=channel.request_id)
+
+    def _is_removed(self, request_id: str) -> bool:
+        expiry = self._tombstones.get(request_id)
+        if expiry is None:
+            return False
+        if expiry <= asyncio.get_running_loop().time():
+            del self._tombstones[request_id]
+            return False
+        return True
+
+    def _link_parent(self, channel: RunChannel, parent: ParentLink) -> None:
+        if channel.parent is None:
+            channel.parent = parent
+            channel.tell(SubagentParentLinked(parent))
+        elif channel.parent != parent:
+            raise protocol_error(f"conflicting parent ids for request {channel.request_id}")
+
+    @staticmethod
+    def _tell_quietly(channel: RunChannel, message: SessionMessage) -> None:
+        # A dead actor means the run already ended on its own.
+        if channel.actor is not None:
+            with contextlib.suppress(pykka.ActorDeadError):
+                channel.actor.tell(message)

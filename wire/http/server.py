@@ -1,0 +1,105 @@
+"""Composes and runs the HTTP server: the agent routes, the proxy fallback, shutdown order.
+
+``run.py`` uses it for the real process and the tests use it in-process with short limits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import msgspec
+import pykka
+from aiohttp import web
+
+from actors.run_output import RunOutput
+from actors.session import SessionActor
+from wire.http.agent_routes import AgentRoutes
+from wire.http.app import build_app
+from wire.http.limits import EdgeLimits
+from wire.http.proxy import ReverseProxy, new_upstream_client
+from wire.http.registry import RunRegistry, SessionFactory
+from wire.log import log_event
+
+logger = logging.getLogger("cursor_server")
+
+# Open connections (proxied streams included) get this long to finish after the runs are
+# cancelled; the whole shutdown is bounded by SHUTDOWN_DEADLINE_S.
+CONNECTION_DRAIN_S = 3.0
+SHUTDOWN_DEADLINE_S = 10.0
+
+
+class ServerConfig(msgspec.Struct, frozen=True):
+    """What the server needs to start; process settings are parsed in ``run.py``."""
+
+    host: str
+    port: int
+    upstream_url: str
+    limits: EdgeLimits = EdgeLimits()
+
+
+class RunningServer:
+    """A started server: its bound address and the way to stop it."""
+
+    def __init__(
+        self, runner: web.AppRunner, registry: RunRegistry, proxy: ReverseProxy, address: str
+    ) -> None:
+        self.runner = runner
+        self.registry = registry
+        self.proxy = proxy
+        self.address = address
+
+    @property
+    def port(self) -> int:
+        return int(self.address.rsplit(":", 1)[1])
+
+    async def stop(self) -> bool:
+        """Stop accepting, cancel every run, drain connections; True if within the deadline."""
+        try:
+            await asyncio.wait_for(self._stop(), SHUTDOWN_DEADLINE_S)
+            return True
+        except TimeoutError:
+            log_event(logger, logging.WARNING, "graceful shutdown timed out; forcing server close")
+            return False
+        finally:
+            pykka.ActorRegistry.stop_all(block=False)
+
+    async def _stop(self) -> None:
+        # AppRunner.cleanup stops the listening sites first, then runs on_shutdown (which
+        # cancels every run and closes each RunSSE with a canceled EndStream), then gives
+        # open connections CONNECTION_DRAIN_S before cancelling their handlers.
+        await self.runner.cleanup()
+        await self.proxy.aclose()
+
+
+def start_session_actor(request_id: str, output: RunOutput) -> pykka.ActorRef:
+    """The production session factory: one SessionActor per request id."""
+    return SessionActor.start(request_id, output)
+
+
+async def start_server(
+    config: ServerConfig, start_session: SessionFactory = start_session_actor
+) -> RunningServer:
+    """Build the app, bind the listener and return once it accepts connections."""
+    proxy = ReverseProxy(config.upstream_url, new_upstream_client())
+    app = build_app(proxy)
+    registry = RunRegistry(config.limits, start_session)
+    AgentRoutes(registry, config.limits).register(app)
+
+    async def cancel_runs(_app: web.Application) -> None:
+        registry.shutdown()
+
+    app.on_shutdown.append(cancel_runs)
+    runner = web.AppRunner(
+        app,
+        auto_decompress=False,  # the proxy forwards bodies as sent; the edge gunzips itself
+        shutdown_timeout=CONNECTION_DRAIN_S,
+        handle_signals=False,
+        access_log=None,
+    )
+    await runner.setup()
+    site = web.TCPSite(runner, config.host, config.port)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return RunningServer(runner, registry, proxy, address)
