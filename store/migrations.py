@@ -153,3 +153,117 @@ def create_blobs(db: peewee.Database) -> None:
             table_name = "blobs"
 
     db.create_tables([Blob], safe=False)
+
+
+@migration(2)
+def create_providers_models_calls(db: peewee.Database) -> None:
+    """Provider endpoints, their models, service settings and LLM call records.
+
+    Call records snapshot the provider and model they used (name, type, URL, model id) and hold
+    ``provider_id`` without a foreign key, so deleting a provider leaves its calls readable.
+    Times are UTC milliseconds since the epoch; durations are monotonic milliseconds.
+    """
+
+    class Provider(peewee.Model):
+        id = peewee.AutoField()
+        name = peewee.TextField()
+        type = peewee.TextField()
+        base_url = peewee.TextField()
+        api_key = peewee.TextField(default="")
+        headers_json = peewee.TextField(default="{}")
+        created_at_ms = peewee.BigIntegerField()
+        updated_at_ms = peewee.BigIntegerField()
+
+        class Meta:
+            database = db
+            table_name = "providers"
+
+    class Model(peewee.Model):
+        public_id = peewee.CharField(max_length=8, primary_key=True)
+        provider = peewee.ForeignKeyField(
+            Provider, column_name="provider_id", on_delete="CASCADE", backref="models"
+        )
+        model_id = peewee.TextField()
+        display_name = peewee.TextField()
+        enabled = peewee.BooleanField(default=True)
+        sort_order = peewee.IntegerField(default=0)
+        max_output_tokens = peewee.IntegerField(null=True)
+        context_window_tokens = peewee.IntegerField(null=True)
+        reasoning_enabled = peewee.BooleanField(default=False)
+        reasoning_effort = peewee.TextField(null=True)
+        created_at_ms = peewee.BigIntegerField()
+        updated_at_ms = peewee.BigIntegerField()
+
+        class Meta:
+            database = db
+            table_name = "models"
+            indexes = (
+                (("provider", "model_id"), True),
+                (("enabled", "sort_order", "display_name"), False),
+            )
+
+    class Setting(peewee.Model):
+        key = peewee.TextField(primary_key=True)
+        value_json = peewee.TextField()
+        updated_at_ms = peewee.BigIntegerField()
+
+        class Meta:
+            database = db
+            table_name = "settings"
+
+    class LlmCall(peewee.Model):
+        id = peewee.AutoField()
+        run_id = peewee.TextField(null=True)
+        model_call_id = peewee.TextField()
+        provider_id = peewee.IntegerField(null=True)
+        provider_name = peewee.TextField()
+        provider_type = peewee.TextField()
+        provider_url = peewee.TextField()
+        public_id = peewee.TextField()
+        model_id = peewee.TextField()
+        display_name = peewee.TextField()
+        status = peewee.TextField()
+        finish_reason = peewee.TextField(null=True)
+        started_at_ms = peewee.BigIntegerField()
+        ended_at_ms = peewee.BigIntegerField(null=True)
+        ttfb_ms = peewee.FloatField(null=True)
+        duration_ms = peewee.FloatField(null=True)
+        http_status = peewee.IntegerField(null=True)
+        input_tokens = peewee.BigIntegerField(null=True)
+        output_tokens = peewee.BigIntegerField(null=True)
+        cache_read_tokens = peewee.BigIntegerField(null=True)
+        cache_write_tokens = peewee.BigIntegerField(null=True)
+        reasoning_tokens = peewee.BigIntegerField(null=True)
+        error_message = peewee.TextField(null=True)
+        verbose = peewee.BooleanField(default=False)
+        request_bytes = peewee.BigIntegerField(null=True)
+        response_bytes = peewee.BigIntegerField(default=0)
+
+        class Meta:
+            database = db
+            table_name = "llm_calls"
+            indexes = ((("run_id",), False), (("status",), False))
+
+    class LlmCallRequest(peewee.Model):
+        call = peewee.ForeignKeyField(
+            LlmCall, column_name="call_id", primary_key=True, on_delete="CASCADE"
+        )
+        headers_json = peewee.TextField()
+        body = peewee.TextField()
+
+        class Meta:
+            database = db
+            table_name = "llm_call_requests"
+
+    class LlmCallChunk(peewee.Model):
+        call = peewee.ForeignKeyField(LlmCall, column_name="call_id", on_delete="CASCADE")
+        seq = peewee.IntegerField()
+        offset_ms = peewee.FloatField()
+        data = peewee.BlobField()
+
+        class Meta:
+            database = db
+            table_name = "llm_call_chunks"
+            primary_key = peewee.CompositeKey("call", "seq")
+
+    db.create_tables([Provider, Model, Setting, LlmCall, LlmCallRequest, LlmCallChunk], safe=False)

@@ -336,7 +336,9 @@ def test_migrations_apply_once_and_record_versions(db_url: str) -> None:
     store = connect_store(db_url)
     db = store.database
     rows = version_rows(db)
-    assert [(v, n) for v, n, _ in rows] == [(1, "create_blobs")]
+    expected = [(v, fn.__name__) for v, fn in registered_migrations()]
+    assert [(v, n) for v, n, _ in rows] == expected
+    assert expected[0] == (1, "create_blobs")
     assert db.table_exists("blobs")
     assert db.table_exists("schema_version")
     applied_at = rows[0][2]
@@ -347,7 +349,7 @@ def test_migrations_apply_once_and_record_versions(db_url: str) -> None:
 
     assert apply_migrations(db) == []
     assert version_rows(db) == rows
-    assert applied_versions(db) == [1]
+    assert applied_versions(db) == [v for v, _ in expected]
     store.close()
 
 

@@ -1,0 +1,1 @@
+"""LLM providers: canonical events, one sans-IO adapter per wire format, the ProviderActor."""

@@ -1,0 +1,120 @@
+"""The neutral projection every provider request body is built from, and the route it goes to.
+
+The projection knows no provider format and no Cursor protobuf: the agent loop produces it from
+the stored canonical messages, and each adapter turns it into its own body. Tool results are
+always strings; assistant thinking is carried as replay state for the provider that made it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+import msgspec
+
+from actors.providers.events import ReplayState
+from actors.providers.secret import Secret
+
+
+class ProviderType(StrEnum):
+    OPENAI_CHAT = "openai-chat"
+    OPENAI_RESPONSES = "openai-responses"
+    ANTHROPIC = "anthropic"
+
+
+class ToolSpec(msgspec.Struct, frozen=True):
+    """A tool the model may call; ``parameters`` is a JSON schema object."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class TextPart(msgspec.Struct, frozen=True, tag="text"):
+    text: str
+
+
+class ImagePart(msgspec.Struct, frozen=True, tag="image"):
+    mime_type: str
+    data: bytes
+
+
+class UserMessage(msgspec.Struct, frozen=True, tag="user"):
+    """A user-role message (what the user typed, or the runtime's rendered context)."""
+
+    parts: tuple[TextPart | ImagePart, ...]
+
+
+class ToolCall(msgspec.Struct, frozen=True):
+    """One call the assistant made; ``arguments_json`` is the exact JSON text it produced."""
+
+    index: int
+    call_id: str
+    name: str
+    arguments_json: str
+
+
+class AssistantMessage(msgspec.Struct, frozen=True, tag="assistant"):
+    """One assistant turn: its text, its calls (sorted by index) and its replay state.
+
+    ``thinking`` is the display text of the model's reasoning; only ``replay`` is sent back.
+    """
+
+    text: str = ""
+    thinking: str = ""
+    replay: ReplayState | None = None
+    calls: tuple[ToolCall, ...] = ()
+
+
+class ToolResultMessage(msgspec.Struct, frozen=True, tag="tool"):
+    call_id: str
+    name: str
+    content: str
+
+
+ProjectedMessage = UserMessage | AssistantMessage | ToolResultMessage
+
+
+class LlmRequest(msgspec.Struct, frozen=True):
+    """Everything one provider call needs besides the route: system text, tools, history."""
+
+    instructions: str
+    tools: tuple[ToolSpec, ...]
+    messages: tuple[ProjectedMessage, ...]
+
+
+class Reasoning(msgspec.Struct, frozen=True):
+    """Whether to ask for reasoning and with which effort (never made up when absent)."""
+
+    enabled: bool = False
+    effort: str | None = None
+
+
+class ModelRoute(msgspec.Struct, frozen=True):
+    """Where one call goes and with which model settings, resolved from the store.
+
+    ``api_key`` is a ``Secret``: it is revealed only when the request headers are built.
+    """
+
+    provider_id: int
+    provider_name: str
+    provider_type: ProviderType
+    base_url: str
+    api_key: Secret
+    headers: tuple[tuple[str, str], ...]
+    public_id: str
+    model_id: str
+    display_name: str
+    max_output_tokens: int | None = None
+    context_window_tokens: int | None = None
+    reasoning: Reasoning = Reasoning()
+    fast: bool = False
+
+
+class HttpCall(msgspec.Struct, frozen=True):
+    """The one HTTP request an adapter wants sent (the transport does the IO)."""
+
+    method: str
+    url: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
