@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import msgspec
 import peewee
 
-from store import DatabaseDriverMissing, connect_store
+from store import DatabaseDriverMissing, Store, connect_store
 from wire.http.server import ServerConfig, start_server
 from wire.log import log_event
 
@@ -121,18 +121,19 @@ def configure_logging(level: str) -> None:
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
         stream=sys.stderr,
     )
-    # Third-party request logs would repeat (and could leak) what our own lines say.
-    for noisy in ("httpx", "httpcore", "aiohttp.access"):
+    # Third-party request logs would repeat (and could leak) what our own lines say; peewee's
+    # debug lines carry SQL parameters, provider keys included.
+    for noisy in ("httpx", "httpcore", "aiohttp.access", "peewee"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
-async def serve(settings: Settings) -> int:
+async def serve(settings: Settings, store: Store) -> int:
     """Run until SIGINT or SIGTERM, then shut down within the deadline."""
     config = ServerConfig(
         host=settings.host, port=settings.port, upstream_url=settings.upstream_url
     )
     try:
-        server = await start_server(config)
+        server = await start_server(config, database=store.database)
     except OSError as exc:
         print(
             f"CURSOR_LISTEN_ADDR: cannot listen on {settings.host}:{settings.port}: "
@@ -165,7 +166,7 @@ def main() -> int:
         print(f"CURSOR_DATABASE_URL: {exc}", file=sys.stderr)
         return EXIT_BAD_SETTING
     try:
-        return asyncio.run(serve(settings))
+        return asyncio.run(serve(settings, store))
     finally:
         store.close()
 

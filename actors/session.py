@@ -1,7 +1,9 @@
 """The SessionActor: one per Cursor request id, the owner of that run's lifecycle.
 
-It receives client messages in ``append_seqno`` order and decides what they mean. The agent
-loop itself is not available yet, so an accepted RunRequest ends with ``unimplemented``.
+It receives client messages in ``append_seqno`` order and decides what they mean. A RunRequest
+first has its model resolved (``actors.model_selection``); a failure ends the run with that
+error. The agent loop itself is not available yet, so a resolved run ends with
+``unimplemented``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from actors.messages import (
     SessionMessage,
     SubagentParentLinked,
 )
+from actors.model_selection import ModelResolver, ModelSelectionError
 from actors.run_output import RunOutput
 from wire.bidi import ParentLink
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
@@ -36,10 +39,14 @@ class SessionActor(pykka.ThreadingActor):
 
     use_daemon_thread = True
 
-    def __init__(self, request_id: str, output: RunOutput) -> None:
+    def __init__(
+        self, request_id: str, output: RunOutput, resolve_model: ModelResolver | None = None
+    ) -> None:
+        """``resolve_model`` is None only where no store exists; then no model is resolved."""
         super().__init__()
         self.request_id = request_id
         self._output = output
+        self._resolve_model = resolve_model
         self._run_started = False
         self._ended = False
         self._parent: ParentLink | None = None
@@ -128,6 +135,20 @@ class SessionActor(pykka.ThreadingActor):
             request_id=self.request_id,
             conversation_id=request.conversation_id or self.request_id,
         )
+        if self._resolve_model is not None:
+            try:
+                route = self._resolve_model(request)
+            except ModelSelectionError as failure:
+                self._end(failure.error)
+                return
+            log_event(
+                logger,
+                logging.INFO,
+                "run model resolved",
+                request_id=self.request_id,
+                public_id=route.public_id,
+                provider_type=route.provider_type.value,
+            )
         self._end(ConnectError(Code.UNIMPLEMENTED, AGENT_LOOP_UNAVAILABLE))
 
     def _on_conversation_action(self, action: agent.ConversationAction) -> None:

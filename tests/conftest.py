@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 
 import pytest
 from aiohttp import web
 
+from store import Store, connect_store
 from tests.support.fake_cursor import FakeCursor
 from wire.http.limits import EdgeLimits
 from wire.http.server import RunningServer, ServerConfig, start_server
@@ -45,12 +47,21 @@ StartServer = Callable[..., Awaitable[RunningServer]]
 
 
 @pytest.fixture
-async def make_server(upstream: str) -> AsyncIterator[StartServer]:
+def server_store(tmp_path: Path) -> Iterator[Store]:
+    """The migrated SQLite store (a file under tmp_path) the test's servers use."""
+    store = connect_store(f"sqlite:///{tmp_path}/test.db")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+async def make_server(upstream: str, server_store: Store) -> AsyncIterator[StartServer]:
     """Start servers with the test limits (or others); all are stopped at teardown."""
     started: list[RunningServer] = []
 
     async def make(limits: EdgeLimits = TEST_LIMITS, **kwargs: object) -> RunningServer:
         config = ServerConfig(host="127.0.0.1", port=0, upstream_url=upstream, limits=limits)
+        kwargs.setdefault("database", server_store.database)
         server = await start_server(config, **kwargs)  # type: ignore[arg-type]
         started.append(server)
         return server

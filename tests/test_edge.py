@@ -8,7 +8,6 @@ import gzip
 import httpx
 import pytest
 
-from actors.session import AGENT_LOOP_UNAVAILABLE
 from tests.conftest import TEST_LIMITS, StartServer
 from tests.support.fake_cursor import (
     FakeCursor,
@@ -23,7 +22,13 @@ from wire.http.server import RunningServer
 from wire.proto import agent_v1_pb2 as agent
 from wire.proto import aiserver_v1_pb2 as aiserver
 
-UNIMPLEMENTED_END = {"error": {"code": "unimplemented", "message": AGENT_LOOP_UNAVAILABLE}}
+# run_request_message() selects no model, so the session refuses the run before anything else.
+NO_MODEL_END = {
+    "error": {
+        "code": "invalid_argument",
+        "message": "protocol error: Cursor Run does not select a model",
+    }
+}
 CANCELED_END = {"error": {"code": "canceled", "message": "run was cancelled"}}
 
 
@@ -38,7 +43,7 @@ def assert_json_error(response: httpx.Response, status: int, code: str, message:
 # ---- RunSSE response shape and arrival order ----
 
 
-async def test_run_sse_headers_and_unimplemented_end_stream(cursor: FakeCursor) -> None:
+async def test_run_sse_headers_and_no_model_end_stream(cursor: FakeCursor) -> None:
     stream = await cursor.open_run_sse("req-a")
     assert stream.response.status_code == 200
     assert stream.response.headers["content-type"] == "text/event-stream"
@@ -46,7 +51,7 @@ async def test_run_sse_headers_and_unimplemented_end_stream(cursor: FakeCursor) 
     assert (await cursor.append("req-a", 0, run_request_message())).status_code == 200
     result = await stream.read_to_end()
     assert result.messages == []
-    assert result.end == UNIMPLEMENTED_END
+    assert result.end == NO_MODEL_END
     # Exactly one envelope: flags 0x02 and the JSON, nothing else on the wire.
     assert result.raw[0] == 0x02
     assert int.from_bytes(result.raw[1:5], "big") == len(result.raw) - 5
@@ -56,14 +61,14 @@ async def test_append_before_run_sse_is_replayed(cursor: FakeCursor) -> None:
     assert (await cursor.append("req-b", 0, run_request_message())).status_code == 200
     stream = await cursor.open_run_sse("req-b", enveloped=False)
     result = await stream.read_to_end()
-    assert result.end == UNIMPLEMENTED_END
+    assert result.end == NO_MODEL_END
 
 
 async def test_gzip_bodies_on_both_routes(cursor: FakeCursor) -> None:
     stream = await cursor.open_run_sse("req-gz", gzipped=True)
     response = await cursor.append("req-gz", 0, run_request_message(), gzipped=True, enveloped=True)
     assert response.status_code == 200
-    assert (await stream.read_to_end()).end == UNIMPLEMENTED_END
+    assert (await stream.read_to_end()).end == NO_MODEL_END
 
 
 async def test_run_sse_refuses_empty_request_id(cursor: FakeCursor) -> None:
@@ -190,7 +195,7 @@ async def test_out_of_order_appends_are_released_in_order(cursor: FakeCursor) ->
     assert (await cursor.append("req-order", 1, cancel_message())).status_code == 200
     await asyncio.sleep(0.05)
     assert (await cursor.append("req-order", 0, run_request_message())).status_code == 200
-    assert (await stream.read_to_end()).end == UNIMPLEMENTED_END
+    assert (await stream.read_to_end()).end == NO_MODEL_END
 
 
 async def test_duplicate_seqno_first_copy_wins(cursor: FakeCursor) -> None:

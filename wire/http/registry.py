@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import pykka
 
+from actors.bridge import LoopRunOutput
 from actors.messages import (
     CancelRun,
     ClientMessageReceived,
@@ -26,7 +27,6 @@ from actors.run_output import RunOutput
 from wire.bidi import BidiAppend, ParentLink
 from wire.connect import end_stream_frame
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
-from wire.http.bridge import LoopRunOutput
 from wire.http.limits import EdgeLimits
 from wire.http.outbound import OutboundStream
 from wire.inbox import SeqnoInbox

@@ -6,16 +6,22 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 
 import msgspec
+import peewee
 import pykka
 from aiohttp import web
 
+import console.api
+from actors.model_selection import ModelResolver, StoreModelResolver
 from actors.run_output import RunOutput
 from actors.session import SessionActor
+from store.catalog import enabled_models
 from wire.http.agent_routes import AgentRoutes
 from wire.http.app import build_app
+from wire.http.catalog_routes import CatalogRoutes
 from wire.http.limits import EdgeLimits
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
@@ -72,19 +78,36 @@ class RunningServer:
         await self.proxy.aclose()
 
 
-def start_session_actor(request_id: str, output: RunOutput) -> pykka.ActorRef:
+def start_session_actor(
+    request_id: str, output: RunOutput, resolve_model: ModelResolver | None = None
+) -> pykka.ActorRef:
     """The production session factory: one SessionActor per request id."""
-    return SessionActor.start(request_id, output)
+    return SessionActor.start(request_id, output, resolve_model)
 
 
 async def start_server(
-    config: ServerConfig, start_session: SessionFactory = start_session_actor
+    config: ServerConfig,
+    start_session: SessionFactory | None = None,
+    database: peewee.Database | None = None,
 ) -> RunningServer:
-    """Build the app, bind the listener and return once it accepts connections."""
-    proxy = ReverseProxy(config.upstream_url, new_upstream_client())
+    """Build the app, bind the listener and return once it accepts connections.
+
+    With a ``database`` the console API is served under ``/console/api/``, the model-list
+    routes append the enabled user models, and each run's model is resolved from it.
+    ``start_session`` defaults to :func:`start_session_actor` (tests pass scripted ones).
+    """
+    client = new_upstream_client()
+    proxy = ReverseProxy(config.upstream_url, client)
     app = build_app(proxy)
+    if start_session is None:
+        resolver = None if database is None else StoreModelResolver(database)
+        start_session = functools.partial(start_session_actor, resolve_model=resolver)
     registry = RunRegistry(config.limits, start_session)
     AgentRoutes(registry, config.limits).register(app)
+    if database is not None:
+        console.api.register(app, database)
+        load_models = functools.partial(enabled_models, database)
+        CatalogRoutes(proxy.upstream_url, client, load_models, config.limits).register(app)
 
     async def cancel_runs(_app: web.Application) -> None:
         registry.shutdown()

@@ -33,16 +33,57 @@ class AgentClientMessage(_message.Message):
     def __init__(self, run_request: _Optional[_Union[AgentRunRequest, _Mapping]] = ..., exec_client_message: _Optional[_Union[ExecClientMessage, _Mapping]] = ..., exec_client_control_message: _Optional[_Union[ExecClientControlMessage, _Mapping]] = ..., kv_client_message: _Optional[_Union[KvClientMessage, _Mapping]] = ..., conversation_action: _Optional[_Union[ConversationAction, _Mapping]] = ..., interaction_response: _Optional[_Union[InteractionResponse, _Mapping]] = ..., client_heartbeat: _Optional[_Union[ClientHeartbeat, _Mapping]] = ..., prewarm_request: _Optional[_Union[PrewarmRequest, _Mapping]] = ...) -> None: ...
 
 class AgentRunRequest(_message.Message):
-    __slots__ = ("conversation_state", "action", "conversation_id", "run_id")
+    __slots__ = ("conversation_state", "action", "model_details", "requested_model", "conversation_id", "run_id")
     CONVERSATION_STATE_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    MODEL_DETAILS_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_MODEL_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     conversation_state: ConversationStateStructure
     action: ConversationAction
+    model_details: ModelDetails
+    requested_model: RequestedModel
     conversation_id: str
     run_id: str
-    def __init__(self, conversation_state: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., action: _Optional[_Union[ConversationAction, _Mapping]] = ..., conversation_id: _Optional[str] = ..., run_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, conversation_state: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., action: _Optional[_Union[ConversationAction, _Mapping]] = ..., model_details: _Optional[_Union[ModelDetails, _Mapping]] = ..., requested_model: _Optional[_Union[RequestedModel, _Mapping]] = ..., conversation_id: _Optional[str] = ..., run_id: _Optional[str] = ...) -> None: ...
+
+class RequestedModel(_message.Message):
+    __slots__ = ("model_id", "max_mode", "parameters")
+    class ModelParameterValue(_message.Message):
+        __slots__ = ("id", "value")
+        ID_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        id: str
+        value: str
+        def __init__(self, id: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    MAX_MODE_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    model_id: str
+    max_mode: bool
+    parameters: _containers.RepeatedCompositeFieldContainer[RequestedModel.ModelParameterValue]
+    def __init__(self, model_id: _Optional[str] = ..., max_mode: _Optional[bool] = ..., parameters: _Optional[_Iterable[_Union[RequestedModel.ModelParameterValue, _Mapping]]] = ...) -> None: ...
+
+class ModelDetails(_message.Message):
+    __slots__ = ("model_id", "display_model_id", "display_name", "display_name_short", "thinking_details", "max_mode")
+    MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_NAME_SHORT_FIELD_NUMBER: _ClassVar[int]
+    THINKING_DETAILS_FIELD_NUMBER: _ClassVar[int]
+    MAX_MODE_FIELD_NUMBER: _ClassVar[int]
+    model_id: str
+    display_model_id: str
+    display_name: str
+    display_name_short: str
+    thinking_details: ThinkingDetails
+    max_mode: bool
+    def __init__(self, model_id: _Optional[str] = ..., display_model_id: _Optional[str] = ..., display_name: _Optional[str] = ..., display_name_short: _Optional[str] = ..., thinking_details: _Optional[_Union[ThinkingDetails, _Mapping]] = ..., max_mode: _Optional[bool] = ...) -> None: ...
+
+class ThinkingDetails(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
 class ConversationAction(_message.Message):
     __slots__ = ("resume_action", "cancel_action")
@@ -235,3 +276,9 @@ class InteractionQuery(_message.Message):
     ID_FIELD_NUMBER: _ClassVar[int]
     id: int
     def __init__(self, id: _Optional[int] = ...) -> None: ...
+
+class GetUsableModelsResponse(_message.Message):
+    __slots__ = ("models",)
+    MODELS_FIELD_NUMBER: _ClassVar[int]
+    models: _containers.RepeatedCompositeFieldContainer[ModelDetails]
+    def __init__(self, models: _Optional[_Iterable[_Union[ModelDetails, _Mapping]]] = ...) -> None: ...

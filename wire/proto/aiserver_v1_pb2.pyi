@@ -1,7 +1,8 @@
+from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
@@ -63,3 +64,30 @@ class CustomErrorDetails(_message.Message):
     show_request_id: bool
     should_show_immediate_error: bool
     def __init__(self, title: _Optional[str] = ..., detail: _Optional[str] = ..., allow_command_links_potentially_unsafe_please_only_use_for_handwritten_trusted_markdown: _Optional[bool] = ..., is_retryable: _Optional[bool] = ..., show_request_id: _Optional[bool] = ..., should_show_immediate_error: _Optional[bool] = ...) -> None: ...
+
+class AvailableModelsResponse(_message.Message):
+    __slots__ = ("models", "model_names")
+    class AvailableModel(_message.Message):
+        __slots__ = ("name", "supports_agent", "supports_thinking", "context_token_limit", "client_display_name", "server_model_name", "is_user_added", "inputbox_short_model_name")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        SUPPORTS_AGENT_FIELD_NUMBER: _ClassVar[int]
+        SUPPORTS_THINKING_FIELD_NUMBER: _ClassVar[int]
+        CONTEXT_TOKEN_LIMIT_FIELD_NUMBER: _ClassVar[int]
+        CLIENT_DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+        SERVER_MODEL_NAME_FIELD_NUMBER: _ClassVar[int]
+        IS_USER_ADDED_FIELD_NUMBER: _ClassVar[int]
+        INPUTBOX_SHORT_MODEL_NAME_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        supports_agent: bool
+        supports_thinking: bool
+        context_token_limit: int
+        client_display_name: str
+        server_model_name: str
+        is_user_added: bool
+        inputbox_short_model_name: str
+        def __init__(self, name: _Optional[str] = ..., supports_agent: _Optional[bool] = ..., supports_thinking: _Optional[bool] = ..., context_token_limit: _Optional[int] = ..., client_display_name: _Optional[str] = ..., server_model_name: _Optional[str] = ..., is_user_added: _Optional[bool] = ..., inputbox_short_model_name: _Optional[str] = ...) -> None: ...
+    MODELS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_NAMES_FIELD_NUMBER: _ClassVar[int]
+    models: _containers.RepeatedCompositeFieldContainer[AvailableModelsResponse.AvailableModel]
+    model_names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, models: _Optional[_Iterable[_Union[AvailableModelsResponse.AvailableModel, _Mapping]]] = ..., model_names: _Optional[_Iterable[str]] = ...) -> None: ...

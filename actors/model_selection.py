@@ -1,0 +1,219 @@
+"""Which model a RunRequest runs on: Cursor's selection resolved to a provider route.
+
+Cursor names the model by the public id it got from our catalog (``wire.model_catalog``) and
+may add parameters (``{id, value}`` pairs) and reasoning switches. Reading those is pure
+(:func:`read_selection`); so is merging them with the stored model (:func:`build_route`). The
+one store lookup happens in :class:`StoreModelResolver`, which is what the SessionActor calls.
+
+Every failure is a :class:`ModelSelectionError` carrying the Connect error that ends the run:
+``invalid_argument`` when the request itself is wrong (no model, a bad parameter),
+``unavailable`` with ErrorDetails when the model is not one this server can run (Cursor then
+shows a server error naming it), ``internal`` when the store fails.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import msgspec
+import peewee
+
+from actors.providers.request import ModelRoute, ProviderType, Reasoning
+from actors.providers.secret import Secret
+from store.catalog import ModelRecord, ProviderConnection, model_route_parts
+from wire.errors import Code, ConnectError, protocol_error, provider_error_detail
+from wire.proto import agent_v1_pb2 as agent
+
+# What the SessionActor is given: resolve a RunRequest's model or raise ModelSelectionError.
+ModelResolver = Callable[[agent.AgentRunRequest], ModelRoute]
+
+_BOOLEANS = {"true": True, "false": False}
+_CONTEXT = re.compile(r"([0-9]+)([km]?)", re.IGNORECASE)
+_CONTEXT_SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
+# Effort values that mean "no effort requested".
+_NO_EFFORT = ("", "none")
+
+
+class ModelSelectionError(Exception):
+    """The run cannot start on the selected model; ``error`` is what ends its stream."""
+
+    def __init__(self, error: ConnectError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class Selection(msgspec.Struct, frozen=True):
+    """What the RunRequest asks for, before the store is consulted.
+
+    ``effort_set`` tells an explicit ``effort``/``reasoning`` parameter (which may clear the
+    effort with ``none``) from no parameter at all (the stored default applies).
+    """
+
+    public_id: str
+    reasoning: bool = False
+    effort: str | None = None
+    effort_set: bool = False
+    fast: bool = False
+    context_tokens: int | None = None
+
+
+def _invalid(message: str) -> ModelSelectionError:
+    return ModelSelectionError(protocol_error(message))
+
+
+def _unavailable(message: str) -> ModelSelectionError:
+    text = f"provider error: {message}"
+    return ModelSelectionError(ConnectError(Code.UNAVAILABLE, text, (provider_error_detail(text),)))
+
+
+def _boolean(parameter: str, value: str) -> bool:
+    try:
+        return _BOOLEANS[value]
+    except KeyError:
+        raise _invalid(
+            f"Cursor model parameter {parameter} must be true or false, got {value!r}"
+        ) from None
+
+
+def parse_context_tokens(value: str) -> int:
+    """``128000``, ``272k`` (x1000) or ``1m`` (x1 000 000) as a positive token count."""
+    match = _CONTEXT.fullmatch(value.strip())
+    tokens = int(match[1]) * _CONTEXT_SCALE[match[2].lower()] if match else 0
+    if tokens <= 0:
+        raise _invalid(
+            "Cursor model parameter context must be a positive token count such as "
+            f"128000, 272k or 1m, got {value!r}"
+        )
+    return tokens
+
+
+def selected_model_id(request: agent.AgentRunRequest) -> str:
+    """``requested_model.model_id``, else ``model_details.model_id``; one must be non-empty."""
+    if request.HasField("requested_model") and request.requested_model.model_id:
+        return request.requested_model.model_id
+    if request.model_details.model_id:
+        return request.model_details.model_id
+    raise _invalid("Cursor Run does not select a model")
+
+
+def read_selection(request: agent.AgentRunRequest) -> Selection:
+    """The model id, parameters and reasoning switches of a RunRequest; pure.
+
+    Parameters apply in the order sent (a repeated id: the last one wins). Reasoning is asked
+    for by ``max_mode`` (on either message), ``thinking_details`` on ModelDetails,
+    ``thinking=true`` or any effort; ``thinking=false`` asks for nothing and so does not
+    switch off reasoning the stored model enables.
+    """
+    public_id = selected_model_id(request)
+    requested = request.requested_model
+    details = request.model_details
+    reasoning = (
+        requested.max_mode
+        or (details.HasField("max_mode") and details.max_mode)
+        or details.HasField("thinking_details")
+    )
+    effort: str | None = None
+    effort_set = fast = False
+    context_tokens: int | None = None
+    for parameter in requested.parameters:
+        match parameter.id:
+            case "effort" | "reasoning":
+                value = parameter.value.strip()
+                effort_set = True
+                effort = None if value.lower() in _NO_EFFORT else value
+            case "thinking":
+                reasoning = _boolean(parameter.id, parameter.value) or reasoning
+            case "fast":
+                fast = _boolean(parameter.id, parameter.value)
+            case "context":
+                context_tokens = parse_context_tokens(parameter.value)
+            case _:
+                raise _invalid(f"unsupported Cursor model parameter: {parameter.id!r}")
+    return Selection(
+        public_id=public_id,
+        reasoning=reasoning or effort is not None,
+        effort=effort,
+        effort_set=effort_set,
+        fast=fast,
+        context_tokens=context_tokens,
+    )
+
+
+def _narrower(stored: int | None, requested: int | None) -> int | None:
+    """Cursor's ``context`` may narrow the configured window, never widen it past the model."""
+    if stored is None or requested is None:
+        return requested if stored is None else stored
+    return min(stored, requested)
+
+
+def build_route(
+    selection: Selection, record: ModelRecord, provider: ProviderConnection
+) -> ModelRoute:
+    """The route for an enabled stored model with the request's settings applied; pure.
+
+    Reasoning is on when the model enables it or the request asks for it; the request's
+    effort (or its explicit ``none``) replaces the stored default.
+    """
+    if not record.enabled:
+        raise _unavailable(f"model {selection.public_id} ({record.display_name}) is disabled")
+    try:
+        provider_type = ProviderType(provider.type)
+    except ValueError:
+        raise ModelSelectionError(
+            ConnectError(
+                Code.INTERNAL,
+                f"store error: provider {provider.provider_id} has unsupported type "
+                f"{provider.type!r}",
+            )
+        ) from None
+    return ModelRoute(
+        provider_id=provider.provider_id,
+        provider_name=provider.name,
+        provider_type=provider_type,
+        base_url=provider.base_url,
+        api_key=Secret(provider.api_key),
+        headers=tuple(provider.headers.items()),
+        public_id=record.public_id,
+        model_id=record.model_id,
+        display_name=record.display_name,
+        max_output_tokens=record.max_output_tokens,
+        context_window_tokens=_narrower(record.context_window_tokens, selection.context_tokens),
+        reasoning=Reasoning(
+            enabled=record.reasoning_enabled or selection.reasoning,
+            effort=selection.effort if selection.effort_set else record.reasoning_effort,
+        ),
+        fast=selection.fast,
+    )
+
+
+class StoreModelResolver:
+    """Resolves a RunRequest's model against the store; called on the SessionActor's thread."""
+
+    def __init__(self, database: peewee.Database) -> None:
+        self._database = database
+
+    def __call__(self, request: agent.AgentRunRequest) -> ModelRoute:
+        selection = read_selection(request)
+        try:
+            parts = model_route_parts(self._database, selection.public_id)
+        except peewee.DatabaseError as exc:
+            raise ModelSelectionError(ConnectError(Code.INTERNAL, f"store error: {exc}")) from exc
+        if parts is None:
+            raise _unavailable(
+                f"unknown model: {selection.public_id} (no model with this id is configured "
+                "on this server; add it in the console)"
+            )
+        return build_route(selection, *parts)
+
+
+__all__ = [
+    "ModelResolver",
+    "ModelSelectionError",
+    "Selection",
+    "StoreModelResolver",
+    "build_route",
+    "parse_context_tokens",
+    "read_selection",
+    "selected_model_id",
+]

@@ -1,0 +1,291 @@
+"""OpenAI Chat Completions (``POST {base}/chat/completions``), also what most compatible
+servers speak. Reasoning is read from ``delta.reasoning_content`` and replayed in the same field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actors.providers.adapter import (
+    SseJsonDecoder,
+    check_route,
+    data_url,
+    encode_body,
+    endpoint,
+    error_text,
+    http_failure,
+    json_headers,
+    replay_value,
+)
+from actors.providers.errors import ProviderFailure
+from actors.providers.events import (
+    CallDone,
+    FinishReason,
+    ProviderEvent,
+    ReplayState,
+    ReplayStateReported,
+    TextDelta,
+    TextEnded,
+    TextStarted,
+    ThinkingDelta,
+    ThinkingEnded,
+    ThinkingStarted,
+    ToolCallArgumentsDelta,
+    ToolCallEnded,
+    ToolCallStarted,
+    Usage,
+    UsageReported,
+)
+from actors.providers.request import (
+    AssistantMessage,
+    HttpCall,
+    ImagePart,
+    LlmRequest,
+    ModelRoute,
+    TextPart,
+    ToolResultMessage,
+    UserMessage,
+)
+from actors.providers.sse import ServerSentEvent
+
+NAME = "OpenAI Chat"
+REPLAY_KIND = "openai_chat"
+
+_FINISH = {
+    "stop": FinishReason.STOP,
+    "length": FinishReason.LENGTH,
+    "tool_calls": FinishReason.TOOL_USE,
+    "function_call": FinishReason.TOOL_USE,
+}
+
+
+class OpenAiChatAdapter:
+    name = NAME
+
+    def build_call(self, request: LlmRequest, route: ModelRoute) -> HttpCall:
+        check_route(NAME, route)
+        body: dict[str, Any] = {
+            "model": route.model_id,
+            "messages": _messages(request),
+            "stream": True,
+            # Without it the stream carries no token counts at all.
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    },
+                }
+                for tool in request.tools
+            ]
+        if route.max_output_tokens is not None:
+            body["max_completion_tokens"] = route.max_output_tokens
+        if route.reasoning.effort is not None:
+            body["reasoning_effort"] = route.reasoning.effort
+        auth = (("authorization", f"Bearer {route.api_key.reveal()}"),)
+        return HttpCall(
+            method="POST",
+            url=endpoint(route, "/chat/completions"),
+            headers=json_headers(auth, route),
+            body=encode_body(body),
+        )
+
+    def new_decoder(self) -> ChatDecoder:
+        return ChatDecoder()
+
+    def http_error(self, status: int, body: bytes, route: ModelRoute) -> ProviderFailure:
+        return http_failure(NAME, status, body, route)
+
+
+def _messages(request: LlmRequest) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if request.instructions:
+        out.append({"role": "system", "content": request.instructions})
+    for message in request.messages:
+        match message:
+            case UserMessage(parts=parts):
+                out.append({"role": "user", "content": _user_content(parts)})
+            case AssistantMessage():
+                out.append(_assistant(message))
+            case ToolResultMessage(call_id=call_id, content=content):
+                out.append({"role": "tool", "tool_call_id": call_id, "content": content})
+            case _:
+                raise TypeError(f"not a projected message: {type(message).__name__}")
+    return out
+
+
+def _user_content(parts: tuple[TextPart | ImagePart, ...]) -> str | list[dict[str, Any]]:
+    """A plain string when there is only text (what every compatible server accepts)."""
+    if all(isinstance(part, TextPart) for part in parts):
+        return "".join(part.text for part in parts if isinstance(part, TextPart))
+    content: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            content.append({"type": "text", "text": part.text})
+        else:
+            url = data_url(part.mime_type, part.data)
+            content.append({"type": "image_url", "image_url": {"url": url}})
+    return content
+
+
+def _assistant(message: AssistantMessage) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "role": "assistant",
+        # null, not "", beside tool calls: some compatible servers refuse an empty string.
+        "content": message.text if message.text or not message.calls else None,
+    }
+    reasoning = replay_value(NAME, message.replay, REPLAY_KIND, "reasoning_content", str)
+    if reasoning is not None:
+        entry["reasoning_content"] = reasoning
+    if message.calls:
+        entry["tool_calls"] = [
+            {
+                "id": call.call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments_json},
+            }
+            for call in message.calls
+        ]
+    return entry
+
+
+class ChatDecoder(SseJsonDecoder):
+    """Chunks carry deltas of ``choices[0]``; the stream ends with ``data: [DONE]``, after the
+    finish chunk and the usage chunk. [DONE] is required: without it a stream cut after the
+    finish chunk would silently lose its usage."""
+
+    name = NAME
+    terminal = "[DONE]"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._text_open = False
+        self._thinking_open = False
+        self._reasoning: list[str] = []
+        self._refusal: list[str] = []
+        self._tools: list[int] = []
+        self._finish: FinishReason | None = None
+        self._usage: Usage | None = None
+
+    def on_event(
+        self, event: ServerSentEvent, data: dict[str, Any], out: list[ProviderEvent]
+    ) -> None:
+        if data.get("error") is not None:
+            raise self.provider(f"stream error: {error_text(data)}")
+        if data.get("usage") is not None:
+            self._usage = self._read_usage(self.obj(data, "usage", "chunk"))
+        choices = data.get("choices")
+        if choices is None and "usage" in data:
+            return
+        if not isinstance(choices, list):
+            raise self.protocol("chunk is missing list choices")
+        if not choices:
+            return
+        choice = choices[0]
+        if not isinstance(choice, dict):
+            raise self.protocol("chunk has a choice that is not an object")
+        delta = choice.get("delta")
+        if delta is not None:
+            if not isinstance(delta, dict):
+                raise self.protocol("chunk has a delta that is not an object")
+            self._delta(delta, out)
+        reason = self.optional_string(choice, "finish_reason", "choice")
+        if reason is not None:
+            self._finish = self._map_finish(reason)
+
+    def _delta(self, delta: dict[str, Any], out: list[ProviderEvent]) -> None:
+        reasoning = self.optional_string(delta, "reasoning_content", "delta")
+        if reasoning:
+            self._close_text(out)
+            if not self._thinking_open:
+                self._thinking_open = True
+                out.append(ThinkingStarted())
+            self._reasoning.append(reasoning)
+            out.append(ThinkingDelta(reasoning))
+        content = self.optional_string(delta, "content", "delta")
+        if content:
+            self._close_thinking(out)
+            if not self._text_open:
+                self._text_open = True
+                out.append(TextStarted())
+            out.append(TextDelta(content))
+        refusal = self.optional_string(delta, "refusal", "delta")
+        if refusal:
+            self._refusal.append(refusal)
+        calls = delta.get("tool_calls")
+        if calls is not None:
+            if not isinstance(calls, list):
+                raise self.protocol("delta has tool_calls that is not a list")
+            for call in calls:
+                self._tool_delta(call, out)
+
+    def _tool_delta(self, call: Any, out: list[ProviderEvent]) -> None:
+        if not isinstance(call, dict):
+            raise self.protocol("tool call delta is not an object")
+        index = self.integer(call, "index", "tool call delta")
+        function = call.get("function") or {}
+        if not isinstance(function, dict):
+            raise self.protocol("tool call delta has a function that is not an object")
+        if index not in self._tools:
+            self._close_thinking(out)
+            self._close_text(out)
+            call_id = self.nonempty(call, "id", f"tool call {index}")
+            name = self.nonempty(function, "name", f"tool call {index} function")
+            self._tools.append(index)
+            out.append(ToolCallStarted(index=index, call_id=call_id, name=name))
+        # Later chunks of a call may repeat its id and name; only arguments accumulate.
+        arguments = self.optional_string(function, "arguments", f"tool call {index} function")
+        if arguments:
+            out.append(ToolCallArgumentsDelta(index=index, delta=arguments))
+
+    def _map_finish(self, reason: str) -> FinishReason:
+        if reason == "content_filter":
+            raise self.provider("stopped the answer: finish_reason content_filter")
+        finish = _FINISH.get(reason)
+        if finish is None:
+            raise self.protocol(f"sent an unknown finish_reason {reason!r}")
+        return finish
+
+    def _read_usage(self, usage: dict[str, Any]) -> Usage:
+        where = "usage"
+        return Usage(
+            input_tokens=self.count(usage, ("prompt_tokens",), where),
+            output_tokens=self.count(usage, ("completion_tokens",), where),
+            cache_read_tokens=self.count(usage, ("prompt_tokens_details", "cached_tokens"), where),
+            reasoning_tokens=self.count(
+                usage, ("completion_tokens_details", "reasoning_tokens"), where
+            ),
+        )
+
+    def on_done_marker(self, out: list[ProviderEvent]) -> None:
+        if self.finished:
+            raise self.protocol("sent [DONE] twice")
+        if self._refusal:
+            raise self.provider(f"model refused: {''.join(self._refusal)}")
+        if self._finish is None:
+            raise self.provider("stream sent [DONE] without a finish_reason")
+        self._close_thinking(out)
+        self._close_text(out)
+        out.extend(ToolCallEnded(index) for index in sorted(self._tools))
+        if self._usage is not None:
+            out.append(UsageReported(self._usage))
+        if self._reasoning:
+            state = ReplayState(REPLAY_KIND, {"reasoning_content": "".join(self._reasoning)})
+            out.append(ReplayStateReported(state))
+        out.append(CallDone(self._finish))
+        self.finished = True
+
+    def _close_text(self, out: list[ProviderEvent]) -> None:
+        if self._text_open:
+            self._text_open = False
+            out.append(TextEnded())
+
+    def _close_thinking(self, out: list[ProviderEvent]) -> None:
+        if self._thinking_open:
+            self._thinking_open = False
+            out.append(ThinkingEnded())

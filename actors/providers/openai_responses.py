@@ -1,0 +1,314 @@
+"""OpenAI Responses (``POST {base}/responses``), used statelessly.
+
+We send ``store: false`` and never ``previous_response_id``: the conversation lives in our own
+store, every request carries the whole history, and nothing is kept at the provider. Reasoning
+survives between calls because we ask for ``reasoning.encrypted_content`` and send the reasoning
+items back verbatim.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actors.providers.adapter import (
+    SseJsonDecoder,
+    check_route,
+    data_url,
+    encode_body,
+    endpoint,
+    error_text,
+    finish_for,
+    http_failure,
+    json_headers,
+    replay_value,
+)
+from actors.providers.errors import ProviderFailure
+from actors.providers.events import (
+    CallDone,
+    FinishReason,
+    ProviderEvent,
+    ReplayState,
+    ReplayStateReported,
+    TextDelta,
+    TextEnded,
+    TextStarted,
+    ThinkingDelta,
+    ThinkingEnded,
+    ThinkingStarted,
+    ToolCallArgumentsDelta,
+    ToolCallEnded,
+    ToolCallStarted,
+    Usage,
+    UsageReported,
+)
+from actors.providers.request import (
+    AssistantMessage,
+    HttpCall,
+    LlmRequest,
+    ModelRoute,
+    TextPart,
+    ToolResultMessage,
+    UserMessage,
+)
+from actors.providers.sse import ServerSentEvent
+
+NAME = "OpenAI Responses"
+REPLAY_KIND = "openai_responses"
+
+_THINKING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
+_THINKING_DONES = ("response.reasoning_summary_text.done", "response.reasoning_text.done")
+
+
+class OpenAiResponsesAdapter:
+    name = NAME
+
+    def build_call(self, request: LlmRequest, route: ModelRoute) -> HttpCall:
+        check_route(NAME, route)
+        body: dict[str, Any] = {
+            "model": route.model_id,
+            "input": _input(request),
+            "stream": True,
+            "store": False,
+            "include": ["reasoning.encrypted_content"],
+        }
+        if request.instructions:
+            body["instructions"] = request.instructions
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                    "strict": False,
+                }
+                for tool in request.tools
+            ]
+        if route.max_output_tokens is not None:
+            body["max_output_tokens"] = route.max_output_tokens
+        reasoning = route.reasoning
+        if reasoning.enabled or reasoning.effort is not None:
+            body["reasoning"] = {"summary": "auto"}
+            if reasoning.effort is not None:
+                body["reasoning"]["effort"] = reasoning.effort
+        auth = (("authorization", f"Bearer {route.api_key.reveal()}"),)
+        return HttpCall(
+            method="POST",
+            url=endpoint(route, "/responses"),
+            headers=json_headers(auth, route),
+            body=encode_body(body),
+        )
+
+    def new_decoder(self) -> ResponsesDecoder:
+        return ResponsesDecoder()
+
+    def http_error(self, status: int, body: bytes, route: ModelRoute) -> ProviderFailure:
+        return http_failure(NAME, status, body, route)
+
+
+def _input(request: LlmRequest) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for message in request.messages:
+        match message:
+            case UserMessage(parts=parts):
+                content: list[dict[str, Any]] = []
+                for part in parts:
+                    if isinstance(part, TextPart):
+                        if part.text:
+                            content.append({"type": "input_text", "text": part.text})
+                    else:
+                        url = data_url(part.mime_type, part.data)
+                        content.append({"type": "input_image", "image_url": url})
+                if content:
+                    items.append({"type": "message", "role": "user", "content": content})
+            case AssistantMessage():
+                items.extend(_assistant(message))
+            case ToolResultMessage(call_id=call_id, content=output):
+                items.append({"type": "function_call_output", "call_id": call_id, "output": output})
+            case _:
+                raise TypeError(f"not a projected message: {type(message).__name__}")
+    return items
+
+
+def _assistant(message: AssistantMessage) -> list[dict[str, Any]]:
+    """Reasoning items first (verbatim), then the text, then the calls: the order they had."""
+    items: list[dict[str, Any]] = list(
+        replay_value(NAME, message.replay, REPLAY_KIND, "items", list) or ()
+    )
+    if message.text:
+        items.append(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": message.text}],
+            }
+        )
+    items.extend(
+        {
+            "type": "function_call",
+            "call_id": call.call_id,
+            "name": call.name,
+            "arguments": call.arguments_json,
+        }
+        for call in message.calls
+    )
+    return items
+
+
+class ResponsesDecoder(SseJsonDecoder):
+    """Typed events (``data.type``, else the SSE event name); tool calls are output items
+    indexed by ``output_index``. Terminal: ``response.completed`` or ``response.incomplete``."""
+
+    name = NAME
+    terminal = "response.completed"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._text_open = False
+        self._thinking_open = False
+        self._open_tools: dict[int, int] = {}  # output_index -> argument characters streamed
+        self._any_tool = False
+        self._reasoning_items: list[dict[str, Any]] = []
+
+    def on_event(
+        self, event: ServerSentEvent, data: dict[str, Any], out: list[ProviderEvent]
+    ) -> None:
+        kind = data.get("type", event.event)
+        if kind == "response.output_text.delta":
+            self._close_thinking(out)
+            if not self._text_open:
+                self._text_open = True
+                out.append(TextStarted())
+            out.append(TextDelta(self.string(data, "delta", kind)))
+        elif kind == "response.output_text.done":
+            self._close_text(out)
+        elif kind in _THINKING_DELTAS:
+            self._close_text(out)
+            if not self._thinking_open:
+                self._thinking_open = True
+                out.append(ThinkingStarted())
+            out.append(ThinkingDelta(self.string(data, "delta", kind)))
+        elif kind in _THINKING_DONES:
+            self._close_thinking(out)
+        elif kind == "response.output_item.added":
+            self._item_added(data, out)
+        elif kind == "response.output_item.done":
+            self._item_done(data, out)
+        elif kind == "response.function_call_arguments.delta":
+            index = self._tool_index(data, kind)
+            delta = self.string(data, "delta", kind)
+            if delta:
+                self._open_tools[index] += len(delta)
+                out.append(ToolCallArgumentsDelta(index=index, delta=delta))
+        elif kind == "response.function_call_arguments.done":
+            self._end_tool(self._tool_index(data, kind), data, out)
+        elif kind == "response.refusal.done":
+            raise self.provider(f"model refused: {data.get('refusal', '')}")
+        elif kind == "response.completed":
+            self._terminal(data, FinishReason.STOP, out)
+        elif kind == "response.incomplete":
+            self._terminal(data, FinishReason.LENGTH, out)
+        elif kind == "response.failed":
+            response = data.get("response")
+            error = response.get("error") if isinstance(response, dict) else None
+            detail = error_text({"error": error}) if error else "no error details"
+            raise self.provider(f"failed: {detail}")
+        elif kind == "error":
+            raise self.provider(f"stream error: {error_text(data)}")
+        # Lifecycle and bookkeeping events (created, in_progress, content_part.*, …) carry
+        # nothing the canonical stream needs.
+
+    def _item_added(self, data: dict[str, Any], out: list[ProviderEvent]) -> None:
+        item = self.obj(data, "item", "response.output_item.added")
+        if item.get("type") != "function_call":
+            return
+        where = "function_call item"
+        index = self.integer(data, "output_index", "response.output_item.added")
+        call_id = self.nonempty(item, "call_id", where)
+        name = self.nonempty(item, "name", where)
+        if index in self._open_tools:
+            raise self.protocol(f"opened output_index {index} twice")
+        self._close_thinking(out)
+        self._close_text(out)
+        self._open_tools[index] = 0
+        self._any_tool = True
+        out.append(ToolCallStarted(index=index, call_id=call_id, name=name))
+        arguments = self.optional_string(item, "arguments", where)
+        if arguments:
+            self._open_tools[index] += len(arguments)
+            out.append(ToolCallArgumentsDelta(index=index, delta=arguments))
+
+    def _item_done(self, data: dict[str, Any], out: list[ProviderEvent]) -> None:
+        item = self.obj(data, "item", "response.output_item.done")
+        if item.get("type") == "reasoning":
+            # Kept whole: id, summary and encrypted_content go back verbatim next time.
+            self._reasoning_items.append(item)
+        elif item.get("type") == "function_call":
+            index = self.integer(data, "output_index", "response.output_item.done")
+            if index in self._open_tools:
+                self._end_tool(index, item, out)
+
+    def _tool_index(self, data: dict[str, Any], kind: str) -> int:
+        index = self.integer(data, "output_index", kind)
+        if index not in self._open_tools:
+            raise self.protocol(f"sent {kind} for output_index {index}, which is not an open call")
+        return index
+
+    def _end_tool(self, index: int, data: dict[str, Any], out: list[ProviderEvent]) -> None:
+        """Close a call; a server that streamed no argument deltas gets its final text sent."""
+        if not self._open_tools[index]:
+            arguments = self.optional_string(data, "arguments", "function call done")
+            if arguments:
+                out.append(ToolCallArgumentsDelta(index=index, delta=arguments))
+        del self._open_tools[index]
+        out.append(ToolCallEnded(index))
+
+    def _terminal(
+        self, data: dict[str, Any], finish: FinishReason, out: list[ProviderEvent]
+    ) -> None:
+        kind = data.get("type", "terminal event")
+        response = self.obj(data, "response", kind)
+        if finish is FinishReason.LENGTH:
+            details = response.get("incomplete_details")
+            reason = details.get("reason") if isinstance(details, dict) else None
+            if reason == "content_filter":
+                raise self.provider("stopped the answer: incomplete (content_filter)")
+            if self._open_tools:
+                raise self.provider(f"stopped mid tool call: incomplete ({reason})")
+            self._close_thinking(out)
+            self._close_text(out)
+        elif self._text_open or self._thinking_open or self._open_tools:
+            raise self.protocol("completed with an output item still open")
+        usage = response.get("usage")
+        if usage is not None:
+            if not isinstance(usage, dict):
+                raise self.protocol(f"{kind} has a usage that is not an object")
+            out.append(UsageReported(self._read_usage(usage)))
+        if self._reasoning_items:
+            state = ReplayState(REPLAY_KIND, {"items": self._reasoning_items})
+            out.append(ReplayStateReported(state))
+        if finish is FinishReason.STOP:
+            finish = finish_for(self._any_tool)
+        out.append(CallDone(finish))
+        self.finished = True
+
+    def _read_usage(self, usage: dict[str, Any]) -> Usage:
+        where = "usage"
+        return Usage(
+            input_tokens=self.count(usage, ("input_tokens",), where),
+            output_tokens=self.count(usage, ("output_tokens",), where),
+            cache_read_tokens=self.count(usage, ("input_tokens_details", "cached_tokens"), where),
+            reasoning_tokens=self.count(
+                usage, ("output_tokens_details", "reasoning_tokens"), where
+            ),
+        )
+
+    def _close_text(self, out: list[ProviderEvent]) -> None:
+        if self._text_open:
+            self._text_open = False
+            out.append(TextEnded())
+
+    def _close_thinking(self, out: list[ProviderEvent]) -> None:
+        if self._thinking_open:
+            self._thinking_open = False
+            out.append(ThinkingEnded())

@@ -1,0 +1,430 @@
+"""The console's JSON API for providers, models and settings, under ``/console/api/``.
+
+Every answer is JSON; every error is ``{"code","message"}`` (400 malformed JSON, 422 a value
+that breaks a rule, 404 unknown, 409 forbidden by the current data, 502 provider trouble), never
+aiohttp's plain text. Request bodies decode straight into the store's msgspec Structs, which
+refuse unknown fields so a typo (``apikey``) is an error instead of a silently ignored value.
+
+The database is synchronous (peewee), so every store call runs in ``asyncio.to_thread``: the
+event loop also carries the agent streams and must never wait on a disk write.
+
+A provider's key is write-only. Answers carry ``has_api_key`` and null secret-looking header
+values; discovery errors replace the key and secret header values with ``[redacted]`` in case a
+provider echoes them; logs name providers by id, name and URL only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import httpx
+import msgspec
+import peewee
+from aiohttp import web
+
+from store import catalog
+from store.catalog import ModelInput, ProviderConnection, ProviderInput
+from wire.http.responses import json_error
+from wire.log import log_event
+
+logger = logging.getLogger("cursor_server.console")
+
+API_PREFIX = "/console/api"
+# One model discovery, all pages included, must finish within this many seconds.
+DISCOVERY_TIMEOUT_S = 30.0
+# A model list larger than this is refused rather than read into memory.
+DISCOVERY_MAX_BODY_BYTES = 8 * 1024 * 1024
+# Anthropic pages its model list; a provider that never stops paging is an error.
+DISCOVERY_MAX_PAGES = 100
+ANTHROPIC_PAGE_LIMIT = 100
+ANTHROPIC_VERSION = "2023-06-01"
+# How much of a provider's error body (when it has no JSON message) goes into our message.
+PROVIDER_MESSAGE_MAX_CHARS = 500
+REDACTED = "[redacted]"
+FAILED = "model discovery failed"
+MAX_ROW_ID = 2**63 - 1
+
+T = TypeVar("T")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+# --- errors and bodies -------------------------------------------------------------------------
+
+
+class ApiError(Exception):
+    """An error answer: HTTP status, error code and a message safe to show."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def answers_errors(
+    method: Callable[[Any, web.Request], Awaitable[web.StreamResponse]],
+) -> Callable[[Any, web.Request], Awaitable[web.StreamResponse]]:
+    """Turn the errors a handler raises into ``{"code","message"}`` answers."""
+
+    @functools.wraps(method)
+    async def wrapper(self: Any, request: web.Request) -> web.StreamResponse:
+        try:
+            return await method(self, request)
+        except ApiError as exc:
+            return json_error(exc.status, exc.code, exc.message)
+        except catalog.Invalid as exc:
+            return json_error(422, "invalid_argument", exc.message)
+        except catalog.NotFound as exc:
+            return json_error(404, "not_found", exc.message)
+        except catalog.Conflict as exc:
+            return json_error(409, exc.code, exc.message)
+        except DiscoveryError as exc:
+            return json_error(502, "unavailable", exc.message)
+
+    return wrapper
+
+
+async def decode_body(request: web.Request, type_: type[T]) -> T:
+    """The request body as ``type_``: 400 if it is not JSON, 422 if it does not fit the type.
+
+    msgspec's messages name the field and the expected type, never the value sent.
+    """
+    try:
+        body = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise ApiError(413, "resource_exhausted", "request body is too large") from None
+    try:
+        return msgspec.json.decode(body, type=type_)
+    except msgspec.ValidationError as exc:
+        raise ApiError(422, "invalid_argument", f"invalid request body: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise ApiError(400, "invalid_argument", f"request body is not valid JSON: {exc}") from None
+
+
+def json_response(value: object, status: int = 200) -> web.Response:
+    return web.Response(
+        status=status, body=msgspec.json.encode(value), content_type="application/json"
+    )
+
+
+def provider_id_of(request: web.Request) -> int:
+    """The ``{provider_id}`` path part; anything but a row id is an unknown provider (404)."""
+    text = request.match_info["provider_id"]
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_ROW_ID:
+        raise ApiError(404, "not_found", f"provider {text} not found")
+    return int(text)
+
+
+class SaveModelsBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    models: list[ModelInput]
+
+
+class ObservabilityBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A settings change: either key may be left out (null is refused, not "unchanged")."""
+
+    verbose: bool | msgspec.UnsetType = msgspec.UNSET
+    retained_calls: catalog.PositiveInt | msgspec.UnsetType = msgspec.UNSET
+
+
+class DiscoveredModels(msgspec.Struct, frozen=True):
+    models: list[str]
+
+
+# --- model discovery ---------------------------------------------------------------------------
+
+
+class DiscoveryError(Exception):
+    """Listing a provider's models failed; ``message`` has the status and the provider's words."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class _ListedModel(msgspec.Struct, frozen=True):
+    id: str
+
+
+class _ModelPage(msgspec.Struct, frozen=True):
+    """One ``/models`` answer: OpenAI's ``{"data": [...]}`` or one of Anthropic's pages."""
+
+    data: list[_ListedModel]
+    has_more: bool = False
+    last_id: str | None = None
+
+
+def new_discovery_client() -> httpx.AsyncClient:
+    """A client for one discovery: bounded timeouts and no redirects (a redirect would carry
+    custom credential headers to another host)."""
+    return httpx.AsyncClient(timeout=httpx.Timeout(DISCOVERY_TIMEOUT_S), follow_redirects=False)
+
+
+def discovery_request_headers(connection: ProviderConnection) -> httpx.Headers:
+    """The provider's auth headers, then its custom headers (which win on a clash)."""
+    headers = httpx.Headers()
+    if connection.type == catalog.ANTHROPIC:
+        headers["anthropic-version"] = ANTHROPIC_VERSION
+        if connection.api_key:
+            headers["x-api-key"] = connection.api_key
+    elif connection.api_key:
+        headers["authorization"] = f"Bearer {connection.api_key}"
+    for name, value in connection.headers.items():
+        headers[name] = value
+    return headers
+
+
+async def discover_models(connection: ProviderConnection, client: httpx.AsyncClient) -> list[str]:
+    """The ids a provider lists at ``{base}/models``, sorted and de-duplicated; saves nothing.
+
+    Anthropic pages with ``limit``/``after_id`` while ``has_more``. Every failure (network, a
+    non-2xx status, a body that is not a model list, the whole thing taking longer than
+    ``DISCOVERY_TIMEOUT_S``) is a ``DiscoveryError`` whose message never holds a secret.
+    """
+    try:
+        async with asyncio.timeout(DISCOVERY_TIMEOUT_S):
+            if connection.type == catalog.ANTHROPIC:
+                ids = await _anthropic_ids(connection, client)
+            else:
+                page = await _get_page(connection, client, {})
+                ids = [item.id for item in page.data]
+    except TimeoutError:
+        raise DiscoveryError(f"model discovery timed out after {DISCOVERY_TIMEOUT_S:g} s") from None
+    except httpx.HTTPError as exc:
+        reason = _redact(f"{type(exc).__name__}: {exc}", connection)
+        raise DiscoveryError(f"{FAILED}: cannot reach the provider: {reason}") from None
+    return sorted(set(ids))
+
+
+async def _anthropic_ids(connection: ProviderConnection, client: httpx.AsyncClient) -> list[str]:
+    ids: list[str] = []
+    params: dict[str, str | int] = {"limit": ANTHROPIC_PAGE_LIMIT}
+    for _ in range(DISCOVERY_MAX_PAGES):
+        page = await _get_page(connection, client, params)
+        ids.extend(item.id for item in page.data)
+        if not page.has_more:
+            return ids
+        if not page.last_id:
+            raise DiscoveryError(f"{FAILED}: Anthropic answered has_more without last_id")
+        if page.last_id == params.get("after_id"):
+            raise DiscoveryError(f"{FAILED}: Anthropic repeated the same page")
+        params = {"limit": ANTHROPIC_PAGE_LIMIT, "after_id": page.last_id}
+    raise DiscoveryError(f"{FAILED}: more than {DISCOVERY_MAX_PAGES} pages")
+
+
+async def _get_page(
+    connection: ProviderConnection, client: httpx.AsyncClient, params: dict[str, str | int]
+) -> _ModelPage:
+    url = f"{connection.base_url}/models"
+    headers = discovery_request_headers(connection)
+    async with client.stream("GET", url, params=params, headers=headers) as response:
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > DISCOVERY_MAX_BODY_BYTES:
+                raise DiscoveryError(
+                    f"{FAILED}: the model list is larger than {DISCOVERY_MAX_BODY_BYTES} bytes"
+                )
+    status = response.status_code
+    if not 200 <= status < 300:
+        message = _redact(_provider_message(bytes(body)), connection)
+        raise DiscoveryError(f"{FAILED}: provider answered {status}: {message}")
+    try:
+        return msgspec.json.decode(bytes(body), type=_ModelPage)
+    except msgspec.DecodeError as exc:
+        raise DiscoveryError(
+            f"{FAILED}: provider answered {status} without a model list: {exc}"
+        ) from None
+
+
+def _provider_message(body: bytes) -> str:
+    """The provider's own error message (``error.message`` or ``message``), else the raw text."""
+    try:
+        decoded = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        decoded = None
+    if isinstance(decoded, dict):
+        error = decoded.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return error["message"]
+        for value in (error, decoded.get("message")):
+            if isinstance(value, str):
+                return value
+    text = body.decode("utf-8", errors="replace").strip() or "(empty body)"
+    if len(text) > PROVIDER_MESSAGE_MAX_CHARS:
+        return text[:PROVIDER_MESSAGE_MAX_CHARS] + "…"
+    return text
+
+
+def _redact(text: str, connection: ProviderConnection) -> str:
+    """``text`` with the key and every secret-looking header value replaced by ``[redacted]``."""
+    secrets = [connection.api_key]
+    secrets += [v for n, v in connection.headers.items() if catalog.is_secret_header(n)]
+    for secret in sorted(filter(None, secrets), key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+# --- handlers ----------------------------------------------------------------------------------
+
+
+class ConsoleApi:
+    """The handlers, bound to one database and a factory for discovery's HTTP client."""
+
+    def __init__(
+        self,
+        database: peewee.Database,
+        discovery_client: Callable[[], httpx.AsyncClient] = new_discovery_client,
+    ) -> None:
+        self._db = database
+        self._discovery_client = discovery_client
+
+    async def _store(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a synchronous store function off the event loop."""
+        return await asyncio.to_thread(fn, self._db, *args, **kwargs)
+
+    def register(self, app: web.Application) -> None:
+        router = app.router
+        router.add_get(f"{API_PREFIX}/providers", self.list_providers)
+        router.add_post(f"{API_PREFIX}/providers", self.create_provider)
+        router.add_put(f"{API_PREFIX}/providers/{{provider_id}}", self.update_provider)
+        router.add_delete(f"{API_PREFIX}/providers/{{provider_id}}", self.delete_provider)
+        router.add_post(
+            f"{API_PREFIX}/providers/{{provider_id}}/models/discover", self.discover_models
+        )
+        router.add_post(f"{API_PREFIX}/providers/{{provider_id}}/models", self.save_models)
+        router.add_get(f"{API_PREFIX}/models", self.list_models)
+        router.add_delete(f"{API_PREFIX}/models/{{public_id}}", self.delete_model)
+        router.add_get(f"{API_PREFIX}/settings/observability", self.get_observability)
+        router.add_put(f"{API_PREFIX}/settings/observability", self.put_observability)
+
+    @answers_errors
+    async def list_providers(self, request: web.Request) -> web.StreamResponse:
+        return json_response(await self._store(catalog.list_providers))
+
+    @answers_errors
+    async def create_provider(self, request: web.Request) -> web.StreamResponse:
+        data = await decode_body(request, ProviderInput)
+        record = await self._store(catalog.create_provider, data)
+        _log_provider("provider created", record)
+        return json_response(record, status=201)
+
+    @answers_errors
+    async def update_provider(self, request: web.Request) -> web.StreamResponse:
+        provider_id = provider_id_of(request)
+        data = await decode_body(request, ProviderInput)
+        record = await self._store(catalog.update_provider, provider_id, data)
+        _log_provider("provider updated", record)
+        return json_response(record)
+
+    @answers_errors
+    async def delete_provider(self, request: web.Request) -> web.StreamResponse:
+        provider_id = provider_id_of(request)
+        await self._store(catalog.delete_provider, provider_id)
+        log_event(logger, logging.INFO, "provider deleted", provider_id=provider_id)
+        return web.Response(status=204)
+
+    @answers_errors
+    async def discover_models(self, request: web.Request) -> web.StreamResponse:
+        provider_id = provider_id_of(request)
+        connection = await self._store(catalog.provider_connection, provider_id)
+        if connection is None:
+            raise catalog.NotFound(f"provider {provider_id} not found")
+        async with self._discovery_client() as client:
+            try:
+                ids = await discover_models(connection, client)
+            except DiscoveryError as exc:
+                log_event(
+                    logger,
+                    logging.WARNING,
+                    "model discovery failed",
+                    provider_id=provider_id,
+                    reason=exc.message,
+                )
+                raise
+        return json_response(DiscoveredModels(models=ids))
+
+    @answers_errors
+    async def save_models(self, request: web.Request) -> web.StreamResponse:
+        provider_id = provider_id_of(request)
+        body = await decode_body(request, SaveModelsBody)
+        saved = await self._store(catalog.save_models, provider_id, body.models)
+        return json_response(saved, status=201)
+
+    @answers_errors
+    async def list_models(self, request: web.Request) -> web.StreamResponse:
+        return json_response(await self._store(catalog.all_models))
+
+    @answers_errors
+    async def delete_model(self, request: web.Request) -> web.StreamResponse:
+        await self._store(catalog.delete_model, request.match_info["public_id"])
+        return web.Response(status=204)
+
+    @answers_errors
+    async def get_observability(self, request: web.Request) -> web.StreamResponse:
+        return json_response(await self._store(catalog.get_observability))
+
+    @answers_errors
+    async def put_observability(self, request: web.Request) -> web.StreamResponse:
+        body = await decode_body(request, ObservabilityBody)
+        changes = {
+            name: value
+            for name in ("verbose", "retained_calls")
+            if (value := getattr(body, name)) is not msgspec.UNSET
+        }
+        return json_response(await self._store(catalog.update_observability, **changes))
+
+
+def _log_provider(event: str, record: catalog.ProviderRecord) -> None:
+    log_event(
+        logger,
+        logging.INFO,
+        event,
+        provider_id=record.id,
+        name=record.name,
+        type=record.type,
+        base_url=record.base_url,
+    )
+
+
+# --- no console request goes upstream ----------------------------------------------------------
+
+
+CATCH_ALL_PATH = f"{API_PREFIX}/{{tail}}"  # the canonical form of the catch-all's path
+
+
+async def unknown_console_route(request: web.Request) -> web.StreamResponse:
+    """404/405 JSON for ``/console/api/…`` paths no route serves.
+
+    Without it the proxy fallback would stream them, bodies (keys!) included, to Cursor's
+    backend. aiohttp tries the most specific path prefix first, so routes other modules add
+    under ``/console/api/`` later still win over this catch-all.
+    """
+    allowed: set[str] = set()
+    for resource in request.app.router.resources():
+        if resource.canonical == CATCH_ALL_PATH:
+            continue
+        match, methods = await resource.resolve(request)
+        if match is None:
+            allowed |= methods
+    if allowed:
+        message = f"{request.method} is not allowed on {request.path}"
+        response = json_error(405, "unimplemented", message)
+        response.headers["Allow"] = ", ".join(sorted(allowed))
+        return response
+    return json_error(404, "not_found", f"no console API route {request.path}")
+
+
+def register(
+    app: web.Application,
+    database: peewee.Database,
+    discovery_client: Callable[[], httpx.AsyncClient] = new_discovery_client,
+) -> ConsoleApi:
+    """Add the provider, model and settings routes and the ``/console/api/`` catch-all."""
+    api = ConsoleApi(database, discovery_client)
+    api.register(app)
+    app.router.add_route("*", f"{API_PREFIX}/{{tail:.*}}", unknown_console_route)
+    return api

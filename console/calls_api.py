@@ -1,0 +1,81 @@
+"""Console API for LLM call records: ``GET /console/api/calls`` and ``/console/api/calls/{id}``.
+
+Reads only; the ProviderActor writes the records. Store calls run in a worker thread so the
+event loop never waits on the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgspec
+import peewee
+from aiohttp import web
+
+from store.llm_calls import CallDetail, CallRecords, CallSummary
+from wire.http.responses import json_error
+
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 500
+
+
+class CallList(msgspec.Struct, frozen=True):
+    calls: list[CallSummary]
+    next_before: int | None
+
+
+def _query_int(request: web.Request, name: str) -> int | None:
+    raw = request.query.get(name)
+    if raw is None or raw == "":
+        return None
+    if not raw.isdigit():
+        raise ValueError(f"{name} must be a non-negative integer, got {raw!r}")
+    return int(raw)
+
+
+def _detail_json(detail: CallDetail) -> dict[str, object]:
+    return {
+        "call": detail.call,
+        "request": detail.request,
+        "chunks": [
+            {
+                "seq": c.seq,
+                "offset_ms": c.offset_ms,
+                "byte_count": len(c.data),
+                "text": c.data.decode("utf-8", "replace"),
+            }
+            for c in detail.chunks
+        ],
+    }
+
+
+def register_calls_api(app: web.Application, database: peewee.Database) -> None:
+    records = CallRecords(database)
+
+    async def list_calls(request: web.Request) -> web.Response:
+        try:
+            limit = _query_int(request, "limit") or DEFAULT_LIMIT
+            before = _query_int(request, "before")
+        except ValueError as exc:
+            return json_error(400, "invalid_argument", str(exc))
+        if not 1 <= limit <= MAX_LIMIT:
+            return json_error(400, "invalid_argument", f"limit must be 1 to {MAX_LIMIT}")
+        calls = await asyncio.to_thread(records.list, limit, before)
+        next_before = calls[-1].id if len(calls) == limit else None
+        return web.Response(
+            body=msgspec.json.encode(CallList(calls, next_before)), content_type="application/json"
+        )
+
+    async def get_call(request: web.Request) -> web.Response:
+        raw = request.match_info["call_id"]
+        if not raw.isdigit():
+            return json_error(400, "invalid_argument", f"call id must be an integer, got {raw!r}")
+        detail = await asyncio.to_thread(records.get, int(raw))
+        if detail is None:
+            return json_error(404, "not_found", f"call not found: {raw}")
+        return web.Response(
+            body=msgspec.json.encode(_detail_json(detail)), content_type="application/json"
+        )
+
+    app.router.add_get("/console/api/calls", list_calls, allow_head=False)
+    app.router.add_get("/console/api/calls/{call_id}", get_call, allow_head=False)

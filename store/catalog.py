@@ -1,0 +1,642 @@
+"""Providers, their models and service settings: typed, synchronous queries over migration 2.
+
+Why typed records instead of peewee rows: the console, the model catalog and the provider
+router all read this data, and none of them should see a peewee object or, except for the one
+record built for sending requests (``ProviderConnection``), a provider's key. ``ProviderRecord``
+is safe to serialise to a client: it says ``has_api_key`` and nulls secret-looking header values.
+
+Every function takes the peewee database and runs on the calling thread (callers on an event
+loop use ``asyncio.to_thread``). Writes run in one transaction each; validation failures raise
+``Invalid`` (naming the field), a missing row ``NotFound`` and a rule that the current state
+forbids ``Conflict``, each carrying a message that never contains a key or header value.
+Times are stored as UTC milliseconds since the epoch and shown as ISO-8601 UTC with
+milliseconds (``2025-01-02T03:04:05.678Z``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import threading
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import Annotated, Any
+
+import msgspec
+import peewee
+
+from store import urls
+
+PROVIDER_TYPES = ("openai-chat", "openai-responses", "anthropic")
+ANTHROPIC = "anthropic"
+OBSERVABILITY_KEY = "observability"
+
+# Custom header names whose values are never shown: these exact names (case-insensitive) and
+# any name containing one of the fragments (``x-goog-api-key``, ``x-auth-token``, ``x-secret``).
+SECRET_HEADER_NAMES = frozenset(
+    {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie"}
+)
+SECRET_HEADER_FRAGMENTS = ("token", "secret", "key", "password", "auth")
+# Headers the HTTP client owns (framing, routing, connection management): never custom.
+RESERVED_HEADER_NAMES = frozenset(
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "upgrade",
+    }
+)
+_HEADER_NAME_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# Printable ASCII, space and tab: what an HTTP client sends as a header value unchanged.
+_HEADER_VALUE_RE = re.compile(r"[\t\x20-\x7e]*")
+_KEY_RE = re.compile(r"[\x21-\x7e]*")
+
+PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+class CatalogError(Exception):
+    """A refused catalog operation; ``message`` is safe to show (no key, no header value)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Invalid(CatalogError):
+    """An input value breaks a rule; ``field`` names it (``models[2].max_output_tokens``)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class NotFound(CatalogError):
+    """The provider or model does not exist."""
+
+
+class Conflict(CatalogError):
+    """The operation is valid in itself but the current data forbids it.
+
+    ``code`` is the error code a client gets: ``failed_precondition`` when the data must change
+    first, ``already_exists`` when the public id is taken by another model.
+    """
+
+    def __init__(self, message: str, code: str = "failed_precondition") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# --- records -----------------------------------------------------------------------------------
+
+
+class ProviderInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A provider as the console sends it (create and update).
+
+    ``api_key``: None keeps the stored key on update, ``""`` clears it. ``headers``: None keeps
+    the stored headers on update; an object replaces them, and a ``null`` value keeps that
+    header's stored value (so a redacted object read back from the API can be sent again).
+    """
+
+    name: str
+    type: str
+    base_url: str
+    api_key: str | None = None
+    headers: dict[str, str | None] | None = None
+
+
+class ProviderRecord(msgspec.Struct, frozen=True):
+    """A provider as shown to a client: no key, secret-looking header values as None."""
+
+    id: int
+    name: str
+    type: str
+    base_url: str
+    has_api_key: bool
+    headers: dict[str, str | None]
+    created_at: str
+    updated_at: str
+
+
+class ProviderConnection(msgspec.Struct, frozen=True):
+    """The real stored values needed to call a provider. Internal only: never serialise it."""
+
+    provider_id: int
+    name: str
+    type: str
+    base_url: str
+    api_key: str
+    headers: dict[str, str]
+
+    def __repr__(self) -> str:
+        return (
+            f"ProviderConnection(provider_id={self.provider_id}, name={self.name!r}, "
+            f"type={self.type!r}, base_url={self.base_url!r}, api_key=<redacted>, "
+            f"headers={sorted(self.headers)!r})"
+        )
+
+
+class ModelInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One model to save under a provider, keyed on (provider, trimmed ``model_id``)."""
+
+    model_id: str
+    display_name: str
+    enabled: bool = True
+    max_output_tokens: PositiveInt | None = None
+    context_window_tokens: PositiveInt | None = None
+    reasoning_enabled: bool = False
+    reasoning_effort: str | None = None
+    sort_order: int = 0
+
+
+class ModelRecord(msgspec.Struct, frozen=True):
+    """A saved model with its provider's name and type; ``public_id`` is what Cursor sees."""
+
+    public_id: str
+    provider_id: int
+    provider_name: str
+    provider_type: str
+    model_id: str
+    display_name: str
+    enabled: bool
+    sort_order: int
+    max_output_tokens: int | None
+    context_window_tokens: int | None
+    reasoning_enabled: bool
+    reasoning_effort: str | None
+
+
+class ObservabilitySettings(msgspec.Struct, frozen=True):
+    """Whether calls record full payloads, and how many call records to keep."""
+
+    verbose: bool = False
+    retained_calls: int = 10000
+
+
+# --- table models ------------------------------------------------------------------------------
+
+
+class _Tables(msgspec.Struct, frozen=True):
+    provider: Any
+    model: Any
+    setting: Any
+
+
+_TABLES: weakref.WeakKeyDictionary[peewee.Database, _Tables] = weakref.WeakKeyDictionary()
+_TABLES_LOCK = threading.Lock()
+
+
+def _tables(db: peewee.Database) -> _Tables:
+    """peewee models of the migration-2 tables bound to ``db`` (built once per database)."""
+    with _TABLES_LOCK:
+        tables = _TABLES.get(db)
+        if tables is None:
+            tables = _TABLES[db] = _build_tables(db)
+        return tables
+
+
+def _build_tables(db: peewee.Database) -> _Tables:
+    class Provider(peewee.Model):
+        id = peewee.AutoField()
+        name = peewee.TextField()
+        type = peewee.TextField()
+        base_url = peewee.TextField()
+        api_key = peewee.TextField()
+        headers_json = peewee.TextField()
+        created_at_ms = peewee.BigIntegerField()
+        updated_at_ms = peewee.BigIntegerField()
+
+        class Meta:
+            database = db
+            table_name = "providers"
+
+    class Model(peewee.Model):
+        public_id = peewee.CharField(max_length=8, primary_key=True)
+        provider = peewee.ForeignKeyField(Provider, column_name="provider_id", on_delete="CASCADE")
+        model_id = peewee.TextField()
+        display_name = peewee.TextField()
+        enabled = peewee.BooleanField()
+        sort_order = peewee.IntegerField()
+        max_output_tokens = peewee.IntegerField(null=True)
+        context_window_tokens = peewee.IntegerField(null=True)
+        reasoning_enabled = peewee.BooleanField()
+        reasoning_effort = peewee.TextField(null=True)
+        created_at_ms = peewee.BigIntegerField()
+        updated_at_ms = peewee.BigIntegerField()
+
+        class Meta:
+            database = db
+            table_name = "models"
+
+    class Setting(peewee.Model):
+        key = peewee.TextField(primary_key=True)
+        value_json = peewee.TextField()
+        updated_at_ms = peewee.BigIntegerField()
+
+        class Meta:
+            database = db
+            table_name = "settings"
+
+    return _Tables(provider=Provider, model=Model, setting=Setting)
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+def now_ms() -> int:
+    """UTC wall-clock milliseconds since the epoch (the unit every ``*_ms`` column uses)."""
+    return int(datetime.datetime.now(datetime.UTC).timestamp() * 1000)
+
+
+def iso_utc(ms: int) -> str:
+    """``2025-01-02T03:04:05.678Z`` for UTC milliseconds: one fixed shape for every time."""
+    instant = _EPOCH + datetime.timedelta(milliseconds=ms)
+    return instant.strftime("%Y-%m-%dT%H:%M:%S.") + f"{instant.microsecond // 1000:03d}Z"
+
+
+def is_secret_header(name: str) -> bool:
+    """Whether a custom header's value is secret-looking: nulled in output, kept out of records."""
+    lowered = name.lower()
+    return lowered in SECRET_HEADER_NAMES or any(f in lowered for f in SECRET_HEADER_FRAGMENTS)
+
+
+def _redacted(headers: dict[str, str]) -> dict[str, str | None]:
+    return {name: None if is_secret_header(name) else value for name, value in headers.items()}
+
+
+def _lock_row(query: peewee.Select, db: peewee.Database) -> peewee.Select:
+    """``FOR UPDATE`` where supported (PostgreSQL); SQLite's IMMEDIATE transactions already lock."""
+    return query.for_update() if db.for_update else query
+
+
+# --- providers ---------------------------------------------------------------------------------
+
+
+def _provider_record(row: Any) -> ProviderRecord:
+    return ProviderRecord(
+        id=row.id,
+        name=row.name,
+        type=row.type,
+        base_url=row.base_url,
+        has_api_key=bool(row.api_key),
+        headers=_redacted(_stored_headers(row)),
+        created_at=iso_utc(row.created_at_ms),
+        updated_at=iso_utc(row.updated_at_ms),
+    )
+
+
+def _stored_headers(row: Any) -> dict[str, str]:
+    return msgspec.json.decode(row.headers_json, type=dict[str, str])
+
+
+def _check_name(name: str) -> str:
+    trimmed = name.strip()
+    if not trimmed:
+        raise Invalid("name", "provider name cannot be empty")
+    return trimmed
+
+
+def _check_type(provider_type: str) -> str:
+    if provider_type not in PROVIDER_TYPES:
+        raise Invalid("type", f"must be one of {', '.join(PROVIDER_TYPES)}")
+    return provider_type
+
+
+def _check_base_url(base_url: str) -> str:
+    try:
+        return urls.normalize_base_url(base_url)
+    except urls.InvalidBaseUrl as exc:
+        raise Invalid("base_url", str(exc)) from None
+
+
+def _check_api_key(api_key: str) -> str:
+    if not _KEY_RE.fullmatch(api_key):
+        # Never echo the value: it is (part of) a secret.
+        raise Invalid("api_key", "must be printable ASCII without spaces or control characters")
+    return api_key
+
+
+def _merge_headers(
+    given: dict[str, str | None], stored: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Validate ``given``; a None value takes the stored value of that name (case-insensitive)."""
+    kept = {name.lower(): value for name, value in (stored or {}).items()}
+    merged: dict[str, str] = {}
+    seen: set[str] = set()
+    for name, value in given.items():
+        field = f"headers.{name}"
+        lowered = name.lower()
+        if not _HEADER_NAME_RE.fullmatch(name):
+            raise Invalid(field, "header name must be an HTTP token")
+        if lowered in RESERVED_HEADER_NAMES:
+            raise Invalid(field, "this header is set by the HTTP client and cannot be custom")
+        if lowered in seen:
+            raise Invalid(field, "header given twice (names are case-insensitive)")
+        seen.add(lowered)
+        if value is None:
+            if lowered not in kept:
+                raise Invalid(field, "null keeps the stored value, but there is none")
+            value = kept[lowered]
+        elif not _HEADER_VALUE_RE.fullmatch(value):
+            raise Invalid(field, "header value must be printable ASCII (spaces and tabs allowed)")
+        merged[name] = value
+    return merged
+
+
+def list_providers(db: peewee.Database) -> list[ProviderRecord]:
+    """Every provider, oldest first."""
+    provider = _tables(db).provider
+    return [_provider_record(row) for row in provider.select().order_by(provider.id)]
+
+
+def provider_connection(db: peewee.Database, provider_id: int) -> ProviderConnection | None:
+    """The real URL, key and headers of a provider (for discovery and routing)."""
+    row = _tables(db).provider.get_or_none(id=provider_id)
+    return None if row is None else _connection(row)
+
+
+def _connection(row: Any) -> ProviderConnection:
+    return ProviderConnection(
+        provider_id=row.id,
+        name=row.name,
+        type=row.type,
+        base_url=row.base_url,
+        api_key=row.api_key,
+        headers=_stored_headers(row),
+    )
+
+
+def create_provider(db: peewee.Database, data: ProviderInput) -> ProviderRecord:
+    """Validate and store a new provider (name trimmed, URL normalised)."""
+    fields = {
+        "name": _check_name(data.name),
+        "type": _check_type(data.type),
+        "base_url": _check_base_url(data.base_url),
+        "api_key": _check_api_key(data.api_key or ""),
+        "headers_json": msgspec.json.encode(_merge_headers(data.headers or {})).decode(),
+    }
+    provider = _tables(db).provider
+    stamp = now_ms()
+    with db.atomic():
+        row = provider.create(**fields, created_at_ms=stamp, updated_at_ms=stamp)
+    return _provider_record(row)
+
+
+def update_provider(db: peewee.Database, provider_id: int, data: ProviderInput) -> ProviderRecord:
+    """Replace a provider's fields, keeping the key/headers the input leaves as None.
+
+    The URL and type are part of every model's public id, so they cannot change while the
+    provider has models (``Conflict``): the ids Cursor holds would silently point elsewhere.
+    """
+    name = _check_name(data.name)
+    provider_type = _check_type(data.type)
+    base_url = _check_base_url(data.base_url)
+    api_key = None if data.api_key is None else _check_api_key(data.api_key)
+    tables = _tables(db)
+    with db.atomic():
+        row = _lock_row(tables.provider.select().where(tables.provider.id == provider_id), db)
+        row = row.first()
+        if row is None:
+            raise NotFound(f"provider {provider_id} not found")
+        if (provider_type, base_url) != (row.type, row.base_url) and _has_models(db, provider_id):
+            raise Conflict(
+                "provider URL and type cannot change once it has models "
+                "(delete its models or create a new provider)"
+            )
+        stored = _stored_headers(row)
+        headers = stored if data.headers is None else _merge_headers(data.headers, stored)
+        row.name = name
+        row.type = provider_type
+        row.base_url = base_url
+        if api_key is not None:
+            row.api_key = api_key
+        row.headers_json = msgspec.json.encode(headers).decode()
+        row.updated_at_ms = now_ms()
+        row.save()
+    return _provider_record(row)
+
+
+def _has_models(db: peewee.Database, provider_id: int) -> bool:
+    model = _tables(db).model
+    return model.select().where(model.provider == provider_id).exists()
+
+
+def delete_provider(db: peewee.Database, provider_id: int) -> None:
+    """Delete a provider and its models; its call records stay (they hold no foreign key)."""
+    tables = _tables(db)
+    with db.atomic():
+        tables.model.delete().where(tables.model.provider == provider_id).execute()
+        deleted = tables.provider.delete().where(tables.provider.id == provider_id).execute()
+        if not deleted:
+            raise NotFound(f"provider {provider_id} not found")
+
+
+# --- models ------------------------------------------------------------------------------------
+
+
+def _models_query(db: peewee.Database) -> peewee.Select:
+    tables = _tables(db)
+    model, provider = tables.model, tables.provider
+    return (
+        model.select(model, provider)
+        .join(provider)
+        .order_by(model.sort_order, model.display_name, model.public_id)
+    )
+
+
+def _model_record(row: Any) -> ModelRecord:
+    return ModelRecord(
+        public_id=row.public_id,
+        provider_id=row.provider_id,
+        provider_name=row.provider.name,
+        provider_type=row.provider.type,
+        model_id=row.model_id,
+        display_name=row.display_name,
+        enabled=bool(row.enabled),
+        sort_order=row.sort_order,
+        max_output_tokens=row.max_output_tokens,
+        context_window_tokens=row.context_window_tokens,
+        reasoning_enabled=bool(row.reasoning_enabled),
+        reasoning_effort=row.reasoning_effort,
+    )
+
+
+def all_models(db: peewee.Database) -> list[ModelRecord]:
+    """Every model, enabled or not, ordered by sort_order then display_name."""
+    return [_model_record(row) for row in _models_query(db)]
+
+
+def enabled_models(db: peewee.Database) -> list[ModelRecord]:
+    """The models Cursor may list and use, ordered by sort_order then display_name."""
+    model = _tables(db).model
+    return [_model_record(row) for row in _models_query(db).where(model.enabled == True)]  # noqa: E712
+
+
+def model_route_parts(
+    db: peewee.Database, public_id: str
+) -> tuple[ModelRecord, ProviderConnection] | None:
+    """The model behind a public id and its provider's real connection values, or None.
+
+    Disabled models are returned too (``record.enabled`` is False) so the caller can say
+    "disabled" rather than "unknown"; the caller must refuse to route to them.
+    """
+    model = _tables(db).model
+    row = _models_query(db).where(model.public_id == public_id).first()
+    return None if row is None else (_model_record(row), _connection(row.provider))
+
+
+def delete_model(db: peewee.Database, public_id: str) -> None:
+    """Delete one model by public id; ``NotFound`` if there is none."""
+    model = _tables(db).model
+    with db.atomic():
+        if not model.delete().where(model.public_id == public_id).execute():
+            raise NotFound(f"model {public_id} not found")
+
+
+def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput:
+    """Trimmed, validated copy of one input model; fields are named ``models[i].field``."""
+    prefix = f"models[{index}]"
+    model_id = item.model_id.strip()
+    if not model_id:
+        raise Invalid(f"{prefix}.model_id", "model id cannot be empty")
+    display_name = item.display_name.strip()
+    if not display_name:
+        raise Invalid(f"{prefix}.display_name", "display name cannot be empty")
+    for field in ("max_output_tokens", "context_window_tokens"):
+        value = getattr(item, field)
+        if value is not None and (isinstance(value, bool) or value < 1):
+            raise Invalid(f"{prefix}.{field}", "must be a positive integer")
+    effort = item.reasoning_effort
+    if effort is not None and not effort.strip():
+        raise Invalid(f"{prefix}.reasoning_effort", "must be null or a non-empty string")
+    if provider_type == ANTHROPIC and item.enabled and item.max_output_tokens is None:
+        raise Invalid(
+            f"{prefix}.max_output_tokens",
+            "required to enable an Anthropic model (the server never guesses a limit)",
+        )
+    return msgspec.structs.replace(
+        item,
+        model_id=model_id,
+        display_name=display_name,
+        reasoning_effort=None if effort is None else effort.strip(),
+    )
+
+
+def save_models(
+    db: peewee.Database, provider_id: int, models: Sequence[ModelInput]
+) -> list[ModelRecord]:
+    """Upsert models under a provider in one transaction: all are saved or none.
+
+    Keyed on (provider, model_id): an existing model keeps its public id and creation time.
+    A public id that already belongs to another (provider, model) is a ``Conflict``.
+    """
+    tables = _tables(db)
+    model = tables.model
+    with db.atomic():
+        query = tables.provider.select().where(tables.provider.id == provider_id)
+        provider = _lock_row(query, db).first()
+        if provider is None:
+            raise NotFound(f"provider {provider_id} not found")
+        checked = [_check_model(i, item, provider.type) for i, item in enumerate(models)]
+        _refuse_duplicates(checked)
+        stamp = now_ms()
+        public_ids = []
+        for item in checked:
+            public_id = urls.public_model_id(provider.base_url, provider.type, item.model_id)
+            _refuse_collision(db, public_id, provider_id, item.model_id)
+            fields = {
+                "display_name": item.display_name,
+                "enabled": item.enabled,
+                "sort_order": item.sort_order,
+                "max_output_tokens": item.max_output_tokens,
+                "context_window_tokens": item.context_window_tokens,
+                "reasoning_enabled": item.reasoning_enabled,
+                "reasoning_effort": item.reasoning_effort,
+                "updated_at_ms": stamp,
+            }
+            updated = (
+                model.update(**fields)
+                .where((model.provider == provider_id) & (model.model_id == item.model_id))
+                .execute()
+            )
+            if not updated:
+                model.insert(
+                    public_id=public_id,
+                    provider=provider_id,
+                    model_id=item.model_id,
+                    created_at_ms=stamp,
+                    **fields,
+                ).execute()
+            public_ids.append(public_id)
+        saved = _models_query(db).where(model.public_id << public_ids)
+        rows = {row.public_id: row for row in saved}
+    return [_model_record(rows[public_id]) for public_id in public_ids]
+
+
+def _refuse_duplicates(models: Iterable[ModelInput]) -> None:
+    seen: set[str] = set()
+    for index, item in enumerate(models):
+        if item.model_id in seen:
+            raise Invalid(f"models[{index}].model_id", f"{item.model_id!r} is given twice")
+        seen.add(item.model_id)
+
+
+def _refuse_collision(db: peewee.Database, public_id: str, provider_id: int, model_id: str) -> None:
+    model = _tables(db).model
+    holder = model.get_or_none(model.public_id == public_id)
+    if holder is not None and (holder.provider_id, holder.model_id) != (provider_id, model_id):
+        raise Conflict(
+            f"public model id {public_id} already belongs to model {holder.model_id!r} "
+            f"of provider {holder.provider_id} (8-hex id collision)",
+            code="already_exists",
+        )
+
+
+# --- settings ----------------------------------------------------------------------------------
+
+
+def get_observability(db: peewee.Database) -> ObservabilitySettings:
+    """The stored observability settings, or the defaults when none were saved."""
+    setting = _tables(db).setting
+    row = setting.get_or_none(setting.key == OBSERVABILITY_KEY)
+    if row is None:
+        return ObservabilitySettings()
+    return msgspec.json.decode(row.value_json, type=ObservabilitySettings)
+
+
+def update_observability(
+    db: peewee.Database, *, verbose: bool | None = None, retained_calls: int | None = None
+) -> ObservabilitySettings:
+    """Change the given settings (None leaves one as it is) and return the result."""
+    if verbose is not None and not isinstance(verbose, bool):
+        raise Invalid("verbose", "must be true or false")
+    if retained_calls is not None and (type(retained_calls) is not int or retained_calls < 1):
+        raise Invalid("retained_calls", "must be an integer of at least 1")
+    setting = _tables(db).setting
+    with db.atomic():
+        # Make sure the row exists, then lock it, so concurrent partial updates both survive.
+        default = msgspec.json.encode(ObservabilitySettings()).decode()
+        setting.insert(
+            key=OBSERVABILITY_KEY, value_json=default, updated_at_ms=now_ms()
+        ).on_conflict_ignore().execute()
+        _lock_row(setting.select().where(setting.key == OBSERVABILITY_KEY), db).first()
+        current = get_observability(db)
+        changes: dict[str, Any] = {}
+        if verbose is not None:
+            changes["verbose"] = verbose
+        if retained_calls is not None:
+            changes["retained_calls"] = retained_calls
+        result = msgspec.structs.replace(current, **changes)
+        setting.update(
+            value_json=msgspec.json.encode(result).decode(), updated_at_ms=now_ms()
+        ).where(setting.key == OBSERVABILITY_KEY).execute()
+    return result

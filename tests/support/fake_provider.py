@@ -1,0 +1,779 @@
+"""A scriptable fake LLM provider: a real aiohttp server on loopback that speaks genuine SSE.
+
+Tests drive the provider adapters (and everything above them) over real HTTP against it::
+
+    async with FakeProvider() as fake:
+        fake.enqueue(Script.sse(chat_events(text=["Hel", "lo"])))
+        ...  # POST to f"{fake.base_url}/chat/completions"
+        assert fake.requests[0].json["stream"] is True
+
+Routes, all under ``fake.base_url`` (``http://127.0.0.1:PORT/v1``):
+
+- ``POST /v1/chat/completions``, ``POST /v1/responses``, ``POST /v1/messages``: each request takes
+  the next enqueued ``Script`` (FIFO, shared by the three routes). With the queue empty the
+  fake answers 500 ``{"error":{"message":"fake provider: no script queued …"}}`` so the test
+  fails loudly.
+- ``GET /v1/models``: the model list in ``models_style`` shape. ``"openai"``:
+  ``{"object":"list","data":[{"id":…}]}``. ``"anthropic"``: one page per request, following the
+  ``limit`` (default 20), ``after_id`` and ``before_id`` query parameters, answered as
+  ``{"data":[…],"has_more":…,"first_id":…,"last_id":…}``. ``models_error = (status, body)``
+  makes the listing fail instead.
+
+Every request (models listings included) is recorded in ``fake.requests`` in arrival order;
+``fake.disconnected(i)`` is an ``asyncio.Event`` set when the client of request ``i`` closed
+its connection before the fake was done with it (observed while streaming, stalling or hanging).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from aiohttp import web
+
+# How often a waiting handler looks at its connection to notice that the client went away.
+_DISCONNECT_POLL_S = 0.005
+
+# ---------------------------------------------------------------------------------------------
+# Building SSE bodies
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    """One server-sent event as the fake writes it; ``data`` may hold newlines (several lines)."""
+
+    data: str
+    event: str | None = None
+    id: str | None = None
+
+    @classmethod
+    def json(cls, payload: Any, *, event: str | None = None) -> SseEvent:
+        """An event whose data is compact JSON, like every real provider sends."""
+        return cls(data=json.dumps(payload, separators=(",", ":"), ensure_ascii=False), event=event)
+
+    def encode(self, newline: str = "\n") -> bytes:
+        lines: list[str] = []
+        if self.event is not None:
+            lines.append(f"event: {self.event}")
+        if self.id is not None:
+            lines.append(f"id: {self.id}")
+        lines.extend(f"data: {line}" for line in self.data.split("\n"))
+        return (newline.join(lines) + newline + newline).encode()
+
+
+def encode_events(events: Iterable[SseEvent], newline: str = "\n") -> bytes:
+    """The whole SSE body for ``events`` (used to pick byte offsets for ``chunk_boundaries``)."""
+    return b"".join(event.encode(newline) for event in events)
+
+
+def split_at(body: bytes, boundaries: Iterable[int]) -> list[bytes]:
+    """``body`` cut at the given byte offsets (out-of-range and repeated offsets are ignored)."""
+    cuts = sorted({b for b in boundaries if 0 < b < len(body)})
+    edges = [0, *cuts, len(body)]
+    return [body[a:b] for a, b in itertools.pairwise(edges) if b > a]
+
+
+@dataclass(frozen=True)
+class Script:
+    """What the fake does with one request. Build it with the class methods."""
+
+    kind: Literal["body", "hang"]
+    status: int = 200
+    content_type: str = "text/event-stream"
+    chunks: tuple[bytes, ...] = ()
+    delay_between: float = 0.0
+    then_stall: bool = False
+
+    @classmethod
+    def sse(
+        cls,
+        events: Sequence[SseEvent],
+        *,
+        chunk_boundaries: Iterable[int] | None = None,
+        chunk_size: int | None = None,
+        delay_between: float = 0.0,
+        newline: str = "\n",
+    ) -> Script:
+        """A 200 SSE stream of ``events``, then the connection ends normally.
+
+        By default each event is one write. ``chunk_boundaries`` cuts the whole body at those byte
+        offsets instead (anywhere: inside a line, a UTF-8 character, a CRLF); ``chunk_size`` cuts
+        it every N bytes. ``delay_between`` sleeps between writes so chunks reach the client apart.
+        """
+        body_events = list(events)
+        if chunk_boundaries is not None or chunk_size is not None:
+            body = encode_events(body_events, newline)
+            cuts = list(chunk_boundaries or ())
+            if chunk_size is not None:
+                cuts.extend(range(chunk_size, len(body), chunk_size))
+            chunks = split_at(body, cuts)
+        else:
+            chunks = [event.encode(newline) for event in body_events]
+        return cls(kind="body", chunks=tuple(chunks), delay_between=delay_between)
+
+    @classmethod
+    def raw(
+        cls,
+        chunks: Sequence[bytes],
+        *,
+        status: int = 200,
+        content_type: str = "text/event-stream",
+        delay_between: float = 0.0,
+    ) -> Script:
+        """Exactly these body bytes, one write per chunk (for malformed or truncated streams)."""
+        return cls(
+            kind="body",
+            status=status,
+            content_type=content_type,
+            chunks=tuple(chunks),
+            delay_between=delay_between,
+        )
+
+    @classmethod
+    def error(cls, status: int, json_body: Any) -> Script:
+        """A non-2xx answer before any stream: ``json_body`` as JSON (``str``/``bytes`` as is)."""
+        if isinstance(json_body, bytes):
+            body, content_type = json_body, "text/plain"
+        elif isinstance(json_body, str):
+            body, content_type = json_body.encode(), "text/plain"
+        else:
+            body, content_type = json.dumps(json_body).encode(), "application/json"
+        return cls(kind="body", status=status, content_type=content_type, chunks=(body,))
+
+    @classmethod
+    def stall(cls, after_events: int | None = None, events: Sequence[SseEvent] = ()) -> Script:
+        """Send 200 headers and the first ``after_events`` of ``events`` (all when None), then
+        nothing more and never close, until the client leaves or the fake shuts down."""
+        count = len(events) if after_events is None else after_events
+        if count > len(events):
+            raise ValueError(f"stall(after_events={count}) needs at least {count} events")
+        chunks = tuple(event.encode() for event in events[:count])
+        return cls(kind="body", chunks=chunks, then_stall=True)
+
+    @classmethod
+    def hang_before_headers(cls) -> Script:
+        """Read the whole request, then never answer (not even headers)."""
+        return cls(kind="hang")
+
+
+# ---------------------------------------------------------------------------------------------
+# The server
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as the fake received it. ``headers`` has lower-case names."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: bytes
+    json: Any = None
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+
+@dataclass
+class _Connection:
+    """Per-request bookkeeping: whether the client left before the fake was done."""
+
+    disconnected: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class FakeProvider:
+    """The fake provider server; use ``async with FakeProvider() as fake`` (or start/close)."""
+
+    def __init__(
+        self,
+        *,
+        models: Sequence[str] = ("fake-model",),
+        models_style: Literal["openai", "anthropic"] = "openai",
+    ) -> None:
+        self.models: list[str] = list(models)
+        self.models_style = models_style
+        self.models_error: tuple[int, Any] | None = None
+        self.requests: list[RecordedRequest] = []
+        self._scripts: deque[Script] = deque()
+        self._connections: list[_Connection] = []
+        self._closing = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self.base_url = ""
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._scripted)
+        app.router.add_post("/v1/responses", self._scripted)
+        app.router.add_post("/v1/messages", self._scripted)
+        app.router.add_get("/v1/models", self._models)
+        self._runner = web.AppRunner(app, shutdown_timeout=1.0, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        host, port = self._runner.addresses[0][:2]
+        self.base_url = f"http://{host}:{port}/v1"
+
+    async def close(self) -> None:
+        """Release stalled and hanging handlers, then stop the server."""
+        self._closing.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeProvider:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # -- test API ------------------------------------------------------------------------------
+
+    def enqueue(self, *scripts: Script) -> None:
+        """Queue the answers for the next POSTs, first in first out."""
+        self._scripts.extend(scripts)
+
+    @property
+    def pending_scripts(self) -> int:
+        return len(self._scripts)
+
+    def disconnected(self, index: int) -> asyncio.Event:
+        """Set once the client of request ``index`` closed its connection early."""
+        return self._connections[index].disconnected
+
+    async def wait_for_request(self, count: int = 1, timeout: float = 5.0) -> RecordedRequest:
+        """Wait until at least ``count`` requests arrived; returns request ``count - 1``."""
+        async with asyncio.timeout(timeout):
+            while len(self.requests) < count:
+                await asyncio.sleep(_DISCONNECT_POLL_S)
+        return self.requests[count - 1]
+
+    # -- handlers ------------------------------------------------------------------------------
+
+    async def _record(self, request: web.Request) -> int:
+        body = await request.read()
+        try:
+            parsed = json.loads(body) if body else None
+        except ValueError:
+            parsed = None
+        self.requests.append(
+            RecordedRequest(
+                method=request.method,
+                path=request.path,
+                query=dict(request.query),
+                headers={k.lower(): v for k, v in request.headers.items()},
+                body=body,
+                json=parsed,
+            )
+        )
+        self._connections.append(_Connection())
+        return len(self.requests) - 1
+
+    async def _scripted(self, request: web.Request) -> web.StreamResponse:
+        index = await self._record(request)
+        if not self._scripts:
+            message = f"fake provider: no script queued for {request.method} {request.path}"
+            return web.json_response({"error": {"message": message}}, status=500)
+        script = self._scripts.popleft()
+        if script.kind == "hang":
+            await self._wait_until_gone(request, index)
+            _drop(request)
+            return web.Response(status=204)
+        return await self._play(request, index, script)
+
+    async def _play(self, request: web.Request, index: int, script: Script) -> web.StreamResponse:
+        if script.status != 200 or script.content_type != "text/event-stream":
+            body = b"".join(script.chunks)
+            return web.Response(
+                status=script.status, body=body, headers={"content-type": script.content_type}
+            )
+        response = web.StreamResponse(
+            status=200, headers={"content-type": "text/event-stream", "cache-control": "no-cache"}
+        )
+        await response.prepare(request)
+        for position, chunk in enumerate(script.chunks):
+            if position and script.delay_between and await self._pause(request, index, script):
+                return response
+            if self._gone(request, index):
+                return response
+            try:
+                await response.write(chunk)
+            except (ConnectionError, RuntimeError):
+                self._connections[index].disconnected.set()
+                return response
+        if script.then_stall:
+            await self._wait_until_gone(request, index)
+            _drop(request)
+            return response
+        await response.write_eof()
+        return response
+
+    async def _pause(self, request: web.Request, index: int, script: Script) -> bool:
+        """Sleep ``delay_between``; True if the client left (or the fake closed) meanwhile."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + script.delay_between
+        while loop.time() < until:
+            if self._gone(request, index) or self._closing.is_set():
+                return True
+            await asyncio.sleep(min(_DISCONNECT_POLL_S, max(until - loop.time(), 0)))
+        return self._gone(request, index)
+
+    async def _wait_until_gone(self, request: web.Request, index: int) -> None:
+        while not self._closing.is_set() and not self._gone(request, index):
+            await asyncio.sleep(_DISCONNECT_POLL_S)
+
+    def _gone(self, request: web.Request, index: int) -> bool:
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            self._connections[index].disconnected.set()
+            return True
+        return False
+
+    async def _models(self, request: web.Request) -> web.Response:
+        await self._record(request)
+        if self.models_error is not None:
+            status, body = self.models_error
+            return web.json_response(body, status=status)
+        if self.models_style == "openai":
+            data = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models
+            ]
+            return web.json_response({"object": "list", "data": data})
+        return web.json_response(self._anthropic_page(request.query))
+
+    def _anthropic_page(self, query: Any) -> dict[str, Any]:
+        limit = int(query.get("limit", "20"))
+        ids = self.models
+        if "after_id" in query:
+            ids = ids[ids.index(query["after_id"]) + 1 :]
+        elif "before_id" in query:
+            ids = ids[: ids.index(query["before_id"])][-limit:]
+        page, has_more = ids[:limit], len(ids) > limit
+        data = [
+            {
+                "type": "model",
+                "id": m,
+                "display_name": m.replace("-", " ").title(),
+                "created_at": "2025-01-01T00:00:00Z",
+            }
+            for m in page
+        ]
+        return {
+            "data": data,
+            "has_more": has_more,
+            "first_id": page[0] if page else None,
+            "last_id": page[-1] if page else None,
+        }
+
+
+def _drop(request: web.Request) -> None:
+    """Cut the connection without a response (the fake is closing or the client left)."""
+    if request.transport is not None:
+        with contextlib.suppress(Exception):
+            request.transport.abort()
+
+
+# ---------------------------------------------------------------------------------------------
+# Realistic event lists for each format
+
+
+@dataclass(frozen=True)
+class FakeToolCall:
+    """A tool call to stream; ``fragments`` are its argument text pieces, sent in order."""
+
+    call_id: str
+    name: str
+    fragments: tuple[str, ...] = ()
+    index: int | None = None
+
+    @property
+    def arguments(self) -> str:
+        return "".join(self.fragments)
+
+
+@dataclass(frozen=True)
+class FakeThinking:
+    """An Anthropic thinking block (or the one reasoning summary in the OpenAI formats)."""
+
+    chunks: tuple[str, ...]
+    signature: str = "sig-1"
+
+
+@dataclass(frozen=True)
+class FakeRedactedThinking:
+    """An Anthropic ``redacted_thinking`` block with its opaque ``data``."""
+
+    data: str
+
+
+def _interleaved(tools: Sequence[FakeToolCall]) -> list[tuple[int, str]]:
+    """Argument fragments of parallel calls, round-robin: (position in ``tools``, fragment)."""
+    out: list[tuple[int, str]] = []
+    longest = max((len(t.fragments) for t in tools), default=0)
+    for step in range(longest):
+        for position, tool in enumerate(tools):
+            if step < len(tool.fragments):
+                out.append((position, tool.fragments[step]))
+    return out
+
+
+# -- OpenAI Chat Completions --
+
+
+def chat_usage(
+    prompt: int, completion: int, *, cached: int | None = None, reasoning: int | None = None
+) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    if cached is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    if reasoning is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
+    return usage
+
+
+def chat_chunk(
+    delta: dict[str, Any], finish_reason: str | None = None, model: str = "fake-model"
+) -> SseEvent:
+    return SseEvent.json(
+        {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            "usage": None,
+        }
+    )
+
+
+def chat_error_chunk(message: str, code: str = "server_error") -> SseEvent:
+    """The ``{"error": {...}}`` object some Chat servers send mid-stream."""
+    return SseEvent.json({"error": {"message": message, "type": code, "code": code}})
+
+
+def chat_events(
+    *,
+    text: Sequence[str] = (),
+    thinking: Sequence[str] = (),
+    tools: Sequence[FakeToolCall] = (),
+    finish: str | None = None,
+    usage: dict[str, Any] | None = None,
+    done: bool = True,
+    model: str = "fake-model",
+) -> list[SseEvent]:
+    """A Chat Completions stream: role chunk, ``reasoning_content`` deltas, content deltas,
+    interleaved parallel tool-call deltas, the finish chunk, the usage chunk, ``[DONE]``.
+    ``finish`` defaults to ``tool_calls`` with tools and ``stop`` without; ``finish=""`` sends no
+    finish chunk; ``done=False`` leaves out ``[DONE]``."""
+    events = [chat_chunk({"role": "assistant", "content": ""}, model=model)]
+    events += [chat_chunk({"reasoning_content": piece}, model=model) for piece in thinking]
+    events += [chat_chunk({"content": piece}, model=model) for piece in text]
+    indexes = [t.index if t.index is not None else i for i, t in enumerate(tools)]
+    for position, tool in enumerate(tools):
+        start = {
+            "index": indexes[position],
+            "id": tool.call_id,
+            "type": "function",
+            "function": {"name": tool.name, "arguments": ""},
+        }
+        events.append(chat_chunk({"tool_calls": [start]}, model=model))
+    for position, piece in _interleaved(tools):
+        entry = {"index": indexes[position], "function": {"arguments": piece}}
+        events.append(chat_chunk({"tool_calls": [entry]}, model=model))
+    if finish is None:
+        finish = "tool_calls" if tools else "stop"
+    if finish:
+        events.append(chat_chunk({}, finish, model=model))
+    if usage is not None:
+        events.append(
+            SseEvent.json(
+                {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": model,
+                    "choices": [],
+                    "usage": usage,
+                }
+            )
+        )
+    if done:
+        events.append(SseEvent("[DONE]"))
+    return events
+
+
+# -- OpenAI Responses --
+
+
+def responses_usage(
+    input: int, output: int, *, cached: int | None = None, reasoning: int | None = None
+) -> dict[str, Any]:
+    return {
+        "input_tokens": input,
+        "input_tokens_details": {"cached_tokens": cached} if cached is not None else None,
+        "output_tokens": output,
+        "output_tokens_details": (
+            {"reasoning_tokens": reasoning} if reasoning is not None else None
+        ),
+        "total_tokens": input + output,
+    }
+
+
+class _Seq:
+    """Numbers Responses events the way the API does (``sequence_number``)."""
+
+    def __init__(self) -> None:
+        self.events: list[SseEvent] = []
+
+    def add(self, kind: str, **fields: Any) -> None:
+        payload = {"type": kind, "sequence_number": len(self.events), **fields}
+        self.events.append(SseEvent.json(payload, event=kind))
+
+
+def responses_error_event(message: str, code: str = "server_error") -> SseEvent:
+    """The Responses ``error`` event."""
+    payload = {"type": "error", "code": code, "message": message, "param": None}
+    return SseEvent.json(payload, event="error")
+
+
+def responses_failed_event(message: str, code: str = "server_error") -> SseEvent:
+    """The Responses ``response.failed`` terminal event."""
+    response = {
+        "id": "resp_fake",
+        "object": "response",
+        "status": "failed",
+        "error": {"code": code, "message": message},
+        "output": [],
+        "usage": None,
+    }
+    payload = {"type": "response.failed", "response": response}
+    return SseEvent.json(payload, event="response.failed")
+
+
+def responses_events(
+    *,
+    text: Sequence[str] = (),
+    thinking: Sequence[str] = (),
+    encrypted_reasoning: str | None = None,
+    tools: Sequence[FakeToolCall] = (),
+    usage: dict[str, Any] | None = None,
+    terminal: Literal["completed", "incomplete", "none"] = "completed",
+    incomplete_reason: str = "max_output_tokens",
+    model: str = "fake-model",
+) -> list[SseEvent]:
+    """A Responses stream: a reasoning item (summary deltas, ``encrypted_content`` on its done
+    item) when ``thinking`` or ``encrypted_reasoning`` is given, a message item with the text,
+    function_call items with interleaved argument deltas, then the terminal event."""
+    seq = _Seq()
+    base = {"id": "resp_fake", "object": "response", "model": model, "output": []}
+    seq.add("response.created", response={**base, "status": "in_progress"})
+    seq.add("response.in_progress", response={**base, "status": "in_progress"})
+    output: list[dict[str, Any]] = []
+    if thinking or encrypted_reasoning is not None:
+        at = len(output)
+        seq.add(
+            "response.output_item.added",
+            output_index=at,
+            item={"id": "rs_fake", "type": "reasoning", "summary": []},
+        )
+        summary: list[dict[str, Any]] = []
+        if thinking:
+            part = {"type": "summary_text", "text": ""}
+            ids = {"item_id": "rs_fake", "output_index": at, "summary_index": 0}
+            seq.add("response.reasoning_summary_part.added", **ids, part=part)
+            for piece in thinking:
+                seq.add("response.reasoning_summary_text.delta", **ids, delta=piece)
+            full = "".join(thinking)
+            seq.add("response.reasoning_summary_text.done", **ids, text=full)
+            seq.add("response.reasoning_summary_part.done", **ids, part={**part, "text": full})
+            summary.append({"type": "summary_text", "text": full})
+        item: dict[str, Any] = {"id": "rs_fake", "type": "reasoning", "summary": summary}
+        if encrypted_reasoning is not None:
+            item["encrypted_content"] = encrypted_reasoning
+        seq.add("response.output_item.done", output_index=at, item=item)
+        output.append(item)
+    if text:
+        at = len(output)
+        message = {"id": "msg_fake", "type": "message", "role": "assistant", "status": ""}
+        seq.add(
+            "response.output_item.added",
+            output_index=at,
+            item={**message, "status": "in_progress", "content": []},
+        )
+        ids = {"item_id": "msg_fake", "output_index": at, "content_index": 0}
+        empty = {"type": "output_text", "text": "", "annotations": []}
+        seq.add("response.content_part.added", **ids, part=empty)
+        for piece in text:
+            seq.add("response.output_text.delta", **ids, delta=piece, logprobs=[])
+        full = "".join(text)
+        seq.add("response.output_text.done", **ids, text=full, logprobs=[])
+        seq.add("response.content_part.done", **ids, part={**empty, "text": full})
+        done_item = {**message, "status": "completed", "content": [{**empty, "text": full}]}
+        seq.add("response.output_item.done", output_index=at, item=done_item)
+        output.append(done_item)
+    first_tool = len(output)
+    indexes = [t.index if t.index is not None else first_tool + i for i, t in enumerate(tools)]
+    items: list[dict[str, Any]] = []
+    for position, tool in enumerate(tools):
+        fc = {
+            "id": f"fc_{tool.call_id}",
+            "type": "function_call",
+            "status": "in_progress",
+            "call_id": tool.call_id,
+            "name": tool.name,
+            "arguments": "",
+        }
+        items.append(fc)
+        seq.add("response.output_item.added", output_index=indexes[position], item=fc)
+    for position, piece in _interleaved(tools):
+        seq.add(
+            "response.function_call_arguments.delta",
+            item_id=items[position]["id"],
+            output_index=indexes[position],
+            delta=piece,
+        )
+    for position, tool in enumerate(tools):
+        at = indexes[position]
+        seq.add(
+            "response.function_call_arguments.done",
+            item_id=items[position]["id"],
+            output_index=at,
+            arguments=tool.arguments,
+        )
+        done_fc = {**items[position], "status": "completed", "arguments": tool.arguments}
+        seq.add("response.output_item.done", output_index=at, item=done_fc)
+        output.append(done_fc)
+    if terminal == "completed":
+        final = {**base, "status": "completed", "output": output, "usage": usage}
+        seq.add("response.completed", response=final)
+    elif terminal == "incomplete":
+        final = {
+            **base,
+            "status": "incomplete",
+            "incomplete_details": {"reason": incomplete_reason},
+            "output": output,
+            "usage": usage,
+        }
+        seq.add("response.incomplete", response=final)
+    return seq.events
+
+
+# -- Anthropic Messages --
+
+
+def anthropic_usage(
+    *,
+    input: int | None = None,
+    output: int | None = None,
+    cache_read: int | None = None,
+    cache_write: int | None = None,
+) -> dict[str, Any]:
+    """Only the given fields, as Anthropic's usage objects (which vary by event) carry them."""
+    usage: dict[str, Any] = {}
+    if input is not None:
+        usage["input_tokens"] = input
+    if cache_write is not None:
+        usage["cache_creation_input_tokens"] = cache_write
+    if cache_read is not None:
+        usage["cache_read_input_tokens"] = cache_read
+    if output is not None:
+        usage["output_tokens"] = output
+    return usage
+
+
+def anthropic_error_event(message: str, error_type: str = "overloaded_error") -> SseEvent:
+    """The Anthropic mid-stream ``event: error``."""
+    payload = {"type": "error", "error": {"type": error_type, "message": message}}
+    return SseEvent.json(payload, event="error")
+
+
+def _a(kind: str, **fields: Any) -> SseEvent:
+    return SseEvent.json({"type": kind, **fields}, event=kind)
+
+
+def anthropic_events(
+    *,
+    text: Sequence[str] = (),
+    thinking: Sequence[FakeThinking | FakeRedactedThinking] = (),
+    tools: Sequence[FakeToolCall] = (),
+    stop_reason: str | None = None,
+    start_usage: dict[str, Any] | None = None,
+    delta_usage: dict[str, Any] | None = None,
+    stop: bool = True,
+    model: str = "fake-model",
+) -> list[SseEvent]:
+    """A Messages stream: ``message_start``, ``ping``, thinking / redacted_thinking blocks (in
+    the given order), a text block, tool_use blocks (input ``{}`` on start, then
+    ``input_json_delta`` fragments; none for a tool without fragments), ``message_delta`` with
+    ``stop_reason`` (default ``tool_use`` with tools, else ``end_turn``) and ``message_stop``."""
+    message = {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": start_usage if start_usage is not None else {},
+    }
+    events = [_a("message_start", message=message), _a("ping")]
+    index = 0
+    for block in thinking:
+        if isinstance(block, FakeRedactedThinking):
+            start = {"type": "redacted_thinking", "data": block.data}
+            events.append(_a("content_block_start", index=index, content_block=start))
+        else:
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            events.append(_a("content_block_start", index=index, content_block=start))
+            for piece in block.chunks:
+                delta = {"type": "thinking_delta", "thinking": piece}
+                events.append(_a("content_block_delta", index=index, delta=delta))
+            delta = {"type": "signature_delta", "signature": block.signature}
+            events.append(_a("content_block_delta", index=index, delta=delta))
+        events.append(_a("content_block_stop", index=index))
+        index += 1
+    if text:
+        start = {"type": "text", "text": ""}
+        events.append(_a("content_block_start", index=index, content_block=start))
+        for piece in text:
+            delta = {"type": "text_delta", "text": piece}
+            events.append(_a("content_block_delta", index=index, delta=delta))
+        events.append(_a("content_block_stop", index=index))
+        index += 1
+    for tool in tools:
+        at = tool.index if tool.index is not None else index
+        start = {"type": "tool_use", "id": tool.call_id, "name": tool.name, "input": {}}
+        events.append(_a("content_block_start", index=at, content_block=start))
+        if tool.fragments:
+            delta = {"type": "input_json_delta", "partial_json": ""}
+            events.append(_a("content_block_delta", index=at, delta=delta))
+        for piece in tool.fragments:
+            delta = {"type": "input_json_delta", "partial_json": piece}
+            events.append(_a("content_block_delta", index=at, delta=delta))
+        events.append(_a("content_block_stop", index=at))
+        index = at + 1
+    if stop_reason is None:
+        stop_reason = "tool_use" if tools else "end_turn"
+    events.append(
+        _a(
+            "message_delta",
+            delta={"stop_reason": stop_reason, "stop_sequence": None},
+            usage=delta_usage if delta_usage is not None else {},
+        )
+    )
+    if stop:
+        events.append(_a("message_stop"))
+    return events
