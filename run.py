@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import msgspec
 import peewee
 
+from actors.providers.transport import CallLimits
 from store import DatabaseDriverMissing, Store, connect_store
 from wire.http.server import ServerConfig, start_server
 from wire.log import log_event
@@ -130,7 +131,10 @@ def configure_logging(level: str) -> None:
 async def serve(settings: Settings, store: Store) -> int:
     """Run until SIGINT or SIGTERM, then shut down within the deadline."""
     config = ServerConfig(
-        host=settings.host, port=settings.port, upstream_url=settings.upstream_url
+        host=settings.host,
+        port=settings.port,
+        upstream_url=settings.upstream_url,
+        provider_limits=CallLimits(total_s=settings.provider_timeout_s),
     )
     try:
         server = await start_server(config, database=store.database)

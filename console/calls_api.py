@@ -54,10 +54,12 @@ def register_calls_api(app: web.Application, database: peewee.Database) -> None:
 
     async def list_calls(request: web.Request) -> web.Response:
         try:
-            limit = _query_int(request, "limit") or DEFAULT_LIMIT
+            limit = _query_int(request, "limit")
             before = _query_int(request, "before")
         except ValueError as exc:
             return json_error(400, "invalid_argument", str(exc))
+        if limit is None:
+            limit = DEFAULT_LIMIT
         if not 1 <= limit <= MAX_LIMIT:
             return json_error(400, "invalid_argument", f"limit must be 1 to {MAX_LIMIT}")
         calls = await asyncio.to_thread(records.list, limit, before)

@@ -17,6 +17,7 @@ use it only single-threaded; multi-threaded tests should use a file under ``tmp_
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -26,6 +27,10 @@ from playhouse import db_url
 
 from store.blobs import BlobStore
 from store.migrations import apply_migrations
+
+# peewee logs every statement with its parameters at DEBUG, provider keys included; those
+# lines must never be written, whatever level the process logs at.
+logging.getLogger("peewee").setLevel(logging.WARNING)
 
 DEFAULT_DATABASE_URL = "sqlite://cursor-server.db"
 SQLITE_MEMORY = ":memory:"

@@ -185,7 +185,7 @@ class CallRecords:
             for c in chunks
         ]
         with self._db.atomic():
-            self._chunks.insert_many(rows).execute()
+            self._chunks.insert(rows).execute()
 
     def finish(self, call_id: int, end: CallEnd) -> bool:
         """Finish a running call; False if it had already finished (the first finish wins)."""

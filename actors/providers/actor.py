@@ -22,14 +22,14 @@ import pykka
 from actors.bridge import LoopTasks
 from actors.providers.adapter import StreamDecoder, adapter_for
 from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.events import CallStarted, ProviderEvent, UsageReported
+from actors.providers.events import CallStarted, ProviderEvent
 from actors.providers.grammar import CallResult, StreamGrammar
 from actors.providers.redaction import redacted_headers, route_secrets, scrub_bytes, scrub_text
 from actors.providers.request import LlmRequest, ModelRoute
 from actors.providers.transport import (
     CallLimits,
     ErrorBodyReceived,
-    ResponseChunkReceived,
+    ResponseChunksReceived,
     ResponseEnded,
     ResponseHeadersReceived,
     TransportFailed,
@@ -114,7 +114,6 @@ class ProviderActor(pykka.ThreadingActor):
         self._response_bytes = 0
         self._chunks: list[RecordedChunk] = []
         self._chunk_seq = 0
-        self._usage: dict[str, int] = {}
         self._ended = False
 
     # ---- lifecycle ----
@@ -181,8 +180,8 @@ class ProviderActor(pykka.ThreadingActor):
         if self._ended:
             return
         match message:
-            case ResponseChunkReceived(data=data, at=at):
-                self._on_chunk(data, at)
+            case ResponseChunksReceived(chunks=chunks):
+                self._on_chunks(chunks)
             case ResponseHeadersReceived(status=status, at=at):
                 self._on_headers(status, at)
             case ResponseEnded():
@@ -205,13 +204,17 @@ class ProviderActor(pykka.ThreadingActor):
         if 200 <= status < 300:
             self._forward([CallStarted(self._call.model_call_id)])
 
-    def _on_chunk(self, data: bytes, at: float) -> None:
-        self._record_chunk(data, at)
+    def _on_chunks(self, chunks: tuple[tuple[bytes, float], ...]) -> None:
         assert self._decoder is not None
+        events: list[ProviderEvent] = []
         try:
-            events = self._decoder.feed(data)
+            for data, at in chunks:
+                self._record_chunk(data, at)
+                events.extend(self._decoder.feed(data))
         except ProviderFailure as failure:
-            self._fail(failure)
+            self._forward(events)
+            if not self._ended:
+                self._fail(failure)
             return
         self._forward(events)
 
@@ -234,12 +237,6 @@ class ProviderActor(pykka.ThreadingActor):
         try:
             for event in events:
                 self._grammar.accept(event)
-                if isinstance(event, UsageReported):
-                    self._usage = {
-                        k: v
-                        for k, v in msgspec.structs.asdict(event.usage).items()
-                        if v is not None
-                    }
         except ProviderFailure as failure:
             self._fail(failure)
             return
@@ -263,6 +260,13 @@ class ProviderActor(pykka.ThreadingActor):
         self._chunks = []
 
     # ---- ends ----
+
+    def _reported_usage(self) -> dict[str, int]:
+        """The usage columns the provider reported (the grammar keeps the one usage event)."""
+        usage = self._grammar.usage
+        if usage is None:
+            return {}
+        return {k: v for k, v in msgspec.structs.asdict(usage).items() if v is not None}
 
     def _fail(self, failure: ProviderFailure) -> None:
         failure = ProviderFailure(
@@ -294,7 +298,7 @@ class ProviderActor(pykka.ThreadingActor):
                     duration_ms=(time.monotonic() - self._started) * 1000,
                     response_bytes=self._response_bytes,
                     finish_reason=result.finish.value if result is not None else None,
-                    usage=self._usage,
+                    usage=self._reported_usage(),
                     error_message=failure.message if failure is not None else None,
                 ),
             )

@@ -279,3 +279,9 @@ def error_text(data: dict[str, Any]) -> str:
 
 def finish_for(has_tools: bool) -> FinishReason:
     return FinishReason.TOOL_USE if has_tools else FinishReason.STOP
+
+
+def bearer_auth(route: ModelRoute) -> tuple[tuple[str, str], ...]:
+    """``Authorization: Bearer <key>``, or nothing for a provider without a key (a local
+    server); an empty ``Bearer `` is not a valid header value."""
+    return (("authorization", f"Bearer {route.api_key.reveal()}"),) if route.api_key else ()

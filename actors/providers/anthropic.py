@@ -106,7 +106,8 @@ class AnthropicAdapter:
             body["thinking"] = {"type": "adaptive", "display": "summarized"}
         if route.reasoning.effort is not None:
             body["output_config"] = {"effort": route.reasoning.effort}
-        auth = (("x-api-key", route.api_key.reveal()), ("anthropic-version", API_VERSION))
+        key = (("x-api-key", route.api_key.reveal()),) if route.api_key else ()
+        auth = (*key, ("anthropic-version", API_VERSION))
         return HttpCall(
             method="POST",
             url=endpoint(route, "/messages"),

@@ -8,6 +8,7 @@ from typing import Any
 
 from actors.providers.adapter import (
     SseJsonDecoder,
+    bearer_auth,
     check_route,
     data_url,
     encode_body,
@@ -87,7 +88,7 @@ class OpenAiChatAdapter:
             body["max_completion_tokens"] = route.max_output_tokens
         if route.reasoning.effort is not None:
             body["reasoning_effort"] = route.reasoning.effort
-        auth = (("authorization", f"Bearer {route.api_key.reveal()}"),)
+        auth = bearer_auth(route)
         return HttpCall(
             method="POST",
             url=endpoint(route, "/chat/completions"),

@@ -12,6 +12,7 @@ from typing import Any
 
 from actors.providers.adapter import (
     SseJsonDecoder,
+    bearer_auth,
     check_route,
     data_url,
     encode_body,
@@ -91,7 +92,7 @@ class OpenAiResponsesAdapter:
             body["reasoning"] = {"summary": "auto"}
             if reasoning.effort is not None:
                 body["reasoning"]["effort"] = reasoning.effort
-        auth = (("authorization", f"Bearer {route.api_key.reveal()}"),)
+        auth = bearer_auth(route)
         return HttpCall(
             method="POST",
             url=endpoint(route, "/responses"),

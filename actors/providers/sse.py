@@ -57,17 +57,38 @@ class SseDecoder:
             self._skip_lf = False
         self._buffer += chunk
         events: list[ServerSentEvent] = []
+        if b"\r" in self._buffer:
+            self._feed_any_line_ends(events)
+        else:
+            self._feed_lf_lines(events)
+        if len(self._buffer) > self._max:
+            raise _too_long(self._max)
+        return events
+
+    def _feed_lf_lines(self, events: list[ServerSentEvent]) -> None:
+        """The common case (LF only): decode every complete line at once, then split.
+
+        Splitting after decoding is safe because a UTF-8 multi-byte sequence never holds 0x0A.
+        """
+        end = self._buffer.rfind(b"\n", self._scanned)
+        if end < 0:
+            self._scanned = len(self._buffer)
+            return
+        block = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
+        self._scanned = 0
+        for line in _decode(block).split("\n"):
+            self._line(line, events)
+
+    def _feed_any_line_ends(self, events: list[ServerSentEvent]) -> None:
         start = 0
         while (match := _LINE_END.search(self._buffer, max(start, self._scanned))) is not None:
             if match.group() == b"\r" and match.end() == len(self._buffer):
                 self._skip_lf = True
-            self._line(bytes(self._buffer[start : match.start()]), events)
+            self._line(_decode(bytes(self._buffer[start : match.start()])), events)
             start = match.end()
         del self._buffer[:start]
         self._scanned = len(self._buffer)
-        if len(self._buffer) > self._max:
-            raise _too_long(self._max)
-        return events
 
     def finish(self) -> list[ServerSentEvent]:
         """End of stream: an unterminated line or event is dropped (see the module docstring)."""
@@ -77,15 +98,9 @@ class SseDecoder:
         self._event = ""
         return []
 
-    def _line(self, raw: bytes, events: list[ServerSentEvent]) -> None:
-        if len(raw) > self._max:
+    def _line(self, line: str, events: list[ServerSentEvent]) -> None:
+        if len(line) > self._max:
             raise _too_long(self._max)
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise ProviderFailure(
-                FailureKind.PROTOCOL, f"provider stream is not valid UTF-8: {error.reason}"
-            ) from None
         if self._first_line:
             self._first_line = False
             line = line.removeprefix("\ufeff")
@@ -100,7 +115,7 @@ class SseDecoder:
         if name == "event":
             self._event = value
         elif name == "data":
-            self._data_size += len(raw)
+            self._data_size += len(value)
             if self._data_size > self._max:
                 raise _too_long(self._max)
             self._data.append(value)
@@ -118,6 +133,15 @@ class SseDecoder:
         self._event = ""
         self._data = []
         self._data_size = 0
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ProviderFailure(
+            FailureKind.PROTOCOL, f"provider stream is not valid UTF-8: {error.reason}"
+        ) from None
 
 
 def _too_long(limit: int) -> ProviderFailure:

@@ -19,6 +19,10 @@ from actors.providers.request import HttpCall
 
 # How much of an error response body is read to find the provider's message.
 MAX_ERROR_BODY_BYTES = 64 * 1024
+# Body chunks reach the actor at most once per window: the first chunk after a quiet window
+# goes at once, later ones are batched until the window ends. A provider writing one SSE event
+# per network packet would otherwise cost one thread handoff per token.
+CHUNK_BATCH_WINDOW_S = 0.002
 
 
 class CallLimits(msgspec.Struct, frozen=True):
@@ -34,9 +38,10 @@ class ResponseHeadersReceived(msgspec.Struct, frozen=True):
     at: float
 
 
-class ResponseChunkReceived(msgspec.Struct, frozen=True):
-    data: bytes
-    at: float
+class ResponseChunksReceived(msgspec.Struct, frozen=True):
+    """Body chunks in arrival order, each with its monotonic arrival time."""
+
+    chunks: tuple[tuple[bytes, float], ...]
 
 
 class ErrorBodyReceived(msgspec.Struct, frozen=True):
@@ -54,11 +59,53 @@ class TransportFailed(msgspec.Struct, frozen=True):
 
 TransportMessage = (
     ResponseHeadersReceived
-    | ResponseChunkReceived
+    | ResponseChunksReceived
     | ErrorBodyReceived
     | ResponseEnded
     | TransportFailed
 )
+
+
+class ChunkBatcher:
+    """Leading-edge, window-bounded batching of body chunks on the loop."""
+
+    def __init__(
+        self,
+        report: Callable[[TransportMessage], None],
+        window_s: float = CHUNK_BATCH_WINDOW_S,
+    ) -> None:
+        self._report = report
+        self._window_s = window_s
+        self._pending: list[tuple[bytes, float]] = []
+        self._last_flush = float("-inf")
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, chunk: bytes, at: float) -> None:
+        self._pending.append((chunk, at))
+        if self._timer is not None:
+            return
+        wait = self._last_flush + self._window_s - at
+        if wait <= 0:
+            self.flush()
+        else:
+            self._timer = asyncio.get_running_loop().call_later(wait, self.flush)
+
+    def flush(self) -> None:
+        """Report what is pending now (also before the end or a failure is reported)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._pending:
+            self._report(ResponseChunksReceived(tuple(self._pending)))
+            self._pending = []
+            self._last_flush = time.monotonic()
+
+    def discard(self) -> None:
+        """Drop what is pending (the call was cancelled: nobody wants it)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._pending = []
 
 
 def new_provider_client() -> httpx.AsyncClient:
@@ -95,19 +142,27 @@ async def stream_call(
                         ErrorBodyReceived(response.status_code, await _read_error_body(response))
                     )
                     return
-                chunks = response.aiter_bytes()
-                while True:
-                    try:
-                        chunk = await asyncio.wait_for(anext(chunks), limits.idle_s)
-                    except StopAsyncIteration:
-                        break
-                    except TimeoutError:
+                batcher = ChunkBatcher(report)
+                loop = asyncio.get_running_loop()
+                try:
+                    # One idle deadline, pushed forward on every chunk (cheaper than a
+                    # wait_for task per chunk).
+                    async with asyncio.timeout_at(loop.time() + limits.idle_s) as idle:
+                        async for chunk in response.aiter_bytes():
+                            batcher.add(chunk, time.monotonic())
+                            idle.reschedule(loop.time() + limits.idle_s)
+                    batcher.flush()
+                    report(ResponseEnded(time.monotonic()))
+                except TimeoutError:
+                    if idle.expired():
+                        batcher.flush()
                         report(
                             TransportFailed(f"the provider sent nothing for {limits.idle_s:g} s")
                         )
                         return
-                    report(ResponseChunkReceived(chunk, time.monotonic()))
-                report(ResponseEnded(time.monotonic()))
+                    raise
+                finally:
+                    batcher.discard()
             finally:
                 await response.aclose()
     except TimeoutError:

@@ -15,10 +15,15 @@ import pykka
 from aiohttp import web
 
 import console.api
+from actors.bridge import LoopTasks
 from actors.model_selection import ModelResolver, StoreModelResolver
+from actors.providers.actor import ProviderDeps
+from actors.providers.transport import CallLimits, new_provider_client
 from actors.run_output import RunOutput
 from actors.session import SessionActor
+from console.calls_api import register_calls_api
 from store.catalog import enabled_models
+from store.llm_calls import CallRecords
 from wire.http.agent_routes import AgentRoutes
 from wire.http.app import build_app
 from wire.http.catalog_routes import CatalogRoutes
@@ -33,6 +38,7 @@ logger = logging.getLogger("cursor_server")
 # cancelled; the whole shutdown is bounded by SHUTDOWN_DEADLINE_S.
 CONNECTION_DRAIN_S = 3.0
 SHUTDOWN_DEADLINE_S = 10.0
+ACTOR_STOP_TIMEOUT_S = 2.0
 
 
 class ServerConfig(msgspec.Struct, frozen=True):
@@ -42,18 +48,26 @@ class ServerConfig(msgspec.Struct, frozen=True):
     port: int
     upstream_url: str
     limits: EdgeLimits = EdgeLimits()
+    provider_limits: CallLimits = CallLimits()
 
 
 class RunningServer:
     """A started server: its bound address and the way to stop it."""
 
     def __init__(
-        self, runner: web.AppRunner, registry: RunRegistry, proxy: ReverseProxy, address: str
+        self,
+        runner: web.AppRunner,
+        registry: RunRegistry,
+        proxy: ReverseProxy,
+        address: str,
+        provider_deps: ProviderDeps | None,
     ) -> None:
         self.runner = runner
         self.registry = registry
         self.proxy = proxy
         self.address = address
+        # What ProviderActors need (store, loop, client, limits); None without a database.
+        self.provider_deps = provider_deps
 
     @property
     def port(self) -> int:
@@ -75,7 +89,16 @@ class RunningServer:
         # cancels every run and closes each RunSSE with a canceled EndStream), then gives
         # open connections CONNECTION_DRAIN_S before cancelling their handlers.
         await self.runner.cleanup()
+        # Actors stop while the loop still runs: a ProviderActor cancels its stream task on
+        # the loop and records its call as cancelled.
+        await asyncio.to_thread(
+            functools.partial(
+                pykka.ActorRegistry.stop_all, block=True, timeout=ACTOR_STOP_TIMEOUT_S
+            )
+        )
         await self.proxy.aclose()
+        if self.provider_deps is not None:
+            await self.provider_deps.client.aclose()
 
 
 def start_session_actor(
@@ -104,10 +127,23 @@ async def start_server(
         start_session = functools.partial(start_session_actor, resolve_model=resolver)
     registry = RunRegistry(config.limits, start_session)
     AgentRoutes(registry, config.limits).register(app)
+    provider_deps: ProviderDeps | None = None
     if database is not None:
         console.api.register(app, database)
+        register_calls_api(app, database)
         load_models = functools.partial(enabled_models, database)
         CatalogRoutes(proxy.upstream_url, client, load_models, config.limits).register(app)
+        stale = await asyncio.to_thread(
+            CallRecords(database).cancel_unfinished, "the server stopped during the call"
+        )
+        if stale:
+            log_event(logger, logging.WARNING, "unfinished call records cancelled", count=stale)
+        provider_deps = ProviderDeps(
+            database=database,
+            tasks=LoopTasks(asyncio.get_running_loop()),
+            client=new_provider_client(),
+            limits=config.provider_limits,
+        )
 
     async def cancel_runs(_app: web.Application) -> None:
         registry.shutdown()
@@ -125,4 +161,4 @@ async def start_server(
     await site.start()
     host, port = runner.addresses[0][:2]
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    return RunningServer(runner, registry, proxy, address)
+    return RunningServer(runner, registry, proxy, address, provider_deps)
