@@ -7,6 +7,7 @@ upstream received as well as what the client got back.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from store.catalog import (
 from tests.conftest import StartServer
 from wire.connect import encode_envelope
 from wire.errors import Code, ConnectError
+from wire.http import catalog_routes
 from wire.model_catalog import (
     CATALOG_ROUTES,
     INT32_MAX,
@@ -202,10 +204,13 @@ class FakeUpstream:
     )
     body: bytes = UNKNOWN_ONLY
     seen: list[Seen] = field(default_factory=list)
+    hang: bool = False
 
     async def answer(self, request: web.Request) -> web.Response:
         raw = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.raw_headers]
         self.seen.append(Seen(request.method, request.raw_path, raw, await request.read()))
+        if self.hang:
+            await asyncio.sleep(3600)
         response = web.Response(status=self.status, body=self.body)
         for name, value in self.headers:
             response.headers.add(name, value)
@@ -215,7 +220,7 @@ class FakeUpstream:
 @pytest.fixture
 async def fake_upstream() -> AsyncIterator[FakeUpstream]:
     app = web.Application()
-    runner = web.AppRunner(app, auto_decompress=False)
+    runner = web.AppRunner(app, auto_decompress=False, shutdown_timeout=0.5)
     fake = FakeUpstream(runner)
     app.router.add_route("*", "/{tail:.*}", fake.answer)
     await runner.setup()
@@ -416,6 +421,19 @@ async def test_upstream_down_is_502(
     body = response.json()
     assert body["code"] == "unavailable"
     assert body["message"].startswith("http error: ")
+
+
+async def test_hung_upstream_is_502_after_the_time_limit(
+    cursor_http: httpx.AsyncClient, fake_upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(catalog_routes, "CATALOG_UPSTREAM_TIMEOUT_S", 0.3)
+    fake_upstream.hang = True
+    response = await cursor_http.post(AVAILABLE, content=b"", headers=CLIENT_HEADERS)
+    assert response.status_code == 502
+    assert response.json() == {
+        "code": "unavailable",
+        "message": "http error: no complete answer within 0.3 s",
+    }
 
 
 async def test_store_failure_is_500(cursor_http: httpx.AsyncClient, server_store: Store) -> None:

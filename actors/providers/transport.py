@@ -108,6 +108,40 @@ class ChunkBatcher:
         self._pending = []
 
 
+class IdleWatchdog:
+    """Cancels the current task when no chunk arrived for ``idle_s``.
+
+    Feeding it is one clock read per chunk; the timer re-arms itself only when it fires, so a
+    fast stream does not reschedule a timer per chunk.
+    """
+
+    def __init__(self, idle_s: float) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self._idle_s = idle_s
+        self._last = self._loop.time()
+        self.expired = False
+        self._timer: asyncio.TimerHandle | None = self._loop.call_later(idle_s, self._check)
+
+    def fed(self) -> None:
+        self._last = self._loop.time()
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _check(self) -> None:
+        quiet = self._loop.time() - self._last
+        if quiet < self._idle_s:
+            self._timer = self._loop.call_later(self._idle_s - quiet, self._check)
+            return
+        self._timer = None
+        self.expired = True
+        if self._task is not None:
+            self._task.cancel()
+
+
 def new_provider_client() -> httpx.AsyncClient:
     """The shared client for provider calls: limits come from ``CallLimits``, not httpx."""
     return httpx.AsyncClient(timeout=None, follow_redirects=False)
@@ -143,25 +177,25 @@ async def stream_call(
                     )
                     return
                 batcher = ChunkBatcher(report)
-                loop = asyncio.get_running_loop()
+                watchdog = IdleWatchdog(limits.idle_s)
                 try:
-                    # One idle deadline, pushed forward on every chunk (cheaper than a
-                    # wait_for task per chunk).
-                    async with asyncio.timeout_at(loop.time() + limits.idle_s) as idle:
-                        async for chunk in response.aiter_bytes():
-                            batcher.add(chunk, time.monotonic())
-                            idle.reschedule(loop.time() + limits.idle_s)
+                    async for chunk in response.aiter_bytes():
+                        watchdog.fed()
+                        batcher.add(chunk, time.monotonic())
                     batcher.flush()
                     report(ResponseEnded(time.monotonic()))
-                except TimeoutError:
-                    if idle.expired():
-                        batcher.flush()
-                        report(
-                            TransportFailed(f"the provider sent nothing for {limits.idle_s:g} s")
-                        )
-                        return
-                    raise
+                except asyncio.CancelledError:
+                    if not watchdog.expired:
+                        raise
+                    # The watchdog's own cancel, handled here: undo it so the task's cancel
+                    # count stays true for the enclosing timeout.
+                    task = asyncio.current_task()
+                    if task is not None:
+                        task.uncancel()
+                    batcher.flush()
+                    report(TransportFailed(f"the provider sent nothing for {limits.idle_s:g} s"))
                 finally:
+                    watchdog.stop()
                     batcher.discard()
             finally:
                 await response.aclose()

@@ -48,6 +48,9 @@ _REPLACED_REQUEST_HEADERS = (
     b"content-length",
 )
 
+# The model list is a small buffered unary call; a hung upstream must not hold the handler.
+CATALOG_UPSTREAM_TIMEOUT_S = 30.0
+
 # Failures of the upstream exchange (connect, send, or reading the buffered body).
 _UPSTREAM_ERRORS = (httpx.HTTPError, httpx.InvalidURL, OSError)
 
@@ -106,9 +109,13 @@ class CatalogRoutes:
         except ConnectError as error:
             return connect_error_response(error)
         try:
-            upstream, upstream_body = await self._exchange(request, body, drop)
-        except _UPSTREAM_ERRORS as exc:
-            detail = str(exc) or type(exc).__name__
+            async with asyncio.timeout(CATALOG_UPSTREAM_TIMEOUT_S):
+                upstream, upstream_body = await self._exchange(request, body, drop)
+        except (*_UPSTREAM_ERRORS, TimeoutError) as exc:
+            if isinstance(exc, TimeoutError):
+                detail = f"no complete answer within {CATALOG_UPSTREAM_TIMEOUT_S:g} s"
+            else:
+                detail = str(exc) or type(exc).__name__
             log_event(
                 logger,
                 logging.WARNING,
