@@ -8,9 +8,15 @@ checked by ``actors.providers.grammar``; consumers can rely on it.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
 
 import msgspec
+
+# The canonical message model owns the replay state: adapters produce it, the conversation
+# stores it on the assistant message, and the next request hands it back to the adapter.
+# ``provider_kind`` is ``openai_chat`` (``{"reasoning_content": str}``), ``openai_responses``
+# (``{"items": [reasoning output items, encrypted content included]}``) or ``anthropic``
+# (``{"blocks": [thinking blocks with signatures and redacted_thinking blocks]}``).
+from actors.conversation.model import ReplayState
 
 
 class FinishReason(StrEnum):
@@ -27,18 +33,6 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
     reasoning_tokens: int | None = None
-
-
-class ReplayState(msgspec.Struct, frozen=True):
-    """Opaque per-provider reasoning state to send back verbatim on the next request.
-
-    ``provider_kind`` is ``openai_chat`` (``{"reasoning_content": str}``), ``openai_responses``
-    (``{"items": [reasoning output items, encrypted content included]}``) or ``anthropic``
-    (``{"blocks": [thinking blocks with signatures and redacted_thinking blocks]}``).
-    """
-
-    provider_kind: str
-    value: dict[str, Any]
 
 
 class CallStarted(msgspec.Struct, frozen=True, tag=True):
