@@ -26,6 +26,7 @@ import msgspec
 import peewee
 from aiohttp import web
 
+from actors.providers.adapter import provider_error_message
 from store import catalog
 from store.catalog import ModelInput, ProviderConnection, ProviderInput
 from wire.http.responses import json_error
@@ -230,7 +231,7 @@ async def _get_page(
                 )
     status = response.status_code
     if not 200 <= status < 300:
-        message = _redact(_provider_message(bytes(body)), connection)
+        message = _redact(_truncated(provider_error_message(bytes(body))), connection)
         raise DiscoveryError(f"{FAILED}: provider answered {status}: {message}")
     try:
         return msgspec.json.decode(bytes(body), type=_ModelPage)
@@ -240,20 +241,7 @@ async def _get_page(
         ) from None
 
 
-def _provider_message(body: bytes) -> str:
-    """The provider's own error message (``error.message`` or ``message``), else the raw text."""
-    try:
-        decoded = msgspec.json.decode(body)
-    except msgspec.DecodeError:
-        decoded = None
-    if isinstance(decoded, dict):
-        error = decoded.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"]
-        for value in (error, decoded.get("message")):
-            if isinstance(value, str):
-                return value
-    text = body.decode("utf-8", errors="replace").strip() or "(empty body)"
+def _truncated(text: str) -> str:
     if len(text) > PROVIDER_MESSAGE_MAX_CHARS:
         return text[:PROVIDER_MESSAGE_MAX_CHARS] + "…"
     return text

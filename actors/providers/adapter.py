@@ -133,14 +133,16 @@ def http_failure(adapter: str, status: int, body: bytes, route: ModelRoute) -> P
         phrase = HTTPStatus(status).phrase
     except ValueError:
         phrase = ""
-    detail = scrub_text(_error_message(body), route_secrets(route))
+    detail = scrub_text(provider_error_message(body), route_secrets(route))
     if len(detail) > ERROR_BODY_LIMIT:
         detail = detail[:ERROR_BODY_LIMIT] + "…"
     head = f"{adapter} {status} {phrase}".rstrip()
     return ProviderFailure(FailureKind.PROVIDER, f"{head}: {detail}", http_status=status)
 
 
-def _error_message(body: bytes) -> str:
+def provider_error_message(body: bytes) -> str:
+    """The provider's own message from an error body (``error.message``, ``error`` or
+    ``message``), else the body's text with white space folded."""
     try:
         parsed = msgspec.json.decode(body)
     except msgspec.DecodeError:
