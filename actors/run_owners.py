@@ -1,0 +1,48 @@
+"""Which run currently owns each conversation, in memory, so a new run can interrupt the old.
+
+The store decides ownership durably (``claim_run`` marks the old run cancelled and makes every
+late write of it fail); this map only finds the old run's actor so it can be told to stop at
+once: cancel its provider call, abort its pending execs, end its stream with ``canceled``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol
+
+
+class Stoppable(Protocol):
+    """Anything that can be told to stop (a SessionActor's ref)."""
+
+    def tell(self, message: object) -> None: ...
+
+
+class RunOwners:
+    """conversation id -> (run id, actor); safe to use from every actor thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._owners: dict[str, tuple[str, Stoppable]] = {}
+
+    def claim(self, conversation_id: str, run_id: str, actor: Stoppable) -> Stoppable | None:
+        """Make ``run_id`` the owner; returns the previous owner's actor if another run had it."""
+        with self._lock:
+            previous = self._owners.get(conversation_id)
+            self._owners[conversation_id] = (run_id, actor)
+        if previous is None or previous[0] == run_id:
+            return None
+        return previous[1]
+
+    def release(self, conversation_id: str, run_id: str) -> bool:
+        """Forget the owner, but only if it is still ``run_id`` (a newer run keeps its claim)."""
+        with self._lock:
+            current = self._owners.get(conversation_id)
+            if current is None or current[0] != run_id:
+                return False
+            del self._owners[conversation_id]
+            return True
+
+    def owner(self, conversation_id: str) -> str | None:
+        with self._lock:
+            current = self._owners.get(conversation_id)
+        return None if current is None else current[0]
