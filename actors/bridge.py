@@ -4,7 +4,8 @@ Actors run on pykka threads; sockets live on the aiohttp loop. Going loop -> act
 ``ActorRef.tell`` (a thread-safe queue put). Going actor -> loop is only through this module:
 ``LoopRunOutput`` schedules a run's frames with ``call_soon_threadsafe`` (which keeps one
 actor's calls in order) and ``LoopTasks`` submits coroutines (provider HTTP streams) that the
-actor can cancel without ever blocking its mailbox.
+actor can cancel without ever blocking its mailbox, and keeps timers (``call_later``) on the
+loop's timer heap, so a deadline costs no thread of its own.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -57,3 +59,56 @@ class LoopTasks:
     def submit(self, coroutine: Coroutine[Any, Any, None]) -> concurrent.futures.Future[None]:
         """Start ``coroutine`` on the loop; ``cancel()`` on the result cancels the task there."""
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> LoopTimer:
+        """Run ``callback`` on the loop ``delay`` seconds from now (not from when the loop sees it).
+
+        ``callback`` runs on the loop thread, so it must be quick and non-blocking (an
+        ``ActorRef.tell``). If the loop is already closed the timer never fires: the server is
+        gone, and every run with it.
+        """
+        return LoopTimer(self._loop, self._loop.time() + delay, callback)
+
+
+class LoopTimer:
+    """One pending callback on the loop; ``cancel()`` is safe from any thread.
+
+    After ``cancel()`` returns the callback will not start (the flag is checked under the same
+    lock the firing side takes). A cancel that races with a firing callback cannot stop it, so
+    the receiver must still ignore a deadline for work that is already done.
+    """
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, when: float, callback: Callable[[], None]
+    ) -> None:
+        self._loop = loop
+        self._callback = callback
+        self._lock = threading.Lock()
+        self._done = False  # fired or cancelled
+        self._handle: asyncio.TimerHandle | None = None
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(self._schedule, when)
+
+    def _schedule(self, when: float) -> None:
+        with self._lock:
+            if not self._done:
+                self._handle = self._loop.call_at(when, self._fire)
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+        self._callback()
+
+    def cancel(self) -> None:
+        """Stop the callback from running; a no-op once it fired or was cancelled."""
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+            handle = self._handle
+        if handle is not None:
+            # TimerHandle.cancel is not thread-safe; it runs on the loop and frees the heap slot.
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(handle.cancel)

@@ -1,0 +1,469 @@
+"""The protobuf pieces of a checkpoint (sans-IO): step, turn, user-message and todo blobs, the
+token details with their 8-category breakdown, and the ``ConversationStateStructure`` itself.
+
+Everything here is a pure function of its inputs, and every blob is serialized
+deterministically: a blob id is the SHA-256 of these bytes, so equal content must give equal
+bytes for a re-sent blob to be recognised (and for step id lists to stay an immutable prefix).
+Storing and uploading the blobs is the caller's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any, Protocol
+
+import msgspec
+
+from actors.conversation.model import (
+    AssistantContent,
+    CanonicalMessage,
+    Origin,
+    PartsContent,
+    TextPart,
+    ToolCall,
+    ToolResultContent,
+)
+from wire.proto import agent_v1_pb2 as agent
+
+BLOB_ID_SIZE = 32  # SHA-256, as in store.blobs
+_UINT32_MAX = 2**32 - 1
+
+Step = agent.AssistantMessage | agent.ThinkingMessage | agent.ToolCall
+
+
+class CheckpointStateError(ValueError):
+    """Inputs a checkpoint cannot be built from (a malformed TodoWrite, a bad blob id, ...)."""
+
+
+# ---- steps, user message, turn ---------------------------------------------------------------
+
+
+def step_blob(step: Step) -> bytes:
+    """A ``ConversationStep`` blob wrapping one assistant text, thinking or tool call."""
+    if isinstance(step, agent.AssistantMessage):
+        wrapper = agent.ConversationStep(assistant_message=step)
+    elif isinstance(step, agent.ThinkingMessage):
+        wrapper = agent.ConversationStep(thinking_message=step)
+    elif isinstance(step, agent.ToolCall):
+        wrapper = agent.ConversationStep(tool_call=step)
+    else:
+        raise TypeError(f"not a conversation step: {type(step).__name__}")
+    return _serialize(wrapper)
+
+
+def assistant_step_blob(text: str) -> bytes:
+    """The step for a text block that ended; empty text is not a step."""
+    if not text:
+        raise CheckpointStateError("an assistant step needs text")
+    return step_blob(agent.AssistantMessage(text=text))
+
+
+def thinking_step_blob(text: str, duration_ms: int) -> bytes:
+    """The step for a thinking block that ended (duration clamped to uint32)."""
+    if not text:
+        raise CheckpointStateError("a thinking step needs text")
+    duration = min(max(duration_ms, 0), _UINT32_MAX)
+    return step_blob(agent.ThinkingMessage(text=text, duration_ms=duration))
+
+
+def user_message_blob(user_message: agent.UserMessage, mode: int) -> bytes:
+    """The turn's ``UserMessage`` blob: the client's message with ``mode`` set to the run's mode
+    (every other field, unknown ones included, kept)."""
+    copy = agent.UserMessage()
+    copy.CopyFrom(user_message)
+    copy.mode = mode  # type: ignore[assignment]
+    return _serialize(copy)
+
+
+def turn_blob(user_message_blob_id: bytes, step_ids: Sequence[bytes], request_id: str) -> bytes:
+    """A ``ConversationTurnStructure`` blob for an agent turn."""
+    turn = agent.AgentConversationTurnStructure(
+        user_message=_blob_id(user_message_blob_id, "user_message"),
+        steps=[_blob_id(step, "step") for step in step_ids],
+        request_id=request_id,
+    )
+    return _serialize(agent.ConversationTurnStructure(agent_conversation_turn=turn))
+
+
+def decode_turn(data: bytes) -> agent.AgentConversationTurnStructure:
+    """The agent turn of a turn blob; a shell (or unknown) turn cannot be resumed."""
+    wrapper = agent.ConversationTurnStructure.FromString(data)
+    if wrapper.WhichOneof("turn") != "agent_conversation_turn":
+        raise CheckpointStateError("current Cursor turn is not an agent conversation turn")
+    return wrapper.agent_conversation_turn
+
+
+def extend_turn_blob(data: bytes, new_step_ids: Sequence[bytes]) -> bytes:
+    """A resumed turn with more steps: the client's turn blob (fields we do not declare kept)
+    with ``new_step_ids`` appended, so the old step list stays a prefix."""
+    wrapper = agent.ConversationTurnStructure.FromString(data)
+    if wrapper.WhichOneof("turn") != "agent_conversation_turn":
+        raise CheckpointStateError("current Cursor turn is not an agent conversation turn")
+    wrapper.agent_conversation_turn.steps.extend(_blob_id(step, "step") for step in new_step_ids)
+    return _serialize(wrapper)
+
+
+# ---- the state -------------------------------------------------------------------------------
+
+
+def build_state(
+    base: agent.ConversationStateStructure | None,
+    *,
+    roots: Sequence[bytes],
+    turns: Sequence[bytes],
+    pending: Sequence[str],
+    mode: int,
+    read_paths: Iterable[str] = (),
+    todos: Sequence[bytes] | None = None,
+    token_details: agent.ConversationTokenDetails | None = None,
+) -> agent.ConversationStateStructure:
+    """The checkpoint: ``base`` (the client's state) with the fields the server owns replaced.
+
+    Everything else in ``base`` (file states, summaries, subagent state, fields this subset
+    does not declare) is copied through unchanged. ``read_paths`` are added to the base's,
+    keeping order and dropping repeats; ``todos`` and ``token_details`` replace the base's
+    when given and keep it when ``None``.
+    """
+    state = agent.ConversationStateStructure()
+    if base is not None:
+        state.CopyFrom(base)
+    _replace(state.root_prompt_messages_json, [_blob_id(r, "root") for r in roots])
+    _replace(state.turns, [_blob_id(t, "turn") for t in turns])
+    _replace(state.pending_tool_calls, list(pending))
+    state.mode = mode  # type: ignore[assignment]
+    seen = set(state.read_paths)
+    for path in read_paths:
+        if path not in seen:
+            seen.add(path)
+            state.read_paths.append(path)
+    if todos is not None:
+        _replace(state.todos, [_blob_id(t, "todo") for t in todos])
+    if token_details is not None:
+        state.token_details.CopyFrom(token_details)
+    return state
+
+
+def _replace(field: Any, values: list[Any]) -> None:
+    del field[:]
+    field.extend(values)
+
+
+# ---- token details ---------------------------------------------------------------------------
+
+
+class ToolDefinition(Protocol):
+    """What the breakdown measures of a tool (``actors.providers.request.ToolSpec`` fits)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def parameters(self) -> dict[str, Any]: ...
+
+
+# id, label; the order is the one Cursor's context panel shows.
+BREAKDOWN_CATEGORIES: tuple[tuple[str, str], ...] = (
+    ("system_prompt", "System prompt"),
+    ("tools", "Tool definitions"),
+    ("rules", "Rules"),
+    ("skills", "Skills"),
+    ("mcp", "MCP & dynamic tools"),
+    ("subagents", "Subagent definitions"),
+    ("summarized_conversation", "Summarized conversation"),
+    ("conversation", "Conversation"),
+)
+_SYSTEM, _TOOLS, _RULES, _SKILLS, _MCP, _SUBAGENTS, _SUMMARY, _CONVERSATION = range(8)
+
+# Tagged ranges of the runtime user message and the category each belongs to.
+_RUNTIME_TAGS = (
+    ("rules", _RULES),
+    ("rule", _RULES),
+    ("agent_skills", _SKILLS),
+    ("skill", _SKILLS),
+    ("subagents", _SUBAGENTS),
+    ("mcp_meta_tools", _MCP),
+)
+
+
+class _Measure:
+    """UTF-16 length and estimated milli-tokens of the text added to one category."""
+
+    __slots__ = ("characters", "milli_tokens")
+
+    def __init__(self) -> None:
+        self.characters = 0
+        self.milli_tokens = 0
+
+    def add(self, text: str) -> None:
+        for char in text:
+            units = 2 if ord(char) > 0xFFFF else 1
+            self.characters += units
+            self.milli_tokens += units * (273 if char.isascii() else 550)
+
+    def tokens(self) -> int:
+        return -(-self.milli_tokens // 1000)
+
+
+def token_details(
+    base: agent.ConversationTokenDetails | None,
+    *,
+    used_tokens: int | None,
+    context_window: int | None,
+    instructions: str,
+    tools: Sequence[ToolDefinition],
+    dynamic_tools: Collection[str],
+    messages: Sequence[CanonicalMessage],
+) -> agent.ConversationTokenDetails | None:
+    """The checkpoint's ``token_details``, or ``None`` to leave the base's untouched.
+
+    ``used_tokens`` is input + output of the latest model call (``None`` when unknown);
+    ``max_tokens`` is the base's when non-zero, else the model's ``context_window``. With a new
+    count the details are rebuilt (dropping the client's usage tree and snapshot blob, which
+    describe an older prompt); without one the base's are kept. Either way the breakdown is
+    recomputed so its categories sum exactly to ``used_tokens``.
+    """
+    max_tokens = base.max_tokens if base is not None and base.max_tokens else context_window
+    details = agent.ConversationTokenDetails()
+    if used_tokens is not None and max_tokens is not None:
+        details.used_tokens = _clamp_u32(used_tokens)
+        details.max_tokens = _clamp_u32(max_tokens)
+    elif base is not None:
+        details.CopyFrom(base)
+    else:
+        return None
+    baseline = base.breakdown if base is not None and base.HasField("breakdown") else None
+    details.breakdown.CopyFrom(
+        token_breakdown(
+            used_tokens=details.used_tokens,
+            max_tokens=details.max_tokens,
+            baseline=baseline,
+            instructions=instructions,
+            tools=tools,
+            dynamic_tools=dynamic_tools,
+            messages=messages,
+        )
+    )
+    return details
+
+
+def token_breakdown(
+    *,
+    used_tokens: int,
+    max_tokens: int,
+    baseline: agent.PromptTokenBreakdownSnapshot | None,
+    instructions: str,
+    tools: Sequence[ToolDefinition],
+    dynamic_tools: Collection[str],
+    messages: Sequence[CanonicalMessage],
+) -> agent.PromptTokenBreakdownSnapshot:
+    """The 8 categories of Cursor's context panel, estimated from characters (ASCII 0.273,
+    other 0.55 tokens per UTF-16 unit) and fitted to the provider's count: the special ones are
+    scaled down proportionally (largest remainder) if they exceed it, and ``conversation`` takes
+    the rest, so the categories always sum to ``used_tokens``."""
+    measures = [_Measure() for _ in BREAKDOWN_CATEGORIES]
+    measures[_SYSTEM].add(instructions)
+    for tool in tools:
+        encoded = msgspec.json.encode(
+            {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+        ).decode("utf-8")
+        measures[_MCP if tool.name in dynamic_tools else _TOOLS].add(encoded)
+    for message in messages:
+        _measure_message(message, measures)
+    estimates = [measure.tokens() for measure in measures]
+    summary = _baseline_summary(baseline)
+    if summary is not None:
+        measures[_SUMMARY].characters = summary.character_count
+        estimates[_SUMMARY] = summary.estimated_tokens
+    estimates[:_CONVERSATION] = _fit(estimates[:_CONVERSATION], used_tokens)
+    estimates[_CONVERSATION] = max(used_tokens - sum(estimates[:_CONVERSATION]), 0)
+    snapshot = agent.PromptTokenBreakdownSnapshot(
+        total_used_tokens=_clamp_u32(used_tokens), max_tokens=_clamp_u32(max_tokens)
+    )
+    for (category_id, label), estimate, measure in zip(
+        BREAKDOWN_CATEGORIES, estimates, measures, strict=True
+    ):
+        category = snapshot.categories.add(
+            id=category_id, label=label, estimated_tokens=_clamp_u32(estimate)
+        )
+        if measure.characters:
+            category.character_count = _clamp_u32(measure.characters)
+    return snapshot
+
+
+def _baseline_summary(
+    baseline: agent.PromptTokenBreakdownSnapshot | None,
+) -> agent.PromptTokenBreakdownCategory | None:
+    """The previous snapshot's summarized-conversation category: the server does not
+    summarize, so the client's figure is carried over."""
+    if baseline is None:
+        return None
+    for category in baseline.categories:
+        if category.id == BREAKDOWN_CATEGORIES[_SUMMARY][0]:
+            return category
+    return None
+
+
+def _measure_message(message: CanonicalMessage, measures: list[_Measure]) -> None:
+    content = message.content
+    conversation = measures[_CONVERSATION]
+    if isinstance(content, PartsContent):
+        for part in content.parts:
+            if not isinstance(part, TextPart):
+                continue
+            if message.origin is Origin.RUNTIME:
+                _measure_runtime(part.text, measures)
+            else:
+                conversation.add(part.text)
+    elif isinstance(content, AssistantContent):
+        conversation.add(content.text)
+        conversation.add(content.thinking)
+        if content.tool_calls:
+            conversation.add(msgspec.json.encode(content.tool_calls).decode("utf-8"))
+    else:
+        conversation.add(msgspec.json.encode(content).decode("utf-8"))
+
+
+def _measure_runtime(text: str, measures: list[_Measure]) -> None:
+    """Split the rendered runtime message: tagged context blocks go to their categories, the
+    rest (the user's query, open files, ...) is conversation."""
+    ranges: list[tuple[int, int, int]] = []
+    for tag, category in _RUNTIME_TAGS:
+        ranges.extend(_tag_ranges(text, tag, category))
+    ranges.sort(key=lambda r: r[0])
+    cursor = 0
+    for start, end, category in ranges:
+        if start < cursor:
+            continue
+        measures[_CONVERSATION].add(text[cursor:start])
+        measures[category].add(text[start:end])
+        cursor = end
+    measures[_CONVERSATION].add(text[cursor:])
+
+
+def _tag_ranges(text: str, tag: str, category: int) -> list[tuple[int, int, int]]:
+    """``(start, end, category)`` of each ``<tag ...>...</tag>`` block, outermost first."""
+    opening, closing = f"<{tag}", f"</{tag}>"
+    out: list[tuple[int, int, int]] = []
+    cursor = 0
+    while (start := text.find(opening, cursor)) != -1:
+        open_end = text.find(">", start)
+        if open_end == -1:
+            break
+        close = text.find(closing, open_end + 1)
+        if close == -1:
+            break
+        end = close + len(closing)
+        out.append((start, end, category))
+        cursor = end
+    return out
+
+
+def _fit(estimates: list[int], total: int) -> list[int]:
+    """Scale ``estimates`` down to sum to ``total`` when they exceed it: floor of the
+    proportional share, then one more to the largest remainders (ties: category order)."""
+    special = sum(estimates)
+    if special <= total or special == 0:
+        return estimates
+    scaled = [value * total // special for value in estimates]
+    remainder = total - sum(scaled)
+    order = sorted(range(len(estimates)), key=lambda i: -(estimates[i] * total % special))
+    for index in order[:remainder]:
+        scaled[index] += 1
+    return scaled
+
+
+def _clamp_u32(value: int) -> int:
+    return min(max(value, 0), _UINT32_MAX)
+
+
+# ---- todos -----------------------------------------------------------------------------------
+
+_TODO_TOOLS = frozenset({"todowrite", "updatetodos"})
+_TODO_STATUS = {
+    "pending": agent.TODO_STATUS_PENDING,
+    "in_progress": agent.TODO_STATUS_IN_PROGRESS,
+    "completed": agent.TODO_STATUS_COMPLETED,
+    "cancelled": agent.TODO_STATUS_CANCELLED,
+}
+
+
+def latest_todo_arguments(messages: Sequence[CanonicalMessage]) -> str | None:
+    """The arguments of the last TodoWrite (or UpdateTodos) call whose result succeeded, in
+    result order; ``None`` if there is none. A failed call never changed the list."""
+    calls: dict[str, ToolCall] = {}
+    latest: str | None = None
+    for message in messages:
+        content = message.content
+        if isinstance(content, AssistantContent):
+            calls.update((call.call_id, call) for call in content.tool_calls)
+        elif isinstance(content, ToolResultContent) and not content.is_error:
+            call = calls.get(content.call_id)
+            if call is not None and _normalized(call.name) in _TODO_TOOLS:
+                latest = call.arguments
+    return latest
+
+
+def todos_from_messages(messages: Sequence[CanonicalMessage]) -> list[bytes] | None:
+    """TodoItem blobs of the last successful TodoWrite, or ``None`` (keep the client's todos)
+    when the history has none."""
+    arguments = latest_todo_arguments(messages)
+    return None if arguments is None else todo_items(arguments)
+
+
+def todo_items(arguments_json: str) -> list[bytes]:
+    """One ``TodoItem`` blob per entry of a TodoWrite call's ``todos``; the call's list
+    replaces the previous one. Timestamps are 0 (the call has none); an unknown status or a
+    missing id/content/status is an error, never a guess."""
+    try:
+        arguments = msgspec.json.decode(arguments_json)
+    except msgspec.DecodeError as error:
+        raise CheckpointStateError("TodoWrite arguments are not JSON") from error
+    todos = arguments.get("todos") if isinstance(arguments, dict) else None
+    if not isinstance(todos, list):
+        raise CheckpointStateError("TodoWrite arguments are missing todos[]")
+    blobs: list[bytes] = []
+    for todo in todos:
+        if not isinstance(todo, dict):
+            raise CheckpointStateError("TodoWrite item is not an object")
+        status = _todo_str(todo, "status")
+        if status not in _TODO_STATUS:
+            raise CheckpointStateError(f"unknown TodoWrite status: {status}")
+        dependencies = todo.get("dependencies")
+        if not isinstance(dependencies, list):
+            dependencies = []
+        item = agent.TodoItem(
+            id=_todo_str(todo, "id"),
+            content=_todo_str(todo, "content"),
+            status=_TODO_STATUS[status],
+            created_at=0,
+            updated_at=0,
+            dependencies=[d for d in dependencies if isinstance(d, str)],
+        )
+        blobs.append(_serialize(item))
+    return blobs
+
+
+def _todo_str(todo: dict[str, Any], key: str) -> str:
+    value = todo.get(key)
+    if not isinstance(value, str):
+        raise CheckpointStateError(f"TodoWrite item is missing {key}")
+    return value
+
+
+def _normalized(name: str) -> str:
+    return "".join(char.lower() for char in name if char.isascii() and char.isalnum())
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+
+
+def _serialize(message: Any) -> bytes:
+    return message.SerializeToString(deterministic=True)
+
+
+def _blob_id(value: bytes, what: str) -> bytes:
+    """``value`` if it is a 32-byte blob id (catches a hex string or a blob passed by mistake)."""
+    if not isinstance(value, bytes) or len(value) != BLOB_ID_SIZE:
+        raise CheckpointStateError(f"{what} blob id must be {BLOB_ID_SIZE} raw bytes")
+    return value
