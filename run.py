@@ -20,6 +20,7 @@ import msgspec
 import peewee
 
 from actors.providers.transport import CallLimits
+from prompt import PromptAssetError, load_prompt_assets
 from store import DatabaseDriverMissing, Store, connect_store
 from wire.http.server import ServerConfig, start_server
 from wire.log import log_event
@@ -137,7 +138,7 @@ async def serve(settings: Settings, store: Store) -> int:
         provider_limits=CallLimits(total_s=settings.provider_timeout_s),
     )
     try:
-        server = await start_server(config, database=store.database)
+        server = await start_server(config, store=store)
     except OSError as exc:
         print(
             f"CURSOR_LISTEN_ADDR: cannot listen on {settings.host}:{settings.port}: "
@@ -164,6 +165,11 @@ def main() -> int:
         print(str(exc), file=sys.stderr)
         return EXIT_BAD_SETTING
     configure_logging(settings.log_level)
+    try:
+        load_prompt_assets()
+    except PromptAssetError as exc:
+        print(f"prompt assets: {exc}", file=sys.stderr)
+        return EXIT_BAD_SETTING
     try:
         store = connect_store(settings.database_url)
     except (ValueError, DatabaseDriverMissing, peewee.OperationalError) as exc:

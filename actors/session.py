@@ -2,8 +2,8 @@
 
 It receives client messages in ``append_seqno`` order and decides what they mean. A RunRequest
 first has its model resolved (``actors.model_selection``); a failure ends the run with that
-error. The agent loop itself is not available yet, so a resolved run ends with
-``unimplemented``.
+error. With the agent's dependencies the turn then runs (``actors.agent_run``); without them
+(a server with no store) a resolved run ends with ``unimplemented``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ import logging
 
 import pykka
 
+from actors.agent_run import AgentDeps, AgentRun
+from actors.blob_sync import BlobSyncFailed
+from actors.checkpoint import CheckpointFailed, CheckpointPublished
 from actors.messages import (
     CancelRun,
     ClientMessageReceived,
@@ -20,6 +23,7 @@ from actors.messages import (
     SubagentParentLinked,
 )
 from actors.model_selection import ModelResolver, ModelSelectionError
+from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
 from actors.run_output import RunOutput
 from wire.bidi import ParentLink
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
@@ -40,13 +44,19 @@ class SessionActor(pykka.ThreadingActor):
     use_daemon_thread = True
 
     def __init__(
-        self, request_id: str, output: RunOutput, resolve_model: ModelResolver | None = None
+        self,
+        request_id: str,
+        output: RunOutput,
+        resolve_model: ModelResolver | None = None,
+        deps: AgentDeps | None = None,
     ) -> None:
-        """``resolve_model`` is None only where no store exists; then no model is resolved."""
+        """``resolve_model`` and ``deps`` are None only where no store exists."""
         super().__init__()
         self.request_id = request_id
         self._output = output
         self._resolve_model = resolve_model
+        self._deps = deps
+        self._run: AgentRun | None = None
         self._run_started = False
         self._ended = False
         self._parent: ParentLink | None = None
@@ -61,7 +71,17 @@ class SessionActor(pykka.ThreadingActor):
                 log_event(
                     logger, logging.INFO, "run cancelled", request_id=self.request_id, reason=reason
                 )
-                self._end(cancelled_error())
+                self._cancel()
+            case ProviderEventsReceived() if self._run is not None:
+                self._run.on_provider_events(message)
+            case ProviderCallEnded() if self._run is not None:
+                self._run.on_provider_ended(message)
+            case CheckpointPublished() if self._run is not None:
+                self._run.on_checkpoint_published(message)
+            case CheckpointFailed() if self._run is not None:
+                self._run.on_checkpoint_failed(message)
+            case BlobSyncFailed() if self._run is not None:
+                self._run.on_blob_sync_failed(message)
             case RunRequestDeadlinePassed(waited_seconds=waited):
                 if not self._run_started:
                     self._end(
@@ -96,6 +116,8 @@ class SessionActor(pykka.ThreadingActor):
                         f"unknown InteractionResponse id: {message.interaction_response.id}"
                     )
                 )
+            case "kv_client_message" if self._run is not None:
+                self._run.on_kv_message(message.kv_client_message)
             case "kv_client_message":
                 log_event(
                     logger,
@@ -135,21 +157,29 @@ class SessionActor(pykka.ThreadingActor):
             request_id=self.request_id,
             conversation_id=request.conversation_id or self.request_id,
         )
-        if self._resolve_model is not None:
-            try:
-                route = self._resolve_model(request)
-            except ModelSelectionError as failure:
-                self._end(failure.error)
-                return
-            log_event(
-                logger,
-                logging.INFO,
-                "run model resolved",
-                request_id=self.request_id,
-                public_id=route.public_id,
-                provider_type=route.provider_type.value,
-            )
-        self._end(ConnectError(Code.UNIMPLEMENTED, AGENT_LOOP_UNAVAILABLE))
+        if self._resolve_model is None:
+            self._end(ConnectError(Code.UNIMPLEMENTED, AGENT_LOOP_UNAVAILABLE))
+            return
+        try:
+            route = self._resolve_model(request)
+        except ModelSelectionError as failure:
+            self._end(failure.error)
+            return
+        log_event(
+            logger,
+            logging.INFO,
+            "run model resolved",
+            request_id=self.request_id,
+            public_id=route.public_id,
+            provider_type=route.provider_type.value,
+        )
+        if self._deps is None:
+            self._end(ConnectError(Code.UNIMPLEMENTED, AGENT_LOOP_UNAVAILABLE))
+            return
+        self._run = AgentRun(
+            self.request_id, request, route, self._deps, self._output, self.actor_ref, self._end
+        )
+        self._run.start()
 
     def _on_conversation_action(self, action: agent.ConversationAction) -> None:
         kind = action.WhichOneof("action")
@@ -161,7 +191,7 @@ class SessionActor(pykka.ThreadingActor):
                 request_id=self.request_id,
                 reason=action.cancel_action.reason or None,
             )
-            self._end(cancelled_error())
+            self._cancel()
             return
         log_event(
             logger,
@@ -178,7 +208,20 @@ class SessionActor(pykka.ThreadingActor):
         name = {"throw": "ExecClientThrow", "stream_close": "ExecClientStreamClose"}[kind]
         self._end(protocol_error(f"unknown {name} id: {getattr(control, kind).id}"))
 
+    def _cancel(self) -> None:
+        if self._run is not None:
+            self._run.cancel(cancelled_error())
+        else:
+            self._end(cancelled_error())
+
+    def on_stop(self) -> None:
+        # Stopped from outside (shutdown) while the turn runs: stop its child actors too.
+        if self._run is not None and not self._ended:
+            self._run.cancel(cancelled_error())
+
     def _end(self, error: ConnectError | None) -> None:
+        if self._ended:
+            return
         self._ended = True
         log_event(
             logger,

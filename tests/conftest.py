@@ -61,7 +61,7 @@ async def make_server(upstream: str, server_store: Store) -> AsyncIterator[Start
 
     async def make(limits: EdgeLimits = TEST_LIMITS, **kwargs: object) -> RunningServer:
         config = ServerConfig(host="127.0.0.1", port=0, upstream_url=upstream, limits=limits)
-        kwargs.setdefault("database", server_store.database)
+        kwargs.setdefault("store", server_store)
         server = await start_server(config, **kwargs)  # type: ignore[arg-type]
         started.append(server)
         return server

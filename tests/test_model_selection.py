@@ -382,7 +382,7 @@ async def test_resolved_model_still_ends_unimplemented(
 
 
 async def test_without_a_store_no_model_is_resolved(make_server: StartServer) -> None:
-    server = await make_server(database=None)
+    server = await make_server(store=None)
     cursor = FakeCursor(f"http://{server.address}")
     try:
         stream = await cursor.open_run_sse("req-none")

@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import binascii
 import gzip
+import hashlib
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 
 import httpx
@@ -165,3 +166,102 @@ class FakeCursor:
             content=body,
             headers={"content-type": "application/proto", **(headers or {})},
         )
+
+
+def user_turn_message(
+    text: str, model_id: str, *, conversation_id: str = "conv-1", message_id: str = "msg-1"
+) -> agent.AgentClientMessage:
+    """A RunRequest as the editor sends it for a typed message in Agent mode."""
+    user = agent.UserMessage(text=text, message_id=message_id, mode=agent.AGENT_MODE_AGENT)
+    request = agent.AgentRunRequest(
+        conversation_id=conversation_id,
+        action=agent.ConversationAction(
+            user_message_action=agent.UserMessageAction(user_message=user)
+        ),
+        requested_model=agent.RequestedModel(model_id=model_id),
+    )
+    return agent.AgentClientMessage(run_request=request)
+
+
+def kv_ack(kv_id: int, error: str | None = None) -> agent.AgentClientMessage:
+    result = (
+        agent.SetBlobResult(error=agent.Error(message=error)) if error else agent.SetBlobResult()
+    )
+    return agent.AgentClientMessage(
+        kv_client_message=agent.KvClientMessage(id=kv_id, set_blob_result=result)
+    )
+
+
+@dataclass
+class TurnLog:
+    """Everything one run showed the client, in order, plus the client's blob store."""
+
+    messages: list[agent.AgentServerMessage] = field(default_factory=list)
+    end: dict[str, object] | None = None
+    blobs: dict[bytes, bytes] = field(default_factory=dict)
+
+    def kinds(self) -> list[str]:
+        """One label per frame: the AgentServerMessage variant, or the update kind."""
+        out = []
+        for m in self.messages:
+            variant = m.WhichOneof("message")
+            if variant == "interaction_update":
+                out.append(m.interaction_update.WhichOneof("message") or "?")
+            elif variant == "kv_server_message":
+                out.append("kv_" + (m.kv_server_message.WhichOneof("message") or "?"))
+            else:
+                out.append(variant or "?")
+        return out
+
+    def checkpoints(self) -> list[agent.ConversationStateStructure]:
+        return [
+            m.conversation_checkpoint_update
+            for m in self.messages
+            if m.HasField("conversation_checkpoint_update")
+        ]
+
+
+class CursorSession:
+    """The client side of one request id: sends in seqno order and acknowledges KV SETs
+    after checking every blob's SHA-256, like the editor's blob store."""
+
+    def __init__(self, cursor: FakeCursor, request_id: str) -> None:
+        self.cursor = cursor
+        self.request_id = request_id
+        self.seqno = 0
+        self.log = TurnLog()
+
+    async def send(self, message: agent.AgentClientMessage) -> httpx.Response:
+        response = await self.cursor.append(self.request_id, self.seqno, message)
+        self.seqno += 1
+        assert response.status_code == 200, response.text
+        return response
+
+    async def run(
+        self,
+        first: agent.AgentClientMessage,
+        *,
+        hold_ack: Callable[[int], bool] = lambda kv_id: False,
+        timeout: float = 10.0,
+    ) -> TurnLog:
+        """Open RunSSE, send ``first``, and answer until the EndStream. A KV SET whose id
+        ``hold_ack`` selects is stored but not acknowledged."""
+        stream = await self.cursor.open_run_sse(self.request_id)
+        try:
+            await self.send(first)
+            while (envelope := await stream.next_envelope(timeout)) is not None:
+                if envelope.is_end_stream:
+                    self.log.end = json.loads(envelope.payload)
+                    break
+                message = agent.AgentServerMessage.FromString(envelope.payload)
+                self.log.messages.append(message)
+                if message.kv_server_message.HasField("set_blob_args"):
+                    kv = message.kv_server_message
+                    data = kv.set_blob_args.blob_data
+                    assert hashlib.sha256(data).digest() == kv.set_blob_args.blob_id
+                    self.log.blobs[kv.set_blob_args.blob_id] = data
+                    if not hold_ack(kv.id):
+                        await self.send(kv_ack(kv.id))
+        finally:
+            await stream.aclose()
+        return self.log

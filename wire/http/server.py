@@ -10,19 +10,23 @@ import functools
 import logging
 
 import msgspec
-import peewee
 import pykka
 from aiohttp import web
 
 import console.api
+from actors.agent_run import AgentDeps
 from actors.bridge import LoopTasks
 from actors.model_selection import ModelResolver, StoreModelResolver
 from actors.providers.actor import ProviderDeps
 from actors.providers.transport import CallLimits, new_provider_client
 from actors.run_output import RunOutput
+from actors.run_owners import RunOwners
 from actors.session import SessionActor
 from console.calls_api import register_calls_api
+from prompt import load_prompt_assets
+from store import Store
 from store.catalog import enabled_models
+from store.conversations import ConversationStore
 from store.llm_calls import CallRecords
 from wire.http.agent_routes import AgentRoutes
 from wire.http.app import build_app
@@ -102,33 +106,33 @@ class RunningServer:
 
 
 def start_session_actor(
-    request_id: str, output: RunOutput, resolve_model: ModelResolver | None = None
+    request_id: str,
+    output: RunOutput,
+    resolve_model: ModelResolver | None = None,
+    deps: AgentDeps | None = None,
 ) -> pykka.ActorRef:
     """The production session factory: one SessionActor per request id."""
-    return SessionActor.start(request_id, output, resolve_model)
+    return SessionActor.start(request_id, output, resolve_model, deps)
 
 
 async def start_server(
     config: ServerConfig,
     start_session: SessionFactory | None = None,
-    database: peewee.Database | None = None,
+    store: Store | None = None,
 ) -> RunningServer:
     """Build the app, bind the listener and return once it accepts connections.
 
-    With a ``database`` the console API is served under ``/console/api/``, the model-list
-    routes append the enabled user models, and each run's model is resolved from it.
+    With a ``store`` the console API is served under ``/console/api/``, the model-list
+    routes append the enabled user models, and runs resolve their model and run the agent.
     ``start_session`` defaults to :func:`start_session_actor` (tests pass scripted ones).
     """
     client = new_upstream_client()
     proxy = ReverseProxy(config.upstream_url, client)
     app = build_app(proxy)
-    if start_session is None:
-        resolver = None if database is None else StoreModelResolver(database)
-        start_session = functools.partial(start_session_actor, resolve_model=resolver)
-    registry = RunRegistry(config.limits, start_session)
-    AgentRoutes(registry, config.limits).register(app)
+    database = store.database if store is not None else None
     provider_deps: ProviderDeps | None = None
-    if database is not None:
+    agent_deps: AgentDeps | None = None
+    if store is not None and database is not None:
         console.api.register(app, database)
         register_calls_api(app, database)
         load_models = functools.partial(enabled_models, database)
@@ -138,12 +142,31 @@ async def start_server(
         )
         if stale:
             log_event(logger, logging.WARNING, "unfinished call records cancelled", count=stale)
+        stale_runs = await asyncio.to_thread(
+            ConversationStore(database).cancel_unfinished_runs, "the server stopped during the run"
+        )
+        if stale_runs:
+            log_event(logger, logging.WARNING, "unfinished runs cancelled", count=stale_runs)
         provider_deps = ProviderDeps(
             database=database,
             tasks=LoopTasks(asyncio.get_running_loop()),
             client=new_provider_client(),
             limits=config.provider_limits,
         )
+        agent_deps = AgentDeps(
+            store=store,
+            prompts=load_prompt_assets(),
+            provider=provider_deps,
+            owners=RunOwners(),
+            tasks=provider_deps.tasks,
+        )
+    if start_session is None:
+        resolver = None if database is None else StoreModelResolver(database)
+        start_session = functools.partial(
+            start_session_actor, resolve_model=resolver, deps=agent_deps
+        )
+    registry = RunRegistry(config.limits, start_session)
+    AgentRoutes(registry, config.limits).register(app)
 
     async def cancel_runs(_app: web.Application) -> None:
         registry.shutdown()

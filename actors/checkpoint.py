@@ -1,0 +1,365 @@
+"""The CheckpointActor: the only builder of a run's ``ConversationStateStructure``.
+
+The SessionActor submits jobs (settled, staged, final) in the order the loop reaches them and
+waits for each one's reply before it continues where the protocol needs a barrier. For every
+job this actor encodes what is new (root prompt messages, the turn's user message and steps,
+the turn structure), has the BlobSyncActor put each new blob on the client (one KV SET each),
+and only when every one of them is acknowledged publishes the checkpoint frame(s). Blobs are
+content-addressed and remembered per run, so a job touches only what the turn added.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import deque
+from collections.abc import Sequence
+from typing import Protocol
+
+import msgspec
+import pykka
+
+from actors.blob_sync import BlobsPersisted, BlobSyncFailed, PersistBlobs
+from actors.conversation.model import AssistantContent, CanonicalMessage
+from actors.providers.request import ToolSpec
+from actors.run_output import RunOutput
+from wire.checkpoint_json import (
+    CheckpointJsonError,
+    encode_pending,
+    encode_root,
+    encode_system_root,
+    regroup_rounds,
+)
+from wire.checkpoint_state import (
+    CheckpointStateError,
+    assistant_step_blob,
+    build_state,
+    thinking_step_blob,
+    todos_from_messages,
+    token_details,
+    turn_blob,
+    user_message_blob,
+)
+from wire.connect import data_frame
+from wire.errors import Code, ConnectError
+from wire.log import log_event
+from wire.proto import agent_v1_pb2 as agent
+
+logger = logging.getLogger("cursor_server.checkpoint")
+
+
+class ThinkingStep(msgspec.Struct, frozen=True):
+    text: str
+    duration_ms: int
+
+
+class AssistantStep(msgspec.Struct, frozen=True):
+    text: str
+
+
+class ToolCallStep(msgspec.Struct, frozen=True):
+    """A completed tool call's typed ``ToolCall`` protobuf, serialized."""
+
+    tool_call: bytes
+
+
+Step = ThinkingStep | AssistantStep | ToolCallStep
+
+
+class CheckpointSetup(msgspec.Struct, frozen=True):
+    """What every checkpoint of the run shares."""
+
+    request_id: str
+    instructions: str
+    model_name: str
+    mode: int
+    tools: tuple[ToolSpec, ...]
+    context_window: int | None
+    user_message: agent.UserMessage | None
+    base: agent.ConversationStateStructure | None = None
+
+
+class PublishSettled(msgspec.Struct, frozen=True):
+    """Publish the settled state of ``messages`` (no pending calls), e.g. the new user turn."""
+
+    job_id: int
+    messages: tuple[CanonicalMessage, ...]
+    steps: tuple[Step, ...]
+    used_tokens: int | None
+
+
+class PublishFinal(msgspec.Struct, frozen=True):
+    """The end of a successful turn: ``lead_frames`` (turn_ended), then the staged checkpoint
+    (the final assistant pending), the settled one, and the settled one again."""
+
+    job_id: int
+    messages: tuple[CanonicalMessage, ...]
+    final: CanonicalMessage
+    steps: tuple[Step, ...]
+    used_tokens: int | None
+    lead_frames: tuple[bytes, ...]
+    started_at_ms: int
+
+
+class CheckpointPublished(msgspec.Struct, frozen=True):
+    job_id: int
+
+
+class CheckpointFailed(msgspec.Struct, frozen=True):
+    job_id: int
+    error: ConnectError
+
+
+CheckpointJob = PublishSettled | PublishFinal
+
+
+class CheckpointListener(Protocol):
+    def tell(self, message: CheckpointPublished | CheckpointFailed) -> None: ...
+
+
+def _blob_id(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+class CheckpointActor(pykka.ThreadingActor):
+    """Builds and publishes checkpoints, one job at a time, in submission order."""
+
+    use_daemon_thread = True
+
+    def __init__(
+        self,
+        setup: CheckpointSetup,
+        output: RunOutput,
+        blob_sync: pykka.ActorRef,
+        listener: CheckpointListener,
+    ) -> None:
+        super().__init__()
+        self._setup = setup
+        self._output = output
+        self._blob_sync = blob_sync
+        self._listener = listener
+        self._jobs: deque[CheckpointJob] = deque()
+        self._waiting: tuple[CheckpointJob, tuple[bytes, ...]] | None = None
+        self._sent: set[bytes] = set()  # blob ids handed to BlobSync in this run
+        self._root_cache: dict[tuple[str, ...], tuple[bytes, bytes]] = {}
+        self._published_roots: list[bytes] = []
+        base = setup.base
+        self._base_turns = list(base.turns) if base is not None else []
+        self._step_ids: list[bytes] = []
+        self._user_blob: tuple[bytes, bytes] | None = None
+        if setup.user_message is not None:
+            data = user_message_blob(setup.user_message, setup.mode)
+            self._user_blob = (_blob_id(data), data)
+        self._failed: ConnectError | None = None
+
+    def on_receive(self, message: object) -> None:
+        match message:
+            case PublishSettled() | PublishFinal():
+                if self._failed is not None:
+                    self._listener.tell(CheckpointFailed(message.job_id, self._failed))
+                    return
+                self._jobs.append(message)
+                self._next()
+            case BlobsPersisted(batch_id=batch_id):
+                self._on_persisted(batch_id)
+            case BlobSyncFailed(error=error, batch_id=batch_id):
+                if batch_id is not None:
+                    self._fail(error)
+            case _:
+                raise TypeError(f"CheckpointActor cannot handle {type(message).__name__}")
+
+    # ---- jobs ----
+
+    def _next(self) -> None:
+        if self._waiting is not None or not self._jobs:
+            return
+        job = self._jobs.popleft()
+        try:
+            new_blobs, frames = self._build(job)
+        except (CheckpointJsonError, CheckpointStateError) as exc:
+            self._fail(ConnectError(Code.INTERNAL, f"checkpoint error: {exc}"), job.job_id)
+            return
+        self._waiting = (job, frames)
+        self._blob_sync.tell(PersistBlobs(job.job_id, new_blobs, self.actor_ref))
+
+    def _on_persisted(self, batch_id: int) -> None:
+        if self._waiting is None or self._waiting[0].job_id != batch_id:
+            return
+        job, frames = self._waiting
+        self._waiting = None
+        for frame in frames:
+            self._output.send(frame)
+        log_event(
+            logger,
+            logging.DEBUG,
+            "checkpoint published",
+            request_id=self._setup.request_id,
+            job=type(job).__name__,
+            roots=len(self._published_roots),
+        )
+        self._listener.tell(CheckpointPublished(job.job_id))
+        self._next()
+
+    def _fail(self, error: ConnectError, job_id: int | None = None) -> None:
+        self._failed = error
+        failed = [job_id] if job_id is not None else []
+        if self._waiting is not None:
+            failed.append(self._waiting[0].job_id)
+            self._waiting = None
+        failed.extend(job.job_id for job in self._jobs)
+        self._jobs.clear()
+        for failed_id in failed:
+            self._listener.tell(CheckpointFailed(failed_id, error))
+
+    # ---- building ----
+
+    def _build(self, job: CheckpointJob) -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
+        """The new blobs the job needs on the client, and the frames to send once they are."""
+        new: dict[bytes, bytes] = {}
+        self._add_steps(job.steps, new)
+        turn_id = self._turn(new)
+        turns = [*self._base_turns, *([turn_id] if turn_id is not None else [])]
+        if isinstance(job, PublishSettled):
+            roots = self._roots(job.messages, new)
+            state = self._state(roots, turns, (), job.messages, job.used_tokens, new)
+            return self._persist(new), (self._checkpoint_frame(state),)
+        stable = self._roots(job.messages, new)
+        final_content = job.final.content
+        assert isinstance(final_content, AssistantContent)
+        pending = encode_pending(
+            final_content,
+            model_name=self._setup.model_name,
+            allowed_tools=[t.name for t in self._setup.tools],
+            dynamic_tools=(),
+            started_at_ms=job.started_at_ms,
+        )
+        everything = (*job.messages, job.final)
+        staged = self._state(stable, turns, (pending,), everything, job.used_tokens, new)
+        settled_roots = self._roots(everything, new)
+        settled = self._state(settled_roots, turns, (), everything, job.used_tokens, new)
+        settled_frame = self._checkpoint_frame(settled)
+        frames = (*job.lead_frames, self._checkpoint_frame(staged), settled_frame, settled_frame)
+        return self._persist(new), frames
+
+    def _persist(self, new: dict[bytes, bytes]) -> tuple[bytes, ...]:
+        fresh = tuple(data for blob_id, data in new.items() if blob_id not in self._sent)
+        self._sent.update(new)
+        return fresh
+
+    def _roots(self, messages: Sequence[CanonicalMessage], new: dict[bytes, bytes]) -> list[bytes]:
+        """Root blob ids: the system root, then one per regrouped message; the previously
+        published roots must stay a prefix (only the system root may be replaced)."""
+        ids: list[bytes] = []
+        if self._setup.instructions:
+            ids.append(
+                self._cached(("system",), lambda: encode_system_root(self._setup.instructions), new)
+            )
+        for message in regroup_rounds(messages):
+            ids.append(
+                self._cached(
+                    (message.message_id, *self._group_key(message)),
+                    lambda m=message: encode_root(m, self._setup.model_name),
+                    new,
+                )
+            )
+        published = self._published_roots
+        if len(ids) < len(published):
+            raise CheckpointStateError(
+                f"stable history shrank from {len(published)} to {len(ids)} roots"
+            )
+        for index in range(1, len(published)):
+            if ids[index] != published[index]:
+                raise CheckpointStateError(f"stable root changed at index {index}")
+        self._published_roots = ids
+        return ids
+
+    @staticmethod
+    def _group_key(message: CanonicalMessage) -> tuple[str, ...]:
+        content = message.content
+        if isinstance(content, AssistantContent):
+            return tuple(c.call_id for c in content.tool_calls)
+        return ()
+
+    def _cached(self, key: tuple[str, ...], encode, new: dict[bytes, bytes]) -> bytes:  # type: ignore[no-untyped-def]
+        hit = self._root_cache.get(key)
+        if hit is None:
+            data = encode()
+            hit = (_blob_id(data), data)
+            self._root_cache[key] = hit
+        new.setdefault(hit[0], hit[1])
+        return hit[0]
+
+    def _add_steps(self, steps: Sequence[Step], new: dict[bytes, bytes]) -> None:
+        for step in steps:
+            match step:
+                case ThinkingStep(text=text, duration_ms=duration):
+                    data = thinking_step_blob(text, duration)
+                case AssistantStep(text=text):
+                    data = assistant_step_blob(text)
+                case ToolCallStep(tool_call=raw):
+                    data = agent.ConversationStep(
+                        tool_call=agent.ToolCall.FromString(raw)
+                    ).SerializeToString()
+            blob_id = _blob_id(data)
+            new[blob_id] = data
+            self._step_ids.append(blob_id)
+
+    def _turn(self, new: dict[bytes, bytes]) -> bytes | None:
+        if self._user_blob is None:
+            return None
+        user_id, user_data = self._user_blob
+        new.setdefault(user_id, user_data)
+        data = turn_blob(user_id, self._step_ids, self._setup.request_id)
+        turn_id = _blob_id(data)
+        new.setdefault(turn_id, data)
+        return turn_id
+
+    def _state(
+        self,
+        roots: Sequence[bytes],
+        turns: Sequence[bytes],
+        pending: Sequence[str],
+        messages: Sequence[CanonicalMessage],
+        used_tokens: int | None,
+        new: dict[bytes, bytes],
+    ) -> agent.ConversationStateStructure:
+        setup = self._setup
+        todo_ids: list[bytes] | None = None
+        todo_blobs = todos_from_messages(messages)
+        if todo_blobs is not None:
+            todo_ids = []
+            for data in todo_blobs:
+                todo_ids.append(_blob_id(data))
+                new.setdefault(todo_ids[-1], data)
+        base = setup.base
+        details = token_details(
+            base.token_details if base is not None and base.HasField("token_details") else None,
+            used_tokens=used_tokens,
+            context_window=setup.context_window,
+            instructions=setup.instructions,
+            tools=setup.tools,
+            dynamic_tools=(),
+            messages=messages,
+        )
+        return build_state(
+            base,
+            roots=roots,
+            turns=turns,
+            pending=pending,
+            mode=setup.mode,
+            todos=todo_ids,
+            token_details=details,
+        )
+
+    @staticmethod
+    def _checkpoint_frame(state: agent.ConversationStateStructure) -> bytes:
+        return data_frame(agent.AgentServerMessage(conversation_checkpoint_update=state))
+
+
+def start_checkpoint_actor(
+    setup: CheckpointSetup,
+    output: RunOutput,
+    blob_sync: pykka.ActorRef,
+    listener: CheckpointListener,
+) -> pykka.ActorRef:
+    return CheckpointActor.start(setup, output, blob_sync, listener)

@@ -1,0 +1,55 @@
+"""Prompt assets (tool schemas, system prompts, runtime templates) and the runtime message.
+
+``load_prompt_assets()`` is called once at startup; a run picks its mode's assets with
+``assets.mode(name)`` and renders its runtime user message from a ``RuntimeContext``.
+"""
+
+from prompt.assets import (
+    MODES,
+    ModeAssets,
+    PromptAssetError,
+    PromptAssets,
+    UnknownModeError,
+    load_prompt_assets,
+    load_prompt_assets_from,
+)
+from prompt.runtime_message import (
+    RUNTIME_PLACEHOLDERS,
+    Environment,
+    GitRepo,
+    OpenFiles,
+    RecentFile,
+    RuntimeContext,
+    RuntimeContextError,
+    SelectedCode,
+    SelectedContext,
+    SelectedFile,
+    Skill,
+    TerminalSelection,
+    VisibleFile,
+    render_runtime_message,
+)
+
+__all__ = [
+    "MODES",
+    "RUNTIME_PLACEHOLDERS",
+    "Environment",
+    "GitRepo",
+    "ModeAssets",
+    "OpenFiles",
+    "PromptAssetError",
+    "PromptAssets",
+    "RecentFile",
+    "RuntimeContext",
+    "RuntimeContextError",
+    "SelectedCode",
+    "SelectedContext",
+    "SelectedFile",
+    "Skill",
+    "TerminalSelection",
+    "UnknownModeError",
+    "VisibleFile",
+    "load_prompt_assets",
+    "load_prompt_assets_from",
+    "render_runtime_message",
+]

@@ -1,0 +1,1096 @@
+"""The conversation store: immutable messages in a revision chain, runs, tool rounds, anchors.
+
+Why a revision chain: a conversation's history is append-only. A revision stores only the
+messages it adds to its parent; the full history of a revision is the walk up its parents. So a
+rollback, an edited user message or a hydrated client checkpoint starts a new branch that shares
+the older rows, and nothing is ever edited in place (message rows are inserted once and never
+updated). Every conversation has one root revision with no messages. A revision's
+``state_digest`` is SHA-256 over each message's payload length (8 bytes, big-endian) followed by
+the payload; it is unique per conversation, so one full history exists at most once and landing
+on it again reuses it.
+
+Why runs own the conversation: a run (one execution attempt, keyed by the Bidi request id) claims
+the conversation; the claim cancels the run it supersedes and moves the conversation's head to
+the run's base. Every later write names its run and the head it expects, and is refused with
+``StaleRun`` unless that run still owns the conversation at that head, which makes a superseded
+run's late events harmless.
+
+Why exactly-once: a RunRequest's rendered user turn is one runtime-origin message with a stable
+``runtime_event_id``. ``append_once`` appends it only if the lineage does not hold it yet, in the
+same transaction as the check, and the database keeps the event id unique per conversation, so a
+retry or a restart replays the turn instead of appending it again; the same message id or event id
+with different bytes is refused (``MessageConflict``).
+
+The store never imports ``actors``: callers hand it already-encoded canonical message bytes
+(``actors.conversation.model.encode_message``) plus the metadata it indexes. Every write runs in
+one transaction (SQLite ``BEGIN IMMEDIATE``; on PostgreSQL the conversation row is locked
+``FOR UPDATE`` first, always before any run or round row, so writers cannot deadlock). Methods are
+synchronous and safe to share between threads (peewee keeps one connection per thread); callers
+on an event loop use ``asyncio.to_thread``. Times are UTC milliseconds since the epoch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable, Sequence
+from enum import StrEnum
+from typing import Any
+
+import msgspec
+import peewee
+
+CONVERSATIONS = "conversations"
+REVISIONS = "conversation_revisions"
+MESSAGES = "conversation_messages"
+REVISION_MESSAGES = "revision_messages"
+RUNS = "runs"
+TOOL_ROUNDS = "tool_rounds"
+TOOL_ROUND_CALLS = "tool_round_calls"
+INPUT_ANCHORS = "input_anchors"
+
+ROLES = frozenset({"system", "user", "assistant", "tool"})
+ORIGINS = frozenset({"prompt", "user", "runtime", "assistant", "tool"})
+
+# The full history of a revision, oldest message first, in ONE statement (SQLite and PostgreSQL
+# both have recursive CTEs). The LEFT JOINs keep one row for a revision without messages, so an
+# unknown revision (no rows) is told apart from an empty one (one row of NULLs).
+_LINEAGE_SQL = """
+WITH RECURSIVE lineage (revision_id, parent_revision_id, depth) AS (
+    SELECT revision_id, parent_revision_id, 0
+    FROM conversation_revisions WHERE revision_id = {param}
+    UNION ALL
+    SELECT r.revision_id, r.parent_revision_id, l.depth + 1
+    FROM conversation_revisions AS r JOIN lineage AS l ON r.revision_id = l.parent_revision_id
+)
+SELECT rm.message_id, m.role, m.origin, m.payload, m.runtime_event_id
+FROM lineage AS l
+LEFT JOIN revision_messages AS rm ON rm.revision_id = l.revision_id
+LEFT JOIN conversation_messages AS m
+    ON m.conversation_id = rm.conversation_id AND m.message_id = rm.message_id
+ORDER BY l.depth DESC, rm.ordinal
+"""
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+class ConversationStoreError(Exception):
+    """A refused conversation-store operation; the message says what and why."""
+
+
+class InvalidInput(ConversationStoreError, ValueError):
+    """Malformed arguments (unknown role, duplicate ids in one call, empty tool round, ...)."""
+
+
+class ConversationNotFound(ConversationStoreError):
+    """No conversation has this id (``ensure_conversation`` creates one)."""
+
+
+class RevisionNotFound(ConversationStoreError):
+    """No revision has this id, or it belongs to another conversation."""
+
+
+class RunNotFound(ConversationStoreError):
+    """No run has this id."""
+
+
+class RunConflict(ConversationStoreError):
+    """The run id cannot be claimed: it is running, or it belongs to another conversation."""
+
+
+class StaleRun(ConversationStoreError):
+    """The run no longer owns its conversation (superseded or finished) or the head moved."""
+
+
+class MessageConflict(ConversationStoreError):
+    """A message id or runtime event id is already recorded with different content, or a
+    message is already part of the history it would be appended to."""
+
+
+class RevisionConflict(ConversationStoreError):
+    """The digest names an existing revision whose messages differ (same payloads, different
+    ids or metadata): the caller's payloads are not canonical encodings of its messages."""
+
+
+class ToolRoundNotFound(ConversationStoreError):
+    """No tool round has this id for this run."""
+
+
+class ToolRoundExists(ConversationStoreError):
+    """A tool round with this id was already created."""
+
+
+class ToolRoundSettled(ConversationStoreError):
+    """Every call of the round already has its result."""
+
+
+class UnknownToolCall(ConversationStoreError):
+    """The round has no call with this id (a protocol error of the tool side)."""
+
+
+class DuplicateToolResult(ConversationStoreError):
+    """The call already has its result (a protocol error of the tool side)."""
+
+
+# --- records -----------------------------------------------------------------------------------
+
+
+class StoredMessage(msgspec.Struct, frozen=True):
+    """One immutable message: ``payload`` is its canonical JSON (the digest input), ``role``,
+    ``origin`` and ``runtime_event_id`` repeat what the payload says so the store can index them
+    without decoding it."""
+
+    message_id: str
+    role: str
+    origin: str
+    payload: bytes
+    runtime_event_id: str | None = None
+
+
+class ConversationRecord(msgspec.Struct, frozen=True):
+    conversation_id: str
+    current_revision_id: int
+    active_run_id: str | None
+    created_at_ms: int
+    updated_at_ms: int
+
+
+class RevisionRecord(msgspec.Struct, frozen=True):
+    """``message_count`` is the length of the full history, not of this revision's delta."""
+
+    revision_id: int
+    conversation_id: str
+    parent_revision_id: int | None
+    state_digest: bytes
+    message_count: int
+    created_at_ms: int
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class RunRecord(msgspec.Struct, frozen=True):
+    run_id: str
+    conversation_id: str
+    status: RunStatus
+    base_revision_id: int
+    head_revision_id: int
+    provider_call_index: int
+    usage_json: str | None
+    failure_category: str | None
+    failure_message: str | None
+    created_at_ms: int
+    updated_at_ms: int
+    finished_at_ms: int | None
+
+
+class ClaimedRun(msgspec.Struct, frozen=True):
+    """The claimed run's head is ``base_revision_id``; ``superseded_run_id`` was cancelled."""
+
+    run_id: str
+    conversation_id: str
+    base_revision_id: int
+    superseded_run_id: str | None
+
+
+class ToolCallSpec(msgspec.Struct, frozen=True):
+    """One call of a tool round as the model made it (``arguments`` is the raw provider text)."""
+
+    index: int
+    call_id: str
+    model_call_id: str
+    name: str
+    arguments: str
+
+
+class ToolRoundStatus(StrEnum):
+    PENDING = "pending"
+    SETTLED = "settled"
+
+
+class ToolCallStatus(StrEnum):
+    PENDING = "pending"
+    COMPLETED = "completed"
+
+
+class ToolCallRecord(msgspec.Struct, frozen=True):
+    """A call and, once completed, its result, arrival order and the revision holding its pair."""
+
+    index: int
+    call_id: str
+    model_call_id: str
+    name: str
+    arguments: str
+    status: ToolCallStatus
+    completion_seq: int | None
+    result_content: str | None
+    result_is_error: bool | None
+    committed_revision_id: int | None
+    completed_at_ms: int | None
+
+
+class ToolRoundRecord(msgspec.Struct, frozen=True):
+    """A round with its calls in index order; ``assistant_json`` is the caller's bytes."""
+
+    round_id: str
+    run_id: str
+    base_revision_id: int
+    assistant_json: bytes
+    status: ToolRoundStatus
+    next_completion_seq: int
+    created_at_ms: int
+    updated_at_ms: int
+    calls: tuple[ToolCallRecord, ...]
+
+
+class ToolResultCommitted(msgspec.Struct, frozen=True):
+    """The revision holding the pair (the run's new head), the result's arrival number, and
+    whether it was the round's last pending call."""
+
+    revision_id: int
+    completion_seq: int
+    settled: bool
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def utc_now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def state_digest(payloads: Iterable[bytes]) -> bytes:
+    """SHA-256 over each payload's 8-byte big-endian length followed by the payload.
+
+    The length prefix keeps message boundaries in the digest: [b"ab"] and [b"a", b"b"] differ.
+    """
+    digest = hashlib.sha256()
+    for payload in payloads:
+        digest.update(len(payload).to_bytes(8, "big"))
+        digest.update(payload)
+    return digest.digest()
+
+
+EMPTY_STATE_DIGEST = state_digest(())  # the root revision's digest
+
+
+def _check_id(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"{what} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _check_message(message: object) -> StoredMessage:
+    """Validate one message (msgspec Structs do not check types on construction)."""
+    if not isinstance(message, StoredMessage):
+        raise InvalidInput(f"expected a StoredMessage, got {type(message).__name__}")
+    _check_id(message.message_id, "message_id")
+    if message.role not in ROLES:
+        raise InvalidInput(f"message {message.message_id}: unknown role {message.role!r}")
+    if message.origin not in ORIGINS:
+        raise InvalidInput(f"message {message.message_id}: unknown origin {message.origin!r}")
+    if not isinstance(message.payload, bytes):
+        raise InvalidInput(f"message {message.message_id}: payload must be bytes")
+    if message.runtime_event_id is not None:
+        _check_id(message.runtime_event_id, f"message {message.message_id}: runtime_event_id")
+    return message
+
+
+def _check_messages(messages: Iterable[object]) -> list[StoredMessage]:
+    """Validate messages and refuse an id or runtime event id repeated among them."""
+    checked = [_check_message(m) for m in messages]
+    try:
+        _refuse_repeats([], checked)
+    except MessageConflict as exc:
+        raise InvalidInput(f"repeated within one call: {exc}") from None
+    return checked
+
+
+def _refuse_repeats(history: Sequence[StoredMessage], additions: Sequence[StoredMessage]) -> None:
+    """A message (by id or runtime event id) appears at most once in a history."""
+    ids = {m.message_id for m in history}
+    events = {m.runtime_event_id for m in history if m.runtime_event_id is not None}
+    for message in additions:
+        if message.message_id in ids:
+            raise MessageConflict(f"message {message.message_id} is already in this history")
+        ids.add(message.message_id)
+        event = message.runtime_event_id
+        if event is not None:
+            if event in events:
+                raise MessageConflict(f"runtime event {event} is already in this history")
+            events.add(event)
+
+
+def _table(
+    database: peewee.Database,
+    name: str,
+    columns: Iterable[str],
+    primary_key: str | None = None,
+) -> peewee.Table:
+    return peewee.Table(name, tuple(columns), primary_key=primary_key, _database=database)
+
+
+def _columns(table: peewee.Table, names: Iterable[str]) -> list[peewee.Column]:
+    return [getattr(table, name) for name in names]
+
+
+# tool_rounds columns are ToolRoundRecord's but its calls; tool_round_calls columns are
+# round_id, call_index (the record's ``index``) and the rest of ToolCallRecord's.
+_ROUND_COLUMNS = tuple(f for f in ToolRoundRecord.__struct_fields__ if f != "calls")
+_CALL_FIELDS = tuple(f for f in ToolCallRecord.__struct_fields__ if f != "index")
+
+
+def _bytes(value: Any) -> bytes:
+    """PostgreSQL drivers return memoryview for BYTEA."""
+    return bytes(value)
+
+
+# --- the store ---------------------------------------------------------------------------------
+
+
+class ConversationStore:
+    """Typed, synchronous access to conversations; see the module docstring for the rules."""
+
+    def __init__(self, database: peewee.Database) -> None:
+        self._db = database
+        # Tables bound to this database only (not global Models), so several stores can coexist.
+        # Columns follow the records they are read into.
+        self._conversations = _table(database, CONVERSATIONS, ConversationRecord.__struct_fields__)
+        self._revisions = _table(
+            database, REVISIONS, RevisionRecord.__struct_fields__, primary_key="revision_id"
+        )
+        self._messages = _table(
+            database,
+            MESSAGES,
+            ("conversation_id", *StoredMessage.__struct_fields__, "created_at_ms"),
+        )
+        self._revision_messages = _table(
+            database, REVISION_MESSAGES, ("revision_id", "ordinal", "conversation_id", "message_id")
+        )
+        self._runs = _table(database, RUNS, RunRecord.__struct_fields__)
+        self._rounds = _table(database, TOOL_ROUNDS, _ROUND_COLUMNS)
+        self._calls = _table(database, TOOL_ROUND_CALLS, ("round_id", "call_index", *_CALL_FIELDS))
+        self._anchors = _table(
+            database,
+            INPUT_ANCHORS,
+            ("conversation_id", "input_id", "base_revision_id", "created_at_ms"),
+        )
+        self._lineage_sql = _LINEAGE_SQL.format(param=database.param)
+
+    # --- conversations and revisions -----------------------------------------------------------
+
+    def ensure_conversation(self, conversation_id: str) -> int:
+        """The conversation's current head revision; creates it and its root revision if new."""
+        _check_id(conversation_id, "conversation_id")
+        with self._db.atomic():
+            return self._ensure(conversation_id, utc_now_ms())
+
+    def conversation(self, conversation_id: str) -> ConversationRecord | None:
+        t = self._conversations
+        query = t.select(*_columns(t, ConversationRecord.__struct_fields__)).where(
+            t.conversation_id == conversation_id
+        )
+        for row in query.tuples():
+            return ConversationRecord(*row)
+        return None
+
+    def revision(self, revision_id: int) -> RevisionRecord | None:
+        t = self._revisions
+        query = t.select(*_columns(t, RevisionRecord.__struct_fields__)).where(
+            t.revision_id == revision_id
+        )
+        for rid, cid, parent, digest, count, created in query.tuples():
+            return RevisionRecord(rid, cid, parent, _bytes(digest), count, created)
+        return None
+
+    def messages_at(self, revision_id: int) -> list[StoredMessage]:
+        """The full history of a revision, oldest first, read in one query."""
+        messages = self._lineage(revision_id)
+        if messages is None:
+            raise RevisionNotFound(f"no revision {revision_id}")
+        return messages
+
+    def import_revision(self, conversation_id: str, messages: Sequence[StoredMessage]) -> int:
+        """The revision whose history is exactly ``messages`` (hydrated client history).
+
+        Reuses the revision with the same digest; else makes a child of the current head holding
+        only the suffix when the head's history is a prefix of ``messages``; else a new branch
+        from the root holding all of them. Creates the conversation if new; never moves the head
+        (``claim_run`` does that).
+        """
+        _check_id(conversation_id, "conversation_id")
+        wanted = _check_messages(messages)
+        now = utc_now_ms()
+        with self._db.atomic():
+            head = self._ensure(conversation_id, now)
+            head_messages = self._known_lineage(head)
+            prefix = len(head_messages)
+            if prefix < len(wanted) and wanted[:prefix] == head_messages:
+                return self._append(conversation_id, head, head_messages, wanted[prefix:], now)
+            root = self._revision_by_digest(conversation_id, EMPTY_STATE_DIGEST)
+            assert root is not None, f"conversation {conversation_id} has no root revision"
+            return self._append(conversation_id, root, [], wanted, now)
+
+    def anchor_input(self, conversation_id: str, input_id: str, base_revision_id: int) -> int:
+        """The base revision of a logical input (a user message): the first one recorded wins.
+
+        So an edited or retried user message starts from the same base as its first run and
+        discards that run's suffix, whatever history the client sent back.
+        """
+        _check_id(input_id, "input_id")
+        with self._db.atomic():
+            if self._lock_conversation(conversation_id) is None:
+                raise ConversationNotFound(f"no conversation {conversation_id}")
+            self._require_revision_of(conversation_id, base_revision_id)
+            t = self._anchors
+            t.insert(
+                conversation_id=conversation_id,
+                input_id=input_id,
+                base_revision_id=base_revision_id,
+                created_at_ms=utc_now_ms(),
+            ).on_conflict_ignore().as_rowcount().execute()
+            query = t.select(t.base_revision_id).where(
+                (t.conversation_id == conversation_id) & (t.input_id == input_id)
+            )
+            return int(query.scalar())
+
+    # --- runs ----------------------------------------------------------------------------------
+
+    def claim_run(self, run_id: str, conversation_id: str, base_revision_id: int) -> ClaimedRun:
+        """Make ``run_id`` the conversation's active run, its head moved to ``base_revision_id``.
+
+        A different active run is cancelled (it can no longer write). Choosing an old revision
+        as base is how a rollback starts a new branch: later appends become its children and the
+        old suffix stays readable from its own revisions. A finished run id is claimed again (a
+        client retrying the same request after a restart): status back to ``running``, head
+        reset to the base, ``provider_call_index`` kept so model call ids stay unique.
+        """
+        _check_id(run_id, "run_id")
+        now = utc_now_ms()
+        with self._db.atomic():
+            locked = self._lock_conversation(conversation_id)
+            if locked is None:
+                raise ConversationNotFound(f"no conversation {conversation_id}")
+            _, active = locked
+            self._require_revision_of(conversation_id, base_revision_id)
+            runs = self._runs
+            existing = next(
+                iter(
+                    runs.select(runs.conversation_id, runs.status)
+                    .where(runs.run_id == run_id)
+                    .tuples()
+                ),
+                None,
+            )
+            if existing is not None:
+                owner, status = existing
+                if owner != conversation_id:
+                    raise RunConflict(f"run {run_id} belongs to conversation {owner}")
+                if status == RunStatus.RUNNING:
+                    raise RunConflict(f"run {run_id} is already running")
+            superseded = None
+            if active is not None and active != run_id:
+                superseded = active
+                runs.update(
+                    status=RunStatus.CANCELLED.value,
+                    failure_message=f"superseded by run {run_id}",
+                    finished_at_ms=now,
+                    updated_at_ms=now,
+                ).where(
+                    (runs.run_id == active) & (runs.status == RunStatus.RUNNING.value)
+                ).execute()
+            fields = {
+                "status": RunStatus.RUNNING.value,
+                "base_revision_id": base_revision_id,
+                "head_revision_id": base_revision_id,
+                "usage_json": None,
+                "failure_category": None,
+                "failure_message": None,
+                "updated_at_ms": now,
+                "finished_at_ms": None,
+            }
+            if existing is None:
+                runs.insert(
+                    run_id=run_id,
+                    conversation_id=conversation_id,
+                    provider_call_index=-1,
+                    created_at_ms=now,
+                    **fields,
+                ).execute()
+            else:
+                runs.update(**fields).where(runs.run_id == run_id).execute()
+            c = self._conversations
+            c.update(
+                current_revision_id=base_revision_id, active_run_id=run_id, updated_at_ms=now
+            ).where(c.conversation_id == conversation_id).execute()
+        return ClaimedRun(run_id, conversation_id, base_revision_id, superseded)
+
+    def run(self, run_id: str) -> RunRecord | None:
+        t = self._runs
+        query = t.select(*_columns(t, RunRecord.__struct_fields__)).where(t.run_id == run_id)
+        for row in query.dicts():
+            return msgspec.convert(row, RunRecord)
+        return None
+
+    def begin_provider_call(self, run_id: str) -> int:
+        """Reserve the next provider call index (0, 1, 2, ...) BEFORE the request is sent.
+
+        Only a ``running`` run gets one (``StaleRun`` otherwise), so a superseded run cannot
+        start another model call; the index names the call (``{run_id}:{index}``).
+        """
+        t = self._runs
+        with self._db.atomic():
+            updated = (
+                t.update(provider_call_index=t.provider_call_index + 1, updated_at_ms=utc_now_ms())
+                .where((t.run_id == run_id) & (t.status == RunStatus.RUNNING.value))
+                .execute()
+            )
+            row = next(
+                iter(t.select(t.status, t.provider_call_index).where(t.run_id == run_id).tuples()),
+                None,
+            )
+        if row is None:
+            raise RunNotFound(f"no run {run_id}")
+        status, index = row
+        if updated != 1:
+            raise StaleRun(f"run {run_id} is {status}: it may not start a provider call")
+        return int(index)
+
+    def finish_run(
+        self,
+        run_id: str,
+        status: RunStatus,
+        usage_json: str | None = None,
+        failure_category: str | None = None,
+        failure_message: str | None = None,
+    ) -> bool:
+        """End a run; False (and nothing changed) if it was no longer ``running``.
+
+        The first finish wins, so a superseded run cannot overwrite its ``cancelled``. The
+        conversation's active run is released only if it is still this run.
+        """
+        status = RunStatus(status)
+        if status is RunStatus.RUNNING:
+            raise InvalidInput("finish_run needs a final status, not running")
+        now = utc_now_ms()
+        with self._db.atomic():
+            conversation_id = self._run_conversation(run_id)
+            self._lock_conversation(conversation_id)
+            t = self._runs
+            finished = (
+                t.update(
+                    status=status.value,
+                    usage_json=usage_json,
+                    failure_category=failure_category,
+                    failure_message=failure_message,
+                    finished_at_ms=now,
+                    updated_at_ms=now,
+                )
+                .where((t.run_id == run_id) & (t.status == RunStatus.RUNNING.value))
+                .execute()
+            )
+            if finished:
+                c = self._conversations
+                c.update(active_run_id=None, updated_at_ms=now).where(
+                    (c.conversation_id == conversation_id) & (c.active_run_id == run_id)
+                ).execute()
+        return finished == 1
+
+    def cancel_unfinished_runs(self, reason: str) -> int:
+        """At startup: runs left ``running`` by a dead process become ``cancelled`` and release
+        their conversations; returns how many."""
+        now = utc_now_ms()
+        t = self._runs
+        c = self._conversations
+        with self._db.atomic():
+            running = t.select(t.run_id).where(t.status == RunStatus.RUNNING.value)
+            c.update(active_run_id=None, updated_at_ms=now).where(
+                c.active_run_id.in_(running)
+            ).execute()
+            return int(
+                t.update(
+                    status=RunStatus.CANCELLED.value,
+                    failure_message=reason,
+                    finished_at_ms=now,
+                    updated_at_ms=now,
+                )
+                .where(t.status == RunStatus.RUNNING.value)
+                .execute()
+            )
+
+    # --- appending -----------------------------------------------------------------------------
+
+    def append_messages(
+        self, run_id: str, expected_head: int, messages: Sequence[StoredMessage]
+    ) -> int:
+        """Append ``messages`` as one new revision on ``expected_head``; returns it (the new head).
+
+        ``StaleRun`` unless ``run_id`` still owns the conversation and its head is
+        ``expected_head``. A message already in this history, or recorded in the conversation
+        with different content, is refused (``MessageConflict``).
+        """
+        additions = _check_messages(messages)
+        if not additions:
+            raise InvalidInput("append_messages needs at least one message")
+        now = utc_now_ms()
+        with self._db.atomic():
+            conversation_id, _ = self._own(run_id, expected_head)
+            history = self._known_lineage(expected_head)
+            _refuse_repeats(history, additions)
+            revision_id = self._append(conversation_id, expected_head, history, additions, now)
+            self._move_head(conversation_id, run_id, revision_id, now)
+            return revision_id
+
+    def append_once(
+        self, run_id: str, expected_head: int, message: StoredMessage
+    ) -> tuple[int, bool]:
+        """Append ``message`` unless the history already holds it; returns (head, inserted).
+
+        Looks in the current head's history for the same message id or runtime event id:
+        identical → (head, False), nothing written; different → ``MessageConflict``; absent →
+        appended on ``expected_head`` like ``append_messages`` → (new head, True). The check and
+        the insert share one transaction, so concurrent callers insert once. The head returned
+        for an existing message is the run's current head, which is ``expected_head`` unless
+        another append of the same run moved it meanwhile.
+
+        ``inserted`` says the message joined the head's history (the head moved, so a new state
+        must be published). A retry from the same base may land on the revision its first
+        attempt made (same history, same digest): the head moves, no row is written.
+        """
+        wanted = _check_message(message)
+        event = wanted.runtime_event_id
+        now = utc_now_ms()
+        with self._db.atomic():
+            conversation_id, head = self._own(run_id, None)
+            history = self._known_lineage(head)
+            found = [
+                m
+                for m in history
+                if m.message_id == wanted.message_id
+                or (event is not None and m.runtime_event_id == event)
+            ]
+            if found:
+                if found == [wanted]:
+                    return head, False
+                raise MessageConflict(
+                    f"message {wanted.message_id} (runtime event {event}) is already in this "
+                    "history with different content"
+                )
+            if head != expected_head:
+                raise StaleRun(self._moved(run_id, conversation_id, expected_head, head))
+            revision_id = self._append(conversation_id, head, history, [wanted], now)
+            self._move_head(conversation_id, run_id, revision_id, now)
+            return revision_id, True
+
+    # --- tool rounds ---------------------------------------------------------------------------
+
+    def create_tool_round(
+        self,
+        run_id: str,
+        round_id: str,
+        expected_head: int,
+        assistant_json: bytes,
+        calls: Sequence[ToolCallSpec],
+        *,
+        created_at_ms: int | None = None,
+    ) -> None:
+        """Record a round of tool calls, all pending, based on the run's head.
+
+        ``assistant_json`` (text, thinking, replay state of the model's message) is kept as
+        given. ``created_at_ms`` lets a resumed round keep its original start time.
+        """
+        _check_id(round_id, "round_id")
+        if not isinstance(assistant_json, bytes):
+            raise InvalidInput("assistant_json must be bytes")
+        checked = self._check_calls(round_id, calls)
+        now = utc_now_ms()
+        with self._db.atomic():
+            self._own(run_id, expected_head)
+            r = self._rounds
+            if r.select(r.round_id).where(r.round_id == round_id).exists():
+                raise ToolRoundExists(f"tool round {round_id} already exists")
+            r.insert(
+                round_id=round_id,
+                run_id=run_id,
+                base_revision_id=expected_head,
+                assistant_json=assistant_json,
+                status=ToolRoundStatus.PENDING.value,
+                next_completion_seq=0,
+                created_at_ms=now if created_at_ms is None else created_at_ms,
+                updated_at_ms=now,
+            ).execute()
+            self._calls.insert(
+                [
+                    {
+                        "round_id": round_id,
+                        "call_index": call.index,
+                        "call_id": call.call_id,
+                        "model_call_id": call.model_call_id,
+                        "name": call.name,
+                        "arguments": call.arguments,
+                        "status": ToolCallStatus.PENDING.value,
+                    }
+                    for call in checked
+                ]
+            ).execute()
+
+    def commit_tool_result(
+        self,
+        run_id: str,
+        round_id: str,
+        call_id: str,
+        pair: tuple[StoredMessage, StoredMessage],
+        content: str,
+        is_error: bool,
+    ) -> ToolResultCommitted:
+        """Append the (assistant call, tool result) pair as ONE revision on the run's head and
+        mark the call completed, in one transaction.
+
+        Results arrive in any order; ``completion_seq`` numbers them 0, 1, 2, ... in arrival
+        order, and the round is ``settled`` when no call is pending. Refused: a run that lost
+        ownership (``StaleRun``), an unknown round (``ToolRoundNotFound``), a settled round
+        (``ToolRoundSettled``), an unknown call id (``UnknownToolCall``), a second result for a
+        call (``DuplicateToolResult``).
+        """
+        _check_id(call_id, "call_id")
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise InvalidInput("pair must be a tuple (assistant message, tool result message)")
+        messages = _check_messages(pair)
+        if messages[0].role != "assistant" or messages[1].role != "tool":
+            raise InvalidInput("pair must be an assistant message followed by a tool message")
+        if not isinstance(content, str) or not isinstance(is_error, bool):
+            raise InvalidInput("content must be a string and is_error a bool")
+        now = utc_now_ms()
+        with self._db.atomic():
+            conversation_id, head = self._own(run_id, None)
+            r = self._rounds
+            round_row = next(
+                iter(
+                    r.select(r.status, r.next_completion_seq)
+                    .where((r.round_id == round_id) & (r.run_id == run_id))
+                    .tuples()
+                ),
+                None,
+            )
+            if round_row is None:
+                raise ToolRoundNotFound(f"run {run_id} has no tool round {round_id}")
+            round_status, seq = round_row
+            if round_status == ToolRoundStatus.SETTLED:
+                raise ToolRoundSettled(f"tool round {round_id} is already settled")
+            c = self._calls
+            call_row = next(
+                iter(
+                    c.select(c.status)
+                    .where((c.round_id == round_id) & (c.call_id == call_id))
+                    .tuples()
+                ),
+                None,
+            )
+            if call_row is None:
+                raise UnknownToolCall(f"tool round {round_id} has no call {call_id}")
+            if call_row[0] != ToolCallStatus.PENDING:
+                raise DuplicateToolResult(
+                    f"call {call_id} of round {round_id} already has a result"
+                )
+            history = self._known_lineage(head)
+            _refuse_repeats(history, messages)
+            revision_id = self._append(conversation_id, head, history, messages, now)
+            self._move_head(conversation_id, run_id, revision_id, now)
+            c.update(
+                status=ToolCallStatus.COMPLETED.value,
+                completion_seq=seq,
+                result_content=content,
+                result_is_error=is_error,
+                committed_revision_id=revision_id,
+                completed_at_ms=now,
+            ).where((c.round_id == round_id) & (c.call_id == call_id)).execute()
+            settled = not (
+                c.select(c.call_id)
+                .where((c.round_id == round_id) & (c.status == ToolCallStatus.PENDING.value))
+                .exists()
+            )
+            r.update(
+                next_completion_seq=seq + 1,
+                status=(ToolRoundStatus.SETTLED if settled else ToolRoundStatus.PENDING).value,
+                updated_at_ms=now,
+            ).where(r.round_id == round_id).execute()
+        return ToolResultCommitted(revision_id, seq, settled)
+
+    def tool_round(self, round_id: str) -> ToolRoundRecord | None:
+        """A round with all its calls (index order), or None."""
+        r = self._rounds
+        query = r.select(*_columns(r, _ROUND_COLUMNS)).where(r.round_id == round_id)
+        for row in query.dicts():
+            row["assistant_json"] = _bytes(row["assistant_json"])
+            row["calls"] = self._round_calls(round_id, pending_only=False)
+            return msgspec.convert(row, ToolRoundRecord)
+        return None
+
+    def pending_calls(self, round_id: str) -> list[ToolCallRecord]:
+        """The round's calls still waiting for a result, in index order."""
+        r = self._rounds
+        if not r.select(r.round_id).where(r.round_id == round_id).exists():
+            raise ToolRoundNotFound(f"no tool round {round_id}")
+        return list(self._round_calls(round_id, pending_only=True))
+
+    # --- internals -----------------------------------------------------------------------------
+
+    def _ensure(self, conversation_id: str, now: int) -> int:
+        """Create the conversation and its root if missing, lock its row; the current head."""
+        c = self._conversations
+        c.insert(
+            conversation_id=conversation_id,
+            current_revision_id=None,
+            active_run_id=None,
+            created_at_ms=now,
+            updated_at_ms=now,
+        ).on_conflict_ignore().as_rowcount().execute()
+        locked = self._lock_conversation(conversation_id)
+        assert locked is not None
+        current, _ = locked
+        if current is not None:
+            return int(current)
+        root = self._insert_revision(conversation_id, None, EMPTY_STATE_DIGEST, 0, now)
+        c.update(current_revision_id=root, updated_at_ms=now).where(
+            c.conversation_id == conversation_id
+        ).execute()
+        return root
+
+    def _lock_conversation(self, conversation_id: str) -> tuple[int | None, str | None] | None:
+        """(current revision, active run) of the conversation, its row locked for this
+        transaction on PostgreSQL (SQLite's IMMEDIATE transaction already holds the write lock)."""
+        c = self._conversations
+        query = c.select(c.current_revision_id, c.active_run_id).where(
+            c.conversation_id == conversation_id
+        )
+        if self._db.for_update:
+            query = query.for_update()
+        for current, active in query.tuples():
+            return current, active
+        return None
+
+    def _run_conversation(self, run_id: str) -> str:
+        t = self._runs
+        conversation_id = t.select(t.conversation_id).where(t.run_id == run_id).scalar()
+        if conversation_id is None:
+            raise RunNotFound(f"no run {run_id}")
+        return str(conversation_id)
+
+    def _own(self, run_id: str, expected_head: int | None) -> tuple[str, int]:
+        """Lock the run's conversation and check the run owns it (at ``expected_head`` if
+        given); returns (conversation id, current head)."""
+        conversation_id = self._run_conversation(run_id)
+        locked = self._lock_conversation(conversation_id)
+        assert locked is not None
+        current, active = locked
+        t = self._runs
+        status = t.select(t.status).where(t.run_id == run_id).scalar()
+        if active != run_id or status != RunStatus.RUNNING:
+            raise StaleRun(
+                f"run {run_id} no longer owns conversation {conversation_id} "
+                f"(run {status}, active run {active})"
+            )
+        assert current is not None
+        if expected_head is not None and current != expected_head:
+            raise StaleRun(self._moved(run_id, conversation_id, expected_head, current))
+        return conversation_id, int(current)
+
+    @staticmethod
+    def _moved(run_id: str, conversation_id: str, expected: int, current: int) -> str:
+        return (
+            f"run {run_id} expected conversation {conversation_id} at revision {expected}, "
+            f"but it is at revision {current}"
+        )
+
+    def _move_head(self, conversation_id: str, run_id: str, revision_id: int, now: int) -> None:
+        c = self._conversations
+        moved = (
+            c.update(current_revision_id=revision_id, updated_at_ms=now)
+            .where((c.conversation_id == conversation_id) & (c.active_run_id == run_id))
+            .execute()
+        )
+        assert moved == 1, f"run {run_id} lost conversation {conversation_id} under its lock"
+        t = self._runs
+        t.update(head_revision_id=revision_id, updated_at_ms=now).where(
+            t.run_id == run_id
+        ).execute()
+
+    def _require_revision_of(self, conversation_id: str, revision_id: int) -> None:
+        t = self._revisions
+        owner = t.select(t.conversation_id).where(t.revision_id == revision_id).scalar()
+        if owner != conversation_id:
+            raise RevisionNotFound(
+                f"conversation {conversation_id} has no revision {revision_id}"
+                + (f" (it belongs to {owner})" if owner is not None else "")
+            )
+
+    def _revision_by_digest(self, conversation_id: str, digest: bytes) -> int | None:
+        t = self._revisions
+        found = (
+            t.select(t.revision_id)
+            .where((t.conversation_id == conversation_id) & (t.state_digest == digest))
+            .scalar()
+        )
+        return None if found is None else int(found)
+
+    def _lineage(self, revision_id: int) -> list[StoredMessage] | None:
+        """The revision's full history, or None if there is no such revision."""
+        rows = self._db.execute_sql(self._lineage_sql, (revision_id,)).fetchall()
+        if not rows:
+            return None
+        return [
+            StoredMessage(message_id, role, origin, _bytes(payload), event)
+            for message_id, role, origin, payload, event in rows
+            if message_id is not None
+        ]
+
+    def _known_lineage(self, revision_id: int) -> list[StoredMessage]:
+        messages = self._lineage(revision_id)
+        assert messages is not None, f"revision {revision_id} vanished"
+        return messages
+
+    def _append(
+        self,
+        conversation_id: str,
+        parent: int,
+        history: list[StoredMessage],
+        additions: list[StoredMessage],
+        now: int,
+    ) -> int:
+        """The revision whose history is ``history + additions`` (``history`` being the parent's):
+        the existing one with that digest, else a new child of ``parent`` holding ``additions``.
+
+        Reusing by digest keeps one revision per history: a retried turn that lands on the same
+        messages from the same base returns the revision the first attempt made.
+        """
+        full = history + additions
+        digest = state_digest(m.payload for m in full)
+        existing = self._revision_by_digest(conversation_id, digest)
+        if existing is not None:
+            if self._known_lineage(existing) != full:
+                raise RevisionConflict(
+                    f"revision {existing} has the same digest but different messages"
+                )
+            return existing
+        self._store_messages(conversation_id, additions, now)
+        revision_id = self._insert_revision(conversation_id, parent, digest, len(full), now)
+        if additions:
+            self._revision_messages.insert(
+                [
+                    {
+                        "revision_id": revision_id,
+                        "ordinal": ordinal,
+                        "conversation_id": conversation_id,
+                        "message_id": m.message_id,
+                    }
+                    for ordinal, m in enumerate(additions)
+                ]
+            ).execute()
+        return revision_id
+
+    def _insert_revision(
+        self, conversation_id: str, parent: int | None, digest: bytes, count: int, now: int
+    ) -> int:
+        return int(
+            self._revisions.insert(
+                conversation_id=conversation_id,
+                parent_revision_id=parent,
+                state_digest=digest,
+                message_count=count,
+                created_at_ms=now,
+            ).execute()
+        )
+
+    def _store_messages(
+        self, conversation_id: str, messages: list[StoredMessage], now: int
+    ) -> None:
+        """Insert the messages the conversation does not hold yet; a recorded one must be
+        identical (same id → same role, origin, bytes and event; same event → same id)."""
+        t = self._messages
+        ids = [m.message_id for m in messages]
+        recorded = {
+            row[0]: StoredMessage(row[0], row[1], row[2], _bytes(row[3]), row[4])
+            for row in t.select(t.message_id, t.role, t.origin, t.payload, t.runtime_event_id)
+            .where((t.conversation_id == conversation_id) & t.message_id.in_(ids))
+            .tuples()
+        }
+        events = [m.runtime_event_id for m in messages if m.runtime_event_id is not None]
+        event_owners: dict[str, str] = {}
+        if events:
+            event_owners = dict(
+                t.select(t.runtime_event_id, t.message_id)
+                .where((t.conversation_id == conversation_id) & t.runtime_event_id.in_(events))
+                .tuples()
+            )
+        rows = []
+        for m in messages:
+            old = recorded.get(m.message_id)
+            if old is not None:
+                if old != m:
+                    raise MessageConflict(
+                        f"message {m.message_id} of conversation {conversation_id} is already "
+                        "recorded with different content"
+                    )
+                continue
+            owner = event_owners.get(m.runtime_event_id) if m.runtime_event_id else None
+            if owner is not None:
+                raise MessageConflict(
+                    f"runtime event {m.runtime_event_id} of conversation {conversation_id} is "
+                    f"already recorded as message {owner}"
+                )
+            rows.append(
+                {
+                    "conversation_id": conversation_id,
+                    "message_id": m.message_id,
+                    "role": m.role,
+                    "origin": m.origin,
+                    "payload": m.payload,
+                    "runtime_event_id": m.runtime_event_id,
+                    "created_at_ms": now,
+                }
+            )
+        if rows:
+            t.insert(rows).execute()
+
+    @staticmethod
+    def _check_calls(round_id: str, calls: Sequence[ToolCallSpec]) -> list[ToolCallSpec]:
+        checked = list(calls)
+        if not checked:
+            raise InvalidInput(f"tool round {round_id} has no calls")
+        for call in checked:
+            if not isinstance(call, ToolCallSpec):
+                raise InvalidInput(f"expected a ToolCallSpec, got {type(call).__name__}")
+            if not isinstance(call.index, int) or call.index < 0:
+                raise InvalidInput(f"tool call {call.call_id}: bad index {call.index!r}")
+            _check_id(call.call_id, "call_id")
+            for value, what in ((call.model_call_id, "model_call_id"), (call.name, "name")):
+                _check_id(value, f"tool call {call.call_id}: {what}")
+            if not isinstance(call.arguments, str):
+                raise InvalidInput(f"tool call {call.call_id}: arguments must be a string")
+        if len({c.index for c in checked}) != len(checked):
+            raise InvalidInput(f"tool round {round_id} repeats a call index")
+        if len({c.call_id for c in checked}) != len(checked):
+            raise InvalidInput(f"tool round {round_id} repeats a call id")
+        return checked
+
+    def _round_calls(self, round_id: str, *, pending_only: bool) -> tuple[ToolCallRecord, ...]:
+        c = self._calls
+        condition = c.round_id == round_id
+        if pending_only:
+            condition &= c.status == ToolCallStatus.PENDING.value
+        query = (
+            c.select(c.call_index.alias("index"), *_columns(c, _CALL_FIELDS))
+            .where(condition)
+            .order_by(c.call_index)
+        )
+        calls = []
+        for row in query.dicts():
+            if row["result_is_error"] is not None:
+                row["result_is_error"] = bool(row["result_is_error"])
+            calls.append(msgspec.convert(row, ToolCallRecord))
+        return tuple(calls)

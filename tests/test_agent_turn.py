@@ -1,0 +1,250 @@
+"""A Cursor agent turn end to end: fake Cursor client and fake provider over real HTTP.
+
+The fake client acknowledges every KV SET after checking its SHA-256, as the editor does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from store import Store
+from store.catalog import ModelInput, ProviderInput, create_provider, save_models
+from store.conversations import ConversationStore
+from tests.conftest import StartServer
+from tests.support.fake_cursor import CursorSession, FakeCursor, kv_ack, user_turn_message
+from tests.support.fake_provider import (
+    FakeProvider,
+    FakeToolCall,
+    Script,
+    chat_events,
+    chat_usage,
+)
+from wire.http.server import RunningServer
+
+API_KEY = "sk-turn-test-0123"
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeProvider]:
+    async with FakeProvider() as provider:
+        yield provider
+
+
+@pytest.fixture
+def public_id(fake: FakeProvider, server_store: Store) -> str:
+    provider = create_provider(
+        server_store.database,
+        ProviderInput(name="fake", type="openai-chat", base_url=fake.base_url, api_key=API_KEY),
+    )
+    models = [ModelInput(model_id="fake-model", display_name="Fake", context_window_tokens=128000)]
+    return save_models(server_store.database, provider.id, models)[0].public_id
+
+
+@pytest.fixture
+async def server(make_server: StartServer) -> RunningServer:
+    return await make_server()
+
+
+@pytest.fixture
+async def cursor(server: RunningServer) -> AsyncIterator[FakeCursor]:
+    client = FakeCursor(f"http://{server.address}")
+    yield client
+    await client.aclose()
+
+
+async def test_text_turn_has_the_exact_tail(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor, server_store: Store
+) -> None:
+    fake.enqueue(
+        Script.sse(
+            chat_events(thinking=["let me ", "think"], text=["Hel", "lo!"], usage=chat_usage(20, 8))
+        )
+    )
+    log = await CursorSession(cursor, "turn-1").run(user_turn_message("say hello", public_id))
+    assert log.end == {}
+    kinds = log.kinds()
+    # The user turn is published (blobs acked, then a settled checkpoint) before the model runs.
+    first_update = next(i for i, k in enumerate(kinds) if k in ("text_delta", "thinking_delta"))
+    assert "conversation_checkpoint_update" in kinds[:first_update]
+    assert kinds[:first_update].index("conversation_checkpoint_update") > kinds.index(
+        "kv_set_blob_args"
+    )
+    middle = [k for k in kinds[first_update:] if not k.startswith("kv_")]
+    assert middle == [
+        "thinking_delta",
+        "thinking_delta",
+        "thinking_completed",
+        "text_delta",
+        "text_delta",
+        "token_delta",
+        "turn_ended",
+        "conversation_checkpoint_update",
+        "conversation_checkpoint_update",
+        "conversation_checkpoint_update",
+    ]
+    texts = [
+        m.interaction_update.text_delta.text
+        for m in log.messages
+        if m.interaction_update.HasField("text_delta")
+    ]
+    assert "".join(texts) == "Hello!"
+    completed = [m for m in log.messages if m.interaction_update.HasField("thinking_completed")]
+    assert completed[0].interaction_update.thinking_completed.thinking_duration_ms >= 1
+    ended = next(
+        m for m in log.messages if m.interaction_update.HasField("turn_ended")
+    ).interaction_update.turn_ended
+    assert (ended.input_tokens, ended.output_tokens) == (20, 8)
+    assert not ended.HasField("cache_read_tokens") and not ended.HasField("cache_write_tokens")
+    initial, staged, settled, again = log.checkpoints()
+    assert list(initial.pending_tool_calls) == []
+    assert len(staged.pending_tool_calls) == 1
+    pending = json.loads(staged.pending_tool_calls[0])
+    assert pending["role"] == "assistant"
+    assert list(settled.pending_tool_calls) == []
+    assert settled.SerializeToString() == again.SerializeToString()
+    assert list(staged.turns) == list(settled.turns)
+    assert len(settled.root_prompt_messages_json) == len(staged.root_prompt_messages_json) + 1
+    # Every blob a checkpoint names reached the client and was acknowledged first.
+    for checkpoint in log.checkpoints():
+        for blob_id in [*checkpoint.root_prompt_messages_json, *checkpoint.turns]:
+            assert blob_id in log.blobs
+    final_root = json.loads(log.blobs[settled.root_prompt_messages_json[-1]])
+    assert final_root["role"] == "assistant"
+    assert any(part.get("text") == "Hello!" for part in final_root["content"])
+    # No blob was sent twice.
+    sets = [
+        m.kv_server_message.set_blob_args.blob_id
+        for m in log.messages
+        if m.kv_server_message.HasField("set_blob_args")
+    ]
+    assert len(sets) == len(set(sets))
+    # The store holds the runtime user message once and the final answer, and the run completed.
+    conversations = ConversationStore(server_store.database)
+    head = conversations.ensure_conversation("conv-1")
+    messages = conversations.messages_at(head)
+    assert [m.origin for m in messages] == ["runtime", "assistant"]
+    assert "say hello" in messages[0].payload.decode()
+    run = conversations.run("turn-1")
+    assert run is not None and run.status == "completed"
+    # The provider got the system prompt, the tools and the rendered user turn.
+    body = fake.requests[0].json
+    assert body["messages"][0]["role"] == "system"
+    assert "say hello" in body["messages"][-1]["content"]
+    assert {t["function"]["name"] for t in body["tools"]} >= {"Read", "Shell", "Grep"}
+
+
+async def test_turn_ended_waits_for_the_final_acks(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor
+) -> None:
+    fake.enqueue(Script.sse(chat_events(text=["ok"])))
+    session = CursorSession(cursor, "turn-held")
+    held: list[int] = []
+
+    def hold_after_initial(kv_id: int) -> bool:
+        # Acknowledge the initial checkpoint's blobs; hold the first blob of the final one.
+        if (
+            any(m.interaction_update.HasField("text_delta") for m in session.log.messages)
+            and not held
+        ):
+            held.append(kv_id)
+            return True
+        return False
+
+    task = asyncio.create_task(
+        session.run(user_turn_message("hi", public_id), hold_ack=hold_after_initial)
+    )
+    for _ in range(100):
+        if held:
+            break
+        await asyncio.sleep(0.05)
+    assert held, "the final checkpoint's blobs never came"
+    await asyncio.sleep(0.3)
+    assert "turn_ended" not in session.log.kinds()
+    # Release the held blob: the tail follows.
+    await session.send(kv_ack(held[0]))
+    log = await asyncio.wait_for(task, 10)
+    assert log.end == {}
+    assert "turn_ended" in log.kinds()
+
+
+async def test_provider_error_ends_with_unavailable_and_no_turn_ended(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor, server_store: Store
+) -> None:
+    fake.enqueue(Script.error(500, {"error": {"message": "provider failed"}}))
+    log = await CursorSession(cursor, "turn-err").run(user_turn_message("hi", public_id))
+    assert log.end is not None
+    error = log.end["error"]
+    assert error["code"] == "unavailable"  # type: ignore[index]
+    assert "provider failed" in error["message"]  # type: ignore[index]
+    assert error["details"][0]["type"] == "aiserver.v1.ErrorDetails"  # type: ignore[index]
+    assert "turn_ended" not in log.kinds()
+    assert len(log.checkpoints()) == 1
+    conversations = ConversationStore(server_store.database)
+    messages = conversations.messages_at(conversations.ensure_conversation("conv-1"))
+    assert [m.origin for m in messages] == ["runtime"]
+
+
+async def test_tool_calls_end_the_run_with_a_clear_not_available_error(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor
+) -> None:
+    fake.enqueue(
+        Script.sse(chat_events(tools=[FakeToolCall("call_1", "Read", ['{"path": "/a"}'])]))
+    )
+    log = await CursorSession(cursor, "turn-tool").run(user_turn_message("read /a", public_id))
+    assert log.end is not None
+    assert log.end["error"]["code"] == "unimplemented"  # type: ignore[index]
+    assert "Read" in log.end["error"]["message"]  # type: ignore[index]
+
+
+async def test_the_runtime_message_is_appended_once_across_a_restart(
+    fake: FakeProvider, public_id: str, make_server: StartServer, server_store: Store
+) -> None:
+    """The provider fails, the server restarts, and the client sends the same RunRequest for
+    the same request id again: the user turn is replayed, never appended a second time."""
+    first_server = await make_server()
+    fake.enqueue(Script.error(500, {"error": {"message": "try again"}}))
+    first_cursor = FakeCursor(f"http://{first_server.address}")
+    first = await CursorSession(first_cursor, "turn-retry").run(user_turn_message("hi", public_id))
+    await first_cursor.aclose()
+    assert first.end is not None and first.end["error"]["code"] == "unavailable"  # type: ignore[index]
+    await first_server.stop()
+
+    second_server = await make_server()
+    fake.enqueue(Script.sse(chat_events(text=["done"])))
+    second_cursor = FakeCursor(f"http://{second_server.address}")
+    second = await CursorSession(second_cursor, "turn-retry").run(
+        user_turn_message("hi", public_id)
+    )
+    await second_cursor.aclose()
+    assert second.end == {}
+    conversations = ConversationStore(server_store.database)
+    messages = conversations.messages_at(conversations.ensure_conversation("conv-1"))
+    assert [m.origin for m in messages] == ["runtime", "assistant"]
+    # Both provider requests carried exactly one user turn.
+    for request in fake.requests:
+        users = [m for m in request.json["messages"] if m["role"] == "user"]
+        assert len(users) == 1
+
+
+async def test_a_second_run_on_the_conversation_cancels_the_first(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor, server_store: Store
+) -> None:
+    fake.enqueue(Script.hang_before_headers())
+    first = CursorSession(cursor, "turn-old")
+    old = asyncio.create_task(first.run(user_turn_message("slow", public_id)))
+    await fake.wait_for_request(1)
+    fake.enqueue(Script.sse(chat_events(text=["new answer"])))
+    new = await CursorSession(cursor, "turn-new").run(
+        user_turn_message("fast", public_id, message_id="msg-2")
+    )
+    old_log = await asyncio.wait_for(old, 10)
+    assert old_log.end == {"error": {"code": "canceled", "message": "run was cancelled"}}
+    await asyncio.wait_for(fake.disconnected(0).wait(), 5)  # its provider call was cancelled
+    assert new.end == {}
+    conversations = ConversationStore(server_store.database)
+    assert conversations.run("turn-old").status == "cancelled"  # type: ignore[union-attr]
+    assert conversations.run("turn-new").status == "completed"  # type: ignore[union-attr]

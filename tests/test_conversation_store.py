@@ -1,0 +1,806 @@
+"""The conversation store: revision lineage and digest, append-only rows, exactly-once runtime
+turns (across retries, restarts and threads), rollback branches, run ownership, provider call
+indexes, tool rounds, imports of client history and input anchors.
+
+Each test runs on a SQLite file and, when CURSOR_TEST_POSTGRES_URL is set, on PostgreSQL.
+Payloads are real canonical messages (``actors.conversation.model.encode_message``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import peewee
+import pytest
+from playhouse.test_utils import count_queries
+
+from actors.conversation.model import (
+    AssistantContent,
+    CanonicalMessage,
+    Origin,
+    PartsContent,
+    Role,
+    TextPart,
+    ToolCall,
+    ToolResultContent,
+    encode_message,
+)
+from store import Store, connect_store, open_database
+from store.conversations import (
+    EMPTY_STATE_DIGEST,
+    ConversationNotFound,
+    ConversationStore,
+    DuplicateToolResult,
+    InvalidInput,
+    MessageConflict,
+    RevisionNotFound,
+    RunConflict,
+    RunNotFound,
+    RunStatus,
+    StaleRun,
+    StoredMessage,
+    ToolCallSpec,
+    ToolCallStatus,
+    ToolRoundExists,
+    ToolRoundNotFound,
+    ToolRoundSettled,
+    ToolRoundStatus,
+    UnknownToolCall,
+    state_digest,
+)
+from tests.test_store import postgres_url_or_skip
+
+# --- fixtures and helpers ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A PostgreSQL URL on a fresh schema (dropped afterwards); skips when not configured."""
+    base = postgres_url_or_skip()
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    admin = open_database(base)
+    admin.execute_sql(f'CREATE SCHEMA "{schema}"')
+    separator = "&" if "?" in base else "?"
+    try:
+        yield f"{base}{separator}options=-csearch_path%3D{schema}"
+    finally:
+        admin.execute_sql(f'DROP SCHEMA "{schema}" CASCADE')
+        admin.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A SQLite file and (when configured) PostgreSQL."""
+    if request.param == "postgres":
+        return request.getfixturevalue("pg_url")
+    return f"sqlite://{tmp_path}/conversations.db"
+
+
+@pytest.fixture
+def opened(db_url: str) -> Iterator[Store]:
+    store = connect_store(db_url)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def cs(opened: Store) -> ConversationStore:
+    return ConversationStore(opened.database)
+
+
+def stored(message: CanonicalMessage) -> StoredMessage:
+    """What a caller hands the store: the canonical bytes plus the indexed metadata."""
+    return StoredMessage(
+        message_id=message.message_id,
+        role=message.role.value,
+        origin=message.origin.value,
+        payload=encode_message(message),
+        runtime_event_id=message.runtime_event_id,
+    )
+
+
+def user(message_id: str, text: str | None = None) -> StoredMessage:
+    content = PartsContent((TextPart(text or f"text of {message_id}"),))
+    return stored(CanonicalMessage(message_id, Role.USER, Origin.USER, content))
+
+
+def runtime(request_id: str, text: str = "the user turn") -> StoredMessage:
+    """The rendered user turn of a RunRequest, with its stable event id."""
+    content = PartsContent((TextPart(text),))
+    return stored(
+        CanonicalMessage(
+            f"runtime:run-request:{request_id}",
+            Role.USER,
+            Origin.RUNTIME,
+            content,
+            runtime_event_id=f"run-request:{request_id}",
+        )
+    )
+
+
+def assistant(message_id: str, text: str = "an answer") -> StoredMessage:
+    content = AssistantContent(text=text)
+    return stored(CanonicalMessage(message_id, Role.ASSISTANT, Origin.ASSISTANT, content))
+
+
+def tool_pair(
+    round_id: str, call: ToolCallSpec, result: str
+) -> tuple[StoredMessage, StoredMessage]:
+    """The (assistant with one call, tool result) pair a completed call commits."""
+    asst = AssistantContent(
+        tool_round_id=round_id,
+        tool_calls=(
+            ToolCall(call.index, call.call_id, call.name, call.arguments, call.model_call_id),
+        ),
+    )
+    res = ToolResultContent(call.call_id, call.name, result, False)
+    return (
+        stored(
+            CanonicalMessage(
+                f"{round_id}:{call.call_id}:assistant", Role.ASSISTANT, Origin.ASSISTANT, asst
+            )
+        ),
+        stored(CanonicalMessage(f"{round_id}:{call.call_id}:result", Role.TOOL, Origin.TOOL, res)),
+    )
+
+
+def rows(db: peewee.Database, table: str) -> list[tuple[Any, ...]]:
+    """Every row of a table, bytes normalised, in a stable order."""
+    cursor = db.execute_sql(f'SELECT * FROM "{table}"')
+    normalised = [
+        tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
+        for row in cursor.fetchall()
+    ]
+    return sorted(normalised, key=repr)
+
+
+STORE_TABLES = (
+    "conversations",
+    "conversation_revisions",
+    "conversation_messages",
+    "revision_messages",
+    "runs",
+    "tool_rounds",
+    "tool_round_calls",
+    "input_anchors",
+)
+
+
+def snapshot(db: peewee.Database) -> dict[str, list[tuple[Any, ...]]]:
+    return {table: rows(db, table) for table in STORE_TABLES}
+
+
+def count(db: peewee.Database, table: str) -> int:
+    return int(db.execute_sql(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0])
+
+
+def delta(db: peewee.Database, revision_id: int) -> list[str]:
+    """The message ids a revision itself stores (its delta, not its history)."""
+    sql = (
+        "SELECT message_id FROM revision_messages WHERE revision_id = "
+        f"{int(revision_id)} ORDER BY ordinal"
+    )
+    return [row[0] for row in db.execute_sql(sql).fetchall()]
+
+
+def head_of(cs: ConversationStore, run_id: str) -> int:
+    run = cs.run(run_id)
+    assert run is not None
+    return run.head_revision_id
+
+
+def started(cs: ConversationStore, conversation_id: str = "conv", run_id: str = "run-1") -> int:
+    """A conversation with ``run_id`` claimed on its root; returns the root revision id."""
+    root = cs.ensure_conversation(conversation_id)
+    cs.claim_run(run_id, conversation_id, root)
+    return root
+
+
+def in_threads(threads: int, fn: Callable[[], Any], db: peewee.Database) -> list[Any]:
+    """Run ``fn`` in ``threads`` threads released together; results, or re-raise the first error."""
+    barrier = threading.Barrier(threads)
+    results: list[Any] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        try:
+            db.connect(reuse_if_open=True)  # connect first, so the calls really overlap
+            barrier.wait(timeout=10)
+            value = fn()
+            with lock:
+                results.append(value)
+        except BaseException as exc:
+            with lock:
+                errors.append(exc)
+        finally:
+            db.close()
+
+    workers = [threading.Thread(target=worker) for _ in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in workers)
+    if errors:
+        raise errors[0]
+    return results
+
+
+# --- conversations, lineage and digest ---------------------------------------------------------
+
+
+def test_a_new_conversation_has_one_empty_root(cs: ConversationStore, opened: Store) -> None:
+    root = cs.ensure_conversation("conv")
+    assert cs.ensure_conversation("conv") == root
+    assert cs.messages_at(root) == []
+    record = cs.revision(root)
+    assert record is not None
+    assert record.parent_revision_id is None
+    assert record.conversation_id == "conv"
+    assert record.message_count == 0
+    assert record.state_digest == hashlib.sha256(b"").digest() == EMPTY_STATE_DIGEST
+    conversation = cs.conversation("conv")
+    assert conversation is not None
+    assert (conversation.current_revision_id, conversation.active_run_id) == (root, None)
+    assert count(opened.database, "conversation_revisions") == 1
+    assert cs.conversation("other") is None
+
+
+def test_lineage_walks_the_parents_and_each_revision_stores_its_delta(
+    cs: ConversationStore, opened: Store
+) -> None:
+    root = started(cs)
+    a, b, c = runtime("r1"), assistant("m-b"), user("m-c")
+    first = cs.append_messages("run-1", root, [a])
+    second = cs.append_messages("run-1", first, [b, c])
+    assert cs.messages_at(first) == [a]
+    assert cs.messages_at(second) == [a, b, c]
+    assert type(cs.messages_at(second)[0].payload) is bytes
+    assert delta(opened.database, first) == [a.message_id]
+    assert delta(opened.database, second) == [b.message_id, c.message_id]
+    second_record = cs.revision(second)
+    assert second_record is not None
+    assert second_record.parent_revision_id == first
+    assert second_record.message_count == 3
+    # SHA-256 over (8-byte big-endian length, payload) for each message of the full history.
+    manual = hashlib.sha256()
+    for payload in (a.payload, b.payload, c.payload):
+        manual.update(len(payload).to_bytes(8, "big") + payload)
+    assert second_record.state_digest == manual.digest()
+    assert state_digest([b"ab"]) != state_digest([b"a", b"b"])
+    run = cs.run("run-1")
+    assert run is not None
+    assert run.head_revision_id == second
+    assert run.base_revision_id == root
+    conversation = cs.conversation("conv")
+    assert conversation is not None
+    assert conversation.current_revision_id == second
+
+
+def test_messages_at_is_one_query(cs: ConversationStore) -> None:
+    head = started(cs)
+    for i in range(5):
+        head = cs.append_messages("run-1", head, [user(f"m{i}"), assistant(f"a{i}")])
+    with count_queries() as counter:
+        messages = cs.messages_at(head)
+    assert counter.count == 1
+    assert [m.message_id for m in messages] == [mid for i in range(5) for mid in (f"m{i}", f"a{i}")]
+
+
+def test_messages_at_an_unknown_revision_is_refused(cs: ConversationStore) -> None:
+    started(cs)
+    with pytest.raises(RevisionNotFound):
+        cs.messages_at(999_999)
+
+
+def test_message_rows_are_never_updated_or_deleted(cs: ConversationStore, opened: Store) -> None:
+    """Every history-bearing table refuses UPDATE and DELETE (a trigger); the whole life of a
+    conversation (appends, rollback, import, tool round, conflicts) still works, and the bytes
+    written first are the bytes read last."""
+    db = opened.database
+    immutable = ("conversation_messages", "revision_messages", "conversation_revisions")
+    if isinstance(db, peewee.PostgresqlDatabase):
+        db.execute_sql(
+            "CREATE FUNCTION refuse_change() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'immutable table %%', TG_TABLE_NAME; END $$"
+        )
+        for table in immutable:
+            db.execute_sql(
+                f"CREATE TRIGGER {table}_immutable BEFORE UPDATE OR DELETE ON {table} "
+                "FOR EACH ROW EXECUTE FUNCTION refuse_change()"
+            )
+    else:
+        for table in immutable:
+            for event in ("UPDATE", "DELETE"):
+                db.execute_sql(
+                    f"CREATE TRIGGER {table}_no_{event.lower()} BEFORE {event} ON {table} "
+                    "BEGIN SELECT RAISE(ABORT, 'immutable table'); END"
+                )
+
+    root = started(cs)
+    a, b = runtime("r1"), assistant("m-b")
+    first = cs.append_messages("run-1", root, [a])
+    second = cs.append_messages("run-1", first, [b])
+    written = rows(db, "conversation_messages")
+
+    cs.claim_run("run-2", "conv", first)  # rollback: a new branch from `first`
+    branch = cs.append_messages("run-2", first, [user("m-c")])
+    cs.import_revision("conv", [user("x"), user("y")])
+    call = ToolCallSpec(0, "call-1", "run-2:0", "Read", '{"path":"/a"}')
+    cs.create_tool_round("run-2", "run-2:round:0", branch, b"{}", [call])
+    cs.commit_tool_result(
+        "run-2", "run-2:round:0", "call-1", tool_pair("run-2:round:0", call, "ok"), "ok", False
+    )
+    with pytest.raises(MessageConflict):
+        cs.append_messages("run-2", head_of(cs, "run-2"), [assistant("m-b", "other")])
+
+    assert cs.messages_at(second) == [a, b]
+    after = rows(db, "conversation_messages")
+    assert [r for r in after if r in written] == written
+    assert count(db, "conversation_messages") == len(written) + 5
+
+
+# --- exactly-once runtime turns ----------------------------------------------------------------
+
+
+def test_runtime_turn_is_appended_once(cs: ConversationStore, opened: Store) -> None:
+    root = started(cs)
+    turn = runtime("req-1")
+    head, inserted = cs.append_once("run-1", root, turn)
+    assert inserted
+    assert head != root
+    assert cs.append_once("run-1", head, turn) == (head, False)
+    assert cs.append_once("run-1", root, turn) == (head, False)  # stale expectation, same turn
+    assert cs.messages_at(head) == [turn]
+    assert count(opened.database, "conversation_messages") == 1
+    assert count(opened.database, "conversation_revisions") == 2
+
+
+def test_runtime_turn_is_appended_once_across_a_restart(db_url: str) -> None:
+    first = connect_store(db_url)
+    cs = ConversationStore(first.database)
+    root = started(cs, run_id="req-1")
+    turn = runtime("req-1")
+    head, inserted = cs.append_once("req-1", root, turn)
+    assert inserted
+    first.close()  # the process dies with req-1 still running
+
+    second = connect_store(db_url)
+    cs = ConversationStore(second.database)
+    assert cs.cancel_unfinished_runs("server restarted") == 1
+    # A new run on the head replays the turn without appending it.
+    cs.claim_run("req-2", "conv", head)
+    assert cs.append_once("req-2", head, turn) == (head, False)
+    # The client retries req-1 from its original base: the same history, the same revision.
+    retried = cs.claim_run("req-1", "conv", root)
+    assert retried.superseded_run_id == "req-2"
+    moved, _ = cs.append_once("req-1", root, turn)
+    assert moved == head
+    assert cs.messages_at(moved) == [turn]
+    assert count(second.database, "conversation_messages") == 1
+    assert count(second.database, "conversation_revisions") == 2
+    second.close()
+
+
+def test_same_event_or_message_id_with_different_bytes_is_refused(
+    cs: ConversationStore, opened: Store
+) -> None:
+    root = started(cs)
+    head, _ = cs.append_once("run-1", root, runtime("req-1", "hello"))
+    before = snapshot(opened.database)
+    with pytest.raises(MessageConflict, match="different content"):
+        cs.append_once("run-1", head, runtime("req-1", "HELLO"))
+    other_id = StoredMessage("another-id", "user", "runtime", b"{}", "run-request:req-1")
+    with pytest.raises(MessageConflict):
+        cs.append_once("run-1", head, other_id)
+    # Off the lineage too: a branch from the root may not record the event with other bytes.
+    cs.claim_run("run-2", "conv", root)
+    before = snapshot(opened.database)
+    with pytest.raises(MessageConflict, match="already recorded"):
+        cs.append_once("run-2", root, runtime("req-1", "HELLO"))
+    with pytest.raises(MessageConflict, match="already recorded as message"):
+        cs.append_messages("run-2", root, [other_id])
+    with pytest.raises(MessageConflict, match="already recorded"):
+        cs.append_messages("run-2", root, [assistant(runtime("req-1").message_id)])
+    assert snapshot(opened.database) == before
+
+
+def test_the_database_keeps_runtime_events_unique(opened: Store) -> None:
+    """The partial unique index itself, not only the store's checks."""
+    db = opened.database
+    ConversationStore(db).ensure_conversation("conv")
+    p = db.param
+    sql = (
+        "INSERT INTO conversation_messages (conversation_id, message_id, role, origin, payload, "
+        f"runtime_event_id, created_at_ms) VALUES ({p}, {p}, 'user', 'runtime', {p}, {p}, 0)"
+    )
+    db.execute_sql(sql, ("conv", "a", b"a", None))
+    db.execute_sql(sql, ("conv", "b", b"b", None))  # NULL events do not collide
+    db.execute_sql(sql, ("conv", "c", b"c", "event"))
+    with pytest.raises(peewee.IntegrityError), db.atomic():
+        db.execute_sql(sql, ("conv", "d", b"d", "event"))
+    assert count(db, "conversation_messages") == 3
+
+
+def test_concurrent_append_once_inserts_once(cs: ConversationStore, opened: Store) -> None:
+    """Eight threads append the same turn at once (five times over): one inserts it, the others
+    see it; nobody gets an error."""
+    for attempt in range(5):
+        conversation_id, run_id = f"conv-{attempt}", f"run-{attempt}"
+        root = started(cs, conversation_id, run_id)
+        turn = runtime(run_id)
+        results = in_threads(8, lambda: cs.append_once(run_id, root, turn), opened.database)  # noqa: B023
+        heads = {head for head, _ in results}
+        assert len(heads) == 1
+        assert sorted(inserted for _, inserted in results) == [False] * 7 + [True]
+        assert cs.messages_at(heads.pop()) == [turn]
+    assert count(opened.database, "conversation_messages") == 5
+    assert count(opened.database, "conversation_revisions") == 10
+
+
+def test_a_message_already_in_the_history_is_not_appended_again(cs: ConversationStore) -> None:
+    root = started(cs)
+    head = cs.append_messages("run-1", root, [user("m1")])
+    with pytest.raises(MessageConflict, match="already in this history"):
+        cs.append_messages("run-1", head, [user("m1")])
+    with pytest.raises(InvalidInput) as info:
+        cs.append_messages("run-1", head, [user("m2"), user("m2")])
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(InvalidInput):
+        cs.append_messages("run-1", head, [])
+    with pytest.raises(InvalidInput, match="unknown role"):
+        cs.append_messages("run-1", head, [StoredMessage("m3", "robot", "user", b"{}")])
+    with pytest.raises(InvalidInput, match="payload must be bytes"):
+        cs.append_messages("run-1", head, [StoredMessage("m3", "user", "user", "text")])  # type: ignore[arg-type]
+    assert cs.messages_at(head_of(cs, "run-1")) == [user("m1")]
+
+
+# --- rollback and supersede --------------------------------------------------------------------
+
+
+def test_claiming_an_old_revision_starts_a_branch(cs: ConversationStore, opened: Store) -> None:
+    root = started(cs)
+    a, b, c = user("a"), assistant("b"), user("c")
+    rev_a = cs.append_messages("run-1", root, [a])
+    rev_b = cs.append_messages("run-1", rev_a, [b])
+    claimed = cs.claim_run("run-2", "conv", rev_a)
+    assert claimed.superseded_run_id == "run-1"
+    assert claimed.base_revision_id == rev_a
+    conversation = cs.conversation("conv")
+    assert conversation is not None
+    assert (conversation.current_revision_id, conversation.active_run_id) == (rev_a, "run-2")
+
+    rev_c = cs.append_messages("run-2", rev_a, [c])
+    assert cs.messages_at(rev_c) == [a, c]
+    assert cs.messages_at(rev_b) == [a, b]  # the old suffix stays readable from its revision
+    record = cs.revision(rev_c)
+    assert record is not None
+    assert record.parent_revision_id == rev_a
+    with pytest.raises(StaleRun):
+        cs.append_messages("run-1", rev_b, [user("late")])
+    assert cs.messages_at(rev_c) == [a, c]
+    assert count(opened.database, "conversation_messages") == 3
+
+
+def test_a_superseded_run_can_change_nothing(cs: ConversationStore, opened: Store) -> None:
+    root = started(cs)
+    head = cs.append_messages("run-1", root, [user("a")])
+    assert cs.begin_provider_call("run-1") == 0
+    call = ToolCallSpec(0, "call-1", "run-1:0", "Read", "{}")
+    cs.create_tool_round("run-1", "run-1:round:0", head, b"{}", [call])
+
+    claimed = cs.claim_run("run-2", "conv", head)
+    assert claimed.superseded_run_id == "run-1"
+    first = cs.run("run-1")
+    assert first is not None
+    assert first.status is RunStatus.CANCELLED
+    assert first.failure_message == "superseded by run run-2"
+    assert first.finished_at_ms is not None
+    before = snapshot(opened.database)
+
+    with pytest.raises(StaleRun, match="no longer owns"):
+        cs.append_messages("run-1", head, [assistant("late")])
+    with pytest.raises(StaleRun):
+        cs.append_once("run-1", head, runtime("late"))
+    with pytest.raises(StaleRun):
+        cs.commit_tool_result(
+            "run-1", "run-1:round:0", "call-1", tool_pair("run-1:round:0", call, "x"), "x", False
+        )
+    with pytest.raises(StaleRun):
+        cs.create_tool_round("run-1", "run-1:round:1", head, b"{}", [call])
+    with pytest.raises(StaleRun):
+        cs.begin_provider_call("run-1")
+    assert cs.finish_run("run-1", RunStatus.COMPLETED, '{"output_tokens":1}') is False
+    assert snapshot(opened.database) == before
+
+    # The new owner is unaffected and the old one never regains the conversation.
+    assert cs.begin_provider_call("run-2") == 0
+    conversation = cs.conversation("conv")
+    assert conversation is not None
+    assert conversation.active_run_id == "run-2"
+
+
+def test_appends_need_the_expected_head(cs: ConversationStore, opened: Store) -> None:
+    root = started(cs)
+    head = cs.append_messages("run-1", root, [user("a")])
+    before = snapshot(opened.database)
+    with pytest.raises(StaleRun, match="expected conversation conv at revision"):
+        cs.append_messages("run-1", root, [user("b")])
+    with pytest.raises(StaleRun):
+        cs.append_once("run-1", root, user("b"))
+    with pytest.raises(StaleRun):
+        cs.create_tool_round("run-1", "round", root, b"{}", [ToolCallSpec(0, "c", "m", "n", "")])
+    assert snapshot(opened.database) == before
+    assert cs.append_messages("run-1", head, [user("b")]) != head
+
+
+def test_claim_run_errors(cs: ConversationStore) -> None:
+    root = cs.ensure_conversation("conv")
+    other_root = cs.ensure_conversation("other")
+    with pytest.raises(ConversationNotFound):
+        cs.claim_run("run-1", "missing", root)
+    with pytest.raises(RevisionNotFound, match="belongs to other"):
+        cs.claim_run("run-1", "conv", other_root)
+    with pytest.raises(RevisionNotFound):
+        cs.claim_run("run-1", "conv", 999_999)
+    assert cs.run("run-1") is None
+    cs.claim_run("run-1", "conv", root)
+    with pytest.raises(RunConflict, match="already running"):
+        cs.claim_run("run-1", "conv", root)
+    with pytest.raises(RunConflict, match="belongs to conversation conv"):
+        cs.claim_run("run-1", "other", other_root)
+    with pytest.raises(RunNotFound):
+        cs.append_messages("nobody", root, [user("a")])
+
+
+def test_a_finished_run_id_can_be_claimed_again(cs: ConversationStore) -> None:
+    """A client retrying the same request id after a restart gets the run back; model call
+    indexes keep counting so ``{run}:{index}`` never names two calls."""
+    root = started(cs)
+    assert cs.begin_provider_call("run-1") == 0
+    assert cs.finish_run("run-1", RunStatus.FAILED, None, "provider", "boom")
+    again = cs.claim_run("run-1", "conv", root)
+    assert again.superseded_run_id is None
+    run = cs.run("run-1")
+    assert run is not None
+    assert run.status is RunStatus.RUNNING
+    assert (run.failure_category, run.failure_message, run.finished_at_ms) == (None, None, None)
+    assert cs.begin_provider_call("run-1") == 1
+
+
+# --- runs --------------------------------------------------------------------------------------
+
+
+def test_provider_call_index_counts_from_zero_while_running(cs: ConversationStore) -> None:
+    started(cs)
+    run = cs.run("run-1")
+    assert run is not None
+    assert run.provider_call_index == -1
+    assert [cs.begin_provider_call("run-1") for _ in range(3)] == [0, 1, 2]
+    assert cs.finish_run("run-1", RunStatus.COMPLETED)
+    with pytest.raises(StaleRun, match="completed"):
+        cs.begin_provider_call("run-1")
+    run = cs.run("run-1")
+    assert run is not None
+    assert run.provider_call_index == 2
+    with pytest.raises(RunNotFound):
+        cs.begin_provider_call("nobody")
+
+
+def test_finish_run_once_and_release_the_conversation(cs: ConversationStore) -> None:
+    root = started(cs)
+    usage = '{"input_tokens":10,"output_tokens":2}'
+    assert cs.finish_run("run-1", RunStatus.COMPLETED, usage) is True
+    assert cs.finish_run("run-1", RunStatus.FAILED, None, "provider", "late") is False
+    run = cs.run("run-1")
+    assert run is not None
+    assert (run.status, run.usage_json, run.failure_category) == (
+        RunStatus.COMPLETED,
+        usage,
+        None,
+    )
+    assert run.finished_at_ms is not None
+    assert run.finished_at_ms >= run.created_at_ms
+    conversation = cs.conversation("conv")
+    assert conversation is not None
+    assert conversation.active_run_id is None
+    with pytest.raises(StaleRun):
+        cs.append_messages("run-1", root, [user("a")])
+    with pytest.raises(InvalidInput):
+        cs.finish_run("run-1", RunStatus.RUNNING)
+    assert cs.claim_run("run-2", "conv", root).superseded_run_id is None
+
+
+def test_cancel_unfinished_runs(cs: ConversationStore) -> None:
+    started(cs, "a", "run-a")
+    started(cs, "b", "run-b")
+    started(cs, "c", "run-c")
+    assert cs.finish_run("run-c", RunStatus.COMPLETED)
+    assert cs.cancel_unfinished_runs("server restarted") == 2
+    for run_id in ("run-a", "run-b"):
+        run = cs.run(run_id)
+        assert run is not None
+        assert (run.status, run.failure_message) == (RunStatus.CANCELLED, "server restarted")
+        with pytest.raises(StaleRun):
+            cs.begin_provider_call(run_id)
+    completed = cs.run("run-c")
+    assert completed is not None
+    assert completed.status is RunStatus.COMPLETED
+    assert completed.failure_message is None
+    for conversation_id in "abc":
+        conversation = cs.conversation(conversation_id)
+        assert conversation is not None
+        assert conversation.active_run_id is None
+    assert cs.cancel_unfinished_runs("again") == 0
+
+
+# --- tool rounds -------------------------------------------------------------------------------
+
+
+def test_tool_results_commit_as_pairs_in_arrival_order(
+    cs: ConversationStore, opened: Store
+) -> None:
+    root = started(cs)
+    head = cs.append_once("run-1", root, runtime("run-1"))[0]
+    round_id = "run-1:round:0"
+    calls = [
+        ToolCallSpec(i, f"call-{name}", "run-1:0", "Read", f'{{"path":"/{name}"}}')
+        for i, name in enumerate("abc")
+    ]
+    cs.create_tool_round("run-1", round_id, head, b'{"text":"prefix"}', calls, created_at_ms=5)
+    record = cs.tool_round(round_id)
+    assert record is not None
+    assert (record.status, record.base_revision_id, record.created_at_ms) == (
+        ToolRoundStatus.PENDING,
+        head,
+        5,
+    )
+    assert record.assistant_json == b'{"text":"prefix"}'
+    assert [c.call_id for c in cs.pending_calls(round_id)] == ["call-a", "call-b", "call-c"]
+
+    committed = []
+    for seq, call in enumerate(reversed(calls)):
+        pair = tool_pair(round_id, call, f"content {call.call_id}")
+        result = cs.commit_tool_result(
+            "run-1", round_id, call.call_id, pair, f"content {call.call_id}", call.index == 1
+        )
+        assert result.completion_seq == seq
+        assert result.settled is (seq == 2)
+        revision = cs.revision(result.revision_id)
+        assert revision is not None
+        assert revision.parent_revision_id == head  # one revision per pair, on the run head
+        assert delta(opened.database, result.revision_id) == [m.message_id for m in pair]
+        head = result.revision_id
+        committed.append(pair)
+        if seq == 0:
+            before = snapshot(opened.database)
+            with pytest.raises(DuplicateToolResult):
+                cs.commit_tool_result("run-1", round_id, call.call_id, pair, "again", False)
+            with pytest.raises(UnknownToolCall):
+                cs.commit_tool_result("run-1", round_id, "call-x", pair, "x", False)
+            with pytest.raises(ToolRoundNotFound):
+                cs.commit_tool_result("run-1", "no-round", call.call_id, pair, "x", False)
+            assert snapshot(opened.database) == before
+            assert [c.call_id for c in cs.pending_calls(round_id)] == ["call-a", "call-b"]
+
+    assert cs.messages_at(head)[1:] == [m for pair in committed for m in pair]
+    record = cs.tool_round(round_id)
+    assert record is not None
+    assert record.status is ToolRoundStatus.SETTLED
+    assert record.next_completion_seq == 3
+    by_id = {c.call_id: c for c in record.calls}
+    assert [c.call_id for c in record.calls] == ["call-a", "call-b", "call-c"]
+    assert [by_id[f"call-{n}"].completion_seq for n in "cba"] == [0, 1, 2]
+    assert all(c.status is ToolCallStatus.COMPLETED for c in record.calls)
+    assert by_id["call-b"].result_is_error is True
+    assert by_id["call-a"].result_is_error is False
+    assert by_id["call-a"].result_content == "content call-a"
+    assert by_id["call-a"].committed_revision_id == head
+    assert by_id["call-a"].arguments == '{"path":"/a"}'
+    assert by_id["call-a"].completed_at_ms is not None
+    assert cs.pending_calls(round_id) == []
+    with pytest.raises(ToolRoundSettled):
+        cs.commit_tool_result("run-1", round_id, "call-a", committed[-1], "x", False)
+    assert head_of(cs, "run-1") == head
+
+
+def test_create_tool_round_validation(cs: ConversationStore, opened: Store) -> None:
+    root = started(cs)
+    call = ToolCallSpec(0, "c1", "run-1:0", "Read", "{}")
+    with pytest.raises(InvalidInput, match="no calls"):
+        cs.create_tool_round("run-1", "r", root, b"{}", [])
+    with pytest.raises(InvalidInput, match="repeats a call id"):
+        cs.create_tool_round("run-1", "r", root, b"{}", [call, ToolCallSpec(1, "c1", "m", "n", "")])
+    with pytest.raises(InvalidInput, match="repeats a call index"):
+        cs.create_tool_round("run-1", "r", root, b"{}", [call, ToolCallSpec(0, "c2", "m", "n", "")])
+    assert cs.tool_round("r") is None
+    cs.create_tool_round("run-1", "r", root, b"{}", [call])
+    with pytest.raises(ToolRoundExists):
+        cs.create_tool_round("run-1", "r", root, b"{}", [call])
+    with pytest.raises(ToolRoundNotFound):
+        cs.pending_calls("missing")
+    pair = tool_pair("r", call, "ok")
+    with pytest.raises(InvalidInput, match="assistant message followed by a tool"):
+        cs.commit_tool_result("run-1", "r", "c1", (pair[1], pair[0]), "ok", False)
+    assert count(opened.database, "tool_round_calls") == 1
+
+
+# --- imports and anchors -----------------------------------------------------------------------
+
+
+def test_import_revision_reuses_extends_or_branches(cs: ConversationStore, opened: Store) -> None:
+    root = started(cs)
+    a, b, c = user("a"), assistant("b"), user("c")
+    head = cs.append_messages("run-1", root, [a, b])
+
+    child = cs.import_revision("conv", [a, b, c])  # the head is a prefix: only the suffix
+    record = cs.revision(child)
+    assert record is not None
+    assert record.parent_revision_id == head
+    assert delta(opened.database, child) == ["c"]
+    assert cs.messages_at(child) == [a, b, c]
+
+    assert cs.import_revision("conv", [a, b, c]) == child  # same digest: reused
+    assert cs.import_revision("conv", [a, b]) == head
+    assert cs.import_revision("conv", []) == root
+
+    x, y = user("x"), user("y")
+    branch = cs.import_revision("conv", [x, a, y])  # not an extension of the head: from the root
+    record = cs.revision(branch)
+    assert record is not None
+    assert record.parent_revision_id == root
+    assert delta(opened.database, branch) == ["x", "a", "y"]
+    assert cs.messages_at(branch) == [x, a, y]
+
+    conversation = cs.conversation("conv")
+    assert conversation is not None
+    assert conversation.current_revision_id == head  # importing never moves the head
+    assert count(opened.database, "conversation_messages") == 5  # "a" is shared, not copied
+
+    with pytest.raises(MessageConflict):
+        cs.import_revision("conv", [user("a", "edited in place?")])
+    with pytest.raises(InvalidInput):
+        cs.import_revision("conv", [x, x])
+
+    fresh = cs.import_revision("new-conv", [a])  # creates the conversation
+    fresh_record = cs.revision(fresh)
+    assert fresh_record is not None
+    assert fresh_record.conversation_id == "new-conv"
+    assert cs.messages_at(fresh) == [a]
+
+
+def test_input_anchor_first_base_wins(cs: ConversationStore) -> None:
+    root = started(cs)
+    head = cs.append_messages("run-1", root, [user("a")])
+    assert cs.anchor_input("conv", "cursor:user:1", root) == root
+    assert cs.anchor_input("conv", "cursor:user:1", head) == root
+    assert cs.anchor_input("conv", "cursor:user:2", head) == head
+    other_root = cs.ensure_conversation("other")
+    assert cs.anchor_input("other", "cursor:user:1", other_root) == other_root
+    with pytest.raises(RevisionNotFound):
+        cs.anchor_input("conv", "cursor:user:3", other_root)
+    with pytest.raises(ConversationNotFound):
+        cs.anchor_input("missing", "cursor:user:1", root)
+
+
+def test_editing_an_input_discards_its_suffix(cs: ConversationStore) -> None:
+    """The anchored base lets an edited user message replace the old turn and its answer."""
+    root = started(cs, run_id="req-1")
+    base = cs.anchor_input("conv", "cursor:user:u1", root)
+    original = cs.append_once("req-1", base, runtime("req-1", "original"))[0]
+    old_head = cs.append_messages("req-1", original, [assistant("answer")])
+    cs.finish_run("req-1", RunStatus.COMPLETED)
+
+    base = cs.anchor_input("conv", "cursor:user:u1", old_head)
+    assert base == root
+    cs.claim_run("req-2", "conv", base)
+    edited, inserted = cs.append_once("req-2", base, runtime("req-2", "edited"))
+    assert inserted
+    assert cs.messages_at(edited) == [runtime("req-2", "edited")]
+    assert cs.messages_at(old_head) == [runtime("req-1", "original"), assistant("answer")]

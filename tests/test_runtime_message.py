@@ -1,0 +1,304 @@
+"""The runtime user message: only the sections a request carries, in template order, escaped
+attributes, verbatim bodies, a timestamp in the user's zone."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, timezone
+
+import msgspec
+import pytest
+
+from prompt import (
+    Environment,
+    GitRepo,
+    OpenFiles,
+    RecentFile,
+    RuntimeContext,
+    RuntimeContextError,
+    SelectedCode,
+    SelectedContext,
+    SelectedFile,
+    Skill,
+    TerminalSelection,
+    VisibleFile,
+    load_prompt_assets,
+    render_runtime_message,
+)
+
+TEMPLATE = load_prompt_assets().mode("agent").runtime_template
+NOW = datetime(2026, 2, 3, 8, 5, tzinfo=UTC)  # Tuesday
+
+ALL_TAGS = (
+    "user_info",
+    "git_status",
+    "rules",
+    "agent_skills",
+    "open_and_recently_viewed_files",
+    "selected_context",
+    "timestamp",
+    "user_query",
+)
+
+ENV = Environment(
+    os_version="linux 6.8.0",
+    shell="/bin/zsh",
+    workspace_paths=("/home/ada/project",),
+    git_repos=(GitRepo(path="/home/ada/project", status="On branch main\n M app.py"),),
+    terminals_folder="/home/ada/.cursor/terminals",
+    time_zone="Europe/Paris",
+)
+OPEN = OpenFiles(
+    recently_viewed=(RecentFile(path="/home/ada/project/old.py", total_lines=12),),
+    visible=(
+        VisibleFile(path="/home/ada/project/app.py", total_lines=80, cursor_line=41),
+        VisibleFile(path="/home/ada/project/util.py"),
+    ),
+)
+SELECTED = SelectedContext(
+    files=(SelectedFile(path="/home/ada/project/README.md", content="# Project\n"),),
+    code=(
+        SelectedCode(
+            path="/home/ada/project/app.py",
+            content="if a < b:\n    run()",
+            start_line=3,
+            end_line=4,
+        ),
+    ),
+    terminal_selections=(TerminalSelection(title="zsh", content="$ pytest\n1 failed"),),
+)
+FULL = RuntimeContext(
+    user_query="Fix the failing test.",
+    environment=ENV,
+    rules=("Always use type hints.", "Answer in English."),
+    skills=(
+        Skill(name="release", path="/home/ada/skills/release.md", description="Cut a release"),
+    ),
+    open_files=OPEN,
+    selected=SELECTED,
+    action_context="<background_task_completion>\nTitle: lint\n</background_task_completion>",
+    now=NOW,
+)
+
+
+def render(context: RuntimeContext) -> str:
+    return render_runtime_message(TEMPLATE, context)
+
+
+def tags_in(text: str) -> list[str]:
+    return [tag for tag in ALL_TAGS if f"<{tag}>" in text or f"<{tag} " in text]
+
+
+def assert_tidy(text: str) -> None:
+    assert text == text.strip()
+    assert "\n\n\n" not in text
+
+
+def test_only_a_user_query_renders_only_the_query() -> None:
+    assert render(RuntimeContext(user_query="hello")) == "<user_query>\nhello\n</user_query>"
+
+
+def test_absent_sections_in_between_leave_exactly_one_blank_line() -> None:
+    text = render(RuntimeContext(rules=("Be brief.",), user_query="hi"))
+    assert text == (
+        "<rules>\n<user_rule>Be brief.</user_rule>\n</rules>\n\n<user_query>\nhi\n</user_query>"
+    )
+
+
+def test_nothing_renders_nothing() -> None:
+    assert render(RuntimeContext()) == ""
+
+
+def test_the_shipped_mode_renders_with_its_template() -> None:
+    agent = load_prompt_assets().mode("agent")
+    assert agent.runtime_message(FULL) == render(FULL)
+
+
+# One field set at a time -> exactly the tags of that section.
+SINGLE_SECTIONS: dict[str, tuple[RuntimeContext, list[str]]] = {
+    "environment": (RuntimeContext(environment=ENV), ["user_info", "git_status"]),
+    "rules": (RuntimeContext(rules=("Be brief.",)), ["rules"]),
+    "skills": (RuntimeContext(skills=FULL.skills), ["agent_skills"]),
+    "open files": (RuntimeContext(open_files=OPEN), ["open_and_recently_viewed_files"]),
+    "selected": (RuntimeContext(selected=SELECTED), ["selected_context"]),
+    "now": (RuntimeContext(now=NOW), ["timestamp"]),
+    "query": (RuntimeContext(user_query="hi"), ["user_query"]),
+}
+
+
+@pytest.mark.parametrize("field", sorted(SINGLE_SECTIONS))
+def test_each_section_appears_only_when_its_input_is_present(field: str) -> None:
+    context, tags = SINGLE_SECTIONS[field]
+    text = render(context)
+    assert tags_in(text) == tags
+    assert_tidy(text)
+
+
+def test_action_context_is_rendered_verbatim_and_alone() -> None:
+    text = render(RuntimeContext(action_context="  <done>task 1</done>\n"))
+    assert text == "<done>task 1</done>"
+
+
+EMPTY_INPUTS: dict[str, RuntimeContext] = {
+    "empty environment": RuntimeContext(environment=Environment()),
+    "blank rules": RuntimeContext(rules=("", "  \n")),
+    "no open files": RuntimeContext(open_files=OpenFiles()),
+    "no selection": RuntimeContext(selected=SelectedContext()),
+    "blank terminal selection": RuntimeContext(
+        selected=SelectedContext(terminal_selections=(TerminalSelection(title="t", content=" "),))
+    ),
+    "blank action context": RuntimeContext(action_context=" \n "),
+    "blank query": RuntimeContext(user_query="  \n"),
+    "repo without status": RuntimeContext(
+        environment=Environment(git_repos=(GitRepo(path="/r", status=""),))
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EMPTY_INPUTS))
+def test_an_empty_input_leaves_no_tag_and_no_blank_line(case: str) -> None:
+    context = EMPTY_INPUTS[case]
+    assert render(context) == ""
+    if context.user_query is None:
+        with_query = msgspec.structs.replace(context, user_query="q")
+        assert render(with_query) == "<user_query>\nq\n</user_query>"
+
+
+def test_full_context_keeps_template_order_with_one_blank_line_between_sections() -> None:
+    text = render(FULL)
+    assert tags_in(text) == list(ALL_TAGS)
+    positions = [text.index(f"<{tag}") for tag in ALL_TAGS]
+    assert positions == sorted(positions)
+    action = text.index("<background_task_completion>")
+    assert text.index("</selected_context>") < action < text.index("<timestamp>")
+    assert_tidy(text)
+    for closing in ("</user_info>", "</git_status>", "</rules>", "</selected_context>"):
+        assert f"{closing}\n\n<" in text
+
+
+def test_user_info_lines() -> None:
+    text = render(RuntimeContext(environment=ENV, now=NOW))
+    info = text[text.index("<user_info>") : text.index("</user_info>")]
+    assert "linux 6.8.0" in info
+    assert "/bin/zsh" in info
+    assert "Workspace path: /home/ada/project (git repository at /home/ada/project)" in info
+    assert "/home/ada/.cursor/terminals" in info
+    assert "Today's date: Tuesday, Feb 3, 2026" in info
+    assert "Europe/Paris" in info
+
+
+@pytest.mark.parametrize(
+    ("workspace", "repo", "expected"),
+    [
+        ("/w/app", "/w/app", "(git repository at /w/app)"),
+        ("/w/app/sub", "/w/app", "(git repository at /w/app)"),
+        ("/w/application", "/w/app", "(not in a git repository)"),
+        ("/w/app", "/w/app/sub", "(not in a git repository)"),
+    ],
+)
+def test_workspace_git_repository(workspace: str, repo: str, expected: str) -> None:
+    env = Environment(workspace_paths=(workspace,), git_repos=(GitRepo(path=repo),))
+    assert f"Workspace path: {workspace} {expected}" in render(RuntimeContext(environment=env))
+
+
+def test_rules_skills_open_files_and_selection_bodies() -> None:
+    text = render(FULL)
+    assert "<user_rule>Always use type hints.</user_rule>\n<user_rule>Answer in English." in text
+    assert (
+        '<agent_skill name="release" fullPath="/home/ada/skills/release.md">'
+        "Cut a release</agent_skill>"
+    ) in text
+    assert "- /home/ada/project/old.py (total lines: 12)" in text
+    assert "- /home/ada/project/app.py (focused, cursor on line 41, total lines: 80)" in text
+    assert "- /home/ada/project/util.py\n" in text
+    assert '<file path="/home/ada/project/README.md">\n# Project\n</file>' in text
+    assert (
+        '<code path="/home/ada/project/app.py" lines="3-4">\nif a < b:\n    run()\n</code>' in text
+    )
+    assert '<terminal_selection title="zsh">\n$ pytest\n1 failed\n</terminal_selection>' in text
+
+
+def test_attribute_values_are_escaped_and_bodies_are_not() -> None:
+    nasty = 'a&b "c" <d>'
+    escaped = "a&amp;b &quot;c&quot; &lt;d&gt;"
+    context = RuntimeContext(
+        skills=(Skill(name=nasty, path=nasty, description="x < y && z"),),
+        selected=SelectedContext(
+            files=(SelectedFile(path=nasty),),
+            code=(SelectedCode(path=nasty, content="a < b && c"),),
+            terminal_selections=(TerminalSelection(title=nasty, content="<tag> & more"),),
+        ),
+        user_query="what does <T> & co mean?",
+    )
+    text = render(context)
+    assert f'<agent_skill name="{escaped}" fullPath="{escaped}">x < y && z</agent_skill>' in text
+    assert f'<file path="{escaped}" />' in text
+    assert f'<code path="{escaped}">\na < b && c\n</code>' in text
+    assert f'<terminal_selection title="{escaped}">\n<tag> & more\n' in text
+    assert "<user_query>\nwhat does <T> & co mean?\n</user_query>" in text
+    assert nasty not in text
+
+
+def test_user_text_is_not_expanded_as_a_placeholder() -> None:
+    text = render(RuntimeContext(user_query="print {{TIMESTAMP}} and {{USER_QUERY}}", now=NOW))
+    assert text.endswith("<user_query>\nprint {{TIMESTAMP}} and {{USER_QUERY}}\n</user_query>")
+    assert text.count("<timestamp>") == 1
+
+
+def test_query_keeps_its_indentation_but_not_surrounding_blank_lines() -> None:
+    text = render(RuntimeContext(user_query="\n\n    def f():\n        pass\n\n"))
+    assert text == "<user_query>\n    def f():\n        pass\n</user_query>"
+
+
+def test_git_status_with_backticks_gets_a_longer_fence() -> None:
+    env = Environment(git_repos=(GitRepo(path="/r", status="M ```weird```.md"),))
+    text = render(RuntimeContext(environment=env))
+    assert "\n````\nM ```weird```.md\n````\n" in text
+
+
+@pytest.mark.parametrize(
+    ("zone", "now", "expected"),
+    [
+        ("Asia/Shanghai", NOW, "Tuesday, Feb 3, 2026, 4:05 PM (UTC+8)"),
+        ("Asia/Kolkata", NOW, "Tuesday, Feb 3, 2026, 1:35 PM (UTC+5:30)"),
+        ("America/St_Johns", NOW, "Tuesday, Feb 3, 2026, 4:35 AM (UTC-3:30)"),
+        (
+            "America/New_York",
+            datetime(2026, 7, 4, 16, 0, tzinfo=UTC),
+            "Saturday, Jul 4, 2026, 12:00 PM (UTC-4)",
+        ),
+        ("America/New_York", NOW, "Tuesday, Feb 3, 2026, 3:05 AM (UTC-5)"),
+        (
+            "Pacific/Kiritimati",
+            datetime(2026, 2, 3, 10, 0, tzinfo=UTC),
+            "Wednesday, Feb 4, 2026, 12:00 AM (UTC+14)",
+        ),
+        (
+            "",
+            datetime(2026, 12, 31, 23, 59, tzinfo=UTC),
+            "Thursday, Dec 31, 2026, 11:59 PM (UTC+0)",
+        ),
+        (
+            "",
+            datetime(2026, 1, 1, 5, 0, tzinfo=timezone(timedelta(hours=5))),
+            "Thursday, Jan 1, 2026, 12:00 AM (UTC+0)",
+        ),
+    ],
+)
+def test_timestamp_in_the_given_zone(zone: str, now: datetime, expected: str) -> None:
+    context = RuntimeContext(environment=Environment(time_zone=zone), now=now)
+    match = re.search(r"<timestamp>(.*)</timestamp>", render(context))
+    assert match is not None
+    assert match.group(1) == expected
+
+
+@pytest.mark.parametrize("zone", ["Mars/Olympus_Mons", "Asia", "/etc/localtime", "../UTC"])
+def test_bad_time_zone_is_an_error_naming_it(zone: str) -> None:
+    context = RuntimeContext(environment=Environment(time_zone=zone), user_query="hi")
+    with pytest.raises(RuntimeContextError, match=re.escape(repr(zone))):
+        render(context)
+
+
+def test_naive_time_is_refused() -> None:
+    with pytest.raises(RuntimeContextError, match="UTC offset"):
+        render(RuntimeContext(now=datetime(2026, 2, 3, 8, 5)))
