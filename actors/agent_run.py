@@ -71,7 +71,13 @@ from actors.run_owners import RunOwners
 from prompt.assets import ModeAssets, PromptAssets, UnknownModeError
 from prompt.runtime_message import RuntimeContext, RuntimeContextError
 from store import Store
-from store.conversations import ConversationStore, RunStatus, StaleRun, StoredMessage
+from store.conversations import (
+    ConversationStore,
+    ConversationStoreError,
+    RunStatus,
+    StaleRun,
+    StoredMessage,
+)
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error, provider_error_detail
 from wire.interaction_updates import (
     text_delta_frame,
@@ -185,6 +191,7 @@ class AgentRun:
         self._usage: Usage | None = None
         self._last_call_tokens: int | None = None
         self._mode: ModeAssets | None = None
+        self._claimed = False
 
     # ---- start ----
 
@@ -198,7 +205,7 @@ class AgentRun:
         except StaleRun:
             self._finish(cancelled_error())
             return
-        except peewee.DatabaseError as exc:
+        except (peewee.DatabaseError, ConversationStoreError) as exc:
             self._finish(ConnectError(Code.INTERNAL, f"store error: {exc}"))
 
     def _prepare(self) -> None:
@@ -225,6 +232,7 @@ class AgentRun:
         store = self._conversations
         head = store.ensure_conversation(self.conversation_id)
         claimed = store.claim_run(self.request_id, self.conversation_id, head)
+        self._claimed = True
         previous = self._deps.owners.claim(self.conversation_id, self.request_id, self._self)
         if previous is not None:
             previous.tell(CancelRun(f"superseded by {self.request_id}"))
@@ -436,7 +444,7 @@ class AgentRun:
             if error is not None and error.code is Code.CANCELED
             else RunStatus.FAILED
         )
-        if error is not None:
+        if error is not None and self._claimed:
             try:
                 self._conversations.finish_run(
                     self.request_id,
@@ -444,7 +452,7 @@ class AgentRun:
                     failure_category=error.code.value,
                     failure_message=error.message,
                 )
-            except peewee.DatabaseError:
+            except (peewee.DatabaseError, ConversationStoreError):
                 logger.exception("recording the end of run %s failed", self.request_id)
         self._end(error)
 

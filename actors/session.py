@@ -214,6 +214,17 @@ class SessionActor(pykka.ThreadingActor):
         else:
             self._end(cancelled_error())
 
+    def on_failure(
+        self, exception_type: object, exception_value: object, traceback: object
+    ) -> None:
+        """A bug must not leave the client waiting: end the stream with ``internal``."""
+        error = ConnectError(Code.INTERNAL, f"internal error: {exception_value}")
+        if self._run is not None and not self._ended:
+            self._run.cancel(error)
+        if not self._ended:
+            self._ended = True
+            self._output.finish(error)
+
     def on_stop(self) -> None:
         # Stopped from outside (shutdown) while the turn runs: stop its child actors too.
         if self._run is not None and not self._ended:

@@ -9,8 +9,11 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 
+import pykka
 import pytest
 
+from actors.run_output import RunOutput
+from actors.session import SessionActor
 from store import Store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.conversations import ConversationStore
@@ -248,3 +251,25 @@ async def test_a_second_run_on_the_conversation_cancels_the_first(
     conversations = ConversationStore(server_store.database)
     assert conversations.run("turn-old").status == "cancelled"  # type: ignore[union-attr]
     assert conversations.run("turn-new").status == "completed"  # type: ignore[union-attr]
+
+
+async def test_a_crash_in_the_session_ends_the_stream_with_internal(
+    make_server: StartServer,
+) -> None:
+    """An unexpected exception inside the SessionActor never leaves the client hanging."""
+
+    def broken_resolver(request: object) -> object:
+        raise RuntimeError("resolver exploded")
+
+    def start(request_id: str, output: RunOutput) -> pykka.ActorRef:
+        return SessionActor.start(request_id, output, broken_resolver)
+
+    server = await make_server(start_session=start)
+    cursor = FakeCursor(f"http://{server.address}")
+    try:
+        log = await CursorSession(cursor, "crash").run(user_turn_message("hi", "abcd0123"))
+    finally:
+        await cursor.aclose()
+    assert log.end == {
+        "error": {"code": "internal", "message": "internal error: resolver exploded"}
+    }
