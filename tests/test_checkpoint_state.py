@@ -89,11 +89,13 @@ def test_step_blob_bytes_are_exact() -> None:
 
 
 def test_a_tool_call_step_keeps_the_typed_fields_we_do_not_declare() -> None:
-    typed = _len_field(8, _len_field(1, b"args")) + _len_field(57, b"call_1")  # read_tool_call
+    typed = _len_field(19, _len_field(1, b"args")) + _len_field(
+        57, b"call_1"
+    )  # task_tool_call (undeclared)
     tool = agent.ToolCall.FromString(typed)
     step = agent.ConversationStep.FromString(step_blob(tool))
     assert step.tool_call.SerializeToString() == tool.SerializeToString()
-    assert _unknown(step.tool_call) == [(8, 2, _len_field(1, b"args"))]
+    assert _unknown(step.tool_call) == [(19, 2, _len_field(1, b"args"))]
 
 
 def test_empty_steps_are_refused_and_durations_clamped() -> None:

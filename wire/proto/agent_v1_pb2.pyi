@@ -38,6 +38,32 @@ class TodoStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TODO_STATUS_IN_PROGRESS: _ClassVar[TodoStatus]
     TODO_STATUS_COMPLETED: _ClassVar[TodoStatus]
     TODO_STATUS_CANCELLED: _ClassVar[TodoStatus]
+
+class TimeoutBehavior(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TIMEOUT_BEHAVIOR_UNSPECIFIED: _ClassVar[TimeoutBehavior]
+    TIMEOUT_BEHAVIOR_CANCEL: _ClassVar[TimeoutBehavior]
+    TIMEOUT_BEHAVIOR_BACKGROUND: _ClassVar[TimeoutBehavior]
+
+class ShellAbortReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SHELL_ABORT_REASON_UNSPECIFIED: _ClassVar[ShellAbortReason]
+    SHELL_ABORT_REASON_USER_ABORT: _ClassVar[ShellAbortReason]
+    SHELL_ABORT_REASON_TIMEOUT: _ClassVar[ShellAbortReason]
+
+class ShellBackgroundReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SHELL_BACKGROUND_REASON_UNSPECIFIED: _ClassVar[ShellBackgroundReason]
+    SHELL_BACKGROUND_REASON_TIMEOUT: _ClassVar[ShellBackgroundReason]
+    SHELL_BACKGROUND_REASON_USER_REQUEST: _ClassVar[ShellBackgroundReason]
+
+class DiagnosticSeverity(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DIAGNOSTIC_SEVERITY_UNSPECIFIED: _ClassVar[DiagnosticSeverity]
+    DIAGNOSTIC_SEVERITY_ERROR: _ClassVar[DiagnosticSeverity]
+    DIAGNOSTIC_SEVERITY_WARNING: _ClassVar[DiagnosticSeverity]
+    DIAGNOSTIC_SEVERITY_INFORMATION: _ClassVar[DiagnosticSeverity]
+    DIAGNOSTIC_SEVERITY_HINT: _ClassVar[DiagnosticSeverity]
 AGENT_MODE_UNSPECIFIED: AgentMode
 AGENT_MODE_AGENT: AgentMode
 AGENT_MODE_ASK: AgentMode
@@ -58,6 +84,20 @@ TODO_STATUS_PENDING: TodoStatus
 TODO_STATUS_IN_PROGRESS: TodoStatus
 TODO_STATUS_COMPLETED: TodoStatus
 TODO_STATUS_CANCELLED: TodoStatus
+TIMEOUT_BEHAVIOR_UNSPECIFIED: TimeoutBehavior
+TIMEOUT_BEHAVIOR_CANCEL: TimeoutBehavior
+TIMEOUT_BEHAVIOR_BACKGROUND: TimeoutBehavior
+SHELL_ABORT_REASON_UNSPECIFIED: ShellAbortReason
+SHELL_ABORT_REASON_USER_ABORT: ShellAbortReason
+SHELL_ABORT_REASON_TIMEOUT: ShellAbortReason
+SHELL_BACKGROUND_REASON_UNSPECIFIED: ShellBackgroundReason
+SHELL_BACKGROUND_REASON_TIMEOUT: ShellBackgroundReason
+SHELL_BACKGROUND_REASON_USER_REQUEST: ShellBackgroundReason
+DIAGNOSTIC_SEVERITY_UNSPECIFIED: DiagnosticSeverity
+DIAGNOSTIC_SEVERITY_ERROR: DiagnosticSeverity
+DIAGNOSTIC_SEVERITY_WARNING: DiagnosticSeverity
+DIAGNOSTIC_SEVERITY_INFORMATION: DiagnosticSeverity
+DIAGNOSTIC_SEVERITY_HINT: DiagnosticSeverity
 
 class BidiRequestId(_message.Message):
     __slots__ = ("request_id",)
@@ -192,12 +232,30 @@ class CancelAction(_message.Message):
     def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class ExecClientMessage(_message.Message):
-    __slots__ = ("id", "exec_id")
+    __slots__ = ("id", "exec_id", "local_execution_time_ms", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "redacted_read_result", "diagnostics_result", "shell_stream")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_EXECUTION_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    SHELL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    WRITE_RESULT_FIELD_NUMBER: _ClassVar[int]
+    DELETE_RESULT_FIELD_NUMBER: _ClassVar[int]
+    GREP_RESULT_FIELD_NUMBER: _ClassVar[int]
+    READ_RESULT_FIELD_NUMBER: _ClassVar[int]
+    REDACTED_READ_RESULT_FIELD_NUMBER: _ClassVar[int]
+    DIAGNOSTICS_RESULT_FIELD_NUMBER: _ClassVar[int]
+    SHELL_STREAM_FIELD_NUMBER: _ClassVar[int]
     id: int
     exec_id: str
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ...) -> None: ...
+    local_execution_time_ms: int
+    shell_result: ShellResult
+    write_result: WriteResult
+    delete_result: DeleteResult
+    grep_result: GrepResult
+    read_result: ReadResult
+    redacted_read_result: ReadResult
+    diagnostics_result: DiagnosticsResult
+    shell_stream: ShellStream
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ...) -> None: ...
 
 class ExecClientControlMessage(_message.Message):
     __slots__ = ("stream_close", "throw", "heartbeat")
@@ -296,20 +354,28 @@ class AgentServerMessage(_message.Message):
     def __init__(self, interaction_update: _Optional[_Union[InteractionUpdate, _Mapping]] = ..., exec_server_message: _Optional[_Union[ExecServerMessage, _Mapping]] = ..., exec_server_control_message: _Optional[_Union[ExecServerControlMessage, _Mapping]] = ..., conversation_checkpoint_update: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., kv_server_message: _Optional[_Union[KvServerMessage, _Mapping]] = ..., interaction_query: _Optional[_Union[InteractionQuery, _Mapping]] = ...) -> None: ...
 
 class InteractionUpdate(_message.Message):
-    __slots__ = ("text_delta", "thinking_delta", "thinking_completed", "token_delta", "heartbeat", "turn_ended")
+    __slots__ = ("text_delta", "partial_tool_call", "tool_call_delta", "tool_call_started", "tool_call_completed", "thinking_delta", "thinking_completed", "token_delta", "heartbeat", "turn_ended")
     TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_DELTA_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_STARTED_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_COMPLETED_FIELD_NUMBER: _ClassVar[int]
     THINKING_DELTA_FIELD_NUMBER: _ClassVar[int]
     THINKING_COMPLETED_FIELD_NUMBER: _ClassVar[int]
     TOKEN_DELTA_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     TURN_ENDED_FIELD_NUMBER: _ClassVar[int]
     text_delta: TextDeltaUpdate
+    partial_tool_call: PartialToolCallUpdate
+    tool_call_delta: ToolCallDeltaUpdate
+    tool_call_started: ToolCallStartedUpdate
+    tool_call_completed: ToolCallCompletedUpdate
     thinking_delta: ThinkingDeltaUpdate
     thinking_completed: ThinkingCompletedUpdate
     token_delta: TokenDeltaUpdate
     heartbeat: HeartbeatUpdate
     turn_ended: TurnEndedUpdate
-    def __init__(self, text_delta: _Optional[_Union[TextDeltaUpdate, _Mapping]] = ..., thinking_delta: _Optional[_Union[ThinkingDeltaUpdate, _Mapping]] = ..., thinking_completed: _Optional[_Union[ThinkingCompletedUpdate, _Mapping]] = ..., token_delta: _Optional[_Union[TokenDeltaUpdate, _Mapping]] = ..., heartbeat: _Optional[_Union[HeartbeatUpdate, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedUpdate, _Mapping]] = ...) -> None: ...
+    def __init__(self, text_delta: _Optional[_Union[TextDeltaUpdate, _Mapping]] = ..., partial_tool_call: _Optional[_Union[PartialToolCallUpdate, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDeltaUpdate, _Mapping]] = ..., tool_call_started: _Optional[_Union[ToolCallStartedUpdate, _Mapping]] = ..., tool_call_completed: _Optional[_Union[ToolCallCompletedUpdate, _Mapping]] = ..., thinking_delta: _Optional[_Union[ThinkingDeltaUpdate, _Mapping]] = ..., thinking_completed: _Optional[_Union[ThinkingCompletedUpdate, _Mapping]] = ..., token_delta: _Optional[_Union[TokenDeltaUpdate, _Mapping]] = ..., heartbeat: _Optional[_Union[HeartbeatUpdate, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedUpdate, _Mapping]] = ...) -> None: ...
 
 class TextDeltaUpdate(_message.Message):
     __slots__ = ("text", "is_server_notice")
@@ -358,12 +424,26 @@ class HeartbeatUpdate(_message.Message):
     def __init__(self) -> None: ...
 
 class ExecServerMessage(_message.Message):
-    __slots__ = ("id", "exec_id")
+    __slots__ = ("id", "exec_id", "accept_hook_additional_contexts", "write_args", "delete_args", "grep_args", "read_args", "diagnostics_args", "shell_stream_args")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
+    ACCEPT_HOOK_ADDITIONAL_CONTEXTS_FIELD_NUMBER: _ClassVar[int]
+    WRITE_ARGS_FIELD_NUMBER: _ClassVar[int]
+    DELETE_ARGS_FIELD_NUMBER: _ClassVar[int]
+    GREP_ARGS_FIELD_NUMBER: _ClassVar[int]
+    READ_ARGS_FIELD_NUMBER: _ClassVar[int]
+    DIAGNOSTICS_ARGS_FIELD_NUMBER: _ClassVar[int]
+    SHELL_STREAM_ARGS_FIELD_NUMBER: _ClassVar[int]
     id: int
     exec_id: str
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ...) -> None: ...
+    accept_hook_additional_contexts: bool
+    write_args: WriteArgs
+    delete_args: DeleteArgs
+    grep_args: GrepArgs
+    read_args: ReadArgs
+    diagnostics_args: DiagnosticsArgs
+    shell_stream_args: ShellArgs
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ...) -> None: ...
 
 class ExecServerControlMessage(_message.Message):
     __slots__ = ("abort",)
@@ -470,14 +550,30 @@ class ThinkingMessage(_message.Message):
     def __init__(self, text: _Optional[str] = ..., duration_ms: _Optional[int] = ...) -> None: ...
 
 class ToolCall(_message.Message):
-    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms")
+    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call")
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    SHELL_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    DELETE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    GLOB_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    GREP_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    READ_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_TODOS_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    EDIT_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    READ_LINTS_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     tool_call_id: str
     started_at_ms: int
     completed_at_ms: int
-    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ...) -> None: ...
+    shell_tool_call: ShellToolCall
+    delete_tool_call: DeleteToolCall
+    glob_tool_call: GlobToolCall
+    grep_tool_call: GrepToolCall
+    read_tool_call: ReadToolCall
+    update_todos_tool_call: UpdateTodosToolCall
+    edit_tool_call: EditToolCall
+    read_lints_tool_call: ReadLintsToolCall
+    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ...) -> None: ...
 
 class TodoItem(_message.Message):
     __slots__ = ("id", "content", "status", "created_at", "updated_at", "dependencies")
@@ -524,6 +620,1145 @@ class InteractionQuery(_message.Message):
     ID_FIELD_NUMBER: _ClassVar[int]
     id: int
     def __init__(self, id: _Optional[int] = ...) -> None: ...
+
+class ToolCallStartedUpdate(_message.Message):
+    __slots__ = ("call_id", "tool_call", "model_call_id")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    MODEL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    tool_call: ToolCall
+    model_call_id: str
+    def __init__(self, call_id: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., model_call_id: _Optional[str] = ...) -> None: ...
+
+class ToolCallCompletedUpdate(_message.Message):
+    __slots__ = ("call_id", "tool_call", "model_call_id")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    MODEL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    tool_call: ToolCall
+    model_call_id: str
+    def __init__(self, call_id: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., model_call_id: _Optional[str] = ...) -> None: ...
+
+class ToolCallDeltaUpdate(_message.Message):
+    __slots__ = ("call_id", "tool_call_delta", "model_call_id")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_DELTA_FIELD_NUMBER: _ClassVar[int]
+    MODEL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    tool_call_delta: ToolCallDelta
+    model_call_id: str
+    def __init__(self, call_id: _Optional[str] = ..., tool_call_delta: _Optional[_Union[ToolCallDelta, _Mapping]] = ..., model_call_id: _Optional[str] = ...) -> None: ...
+
+class PartialToolCallUpdate(_message.Message):
+    __slots__ = ("call_id", "tool_call", "args_text_delta", "model_call_id")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    ARGS_TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
+    MODEL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    tool_call: ToolCall
+    args_text_delta: str
+    model_call_id: str
+    def __init__(self, call_id: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., args_text_delta: _Optional[str] = ..., model_call_id: _Optional[str] = ...) -> None: ...
+
+class ToolCallDelta(_message.Message):
+    __slots__ = ("shell_tool_call_delta",)
+    SHELL_TOOL_CALL_DELTA_FIELD_NUMBER: _ClassVar[int]
+    shell_tool_call_delta: ShellToolCallDelta
+    def __init__(self, shell_tool_call_delta: _Optional[_Union[ShellToolCallDelta, _Mapping]] = ...) -> None: ...
+
+class ShellToolCallDelta(_message.Message):
+    __slots__ = ("stdout", "stderr")
+    STDOUT_FIELD_NUMBER: _ClassVar[int]
+    STDERR_FIELD_NUMBER: _ClassVar[int]
+    stdout: ShellToolCallStdoutDelta
+    stderr: ShellToolCallStderrDelta
+    def __init__(self, stdout: _Optional[_Union[ShellToolCallStdoutDelta, _Mapping]] = ..., stderr: _Optional[_Union[ShellToolCallStderrDelta, _Mapping]] = ...) -> None: ...
+
+class ShellToolCallStdoutDelta(_message.Message):
+    __slots__ = ("content",)
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    def __init__(self, content: _Optional[str] = ...) -> None: ...
+
+class ShellToolCallStderrDelta(_message.Message):
+    __slots__ = ("content",)
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    def __init__(self, content: _Optional[str] = ...) -> None: ...
+
+class ShellArgs(_message.Message):
+    __slots__ = ("command", "working_directory", "timeout", "tool_call_id", "file_output_threshold_bytes", "is_background", "skip_approval", "timeout_behavior", "hard_timeout", "description", "close_stdin", "conversation_id", "admin_command_denylist")
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    WORKING_DIRECTORY_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    FILE_OUTPUT_THRESHOLD_BYTES_FIELD_NUMBER: _ClassVar[int]
+    IS_BACKGROUND_FIELD_NUMBER: _ClassVar[int]
+    SKIP_APPROVAL_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_BEHAVIOR_FIELD_NUMBER: _ClassVar[int]
+    HARD_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_STDIN_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    ADMIN_COMMAND_DENYLIST_FIELD_NUMBER: _ClassVar[int]
+    command: str
+    working_directory: str
+    timeout: int
+    tool_call_id: str
+    file_output_threshold_bytes: int
+    is_background: bool
+    skip_approval: bool
+    timeout_behavior: TimeoutBehavior
+    hard_timeout: int
+    description: str
+    close_stdin: bool
+    conversation_id: str
+    admin_command_denylist: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, command: _Optional[str] = ..., working_directory: _Optional[str] = ..., timeout: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., file_output_threshold_bytes: _Optional[int] = ..., is_background: _Optional[bool] = ..., skip_approval: _Optional[bool] = ..., timeout_behavior: _Optional[_Union[TimeoutBehavior, str]] = ..., hard_timeout: _Optional[int] = ..., description: _Optional[str] = ..., close_stdin: _Optional[bool] = ..., conversation_id: _Optional[str] = ..., admin_command_denylist: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ShellStream(_message.Message):
+    __slots__ = ("stdout", "stderr", "exit", "start", "rejected", "permission_denied", "backgrounded", "sandbox_unsupported")
+    STDOUT_FIELD_NUMBER: _ClassVar[int]
+    STDERR_FIELD_NUMBER: _ClassVar[int]
+    EXIT_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_DENIED_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUNDED_FIELD_NUMBER: _ClassVar[int]
+    SANDBOX_UNSUPPORTED_FIELD_NUMBER: _ClassVar[int]
+    stdout: ShellStreamStdout
+    stderr: ShellStreamStderr
+    exit: ShellStreamExit
+    start: ShellStreamStart
+    rejected: ShellRejected
+    permission_denied: ShellPermissionDenied
+    backgrounded: ShellStreamBackgrounded
+    sandbox_unsupported: ShellSandboxUnsupported
+    def __init__(self, stdout: _Optional[_Union[ShellStreamStdout, _Mapping]] = ..., stderr: _Optional[_Union[ShellStreamStderr, _Mapping]] = ..., exit: _Optional[_Union[ShellStreamExit, _Mapping]] = ..., start: _Optional[_Union[ShellStreamStart, _Mapping]] = ..., rejected: _Optional[_Union[ShellRejected, _Mapping]] = ..., permission_denied: _Optional[_Union[ShellPermissionDenied, _Mapping]] = ..., backgrounded: _Optional[_Union[ShellStreamBackgrounded, _Mapping]] = ..., sandbox_unsupported: _Optional[_Union[ShellSandboxUnsupported, _Mapping]] = ...) -> None: ...
+
+class ShellStreamStdout(_message.Message):
+    __slots__ = ("data",)
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    data: str
+    def __init__(self, data: _Optional[str] = ...) -> None: ...
+
+class ShellStreamStderr(_message.Message):
+    __slots__ = ("data",)
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    data: str
+    def __init__(self, data: _Optional[str] = ...) -> None: ...
+
+class ShellStreamExit(_message.Message):
+    __slots__ = ("code", "cwd", "output_location", "aborted", "abort_reason", "local_execution_time_ms")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    CWD_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_LOCATION_FIELD_NUMBER: _ClassVar[int]
+    ABORTED_FIELD_NUMBER: _ClassVar[int]
+    ABORT_REASON_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_EXECUTION_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    cwd: str
+    output_location: OutputLocation
+    aborted: bool
+    abort_reason: ShellAbortReason
+    local_execution_time_ms: int
+    def __init__(self, code: _Optional[int] = ..., cwd: _Optional[str] = ..., output_location: _Optional[_Union[OutputLocation, _Mapping]] = ..., aborted: _Optional[bool] = ..., abort_reason: _Optional[_Union[ShellAbortReason, str]] = ..., local_execution_time_ms: _Optional[int] = ...) -> None: ...
+
+class ShellStreamStart(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ShellStreamBackgrounded(_message.Message):
+    __slots__ = ("shell_id", "command", "working_directory", "pid", "ms_to_wait", "reason")
+    SHELL_ID_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    WORKING_DIRECTORY_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    MS_TO_WAIT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    shell_id: int
+    command: str
+    working_directory: str
+    pid: int
+    ms_to_wait: int
+    reason: ShellBackgroundReason
+    def __init__(self, shell_id: _Optional[int] = ..., command: _Optional[str] = ..., working_directory: _Optional[str] = ..., pid: _Optional[int] = ..., ms_to_wait: _Optional[int] = ..., reason: _Optional[_Union[ShellBackgroundReason, str]] = ...) -> None: ...
+
+class ShellRejected(_message.Message):
+    __slots__ = ("command", "working_directory", "reason", "is_readonly")
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    WORKING_DIRECTORY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    IS_READONLY_FIELD_NUMBER: _ClassVar[int]
+    command: str
+    working_directory: str
+    reason: str
+    is_readonly: bool
+    def __init__(self, command: _Optional[str] = ..., working_directory: _Optional[str] = ..., reason: _Optional[str] = ..., is_readonly: _Optional[bool] = ...) -> None: ...
+
+class ShellPermissionDenied(_message.Message):
+    __slots__ = ("command", "working_directory", "error", "is_readonly")
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    WORKING_DIRECTORY_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    IS_READONLY_FIELD_NUMBER: _ClassVar[int]
+    command: str
+    working_directory: str
+    error: str
+    is_readonly: bool
+    def __init__(self, command: _Optional[str] = ..., working_directory: _Optional[str] = ..., error: _Optional[str] = ..., is_readonly: _Optional[bool] = ...) -> None: ...
+
+class ShellSandboxUnsupported(_message.Message):
+    __slots__ = ("command", "working_directory", "sandbox_policy_type", "reason", "is_readonly")
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    WORKING_DIRECTORY_FIELD_NUMBER: _ClassVar[int]
+    SANDBOX_POLICY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    IS_READONLY_FIELD_NUMBER: _ClassVar[int]
+    command: str
+    working_directory: str
+    sandbox_policy_type: str
+    reason: str
+    is_readonly: bool
+    def __init__(self, command: _Optional[str] = ..., working_directory: _Optional[str] = ..., sandbox_policy_type: _Optional[str] = ..., reason: _Optional[str] = ..., is_readonly: _Optional[bool] = ...) -> None: ...
+
+class OutputLocation(_message.Message):
+    __slots__ = ("file_path", "size_bytes", "line_count")
+    FILE_PATH_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    LINE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    file_path: str
+    size_bytes: int
+    line_count: int
+    def __init__(self, file_path: _Optional[str] = ..., size_bytes: _Optional[int] = ..., line_count: _Optional[int] = ...) -> None: ...
+
+class ShellResult(_message.Message):
+    __slots__ = ("is_background", "terminals_folder", "pid", "success", "failure", "timeout", "rejected", "spawn_error", "permission_denied")
+    IS_BACKGROUND_FIELD_NUMBER: _ClassVar[int]
+    TERMINALS_FOLDER_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    SPAWN_ERROR_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_DENIED_FIELD_NUMBER: _ClassVar[int]
+    is_background: bool
+    terminals_folder: str
+    pid: int
+    success: ShellSuccess
+    failure: ShellFailure
+    timeout: ShellTimeout
+    rejected: ShellRejected
+    spawn_error: ShellSpawnError
+    permission_denied: ShellPermissionDenied
+    def __init__(self, is_background: _Optional[bool] = ..., terminals_folder: _Optional[str] = ..., pid: _Optional[int] = ..., success: _Optional[_Union[ShellSuccess, _Mapping]] = ..., failure: _Optional[_Union[ShellFailure, _Mapping]] = ..., timeout: _Optional[_Union[ShellTimeout, _Mapping]] = ..., rejected: _Optional[_Union[ShellRejected, _Mapping]] = ..., spawn_error: _Optional[_Union[ShellSpawnError, _Mapping]] = ..., permission_denied: _Optional[_Union[ShellPermissionDenied, _Mapping]] = ...) -> None: ...
+
+class ShellSuccess(_message.Message):
+    __slots__ = ("command", "working_directory", "exit_code", "signal", "stdout", "stderr", "execution_time", "output_location", "shell_id", "interleaved_output", "pid", "ms_to_wait", "local_execution_time_ms", "background_reason")
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    WORKING_DIRECTORY_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    STDOUT_FIELD_NUMBER: _ClassVar[int]
+    STDERR_FIELD_NUMBER: _ClassVar[int]
+    EXECUTION_TIME_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_LOCATION_FIELD_NUMBER: _ClassVar[int]
+    SHELL_ID_FIELD_NUMBER: _ClassVar[int]
+    INTERLEAVED_OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    MS_TO_WAIT_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_EXECUTION_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUND_REASON_FIELD_NUMBER: _ClassVar[int]
+    command: str
+    working_directory: str
+    exit_code: int
+    signal: str
+    stdout: str
+    stderr: str
+    execution_time: int
+    output_location: OutputLocation
+    shell_id: int
+    interleaved_output: str
+    pid: int
+    ms_to_wait: int
+    local_execution_time_ms: int
+    background_reason: ShellBackgroundReason
+    def __init__(self, command: _Optional[str] = ..., working_directory: _Optional[str] = ..., exit_code: _Optional[int] = ..., signal: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., execution_time: _Optional[int] = ..., output_location: _Optional[_Union[OutputLocation, _Mapping]] = ..., shell_id: _Optional[int] = ..., interleaved_output: _Optional[str] = ..., pid: _Optional[int] = ..., ms_to_wait: _Optional[int] = ..., local_execution_time_ms: _Optional[int] = ..., background_reason: _Optional[_Union[ShellBackgroundReason, str]] = ...) -> None: ...
+
+class ShellFailure(_message.Message):
+    __slots__ = ("command", "working_directory", "exit_code", "signal", "stdout", "stderr", "execution_time", "output_location", "interleaved_output", "abort_reason", "aborted", "local_execution_time_ms")
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    WORKING_DIRECTORY_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    STDOUT_FIELD_NUMBER: _ClassVar[int]
+    STDERR_FIELD_NUMBER: _ClassVar[int]
+    EXECUTION_TIME_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_LOCATION_FIELD_NUMBER: _ClassVar[int]
+    INTERLEAVED_OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    ABORT_REASON_FIELD_NUMBER: _ClassVar[int]
+    ABORTED_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_EXECUTION_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    command: str
+    working_directory: str
+    exit_code: int
+    signal: str
+    stdout: str
+    stderr: str
+    execution_time: int
+    output_location: OutputLocation
+    interleaved_output: str
+    abort_reason: ShellAbortReason
+    aborted: bool
+    local_execution_time_ms: int
+    def __init__(self, command: _Optional[str] = ..., working_directory: _Optional[str] = ..., exit_code: _Optional[int] = ..., signal: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., execution_time: _Optional[int] = ..., output_location: _Optional[_Union[OutputLocation, _Mapping]] = ..., interleaved_output: _Optional[str] = ..., abort_reason: _Optional[_Union[ShellAbortReason, str]] = ..., aborted: _Optional[bool] = ..., local_execution_time_ms: _Optional[int] = ...) -> None: ...
+
+class ShellTimeout(_message.Message):
+    __slots__ = ("command", "working_directory", "timeout_ms")
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    WORKING_DIRECTORY_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    command: str
+    working_directory: str
+    timeout_ms: int
+    def __init__(self, command: _Optional[str] = ..., working_directory: _Optional[str] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+
+class ShellSpawnError(_message.Message):
+    __slots__ = ("command", "working_directory", "error")
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    WORKING_DIRECTORY_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    command: str
+    working_directory: str
+    error: str
+    def __init__(self, command: _Optional[str] = ..., working_directory: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class ShellToolCall(_message.Message):
+    __slots__ = ("args", "result", "description")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    args: ShellArgs
+    result: ShellResult
+    description: str
+    def __init__(self, args: _Optional[_Union[ShellArgs, _Mapping]] = ..., result: _Optional[_Union[ShellResult, _Mapping]] = ..., description: _Optional[str] = ...) -> None: ...
+
+class ReadArgs(_message.Message):
+    __slots__ = ("path", "tool_call_id", "offset", "limit")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    tool_call_id: str
+    offset: int
+    limit: int
+    def __init__(self, path: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., offset: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ReadResult(_message.Message):
+    __slots__ = ("success", "error", "rejected", "file_not_found", "permission_denied", "invalid_file")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    FILE_NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_DENIED_FIELD_NUMBER: _ClassVar[int]
+    INVALID_FILE_FIELD_NUMBER: _ClassVar[int]
+    success: ReadSuccess
+    error: ReadError
+    rejected: ReadRejected
+    file_not_found: ReadFileNotFound
+    permission_denied: ReadPermissionDenied
+    invalid_file: ReadInvalidFile
+    def __init__(self, success: _Optional[_Union[ReadSuccess, _Mapping]] = ..., error: _Optional[_Union[ReadError, _Mapping]] = ..., rejected: _Optional[_Union[ReadRejected, _Mapping]] = ..., file_not_found: _Optional[_Union[ReadFileNotFound, _Mapping]] = ..., permission_denied: _Optional[_Union[ReadPermissionDenied, _Mapping]] = ..., invalid_file: _Optional[_Union[ReadInvalidFile, _Mapping]] = ...) -> None: ...
+
+class ReadSuccess(_message.Message):
+    __slots__ = ("path", "total_lines", "file_size", "truncated", "range_applied", "content", "data")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_LINES_FIELD_NUMBER: _ClassVar[int]
+    FILE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    RANGE_APPLIED_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    total_lines: int
+    file_size: int
+    truncated: bool
+    range_applied: bool
+    content: str
+    data: bytes
+    def __init__(self, path: _Optional[str] = ..., total_lines: _Optional[int] = ..., file_size: _Optional[int] = ..., truncated: _Optional[bool] = ..., range_applied: _Optional[bool] = ..., content: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class ReadError(_message.Message):
+    __slots__ = ("path", "error")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    error: str
+    def __init__(self, path: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class ReadRejected(_message.Message):
+    __slots__ = ("path", "reason")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    reason: str
+    def __init__(self, path: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ReadFileNotFound(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
+
+class ReadPermissionDenied(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
+
+class ReadInvalidFile(_message.Message):
+    __slots__ = ("path", "reason")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    reason: str
+    def __init__(self, path: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ReadToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: ReadToolArgs
+    result: ReadToolResult
+    def __init__(self, args: _Optional[_Union[ReadToolArgs, _Mapping]] = ..., result: _Optional[_Union[ReadToolResult, _Mapping]] = ...) -> None: ...
+
+class ReadToolArgs(_message.Message):
+    __slots__ = ("path", "offset", "limit")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    offset: int
+    limit: int
+    def __init__(self, path: _Optional[str] = ..., offset: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ReadToolResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: ReadToolSuccess
+    error: ReadToolError
+    def __init__(self, success: _Optional[_Union[ReadToolSuccess, _Mapping]] = ..., error: _Optional[_Union[ReadToolError, _Mapping]] = ...) -> None: ...
+
+class ReadToolSuccess(_message.Message):
+    __slots__ = ("is_empty", "exceeded_limit", "total_lines", "file_size", "path", "read_range", "content", "data")
+    IS_EMPTY_FIELD_NUMBER: _ClassVar[int]
+    EXCEEDED_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_LINES_FIELD_NUMBER: _ClassVar[int]
+    FILE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    READ_RANGE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    is_empty: bool
+    exceeded_limit: bool
+    total_lines: int
+    file_size: int
+    path: str
+    read_range: ReadRange
+    content: str
+    data: bytes
+    def __init__(self, is_empty: _Optional[bool] = ..., exceeded_limit: _Optional[bool] = ..., total_lines: _Optional[int] = ..., file_size: _Optional[int] = ..., path: _Optional[str] = ..., read_range: _Optional[_Union[ReadRange, _Mapping]] = ..., content: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class ReadToolError(_message.Message):
+    __slots__ = ("error_message",)
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    error_message: str
+    def __init__(self, error_message: _Optional[str] = ...) -> None: ...
+
+class ReadRange(_message.Message):
+    __slots__ = ("start_line", "end_line")
+    START_LINE_FIELD_NUMBER: _ClassVar[int]
+    END_LINE_FIELD_NUMBER: _ClassVar[int]
+    start_line: int
+    end_line: int
+    def __init__(self, start_line: _Optional[int] = ..., end_line: _Optional[int] = ...) -> None: ...
+
+class WriteArgs(_message.Message):
+    __slots__ = ("path", "file_text", "tool_call_id", "return_file_content_after_write", "file_bytes")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    FILE_TEXT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    RETURN_FILE_CONTENT_AFTER_WRITE_FIELD_NUMBER: _ClassVar[int]
+    FILE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    file_text: str
+    tool_call_id: str
+    return_file_content_after_write: bool
+    file_bytes: bytes
+    def __init__(self, path: _Optional[str] = ..., file_text: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., return_file_content_after_write: _Optional[bool] = ..., file_bytes: _Optional[bytes] = ...) -> None: ...
+
+class WriteResult(_message.Message):
+    __slots__ = ("success", "permission_denied", "no_space", "error", "rejected")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_DENIED_FIELD_NUMBER: _ClassVar[int]
+    NO_SPACE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    success: WriteSuccess
+    permission_denied: WritePermissionDenied
+    no_space: WriteNoSpace
+    error: WriteError
+    rejected: WriteRejected
+    def __init__(self, success: _Optional[_Union[WriteSuccess, _Mapping]] = ..., permission_denied: _Optional[_Union[WritePermissionDenied, _Mapping]] = ..., no_space: _Optional[_Union[WriteNoSpace, _Mapping]] = ..., error: _Optional[_Union[WriteError, _Mapping]] = ..., rejected: _Optional[_Union[WriteRejected, _Mapping]] = ...) -> None: ...
+
+class WriteSuccess(_message.Message):
+    __slots__ = ("path", "lines_created", "file_size", "file_content_after_write")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    LINES_CREATED_FIELD_NUMBER: _ClassVar[int]
+    FILE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    FILE_CONTENT_AFTER_WRITE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    lines_created: int
+    file_size: int
+    file_content_after_write: str
+    def __init__(self, path: _Optional[str] = ..., lines_created: _Optional[int] = ..., file_size: _Optional[int] = ..., file_content_after_write: _Optional[str] = ...) -> None: ...
+
+class WriteError(_message.Message):
+    __slots__ = ("path", "error")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    error: str
+    def __init__(self, path: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class WriteRejected(_message.Message):
+    __slots__ = ("path", "reason")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    reason: str
+    def __init__(self, path: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class WritePermissionDenied(_message.Message):
+    __slots__ = ("path", "directory", "operation", "error", "is_readonly")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    DIRECTORY_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    IS_READONLY_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    directory: str
+    operation: str
+    error: str
+    is_readonly: bool
+    def __init__(self, path: _Optional[str] = ..., directory: _Optional[str] = ..., operation: _Optional[str] = ..., error: _Optional[str] = ..., is_readonly: _Optional[bool] = ...) -> None: ...
+
+class WriteNoSpace(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
+
+class EditToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: EditArgs
+    result: EditResult
+    def __init__(self, args: _Optional[_Union[EditArgs, _Mapping]] = ..., result: _Optional[_Union[EditResult, _Mapping]] = ...) -> None: ...
+
+class EditArgs(_message.Message):
+    __slots__ = ("path", "stream_content")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    STREAM_CONTENT_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    stream_content: str
+    def __init__(self, path: _Optional[str] = ..., stream_content: _Optional[str] = ...) -> None: ...
+
+class EditResult(_message.Message):
+    __slots__ = ("success", "file_not_found", "read_permission_denied", "write_permission_denied", "rejected", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    FILE_NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
+    READ_PERMISSION_DENIED_FIELD_NUMBER: _ClassVar[int]
+    WRITE_PERMISSION_DENIED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: EditSuccess
+    file_not_found: EditFileNotFound
+    read_permission_denied: EditReadPermissionDenied
+    write_permission_denied: EditWritePermissionDenied
+    rejected: EditRejected
+    error: EditError
+    def __init__(self, success: _Optional[_Union[EditSuccess, _Mapping]] = ..., file_not_found: _Optional[_Union[EditFileNotFound, _Mapping]] = ..., read_permission_denied: _Optional[_Union[EditReadPermissionDenied, _Mapping]] = ..., write_permission_denied: _Optional[_Union[EditWritePermissionDenied, _Mapping]] = ..., rejected: _Optional[_Union[EditRejected, _Mapping]] = ..., error: _Optional[_Union[EditError, _Mapping]] = ...) -> None: ...
+
+class EditSuccess(_message.Message):
+    __slots__ = ("path", "lines_added", "lines_removed", "diff_string", "before_full_file_content", "after_full_file_content", "message")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    LINES_ADDED_FIELD_NUMBER: _ClassVar[int]
+    LINES_REMOVED_FIELD_NUMBER: _ClassVar[int]
+    DIFF_STRING_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_FULL_FILE_CONTENT_FIELD_NUMBER: _ClassVar[int]
+    AFTER_FULL_FILE_CONTENT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    lines_added: int
+    lines_removed: int
+    diff_string: str
+    before_full_file_content: str
+    after_full_file_content: str
+    message: str
+    def __init__(self, path: _Optional[str] = ..., lines_added: _Optional[int] = ..., lines_removed: _Optional[int] = ..., diff_string: _Optional[str] = ..., before_full_file_content: _Optional[str] = ..., after_full_file_content: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
+class EditFileNotFound(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
+
+class EditReadPermissionDenied(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
+
+class EditWritePermissionDenied(_message.Message):
+    __slots__ = ("path", "error", "is_readonly")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    IS_READONLY_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    error: str
+    is_readonly: bool
+    def __init__(self, path: _Optional[str] = ..., error: _Optional[str] = ..., is_readonly: _Optional[bool] = ...) -> None: ...
+
+class EditRejected(_message.Message):
+    __slots__ = ("path", "reason")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    reason: str
+    def __init__(self, path: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class EditError(_message.Message):
+    __slots__ = ("path", "error", "model_visible_error")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    MODEL_VISIBLE_ERROR_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    error: str
+    model_visible_error: str
+    def __init__(self, path: _Optional[str] = ..., error: _Optional[str] = ..., model_visible_error: _Optional[str] = ...) -> None: ...
+
+class DeleteArgs(_message.Message):
+    __slots__ = ("path", "tool_call_id")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    tool_call_id: str
+    def __init__(self, path: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class DeleteResult(_message.Message):
+    __slots__ = ("success", "file_not_found", "not_file", "permission_denied", "file_busy", "rejected", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    FILE_NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
+    NOT_FILE_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_DENIED_FIELD_NUMBER: _ClassVar[int]
+    FILE_BUSY_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: DeleteSuccess
+    file_not_found: DeleteFileNotFound
+    not_file: DeleteNotFile
+    permission_denied: DeletePermissionDenied
+    file_busy: DeleteFileBusy
+    rejected: DeleteRejected
+    error: DeleteError
+    def __init__(self, success: _Optional[_Union[DeleteSuccess, _Mapping]] = ..., file_not_found: _Optional[_Union[DeleteFileNotFound, _Mapping]] = ..., not_file: _Optional[_Union[DeleteNotFile, _Mapping]] = ..., permission_denied: _Optional[_Union[DeletePermissionDenied, _Mapping]] = ..., file_busy: _Optional[_Union[DeleteFileBusy, _Mapping]] = ..., rejected: _Optional[_Union[DeleteRejected, _Mapping]] = ..., error: _Optional[_Union[DeleteError, _Mapping]] = ...) -> None: ...
+
+class DeleteSuccess(_message.Message):
+    __slots__ = ("path", "deleted_file", "file_size", "prev_content")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FILE_FIELD_NUMBER: _ClassVar[int]
+    FILE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PREV_CONTENT_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    deleted_file: str
+    file_size: int
+    prev_content: str
+    def __init__(self, path: _Optional[str] = ..., deleted_file: _Optional[str] = ..., file_size: _Optional[int] = ..., prev_content: _Optional[str] = ...) -> None: ...
+
+class DeleteFileNotFound(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
+
+class DeleteNotFile(_message.Message):
+    __slots__ = ("path", "actual_type")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    ACTUAL_TYPE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    actual_type: str
+    def __init__(self, path: _Optional[str] = ..., actual_type: _Optional[str] = ...) -> None: ...
+
+class DeletePermissionDenied(_message.Message):
+    __slots__ = ("path", "client_visible_error", "is_readonly")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_VISIBLE_ERROR_FIELD_NUMBER: _ClassVar[int]
+    IS_READONLY_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    client_visible_error: str
+    is_readonly: bool
+    def __init__(self, path: _Optional[str] = ..., client_visible_error: _Optional[str] = ..., is_readonly: _Optional[bool] = ...) -> None: ...
+
+class DeleteFileBusy(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
+
+class DeleteRejected(_message.Message):
+    __slots__ = ("path", "reason")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    reason: str
+    def __init__(self, path: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class DeleteError(_message.Message):
+    __slots__ = ("path", "error")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    error: str
+    def __init__(self, path: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class DeleteToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: DeleteArgs
+    result: DeleteResult
+    def __init__(self, args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., result: _Optional[_Union[DeleteResult, _Mapping]] = ...) -> None: ...
+
+class GrepArgs(_message.Message):
+    __slots__ = ("pattern", "path", "glob", "output_mode", "context_before", "context_after", "context", "case_insensitive", "type", "head_limit", "multiline", "tool_call_id", "offset")
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    GLOB_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_MODE_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_AFTER_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    CASE_INSENSITIVE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    HEAD_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    MULTILINE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    pattern: str
+    path: str
+    glob: str
+    output_mode: str
+    context_before: int
+    context_after: int
+    context: int
+    case_insensitive: bool
+    type: str
+    head_limit: int
+    multiline: bool
+    tool_call_id: str
+    offset: int
+    def __init__(self, pattern: _Optional[str] = ..., path: _Optional[str] = ..., glob: _Optional[str] = ..., output_mode: _Optional[str] = ..., context_before: _Optional[int] = ..., context_after: _Optional[int] = ..., context: _Optional[int] = ..., case_insensitive: _Optional[bool] = ..., type: _Optional[str] = ..., head_limit: _Optional[int] = ..., multiline: _Optional[bool] = ..., tool_call_id: _Optional[str] = ..., offset: _Optional[int] = ...) -> None: ...
+
+class GrepResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: GrepSuccess
+    error: GrepError
+    def __init__(self, success: _Optional[_Union[GrepSuccess, _Mapping]] = ..., error: _Optional[_Union[GrepError, _Mapping]] = ...) -> None: ...
+
+class GrepSuccess(_message.Message):
+    __slots__ = ("pattern", "path", "output_mode", "workspace_results", "active_editor_result")
+    class WorkspaceResultsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: GrepUnionResult
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[GrepUnionResult, _Mapping]] = ...) -> None: ...
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_MODE_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_RESULTS_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_EDITOR_RESULT_FIELD_NUMBER: _ClassVar[int]
+    pattern: str
+    path: str
+    output_mode: str
+    workspace_results: _containers.MessageMap[str, GrepUnionResult]
+    active_editor_result: GrepUnionResult
+    def __init__(self, pattern: _Optional[str] = ..., path: _Optional[str] = ..., output_mode: _Optional[str] = ..., workspace_results: _Optional[_Mapping[str, GrepUnionResult]] = ..., active_editor_result: _Optional[_Union[GrepUnionResult, _Mapping]] = ...) -> None: ...
+
+class GrepError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class GrepUnionResult(_message.Message):
+    __slots__ = ("count", "files", "content")
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    count: GrepCountResult
+    files: GrepFilesResult
+    content: GrepContentResult
+    def __init__(self, count: _Optional[_Union[GrepCountResult, _Mapping]] = ..., files: _Optional[_Union[GrepFilesResult, _Mapping]] = ..., content: _Optional[_Union[GrepContentResult, _Mapping]] = ...) -> None: ...
+
+class GrepCountResult(_message.Message):
+    __slots__ = ("counts", "total_files", "total_matches", "client_truncated", "ripgrep_truncated", "head_limit_applied", "offset_applied")
+    COUNTS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FILES_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    RIPGREP_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    HEAD_LIMIT_APPLIED_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_APPLIED_FIELD_NUMBER: _ClassVar[int]
+    counts: _containers.RepeatedCompositeFieldContainer[GrepFileCount]
+    total_files: int
+    total_matches: int
+    client_truncated: bool
+    ripgrep_truncated: bool
+    head_limit_applied: int
+    offset_applied: int
+    def __init__(self, counts: _Optional[_Iterable[_Union[GrepFileCount, _Mapping]]] = ..., total_files: _Optional[int] = ..., total_matches: _Optional[int] = ..., client_truncated: _Optional[bool] = ..., ripgrep_truncated: _Optional[bool] = ..., head_limit_applied: _Optional[int] = ..., offset_applied: _Optional[int] = ...) -> None: ...
+
+class GrepFileCount(_message.Message):
+    __slots__ = ("file", "count")
+    FILE_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    file: str
+    count: int
+    def __init__(self, file: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
+
+class GrepFilesResult(_message.Message):
+    __slots__ = ("files", "total_files", "client_truncated", "ripgrep_truncated", "head_limit_applied", "offset_applied")
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FILES_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    RIPGREP_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    HEAD_LIMIT_APPLIED_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_APPLIED_FIELD_NUMBER: _ClassVar[int]
+    files: _containers.RepeatedScalarFieldContainer[str]
+    total_files: int
+    client_truncated: bool
+    ripgrep_truncated: bool
+    head_limit_applied: int
+    offset_applied: int
+    def __init__(self, files: _Optional[_Iterable[str]] = ..., total_files: _Optional[int] = ..., client_truncated: _Optional[bool] = ..., ripgrep_truncated: _Optional[bool] = ..., head_limit_applied: _Optional[int] = ..., offset_applied: _Optional[int] = ...) -> None: ...
+
+class GrepContentResult(_message.Message):
+    __slots__ = ("matches", "total_lines", "total_matched_lines", "client_truncated", "ripgrep_truncated", "head_limit_applied", "offset_applied")
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_LINES_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_MATCHED_LINES_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    RIPGREP_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    HEAD_LIMIT_APPLIED_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_APPLIED_FIELD_NUMBER: _ClassVar[int]
+    matches: _containers.RepeatedCompositeFieldContainer[GrepFileMatch]
+    total_lines: int
+    total_matched_lines: int
+    client_truncated: bool
+    ripgrep_truncated: bool
+    head_limit_applied: int
+    offset_applied: int
+    def __init__(self, matches: _Optional[_Iterable[_Union[GrepFileMatch, _Mapping]]] = ..., total_lines: _Optional[int] = ..., total_matched_lines: _Optional[int] = ..., client_truncated: _Optional[bool] = ..., ripgrep_truncated: _Optional[bool] = ..., head_limit_applied: _Optional[int] = ..., offset_applied: _Optional[int] = ...) -> None: ...
+
+class GrepFileMatch(_message.Message):
+    __slots__ = ("file", "matches")
+    FILE_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    file: str
+    matches: _containers.RepeatedCompositeFieldContainer[GrepContentMatch]
+    def __init__(self, file: _Optional[str] = ..., matches: _Optional[_Iterable[_Union[GrepContentMatch, _Mapping]]] = ...) -> None: ...
+
+class GrepContentMatch(_message.Message):
+    __slots__ = ("line_number", "content", "content_truncated", "is_context_line")
+    LINE_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    IS_CONTEXT_LINE_FIELD_NUMBER: _ClassVar[int]
+    line_number: int
+    content: str
+    content_truncated: bool
+    is_context_line: bool
+    def __init__(self, line_number: _Optional[int] = ..., content: _Optional[str] = ..., content_truncated: _Optional[bool] = ..., is_context_line: _Optional[bool] = ...) -> None: ...
+
+class GrepToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: GrepArgs
+    result: GrepResult
+    def __init__(self, args: _Optional[_Union[GrepArgs, _Mapping]] = ..., result: _Optional[_Union[GrepResult, _Mapping]] = ...) -> None: ...
+
+class GlobToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: GlobToolArgs
+    result: GlobToolResult
+    def __init__(self, args: _Optional[_Union[GlobToolArgs, _Mapping]] = ..., result: _Optional[_Union[GlobToolResult, _Mapping]] = ...) -> None: ...
+
+class GlobToolArgs(_message.Message):
+    __slots__ = ("target_directory", "glob_pattern")
+    TARGET_DIRECTORY_FIELD_NUMBER: _ClassVar[int]
+    GLOB_PATTERN_FIELD_NUMBER: _ClassVar[int]
+    target_directory: str
+    glob_pattern: str
+    def __init__(self, target_directory: _Optional[str] = ..., glob_pattern: _Optional[str] = ...) -> None: ...
+
+class GlobToolResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: GlobToolSuccess
+    error: GlobToolError
+    def __init__(self, success: _Optional[_Union[GlobToolSuccess, _Mapping]] = ..., error: _Optional[_Union[GlobToolError, _Mapping]] = ...) -> None: ...
+
+class GlobToolSuccess(_message.Message):
+    __slots__ = ("pattern", "path", "files", "total_files", "client_truncated", "ripgrep_truncated")
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FILES_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    RIPGREP_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    pattern: str
+    path: str
+    files: _containers.RepeatedScalarFieldContainer[str]
+    total_files: int
+    client_truncated: bool
+    ripgrep_truncated: bool
+    def __init__(self, pattern: _Optional[str] = ..., path: _Optional[str] = ..., files: _Optional[_Iterable[str]] = ..., total_files: _Optional[int] = ..., client_truncated: _Optional[bool] = ..., ripgrep_truncated: _Optional[bool] = ...) -> None: ...
+
+class GlobToolError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class DiagnosticsArgs(_message.Message):
+    __slots__ = ("path", "tool_call_id")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    tool_call_id: str
+    def __init__(self, path: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class DiagnosticsResult(_message.Message):
+    __slots__ = ("success", "error", "rejected", "file_not_found", "permission_denied")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    FILE_NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_DENIED_FIELD_NUMBER: _ClassVar[int]
+    success: DiagnosticsSuccess
+    error: DiagnosticsError
+    rejected: DiagnosticsRejected
+    file_not_found: DiagnosticsFileNotFound
+    permission_denied: DiagnosticsPermissionDenied
+    def __init__(self, success: _Optional[_Union[DiagnosticsSuccess, _Mapping]] = ..., error: _Optional[_Union[DiagnosticsError, _Mapping]] = ..., rejected: _Optional[_Union[DiagnosticsRejected, _Mapping]] = ..., file_not_found: _Optional[_Union[DiagnosticsFileNotFound, _Mapping]] = ..., permission_denied: _Optional[_Union[DiagnosticsPermissionDenied, _Mapping]] = ...) -> None: ...
+
+class DiagnosticsSuccess(_message.Message):
+    __slots__ = ("path", "diagnostics", "total_diagnostics")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    diagnostics: _containers.RepeatedCompositeFieldContainer[Diagnostic]
+    total_diagnostics: int
+    def __init__(self, path: _Optional[str] = ..., diagnostics: _Optional[_Iterable[_Union[Diagnostic, _Mapping]]] = ..., total_diagnostics: _Optional[int] = ...) -> None: ...
+
+class DiagnosticsError(_message.Message):
+    __slots__ = ("path", "error")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    error: str
+    def __init__(self, path: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class DiagnosticsRejected(_message.Message):
+    __slots__ = ("path", "reason")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    reason: str
+    def __init__(self, path: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class DiagnosticsFileNotFound(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
+
+class DiagnosticsPermissionDenied(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
+
+class Diagnostic(_message.Message):
+    __slots__ = ("severity", "range", "message", "source", "code", "is_stale")
+    SEVERITY_FIELD_NUMBER: _ClassVar[int]
+    RANGE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    IS_STALE_FIELD_NUMBER: _ClassVar[int]
+    severity: DiagnosticSeverity
+    range: Range
+    message: str
+    source: str
+    code: str
+    is_stale: bool
+    def __init__(self, severity: _Optional[_Union[DiagnosticSeverity, str]] = ..., range: _Optional[_Union[Range, _Mapping]] = ..., message: _Optional[str] = ..., source: _Optional[str] = ..., code: _Optional[str] = ..., is_stale: _Optional[bool] = ...) -> None: ...
+
+class Range(_message.Message):
+    __slots__ = ("start", "end")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    start: Position
+    end: Position
+    def __init__(self, start: _Optional[_Union[Position, _Mapping]] = ..., end: _Optional[_Union[Position, _Mapping]] = ...) -> None: ...
+
+class Position(_message.Message):
+    __slots__ = ("line", "column")
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    COLUMN_FIELD_NUMBER: _ClassVar[int]
+    line: int
+    column: int
+    def __init__(self, line: _Optional[int] = ..., column: _Optional[int] = ...) -> None: ...
+
+class ReadLintsToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: ReadLintsToolArgs
+    result: ReadLintsToolResult
+    def __init__(self, args: _Optional[_Union[ReadLintsToolArgs, _Mapping]] = ..., result: _Optional[_Union[ReadLintsToolResult, _Mapping]] = ...) -> None: ...
+
+class ReadLintsToolArgs(_message.Message):
+    __slots__ = ("paths",)
+    PATHS_FIELD_NUMBER: _ClassVar[int]
+    paths: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, paths: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ReadLintsToolResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: ReadLintsToolSuccess
+    error: ReadLintsToolError
+    def __init__(self, success: _Optional[_Union[ReadLintsToolSuccess, _Mapping]] = ..., error: _Optional[_Union[ReadLintsToolError, _Mapping]] = ...) -> None: ...
+
+class ReadLintsToolSuccess(_message.Message):
+    __slots__ = ("file_diagnostics", "total_files", "total_diagnostics")
+    FILE_DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FILES_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
+    file_diagnostics: _containers.RepeatedCompositeFieldContainer[FileDiagnostics]
+    total_files: int
+    total_diagnostics: int
+    def __init__(self, file_diagnostics: _Optional[_Iterable[_Union[FileDiagnostics, _Mapping]]] = ..., total_files: _Optional[int] = ..., total_diagnostics: _Optional[int] = ...) -> None: ...
+
+class ReadLintsToolError(_message.Message):
+    __slots__ = ("error_message",)
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    error_message: str
+    def __init__(self, error_message: _Optional[str] = ...) -> None: ...
+
+class FileDiagnostics(_message.Message):
+    __slots__ = ("path", "diagnostics", "diagnostics_count")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
+    DIAGNOSTICS_COUNT_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    diagnostics: _containers.RepeatedCompositeFieldContainer[DiagnosticItem]
+    diagnostics_count: int
+    def __init__(self, path: _Optional[str] = ..., diagnostics: _Optional[_Iterable[_Union[DiagnosticItem, _Mapping]]] = ..., diagnostics_count: _Optional[int] = ...) -> None: ...
+
+class DiagnosticItem(_message.Message):
+    __slots__ = ("severity", "range", "message", "source", "code", "is_stale")
+    SEVERITY_FIELD_NUMBER: _ClassVar[int]
+    RANGE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    IS_STALE_FIELD_NUMBER: _ClassVar[int]
+    severity: DiagnosticSeverity
+    range: DiagnosticRange
+    message: str
+    source: str
+    code: str
+    is_stale: bool
+    def __init__(self, severity: _Optional[_Union[DiagnosticSeverity, str]] = ..., range: _Optional[_Union[DiagnosticRange, _Mapping]] = ..., message: _Optional[str] = ..., source: _Optional[str] = ..., code: _Optional[str] = ..., is_stale: _Optional[bool] = ...) -> None: ...
+
+class DiagnosticRange(_message.Message):
+    __slots__ = ("start", "end")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    start: Position
+    end: Position
+    def __init__(self, start: _Optional[_Union[Position, _Mapping]] = ..., end: _Optional[_Union[Position, _Mapping]] = ...) -> None: ...
+
+class UpdateTodosToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: UpdateTodosArgs
+    result: UpdateTodosResult
+    def __init__(self, args: _Optional[_Union[UpdateTodosArgs, _Mapping]] = ..., result: _Optional[_Union[UpdateTodosResult, _Mapping]] = ...) -> None: ...
+
+class UpdateTodosArgs(_message.Message):
+    __slots__ = ("todos", "merge")
+    TODOS_FIELD_NUMBER: _ClassVar[int]
+    MERGE_FIELD_NUMBER: _ClassVar[int]
+    todos: _containers.RepeatedCompositeFieldContainer[TodoItem]
+    merge: bool
+    def __init__(self, todos: _Optional[_Iterable[_Union[TodoItem, _Mapping]]] = ..., merge: _Optional[bool] = ...) -> None: ...
+
+class UpdateTodosResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: UpdateTodosSuccess
+    error: UpdateTodosError
+    def __init__(self, success: _Optional[_Union[UpdateTodosSuccess, _Mapping]] = ..., error: _Optional[_Union[UpdateTodosError, _Mapping]] = ...) -> None: ...
+
+class UpdateTodosSuccess(_message.Message):
+    __slots__ = ("todos", "total_count", "was_merge")
+    TODOS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_COUNT_FIELD_NUMBER: _ClassVar[int]
+    WAS_MERGE_FIELD_NUMBER: _ClassVar[int]
+    todos: _containers.RepeatedCompositeFieldContainer[TodoItem]
+    total_count: int
+    was_merge: bool
+    def __init__(self, todos: _Optional[_Iterable[_Union[TodoItem, _Mapping]]] = ..., total_count: _Optional[int] = ..., was_merge: _Optional[bool] = ...) -> None: ...
+
+class UpdateTodosError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
 
 class GetUsableModelsResponse(_message.Message):
     __slots__ = ("models",)

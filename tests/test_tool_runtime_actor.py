@@ -1,0 +1,439 @@
+"""The ToolRuntimeActor at actor level: typed messages in, frames and typed replies out.
+
+A RunOutput double decodes every frame with our proto classes; a listener with a thread-safe
+``tell`` collects replies; the clock is a counter so timestamps are checkable. Every wait is
+bounded: a frame or reply within ``WAIT_S``, silence checked over ``QUIET_S``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import queue
+from collections.abc import Iterator
+from typing import Any
+
+import pykka
+import pytest
+
+from actors.conversation.model import ToolCall
+from actors.tool_runtime import (
+    AbortPendingExecs,
+    ExecControlReceived,
+    ExecMessageReceived,
+    InteractionResponseReceived,
+    RoundSettled,
+    StartToolRound,
+    ToolCompleted,
+    ToolRuntimeFailed,
+    ToolRuntimeReply,
+    ToolRuntimeStopped,
+    start_tool_runtime,
+)
+from wire.connect import HEADER_SIZE, EnvelopeReader
+from wire.errors import Code, ConnectError
+from wire.exec_tools import ExecContext
+from wire.proto import agent_v1_pb2 as agent
+
+WAIT_S = 5.0
+QUIET_S = 0.2
+MODEL_CALL_ID = "req-tools:0"
+
+
+# ---- doubles ----
+
+
+class RecordingOutput:
+    """RunOutput that decodes each frame as exactly one AgentServerMessage data envelope."""
+
+    def __init__(self) -> None:
+        self.frames: queue.Queue[agent.AgentServerMessage] = queue.Queue()
+        self.finished: list[ConnectError | None] = []
+
+    def send(self, frame: bytes) -> None:
+        envelopes = EnvelopeReader().feed(frame)
+        assert len(envelopes) == 1 and envelopes[0].flags == 0, frame[:HEADER_SIZE]
+        assert len(frame) == HEADER_SIZE + len(envelopes[0].payload)
+        self.frames.put(agent.AgentServerMessage.FromString(envelopes[0].payload))
+
+    def run_started(self) -> None:
+        pass
+
+    def finish(self, error: ConnectError | None) -> None:
+        self.finished.append(error)
+
+    def next(self) -> agent.AgentServerMessage:
+        return self.frames.get(timeout=WAIT_S)
+
+    def take(self, count: int) -> list[agent.AgentServerMessage]:
+        return [self.next() for _ in range(count)]
+
+    def assert_silent(self) -> None:
+        with pytest.raises(queue.Empty):
+            frame = self.frames.get(timeout=QUIET_S)
+            pytest.fail(f"unexpected frame {frame}")
+
+
+class Listener:
+    """A thread-safe ``tell`` into a queue."""
+
+    def __init__(self) -> None:
+        self.replies: queue.Queue[ToolRuntimeReply] = queue.Queue()
+
+    def tell(self, message: ToolRuntimeReply) -> None:
+        self.replies.put(message)
+
+    def next(self) -> ToolRuntimeReply:
+        return self.replies.get(timeout=WAIT_S)
+
+    def completed(self) -> ToolCompleted:
+        reply = self.next()
+        assert isinstance(reply, ToolCompleted), reply
+        return reply
+
+    def assert_silent(self) -> None:
+        with pytest.raises(queue.Empty):
+            reply = self.replies.get(timeout=QUIET_S)
+            pytest.fail(f"unexpected reply {reply}")
+
+
+class Run:
+    """One started actor with its output and listener."""
+
+    def __init__(self, ref: pykka.ActorRef, output: RecordingOutput, listener: Listener) -> None:
+        self.ref = ref
+        self.output = output
+        self.listener = listener
+
+    def round(self, round_id: str, *calls: ToolCall) -> None:
+        self.ref.tell(StartToolRound(round_id, calls))
+
+    def client(self, message: agent.ExecClientMessage) -> None:
+        self.ref.tell(ExecMessageReceived(message))
+
+    def control(self, **variant: Any) -> None:
+        self.ref.tell(ExecControlReceived(agent.ExecClientControlMessage(**variant)))
+
+    def dispatched(self) -> tuple[agent.ToolCallStartedUpdate, agent.ExecServerMessage]:
+        """The next two frames: a call's ``tool_call_started`` and then its exec request."""
+        started, request = self.output.take(2)
+        assert started.interaction_update.WhichOneof("message") == "tool_call_started", started
+        assert request.WhichOneof("message") == "exec_server_message", request
+        return started.interaction_update.tool_call_started, request.exec_server_message
+
+    def exec_request(self) -> agent.ExecServerMessage:
+        frame = self.output.next()
+        assert frame.WhichOneof("message") == "exec_server_message", frame
+        return frame.exec_server_message
+
+    def failed(self, message: str) -> None:
+        reply = self.listener.next()
+        assert isinstance(reply, ToolRuntimeFailed), reply
+        assert (reply.error.code, reply.error.message) == (Code.INVALID_ARGUMENT, message)
+
+
+def call(call_id: str, name: str, index: int = 0, **args: Any) -> ToolCall:
+    return ToolCall(index, call_id, name, json.dumps(args), MODEL_CALL_ID)
+
+
+def read_ok(wire_id: int, content: str) -> agent.ExecClientMessage:
+    result = agent.ReadResult(success=agent.ReadSuccess(path="/p", content=content))
+    return agent.ExecClientMessage(id=wire_id, read_result=result)
+
+
+def write_ok(wire_id: int) -> agent.ExecClientMessage:
+    result = agent.WriteResult(success=agent.WriteSuccess(path="/p", lines_created=1))
+    return agent.ExecClientMessage(id=wire_id, write_result=result)
+
+
+def shell(wire_id: int, **event: Any) -> agent.ExecClientMessage:
+    return agent.ExecClientMessage(id=wire_id, shell_stream=agent.ShellStream(**event))
+
+
+# ---- fixtures ----
+
+
+@pytest.fixture
+def run() -> Iterator[Run]:
+    output, listener = RecordingOutput(), Listener()
+    clock = itertools.count(1_700_000_000_000, 7)
+    ref = start_tool_runtime(
+        "req-tools",
+        output,
+        listener,
+        ExecContext(conversation_id="conv-1", terminals_folder="/t"),
+        clock=lambda: next(clock),
+    )
+    yield Run(ref, output, listener)
+    with contextlib.suppress(pykka.ActorDeadError):
+        ref.stop(timeout=WAIT_S)
+
+
+# ---- wire ids ----
+
+
+def test_ids_start_at_one_and_grow_across_rounds_and_edit_phases(run: Run) -> None:
+    run.round("r1", call("a", "Read", 0, path="/a"), call("b", "Delete", 1, path="/b"))
+    started_a, read = run.dispatched()
+    started_b, delete = run.dispatched()
+    assert (started_a.call_id, read.id, read.exec_id) == ("a", 1, "a")
+    assert (started_b.call_id, delete.id, delete.exec_id) == ("b", 2, "b")
+    run.client(read_ok(1, "A"))
+    deleted = agent.DeleteResult(success=agent.DeleteSuccess(path="/b"))
+    run.client(agent.ExecClientMessage(id=2, delete_result=deleted))
+    assert [run.listener.completed().call_id for _ in range(2)] == ["a", "b"]
+    run.ref.tell(RoundSettled("r1"))
+
+    run.round("r2", call("c", "StrReplace", 0, path="/p", old_string="x", new_string="y"))
+    started_c, hidden_read = run.dispatched()
+    assert (started_c.call_id, hidden_read.id, hidden_read.WhichOneof("message")) == (
+        "c",
+        3,
+        "read_args",
+    )
+    run.client(read_ok(3, "x\n"))
+    write = run.exec_request()
+    assert (write.id, write.exec_id, write.write_args.file_text) == (4, "c", "y\n")
+    run.output.assert_silent()  # one call: no second tool_call_started
+    run.client(write_ok(4))
+    done = run.listener.completed()
+    assert (done.call_id, done.is_error) == ("c", False)
+    assert done.content == "edited /p: replaced 1 occurrence; the file now has 1 line"
+
+    # Settled ids are gone for good: they are not reused and not answerable.
+    run.ref.tell(RoundSettled("r2"))
+    run.client(read_ok(1, "late"))
+    run.failed("protocol error: unknown ExecClientMessage id: 1")
+
+
+def test_each_call_is_started_then_sent_in_index_order(run: Run) -> None:
+    run.round(
+        "r1",
+        call("second", "Grep", 1, pattern="x"),
+        call("first", "Shell", 0, command="ls"),
+    )
+    first_started, first = run.dispatched()
+    second_started, second = run.dispatched()
+    assert (first_started.call_id, first.id, first.WhichOneof("message")) == (
+        "first",
+        1,
+        "shell_stream_args",
+    )
+    assert (second_started.call_id, second.id) == ("second", 2)
+    assert first_started.model_call_id == MODEL_CALL_ID
+    assert first_started.tool_call.shell_tool_call.args.command == "ls"
+    assert first_started.tool_call.tool_call_id == "first"
+    assert first_started.tool_call.started_at_ms > 0
+    assert not first_started.tool_call.HasField("completed_at_ms")
+
+
+# ---- completions ----
+
+
+def test_parallel_results_answered_in_reverse_complete_in_arrival_order(run: Run) -> None:
+    run.round(
+        "r1",
+        call("a", "Read", 0, path="/a"),
+        call("b", "Read", 1, path="/b"),
+        call("c", "Read", 2, path="/c"),
+    )
+    ids = [run.dispatched()[1].id for _ in range(3)]
+    assert ids == [1, 2, 3]
+    for wire_id, text in ((3, "C text\n"), (2, "B text\n"), (1, "A text\n")):
+        run.client(read_ok(wire_id, text))
+    done = [run.listener.completed() for _ in range(3)]
+    assert [(d.call_id, d.content, d.is_error) for d in done] == [
+        ("c", "C text\n", False),
+        ("b", "B text\n", False),
+        ("a", "A text\n", False),
+    ]
+    for completion in done:
+        assert (completion.round_id, completion.name) == ("r1", "Read")
+        assert completion.model_call_id == MODEL_CALL_ID
+        typed = agent.ToolCall.FromString(completion.tool_call)
+        assert typed.tool_call_id == completion.call_id
+        assert typed.started_at_ms == completion.started_at_ms
+        assert typed.completed_at_ms == completion.completed_at_ms
+        assert completion.completed_at_ms > completion.started_at_ms
+        assert typed.read_tool_call.result.success.content == completion.content
+    run.listener.assert_silent()
+
+
+def test_shell_output_streams_as_deltas_then_exit_completes(run: Run) -> None:
+    run.round("r1", call("sh", "Shell", 0, command="make"))
+    _, request = run.dispatched()
+    run.client(shell(request.id, start=agent.ShellStreamStart()))
+    run.client(shell(request.id, stdout=agent.ShellStreamStdout(data="compiling\n")))
+    run.client(shell(request.id, stderr=agent.ShellStreamStderr(data="warning\n")))
+    deltas = [frame.interaction_update.tool_call_delta for frame in run.output.take(2)]
+    assert [(d.call_id, d.model_call_id) for d in deltas] == [("sh", MODEL_CALL_ID)] * 2
+    assert deltas[0].tool_call_delta.shell_tool_call_delta.stdout.content == "compiling\n"
+    assert deltas[1].tool_call_delta.shell_tool_call_delta.stderr.content == "warning\n"
+    run.listener.assert_silent()
+    run.client(shell(request.id, exit=agent.ShellStreamExit(code=0, cwd="/w")))
+    done = run.listener.completed()
+    assert (done.content, done.is_error) == ("compiling\n<stderr>\nwarning\n</stderr>", False)
+    result = agent.ToolCall.FromString(done.tool_call).shell_tool_call.result
+    assert result.success.stdout == "compiling\n"
+    run.control(stream_close=agent.ExecClientStreamClose(id=request.id))  # the usual tail
+    run.listener.assert_silent()
+    run.output.assert_silent()
+
+
+def test_a_backgrounded_shell_ends_the_call_and_is_not_aborted(run: Run) -> None:
+    run.round("r1", call("dev", "Shell", 0, command="npm run dev", block_until_ms=0))
+    _, request = run.dispatched()
+    backgrounded = agent.ShellStreamBackgrounded(shell_id=9, pid=77)
+    run.client(shell(request.id, backgrounded=backgrounded))
+    done = run.listener.completed()
+    assert done.content == (
+        "the command keeps running in the background: shell_id=9 pid=77; "
+        "its output keeps going to /t/9.txt"
+    )
+    assert not done.is_error
+    run.ref.tell(AbortPendingExecs("cancelled"))
+    assert run.listener.next() == ToolRuntimeStopped(())
+    run.output.assert_silent()
+
+
+def test_an_empty_exec_client_message_is_not_terminal(run: Run) -> None:
+    run.round("r1", call("a", "Read", 0, path="/a"))
+    _, request = run.dispatched()
+    run.client(agent.ExecClientMessage(id=request.id))
+    run.listener.assert_silent()
+    run.client(read_ok(request.id, "text"))
+    assert run.listener.completed().content == "text"
+
+
+def test_todo_write_completes_locally_without_an_exec_frame(run: Run) -> None:
+    todos = [
+        {"id": "1", "content": "a", "status": "completed"},
+        {"id": "2", "content": "b", "status": "pending"},
+    ]
+    run.round("r1", call("t", "TodoWrite", 0, todos=todos, merge=False))
+    started = run.output.next()
+    assert started.interaction_update.tool_call_started.call_id == "t"
+    done = run.listener.completed()
+    assert (done.call_id, done.is_error) == ("t", False)
+    assert json.loads(done.content) == {"todos": todos, "merge": False}
+    assert agent.ToolCall.FromString(done.tool_call).update_todos_tool_call.result.success
+    run.output.assert_silent()
+    # It took no wire id: the next exec is still number 1.
+    run.round("r2", call("r", "Read", 0, path="/a"))
+    assert run.dispatched()[1].id == 1
+
+
+def test_bad_arguments_complete_at_once_as_an_error_without_a_request(run: Run) -> None:
+    run.round("r1", call("bad", "Read", 0, offset=3), call("ok", "Read", 1, path="/a"))
+    started_bad = run.output.next().interaction_update.tool_call_started
+    assert started_bad.call_id == "bad"
+    done = run.listener.completed()
+    assert (done.call_id, done.is_error) == ("bad", True)
+    assert done.content == "invalid arguments for Read: 'path' is required (a string)"
+    _, request = run.dispatched()
+    assert (request.exec_id, request.id) == ("ok", 1)
+
+
+# ---- protocol errors (notes/wire.md §3.5) ----
+
+
+def test_unknown_id_fails_the_run(run: Run) -> None:
+    run.client(read_ok(999, "x"))
+    run.failed("protocol error: unknown ExecClientMessage id: 999")
+
+
+def test_duplicate_terminal_fails_the_run(run: Run) -> None:
+    run.round("r1", call("a", "Read", 0, path="/a"))
+    _, request = run.dispatched()
+    run.client(read_ok(request.id, "x"))
+    run.listener.completed()
+    run.client(read_ok(request.id, "x again"))
+    run.failed(f"protocol error: duplicate terminal ExecClientMessage id: {request.id}")
+
+
+def test_an_empty_message_after_the_terminal_is_a_duplicate_too(run: Run) -> None:
+    run.round("r1", call("a", "Read", 0, path="/a"))
+    _, request = run.dispatched()
+    run.client(read_ok(request.id, "x"))
+    run.listener.completed()
+    run.client(agent.ExecClientMessage(id=request.id))
+    run.failed(f"protocol error: duplicate terminal ExecClientMessage id: {request.id}")
+
+
+def test_stream_close_before_the_result_fails_the_run(run: Run) -> None:
+    run.round("r1", call("a", "Read", 0, path="/a"), call("b", "Read", 1, path="/b"))
+    run.dispatched()
+    run.dispatched()
+    run.control(stream_close=agent.ExecClientStreamClose(id=2))
+    run.failed("protocol error: Exec stream closed before result for id: 2")
+    # The closed exec is consumed; the other one is still pending and gets the abort.
+    run.ref.tell(AbortPendingExecs("run failed"))
+    assert run.output.next().exec_server_control_message.abort.id == 1
+    assert run.listener.next() == ToolRuntimeStopped((1,))
+
+
+def test_a_throw_fails_the_run_with_the_clients_error(run: Run) -> None:
+    run.round("r1", call("call-a", "Read", 0, path="/a"))
+    _, request = run.dispatched()
+    run.control(throw=agent.ExecClientThrow(id=request.id, error="ENOENT: boom"))
+    run.failed("protocol error: Exec call-a failed: ENOENT: boom")
+
+
+def test_a_throw_for_an_unknown_id_fails_the_run(run: Run) -> None:
+    run.control(throw=agent.ExecClientThrow(id=7, error="x"))
+    run.failed("protocol error: unknown ExecClientThrow id: 7")
+
+
+def test_a_result_of_the_wrong_kind_fails_the_run_and_consumes_the_exec(run: Run) -> None:
+    run.round("r1", call("a", "Read", 0, path="/a"))
+    _, request = run.dispatched()
+    run.client(write_ok(request.id))
+    run.failed("protocol error: unexpected Exec result for tool Read")
+    run.ref.tell(AbortPendingExecs("run failed"))
+    assert run.listener.next() == ToolRuntimeStopped(())
+    run.output.assert_silent()
+
+
+def test_only_the_first_failure_is_told(run: Run) -> None:
+    run.client(read_ok(5, "x"))
+    run.failed("protocol error: unknown ExecClientMessage id: 5")
+    run.client(read_ok(6, "x"))
+    run.control(throw=agent.ExecClientThrow(id=8, error="x"))
+    run.listener.assert_silent()
+
+
+def test_an_unknown_tool_name_fails_the_round_before_anything_is_sent(run: Run) -> None:
+    run.round("r1", call("a", "Read", 0, path="/a"), call("b", "Teleport", 1, to="mars"))
+    run.failed("protocol error: unsupported tool: Teleport")
+    run.output.assert_silent()
+
+
+def test_an_unknown_interaction_response_fails_the_run(run: Run) -> None:
+    run.ref.tell(InteractionResponseReceived(agent.InteractionResponse(id=4)))
+    run.failed("protocol error: unknown InteractionResponse id: 4")
+
+
+# ---- cancel ----
+
+
+def test_abort_sends_one_abort_per_pending_exec_in_ascending_order_then_stops(run: Run) -> None:
+    run.round(
+        "r1",
+        call("a", "Read", 0, path="/a"),
+        call("b", "Shell", 1, command="sleep 60"),
+        call("c", "Grep", 2, pattern="x"),
+        call("d", "Delete", 3, path="/d"),
+    )
+    ids = [run.dispatched()[1].id for _ in range(4)]
+    assert ids == [1, 2, 3, 4]
+    run.client(read_ok(1, "done"))
+    run.listener.completed()
+    run.client(shell(2, stdout=agent.ShellStreamStdout(data="zzz")))
+    run.output.next()  # its delta
+    run.ref.tell(AbortPendingExecs("user cancelled"))
+    aborts = [frame.exec_server_control_message.abort.id for frame in run.output.take(3)]
+    assert aborts == [2, 3, 4]
+    assert run.listener.next() == ToolRuntimeStopped((2, 3, 4))
+    assert run.ref.actor_stopped.wait(WAIT_S)
+    run.output.assert_silent()
