@@ -3,8 +3,10 @@
 The SessionActor owns this object and calls it on its own thread, so nothing here is shared.
 The turn is a state machine: every wait (a checkpoint barrier, a provider stream) is a state
 left by returning, and the reply arrives later as a message the SessionActor hands back here.
-Tool calls are not executed yet: a model that asks for one ends the turn with a clear
-``unimplemented`` error instead of a made-up answer.
+A model that asks for tools starts a tool round: the round is stored, a staged checkpoint
+holds the complete assistant message, the ToolRuntimeActor has the editor run the calls, each
+result is committed as an ``assistant(call) -> tool(result)`` pair in completion order, and the
+next model call waits until the whole round is committed and its settled checkpoint published.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ from actors.checkpoint import (
     CheckpointSetup,
     PublishFinal,
     PublishSettled,
+    PublishStaged,
     Step,
     ThinkingStep,
+    ToolCallStep,
     start_checkpoint_actor,
 )
 from actors.conversation.model import (
@@ -40,6 +44,8 @@ from actors.conversation.model import (
     PartsContent,
     Role,
     TextPart,
+    ToolCall,
+    ToolResultContent,
     decode_message,
     encode_message,
 )
@@ -62,12 +68,27 @@ from actors.providers.events import (
     ThinkingDelta,
     ThinkingEnded,
     ThinkingStarted,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
     Usage,
     UsageReported,
 )
+from actors.providers.grammar import CallResult
 from actors.providers.request import LlmRequest, ModelRoute
 from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
+from actors.tool_runtime import (
+    AbortPendingExecs,
+    ExecControlReceived,
+    ExecMessageReceived,
+    InteractionResponseReceived,
+    RoundSettled,
+    StartToolRound,
+    ToolCompleted,
+    ToolRuntimeFailed,
+    ToolRuntimeStopped,
+    start_tool_runtime,
+)
 from prompt.assets import ModeAssets, PromptAssets, UnknownModeError
 from prompt.runtime_message import RuntimeContext, RuntimeContextError
 from store import Store
@@ -77,8 +98,10 @@ from store.conversations import (
     RunStatus,
     StaleRun,
     StoredMessage,
+    ToolCallSpec,
 )
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error, provider_error_detail
+from wire.exec_tools import UnsupportedTool, partial_tool_call_frame, tool_call_completed_frame
 from wire.interaction_updates import (
     text_delta_frame,
     thinking_completed_frame,
@@ -91,10 +114,6 @@ from wire.proto import agent_v1_pb2 as agent
 
 logger = logging.getLogger("cursor_server.run")
 
-TOOLS_UNAVAILABLE = (
-    "tool calls are not available yet: the model asked for {names}, and this server does not "
-    "run tools in this version"
-)
 RESUME_UNAVAILABLE = "this RunRequest carries no user message; resuming a turn is not available yet"
 
 # Cursor's AgentMode number -> our mode asset name. Other modes come later.
@@ -115,7 +134,10 @@ class AgentDeps(msgspec.Struct, frozen=True):
 class State(Enum):
     PUBLISHING_INITIAL = auto()
     CALLING_PROVIDER = auto()
+    RUNNING_TOOLS = auto()
+    PUBLISHING_SETTLED = auto()
     PUBLISHING_FINAL = auto()
+    ABORTING = auto()
     ENDED = auto()
 
 
@@ -192,6 +214,14 @@ class AgentRun:
         self._last_call_tokens: int | None = None
         self._mode: ModeAssets | None = None
         self._claimed = False
+        self._tools: pykka.ActorRef | None = None
+        self._round_id = ""
+        self._round_assistant: AssistantContent | None = None
+        self._round_first_pair = True
+        self._calls_by_index: dict[int, tuple[str, str]] = {}
+        self._job_id = 1
+        self._barrier_job = 0
+        self._ending: ConnectError | None = None
 
     # ---- start ----
 
@@ -274,7 +304,7 @@ class AgentRun:
             model=self._route.public_id,
             superseded=claimed.superseded_run_id,
         )
-        self._checkpoint.tell(PublishSettled(1, self._messages, (), None))
+        self._checkpoint.tell(PublishSettled(self._next_job(), self._messages, (), None))
 
     def _runtime_text(self, mode: ModeAssets, user_message: agent.UserMessage) -> str:
         context = RuntimeContext(
@@ -288,8 +318,17 @@ class AgentRun:
 
     # ---- messages from the run's other actors ----
 
+    def _next_job(self, *, barrier: bool = True) -> int:
+        """A new checkpoint job id; a barrier job is the one the loop waits for next."""
+        self._job_id += 1
+        if barrier:
+            self._barrier_job = self._job_id
+        return self._job_id
+
     def on_checkpoint_published(self, message: CheckpointPublished) -> None:
-        if self._state is State.PUBLISHING_INITIAL:
+        if message.job_id != self._barrier_job:
+            return  # a job nothing waits for (the staged checkpoint of a tool round)
+        if self._state in (State.PUBLISHING_INITIAL, State.PUBLISHING_SETTLED):
             self._call_provider()
         elif self._state is State.PUBLISHING_FINAL:
             self._complete()
@@ -333,6 +372,12 @@ class AgentRun:
                     text = "".join(self._text)
                     if text:
                         self._steps.append(AssistantStep(text))
+                case ToolCallStarted(index=index, call_id=call_id, name=name):
+                    self._calls_by_index[index] = (call_id, name)
+                    self._partial_call(call_id, name, "")
+                case ToolCallArgumentsDelta(index=index, delta=delta):
+                    call_id, name = self._calls_by_index[index]
+                    self._partial_call(call_id, name, delta)
                 case UsageReported(usage=usage):
                     self._usage = add_usage(self._usage, usage)
                     if usage.input_tokens is not None and usage.output_tokens is not None:
@@ -341,6 +386,13 @@ class AgentRun:
                         self._output.send(token_delta_frame(usage.output_tokens))
                 case _:
                     pass
+
+    def _partial_call(self, call_id: str, name: str, delta: str) -> None:
+        try:
+            frame = partial_tool_call_frame(call_id, name, self._model_call_id, delta)
+        except UnsupportedTool:
+            return  # the round refuses the unknown tool when it starts
+        self._output.send(frame)
 
     def on_provider_ended(self, message: ProviderCallEnded) -> None:
         if (
@@ -362,8 +414,7 @@ class AgentRun:
             self._finish(run_failure(failure))
             return
         if result.calls:
-            names = ", ".join(sorted({c.name for c in result.calls}))
-            self._finish(ConnectError(Code.UNIMPLEMENTED, TOOLS_UNAVAILABLE.format(names=names)))
+            self._start_round(result)
             return
         final = CanonicalMessage(
             message_id=f"{self.request_id}:assistant:{self._call_index}",
@@ -392,7 +443,7 @@ class AgentRun:
         assert self._checkpoint is not None
         self._checkpoint.tell(
             PublishFinal(
-                job_id=2,
+                job_id=self._next_job(),
                 messages=self._messages,
                 final=final,
                 steps=tuple(self._steps),
@@ -402,6 +453,141 @@ class AgentRun:
             )
         )
         self._steps = []
+
+    # ---- the tool round ----
+
+    def _start_round(self, result: CallResult) -> None:
+        """Store the round, publish it staged, and have the editor run every call."""
+        self._round_id = f"{self.request_id}:round:{self._call_index}"
+        calls = tuple(
+            ToolCall(c.index, c.call_id, c.name, c.arguments_json, self._model_call_id)
+            for c in result.calls
+        )
+        self._round_assistant = AssistantContent(
+            text=result.text,
+            thinking=result.thinking,
+            tool_round_id=self._round_id,
+            replay_state=result.replay,
+            tool_calls=calls,
+        )
+        self._round_first_pair = True
+        try:
+            self._conversations.create_tool_round(
+                self.request_id,
+                self._round_id,
+                self._head,
+                msgspec.json.encode(self._round_assistant),
+                [
+                    ToolCallSpec(c.index, c.call_id, c.model_call_id, c.name, c.arguments)
+                    for c in calls
+                ],
+            )
+        except StaleRun:
+            self._finish(cancelled_error())
+            return
+        self._state = State.RUNNING_TOOLS
+        assert self._checkpoint is not None
+        self._checkpoint.tell(
+            PublishStaged(
+                job_id=self._next_job(barrier=False),
+                messages=self._messages,
+                pending=self._round_assistant,
+                steps=tuple(self._steps),
+                used_tokens=self._last_call_tokens,
+                started_at_ms=time.time_ns() // 1_000_000,
+            )
+        )
+        self._steps = []
+        if self._tools is None:
+            self._tools = start_tool_runtime(self.request_id, self._output, self._self)
+        self._tools.tell(StartToolRound(self._round_id, calls))
+
+    def on_tool_completed(self, message: ToolCompleted) -> None:
+        """Commit the pair (in completion order), then show the card as completed."""
+        if self._state is not State.RUNNING_TOOLS or message.round_id != self._round_id:
+            return
+        assert self._round_assistant is not None
+        call = next(c for c in self._round_assistant.tool_calls if c.call_id == message.call_id)
+        first = self._round_first_pair
+        assistant = CanonicalMessage(
+            message_id=f"{self._round_id}:{call.call_id}:assistant",
+            role=Role.ASSISTANT,
+            origin=Origin.ASSISTANT,
+            content=AssistantContent(
+                text=self._round_assistant.text if first else "",
+                thinking=self._round_assistant.thinking if first else "",
+                tool_round_id=self._round_id,
+                replay_state=self._round_assistant.replay_state if first else None,
+                tool_calls=(call,),
+            ),
+        )
+        result = CanonicalMessage(
+            message_id=f"{self._round_id}:{call.call_id}:result",
+            role=Role.TOOL,
+            origin=Origin.TOOL,
+            content=ToolResultContent(
+                call.call_id, message.name, message.content, message.is_error
+            ),
+        )
+        try:
+            committed = self._conversations.commit_tool_result(
+                self.request_id,
+                self._round_id,
+                call.call_id,
+                (stored(assistant), stored(result)),
+                message.content,
+                message.is_error,
+            )
+        except StaleRun:
+            self._finish(cancelled_error())
+            return
+        except ConversationStoreError as exc:
+            self._finish(protocol_error(str(exc)))
+            return
+        self._round_first_pair = False
+        self._head = committed.revision_id
+        self._messages = (*self._messages, assistant, result)
+        self._output.send(
+            tool_call_completed_frame(call.call_id, call.model_call_id, message.tool_call)
+        )
+        self._steps.append(ToolCallStep(message.tool_call))
+        if committed.settled:
+            assert self._tools is not None and self._checkpoint is not None
+            self._tools.tell(RoundSettled(self._round_id))
+            self._state = State.PUBLISHING_SETTLED
+            self._checkpoint.tell(
+                PublishSettled(
+                    self._next_job(), self._messages, tuple(self._steps), self._last_call_tokens
+                )
+            )
+            self._steps = []
+
+    def on_tool_runtime_failed(self, message: ToolRuntimeFailed) -> None:
+        self._finish(message.error)
+
+    def on_tool_runtime_stopped(self, message: ToolRuntimeStopped) -> None:
+        self._tools = None
+        if self._state is State.ABORTING:
+            self._end(self._ending)
+
+    def on_exec_message(self, message: agent.ExecClientMessage) -> None:
+        self._to_tools(ExecMessageReceived(message), f"unknown ExecClientMessage id: {message.id}")
+
+    def on_exec_control(self, message: agent.ExecClientControlMessage) -> None:
+        if message.WhichOneof("message") == "heartbeat":
+            return
+        self._to_tools(ExecControlReceived(message), "exec control message before any exec")
+
+    def on_interaction_response(self, message: agent.InteractionResponse) -> None:
+        self._to_tools(
+            InteractionResponseReceived(message), f"unknown InteractionResponse id: {message.id}"
+        )
+
+    def _to_tools(self, message: object, error_without_tools: str) -> None:
+        if self._tools is None:
+            self._finish(protocol_error(error_without_tools))
+        else:
+            self._tools.tell(message)
 
     # ---- the model call ----
 
@@ -437,7 +623,7 @@ class AgentRun:
         self._finish(error)
 
     def _finish(self, error: ConnectError | None) -> None:
-        if self._state is State.ENDED:
+        if self._state in (State.ENDED, State.ABORTING):
             return
         status = (
             RunStatus.CANCELLED
@@ -457,14 +643,27 @@ class AgentRun:
         self._end(error)
 
     def _end(self, error: ConnectError | None) -> None:
+        if self._tools is not None and self._state is not State.ABORTING:
+            # Pending execs are aborted (ascending ids) before the EndStream; the runtime
+            # answers ToolRuntimeStopped, which ends the run.
+            self._state = State.ABORTING
+            self._ending = error
+            self._tools.tell(AbortPendingExecs("the run ended"))
+            self._cancel_children()
+            return
         self._state = State.ENDED
+        self._cancel_children()
+        self._deps.owners.release(self.conversation_id, self.request_id)
+        self._end_session(error)
+
+    def _cancel_children(self) -> None:
         if self._provider is not None:
             self._provider.tell(CancelProviderCall("the run ended"))
             self._provider = None
         if self._blob_sync is not None:
             self._blob_sync.tell(CancelBlobSync("the run ended"))
             self._blob_sync.stop(block=False)
+            self._blob_sync = None
         if self._checkpoint is not None:
             self._checkpoint.stop(block=False)
-        self._deps.owners.release(self.conversation_id, self.request_id)
-        self._end_session(error)
+            self._checkpoint = None

@@ -88,6 +88,18 @@ class PublishSettled(msgspec.Struct, frozen=True):
     used_tokens: int | None
 
 
+class PublishStaged(msgspec.Struct, frozen=True):
+    """A tool round started: the stable roots stay as they are and ``pending`` (the round's one
+    complete assistant message, every call in it) is published as the pending tool call."""
+
+    job_id: int
+    messages: tuple[CanonicalMessage, ...]
+    pending: AssistantContent
+    steps: tuple[Step, ...]
+    used_tokens: int | None
+    started_at_ms: int
+
+
 class PublishFinal(msgspec.Struct, frozen=True):
     """The end of a successful turn: ``lead_frames`` (turn_ended), then the staged checkpoint
     (the final assistant pending), the settled one, and the settled one again."""
@@ -110,7 +122,7 @@ class CheckpointFailed(msgspec.Struct, frozen=True):
     error: ConnectError
 
 
-CheckpointJob = PublishSettled | PublishFinal
+CheckpointJob = PublishSettled | PublishStaged | PublishFinal
 
 
 class CheckpointListener(Protocol):
@@ -154,7 +166,7 @@ class CheckpointActor(pykka.ThreadingActor):
 
     def on_receive(self, message: object) -> None:
         match message:
-            case PublishSettled() | PublishFinal():
+            case PublishSettled() | PublishStaged() | PublishFinal():
                 if self._failed is not None:
                     self._listener.tell(CheckpointFailed(message.job_id, self._failed))
                     return
@@ -222,6 +234,17 @@ class CheckpointActor(pykka.ThreadingActor):
         if isinstance(job, PublishSettled):
             roots = self._roots(job.messages, new)
             state = self._state(roots, turns, (), job.messages, job.used_tokens, new)
+            return self._persist(new), (self._checkpoint_frame(state),)
+        if isinstance(job, PublishStaged):
+            roots = self._roots(job.messages, new)
+            pending = encode_pending(
+                job.pending,
+                model_name=self._setup.model_name,
+                allowed_tools=[t.name for t in self._setup.tools],
+                dynamic_tools=(),
+                started_at_ms=job.started_at_ms,
+            )
+            state = self._state(roots, turns, (pending,), job.messages, job.used_tokens, new)
             return self._persist(new), (self._checkpoint_frame(state),)
         stable = self._roots(job.messages, new)
         final_content = job.final.content

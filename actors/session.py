@@ -25,6 +25,7 @@ from actors.messages import (
 from actors.model_selection import ModelResolver, ModelSelectionError
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
 from actors.run_output import RunOutput
+from actors.tool_runtime import ToolCompleted, ToolRuntimeFailed, ToolRuntimeStopped
 from wire.bidi import ParentLink
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 from wire.log import log_event
@@ -82,6 +83,12 @@ class SessionActor(pykka.ThreadingActor):
                 self._run.on_checkpoint_failed(message)
             case BlobSyncFailed() if self._run is not None:
                 self._run.on_blob_sync_failed(message)
+            case ToolCompleted() if self._run is not None:
+                self._run.on_tool_completed(message)
+            case ToolRuntimeFailed() if self._run is not None:
+                self._run.on_tool_runtime_failed(message)
+            case ToolRuntimeStopped() if self._run is not None:
+                self._run.on_tool_runtime_stopped(message)
             case RunRequestDeadlinePassed(waited_seconds=waited):
                 if not self._run_started:
                     self._end(
@@ -102,6 +109,12 @@ class SessionActor(pykka.ThreadingActor):
                 self._on_run_request(message.run_request)
             case "conversation_action":
                 self._on_conversation_action(message.conversation_action)
+            case "exec_client_message" if self._run is not None:
+                self._run.on_exec_message(message.exec_client_message)
+            case "exec_client_control_message" if self._run is not None:
+                self._run.on_exec_control(message.exec_client_control_message)
+            case "interaction_response" if self._run is not None:
+                self._run.on_interaction_response(message.interaction_response)
             case "exec_client_message":
                 self._end(
                     protocol_error(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pykka
 import pytest
@@ -18,7 +19,13 @@ from store import Store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.conversations import ConversationStore
 from tests.conftest import StartServer
-from tests.support.fake_cursor import CursorSession, FakeCursor, kv_ack, user_turn_message
+from tests.support.fake_cursor import (
+    CursorSession,
+    FakeCursor,
+    cancel_message,
+    kv_ack,
+    user_turn_message,
+)
 from tests.support.fake_provider import (
     FakeProvider,
     FakeToolCall,
@@ -191,16 +198,94 @@ async def test_provider_error_ends_with_unavailable_and_no_turn_ended(
     assert [m.origin for m in messages] == ["runtime"]
 
 
-async def test_tool_calls_end_the_run_with_a_clear_not_available_error(
+async def test_parallel_reads_answered_in_reverse_order(
+    fake: FakeProvider,
+    public_id: str,
+    cursor: FakeCursor,
+    server_store: Store,
+    tmp_path: Path,
+) -> None:
+    """Two Read calls in one round; the editor answers the second first. The pairs are stored
+    in completion order, the next model call sees one assistant with both calls then both
+    results (prefix-stable), and the turn ends normally."""
+    (tmp_path / "a.txt").write_text("alpha contents\n")
+    (tmp_path / "b.txt").write_text("beta contents\n")
+    tools = [
+        FakeToolCall("call_a", "Read", ['{"path": ', '"/a.txt"}']),
+        FakeToolCall("call_b", "Read", ['{"path": "/b.txt"}']),
+    ]
+    fake.enqueue(Script.sse(chat_events(text=["Reading."], tools=tools, usage=chat_usage(10, 5))))
+    fake.enqueue(Script.sse(chat_events(text=["Both read."], usage=chat_usage(30, 3))))
+    session = CursorSession(cursor, "turn-tools", workspace=tmp_path, batch_size=2)
+    log = await session.run(user_turn_message("read both", public_id))
+    assert log.end == {}
+    kinds = [k for k in log.kinds() if not k.startswith("kv_")]
+    assert kinds.count("tool_call_started") == 2 and kinds.count("tool_call_completed") == 2
+    assert kinds.count("partial_tool_call") >= 2
+    # Completion order: b then a.
+    completed = [
+        m.interaction_update.tool_call_completed.call_id
+        for m in log.messages
+        if m.interaction_update.HasField("tool_call_completed")
+    ]
+    assert completed == ["call_b", "call_a"]
+    exec_ids = [m.exec_server_message.id for m in log.messages if m.HasField("exec_server_message")]
+    assert exec_ids == [1, 2]
+    # A staged checkpoint with the round's one assistant message, then a settled one, then the
+    # second model call; the tail as for a text turn.
+    checkpoints = log.checkpoints()
+    staged = next(c for c in checkpoints if c.pending_tool_calls)
+    pending = json.loads(staged.pending_tool_calls[0])
+    assert [p["toolCallId"] for p in pending["content"] if p["type"] == "tool-call"] == [
+        "call_a",
+        "call_b",
+    ]
+    assert kinds[-4:] == ["turn_ended", *["conversation_checkpoint_update"] * 3], " ".join(kinds)
+    # Store: runtime, then pairs in completion order, then the final answer.
+    conversations = ConversationStore(server_store.database)
+    messages = conversations.messages_at(conversations.ensure_conversation("conv-1"))
+    assert [(m.origin, m.message_id.rsplit(":", 2)[-2:]) for m in messages[1:5]] == [
+        ("assistant", ["call_b", "assistant"]),
+        ("tool", ["call_b", "result"]),
+        ("assistant", ["call_a", "assistant"]),
+        ("tool", ["call_a", "result"]),
+    ]
+    assert messages[-1].origin == "assistant"
+    # The second request: prefix of the first, then one assistant with both calls (by index),
+    # then the results in completion order, holding the real file text.
+    first_body, second_body = (r.json for r in fake.requests)
+    first_messages, second_messages = first_body["messages"], second_body["messages"]
+    assert second_messages[: len(first_messages)] == first_messages
+    assistant, *results = second_messages[len(first_messages) :]
+    assert [c["id"] for c in assistant["tool_calls"]] == ["call_a", "call_b"]
+    assert [r["tool_call_id"] for r in results] == ["call_b", "call_a"]
+    assert "beta contents" in results[0]["content"]
+    assert "alpha contents" in results[1]["content"]
+    run = conversations.run("turn-tools")
+    assert run is not None and run.provider_call_index == 1 and run.status == "completed"
+
+
+async def test_cancel_mid_tool_aborts_the_pending_exec_before_the_end(
     fake: FakeProvider, public_id: str, cursor: FakeCursor
 ) -> None:
     fake.enqueue(
-        Script.sse(chat_events(tools=[FakeToolCall("call_1", "Read", ['{"path": "/a"}'])]))
+        Script.sse(chat_events(tools=[FakeToolCall("call_x", "Read", ['{"path": "/x"}'])]))
     )
-    log = await CursorSession(cursor, "turn-tool").run(user_turn_message("read /a", public_id))
-    assert log.end is not None
-    assert log.end["error"]["code"] == "unimplemented"  # type: ignore[index]
-    assert "Read" in log.end["error"]["message"]  # type: ignore[index]
+    session = CursorSession(cursor, "turn-abort")  # no workspace: the exec is never answered
+    task = asyncio.create_task(session.run(user_turn_message("read x", public_id)))
+    for _ in range(100):
+        if any(m.HasField("exec_server_message") for m in session.log.messages):
+            break
+        await asyncio.sleep(0.05)
+    await session.send(cancel_message())
+    log = await asyncio.wait_for(task, 10)
+    assert log.end == {"error": {"code": "canceled", "message": "run was cancelled"}}
+    aborts = [
+        m.exec_server_control_message.abort.id
+        for m in log.messages
+        if m.HasField("exec_server_control_message")
+    ]
+    assert aborts == [1]
 
 
 async def test_the_runtime_message_is_appended_once_across_a_restart(

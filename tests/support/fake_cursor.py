@@ -13,6 +13,7 @@ import hashlib
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 
@@ -225,16 +226,28 @@ class CursorSession:
     """The client side of one request id: sends in seqno order and acknowledges KV SETs
     after checking every blob's SHA-256, like the editor's blob store."""
 
-    def __init__(self, cursor: FakeCursor, request_id: str) -> None:
+    def __init__(
+        self,
+        cursor: FakeCursor,
+        request_id: str,
+        *,
+        workspace: Path | None = None,
+        batch_size: int = 1,
+    ) -> None:
+        """``workspace``: where Read execs are answered from (none: execs stay unanswered).
+        ``batch_size``: execs are collected until this many wait, then answered in reverse."""
         self.cursor = cursor
         self.request_id = request_id
         self.seqno = 0
         self.log = TurnLog()
+        self.workspace = workspace
+        self.batch_size = batch_size
+        self._waiting_execs: list[agent.ExecServerMessage] = []
 
     async def send(self, message: agent.AgentClientMessage) -> httpx.Response:
         response = await self.cursor.append(self.request_id, self.seqno, message)
         self.seqno += 1
-        assert response.status_code == 200, response.text
+        assert response.status_code == 200, (message.WhichOneof("message"), response.text)
         return response
 
     async def run(
@@ -243,25 +256,71 @@ class CursorSession:
         *,
         hold_ack: Callable[[int], bool] = lambda kv_id: False,
         timeout: float = 10.0,
+        total_timeout: float = 30.0,
     ) -> TurnLog:
         """Open RunSSE, send ``first``, and answer until the EndStream. A KV SET whose id
         ``hold_ack`` selects is stored but not acknowledged."""
         stream = await self.cursor.open_run_sse(self.request_id)
         try:
-            await self.send(first)
-            while (envelope := await stream.next_envelope(timeout)) is not None:
-                if envelope.is_end_stream:
-                    self.log.end = json.loads(envelope.payload)
-                    break
-                message = agent.AgentServerMessage.FromString(envelope.payload)
-                self.log.messages.append(message)
-                if message.kv_server_message.HasField("set_blob_args"):
-                    kv = message.kv_server_message
-                    data = kv.set_blob_args.blob_data
-                    assert hashlib.sha256(data).digest() == kv.set_blob_args.blob_id
-                    self.log.blobs[kv.set_blob_args.blob_id] = data
-                    if not hold_ack(kv.id):
-                        await self.send(kv_ack(kv.id))
+            async with asyncio.timeout(total_timeout):
+                await self._converse(stream, first, hold_ack, timeout)
         finally:
             await stream.aclose()
         return self.log
+
+    async def _converse(
+        self,
+        stream: RunStream,
+        first: agent.AgentClientMessage,
+        hold_ack: Callable[[int], bool],
+        timeout: float,
+    ) -> None:
+        await self.send(first)
+        while (envelope := await stream.next_envelope(timeout)) is not None:
+            if envelope.is_end_stream:
+                self.log.end = json.loads(envelope.payload)
+                break
+            message = agent.AgentServerMessage.FromString(envelope.payload)
+            self.log.messages.append(message)
+            if message.kv_server_message.HasField("set_blob_args"):
+                kv = message.kv_server_message
+                data = kv.set_blob_args.blob_data
+                assert hashlib.sha256(data).digest() == kv.set_blob_args.blob_id
+                self.log.blobs[kv.set_blob_args.blob_id] = data
+                if not hold_ack(kv.id):
+                    await self.send(kv_ack(kv.id))
+            if message.HasField("exec_server_message") and self.workspace is not None:
+                self._waiting_execs.append(message.exec_server_message)
+                if len(self._waiting_execs) >= self.batch_size:
+                    batch, self._waiting_execs = self._waiting_execs, []
+                    for exec_message in reversed(batch):
+                        await self._answer(exec_message)
+
+    async def _answer(self, exec_message: agent.ExecServerMessage) -> None:
+        """Run a Read against the workspace and answer it, then close its stream."""
+        assert self.workspace is not None
+        variant = exec_message.WhichOneof("message")
+        assert variant == "read_args", f"this fake runs Read only, got {variant}"
+        path = self.workspace / exec_message.read_args.path.lstrip("/")
+        text = path.read_text()
+        result = agent.ReadResult(
+            success=agent.ReadSuccess(
+                path=exec_message.read_args.path,
+                content=text,
+                total_lines=text.count("\n") + 1,
+                file_size=len(text.encode()),
+            )
+        )
+        reply = agent.ExecClientMessage(
+            id=exec_message.id, exec_id=exec_message.exec_id, read_result=result
+        )
+        await self.send(agent.AgentClientMessage(exec_client_message=reply))
+        close = agent.ExecClientControlMessage(
+            stream_close=agent.ExecClientStreamClose(id=exec_message.id)
+        )
+        # The trailing stream_close may find the run already finished (404), as with Cursor.
+        response = await self.cursor.append(
+            self.request_id, self.seqno, agent.AgentClientMessage(exec_client_control_message=close)
+        )
+        self.seqno += 1
+        assert response.status_code in (200, 404), response.text
