@@ -34,12 +34,10 @@ from actors.blob_sync import (
 )
 from actors.bridge import LoopTasks
 from store import Store, blob_id_of, connect_store
-from wire.connect import HEADER_SIZE, EnvelopeReader
-from wire.errors import Code, ConnectError
+from tests.support.actor_doubles import QUIET_S, WAIT_S, QueueListener, RecordingOutput
+from wire.errors import Code
 from wire.proto import agent_v1_pb2 as agent
 
-WAIT_S = 5.0
-QUIET_S = 0.2
 REQUEST_ID = "req-blob-sync"
 
 A, B, C, D = (f"blob {name}".encode() for name in "abcd")
@@ -48,55 +46,17 @@ A, B, C, D = (f"blob {name}".encode() for name in "abcd")
 # ---- doubles ----
 
 
-class RecordingOutput:
-    """RunOutput that decodes each frame as exactly one AgentServerMessage data envelope."""
+def kv_output() -> RecordingOutput[agent.KvServerMessage]:
+    """The actor's frames, each checked to be a KV request."""
 
-    def __init__(self) -> None:
-        self.frames: queue.Queue[agent.KvServerMessage] = queue.Queue()
-        self.finished: list[ConnectError | None] = []
-
-    def send(self, frame: bytes) -> None:
-        envelopes = EnvelopeReader().feed(frame)
-        assert len(envelopes) == 1 and envelopes[0].flags == 0, frame[:HEADER_SIZE]
-        assert len(frame) == HEADER_SIZE + len(envelopes[0].payload)
-        message = agent.AgentServerMessage.FromString(envelopes[0].payload)
+    def kv_only(message: agent.AgentServerMessage) -> agent.KvServerMessage:
         assert message.WhichOneof("message") == "kv_server_message", message
-        self.frames.put(message.kv_server_message)
+        return message.kv_server_message
 
-    def run_started(self) -> None:
-        pass
-
-    def finish(self, error: ConnectError | None) -> None:
-        self.finished.append(error)
-
-    def next(self) -> agent.KvServerMessage:
-        return self.frames.get(timeout=WAIT_S)
-
-    def take(self, count: int) -> list[agent.KvServerMessage]:
-        return [self.next() for _ in range(count)]
-
-    def assert_silent(self) -> None:
-        with pytest.raises(queue.Empty):
-            frame = self.frames.get(timeout=QUIET_S)
-            pytest.fail(f"unexpected frame {frame}")
+    return RecordingOutput(kv_only)
 
 
-class Listener:
-    """A thread-safe ``tell`` into a queue."""
-
-    def __init__(self) -> None:
-        self.replies: queue.Queue[BlobSyncReply] = queue.Queue()
-
-    def tell(self, message: BlobSyncReply) -> None:
-        self.replies.put(message)
-
-    def next(self) -> BlobSyncReply:
-        return self.replies.get(timeout=WAIT_S)
-
-    def assert_silent(self) -> None:
-        with pytest.raises(queue.Empty):
-            reply = self.replies.get(timeout=QUIET_S)
-            pytest.fail(f"unexpected reply {reply}")
+Listener = QueueListener[BlobSyncReply]
 
 
 class Run:
@@ -171,7 +131,7 @@ def start_run(store: Store, loop_tasks: LoopTasks) -> Iterator[Callable[..., Run
     refs: list[pykka.ActorRef] = []
 
     def start(**limits: float) -> Run:
-        output = RecordingOutput()
+        output = kv_output()
         ref = start_blob_sync(REQUEST_ID, output, store, loop_tasks, KvLimits(**limits))
         refs.append(ref)
         return Run(ref, output, store)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import queue
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,77 +30,33 @@ from actors.tool_runtime import (
     ToolRuntimeStopped,
     start_tool_runtime,
 )
-from wire.connect import HEADER_SIZE, EnvelopeReader
-from wire.errors import Code, ConnectError
+from tests.support.actor_doubles import WAIT_S, QueueListener, RecordingOutput
+from wire.errors import Code
 from wire.exec_tools import ExecContext
 from wire.proto import agent_v1_pb2 as agent
 
-WAIT_S = 5.0
-QUIET_S = 0.2
 MODEL_CALL_ID = "req-tools:0"
 
 
 # ---- doubles ----
 
 
-class RecordingOutput:
-    """RunOutput that decodes each frame as exactly one AgentServerMessage data envelope."""
-
-    def __init__(self) -> None:
-        self.frames: queue.Queue[agent.AgentServerMessage] = queue.Queue()
-        self.finished: list[ConnectError | None] = []
-
-    def send(self, frame: bytes) -> None:
-        envelopes = EnvelopeReader().feed(frame)
-        assert len(envelopes) == 1 and envelopes[0].flags == 0, frame[:HEADER_SIZE]
-        assert len(frame) == HEADER_SIZE + len(envelopes[0].payload)
-        self.frames.put(agent.AgentServerMessage.FromString(envelopes[0].payload))
-
-    def run_started(self) -> None:
-        pass
-
-    def finish(self, error: ConnectError | None) -> None:
-        self.finished.append(error)
-
-    def next(self) -> agent.AgentServerMessage:
-        return self.frames.get(timeout=WAIT_S)
-
-    def take(self, count: int) -> list[agent.AgentServerMessage]:
-        return [self.next() for _ in range(count)]
-
-    def assert_silent(self) -> None:
-        with pytest.raises(queue.Empty):
-            frame = self.frames.get(timeout=QUIET_S)
-            pytest.fail(f"unexpected frame {frame}")
-
-
-class Listener:
-    """A thread-safe ``tell`` into a queue."""
-
-    def __init__(self) -> None:
-        self.replies: queue.Queue[ToolRuntimeReply] = queue.Queue()
-
-    def tell(self, message: ToolRuntimeReply) -> None:
-        self.replies.put(message)
-
-    def next(self) -> ToolRuntimeReply:
-        return self.replies.get(timeout=WAIT_S)
-
+class Listener(QueueListener[ToolRuntimeReply]):
     def completed(self) -> ToolCompleted:
         reply = self.next()
         assert isinstance(reply, ToolCompleted), reply
         return reply
 
-    def assert_silent(self) -> None:
-        with pytest.raises(queue.Empty):
-            reply = self.replies.get(timeout=QUIET_S)
-            pytest.fail(f"unexpected reply {reply}")
-
 
 class Run:
     """One started actor with its output and listener."""
 
-    def __init__(self, ref: pykka.ActorRef, output: RecordingOutput, listener: Listener) -> None:
+    def __init__(
+        self,
+        ref: pykka.ActorRef,
+        output: RecordingOutput[agent.AgentServerMessage],
+        listener: Listener,
+    ) -> None:
         self.ref = ref
         self.output = output
         self.listener = listener
