@@ -7,6 +7,7 @@ on 2xx headers and hands a non-2xx body to ``http_error``.
 
 from __future__ import annotations
 
+import abc
 import base64
 from collections.abc import Callable
 from http import HTTPStatus
@@ -163,7 +164,7 @@ def provider_error_message(body: bytes) -> str:
 # Reading streams
 
 
-class SseJsonDecoder:
+class SseJsonDecoder(abc.ABC):
     """The framing every format shares: SSE events in, one JSON object per event, and nothing
     but ``[DONE]`` accepted once the format's terminal event was handled."""
 
@@ -193,10 +194,11 @@ class SseJsonDecoder:
             )
         return []
 
+    @abc.abstractmethod
     def on_event(
         self, event: ServerSentEvent, data: dict[str, Any], out: list[ProviderEvent]
     ) -> None:
-        raise NotImplementedError
+        """Map one decoded event of the format onto canonical events (each format its own)."""
 
     def on_done_marker(self, out: list[ProviderEvent]) -> None:
         """``data: [DONE]``: harmless after the terminal event, a truncation before it."""
