@@ -75,6 +75,7 @@ from actors.providers.events import (
 )
 from actors.providers.grammar import CallResult
 from actors.providers.request import LlmRequest, ModelRoute
+from actors.request_context import runtime_context
 from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
 from actors.tool_runtime import (
@@ -90,7 +91,7 @@ from actors.tool_runtime import (
     start_tool_runtime,
 )
 from prompt.assets import ModeAssets, PromptAssets, UnknownModeError
-from prompt.runtime_message import RuntimeContext, RuntimeContextError
+from prompt.runtime_message import RuntimeContextError
 from store import Store
 from store.conversations import (
     ConversationStore,
@@ -307,9 +308,11 @@ class AgentRun:
         self._checkpoint.tell(PublishSettled(self._next_job(), self._messages, (), None))
 
     def _runtime_text(self, mode: ModeAssets, user_message: agent.UserMessage) -> str:
-        context = RuntimeContext(
-            user_query=user_message.text,
-            now=datetime.datetime.now(datetime.UTC),
+        action = self._request.action.user_message_action
+        context = runtime_context(
+            user_message,
+            action.request_context if action.HasField("request_context") else None,
+            datetime.datetime.now(datetime.UTC),
         )
         try:
             return mode.runtime_message(context)

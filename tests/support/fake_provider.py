@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import time
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -201,6 +202,8 @@ class FakeProvider:
         self.models_style = models_style
         self.models_error: tuple[int, Any] | None = None
         self.requests: list[RecordedRequest] = []
+        # perf_counter() when each request arrived (benchmarks compare it with client times)
+        self.request_times: list[float] = []
         self._scripts: deque[Script] = deque()
         self._connections: list[_Connection] = []
         self._closing = asyncio.Event()
@@ -260,6 +263,7 @@ class FakeProvider:
     # -- handlers ------------------------------------------------------------------------------
 
     async def _record(self, request: web.Request) -> int:
+        self.request_times.append(time.perf_counter())
         body = await request.read()
         try:
             parsed = json.loads(body) if body else None

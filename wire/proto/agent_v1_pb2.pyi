@@ -189,15 +189,17 @@ class ConversationAction(_message.Message):
     def __init__(self, user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ...) -> None: ...
 
 class UserMessageAction(_message.Message):
-    __slots__ = ("user_message", "prepend_user_messages")
+    __slots__ = ("user_message", "request_context", "prepend_user_messages")
     USER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     PREPEND_USER_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     user_message: UserMessage
+    request_context: RequestContext
     prepend_user_messages: _containers.RepeatedCompositeFieldContainer[UserMessage]
-    def __init__(self, user_message: _Optional[_Union[UserMessage, _Mapping]] = ..., prepend_user_messages: _Optional[_Iterable[_Union[UserMessage, _Mapping]]] = ...) -> None: ...
+    def __init__(self, user_message: _Optional[_Union[UserMessage, _Mapping]] = ..., request_context: _Optional[_Union[RequestContext, _Mapping]] = ..., prepend_user_messages: _Optional[_Iterable[_Union[UserMessage, _Mapping]]] = ...) -> None: ...
 
 class UserMessage(_message.Message):
-    __slots__ = ("text", "message_id", "mode", "is_simulated_msg", "simulated_msg_reason", "subagent_system_reminder", "simulated_message_metadata")
+    __slots__ = ("text", "message_id", "selected_context", "mode", "is_simulated_msg", "simulated_msg_reason", "subagent_system_reminder", "simulated_message_metadata")
     class SimulatedMessageMetadata(_message.Message):
         __slots__ = ("title", "task_id")
         TITLE_FIELD_NUMBER: _ClassVar[int]
@@ -207,6 +209,7 @@ class UserMessage(_message.Message):
         def __init__(self, title: _Optional[str] = ..., task_id: _Optional[str] = ...) -> None: ...
     TEXT_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    SELECTED_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     IS_SIMULATED_MSG_FIELD_NUMBER: _ClassVar[int]
     SIMULATED_MSG_REASON_FIELD_NUMBER: _ClassVar[int]
@@ -214,12 +217,95 @@ class UserMessage(_message.Message):
     SIMULATED_MESSAGE_METADATA_FIELD_NUMBER: _ClassVar[int]
     text: str
     message_id: str
+    selected_context: SelectedContext
     mode: AgentMode
     is_simulated_msg: bool
     simulated_msg_reason: SimulatedMsgReason
     subagent_system_reminder: str
     simulated_message_metadata: UserMessage.SimulatedMessageMetadata
-    def __init__(self, text: _Optional[str] = ..., message_id: _Optional[str] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., is_simulated_msg: _Optional[bool] = ..., simulated_msg_reason: _Optional[_Union[SimulatedMsgReason, str]] = ..., subagent_system_reminder: _Optional[str] = ..., simulated_message_metadata: _Optional[_Union[UserMessage.SimulatedMessageMetadata, _Mapping]] = ...) -> None: ...
+    def __init__(self, text: _Optional[str] = ..., message_id: _Optional[str] = ..., selected_context: _Optional[_Union[SelectedContext, _Mapping]] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., is_simulated_msg: _Optional[bool] = ..., simulated_msg_reason: _Optional[_Union[SimulatedMsgReason, str]] = ..., subagent_system_reminder: _Optional[str] = ..., simulated_message_metadata: _Optional[_Union[UserMessage.SimulatedMessageMetadata, _Mapping]] = ...) -> None: ...
+
+class RequestContext(_message.Message):
+    __slots__ = ("rules", "env", "git_repos", "cloud_rule", "non_file_rules")
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    ENV_FIELD_NUMBER: _ClassVar[int]
+    GIT_REPOS_FIELD_NUMBER: _ClassVar[int]
+    CLOUD_RULE_FIELD_NUMBER: _ClassVar[int]
+    NON_FILE_RULES_FIELD_NUMBER: _ClassVar[int]
+    rules: _containers.RepeatedCompositeFieldContainer[CursorRule]
+    env: RequestContextEnv
+    git_repos: _containers.RepeatedCompositeFieldContainer[GitRepoInfo]
+    cloud_rule: str
+    non_file_rules: _containers.RepeatedCompositeFieldContainer[CursorRule]
+    def __init__(self, rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., env: _Optional[_Union[RequestContextEnv, _Mapping]] = ..., git_repos: _Optional[_Iterable[_Union[GitRepoInfo, _Mapping]]] = ..., cloud_rule: _Optional[str] = ..., non_file_rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ...) -> None: ...
+
+class RequestContextEnv(_message.Message):
+    __slots__ = ("os_version", "workspace_paths", "shell", "terminals_folder", "time_zone")
+    OS_VERSION_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_PATHS_FIELD_NUMBER: _ClassVar[int]
+    SHELL_FIELD_NUMBER: _ClassVar[int]
+    TERMINALS_FOLDER_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
+    os_version: str
+    workspace_paths: _containers.RepeatedScalarFieldContainer[str]
+    shell: str
+    terminals_folder: str
+    time_zone: str
+    def __init__(self, os_version: _Optional[str] = ..., workspace_paths: _Optional[_Iterable[str]] = ..., shell: _Optional[str] = ..., terminals_folder: _Optional[str] = ..., time_zone: _Optional[str] = ...) -> None: ...
+
+class GitRepoInfo(_message.Message):
+    __slots__ = ("path", "status")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    status: str
+    def __init__(self, path: _Optional[str] = ..., status: _Optional[str] = ...) -> None: ...
+
+class CursorRule(_message.Message):
+    __slots__ = ("full_path", "content")
+    FULL_PATH_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    full_path: str
+    content: str
+    def __init__(self, full_path: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
+
+class SelectedContext(_message.Message):
+    __slots__ = ("files", "code_selections", "terminal_selections")
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    CODE_SELECTIONS_FIELD_NUMBER: _ClassVar[int]
+    TERMINAL_SELECTIONS_FIELD_NUMBER: _ClassVar[int]
+    files: _containers.RepeatedCompositeFieldContainer[SelectedFile]
+    code_selections: _containers.RepeatedCompositeFieldContainer[SelectedCodeSelection]
+    terminal_selections: _containers.RepeatedCompositeFieldContainer[SelectedTerminalSelection]
+    def __init__(self, files: _Optional[_Iterable[_Union[SelectedFile, _Mapping]]] = ..., code_selections: _Optional[_Iterable[_Union[SelectedCodeSelection, _Mapping]]] = ..., terminal_selections: _Optional[_Iterable[_Union[SelectedTerminalSelection, _Mapping]]] = ...) -> None: ...
+
+class SelectedFile(_message.Message):
+    __slots__ = ("content", "path")
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    path: str
+    def __init__(self, content: _Optional[str] = ..., path: _Optional[str] = ...) -> None: ...
+
+class SelectedCodeSelection(_message.Message):
+    __slots__ = ("content", "path", "range")
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    RANGE_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    path: str
+    range: Range
+    def __init__(self, content: _Optional[str] = ..., path: _Optional[str] = ..., range: _Optional[_Union[Range, _Mapping]] = ...) -> None: ...
+
+class SelectedTerminalSelection(_message.Message):
+    __slots__ = ("content", "title", "range")
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    RANGE_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    title: str
+    range: Range
+    def __init__(self, content: _Optional[str] = ..., title: _Optional[str] = ..., range: _Optional[_Union[Range, _Mapping]] = ...) -> None: ...
 
 class ResumeAction(_message.Message):
     __slots__ = ()

@@ -1,0 +1,183 @@
+"""Benchmark: what the server adds to an agent turn (run by hand: python -m tests.bench.turn).
+
+Everything runs on loopback in this process: the server, the fake provider and the fake
+Cursor client (which acknowledges every KV SET at once). It prints, at p50 and p99 over
+TURNS turns:
+
+- added time to the first text delta: (RunRequest sent -> first text_delta at the client)
+  minus (request sent -> first text event when the client reads the same provider stream
+  directly);
+- overhead per tool round: the exec result leaving the client -> the next provider request
+  arriving at the fake provider;
+- the server time of a text turn on a conversation with a long history against a short one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from actors.conversation.model import (
+    AssistantContent,
+    CanonicalMessage,
+    Origin,
+    PartsContent,
+    Role,
+    TextPart,
+    encode_message,
+)
+from store import connect_store
+from store.catalog import ModelInput, ProviderInput, create_provider, save_models
+from store.conversations import ConversationStore, StoredMessage
+from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_message
+from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
+from wire.http.server import ServerConfig, start_server
+
+TURNS = 200
+LONG, SHORT = 500, 5
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def ms(values: list[float]) -> str:
+    p50, p99 = percentile(values, 0.5) * 1000, percentile(values, 0.99) * 1000
+    return f"p50 {p50:7.2f} ms   p99 {p99:7.2f} ms"
+
+
+async def direct_first_text(client: httpx.AsyncClient, url: str) -> float:
+    started = time.perf_counter()
+    async with client.stream("POST", url, json={}) as response:
+        async for line in response.aiter_lines():
+            if '"content": "' in line or '"content":"' in line:
+                return time.perf_counter() - started
+    raise AssertionError("no text in the direct stream")
+
+
+def seed_history(store_path: str, conversation_id: str, messages: int) -> None:
+    """A conversation whose history already holds ``messages`` messages (user/assistant)."""
+    store = connect_store(store_path)
+    conversations = ConversationStore(store.database)
+    head = conversations.ensure_conversation(conversation_id)
+    run_id = f"seed-{conversation_id}"
+    claimed = conversations.claim_run(run_id, conversation_id, head)
+    batch = []
+    for i in range(messages):
+        if i % 2 == 0:
+            content = PartsContent((TextPart(f"question {i} " * 20),))
+            message = CanonicalMessage(f"seed:{i}", Role.USER, Origin.USER, content)
+        else:
+            message = CanonicalMessage(
+                f"seed:{i}",
+                Role.ASSISTANT,
+                Origin.ASSISTANT,
+                AssistantContent(text=f"answer {i} " * 40),
+            )
+        batch.append(
+            StoredMessage(
+                message.message_id,
+                message.role.value,
+                message.origin.value,
+                encode_message(message),
+            )
+        )
+    conversations.append_messages(run_id, claimed.base_revision_id, batch)
+    store.close()
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{Path(tmp) / 'bench.db'}"
+        store = connect_store(url)
+        async with FakeProvider() as fake, httpx.AsyncClient() as direct:
+            provider = create_provider(
+                store.database,
+                ProviderInput(name="fake", type="openai-chat", base_url=fake.base_url, api_key="k"),
+            )
+            public_id = save_models(
+                store.database, provider.id, [ModelInput(model_id="m", display_name="M")]
+            )[0].public_id
+            server = await start_server(
+                ServerConfig("127.0.0.1", 0, "http://127.0.0.1:9"), store=store
+            )
+            cursor = FakeCursor(f"http://{server.address}")
+            text = chat_events(text=["Hello", " there", "!"])
+            added: list[float] = []
+            for i in range(TURNS):
+                fake.enqueue(Script.sse(text))
+                direct_s = await direct_first_text(direct, f"{fake.base_url}/chat/completions")
+                fake.enqueue(Script.sse(text))
+                session = CursorSession(cursor, f"first-{i}")
+                started = time.perf_counter()
+                task = asyncio.create_task(
+                    session.run(user_turn_message("hi", public_id, conversation_id=f"c-{i}"))
+                )
+                while not any(
+                    m.interaction_update.HasField("text_delta") for m in session.log.messages
+                ):
+                    await asyncio.sleep(0)
+                added.append(time.perf_counter() - started - direct_s)
+                await task
+
+            round_overhead: list[float] = []
+            workspace = Path(tmp) / "ws"
+            workspace.mkdir()
+            (workspace / "a.txt").write_text("content\n")
+            for i in range(TURNS):
+                fake.enqueue(
+                    Script.sse(
+                        chat_events(
+                            tools=[FakeToolCall(f"call_{i}", "Read", ['{"path": "/a.txt"}'])]
+                        )
+                    )
+                )
+                fake.enqueue(Script.sse(text))
+                session = CursorSession(cursor, f"tool-{i}", workspace=workspace)
+                sent_at: list[float] = []
+                original = session._answer
+
+                async def timed_answer(message, original=original, sent_at=sent_at):  # type: ignore[no-untyped-def]
+                    sent_at.append(time.perf_counter())
+                    await original(message)
+
+                session._answer = timed_answer  # type: ignore[method-assign]
+                before = len(fake.requests)
+                await session.run(user_turn_message("read", public_id, conversation_id=f"t-{i}"))
+                arrived = fake.request_times[before + 1]
+                round_overhead.append(arrived - sent_at[0])
+
+            turn_time: dict[int, list[float]] = {LONG: [], SHORT: []}
+            for size in (SHORT, LONG):
+                for i in range(20):
+                    conversation = f"h{size}-{i}"
+                    await asyncio.to_thread(seed_history, url, conversation, size)
+                    fake.enqueue(Script.sse(text))
+                    started = time.perf_counter()
+                    log = await CursorSession(cursor, f"hist-{size}-{i}").run(
+                        user_turn_message("more", public_id, conversation_id=conversation)
+                    )
+                    assert log.end == {}, log.end
+                    turn_time[size].append(time.perf_counter() - started)
+            await cursor.aclose()
+            await server.stop()
+        print(f"{TURNS} turns on loopback, this machine")
+        print(f"added time to the first text delta   {ms(added)}   (target p50 <= 5 ms)")
+        print(f"overhead per tool round              {ms(round_overhead)}   (target p50 <= 10 ms)")
+        long_p50 = statistics.median(turn_time[LONG])
+        short_p50 = statistics.median(turn_time[SHORT])
+        print(
+            f"text turn on a {LONG}-message history vs {SHORT}: "
+            f"{long_p50 * 1000:.1f} ms vs {short_p50 * 1000:.1f} ms = {long_p50 / short_p50:.2f}x "
+            "(target <= 1.5x)"
+        )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
