@@ -81,36 +81,12 @@ def test_empty_parts_leave_sections_out() -> None:
         rules=[agent.CursorRule(full_path="/r.mdc", content="  ")],
         cloud_rule="",
     )
-    message = agent.UserMessage(text="q", message_id="m1", selected_context={})
+    message = agent.UserMessage(text="q", message_id="m1")
     context = runtime_context(message, request_context, NOW)
     assert context.rules == ()
-    assert context.selected is None
     text = MODE.runtime_message(context)
     assert "<git_status>" not in text
     assert "<rules>" not in text
-    assert "<selected_context>" not in text
-
-
-def test_selected_context_is_rendered() -> None:
-    message = agent.UserMessage(
-        text="explain",
-        message_id="m1",
-        selected_context=agent.SelectedContext(
-            files=[agent.SelectedFile(path="/p/a.py", content="print(1)\n")],
-            code_selections=[
-                agent.SelectedCodeSelection(
-                    path="/p/b.py",
-                    content="x = 1",
-                    range=agent.Range(start=agent.Position(line=3), end=agent.Position(line=4)),
-                )
-            ],
-            terminal_selections=[agent.SelectedTerminalSelection(title="zsh", content="$ ls")],
-        ),
-    )
-    text = MODE.runtime_message(runtime_context(message, None, NOW))
-    assert '<file path="/p/a.py">\nprint(1)\n</file>' in text
-    assert '<code path="/p/b.py" lines="3-4">\nx = 1\n</code>' in text
-    assert '<terminal_selection title="zsh">\n$ ls\n</terminal_selection>' in text
 
 
 def test_unknown_time_zone_is_an_error() -> None:

@@ -15,6 +15,7 @@ TURNS turns:
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import tempfile
 import time
@@ -38,7 +39,7 @@ from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_messa
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
 from wire.http.server import ServerConfig, start_server
 
-TURNS = 200
+TURNS = int(os.environ.get("BENCH_TURNS", "200"))
 LONG, SHORT = 500, 5
 
 
@@ -93,7 +94,7 @@ def seed_history(store_path: str, conversation_id: str, messages: int) -> None:
 
 
 async def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
         url = f"sqlite:///{Path(tmp) / 'bench.db'}"
         store = connect_store(url)
         async with FakeProvider() as fake, httpx.AsyncClient() as direct:

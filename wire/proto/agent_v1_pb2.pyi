@@ -199,7 +199,7 @@ class UserMessageAction(_message.Message):
     def __init__(self, user_message: _Optional[_Union[UserMessage, _Mapping]] = ..., request_context: _Optional[_Union[RequestContext, _Mapping]] = ..., prepend_user_messages: _Optional[_Iterable[_Union[UserMessage, _Mapping]]] = ...) -> None: ...
 
 class UserMessage(_message.Message):
-    __slots__ = ("text", "message_id", "selected_context", "mode", "is_simulated_msg", "simulated_msg_reason", "subagent_system_reminder", "simulated_message_metadata")
+    __slots__ = ("text", "message_id", "mode", "is_simulated_msg", "simulated_msg_reason", "subagent_system_reminder", "simulated_message_metadata")
     class SimulatedMessageMetadata(_message.Message):
         __slots__ = ("title", "task_id")
         TITLE_FIELD_NUMBER: _ClassVar[int]
@@ -209,7 +209,6 @@ class UserMessage(_message.Message):
         def __init__(self, title: _Optional[str] = ..., task_id: _Optional[str] = ...) -> None: ...
     TEXT_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
-    SELECTED_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     IS_SIMULATED_MSG_FIELD_NUMBER: _ClassVar[int]
     SIMULATED_MSG_REASON_FIELD_NUMBER: _ClassVar[int]
@@ -217,13 +216,12 @@ class UserMessage(_message.Message):
     SIMULATED_MESSAGE_METADATA_FIELD_NUMBER: _ClassVar[int]
     text: str
     message_id: str
-    selected_context: SelectedContext
     mode: AgentMode
     is_simulated_msg: bool
     simulated_msg_reason: SimulatedMsgReason
     subagent_system_reminder: str
     simulated_message_metadata: UserMessage.SimulatedMessageMetadata
-    def __init__(self, text: _Optional[str] = ..., message_id: _Optional[str] = ..., selected_context: _Optional[_Union[SelectedContext, _Mapping]] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., is_simulated_msg: _Optional[bool] = ..., simulated_msg_reason: _Optional[_Union[SimulatedMsgReason, str]] = ..., subagent_system_reminder: _Optional[str] = ..., simulated_message_metadata: _Optional[_Union[UserMessage.SimulatedMessageMetadata, _Mapping]] = ...) -> None: ...
+    def __init__(self, text: _Optional[str] = ..., message_id: _Optional[str] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., is_simulated_msg: _Optional[bool] = ..., simulated_msg_reason: _Optional[_Union[SimulatedMsgReason, str]] = ..., subagent_system_reminder: _Optional[str] = ..., simulated_message_metadata: _Optional[_Union[UserMessage.SimulatedMessageMetadata, _Mapping]] = ...) -> None: ...
 
 class RequestContext(_message.Message):
     __slots__ = ("rules", "env", "git_repos", "cloud_rule", "non_file_rules")
@@ -268,44 +266,6 @@ class CursorRule(_message.Message):
     full_path: str
     content: str
     def __init__(self, full_path: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
-
-class SelectedContext(_message.Message):
-    __slots__ = ("files", "code_selections", "terminal_selections")
-    FILES_FIELD_NUMBER: _ClassVar[int]
-    CODE_SELECTIONS_FIELD_NUMBER: _ClassVar[int]
-    TERMINAL_SELECTIONS_FIELD_NUMBER: _ClassVar[int]
-    files: _containers.RepeatedCompositeFieldContainer[SelectedFile]
-    code_selections: _containers.RepeatedCompositeFieldContainer[SelectedCodeSelection]
-    terminal_selections: _containers.RepeatedCompositeFieldContainer[SelectedTerminalSelection]
-    def __init__(self, files: _Optional[_Iterable[_Union[SelectedFile, _Mapping]]] = ..., code_selections: _Optional[_Iterable[_Union[SelectedCodeSelection, _Mapping]]] = ..., terminal_selections: _Optional[_Iterable[_Union[SelectedTerminalSelection, _Mapping]]] = ...) -> None: ...
-
-class SelectedFile(_message.Message):
-    __slots__ = ("content", "path")
-    CONTENT_FIELD_NUMBER: _ClassVar[int]
-    PATH_FIELD_NUMBER: _ClassVar[int]
-    content: str
-    path: str
-    def __init__(self, content: _Optional[str] = ..., path: _Optional[str] = ...) -> None: ...
-
-class SelectedCodeSelection(_message.Message):
-    __slots__ = ("content", "path", "range")
-    CONTENT_FIELD_NUMBER: _ClassVar[int]
-    PATH_FIELD_NUMBER: _ClassVar[int]
-    RANGE_FIELD_NUMBER: _ClassVar[int]
-    content: str
-    path: str
-    range: Range
-    def __init__(self, content: _Optional[str] = ..., path: _Optional[str] = ..., range: _Optional[_Union[Range, _Mapping]] = ...) -> None: ...
-
-class SelectedTerminalSelection(_message.Message):
-    __slots__ = ("content", "title", "range")
-    CONTENT_FIELD_NUMBER: _ClassVar[int]
-    TITLE_FIELD_NUMBER: _ClassVar[int]
-    RANGE_FIELD_NUMBER: _ClassVar[int]
-    content: str
-    title: str
-    range: Range
-    def __init__(self, content: _Optional[str] = ..., title: _Optional[str] = ..., range: _Optional[_Union[Range, _Mapping]] = ...) -> None: ...
 
 class ResumeAction(_message.Message):
     __slots__ = ()
