@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -9,7 +10,9 @@ import pytest
 from aiohttp import web
 
 from store import Store, connect_store
+from store.database import open_database
 from tests.support.fake_cursor import FakeCursor
+from tests.support.postgres import postgres_url_or_skip
 from wire.http.limits import EdgeLimits
 from wire.http.server import RunningServer, ServerConfig, start_server
 
@@ -81,3 +84,27 @@ async def cursor(server: RunningServer) -> AsyncIterator[FakeCursor]:
     client = FakeCursor(f"http://{server.address}")
     yield client
     await client.aclose()
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A PostgreSQL URL whose connections use a fresh, empty schema (dropped afterwards);
+    skips, saying how to get one, when ``CURSOR_TEST_POSTGRES_URL`` is not set."""
+    base = postgres_url_or_skip()
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    admin = open_database(base)
+    admin.execute_sql(f'CREATE SCHEMA "{schema}"')
+    separator = "&" if "?" in base else "?"
+    try:
+        yield f"{base}{separator}options=-csearch_path%3D{schema}"
+    finally:
+        admin.execute_sql(f'DROP SCHEMA "{schema}" CASCADE')
+        admin.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Run a store test against a SQLite file and (when configured) PostgreSQL."""
+    if request.param == "postgres":
+        return request.getfixturevalue("pg_url")
+    return f"sqlite://{tmp_path / 'store.db'}"

@@ -4,7 +4,6 @@ functions other modules code against (SQLite file, and PostgreSQL when configure
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,10 +12,9 @@ import peewee
 import pytest
 
 from actors.providers.request import ProviderType
-from store import Store, connect_store, open_database
+from store import Store, connect_store
 from store import catalog as cat
 from store.urls import InvalidBaseUrl, InvalidModelId, normalize_base_url, public_model_id
-from tests.test_store import postgres_url_or_skip
 
 # --- pure functions ----------------------------------------------------------------------------
 
@@ -135,21 +133,6 @@ def test_connection_repr_hides_the_key_and_header_values() -> None:
 
 
 # --- store functions ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A PostgreSQL URL on a fresh schema (dropped afterwards); skips when not configured."""
-    base = postgres_url_or_skip()
-    schema = f"test_{uuid.uuid4().hex[:12]}"
-    admin = open_database(base)
-    admin.execute_sql(f'CREATE SCHEMA "{schema}"')
-    separator = "&" if "?" in base else "?"
-    try:
-        yield f"{base}{separator}options=-csearch_path%3D{schema}"
-    finally:
-        admin.execute_sql(f'DROP SCHEMA "{schema}" CASCADE')
-        admin.close()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import peewee
@@ -30,7 +28,7 @@ from actors.conversation.model import (
     ToolResultContent,
     encode_message,
 )
-from store import Store, connect_store, open_database
+from store import Store, connect_store
 from store.conversations import (
     EMPTY_STATE_DIGEST,
     ConversationNotFound,
@@ -53,32 +51,8 @@ from store.conversations import (
     UnknownToolCall,
     state_digest,
 )
-from tests.test_store import postgres_url_or_skip
 
 # --- fixtures and helpers ----------------------------------------------------------------------
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A PostgreSQL URL on a fresh schema (dropped afterwards); skips when not configured."""
-    base = postgres_url_or_skip()
-    schema = f"test_{uuid.uuid4().hex[:12]}"
-    admin = open_database(base)
-    admin.execute_sql(f'CREATE SCHEMA "{schema}"')
-    separator = "&" if "?" in base else "?"
-    try:
-        yield f"{base}{separator}options=-csearch_path%3D{schema}"
-    finally:
-        admin.execute_sql(f'DROP SCHEMA "{schema}" CASCADE')
-        admin.close()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A SQLite file and (when configured) PostgreSQL."""
-    if request.param == "postgres":
-        return request.getfixturevalue("pg_url")
-    return f"sqlite://{tmp_path}/conversations.db"
 
 
 @pytest.fixture

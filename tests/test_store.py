@@ -13,7 +13,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -43,7 +42,6 @@ from store.migrations import (
     registered_migrations,
 )
 
-POSTGRES_ENV = "CURSOR_TEST_POSTGRES_URL"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -53,37 +51,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 def sqlite_url(path: Path) -> str:
     """sqlite:// URL for an absolute path (three slashes)."""
     return f"sqlite://{path}"
-
-
-def postgres_url_or_skip() -> str:
-    """The test server URL, or skip the test saying how to get one."""
-    url = os.environ.get(POSTGRES_ENV)
-    if not url:
-        pytest.skip(f"{POSTGRES_ENV} not set: run .ci/postgres.sh and export its URL")
-    return url
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A URL whose connections use a fresh, empty schema (dropped afterwards)."""
-    base = postgres_url_or_skip()
-    schema = f"test_{uuid.uuid4().hex[:12]}"
-    admin = open_database(base)
-    admin.execute_sql(f'CREATE SCHEMA "{schema}"')
-    separator = "&" if "?" in base else "?"
-    try:
-        yield f"{base}{separator}options=-csearch_path%3D{schema}"
-    finally:
-        admin.execute_sql(f'DROP SCHEMA "{schema}" CASCADE')
-        admin.close()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Run a test against a SQLite file and (when configured) PostgreSQL."""
-    if request.param == "postgres":
-        return request.getfixturevalue("pg_url")
-    return sqlite_url(tmp_path / "store.db")
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from actors.conversation.model import (
     ToolCall,
     ToolResultContent,
 )
+from wire.exec_tools import TODO_STATUSES
 from wire.proto import agent_v1_pb2 as agent
 
 BLOB_ID_SIZE = 32  # SHA-256, as in store.blobs
@@ -379,13 +380,7 @@ def _clamp_u32(value: int) -> int:
 
 # ---- todos -----------------------------------------------------------------------------------
 
-_TODO_TOOLS = frozenset({"todowrite", "updatetodos"})
-_TODO_STATUS = {
-    "pending": agent.TODO_STATUS_PENDING,
-    "in_progress": agent.TODO_STATUS_IN_PROGRESS,
-    "completed": agent.TODO_STATUS_COMPLETED,
-    "cancelled": agent.TODO_STATUS_CANCELLED,
-}
+_TASK_LIST_TOOLS = frozenset({"todowrite", "updatetodos"})
 
 
 def latest_todo_arguments(messages: Sequence[CanonicalMessage]) -> str | None:
@@ -399,7 +394,7 @@ def latest_todo_arguments(messages: Sequence[CanonicalMessage]) -> str | None:
             calls.update((call.call_id, call) for call in content.tool_calls)
         elif isinstance(content, ToolResultContent) and not content.is_error:
             call = calls.get(content.call_id)
-            if call is not None and _normalized(call.name) in _TODO_TOOLS:
+            if call is not None and _normalized(call.name) in _TASK_LIST_TOOLS:
                 latest = call.arguments
     return latest
 
@@ -427,7 +422,7 @@ def todo_items(arguments_json: str) -> list[bytes]:
         if not isinstance(todo, dict):
             raise CheckpointStateError("TodoWrite item is not an object")
         status = _todo_str(todo, "status")
-        if status not in _TODO_STATUS:
+        if status not in TODO_STATUSES:
             raise CheckpointStateError(f"unknown TodoWrite status: {status}")
         dependencies = todo.get("dependencies")
         if not isinstance(dependencies, list):
@@ -435,7 +430,7 @@ def todo_items(arguments_json: str) -> list[bytes]:
         item = agent.TodoItem(
             id=_todo_str(todo, "id"),
             content=_todo_str(todo, "content"),
-            status=_TODO_STATUS[status],
+            status=TODO_STATUSES[status],
             created_at=0,
             updated_at=0,
             dependencies=[d for d in dependencies if isinstance(d, str)],

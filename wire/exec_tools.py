@@ -20,6 +20,7 @@ edit works on LF text; a file whose lines all end in CRLF is written back with C
 
 from __future__ import annotations
 
+import abc
 import difflib
 from collections.abc import Iterator
 from enum import StrEnum
@@ -296,7 +297,7 @@ def error_tool_call(tool: str, error: str) -> agent.ToolCall:
 # ---- one call ----
 
 
-class ToolExecution:
+class ToolExecution(abc.ABC):
     """One tool call from dispatch to outcome: pure state, no IO."""
 
     def __init__(self, tool: str, call_id: str) -> None:
@@ -304,13 +305,13 @@ class ToolExecution:
         self.call_id = call_id
         self.channel = TOOLS[tool][0]
 
+    @abc.abstractmethod
     def started(self) -> agent.ToolCall:
         """The typed args the ``tool_call_started`` card shows (no result yet)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def begin(self) -> SendExec | ToolOutcome:
         """The first request, or the outcome when nothing needs the editor."""
-        raise NotImplementedError
 
     def feed(self, message: agent.ExecClientMessage) -> ExecStep:
         """One client message for this call's current request."""
@@ -319,8 +320,9 @@ class ToolExecution:
             return Waiting()
         return self._on_result(variant, message)
 
+    @abc.abstractmethod
     def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
-        raise NotImplementedError
+        """Each tool's reading of a terminal result variant."""
 
 
 class InvalidCall(ToolExecution):
