@@ -1,13 +1,31 @@
-"""The conversation store: immutable messages in a revision chain, runs, tool rounds, anchors.
+"""The conversation store: immutable messages in a revision chain, runs, tool rounds, anchors,
+checkpoint states.
 
 Why a revision chain: a conversation's history is append-only. A revision stores only the
 messages it adds to its parent; the full history of a revision is the walk up its parents. So a
 rollback, an edited user message or a hydrated client checkpoint starts a new branch that shares
 the older rows, and nothing is ever edited in place (message rows are inserted once and never
-updated). Every conversation has one root revision with no messages. A revision's
-``state_digest`` is SHA-256 over each message's payload length (8 bytes, big-endian) followed by
-the payload; it is unique per conversation, so one full history exists at most once and landing
-on it again reuses it.
+updated). Every conversation has one root revision with no messages.
+
+Why a chained digest: a revision's ``state_digest`` identifies its full history. The root's is
+SHA-256 of nothing (``EMPTY_STATE_DIGEST``); adding message m to a history gives
+SHA-256(digest of the history || len(m.payload) as 8 bytes big-endian || m.payload)
+(``extend_digest``; ``state_digest`` folds a whole history). So a new revision needs only its
+parent's digest, read from the parent row, and its own messages; the same full history gives
+the same digest however it was split into revisions. The digest is unique per conversation, so
+one full history exists at most once and landing on it again reuses it (migration 4 recomputed
+the digests written with the earlier, whole-history formula).
+
+Why appends cost O(new messages): besides the parent's row, an append looks up only its own
+message ids and runtime event ids among the conversation's recorded messages (indexed); only if
+one is recorded does it walk the parent's lineage, by revision id, for those ids alone. No
+append reads the history's payloads; ``messages_at`` does, because its callers need them.
+Reusing a revision found by digest (rare) compares both histories in full.
+
+Why checkpoint states: the editor hands back the conversation state of a checkpoint it got from
+us. ``roots_digest`` (SHA-256 of its stable root blob ids, in order) identifies that state, and
+``record_checkpoint`` remembers which revision it showed (the first mapping of a digest wins),
+so ``revision_for_checkpoint`` maps a client's state back to a revision without decoding it.
 
 Why runs own the conversation: a run (one execution attempt, keyed by the Bidi request id) claims
 the conversation; the claim cancels the run it supersedes and moves the conversation's head to
@@ -20,6 +38,12 @@ Why exactly-once: a RunRequest's rendered user turn is one runtime-origin messag
 same transaction as the check, and the database keeps the event id unique per conversation, so a
 retry or a restart replays the turn instead of appending it again; the same message id or event id
 with different bytes is refused (``MessageConflict``).
+
+Why a run can adopt a tool round: when the client's stream drops mid-round, the next run finds
+the round by its base and call ids (``find_pending_round``), claims the conversation on the
+round's head (``round_head``: the revision of its last committed pair, or its base), takes the
+round over (``adopt_tool_round``) and commits the remaining results, which continue the same
+arrival numbering and chain of pairs.
 
 The store never imports ``actors``: callers hand it already-encoded canonical message bytes
 (``actors.conversation.model.encode_message``) plus the metadata it indexes. Every write runs in
@@ -48,14 +72,14 @@ RUNS = "runs"
 TOOL_ROUNDS = "tool_rounds"
 TOOL_ROUND_CALLS = "tool_round_calls"
 INPUT_ANCHORS = "input_anchors"
+CHECKPOINT_STATES = "checkpoint_states"
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 ORIGINS = frozenset({"prompt", "user", "runtime", "assistant", "tool"})
 
-# The full history of a revision, oldest message first, in ONE statement (SQLite and PostgreSQL
-# both have recursive CTEs). The LEFT JOINs keep one row for a revision without messages, so an
-# unknown revision (no rows) is told apart from an empty one (one row of NULLs).
-_LINEAGE_SQL = """
+# The revision ids of a revision's lineage with their distance from it, as a recursive CTE both
+# SQLite and PostgreSQL run; the walk touches only conversation_revisions' primary key.
+_LINEAGE_CTE = """
 WITH RECURSIVE lineage (revision_id, parent_revision_id, depth) AS (
     SELECT revision_id, parent_revision_id, 0
     FROM conversation_revisions WHERE revision_id = {param}
@@ -63,6 +87,14 @@ WITH RECURSIVE lineage (revision_id, parent_revision_id, depth) AS (
     SELECT r.revision_id, r.parent_revision_id, l.depth + 1
     FROM conversation_revisions AS r JOIN lineage AS l ON r.revision_id = l.parent_revision_id
 )
+"""
+
+# The full history of a revision, oldest message first, in ONE statement. The LEFT JOINs keep
+# one row for a revision without messages, so an unknown revision (no rows) is told apart from
+# an empty one (one row of NULLs).
+_LINEAGE_SQL = (
+    _LINEAGE_CTE
+    + """
 SELECT rm.message_id, m.role, m.origin, m.payload, m.runtime_event_id
 FROM lineage AS l
 LEFT JOIN revision_messages AS rm ON rm.revision_id = l.revision_id
@@ -70,6 +102,32 @@ LEFT JOIN conversation_messages AS m
     ON m.conversation_id = rm.conversation_id AND m.message_id = rm.message_id
 ORDER BY l.depth DESC, rm.ordinal
 """
+)
+
+# The history's messages without their payloads (an import compares payloads by digest).
+_LINEAGE_METADATA_SQL = (
+    _LINEAGE_CTE
+    + """
+SELECT rm.message_id, m.role, m.origin, m.runtime_event_id
+FROM lineage AS l
+JOIN revision_messages AS rm ON rm.revision_id = l.revision_id
+JOIN conversation_messages AS m
+    ON m.conversation_id = rm.conversation_id AND m.message_id = rm.message_id
+ORDER BY l.depth DESC, rm.ordinal
+"""
+)
+
+# Which of the given message ids a revision's history holds: the walk probes the
+# (revision_id, message_id) index of revision_messages and reads no message row.
+_IN_LINEAGE_SQL = (
+    _LINEAGE_CTE
+    + """
+SELECT rm.message_id
+FROM lineage AS l
+JOIN revision_messages AS rm ON rm.revision_id = l.revision_id
+WHERE rm.message_id IN ({ids})
+"""
+)
 
 
 # --- errors ------------------------------------------------------------------------------------
@@ -114,7 +172,11 @@ class RevisionConflict(ConversationStoreError):
 
 
 class ToolRoundNotFound(ConversationStoreError):
-    """No tool round has this id for this run."""
+    """No tool round has this id (for this run, when a run is named)."""
+
+
+class ToolRoundConversationMismatch(ConversationStoreError):
+    """The tool round belongs to another conversation than the run that would adopt it."""
 
 
 class ToolRoundExists(ConversationStoreError):
@@ -264,19 +326,56 @@ def utc_now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def state_digest(payloads: Iterable[bytes]) -> bytes:
-    """SHA-256 over each payload's 8-byte big-endian length followed by the payload.
+# The root revision's digest (the empty history): SHA-256 of nothing.
+EMPTY_STATE_DIGEST = hashlib.sha256(b"").digest()
+DIGEST_SIZE = 32
 
-    The length prefix keeps message boundaries in the digest: [b"ab"] and [b"a", b"b"] differ.
+
+def extend_digest(digest: bytes, payloads: Iterable[bytes]) -> bytes:
+    """The digest of a history extended by ``payloads``, from the digest of the history.
+
+    Each message is one link: SHA-256(previous digest || 8-byte big-endian payload length ||
+    payload). Chained so a new revision needs only its parent's digest and its own messages
+    (appending costs O(new messages)); the length prefix keeps message boundaries in the digest.
     """
-    digest = hashlib.sha256()
     for payload in payloads:
-        digest.update(len(payload).to_bytes(8, "big"))
-        digest.update(payload)
+        link = hashlib.sha256(digest)
+        link.update(len(payload).to_bytes(8, "big"))
+        link.update(payload)
+        digest = link.digest()
+    return digest
+
+
+def state_digest(payloads: Iterable[bytes]) -> bytes:
+    """The digest of a full history: the chain from ``EMPTY_STATE_DIGEST``.
+
+    The same payloads give the same digest however the history is split into revisions.
+    """
+    return extend_digest(EMPTY_STATE_DIGEST, payloads)
+
+
+def roots_digest(root_ids: Sequence[bytes]) -> bytes:
+    """The identity of a checkpoint's stable history (system root excluded by the caller):
+    SHA-256 over the concatenation of its 32-byte root blob ids, in order.
+
+    It keys ``record_checkpoint``/``revision_for_checkpoint``, so a client's conversation state
+    maps back to a revision without decoding its blobs.
+    """
+    if isinstance(root_ids, bytes | str) or not isinstance(root_ids, Sequence):
+        raise InvalidInput(
+            f"root_ids must be a sequence of 32-byte blob ids, got {type(root_ids).__name__}"
+        )
+    digest = hashlib.sha256()
+    for position, root_id in enumerate(root_ids):
+        _check_digest(root_id, f"root id {position}")
+        digest.update(root_id)
     return digest.digest()
 
 
-EMPTY_STATE_DIGEST = state_digest(())  # the root revision's digest
+def _check_digest(value: object, what: str) -> bytes:
+    if not isinstance(value, bytes) or len(value) != DIGEST_SIZE:
+        raise InvalidInput(f"{what} must be {DIGEST_SIZE} raw bytes, got {value!r}")
+    return value
 
 
 def _check_id(value: object, what: str) -> str:
@@ -304,26 +403,36 @@ def _check_message(message: object) -> StoredMessage:
 def _check_messages(messages: Iterable[object]) -> list[StoredMessage]:
     """Validate messages and refuse an id or runtime event id repeated among them."""
     checked = [_check_message(m) for m in messages]
-    try:
-        _refuse_repeats([], checked)
-    except MessageConflict as exc:
-        raise InvalidInput(f"repeated within one call: {exc}") from None
-    return checked
-
-
-def _refuse_repeats(history: Sequence[StoredMessage], additions: Sequence[StoredMessage]) -> None:
-    """A message (by id or runtime event id) appears at most once in a history."""
-    ids = {m.message_id for m in history}
-    events = {m.runtime_event_id for m in history if m.runtime_event_id is not None}
-    for message in additions:
+    ids: set[str] = set()
+    events: set[str] = set()
+    for message in checked:
         if message.message_id in ids:
-            raise MessageConflict(f"message {message.message_id} is already in this history")
+            raise InvalidInput(f"repeated within one call: message {message.message_id}")
         ids.add(message.message_id)
         event = message.runtime_event_id
         if event is not None:
             if event in events:
-                raise MessageConflict(f"runtime event {event} is already in this history")
+                raise InvalidInput(f"repeated within one call: runtime event {event}")
             events.add(event)
+    return checked
+
+
+def _check_call_ids(call_ids: object) -> set[str]:
+    """A non-empty set of distinct call ids (a repeat would make the set ambiguous)."""
+    if isinstance(call_ids, str | bytes) or not isinstance(call_ids, Sequence):
+        raise InvalidInput(f"call_ids must be a sequence of call ids, got {call_ids!r}")
+    checked = [_check_id(call_id, "call_id") for call_id in call_ids]
+    if not checked:
+        raise InvalidInput("call_ids is empty: a tool round has at least one call")
+    if len(set(checked)) != len(checked):
+        raise InvalidInput(f"call_ids repeats a call id: {checked!r}")
+    return set(checked)
+
+
+def _check_revision_id(value: object, what: str = "revision_id") -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidInput(f"{what} must be an integer, got {value!r}")
+    return value
 
 
 def _table(
@@ -380,6 +489,11 @@ class ConversationStore:
             INPUT_ANCHORS,
             ("conversation_id", "input_id", "base_revision_id", "created_at_ms"),
         )
+        self._checkpoints = _table(
+            database,
+            CHECKPOINT_STATES,
+            ("conversation_id", "roots_digest", "revision_id", "created_at_ms"),
+        )
         self._lineage_sql = _LINEAGE_SQL.format(param=database.param)
 
     # --- conversations and revisions -----------------------------------------------------------
@@ -421,20 +535,20 @@ class ConversationStore:
         Reuses the revision with the same digest; else makes a child of the current head holding
         only the suffix when the head's history is a prefix of ``messages``; else a new branch
         from the root holding all of them. Creates the conversation if new; never moves the head
-        (``claim_run`` does that).
+        (``claim_run`` does that). Its input is the whole history, so it costs O(len(messages));
+        the head's history is compared by digest and message metadata, never by its payloads.
         """
         _check_id(conversation_id, "conversation_id")
         wanted = _check_messages(messages)
         now = utc_now_ms()
         with self._db.atomic():
             head = self._ensure(conversation_id, now)
-            head_messages = self._known_lineage(head)
-            prefix = len(head_messages)
-            if prefix < len(wanted) and wanted[:prefix] == head_messages:
-                return self._append(conversation_id, head, head_messages, wanted[prefix:], now)
+            head_digest, prefix = self._digest_and_count(head)
+            if prefix < len(wanted) and self._holds(head, head_digest, wanted[:prefix]):
+                return self._extend(conversation_id, head, wanted[prefix:], now)
             root = self._revision_by_digest(conversation_id, EMPTY_STATE_DIGEST)
             assert root is not None, f"conversation {conversation_id} has no root revision"
-            return self._append(conversation_id, root, [], wanted, now)
+            return self._extend(conversation_id, root, wanted, now)
 
     def anchor_input(self, conversation_id: str, input_id: str, base_revision_id: int) -> int:
         """The base revision of a logical input (a user message): the first one recorded wins.
@@ -458,6 +572,46 @@ class ConversationStore:
                 (t.conversation_id == conversation_id) & (t.input_id == input_id)
             )
             return int(query.scalar())
+
+    # --- checkpoints ---------------------------------------------------------------------------
+
+    def record_checkpoint(
+        self, conversation_id: str, roots_digest: bytes, revision_id: int
+    ) -> None:
+        """Remember that a checkpoint whose stable history has ``roots_digest`` (see the
+        module-level ``roots_digest``) shows ``revision_id``, so the client's conversation state
+        maps back to it without being decoded.
+
+        Idempotent, and the first mapping of a digest wins: recording it again for another
+        revision (the same roots published from two branches, say) keeps the first one and is
+        no error. ``InvalidInput`` unless the digest is 32 bytes; ``ConversationNotFound``,
+        ``RevisionNotFound`` unless the revision is the conversation's.
+        """
+        _check_id(conversation_id, "conversation_id")
+        _check_digest(roots_digest, "roots_digest")
+        _check_revision_id(revision_id)
+        with self._db.atomic():
+            if self._lock_conversation(conversation_id) is None:
+                raise ConversationNotFound(f"no conversation {conversation_id}")
+            self._require_revision_of(conversation_id, revision_id)
+            self._checkpoints.insert(
+                conversation_id=conversation_id,
+                roots_digest=roots_digest,
+                revision_id=revision_id,
+                created_at_ms=utc_now_ms(),
+            ).on_conflict_ignore().as_rowcount().execute()
+
+    def revision_for_checkpoint(self, conversation_id: str, roots_digest: bytes) -> int | None:
+        """The revision first recorded for this checkpoint digest, or None."""
+        _check_id(conversation_id, "conversation_id")
+        _check_digest(roots_digest, "roots_digest")
+        t = self._checkpoints
+        found = (
+            t.select(t.revision_id)
+            .where((t.conversation_id == conversation_id) & (t.roots_digest == roots_digest))
+            .scalar()
+        )
+        return None if found is None else int(found)
 
     # --- runs ----------------------------------------------------------------------------------
 
@@ -640,9 +794,7 @@ class ConversationStore:
         now = utc_now_ms()
         with self._db.atomic():
             conversation_id, _ = self._own(run_id, expected_head)
-            history = self._known_lineage(expected_head)
-            _refuse_repeats(history, additions)
-            revision_id = self._append(conversation_id, expected_head, history, additions, now)
+            revision_id = self._extend(conversation_id, expected_head, additions, now)
             self._move_head(conversation_id, run_id, revision_id, now)
             return revision_id
 
@@ -667,13 +819,9 @@ class ConversationStore:
         now = utc_now_ms()
         with self._db.atomic():
             conversation_id, head = self._own(run_id, None)
-            history = self._known_lineage(head)
-            found = [
-                m
-                for m in history
-                if m.message_id == wanted.message_id
-                or (event is not None and m.runtime_event_id == event)
-            ]
+            recorded = self._recorded(conversation_id, [wanted])
+            held = self._in_history(head, recorded)
+            found = [recorded[message_id] for message_id in sorted(held)]
             if found:
                 if found == [wanted]:
                     return head, False
@@ -683,7 +831,7 @@ class ConversationStore:
                 )
             if head != expected_head:
                 raise StaleRun(self._moved(run_id, conversation_id, expected_head, head))
-            revision_id = self._append(conversation_id, head, history, [wanted], now)
+            revision_id = self._append(conversation_id, head, [wanted], recorded, now)
             self._move_head(conversation_id, run_id, revision_id, now)
             return revision_id, True
 
@@ -797,9 +945,7 @@ class ConversationStore:
                 raise DuplicateToolResult(
                     f"call {call_id} of round {round_id} already has a result"
                 )
-            history = self._known_lineage(head)
-            _refuse_repeats(history, messages)
-            revision_id = self._append(conversation_id, head, history, messages, now)
+            revision_id = self._extend(conversation_id, head, messages, now)
             self._move_head(conversation_id, run_id, revision_id, now)
             c.update(
                 status=ToolCallStatus.COMPLETED.value,
@@ -837,6 +983,97 @@ class ConversationStore:
         if not r.select(r.round_id).where(r.round_id == round_id).exists():
             raise ToolRoundNotFound(f"no tool round {round_id}")
         return list(self._round_calls(round_id, pending_only=True))
+
+    # --- resuming a tool round ------------------------------------------------------------------
+
+    def find_pending_round(
+        self, conversation_id: str, base_revision_id: int, call_ids: Sequence[str]
+    ) -> ToolRoundRecord | None:
+        """The pending tool round of the conversation created on ``base_revision_id`` whose
+        call ids are exactly ``call_ids`` (in any order), or None.
+
+        How a run finds the round a dropped client stream interrupted, from what the client's
+        state says (the round's base and its calls); ``adopt_tool_round`` then takes it over.
+        Should several match, the most recently created one is returned.
+        """
+        _check_id(conversation_id, "conversation_id")
+        _check_revision_id(base_revision_id, "base_revision_id")
+        wanted = _check_call_ids(call_ids)
+        r, u, c = self._rounds, self._runs, self._calls
+        query = (
+            r.select(r.round_id, c.call_id)
+            .join(u, on=u.run_id == r.run_id)
+            .join(c, on=c.round_id == r.round_id)
+            .where(
+                (u.conversation_id == conversation_id)
+                & (r.base_revision_id == base_revision_id)
+                & (r.status == ToolRoundStatus.PENDING.value)
+            )
+            .order_by(r.created_at_ms.desc(), r.round_id.desc())
+        )
+        rounds: dict[str, set[str]] = {}
+        for round_id, call_id in query.tuples():
+            rounds.setdefault(round_id, set()).add(call_id)
+        for round_id, calls in rounds.items():  # newest first
+            if calls == wanted:
+                return self.tool_round(round_id)
+        return None
+
+    def adopt_tool_round(self, run_id: str, round_id: str) -> ToolRoundRecord:
+        """Make ``run_id`` the owner of a still-pending round of its conversation, so it commits
+        the remaining results (``commit_tool_result(run_id, round_id, ...)``); returns the round
+        as adopted, its calls with their statuses and committed revisions.
+
+        The run must own its conversation (``StaleRun``) and stand on the round's head
+        (``round_head``: the revision holding its last committed pair, or its base when none
+        completed), so the remaining pairs extend the same chain: claim the run on that revision
+        first, else ``StaleRun``. Refused too: an unknown round (``ToolRoundNotFound``), one of
+        another conversation (``ToolRoundConversationMismatch``), a settled one
+        (``ToolRoundSettled``). Adopting a round the run already holds changes nothing.
+        """
+        _check_id(run_id, "run_id")
+        _check_id(round_id, "round_id")
+        now = utc_now_ms()
+        with self._db.atomic():
+            conversation_id, head = self._own(run_id, None)
+            record = self.tool_round(round_id)
+            if record is None:
+                raise ToolRoundNotFound(f"no tool round {round_id}")
+            owner = self._run_conversation(record.run_id)
+            if owner != conversation_id:
+                raise ToolRoundConversationMismatch(
+                    f"tool round {round_id} belongs to conversation {owner}, "
+                    f"not to conversation {conversation_id} of run {run_id}"
+                )
+            if record.status is ToolRoundStatus.SETTLED:
+                raise ToolRoundSettled(f"tool round {round_id} is already settled")
+            expected = self.round_head(record)
+            if head != expected:
+                raise StaleRun(
+                    f"run {run_id} is at revision {head}, but tool round {round_id} continues "
+                    f"from revision {expected}: claim the run there to adopt the round"
+                )
+            if record.run_id == run_id:
+                return record
+            r = self._rounds
+            r.update(run_id=run_id, updated_at_ms=now).where(r.round_id == round_id).execute()
+            return msgspec.structs.replace(record, run_id=run_id, updated_at_ms=now)
+
+    @staticmethod
+    def round_head(tool_round: ToolRoundRecord) -> int:
+        """The revision holding the round's last committed pair (the call with the highest
+        ``completion_seq``), or the round's base when no call completed yet: where a run that
+        resumes the round must stand, and the history its next checkpoint shows."""
+        committed = {
+            call.completion_seq: call.committed_revision_id
+            for call in tool_round.calls
+            if call.completion_seq is not None
+        }
+        if not committed:
+            return tool_round.base_revision_id
+        revision = committed[max(committed)]
+        assert revision is not None, f"round {tool_round.round_id}: a completed call has no pair"
+        return revision
 
     # --- internals -----------------------------------------------------------------------------
 
@@ -954,31 +1191,110 @@ class ConversationStore:
         assert messages is not None, f"revision {revision_id} vanished"
         return messages
 
+    def _digest_and_count(self, revision_id: int) -> tuple[bytes, int]:
+        """(state digest, history length) of a revision known to exist: all a child needs."""
+        t = self._revisions
+        for digest, count in (
+            t.select(t.state_digest, t.message_count).where(t.revision_id == revision_id).tuples()
+        ):
+            return _bytes(digest), int(count)
+        raise AssertionError(f"revision {revision_id} vanished")
+
+    def _holds(self, revision_id: int, digest: bytes, messages: list[StoredMessage]) -> bool:
+        """Whether the revision (of ``digest``) has exactly ``messages`` as its history: payloads
+        compared by digest, ids and metadata row by row (no stored payload is read)."""
+        if state_digest(m.payload for m in messages) != digest:
+            return False
+        sql = _LINEAGE_METADATA_SQL.format(param=self._db.param)
+        rows = self._db.execute_sql(sql, (revision_id,)).fetchall()
+        wanted = [(m.message_id, m.role, m.origin, m.runtime_event_id) for m in messages]
+        return [tuple(row) for row in rows] == wanted
+
+    def _recorded(
+        self, conversation_id: str, messages: Sequence[StoredMessage]
+    ) -> dict[str, StoredMessage]:
+        """The conversation's recorded messages that have the id or the runtime event id of one
+        of ``messages``, by message id: one indexed query, whatever the history's length."""
+        t = self._messages
+        ids = [m.message_id for m in messages]
+        events = [m.runtime_event_id for m in messages if m.runtime_event_id is not None]
+        condition = t.message_id.in_(ids)
+        if events:
+            condition |= t.runtime_event_id.in_(events)
+        query = t.select(t.message_id, t.role, t.origin, t.payload, t.runtime_event_id).where(
+            (t.conversation_id == conversation_id) & condition
+        )
+        return {
+            row[0]: StoredMessage(row[0], row[1], row[2], _bytes(row[3]), row[4])
+            for row in query.tuples()
+        }
+
+    def _in_history(self, revision_id: int, message_ids: Iterable[str]) -> set[str]:
+        """Which of these (recorded) message ids the revision's history holds; no query when
+        there are none, which is the common case of an append."""
+        ids = list(message_ids)
+        if not ids:
+            return set()
+        param = self._db.param
+        sql = _IN_LINEAGE_SQL.format(param=param, ids=", ".join([param] * len(ids)))
+        return {row[0] for row in self._db.execute_sql(sql, (revision_id, *ids)).fetchall()}
+
+    def _extend(
+        self, conversation_id: str, parent: int, additions: list[StoredMessage], now: int
+    ) -> int:
+        """Refuse additions already in the parent's history (by message id or runtime event id,
+        ``MessageConflict``), then ``_append`` them.
+
+        Only the additions are looked up: the conversation's rows with their ids or event ids,
+        then, if any, whether the parent's lineage holds them.
+        """
+        recorded = self._recorded(conversation_id, additions)
+        held = self._in_history(parent, recorded)
+        if held:
+            held_events = {
+                m.runtime_event_id
+                for m in recorded.values()
+                if m.message_id in held and m.runtime_event_id is not None
+            }
+            for message in additions:
+                if message.message_id in held:
+                    raise MessageConflict(
+                        f"message {message.message_id} is already in this history"
+                    )
+                if message.runtime_event_id in held_events:
+                    raise MessageConflict(
+                        f"runtime event {message.runtime_event_id} is already in this history"
+                    )
+        return self._append(conversation_id, parent, additions, recorded, now)
+
     def _append(
         self,
         conversation_id: str,
         parent: int,
-        history: list[StoredMessage],
         additions: list[StoredMessage],
+        recorded: dict[str, StoredMessage],
         now: int,
     ) -> int:
-        """The revision whose history is ``history + additions`` (``history`` being the parent's):
-        the existing one with that digest, else a new child of ``parent`` holding ``additions``.
+        """The revision whose history is the parent's plus ``additions``: the existing one with
+        that digest, else a new child of ``parent`` holding ``additions``.
 
+        The digest chains from the parent's, so this reads one parent row, not the history.
         Reusing by digest keeps one revision per history: a retried turn that lands on the same
-        messages from the same base returns the revision the first attempt made.
+        messages from the same base returns the revision the first attempt made. That hit is
+        rare, so it is checked in full. ``recorded`` is ``_recorded`` of the additions.
         """
-        full = history + additions
-        digest = state_digest(m.payload for m in full)
+        parent_digest, parent_count = self._digest_and_count(parent)
+        digest = extend_digest(parent_digest, (m.payload for m in additions))
         existing = self._revision_by_digest(conversation_id, digest)
         if existing is not None:
-            if self._known_lineage(existing) != full:
+            if self._known_lineage(existing) != self._known_lineage(parent) + additions:
                 raise RevisionConflict(
                     f"revision {existing} has the same digest but different messages"
                 )
             return existing
-        self._store_messages(conversation_id, additions, now)
-        revision_id = self._insert_revision(conversation_id, parent, digest, len(full), now)
+        self._store_messages(conversation_id, additions, recorded, now)
+        count = parent_count + len(additions)
+        revision_id = self._insert_revision(conversation_id, parent, digest, count, now)
         if additions:
             self._revision_messages.insert(
                 [
@@ -1007,26 +1323,20 @@ class ConversationStore:
         )
 
     def _store_messages(
-        self, conversation_id: str, messages: list[StoredMessage], now: int
+        self,
+        conversation_id: str,
+        messages: list[StoredMessage],
+        recorded: dict[str, StoredMessage],
+        now: int,
     ) -> None:
         """Insert the messages the conversation does not hold yet; a recorded one must be
-        identical (same id → same role, origin, bytes and event; same event → same id)."""
-        t = self._messages
-        ids = [m.message_id for m in messages]
-        recorded = {
-            row[0]: StoredMessage(row[0], row[1], row[2], _bytes(row[3]), row[4])
-            for row in t.select(t.message_id, t.role, t.origin, t.payload, t.runtime_event_id)
-            .where((t.conversation_id == conversation_id) & t.message_id.in_(ids))
-            .tuples()
+        identical (same id → same role, origin, bytes and event; same event → same id).
+        ``recorded`` is ``_recorded`` of ``messages``."""
+        event_owners = {
+            m.runtime_event_id: m.message_id
+            for m in recorded.values()
+            if m.runtime_event_id is not None
         }
-        events = [m.runtime_event_id for m in messages if m.runtime_event_id is not None]
-        event_owners: dict[str, str] = {}
-        if events:
-            event_owners = dict(
-                t.select(t.runtime_event_id, t.message_id)
-                .where((t.conversation_id == conversation_id) & t.runtime_event_id.in_(events))
-                .tuples()
-            )
         rows = []
         for m in messages:
             old = recorded.get(m.message_id)
@@ -1055,7 +1365,7 @@ class ConversationStore:
                 }
             )
         if rows:
-            t.insert(rows).execute()
+            self._messages.insert(rows).execute()
 
     @staticmethod
     def _check_calls(round_id: str, calls: Sequence[ToolCallSpec]) -> list[ToolCallSpec]:

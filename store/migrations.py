@@ -26,7 +26,9 @@ importing live models that will change later; use only portable peewee DDL (``cr
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Sequence
+import hashlib
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
 
 import peewee
 
@@ -468,3 +470,113 @@ def create_conversations(db: peewee.Database) -> None:
             where=Message.runtime_event_id.is_null(False),
         )
     )
+
+
+# The root revision's digest, frozen as of migration 4: SHA-256 of nothing.
+_V4_EMPTY_DIGEST = hashlib.sha256(b"").digest()
+
+_V4_DELTA_PAYLOADS_SQL = """
+SELECT m.payload
+FROM revision_messages AS rm
+JOIN conversation_messages AS m
+    ON m.conversation_id = rm.conversation_id AND m.message_id = rm.message_id
+WHERE rm.revision_id = {param}
+ORDER BY rm.ordinal
+"""
+
+
+def _v4_chain(digest: bytes, payloads: Iterable[bytes]) -> bytes:
+    """The chained digest as of migration 4 (a frozen copy: the store's may change later)."""
+    for payload in payloads:
+        digest = hashlib.sha256(digest + len(payload).to_bytes(8, "big") + payload).digest()
+    return digest
+
+
+def _v4_rechain_conversation(db: peewee.Database, conversation_id: str) -> None:
+    """Recompute one conversation's revision digests, parents before children (walked from the
+    root, so revision id order does not matter); only a differing digest is written."""
+    rows = db.execute_sql(
+        "SELECT revision_id, parent_revision_id, state_digest FROM conversation_revisions "
+        f"WHERE conversation_id = {db.param}",
+        (conversation_id,),
+    ).fetchall()
+    children: dict[int | None, list[int]] = defaultdict(list)
+    stored: dict[int, bytes] = {}
+    for revision_id, parent, digest in rows:
+        children[parent].append(revision_id)
+        stored[revision_id] = bytes(digest)
+    payloads_sql = _V4_DELTA_PAYLOADS_SQL.format(param=db.param)
+    update_sql = (
+        f"UPDATE conversation_revisions SET state_digest = {db.param} "
+        f"WHERE revision_id = {db.param}"
+    )
+    pending = [(root, _V4_EMPTY_DIGEST) for root in children[None]]
+    visited = 0
+    while pending:
+        revision_id, parent_digest = pending.pop()
+        visited += 1
+        payloads = [bytes(p) for (p,) in db.execute_sql(payloads_sql, (revision_id,)).fetchall()]
+        digest = _v4_chain(parent_digest, payloads)
+        if digest != stored[revision_id]:
+            db.execute_sql(update_sql, (digest, revision_id))
+        pending.extend((child, digest) for child in children[revision_id])
+    if visited != len(rows):
+        raise MigrationError(
+            f"conversation {conversation_id}: {len(rows) - visited} revisions are not reachable "
+            "from its root"
+        )
+
+
+@migration(4)
+def chain_digests_and_checkpoint_states(db: peewee.Database) -> None:
+    """Chained revision digests, and the checkpoint index.
+
+    Why chained: the migration-3 digest hashed a revision's full history, so every append read
+    and hashed the whole history. Now digest(empty) = SHA-256(b"") and digest(history + [m]) =
+    SHA-256(digest(history) || 8-byte big-endian len(m.payload) || m.payload): a child needs only
+    its parent's digest and its own messages, and the same full history still gives one digest
+    (``UNIQUE(conversation_id, state_digest)`` still dedupes). Every existing revision is
+    recomputed from its messages, parents before children.
+
+    ``checkpoint_states`` maps a client checkpoint (the SHA-256 of its stable root blob ids,
+    ``store.conversations.roots_digest``) to the revision it shows, so a client's conversation
+    state is mapped back to a revision without decoding it. One mapping per digest and
+    conversation (the primary key); the first recorded wins.
+
+    Re-runnable as a function: digests are recomputed from the messages and only differing ones
+    written, and the table is created only if missing, so a second run changes nothing.
+    """
+    conversations = db.execute_sql("SELECT conversation_id FROM conversations").fetchall()
+    for (conversation_id,) in conversations:
+        _v4_rechain_conversation(db, conversation_id)
+
+    class Conversation(peewee.Model):  # referenced only; created by migration 3
+        conversation_id = peewee.TextField(primary_key=True)
+
+        class Meta:
+            database = db
+            table_name = "conversations"
+
+    class Revision(peewee.Model):  # referenced only; created by migration 3
+        revision_id = peewee.BigAutoField()
+
+        class Meta:
+            database = db
+            table_name = "conversation_revisions"
+
+    class CheckpointState(peewee.Model):
+        conversation = peewee.ForeignKeyField(
+            Conversation, column_name="conversation_id", index=False
+        )
+        roots_digest = peewee.BlobField(constraints=[peewee.Check("length(roots_digest) = 32")])
+        revision = peewee.ForeignKeyField(
+            Revision, column_name="revision_id", field="revision_id", index=False
+        )
+        created_at_ms = peewee.BigIntegerField()
+
+        class Meta:
+            database = db
+            table_name = "checkpoint_states"
+            primary_key = peewee.CompositeKey("conversation", "roots_digest")
+
+    db.create_tables([CheckpointState], safe=True)

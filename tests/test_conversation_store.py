@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import peewee
@@ -28,11 +29,12 @@ from actors.conversation.model import (
     ToolResultContent,
     encode_message,
 )
-from store import Store, connect_store
+from store import Store, apply_migrations, connect_store, open_database
 from store.conversations import (
     EMPTY_STATE_DIGEST,
     ConversationNotFound,
     ConversationStore,
+    ConversationStoreError,
     DuplicateToolResult,
     InvalidInput,
     MessageConflict,
@@ -44,12 +46,21 @@ from store.conversations import (
     StoredMessage,
     ToolCallSpec,
     ToolCallStatus,
+    ToolRoundConversationMismatch,
     ToolRoundExists,
     ToolRoundNotFound,
     ToolRoundSettled,
     ToolRoundStatus,
     UnknownToolCall,
+    extend_digest,
+    roots_digest,
     state_digest,
+)
+from store.migrations import (
+    MigrationError,
+    applied_versions,
+    chain_digests_and_checkpoint_states,
+    registered_migrations,
 )
 
 # --- fixtures and helpers ----------------------------------------------------------------------
@@ -142,6 +153,7 @@ STORE_TABLES = (
     "tool_rounds",
     "tool_round_calls",
     "input_anchors",
+    "checkpoint_states",
 )
 
 
@@ -242,12 +254,18 @@ def test_lineage_walks_the_parents_and_each_revision_stores_its_delta(
     assert second_record is not None
     assert second_record.parent_revision_id == first
     assert second_record.message_count == 3
-    # SHA-256 over (8-byte big-endian length, payload) for each message of the full history.
-    manual = hashlib.sha256()
+    # Chained: each message is SHA-256(previous digest, 8-byte big-endian length, payload).
+    manual = EMPTY_STATE_DIGEST
     for payload in (a.payload, b.payload, c.payload):
-        manual.update(len(payload).to_bytes(8, "big") + payload)
-    assert second_record.state_digest == manual.digest()
+        manual = hashlib.sha256(manual + len(payload).to_bytes(8, "big") + payload).digest()
+    assert second_record.state_digest == manual == state_digest([a.payload, b.payload, c.payload])
+    first_record = cs.revision(first)
+    assert first_record is not None
+    assert second_record.state_digest == extend_digest(
+        first_record.state_digest, [b.payload, c.payload]
+    )
     assert state_digest([b"ab"]) != state_digest([b"a", b"b"])
+    assert state_digest([b"a", b"b"]) != state_digest([b"b", b"a"])
     run = cs.run("run-1")
     assert run is not None
     assert run.head_revision_id == second
@@ -271,6 +289,123 @@ def test_messages_at_an_unknown_revision_is_refused(cs: ConversationStore) -> No
     started(cs)
     with pytest.raises(RevisionNotFound):
         cs.messages_at(999_999)
+
+
+def test_the_same_history_has_one_digest_however_it_was_split(cs: ConversationStore) -> None:
+    """Chained digests depend on the payloads alone, not on how revisions group them."""
+    a, b, c = user("a"), assistant("b"), user("c")
+    root = started(cs)
+    head = cs.append_messages("run-1", root, [a])
+    head = cs.append_messages("run-1", head, [b])
+    head = cs.append_messages("run-1", head, [c])
+    at_once = cs.import_revision("other", [a, b, c])
+    split, whole = cs.revision(head), cs.revision(at_once)
+    assert split is not None
+    assert whole is not None
+    assert (split.parent_revision_id, whole.parent_revision_id) != (None, None)
+    assert (
+        split.state_digest == whole.state_digest == state_digest([a.payload, b.payload, c.payload])
+    )
+    assert whole.message_count == split.message_count == 3
+
+
+def test_a_child_digest_is_computed_from_the_parent_row(
+    cs: ConversationStore, opened: Store
+) -> None:
+    """An append reads its parent's stored digest instead of re-hashing the history: with the
+    parent row's digest replaced, the child chains from the replacement."""
+    root = started(cs)
+    parent = cs.append_messages("run-1", root, [user("a"), assistant("b")])
+    replaced = hashlib.sha256(b"another history").digest()
+    p = opened.database.param
+    opened.database.execute_sql(
+        f"UPDATE conversation_revisions SET state_digest = {p} WHERE revision_id = {p}",
+        (replaced, parent),
+    )
+    c = user("c")
+    child = cs.revision(cs.append_messages("run-1", parent, [c]))
+    assert child is not None
+    assert child.state_digest == extend_digest(replaced, [c.payload])
+    assert child.message_count == 3
+
+
+def test_repeats_are_found_deep_in_a_long_lineage(cs: ConversationStore) -> None:
+    """The lookup of an append's own ids walks the whole lineage: a message or runtime event
+    of the first revision of a long chain is still "already in this history"."""
+    root = started(cs)
+    first = runtime("req-0")
+    head = cs.append_once("run-1", root, first)[0]
+    for i in range(60):
+        head = cs.append_messages("run-1", head, [user(f"u{i}"), assistant(f"a{i}")])
+    with pytest.raises(MessageConflict, match="message u0 is already in this history"):
+        cs.append_messages("run-1", head, [user("new"), user("u0")])
+    same_event = StoredMessage("other-id", "user", "runtime", b"{}", "run-request:req-0")
+    with pytest.raises(MessageConflict, match="runtime event run-request:req-0 is already in"):
+        cs.append_messages("run-1", head, [same_event])
+    assert cs.append_once("run-1", head, first) == (head, False)
+    with pytest.raises(MessageConflict, match="different content"):
+        cs.append_once("run-1", head, runtime("req-0", "other bytes"))
+    # Recorded on a branch, not in this history: the row is shared, not refused.
+    cs.claim_run("run-2", "conv", root)
+    branch = cs.append_messages("run-2", root, [user("u30"), assistant("a30")])
+    assert cs.messages_at(branch) == [user("u30"), assistant("a30")]
+    assert head_of(cs, "run-2") == branch
+
+
+def vm_steps(db: peewee.Database, fn: Callable[[], object]) -> int:
+    """How many instructions SQLite's VM runs for ``fn``: a measure of work that, unlike time,
+    is the same on every run."""
+    connection = db.connection()
+    steps = 0
+
+    def tick() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    connection.set_progress_handler(tick, 1)
+    try:
+        fn()
+    finally:
+        connection.set_progress_handler(None, 1)
+    return steps
+
+
+def test_an_append_does_as_much_work_on_a_long_history_as_on_a_short_one(tmp_path: Path) -> None:
+    """O(new messages): SQLite executes about the same instructions for appends, a runtime turn
+    and a tool pair on a 400-message history as on a 4-message one (reading the history, as
+    ``messages_at`` does, costs many times that)."""
+    store = connect_store(f"sqlite://{tmp_path / 'steps.db'}")
+    cs = ConversationStore(store.database)
+    heads = {}
+    for name, exchanges in (("long", 200), ("short", 2)):
+        head = started(cs, name, f"run-{name}")
+        for i in range(exchanges):
+            head = cs.append_messages(f"run-{name}", head, [user(f"u{i}"), assistant(f"a{i}")])
+        heads[name] = head
+    work: dict[str, list[int]] = {}
+    for name in ("long", "short"):
+        run_id = f"run-{name}"
+        call = ToolCallSpec(0, "call-1", f"{run_id}:0", "Read", "{}")
+
+        def append(name: str = name, run_id: str = run_id) -> None:
+            cs.append_messages(run_id, heads[name], [user("new")])
+
+        def once(run_id: str = run_id) -> None:
+            cs.append_once(run_id, head_of(cs, run_id), runtime(run_id))
+
+        def pair(run_id: str = run_id, call: ToolCallSpec = call) -> None:
+            cs.create_tool_round(run_id, f"{run_id}:r", head_of(cs, run_id), b"{}", [call])
+            cs.commit_tool_result(
+                run_id, f"{run_id}:r", "call-1", tool_pair(f"{run_id}:r", call, "x"), "x", False
+            )
+
+        work[name] = [vm_steps(store.database, fn) for fn in (append, once, pair)]
+    reading = vm_steps(store.database, lambda: cs.messages_at(heads["long"]))
+    for long_steps, short_steps in zip(work["long"], work["short"], strict=True):
+        assert long_steps <= short_steps * 1.2, (work, reading)
+        assert reading > long_steps * 3, (work, reading)
+    store.close()
 
 
 def test_message_rows_are_never_updated_or_deleted(cs: ConversationStore, opened: Store) -> None:
@@ -778,3 +913,397 @@ def test_editing_an_input_discards_its_suffix(cs: ConversationStore) -> None:
     assert inserted
     assert cs.messages_at(edited) == [runtime("req-2", "edited")]
     assert cs.messages_at(old_head) == [runtime("req-1", "original"), assistant("answer")]
+
+
+# --- migration 4: chained digests --------------------------------------------------------------
+
+
+def whole_history_digest(payloads: list[bytes]) -> bytes:
+    """The digest migration 3 wrote: one SHA-256 over the full history."""
+    digest = hashlib.sha256()
+    for payload in payloads:
+        digest.update(len(payload).to_bytes(8, "big") + payload)
+    return digest.digest()
+
+
+def revision_digests(db: peewee.Database) -> dict[int, bytes]:
+    sql = "SELECT revision_id, state_digest FROM conversation_revisions"
+    return {int(rid): bytes(digest) for rid, digest in db.execute_sql(sql).fetchall()}
+
+
+def refuse_updates(db: peewee.Database, table: str) -> None:
+    """A trigger that makes any UPDATE of ``table`` fail."""
+    if isinstance(db, peewee.PostgresqlDatabase):
+        db.execute_sql(
+            "CREATE FUNCTION refuse_update() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'no update of %%', TG_TABLE_NAME; END $$"
+        )
+        db.execute_sql(
+            f"CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION refuse_update()"
+        )
+    else:
+        db.execute_sql(
+            f"CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table} "
+            "BEGIN SELECT RAISE(ABORT, 'no update'); END"
+        )
+
+
+def test_migration_4_rechains_every_digest_parents_first(db_url: str) -> None:
+    """A database written with the whole-history digests of migration 3 (appends, a rollback
+    branch, an import, and a chain whose parents have larger ids than their children) gets the
+    chained digest on every revision; afterwards the store dedupes against the migrated rows,
+    and running the migration again writes nothing."""
+    db = open_database(db_url)
+    version_3 = registered_migrations()[:3]
+    assert [v for v, _ in version_3] == [1, 2, 3]
+    apply_migrations(db, version_3)
+    assert not db.table_exists("checkpoint_states")
+    cs = ConversationStore(db)
+    a, b, c, d = runtime("req-1"), assistant("b"), user("c"), user("d")
+    root = started(cs)
+    rev_a = cs.append_once("run-1", root, a)[0]
+    rev_b = cs.append_messages("run-1", rev_a, [b, c])
+    cs.claim_run("run-2", "conv", rev_a)
+    rev_d = cs.append_messages("run-2", rev_a, [d])
+    imported = cs.import_revision("conv", [c, d])
+    cs.ensure_conversation("empty")
+    # Parents with larger ids than their children: the walk must not follow id order.
+    p = db.param
+    db.execute_sql(
+        "INSERT INTO conversations (conversation_id, current_revision_id, active_run_id, "
+        f"created_at_ms, updated_at_ms) VALUES ({p}, 9000, NULL, 0, 0)",
+        ("reversed",),
+    )
+    x, y = user("x"), user("y")
+    for revision_id, parent, count_ in ((9000, None, 0), (8000, 9000, 1)):
+        db.execute_sql(
+            "INSERT INTO conversation_revisions (revision_id, conversation_id, "
+            "parent_revision_id, state_digest, message_count, created_at_ms) "
+            f"VALUES ({p}, {p}, {p}, {p}, {p}, 0)",
+            (revision_id, "reversed", parent, b"\0" * 32 if parent else EMPTY_STATE_DIGEST, count_),
+        )
+    db.execute_sql(
+        "INSERT INTO conversation_revisions (revision_id, conversation_id, parent_revision_id, "
+        f"state_digest, message_count, created_at_ms) VALUES (7000, {p}, 8000, {p}, 2, 0)",
+        ("reversed", b"\1" * 32),
+    )
+    for revision_id, message in ((8000, x), (7000, y)):
+        db.execute_sql(
+            "INSERT INTO conversation_messages (conversation_id, message_id, role, origin, "
+            f"payload, runtime_event_id, created_at_ms) VALUES ({p}, {p}, {p}, {p}, {p}, NULL, 0)",
+            ("reversed", message.message_id, message.role, message.origin, message.payload),
+        )
+        db.execute_sql(
+            "INSERT INTO revision_messages (revision_id, ordinal, conversation_id, message_id) "
+            f"VALUES ({p}, 0, {p}, {p})",
+            (revision_id, "reversed", message.message_id),
+        )
+    histories = {rid: cs.messages_at(rid) for rid in revision_digests(db)}
+    for rid, history in histories.items():  # what migration 3 had written
+        db.execute_sql(
+            f"UPDATE conversation_revisions SET state_digest = {p} WHERE revision_id = {p}",
+            (whole_history_digest([m.payload for m in history]), rid),
+        )
+    assert len(histories) == 9
+
+    assert apply_migrations(db) == [4]
+    migrated = revision_digests(db)
+    for rid, history in histories.items():
+        assert migrated[rid] == state_digest([m.payload for m in history]), rid
+        if history:
+            assert migrated[rid] != whole_history_digest([m.payload for m in history])
+    assert migrated[7000] == state_digest([x.payload, y.payload])
+    assert db.table_exists("checkpoint_states")
+
+    # The store finds the migrated rows by digest: same histories, same revisions.
+    assert cs.import_revision("conv", [a, b, c]) == rev_b
+    assert cs.import_revision("conv", [a, d]) == rev_d
+    assert cs.import_revision("conv", [c, d]) == imported
+    assert cs.import_revision("reversed", [x, y]) == 7000
+    cs.claim_run("run-3", "conv", root)
+    assert cs.append_once("run-3", root, a) == (rev_a, True)  # lands on the existing revision
+    before = snapshot(db)
+
+    refuse_updates(db, "conversation_revisions")
+    with db.atomic():
+        chain_digests_and_checkpoint_states(db)
+    assert revision_digests(db) == migrated
+    assert snapshot(db) == before
+    db.close()
+
+
+def test_migration_4_refuses_a_revision_its_root_does_not_reach(db_url: str) -> None:
+    """A revision whose parent is in another conversation cannot be rechained: the migration
+    fails loudly and leaves version 3 in place."""
+    db = open_database(db_url)
+    apply_migrations(db, registered_migrations()[:3])
+    cs = ConversationStore(db)
+    cs.ensure_conversation("a")
+    other_root = cs.ensure_conversation("b")
+    p = db.param
+    db.execute_sql(
+        "INSERT INTO conversation_revisions (conversation_id, parent_revision_id, state_digest, "
+        f"message_count, created_at_ms) VALUES ({p}, {p}, {p}, 0, 0)",
+        ("a", other_root, b"\2" * 32),
+    )
+    with pytest.raises(MigrationError, match="1 revisions are not reachable"):
+        apply_migrations(db)
+    assert applied_versions(db) == [1, 2, 3]
+    assert not db.table_exists("checkpoint_states")
+    db.close()
+
+
+# --- checkpoint states -------------------------------------------------------------------------
+
+
+def blob(name: str) -> bytes:
+    return hashlib.sha256(name.encode()).digest()
+
+
+def test_roots_digest_is_sha256_of_the_concatenated_root_ids() -> None:
+    roots = [blob("user"), blob("assistant"), blob("tool")]
+    assert roots_digest(roots) == hashlib.sha256(b"".join(roots)).digest()
+    assert roots_digest(tuple(roots)) == roots_digest(roots)
+    assert roots_digest(roots) != roots_digest(list(reversed(roots)))
+    assert roots_digest([]) == hashlib.sha256(b"").digest()
+    for bad in ([blob("a")[:31]], [blob("a") + b"\0"], [blob("a").hex()], [bytearray(blob("a"))]):
+        with pytest.raises(InvalidInput, match="32 raw bytes"):
+            roots_digest(bad)  # type: ignore[arg-type]
+    for not_a_sequence in (blob("a"), None, iter(roots)):
+        with pytest.raises(InvalidInput, match="must be a sequence"):
+            roots_digest(not_a_sequence)  # type: ignore[arg-type]
+
+
+def test_a_checkpoint_maps_to_its_first_recorded_revision(
+    cs: ConversationStore, opened: Store
+) -> None:
+    root = started(cs)
+    head = cs.append_messages("run-1", root, [user("a")])
+    state = roots_digest([blob("a")])
+    assert cs.revision_for_checkpoint("conv", state) is None
+    cs.record_checkpoint("conv", state, head)
+    assert cs.revision_for_checkpoint("conv", state) == head
+    cs.record_checkpoint("conv", state, head)  # the same triple again: a no-op
+    cs.record_checkpoint("conv", state, root)  # another revision: the first mapping wins
+    assert cs.revision_for_checkpoint("conv", state) == head
+    assert count(opened.database, "checkpoint_states") == 1
+    # Keyed per conversation: the same roots elsewhere are another checkpoint.
+    other_root = cs.ensure_conversation("other")
+    assert cs.revision_for_checkpoint("other", state) is None
+    cs.record_checkpoint("other", state, other_root)
+    assert cs.revision_for_checkpoint("other", state) == other_root
+    assert cs.revision_for_checkpoint("conv", state) == head
+    empty = roots_digest([])
+    cs.record_checkpoint("conv", empty, root)
+    assert cs.revision_for_checkpoint("conv", empty) == root
+    assert rows(opened.database, "checkpoint_states") == sorted(
+        [
+            ("conv", state, head, rows(opened.database, "checkpoint_states")[0][3]),
+            ("conv", empty, root, rows(opened.database, "checkpoint_states")[1][3]),
+            ("other", state, other_root, rows(opened.database, "checkpoint_states")[2][3]),
+        ],
+        key=repr,
+    )
+
+
+def test_record_checkpoint_refuses_bad_input(cs: ConversationStore, opened: Store) -> None:
+    root = started(cs)
+    other_root = cs.ensure_conversation("other")
+    state = roots_digest([blob("a")])
+    before = snapshot(opened.database)
+    for bad in (state[:31], state + b"\0", state.hex(), bytearray(state), None):
+        with pytest.raises(InvalidInput, match="roots_digest must be 32 raw bytes"):
+            cs.record_checkpoint("conv", bad, root)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInput):
+            cs.revision_for_checkpoint("conv", bad)  # type: ignore[arg-type]
+    with pytest.raises(RevisionNotFound, match="belongs to other"):
+        cs.record_checkpoint("conv", state, other_root)
+    with pytest.raises(RevisionNotFound):
+        cs.record_checkpoint("conv", state, 999_999)
+    with pytest.raises(InvalidInput, match="revision_id must be an integer"):
+        cs.record_checkpoint("conv", state, str(root))  # type: ignore[arg-type]
+    with pytest.raises(ConversationNotFound):
+        cs.record_checkpoint("missing", state, root)
+    with pytest.raises(InvalidInput):
+        cs.record_checkpoint("", state, root)
+    assert snapshot(opened.database) == before
+    assert cs.revision_for_checkpoint("conv", state) is None
+
+
+def test_the_database_keeps_checkpoint_states_well_formed(opened: Store) -> None:
+    """The table's own constraints: one row per (conversation, digest), a 32-byte digest, an
+    existing revision."""
+    db = opened.database
+    root = ConversationStore(db).ensure_conversation("conv")
+    p = db.param
+    sql = (
+        "INSERT INTO checkpoint_states (conversation_id, roots_digest, revision_id, "
+        f"created_at_ms) VALUES ({p}, {p}, {p}, 0)"
+    )
+    db.execute_sql(sql, ("conv", blob("a"), root))
+    for bad in (
+        ("conv", blob("a"), root),
+        ("conv", blob("b")[:31], root),
+        ("conv", blob("c"), 999),
+    ):
+        with pytest.raises(peewee.IntegrityError), db.atomic():
+            db.execute_sql(sql, bad)
+    assert count(db, "checkpoint_states") == 1
+
+
+# --- resuming an interrupted tool round --------------------------------------------------------
+
+
+def three_calls(run_id: str) -> list[ToolCallSpec]:
+    return [
+        ToolCallSpec(i, f"call-{name}", f"{run_id}:0", "Read", f'{{"path":"/{name}"}}')
+        for i, name in enumerate("abc")
+    ]
+
+
+def test_an_interrupted_round_is_found_adopted_and_finished_by_the_next_run(
+    cs: ConversationStore,
+) -> None:
+    """The client's stream drops after one of three results: the next run finds the round by
+    its base and calls, stands on its head, adopts it and commits the other two; numbering and
+    the chain of pairs continue, and the first run can no longer write."""
+    root = started(cs)
+    base = cs.append_once("run-1", root, runtime("run-1"))[0]
+    round_id = "run-1:round:0"
+    calls = three_calls("run-1")
+    cs.create_tool_round("run-1", round_id, base, b'{"text":"t"}', calls)
+    first = cs.commit_tool_result(
+        "run-1", round_id, "call-b", tool_pair(round_id, calls[1], "B"), "B", False
+    )
+
+    found = cs.find_pending_round("conv", base, ["call-c", "call-a", "call-b"])
+    assert found is not None
+    assert found.round_id == round_id
+    assert cs.round_head(found) == first.revision_id
+    cs.claim_run("run-2", "conv", cs.round_head(found))
+    adopted = cs.adopt_tool_round("run-2", round_id)
+    assert adopted.run_id == "run-2"
+    assert adopted == cs.tool_round(round_id)
+    assert (adopted.status, adopted.base_revision_id, adopted.next_completion_seq) == (
+        ToolRoundStatus.PENDING,
+        base,
+        1,
+    )
+    by_id = {c.call_id: c for c in adopted.calls}
+    assert by_id["call-b"].status is ToolCallStatus.COMPLETED
+    assert by_id["call-b"].committed_revision_id == first.revision_id
+    assert [c.call_id for c in cs.pending_calls(round_id)] == ["call-a", "call-c"]
+    assert cs.adopt_tool_round("run-2", round_id) == adopted  # adopting again changes nothing
+
+    with pytest.raises(StaleRun):
+        cs.commit_tool_result(
+            "run-1", round_id, "call-a", tool_pair(round_id, calls[0], "A"), "A", False
+        )
+    second = cs.commit_tool_result(
+        "run-2", round_id, "call-c", tool_pair(round_id, calls[2], "C"), "C", False
+    )
+    third = cs.commit_tool_result(
+        "run-2", round_id, "call-a", tool_pair(round_id, calls[0], "A"), "A", True
+    )
+    assert (second.completion_seq, second.settled) == (1, False)
+    assert (third.completion_seq, third.settled) == (2, True)
+    second_record = cs.revision(second.revision_id)
+    assert second_record is not None
+    assert second_record.parent_revision_id == first.revision_id
+    assert cs.messages_at(third.revision_id) == [
+        runtime("run-1"),
+        *tool_pair(round_id, calls[1], "B"),
+        *tool_pair(round_id, calls[2], "C"),
+        *tool_pair(round_id, calls[0], "A"),
+    ]
+    settled = cs.tool_round(round_id)
+    assert settled is not None
+    assert settled.status is ToolRoundStatus.SETTLED
+    assert cs.round_head(settled) == third.revision_id == head_of(cs, "run-2")
+    assert cs.find_pending_round("conv", base, ["call-a", "call-b", "call-c"]) is None
+
+
+def test_find_pending_round_needs_the_exact_set_of_calls(cs: ConversationStore) -> None:
+    root = started(cs)
+    cs.create_tool_round("run-1", "r-root", root, b"{}", three_calls("run-1")[:1])
+    cs.claim_run("run-2", "conv", root)
+    head = cs.append_messages("run-2", root, [user("a")])
+    cs.create_tool_round("run-2", "r-head", head, b"{}", three_calls("run-2"))
+    assert cs.find_pending_round("conv", head, ["call-b", "call-c", "call-a"]) is not None
+    found = cs.find_pending_round("conv", head, ("call-a", "call-b", "call-c"))
+    assert found is not None
+    assert found.round_id == "r-head"
+    assert found == cs.tool_round("r-head")
+    assert cs.find_pending_round("conv", head, ["call-a", "call-b"]) is None  # a subset
+    assert cs.find_pending_round("conv", head, ["call-a", "call-b", "call-c", "call-d"]) is None
+    assert cs.find_pending_round("conv", root, ["call-a", "call-b", "call-c"]) is None
+    root_round = cs.find_pending_round("conv", root, ["call-a"])
+    assert root_round is not None
+    assert root_round.round_id == "r-root"  # a superseded run's round is still findable
+    assert cs.find_pending_round("other", head, ["call-a", "call-b", "call-c"]) is None
+    # The newest of two matching rounds.
+    cs.claim_run("run-3", "conv", head)
+    cs.create_tool_round("run-3", "r-newer", head, b"{}", three_calls("run-3"))
+    newest = cs.find_pending_round("conv", head, ["call-a", "call-b", "call-c"])
+    assert newest is not None
+    assert newest.round_id == "r-newer"
+    for bad in ([], ["call-a", "call-a"], "call-a", ["call-a", ""], [None], None):
+        with pytest.raises(InvalidInput):
+            cs.find_pending_round("conv", head, bad)  # type: ignore[arg-type]
+
+
+def test_adopt_tool_round_refusals(cs: ConversationStore, opened: Store) -> None:
+    root = started(cs)
+    calls = three_calls("run-1")
+    cs.create_tool_round("run-1", "r", root, b"{}", calls[:2])
+    first = cs.commit_tool_result("run-1", "r", "call-a", tool_pair("r", calls[0], "A"), "A", False)
+    cs.create_tool_round("run-1", "done", first.revision_id, b"{}", calls[2:])
+    done = cs.commit_tool_result(
+        "run-1", "done", "call-c", tool_pair("done", calls[2], "C"), "C", False
+    )
+    assert done.settled
+    other_root = started(cs, "other", "run-other")
+
+    cs.claim_run("run-2", "conv", root)  # not on the round's head
+    before = snapshot(opened.database)
+    with pytest.raises(StaleRun, match=f"continues from revision {first.revision_id}"):
+        cs.adopt_tool_round("run-2", "r")
+    with pytest.raises(ToolRoundNotFound):
+        cs.adopt_tool_round("run-2", "missing")
+    with pytest.raises(ToolRoundSettled):
+        cs.adopt_tool_round("run-2", "done")
+    with pytest.raises(ToolRoundConversationMismatch, match="belongs to conversation conv"):
+        cs.adopt_tool_round("run-other", "r")
+    with pytest.raises(StaleRun, match="no longer owns"):
+        cs.adopt_tool_round("run-1", "r")  # superseded by run-2
+    with pytest.raises(RunNotFound):
+        cs.adopt_tool_round("nobody", "r")
+    assert snapshot(opened.database) == before
+    assert issubclass(ToolRoundConversationMismatch, ConversationStoreError)
+    assert other_root != root
+
+    cs.claim_run("run-3", "conv", first.revision_id)
+    assert cs.adopt_tool_round("run-3", "r").run_id == "run-3"
+    assert cs.finish_run("run-3", RunStatus.FAILED)
+    with pytest.raises(StaleRun):
+        cs.adopt_tool_round("run-3", "r")
+
+
+def test_round_head_is_the_last_committed_pair_or_the_base(cs: ConversationStore) -> None:
+    root = started(cs)
+    calls = three_calls("run-1")
+    cs.create_tool_round("run-1", "r", root, b"{}", calls)
+    record = cs.tool_round("r")
+    assert record is not None
+    assert cs.round_head(record) == root
+    heads = []
+    for call in (calls[2], calls[0]):
+        committed = cs.commit_tool_result(
+            "run-1", "r", call.call_id, tool_pair("r", call, "x"), "x", False
+        )
+        heads.append(committed.revision_id)
+        record = cs.tool_round("r")
+        assert record is not None
+        assert ConversationStore.round_head(record) == committed.revision_id
+    assert heads[0] != heads[1]
