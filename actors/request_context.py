@@ -1,23 +1,60 @@
-"""Map Cursor's ``UserMessage`` and ``RequestContext`` onto the renderer's ``RuntimeContext``.
+"""Map Cursor's ``UserMessage`` and ``RequestContext`` onto the runtime user message.
 
-A pure function of the protobuf messages: every section the request carries is filled, and
-a section it does not carry (empty strings, empty lists) is left out, so the runtime message
-never shows an empty ``<user_info>`` or ``<rules>``. The time zone is checked when the
-message is rendered (``RuntimeContextError``), not here.
+Two pure functions of the protobuf messages, used once per user turn:
 
-Only the inline parts are mapped: rules (``rules``, ``non_file_rules``, ``cloud_rule``), the
-environment and git repositories. ``UserMessage.selected_context`` (open files, attachments,
-images), skills, MCP and blob-referenced parts are not read yet.
+- ``runtime_context`` builds the renderer's ``RuntimeContext``. Every section the request
+  carries is filled and a section it does not carry (an empty string, an empty list, an unset
+  message) is left out, so the runtime message never shows an empty block. It reads
+  ``RequestContext.env`` and ``git_repos`` (``<user_info>``, ``<git_status>``), ``rules``,
+  ``non_file_rules`` and ``cloud_rule`` (``<rules>``), ``agent_skills`` (``<agent_skills>``,
+  skipping a skill with ``disable_model_invocation``), and from
+  ``UserMessage.selected_context``: ``invocation_context.ide_state`` (open and recently viewed
+  files) and the attachments (``extra_context``, ``files``, ``code_selections``,
+  ``terminals``, ``terminal_selections``, ``cursor_rules``, ``cursor_commands``,
+  ``selected_skills``, ``external_links``). The time zone is checked when the message is
+  rendered (``RuntimeContextError``), not here.
+- ``runtime_images`` returns ``selected_context.selected_images`` as image parts, in order,
+  appended after the rendered text. An image must have an ``image/…`` mime type and inline
+  bytes (``data``, or ``blob_id_with_data`` whose SHA-256 is its blob id). An image given
+  only by blob id would need a KV GET, which a pure mapping cannot do: it is refused with a
+  ``RuntimeContextError``, as is any malformed image.
+
+Fields are read by the names of Cursor's schema. A field our ``.proto`` subset
+(``wire/proto/agent_v1.proto``) does not declare yet reads as absent, so each section starts
+working as soon as its fields are added there. Not read: an ``invocation_context`` given by
+blob id or as a Slack/Teams thread or GitHub PR, ``extra_context_entries``, folders, git diffs
+and commits, documentation, pull requests, past chats, subagents, MCP, the skill descriptors
+of ``skill_options`` and the blob-referenced request context parts.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
+from google.protobuf.message import Message
+
+from actors.conversation.model import ImagePart
 from prompt.runtime_message import (
     Environment,
+    ExternalLink,
     GitRepo,
+    OpenFiles,
+    RecentFile,
     RuntimeContext,
+    RuntimeContextError,
+    SelectedCode,
+    SelectedCommand,
+    SelectedContext,
+    SelectedFile,
+    SelectedRule,
+    SelectedSkill,
+    Skill,
+    Terminal,
+    TerminalSelection,
+    VisibleFile,
 )
 from wire.proto import agent_v1_pb2 as agent
 
@@ -28,14 +65,33 @@ def runtime_context(
     now: datetime | None,
 ) -> RuntimeContext:
     """The runtime message's context for one user turn; ``now`` must carry a UTC offset."""
-    if request_context is None:
-        return RuntimeContext(user_query=user_message.text, now=now)
+    selected = _message(user_message, "selected_context")
+    context = agent.RequestContext() if request_context is None else request_context
     return RuntimeContext(
         user_query=user_message.text,
-        environment=_environment(request_context),
-        rules=_rules(request_context),
+        environment=_environment(context),
+        rules=_rules(context),
+        skills=_skills(context),
+        open_files=_open_files(selected),
+        selected=_selected(selected),
         now=now,
     )
+
+
+def runtime_images(user_message: agent.UserMessage) -> tuple[ImagePart, ...]:
+    """The user's attached images, in order, as the runtime message's image parts.
+
+    Raises ``RuntimeContextError`` for an image without an ``image/…`` mime type, without
+    bytes, whose bytes do not hash to its blob id, or given only by blob id.
+    """
+    selected = _message(user_message, "selected_context")
+    return tuple(
+        _image(number, image)
+        for number, image in enumerate(_items(selected, "selected_images"), start=1)
+    )
+
+
+# ---- request context ----
 
 
 def _environment(context: agent.RequestContext) -> Environment | None:
@@ -58,3 +114,170 @@ def _rules(context: agent.RequestContext) -> tuple[str, ...]:
     if context.HasField("cloud_rule"):
         texts.append(context.cloud_rule)
     return tuple(text for text in texts if text.strip())
+
+
+def _skills(context: agent.RequestContext) -> tuple[Skill, ...]:
+    return tuple(
+        Skill(path=skill.full_path, description=skill.description)
+        for skill in _items(context, "agent_skills")
+        if skill.full_path and not skill.disable_model_invocation
+    )
+
+
+# ---- selected context ----
+
+
+def _open_files(selected: Message | None) -> OpenFiles | None:
+    invocation = _message(selected, "invocation_context")
+    ide_state = _message(invocation, "ide_state")
+    if ide_state is None:
+        return None
+    open_files = OpenFiles(
+        recently_viewed=tuple(
+            RecentFile(path=file.path, total_lines=file.total_lines or None)
+            for file in _items(ide_state, "recently_viewed_files")
+            if file.path
+        ),
+        visible=tuple(
+            VisibleFile(
+                path=file.path,
+                total_lines=file.total_lines or None,
+                cursor_line=_cursor_line(file),
+            )
+            for file in _items(ide_state, "visible_files")
+            if file.path
+        ),
+    )
+    return None if open_files == OpenFiles() else open_files
+
+
+def _cursor_line(file: Message) -> int | None:
+    position = _message(file, "cursor_position")
+    return None if position is None else position.line
+
+
+def _selected(selected: Message | None) -> SelectedContext | None:
+    if selected is None:
+        return None
+    context = SelectedContext(
+        extra=tuple(text for text in _items(selected, "extra_context") if text.strip()),
+        files=tuple(
+            SelectedFile(path=file.path, content=file.content)
+            for file in _items(selected, "files")
+            if file.path
+        ),
+        code=tuple(_code(code) for code in _items(selected, "code_selections") if code.path),
+        terminals=tuple(
+            Terminal(title=_text(term, "title"), content=term.content)
+            for term in _items(selected, "terminals")
+            if term.content.strip()
+        ),
+        terminal_selections=tuple(
+            TerminalSelection(title=_text(term, "title"), content=term.content)
+            for term in _items(selected, "terminal_selections")
+            if term.content.strip()
+        ),
+        rules=tuple(
+            SelectedRule(path=rule.full_path, content=rule.content)
+            for rule in (_message(item, "rule") for item in _items(selected, "cursor_rules"))
+            if rule is not None and (rule.full_path or rule.content.strip())
+        ),
+        commands=tuple(
+            SelectedCommand(name=command.name, content=command.content)
+            for command in _items(selected, "cursor_commands")
+            if command.name or command.content.strip()
+        ),
+        skills=tuple(
+            SelectedSkill(
+                path=skill.full_path, description=skill.description, content=skill.content
+            )
+            for skill in _items(selected, "selected_skills")
+            if skill.full_path or skill.content.strip()
+        ),
+        links=tuple(
+            ExternalLink(url=link.url, pdf_content=_text(link, "pdf_content"))
+            for link in _items(selected, "external_links")
+            if link.url.strip()
+        ),
+    )
+    return None if context == SelectedContext() else context
+
+
+def _code(code: Message) -> SelectedCode:
+    selection = _message(code, "range")
+    start = _message(selection, "start")
+    end = _message(selection, "end")
+    return SelectedCode(
+        path=code.path,
+        content=code.content,
+        start_line=None if start is None else start.line,
+        end_line=None if end is None else end.line,
+    )
+
+
+# ---- images ----
+
+
+def _image(number: int, image: Message) -> ImagePart:
+    mime_type = _text(image, "mime_type")
+    if not mime_type.startswith("image/") or len(mime_type) == len("image/"):
+        raise RuntimeContextError(
+            f"selected image {number} has mime type {mime_type!r}, not an image/… type"
+        )
+    source = _which(image, "data_or_blob_id")
+    if source == "data":
+        data = image.data
+    elif source == "blob_id_with_data":
+        data = image.blob_id_with_data.data
+        blob_id = image.blob_id_with_data.blob_id
+        if not data and blob_id:
+            raise _blob_only(number)
+        if data and hashlib.sha256(data).digest() != blob_id:
+            raise RuntimeContextError(
+                f"selected image {number}: the SHA-256 of its data does not match its blob id"
+            )
+    elif source == "blob_id":
+        raise _blob_only(number)
+    elif source is None:
+        raise RuntimeContextError(f"selected image {number} carries no image data")
+    else:
+        raise RuntimeContextError(f"selected image {number} is given as {source}, not supported")
+    if not data:
+        raise RuntimeContextError(f"selected image {number} has empty data")
+    return ImagePart(mime_type=mime_type, data=data)
+
+
+def _blob_only(number: int) -> RuntimeContextError:
+    return RuntimeContextError(
+        f"selected image {number} is given only by blob id: images given only by blob id are "
+        "not available yet (the editor must send the image bytes inline)"
+    )
+
+
+# ---- reading fields our proto subset may not declare yet ----
+
+
+def _message(message: Message | None, name: str) -> Any:
+    """The sub-message ``name`` if it is set; ``None`` when unset or not in our subset."""
+    if message is None or name not in message.DESCRIPTOR.fields_by_name:
+        return None
+    return getattr(message, name) if message.HasField(name) else None
+
+
+def _items(message: Message | None, name: str) -> Sequence[Any]:
+    """The repeated field ``name``; empty when ``message`` is absent or our subset lacks it."""
+    if message is None or name not in message.DESCRIPTOR.fields_by_name:
+        return ()
+    return getattr(message, name)
+
+
+def _text(message: Message, name: str) -> str:
+    """The string field ``name``; empty when our subset lacks it."""
+    return getattr(message, name) if name in message.DESCRIPTOR.fields_by_name else ""
+
+
+def _which(message: Message, oneof: str) -> str | None:
+    """The field set in ``oneof``; ``None`` when none is or our subset lacks the oneof."""
+    if oneof not in message.DESCRIPTOR.oneofs_by_name:
+        return None
+    return message.WhichOneof(oneof)

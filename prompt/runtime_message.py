@@ -10,8 +10,9 @@ leaves no tag and no blank line behind. The sections, in template order:
   status, ``<rules>`` (``<user_rule>`` each) and ``<agent_skills>``, joined by blank lines;
 - ``OPEN_FILES``: ``<open_and_recently_viewed_files>`` (recently viewed, then visible files,
   the first visible one marked as focused);
-- ``SELECTED_CONTEXT``: ``<selected_context>`` with ``<file>``, ``<code>`` and
-  ``<terminal_selection>`` items, in that order;
+- ``SELECTED_CONTEXT``: ``<selected_context>`` with, in this order, the extra context texts
+  (verbatim), ``<file>``, ``<code>``, ``<terminal>``, ``<terminal_selection>``, ``<rule>``,
+  ``<command>``, ``<skill>`` and ``<external_link>`` items, separated by blank lines;
 - ``ACTION_CONTEXT``: text the run adds before the query (already formatted by its producer);
 - ``TIMESTAMP``: ``<timestamp>Tuesday, Feb 3, 2026, 4:05 PM (UTC+8)</timestamp>`` in the
   environment's IANA time zone (UTC when none is given);
@@ -77,10 +78,11 @@ class Environment(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Skill(msgspec.Struct, frozen=True, kw_only=True):
-    """A skill file the model may read when its description matches the task."""
+    """A skill file the model may read when its description matches the task; an empty
+    ``name`` is left out of the tag (Cursor's ``AgentSkill`` carries only a path)."""
 
-    name: str
     path: str
+    name: str = ""
     description: str = ""
 
 
@@ -118,17 +120,60 @@ class SelectedCode(msgspec.Struct, frozen=True, kw_only=True):
     end_line: int | None = None
 
 
+class Terminal(msgspec.Struct, frozen=True, kw_only=True):
+    """A whole terminal the user attached; an empty ``title`` is left out of the tag."""
+
+    title: str = ""
+    content: str
+
+
 class TerminalSelection(msgspec.Struct, frozen=True, kw_only=True):
-    """Terminal output the user selected and attached."""
+    """Terminal output the user selected and attached; an empty ``title`` is left out."""
 
     title: str
     content: str
 
 
+class SelectedRule(msgspec.Struct, frozen=True, kw_only=True):
+    """A rule file the user attached by hand (``@rule``)."""
+
+    path: str
+    content: str = ""
+
+
+class SelectedCommand(msgspec.Struct, frozen=True, kw_only=True):
+    """A saved command the user invoked (``/name``), with its text."""
+
+    name: str
+    content: str = ""
+
+
+class SelectedSkill(msgspec.Struct, frozen=True, kw_only=True):
+    """A skill the user attached by hand, with its description and full text."""
+
+    path: str
+    description: str = ""
+    content: str = ""
+
+
+class ExternalLink(msgspec.Struct, frozen=True, kw_only=True):
+    """A URL the user attached; ``pdf_content`` is the text the editor extracted from a PDF."""
+
+    url: str
+    pdf_content: str = ""
+
+
 class SelectedContext(msgspec.Struct, frozen=True, kw_only=True):
+    extra: tuple[str, ...] = ()
+    """Free-form context texts the editor added; rendered verbatim, first."""
     files: tuple[SelectedFile, ...] = ()
     code: tuple[SelectedCode, ...] = ()
+    terminals: tuple[Terminal, ...] = ()
     terminal_selections: tuple[TerminalSelection, ...] = ()
+    rules: tuple[SelectedRule, ...] = ()
+    commands: tuple[SelectedCommand, ...] = ()
+    skills: tuple[SelectedSkill, ...] = ()
+    links: tuple[ExternalLink, ...] = ()
 
 
 class RuntimeContext(msgspec.Struct, frozen=True, kw_only=True):
@@ -311,7 +356,7 @@ def _skills(skills: tuple[Skill, ...]) -> str:
     if not skills:
         return ""
     entries = (
-        f'<agent_skill name="{xml_attr(skill.name)}" fullPath="{xml_attr(skill.path)}">'
+        f"<agent_skill{_attrs(('name', skill.name), ('fullPath', skill.path))}>"
         f"{skill.description.strip()}</agent_skill>"
         for skill in skills
     )
@@ -368,33 +413,53 @@ def _details(
 def _selected_context(selected: SelectedContext | None) -> str:
     if selected is None:
         return ""
-    items: list[str] = []
-    for file in selected.files:
-        tag = f'file path="{xml_attr(file.path)}"'
-        body = file.content.strip("\n")
-        items.append(_lines(f"<{tag}>", body, "</file>") if body else f"<{tag} />")
+    items = [text.strip() for text in selected.extra if text.strip()]
+    items.extend(_element("file", file.content, path=file.path) for file in selected.files)
     for code in selected.code:
         lines = ""
         if code.start_line is not None and code.end_line is not None:
-            lines = f' lines="{code.start_line}-{code.end_line}"'
+            lines = f"{code.start_line}-{code.end_line}"
         elif code.start_line is not None:
-            lines = f' lines="{code.start_line}"'
-        tag = f'code path="{xml_attr(code.path)}"{lines}'
-        body = code.content.strip("\n")
-        items.append(_lines(f"<{tag}>", body, "</code>") if body else f"<{tag} />")
-    for term in selected.terminal_selections:
-        if not term.content.strip():
-            continue
-        items.append(
-            _lines(
-                f'<terminal_selection title="{xml_attr(term.title)}">',
-                term.content.strip("\n"),
-                "</terminal_selection>",
-            )
-        )
+            lines = str(code.start_line)
+        items.append(_element("code", code.content, path=code.path, lines=lines))
+    items.extend(
+        _element("terminal", term.content, title=term.title)
+        for term in selected.terminals
+        if term.content.strip()
+    )
+    items.extend(
+        _element("terminal_selection", term.content, title=term.title)
+        for term in selected.terminal_selections
+        if term.content.strip()
+    )
+    items.extend(_element("rule", rule.content, path=rule.path) for rule in selected.rules)
+    items.extend(
+        _element("command", command.content, name=command.name) for command in selected.commands
+    )
+    for skill in selected.skills:
+        body = _join(skill.description.strip(), skill.content.strip("\n"))
+        items.append(_element("skill", body, path=skill.path))
+    items.extend(
+        _element("external_link", link.pdf_content, url=link.url)
+        for link in selected.links
+        if link.url.strip()
+    )
     if not items:
         return ""
     return _lines("<selected_context>", "\n\n".join(items), "</selected_context>")
+
+
+def _element(element: str, body: str, /, **attributes: str) -> str:
+    """``<element a="…">`` + body + ``</element>``, or ``<element a="…" />`` when the body is
+    blank; the body is kept verbatim apart from its surrounding newlines."""
+    tag = element + _attrs(*attributes.items())
+    body = body.strip("\n")
+    return _lines(f"<{tag}>", body, f"</{element}>") if body.strip() else f"<{tag} />"
+
+
+def _attrs(*pairs: tuple[str, str]) -> str:
+    """Escaped ``name="value"`` attributes, each with a leading space; empty values are left out."""
+    return "".join(f' {name}="{xml_attr(value)}"' for name, value in pairs if value)
 
 
 def _user_query(query: str | None) -> str:

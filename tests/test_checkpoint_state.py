@@ -111,13 +111,13 @@ def test_empty_steps_are_refused_and_durations_clamped() -> None:
 
 
 def test_user_message_blob_sets_the_mode_and_keeps_everything_else() -> None:
-    selected_context = _len_field(3, b"\x0a\x03abc")  # field 3 is not declared by our subset
+    rich_text = _len_field(8, b"abc")  # rich_text (8) is not declared by our subset
     wire = _len_field(1, b"hello") + _len_field(2, b"m-1") + _tag(4, 0) + b"\x01"
-    client = agent.UserMessage.FromString(wire + selected_context)
+    client = agent.UserMessage.FromString(wire + rich_text)
     blob = user_message_blob(client, agent.AGENT_MODE_PLAN)
     decoded = agent.UserMessage.FromString(blob)
     assert (decoded.text, decoded.message_id, decoded.mode) == ("hello", "m-1", 3)
-    assert _unknown(decoded) == [(3, 2, b"\x0a\x03abc")]
+    assert _unknown(decoded) == [(8, 2, b"abc")]
     assert client.mode == agent.AGENT_MODE_AGENT  # the input is not modified
 
 

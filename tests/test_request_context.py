@@ -1,14 +1,34 @@
 """Cursor's UserMessage/RequestContext mapped onto the runtime message: every section the
-request carries is rendered, none it does not, and the time zone is honoured."""
+request carries is rendered, none it does not, the time zone is honoured, and attached images
+become image parts only when their bytes are inline and sound.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import re
 from datetime import UTC, datetime
 
 import pytest
 
-from actors.request_context import runtime_context
+from actors.conversation.model import ImagePart
+from actors.request_context import runtime_context, runtime_images
 from prompt import Environment, GitRepo, RuntimeContextError, load_prompt_assets
+from prompt.runtime_message import (
+    ExternalLink,
+    OpenFiles,
+    RecentFile,
+    SelectedCode,
+    SelectedCommand,
+    SelectedContext,
+    SelectedFile,
+    SelectedRule,
+    SelectedSkill,
+    Skill,
+    Terminal,
+    TerminalSelection,
+    VisibleFile,
+)
 from wire.proto import agent_v1_pb2 as agent
 
 MODE = load_prompt_assets().mode("agent")
@@ -94,3 +114,383 @@ def test_unknown_time_zone_is_an_error() -> None:
     message = agent.UserMessage(text="q", message_id="m1")
     with pytest.raises(RuntimeContextError):
         MODE.runtime_message(runtime_context(message, request_context, NOW))
+
+
+# ---- open files, attachments and skills ----
+
+File = agent.InvocationContext.IdeState.File
+ALL_TAGS = (
+    "user_info",
+    "git_status",
+    "rules",
+    "agent_skills",
+    "open_and_recently_viewed_files",
+    "selected_context",
+    "timestamp",
+    "user_query",
+)
+
+
+def tags_in(text: str) -> list[str]:
+    return [tag for tag in ALL_TAGS if f"<{tag}>" in text or f"<{tag} " in text]
+
+
+def _ide_state(**fields: object) -> agent.InvocationContext:
+    return agent.InvocationContext(ide_state=agent.InvocationContext.IdeState(**fields))
+
+
+def _open_files() -> agent.InvocationContext:
+    return _ide_state(
+        recently_viewed_files=[File(path="/Users/ada/project/old.py", total_lines=12)],
+        visible_files=[
+            File(
+                path="/Users/ada/project/app.py",
+                total_lines=80,
+                cursor_position=File.CursorPosition(line=41),
+            ),
+            File(path="/Users/ada/project/util.py"),
+        ],
+    )
+
+
+def _selected() -> agent.SelectedContext:
+    return agent.SelectedContext(
+        extra_context=["The user is on the release branch."],
+        files=[agent.SelectedFile(path="/Users/ada/project/README.md", content="# Project\n")],
+        code_selections=[
+            agent.SelectedCodeSelection(
+                path="/Users/ada/project/app.py",
+                content="if a < b:\n    run()",
+                range=agent.Range(start=agent.Position(line=3), end=agent.Position(line=4)),
+            )
+        ],
+        terminals=[agent.SelectedTerminal(title="zsh", content="$ make\nok")],
+        terminal_selections=[
+            agent.SelectedTerminalSelection(title="bash", content="$ pytest\n1 failed")
+        ],
+        cursor_rules=[
+            agent.SelectedCursorRule(
+                rule=agent.CursorRule(full_path="/Users/ada/.cursor/rules/py.mdc", content="PEP 8.")
+            )
+        ],
+        cursor_commands=[agent.SelectedCursorCommand(name="review", content="Review the diff.")],
+        selected_skills=[
+            agent.AgentSkill(
+                full_path="/Users/ada/skills/release/SKILL.md",
+                description="Cut a release",
+                content="1. Bump the version.",
+            )
+        ],
+        external_links=[
+            agent.SelectedExternalLink(url="https://example.com/a.pdf", pdf_content="Abstract"),
+            agent.SelectedExternalLink(url="https://example.com/page"),
+        ],
+    )
+
+
+def _skills_context() -> agent.RequestContext:
+    return agent.RequestContext(
+        agent_skills=[
+            agent.AgentSkill(
+                full_path="/Users/ada/skills/release/SKILL.md", description="Cut a release"
+            ),
+            agent.AgentSkill(
+                full_path="/Users/ada/skills/secret/SKILL.md",
+                description="Only when asked by name",
+                disable_model_invocation=True,
+            ),
+        ]
+    )
+
+
+def test_open_files_are_mapped_and_rendered() -> None:
+    message = agent.UserMessage(
+        text="q", selected_context=agent.SelectedContext(invocation_context=_open_files())
+    )
+    context = runtime_context(message, None, None)
+    assert context.open_files == OpenFiles(
+        recently_viewed=(RecentFile(path="/Users/ada/project/old.py", total_lines=12),),
+        visible=(
+            VisibleFile(path="/Users/ada/project/app.py", total_lines=80, cursor_line=41),
+            VisibleFile(path="/Users/ada/project/util.py"),
+        ),
+    )
+    assert context.selected is None
+    text = MODE.runtime_message(context)
+    assert tags_in(text) == ["open_and_recently_viewed_files", "user_query"]
+    assert "- /Users/ada/project/old.py (total lines: 12)" in text
+    assert "- /Users/ada/project/app.py (focused, cursor on line 41, total lines: 80)" in text
+    assert "- /Users/ada/project/util.py\n" in text
+
+
+def test_selected_context_is_mapped_and_rendered_in_order() -> None:
+    message = agent.UserMessage(text="q", selected_context=_selected())
+    context = runtime_context(message, None, None)
+    assert context.open_files is None
+    assert context.selected == SelectedContext(
+        extra=("The user is on the release branch.",),
+        files=(SelectedFile(path="/Users/ada/project/README.md", content="# Project\n"),),
+        code=(
+            SelectedCode(
+                path="/Users/ada/project/app.py",
+                content="if a < b:\n    run()",
+                start_line=3,
+                end_line=4,
+            ),
+        ),
+        terminals=(Terminal(title="zsh", content="$ make\nok"),),
+        terminal_selections=(TerminalSelection(title="bash", content="$ pytest\n1 failed"),),
+        rules=(SelectedRule(path="/Users/ada/.cursor/rules/py.mdc", content="PEP 8."),),
+        commands=(SelectedCommand(name="review", content="Review the diff."),),
+        skills=(
+            SelectedSkill(
+                path="/Users/ada/skills/release/SKILL.md",
+                description="Cut a release",
+                content="1. Bump the version.",
+            ),
+        ),
+        links=(
+            ExternalLink(url="https://example.com/a.pdf", pdf_content="Abstract"),
+            ExternalLink(url="https://example.com/page"),
+        ),
+    )
+    text = MODE.runtime_message(context)
+    assert tags_in(text) == ["selected_context", "user_query"]
+    pieces = [
+        "<selected_context>\nThe user is on the release branch.\n\n<file ",
+        '<file path="/Users/ada/project/README.md">\n# Project\n</file>',
+        '<code path="/Users/ada/project/app.py" lines="3-4">\nif a < b:\n    run()\n</code>',
+        '<terminal title="zsh">\n$ make\nok\n</terminal>',
+        '<terminal_selection title="bash">\n$ pytest\n1 failed\n</terminal_selection>',
+        '<rule path="/Users/ada/.cursor/rules/py.mdc">\nPEP 8.\n</rule>',
+        '<command name="review">\nReview the diff.\n</command>',
+        '<skill path="/Users/ada/skills/release/SKILL.md">\nCut a release\n\n'
+        "1. Bump the version.\n</skill>",
+        '<external_link url="https://example.com/a.pdf">\nAbstract\n</external_link>',
+        '<external_link url="https://example.com/page" />\n</selected_context>',
+    ]
+    positions = [text.index(piece) for piece in pieces]
+    assert positions == sorted(positions)
+
+
+def test_skills_are_listed_except_those_the_model_may_not_invoke() -> None:
+    message = agent.UserMessage(text="q")
+    context = runtime_context(message, _skills_context(), None)
+    assert context.skills == (
+        Skill(path="/Users/ada/skills/release/SKILL.md", description="Cut a release"),
+    )
+    text = MODE.runtime_message(context)
+    assert tags_in(text) == ["agent_skills", "user_query"]
+    assert (
+        '<agent_skill fullPath="/Users/ada/skills/release/SKILL.md">Cut a release</agent_skill>'
+    ) in text
+    assert "secret" not in text
+
+
+def test_every_section_together_keeps_template_order() -> None:
+    request_context = agent.RequestContext()
+    request_context.MergeFrom(_skills_context())
+    request_context.MergeFromString(_request_context().SerializeToString())
+    selected = agent.SelectedContext(invocation_context=_open_files())
+    selected.MergeFrom(_selected())
+    message = agent.UserMessage(text="fix it", selected_context=selected)
+    text = MODE.runtime_message(runtime_context(message, request_context, NOW))
+    assert tags_in(text) == list(ALL_TAGS)
+    positions = [text.index(f"<{tag}") for tag in ALL_TAGS]
+    assert positions == sorted(positions)
+    assert "\n\n\n" not in text
+
+
+SINGLE_SECTIONS: dict[
+    str, tuple[agent.SelectedContext | None, agent.RequestContext | None, str]
+] = {
+    "open files": (
+        agent.SelectedContext(invocation_context=_open_files()),
+        None,
+        "open_and_recently_viewed_files",
+    ),
+    "extra context": (
+        agent.SelectedContext(extra_context=["Context from a hook."]),
+        None,
+        "selected_context",
+    ),
+    "file": (
+        agent.SelectedContext(files=[agent.SelectedFile(path="/a.py")]),
+        None,
+        "selected_context",
+    ),
+    "terminal": (
+        agent.SelectedContext(terminals=[agent.SelectedTerminal(content="$ ls")]),
+        None,
+        "selected_context",
+    ),
+    "external link": (
+        agent.SelectedContext(external_links=[agent.SelectedExternalLink(url="https://x.org")]),
+        None,
+        "selected_context",
+    ),
+    "skills": (None, _skills_context(), "agent_skills"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SINGLE_SECTIONS))
+def test_each_section_alone_renders_only_its_tag(case: str) -> None:
+    selected, request_context, tag = SINGLE_SECTIONS[case]
+    message = agent.UserMessage(text="q", selected_context=selected)
+    text = MODE.runtime_message(runtime_context(message, request_context, None))
+    assert tags_in(text) == [tag, "user_query"]
+    assert "\n\n\n" not in text
+
+
+EMPTY_PARTS: dict[str, agent.SelectedContext] = {
+    "empty selected context": agent.SelectedContext(),
+    "empty ide state": agent.SelectedContext(invocation_context=_ide_state()),
+    "files without paths": agent.SelectedContext(
+        invocation_context=_ide_state(
+            visible_files=[File(total_lines=3)], recently_viewed_files=[File()]
+        )
+    ),
+    "invocation context by blob id": agent.SelectedContext(
+        invocation_context=agent.InvocationContext(blob_id=b"\x01" * 32)
+    ),
+    "blank attachments": agent.SelectedContext(
+        extra_context=["", "  \n"],
+        files=[agent.SelectedFile(content="orphan text")],
+        code_selections=[agent.SelectedCodeSelection(content="x = 1")],
+        terminals=[agent.SelectedTerminal(title="zsh", content=" \n")],
+        terminal_selections=[agent.SelectedTerminalSelection(title="zsh")],
+        cursor_rules=[agent.SelectedCursorRule(), agent.SelectedCursorRule(rule={})],
+        cursor_commands=[agent.SelectedCursorCommand()],
+        selected_skills=[agent.AgentSkill()],
+        external_links=[agent.SelectedExternalLink(url=" ", pdf_content="text")],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EMPTY_PARTS))
+def test_empty_attachments_leave_no_section(case: str) -> None:
+    message = agent.UserMessage(text="q", selected_context=EMPTY_PARTS[case])
+    context = runtime_context(message, None, None)
+    assert context.open_files is None
+    assert context.selected is None
+    assert MODE.runtime_message(context) == "<user_query>\nq\n</user_query>"
+
+
+def test_only_disabled_or_pathless_skills_leave_no_section() -> None:
+    request_context = agent.RequestContext(
+        agent_skills=[
+            agent.AgentSkill(full_path="/s/SKILL.md", disable_model_invocation=True),
+            agent.AgentSkill(description="no path"),
+        ]
+    )
+    context = runtime_context(agent.UserMessage(text="q"), request_context, None)
+    assert context.skills == ()
+    assert MODE.runtime_message(context) == "<user_query>\nq\n</user_query>"
+
+
+def test_code_without_a_range_has_no_lines() -> None:
+    selected = agent.SelectedContext(
+        code_selections=[agent.SelectedCodeSelection(path="/a.py", content="pass")]
+    )
+    context = runtime_context(agent.UserMessage(text="q", selected_context=selected), None, None)
+    assert context.selected is not None
+    assert context.selected.code == (SelectedCode(path="/a.py", content="pass"),)
+    assert '<code path="/a.py">\npass\n</code>' in MODE.runtime_message(context)
+
+
+# ---- images ----
+
+PNG = b"\x89PNG\r\n\x1a\n-not-really-a-png"
+
+
+def _with_images(*images: agent.SelectedImage) -> agent.UserMessage:
+    return agent.UserMessage(
+        text="look", selected_context=agent.SelectedContext(selected_images=images)
+    )
+
+
+def _blob(data: bytes, blob_id: bytes | None = None) -> agent.SelectedImage.BlobIdWithData:
+    return agent.SelectedImage.BlobIdWithData(
+        blob_id=hashlib.sha256(data).digest() if blob_id is None else blob_id, data=data
+    )
+
+
+def test_inline_images_become_image_parts_in_order() -> None:
+    message = _with_images(
+        agent.SelectedImage(mime_type="image/png", data=PNG),
+        agent.SelectedImage(mime_type="image/jpeg", blob_id_with_data=_blob(b"jpeg bytes")),
+    )
+    assert runtime_images(message) == (
+        ImagePart(mime_type="image/png", data=PNG),
+        ImagePart(mime_type="image/jpeg", data=b"jpeg bytes"),
+    )
+    # Images are parts of their own, never text in the rendered message.
+    assert MODE.runtime_message(runtime_context(message, None, None)) == (
+        "<user_query>\nlook\n</user_query>"
+    )
+
+
+def test_no_images_is_no_parts() -> None:
+    assert runtime_images(agent.UserMessage(text="q")) == ()
+    assert runtime_images(_with_images()) == ()
+
+
+@pytest.mark.parametrize("mime_type", ["", "image/", "image", "text/plain", "IMAGE/PNG"])
+def test_a_non_image_mime_type_is_refused(mime_type: str) -> None:
+    message = _with_images(agent.SelectedImage(mime_type=mime_type, data=PNG))
+    with pytest.raises(RuntimeContextError, match=re.escape(f"mime type {mime_type!r}")):
+        runtime_images(message)
+
+
+def test_data_that_does_not_hash_to_its_blob_id_is_refused() -> None:
+    message = _with_images(
+        agent.SelectedImage(mime_type="image/png", data=PNG),
+        agent.SelectedImage(mime_type="image/png", blob_id_with_data=_blob(PNG, b"\x00" * 32)),
+    )
+    with pytest.raises(RuntimeContextError, match="image 2: the SHA-256 of its data does not"):
+        runtime_images(message)
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        agent.SelectedImage(mime_type="image/png", blob_id=hashlib.sha256(PNG).digest()),
+        agent.SelectedImage(
+            mime_type="image/png",
+            blob_id_with_data=agent.SelectedImage.BlobIdWithData(
+                blob_id=hashlib.sha256(PNG).digest()
+            ),
+        ),
+    ],
+    ids=["blob_id", "blob_id_with_data without data"],
+)
+def test_an_image_given_only_by_blob_id_is_not_available_yet(image: agent.SelectedImage) -> None:
+    with pytest.raises(
+        RuntimeContextError, match="images given only by blob id are not available yet"
+    ):
+        runtime_images(_with_images(image))
+
+
+@pytest.mark.parametrize(
+    ("image", "reason"),
+    [
+        (agent.SelectedImage(mime_type="image/png"), "carries no image data"),
+        (agent.SelectedImage(mime_type="image/png", data=b""), "has empty data"),
+        (
+            agent.SelectedImage(
+                mime_type="image/png", blob_id_with_data=agent.SelectedImage.BlobIdWithData()
+            ),
+            "has empty data",
+        ),
+        (
+            agent.SelectedImage(
+                mime_type="image/png", prompt_upload_ref=agent.PromptUploadRef(upload_id="u")
+            ),
+            "prompt_upload_ref, not supported",
+        ),
+    ],
+    ids=["no source", "empty data", "empty blob_id_with_data", "upload reference"],
+)
+def test_an_image_without_usable_bytes_is_refused(image: agent.SelectedImage, reason: str) -> None:
+    with pytest.raises(RuntimeContextError, match=f"selected image 1 .*{reason}"):
+        runtime_images(_with_images(image))

@@ -25,6 +25,13 @@ from prompt import (
     load_prompt_assets,
     render_runtime_message,
 )
+from prompt.runtime_message import (
+    ExternalLink,
+    SelectedCommand,
+    SelectedRule,
+    SelectedSkill,
+    Terminal,
+)
 
 TEMPLATE = load_prompt_assets().mode("agent").runtime_template
 NOW = datetime(2026, 2, 3, 8, 5, tzinfo=UTC)  # Tuesday
@@ -302,3 +309,73 @@ def test_bad_time_zone_is_an_error_naming_it(zone: str) -> None:
 def test_naive_time_is_refused() -> None:
     with pytest.raises(RuntimeContextError, match="UTC offset"):
         render(RuntimeContext(now=datetime(2026, 2, 3, 8, 5)))
+
+
+def test_every_kind_of_attachment_in_order() -> None:
+    selected = SelectedContext(
+        extra=("  From a hook.\n", " "),
+        files=(SelectedFile(path="/p/a.md", content="A"),),
+        code=(SelectedCode(path="/p/b.py", content="b()", start_line=7),),
+        terminals=(Terminal(content="$ make"), Terminal(title="t", content="\n")),
+        terminal_selections=(TerminalSelection(title="", content="$ ls"),),
+        rules=(SelectedRule(path="/p/.cursor/rules/r.mdc", content="Rule."),),
+        commands=(SelectedCommand(name="review", content=""),),
+        skills=(SelectedSkill(path="/p/s/SKILL.md", description="Desc", content="\nBody\n"),),
+        links=(
+            ExternalLink(url="https://x.org/a?b=1&c=2", pdf_content="PDF"),
+            ExternalLink(url=""),
+        ),
+    )
+    assert render(RuntimeContext(selected=selected)) == "\n".join(
+        [
+            "<selected_context>",
+            "From a hook.",
+            "",
+            '<file path="/p/a.md">',
+            "A",
+            "</file>",
+            "",
+            '<code path="/p/b.py" lines="7">',
+            "b()",
+            "</code>",
+            "",
+            "<terminal>",
+            "$ make",
+            "</terminal>",
+            "",
+            "<terminal_selection>",
+            "$ ls",
+            "</terminal_selection>",
+            "",
+            '<rule path="/p/.cursor/rules/r.mdc">',
+            "Rule.",
+            "</rule>",
+            "",
+            '<command name="review" />',
+            "",
+            '<skill path="/p/s/SKILL.md">',
+            "Desc",
+            "",
+            "Body",
+            "</skill>",
+            "",
+            '<external_link url="https://x.org/a?b=1&amp;c=2">',
+            "PDF",
+            "</external_link>",
+            "</selected_context>",
+        ]
+    )
+
+
+def test_a_skill_without_a_name_has_no_name_attribute() -> None:
+    text = render(RuntimeContext(skills=(Skill(path="/s/SKILL.md", description="Do it"),)))
+    assert '<agent_skill fullPath="/s/SKILL.md">Do it</agent_skill>' in text
+
+
+def test_blank_new_attachments_leave_no_section() -> None:
+    selected = SelectedContext(
+        extra=("", " \n"),
+        terminals=(Terminal(title="t", content=" "),),
+        links=(ExternalLink(url=" ", pdf_content="x"),),
+    )
+    assert render(RuntimeContext(selected=selected)) == ""

@@ -199,7 +199,7 @@ class UserMessageAction(_message.Message):
     def __init__(self, user_message: _Optional[_Union[UserMessage, _Mapping]] = ..., request_context: _Optional[_Union[RequestContext, _Mapping]] = ..., prepend_user_messages: _Optional[_Iterable[_Union[UserMessage, _Mapping]]] = ...) -> None: ...
 
 class UserMessage(_message.Message):
-    __slots__ = ("text", "message_id", "mode", "is_simulated_msg", "simulated_msg_reason", "subagent_system_reminder", "simulated_message_metadata")
+    __slots__ = ("text", "message_id", "selected_context", "mode", "is_simulated_msg", "simulated_msg_reason", "subagent_system_reminder", "simulated_message_metadata")
     class SimulatedMessageMetadata(_message.Message):
         __slots__ = ("title", "task_id")
         TITLE_FIELD_NUMBER: _ClassVar[int]
@@ -209,6 +209,7 @@ class UserMessage(_message.Message):
         def __init__(self, title: _Optional[str] = ..., task_id: _Optional[str] = ...) -> None: ...
     TEXT_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    SELECTED_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     IS_SIMULATED_MSG_FIELD_NUMBER: _ClassVar[int]
     SIMULATED_MSG_REASON_FIELD_NUMBER: _ClassVar[int]
@@ -216,26 +217,29 @@ class UserMessage(_message.Message):
     SIMULATED_MESSAGE_METADATA_FIELD_NUMBER: _ClassVar[int]
     text: str
     message_id: str
+    selected_context: SelectedContext
     mode: AgentMode
     is_simulated_msg: bool
     simulated_msg_reason: SimulatedMsgReason
     subagent_system_reminder: str
     simulated_message_metadata: UserMessage.SimulatedMessageMetadata
-    def __init__(self, text: _Optional[str] = ..., message_id: _Optional[str] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., is_simulated_msg: _Optional[bool] = ..., simulated_msg_reason: _Optional[_Union[SimulatedMsgReason, str]] = ..., subagent_system_reminder: _Optional[str] = ..., simulated_message_metadata: _Optional[_Union[UserMessage.SimulatedMessageMetadata, _Mapping]] = ...) -> None: ...
+    def __init__(self, text: _Optional[str] = ..., message_id: _Optional[str] = ..., selected_context: _Optional[_Union[SelectedContext, _Mapping]] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., is_simulated_msg: _Optional[bool] = ..., simulated_msg_reason: _Optional[_Union[SimulatedMsgReason, str]] = ..., subagent_system_reminder: _Optional[str] = ..., simulated_message_metadata: _Optional[_Union[UserMessage.SimulatedMessageMetadata, _Mapping]] = ...) -> None: ...
 
 class RequestContext(_message.Message):
-    __slots__ = ("rules", "env", "git_repos", "cloud_rule", "non_file_rules")
+    __slots__ = ("rules", "env", "git_repos", "cloud_rule", "agent_skills", "non_file_rules")
     RULES_FIELD_NUMBER: _ClassVar[int]
     ENV_FIELD_NUMBER: _ClassVar[int]
     GIT_REPOS_FIELD_NUMBER: _ClassVar[int]
     CLOUD_RULE_FIELD_NUMBER: _ClassVar[int]
+    AGENT_SKILLS_FIELD_NUMBER: _ClassVar[int]
     NON_FILE_RULES_FIELD_NUMBER: _ClassVar[int]
     rules: _containers.RepeatedCompositeFieldContainer[CursorRule]
     env: RequestContextEnv
     git_repos: _containers.RepeatedCompositeFieldContainer[GitRepoInfo]
     cloud_rule: str
+    agent_skills: _containers.RepeatedCompositeFieldContainer[AgentSkill]
     non_file_rules: _containers.RepeatedCompositeFieldContainer[CursorRule]
-    def __init__(self, rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., env: _Optional[_Union[RequestContextEnv, _Mapping]] = ..., git_repos: _Optional[_Iterable[_Union[GitRepoInfo, _Mapping]]] = ..., cloud_rule: _Optional[str] = ..., non_file_rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ...) -> None: ...
+    def __init__(self, rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., env: _Optional[_Union[RequestContextEnv, _Mapping]] = ..., git_repos: _Optional[_Iterable[_Union[GitRepoInfo, _Mapping]]] = ..., cloud_rule: _Optional[str] = ..., agent_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ..., non_file_rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ...) -> None: ...
 
 class RequestContextEnv(_message.Message):
     __slots__ = ("os_version", "workspace_paths", "shell", "terminals_folder", "time_zone")
@@ -266,6 +270,156 @@ class CursorRule(_message.Message):
     full_path: str
     content: str
     def __init__(self, full_path: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
+
+class AgentSkill(_message.Message):
+    __slots__ = ("full_path", "content", "description", "disable_model_invocation")
+    FULL_PATH_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    DISABLE_MODEL_INVOCATION_FIELD_NUMBER: _ClassVar[int]
+    full_path: str
+    content: str
+    description: str
+    disable_model_invocation: bool
+    def __init__(self, full_path: _Optional[str] = ..., content: _Optional[str] = ..., description: _Optional[str] = ..., disable_model_invocation: _Optional[bool] = ...) -> None: ...
+
+class SelectedContext(_message.Message):
+    __slots__ = ("selected_images", "invocation_context", "extra_context", "files", "code_selections", "terminals", "terminal_selections", "external_links", "cursor_rules", "cursor_commands", "selected_skills")
+    SELECTED_IMAGES_FIELD_NUMBER: _ClassVar[int]
+    INVOCATION_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    CODE_SELECTIONS_FIELD_NUMBER: _ClassVar[int]
+    TERMINALS_FIELD_NUMBER: _ClassVar[int]
+    TERMINAL_SELECTIONS_FIELD_NUMBER: _ClassVar[int]
+    EXTERNAL_LINKS_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_RULES_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_COMMANDS_FIELD_NUMBER: _ClassVar[int]
+    SELECTED_SKILLS_FIELD_NUMBER: _ClassVar[int]
+    selected_images: _containers.RepeatedCompositeFieldContainer[SelectedImage]
+    invocation_context: InvocationContext
+    extra_context: _containers.RepeatedScalarFieldContainer[str]
+    files: _containers.RepeatedCompositeFieldContainer[SelectedFile]
+    code_selections: _containers.RepeatedCompositeFieldContainer[SelectedCodeSelection]
+    terminals: _containers.RepeatedCompositeFieldContainer[SelectedTerminal]
+    terminal_selections: _containers.RepeatedCompositeFieldContainer[SelectedTerminalSelection]
+    external_links: _containers.RepeatedCompositeFieldContainer[SelectedExternalLink]
+    cursor_rules: _containers.RepeatedCompositeFieldContainer[SelectedCursorRule]
+    cursor_commands: _containers.RepeatedCompositeFieldContainer[SelectedCursorCommand]
+    selected_skills: _containers.RepeatedCompositeFieldContainer[AgentSkill]
+    def __init__(self, selected_images: _Optional[_Iterable[_Union[SelectedImage, _Mapping]]] = ..., invocation_context: _Optional[_Union[InvocationContext, _Mapping]] = ..., extra_context: _Optional[_Iterable[str]] = ..., files: _Optional[_Iterable[_Union[SelectedFile, _Mapping]]] = ..., code_selections: _Optional[_Iterable[_Union[SelectedCodeSelection, _Mapping]]] = ..., terminals: _Optional[_Iterable[_Union[SelectedTerminal, _Mapping]]] = ..., terminal_selections: _Optional[_Iterable[_Union[SelectedTerminalSelection, _Mapping]]] = ..., external_links: _Optional[_Iterable[_Union[SelectedExternalLink, _Mapping]]] = ..., cursor_rules: _Optional[_Iterable[_Union[SelectedCursorRule, _Mapping]]] = ..., cursor_commands: _Optional[_Iterable[_Union[SelectedCursorCommand, _Mapping]]] = ..., selected_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ...) -> None: ...
+
+class SelectedImage(_message.Message):
+    __slots__ = ("mime_type", "blob_id", "data", "blob_id_with_data", "prompt_upload_ref")
+    class BlobIdWithData(_message.Message):
+        __slots__ = ("blob_id", "data")
+        BLOB_ID_FIELD_NUMBER: _ClassVar[int]
+        DATA_FIELD_NUMBER: _ClassVar[int]
+        blob_id: bytes
+        data: bytes
+        def __init__(self, blob_id: _Optional[bytes] = ..., data: _Optional[bytes] = ...) -> None: ...
+    MIME_TYPE_FIELD_NUMBER: _ClassVar[int]
+    BLOB_ID_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    BLOB_ID_WITH_DATA_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_UPLOAD_REF_FIELD_NUMBER: _ClassVar[int]
+    mime_type: str
+    blob_id: bytes
+    data: bytes
+    blob_id_with_data: SelectedImage.BlobIdWithData
+    prompt_upload_ref: PromptUploadRef
+    def __init__(self, mime_type: _Optional[str] = ..., blob_id: _Optional[bytes] = ..., data: _Optional[bytes] = ..., blob_id_with_data: _Optional[_Union[SelectedImage.BlobIdWithData, _Mapping]] = ..., prompt_upload_ref: _Optional[_Union[PromptUploadRef, _Mapping]] = ...) -> None: ...
+
+class PromptUploadRef(_message.Message):
+    __slots__ = ("upload_id",)
+    UPLOAD_ID_FIELD_NUMBER: _ClassVar[int]
+    upload_id: str
+    def __init__(self, upload_id: _Optional[str] = ...) -> None: ...
+
+class InvocationContext(_message.Message):
+    __slots__ = ("ide_state", "blob_id")
+    class IdeState(_message.Message):
+        __slots__ = ("visible_files", "recently_viewed_files")
+        class File(_message.Message):
+            __slots__ = ("path", "cursor_position", "total_lines")
+            class CursorPosition(_message.Message):
+                __slots__ = ("line",)
+                LINE_FIELD_NUMBER: _ClassVar[int]
+                line: int
+                def __init__(self, line: _Optional[int] = ...) -> None: ...
+            PATH_FIELD_NUMBER: _ClassVar[int]
+            CURSOR_POSITION_FIELD_NUMBER: _ClassVar[int]
+            TOTAL_LINES_FIELD_NUMBER: _ClassVar[int]
+            path: str
+            cursor_position: InvocationContext.IdeState.File.CursorPosition
+            total_lines: int
+            def __init__(self, path: _Optional[str] = ..., cursor_position: _Optional[_Union[InvocationContext.IdeState.File.CursorPosition, _Mapping]] = ..., total_lines: _Optional[int] = ...) -> None: ...
+        VISIBLE_FILES_FIELD_NUMBER: _ClassVar[int]
+        RECENTLY_VIEWED_FILES_FIELD_NUMBER: _ClassVar[int]
+        visible_files: _containers.RepeatedCompositeFieldContainer[InvocationContext.IdeState.File]
+        recently_viewed_files: _containers.RepeatedCompositeFieldContainer[InvocationContext.IdeState.File]
+        def __init__(self, visible_files: _Optional[_Iterable[_Union[InvocationContext.IdeState.File, _Mapping]]] = ..., recently_viewed_files: _Optional[_Iterable[_Union[InvocationContext.IdeState.File, _Mapping]]] = ...) -> None: ...
+    IDE_STATE_FIELD_NUMBER: _ClassVar[int]
+    BLOB_ID_FIELD_NUMBER: _ClassVar[int]
+    ide_state: InvocationContext.IdeState
+    blob_id: bytes
+    def __init__(self, ide_state: _Optional[_Union[InvocationContext.IdeState, _Mapping]] = ..., blob_id: _Optional[bytes] = ...) -> None: ...
+
+class SelectedFile(_message.Message):
+    __slots__ = ("content", "path")
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    path: str
+    def __init__(self, content: _Optional[str] = ..., path: _Optional[str] = ...) -> None: ...
+
+class SelectedCodeSelection(_message.Message):
+    __slots__ = ("content", "path", "range")
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    RANGE_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    path: str
+    range: Range
+    def __init__(self, content: _Optional[str] = ..., path: _Optional[str] = ..., range: _Optional[_Union[Range, _Mapping]] = ...) -> None: ...
+
+class SelectedTerminal(_message.Message):
+    __slots__ = ("content", "title")
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    title: str
+    def __init__(self, content: _Optional[str] = ..., title: _Optional[str] = ...) -> None: ...
+
+class SelectedTerminalSelection(_message.Message):
+    __slots__ = ("content", "title")
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    title: str
+    def __init__(self, content: _Optional[str] = ..., title: _Optional[str] = ...) -> None: ...
+
+class SelectedExternalLink(_message.Message):
+    __slots__ = ("url", "pdf_content")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    PDF_CONTENT_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    pdf_content: str
+    def __init__(self, url: _Optional[str] = ..., pdf_content: _Optional[str] = ...) -> None: ...
+
+class SelectedCursorRule(_message.Message):
+    __slots__ = ("rule",)
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    rule: CursorRule
+    def __init__(self, rule: _Optional[_Union[CursorRule, _Mapping]] = ...) -> None: ...
+
+class SelectedCursorCommand(_message.Message):
+    __slots__ = ("name", "content")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    content: str
+    def __init__(self, name: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
 
 class ResumeAction(_message.Message):
     __slots__ = ()
@@ -710,10 +864,18 @@ class PartialToolCallUpdate(_message.Message):
     def __init__(self, call_id: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., args_text_delta: _Optional[str] = ..., model_call_id: _Optional[str] = ...) -> None: ...
 
 class ToolCallDelta(_message.Message):
-    __slots__ = ("shell_tool_call_delta",)
+    __slots__ = ("shell_tool_call_delta", "edit_tool_call_delta")
     SHELL_TOOL_CALL_DELTA_FIELD_NUMBER: _ClassVar[int]
+    EDIT_TOOL_CALL_DELTA_FIELD_NUMBER: _ClassVar[int]
     shell_tool_call_delta: ShellToolCallDelta
-    def __init__(self, shell_tool_call_delta: _Optional[_Union[ShellToolCallDelta, _Mapping]] = ...) -> None: ...
+    edit_tool_call_delta: EditToolCallDelta
+    def __init__(self, shell_tool_call_delta: _Optional[_Union[ShellToolCallDelta, _Mapping]] = ..., edit_tool_call_delta: _Optional[_Union[EditToolCallDelta, _Mapping]] = ...) -> None: ...
+
+class EditToolCallDelta(_message.Message):
+    __slots__ = ("stream_content_delta",)
+    STREAM_CONTENT_DELTA_FIELD_NUMBER: _ClassVar[int]
+    stream_content_delta: str
+    def __init__(self, stream_content_delta: _Optional[str] = ...) -> None: ...
 
 class ShellToolCallDelta(_message.Message):
     __slots__ = ("stdout", "stderr")
