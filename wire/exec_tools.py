@@ -31,6 +31,7 @@ from google.protobuf import unknown_fields
 
 from wire.connect import data_frame
 from wire.proto import agent_v1_pb2 as agent
+from wire.streamed_args import ArgsEvent, ContentDelta, FieldCompleted, StreamedArgsDecoder
 
 INT32_MAX = 2**31 - 1
 UINT32_MAX = 2**32 - 1
@@ -1377,3 +1378,77 @@ def partial_tool_call_frame(
         model_call_id=model_call_id,
     )
     return _update_frame(agent.InteractionUpdate(partial_tool_call=partial))
+
+
+# ---- edit content streamed while the model writes the arguments ----
+#
+# Added after the rest of the module; this import belongs with the others at the top.
+
+# The argument each edit tool's card shows as it streams (the field ``EditArgs.stream_content``
+# is built from at dispatch, see ``EditExecution._ui_args``).
+STREAMED_CONTENT_FIELDS = {"Write": "contents", "StrReplace": "new_string"}
+
+
+def streamed_args_decoder(tool_name: str) -> StreamedArgsDecoder | None:
+    """The decoder for a call's argument stream when its card shows the content as it streams.
+
+    Write streams ``contents`` and StrReplace ``new_string``, LF-normalized like the content
+    the call is dispatched with, and both report ``path`` once its string is complete. Any other
+    tool, an unknown name included, gets None: its argument deltas go out as raw
+    ``args_text_delta`` partials (``partial_tool_call_frame``).
+    """
+    tool = _BY_NORMALIZED.get(normalize_tool_name(tool_name))
+    field = STREAMED_CONTENT_FIELDS.get(tool or "")
+    if field is None:
+        return None
+    return StreamedArgsDecoder(field, report_fields=("path",), normalize_newlines=True)
+
+
+def edit_content_delta_frame(call_id: str, model_call_id: str, text: str) -> bytes:
+    """``tool_call_delta`` with ``edit_tool_call_delta.stream_content_delta``: more content."""
+    delta = agent.ToolCallDelta(
+        edit_tool_call_delta=agent.EditToolCallDelta(stream_content_delta=text)
+    )
+    update = agent.ToolCallDeltaUpdate(
+        call_id=call_id, tool_call_delta=delta, model_call_id=model_call_id
+    )
+    return _update_frame(agent.InteractionUpdate(tool_call_delta=update))
+
+
+def edit_path_partial_frame(call_id: str, model_call_id: str, path: str) -> bytes:
+    """The placeholder card again, now naming the file (``EditArgs.path``, no content)."""
+    tool_call = agent.ToolCall(
+        tool_call_id=call_id, edit_tool_call=agent.EditToolCall(args=agent.EditArgs(path=path))
+    )
+    partial = agent.PartialToolCallUpdate(
+        call_id=call_id, tool_call=tool_call, args_text_delta="", model_call_id=model_call_id
+    )
+    return _update_frame(agent.InteractionUpdate(partial_tool_call=partial))
+
+
+def streamed_args_frames(
+    call_id: str, tool_name: str, model_call_id: str, events: list[ArgsEvent]
+) -> list[bytes]:
+    """The interaction updates for what a call's ``streamed_args_decoder`` yielded, in order.
+
+    For Write and StrReplace: each ``ContentDelta`` becomes a ``tool_call_delta`` carrying
+    ``edit_tool_call_delta.stream_content_delta`` (the client appends it to the card's content),
+    and the completed ``path`` a ``partial_tool_call`` whose placeholder holds
+    ``edit_tool_call.args.path``, with an empty ``args_text_delta``; content may come before the
+    path when the model writes that field first. The end of the content sends nothing. These
+    tools send no raw ``args_text_delta`` partials: the streamed content replaces them. Any
+    other tool gets no frames.
+    """
+    tool = _BY_NORMALIZED.get(normalize_tool_name(tool_name))
+    if tool not in STREAMED_CONTENT_FIELDS:
+        return []
+    frames: list[bytes] = []
+    for event in events:
+        match event:
+            case ContentDelta(text=text):
+                frames.append(edit_content_delta_frame(call_id, model_call_id, text))
+            case FieldCompleted(name="path", value=path):
+                frames.append(edit_path_partial_frame(call_id, model_call_id, path))
+            case _:
+                pass
+    return frames
