@@ -78,6 +78,14 @@ class NewCall(msgspec.Struct, frozen=True):
     verbose: bool
 
 
+class OutgoingRequest(msgspec.Struct, frozen=True):
+    """The request as recorded: its size always, headers (redacted) and body in verbose mode."""
+
+    headers: dict[str, str]
+    body: str
+    byte_count: int
+
+
 class CallEnd(msgspec.Struct, frozen=True):
     """How a call ended. ``usage`` maps usage column names to reported values only."""
 
@@ -87,6 +95,8 @@ class CallEnd(msgspec.Struct, frozen=True):
     finish_reason: str | None = None
     usage: dict[str, int] = {}
     error_message: str | None = None
+    http_status: int | None = None
+    ttfb_ms: float | None = None
 
 
 class CallSummary(msgspec.Struct, frozen=True):
@@ -154,27 +164,31 @@ class CallRecords:
             CHUNKS, ("call_id", "seq", "offset_ms", "data"), _database=database
         )
 
-    def start(self, call: NewCall) -> int:
-        """Insert the ``running`` row; returns its id."""
+    def start(self, call: NewCall, request: OutgoingRequest | None = None) -> int:
+        """Insert the ``running`` row (with the request, when given) in one transaction;
+        returns its id. One commit, because the call's first events wait behind it."""
         values = msgspec.structs.asdict(call)
         values.update(status=CallStatus.RUNNING.value, started_at_ms=utc_now_ms(), response_bytes=0)
-        return int(self._calls.insert(**values).execute())
+        with self._db.atomic():
+            call_id = int(self._calls.insert(**values).execute())
+            if request is not None:
+                self._write_request(call_id, request, verbose=call.verbose)
+        return call_id
 
-    def record_request(
-        self, call_id: int, headers: dict[str, str], body: str, byte_count: int, *, verbose: bool
-    ) -> None:
+    def record_request(self, call_id: int, request: OutgoingRequest, *, verbose: bool) -> None:
         """The size of the request always; its (redacted) headers and body in verbose mode."""
         with self._db.atomic():
-            t = self._calls
-            t.update(request_bytes=byte_count).where(t.id == call_id).execute()
-            if verbose:
-                self._requests.insert(
-                    call_id=call_id, headers_json=msgspec.json.encode(headers).decode(), body=body
-                ).execute()
+            self._write_request(call_id, request, verbose=verbose)
 
-    def record_response_headers(self, call_id: int, http_status: int, ttfb_ms: float) -> None:
+    def _write_request(self, call_id: int, request: OutgoingRequest, *, verbose: bool) -> None:
         t = self._calls
-        t.update(http_status=http_status, ttfb_ms=ttfb_ms).where(t.id == call_id).execute()
+        t.update(request_bytes=request.byte_count).where(t.id == call_id).execute()
+        if verbose:
+            self._requests.insert(
+                call_id=call_id,
+                headers_json=msgspec.json.encode(request.headers).decode(),
+                body=request.body,
+            ).execute()
 
     def record_chunks(self, call_id: int, chunks: list[RecordedChunk]) -> None:
         """Store raw response chunks (verbose mode only; the caller decides)."""
@@ -200,6 +214,8 @@ class CallRecords:
             duration_ms=end.duration_ms,
             response_bytes=end.response_bytes,
             error_message=end.error_message,
+            **({"http_status": end.http_status} if end.http_status is not None else {}),
+            **({"ttfb_ms": end.ttfb_ms} if end.ttfb_ms is not None else {}),
             **end.usage,
         ).where((t.id == call_id) & (t.status == CallStatus.RUNNING.value))
         return query.execute() == 1

@@ -36,7 +36,14 @@ from actors.providers.transport import (
     stream_call,
 )
 from store.catalog import get_observability
-from store.llm_calls import CallEnd, CallRecords, CallStatus, NewCall, RecordedChunk
+from store.llm_calls import (
+    CallEnd,
+    CallRecords,
+    CallStatus,
+    NewCall,
+    OutgoingRequest,
+    RecordedChunk,
+)
 from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.provider")
@@ -115,45 +122,49 @@ class ProviderActor(pykka.ThreadingActor):
         self._chunks: list[RecordedChunk] = []
         self._chunk_seq = 0
         self._ended = False
+        self._http_status: int | None = None
+        self._ttfb_ms: float | None = None
 
     # ---- lifecycle ----
 
     def on_start(self) -> None:
+        """Send the request first, then record it: the stream's events queue in this mailbox
+        behind the record's one commit, so recording never delays the request itself."""
         call, route = self._call, self._call.route
         settings = get_observability(self._deps.database)
         self._verbose, self._retained = settings.verbose, settings.retained_calls
-        self._record_id = self._records.start(
-            NewCall(
-                run_id=call.run_id,
-                model_call_id=call.model_call_id,
-                provider_id=route.provider_id,
-                provider_name=route.provider_name,
-                provider_type=route.provider_type.value,
-                provider_url=route.base_url,
-                public_id=route.public_id,
-                model_id=route.model_id,
-                display_name=route.display_name,
-                verbose=self._verbose,
-            )
+        new_call = NewCall(
+            run_id=call.run_id,
+            model_call_id=call.model_call_id,
+            provider_id=route.provider_id,
+            provider_name=route.provider_name,
+            provider_type=route.provider_type.value,
+            provider_url=route.base_url,
+            public_id=route.public_id,
+            model_id=route.model_id,
+            display_name=route.display_name,
+            verbose=self._verbose,
         )
         adapter = adapter_for(route.provider_type)
         try:
             http_call = adapter.build_call(call.request, route)
         except ProviderFailure as failure:
+            self._record_id = self._records.start(new_call)
             self._fail(failure)
             return
         self._adapter = adapter
-        self._records.record_request(
-            self._record_id,
-            redacted_headers(http_call.headers, self._secrets),
-            scrub_text(http_call.body.decode("utf-8", "replace"), self._secrets),
-            len(http_call.body),
-            verbose=self._verbose,
-        )
         self._decoder = adapter.new_decoder()
         self._started = time.monotonic()
         self._future = self._deps.tasks.submit(
             stream_call(self._deps.client, http_call, self._deps.limits, self.actor_ref.tell)
+        )
+        self._record_id = self._records.start(
+            new_call,
+            OutgoingRequest(
+                headers=redacted_headers(http_call.headers, self._secrets),
+                body=scrub_text(http_call.body.decode("utf-8", "replace"), self._secrets),
+                byte_count=len(http_call.body),
+            ),
         )
         log_event(
             logger,
@@ -199,8 +210,8 @@ class ProviderActor(pykka.ThreadingActor):
     # ---- stream ----
 
     def _on_headers(self, status: int, at: float) -> None:
-        assert self._record_id is not None
-        self._records.record_response_headers(self._record_id, status, (at - self._started) * 1000)
+        # Kept until the end and written with the finish (no commit before the first events).
+        self._http_status, self._ttfb_ms = status, (at - self._started) * 1000
         if 200 <= status < 300:
             self._forward([CallStarted(self._call.model_call_id)])
 
@@ -300,6 +311,8 @@ class ProviderActor(pykka.ThreadingActor):
                     finish_reason=result.finish.value if result is not None else None,
                     usage=self._reported_usage(),
                     error_message=failure.message if failure is not None else None,
+                    http_status=self._http_status,
+                    ttfb_ms=self._ttfb_ms,
                 ),
             )
             self._records.prune(self._retained)
