@@ -11,6 +11,7 @@ next model call waits until the whole round is committed and its settled checkpo
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import time
@@ -21,7 +22,15 @@ import msgspec
 import peewee
 import pykka
 
-from actors.blob_sync import BlobSyncFailed, CancelBlobSync, KvClientMessageReceived, KvLimits
+from actors.blob_sync import (
+    BlobFetched,
+    BlobSyncFailed,
+    CancelBlobSync,
+    FetchBlob,
+    KvClientMessageReceived,
+    KvLimits,
+    b64,
+)
 from actors.blob_sync import start_blob_sync as start_blob_sync_actor
 from actors.bridge import LoopTasks
 from actors.checkpoint import (
@@ -40,6 +49,7 @@ from actors.checkpoint import (
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
+    ImagePart,
     Origin,
     PartsContent,
     Role,
@@ -75,7 +85,7 @@ from actors.providers.events import (
 )
 from actors.providers.grammar import CallResult
 from actors.providers.request import LlmRequest, ModelRoute
-from actors.request_context import runtime_context
+from actors.request_context import runtime_context, runtime_images
 from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
 from actors.tool_runtime import (
@@ -100,9 +110,27 @@ from store.conversations import (
     StaleRun,
     StoredMessage,
     ToolCallSpec,
+    ToolCallStatus,
+    ToolRoundRecord,
+    roots_digest,
 )
+from wire.checkpoint_json import (
+    CheckpointJsonError,
+    PendingRound,
+    decode_pending,
+    decode_root,
+    hydrated_message_id,
+)
+from wire.checkpoint_state import CheckpointStateError
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error, provider_error_detail
-from wire.exec_tools import UnsupportedTool, partial_tool_call_frame, tool_call_completed_frame
+from wire.exec_tools import (
+    ExecContext,
+    UnsupportedTool,
+    partial_tool_call_frame,
+    streamed_args_decoder,
+    streamed_args_frames,
+    tool_call_completed_frame,
+)
 from wire.interaction_updates import (
     text_delta_frame,
     thinking_completed_frame,
@@ -112,10 +140,10 @@ from wire.interaction_updates import (
 )
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
+from wire.streamed_args import StreamedArgsDecoder
 
 logger = logging.getLogger("cursor_server.run")
 
-RESUME_UNAVAILABLE = "this RunRequest carries no user message; resuming a turn is not available yet"
 
 # Cursor's AgentMode number -> our mode asset name. Other modes come later.
 MODE_NAMES = {agent.AGENT_MODE_AGENT: "agent"}
@@ -133,13 +161,17 @@ class AgentDeps(msgspec.Struct, frozen=True):
 
 
 class State(Enum):
-    PUBLISHING_INITIAL = auto()
+    HYDRATING = auto()
     CALLING_PROVIDER = auto()
     RUNNING_TOOLS = auto()
-    PUBLISHING_SETTLED = auto()
     PUBLISHING_FINAL = auto()
     ABORTING = auto()
     ENDED = auto()
+
+
+class TurnKind(Enum):
+    NEW = auto()  # a user message starts a turn
+    RESUME = auto()  # the client reconnected: continue the turn of its last checkpoint
 
 
 def add_usage(total: Usage | None, usage: Usage) -> Usage:
@@ -199,7 +231,7 @@ class AgentRun:
         self._end_session = end
         self._conversations = ConversationStore(deps.store.database)
         self.conversation_id = request.conversation_id or request_id
-        self._state = State.PUBLISHING_INITIAL
+        self._state = State.HYDRATING
         self._head = 0
         self._messages: tuple[CanonicalMessage, ...] = ()
         self._blob_sync: pykka.ActorRef | None = None
@@ -214,22 +246,51 @@ class AgentRun:
         self._usage: Usage | None = None
         self._last_call_tokens: int | None = None
         self._mode: ModeAssets | None = None
+        self._mode_number = agent.AGENT_MODE_AGENT
+        self._kind = TurnKind.NEW
+        self._user_message: agent.UserMessage | None = None
+        self._runtime_content: tuple[TextPart | ImagePart, ...] = ()
         self._claimed = False
         self._tools: pykka.ActorRef | None = None
         self._round_id = ""
         self._round_assistant: AssistantContent | None = None
         self._round_first_pair = True
+        self._round_started_ms = 0
+        self._round_calls_pending: tuple[ToolCall, ...] = ()
         self._calls_by_index: dict[int, tuple[str, str]] = {}
+        self._arg_decoders: dict[int, StreamedArgsDecoder | None] = {}
         self._job_id = 1
         self._barrier_job = 0
+        # Provider messages that arrived while the checkpoint barrier before their call was
+        # still open: released, in order, once that checkpoint is published.
+        self._held: list[tuple[ProviderEventsReceived | ProviderCallEnded, float]] | None = None
         self._ending: ConnectError | None = None
+        # The client's state: its stable roots (system root dropped) and the blobs still
+        # being fetched (KV GET) before the run can start.
+        self._client_state: agent.ConversationStateStructure | None = (
+            request.conversation_state if request.HasField("conversation_state") else None
+        )
+        self._stable_roots: tuple[bytes, ...] = ()
+        self._fetching: dict[int, bytes] = {}
+        self._fetched: dict[bytes, bytes] = {}
+        self._needs_roots = False
+        self._resume_turn: bytes | None = None
 
     # ---- start ----
 
     def start(self) -> None:
-        """Prepare the turn; the first model call waits for the initial checkpoint."""
+        """Check the request, then find its base: from the checkpoint index, else by fetching
+        the client's root blobs (local CAS, else KV GET) and importing them as a revision."""
         try:
-            self._prepare()
+            self._check_request()
+            self._blob_sync = start_blob_sync_actor(
+                self.request_id,
+                self._output,
+                self._deps.store,
+                self._deps.tasks,
+                self._deps.kv_limits,
+            )
+            self._fetch_missing()
         except ConnectError as error:
             self._finish(error)
             return
@@ -238,64 +299,157 @@ class AgentRun:
             return
         except (peewee.DatabaseError, ConversationStoreError) as exc:
             self._finish(ConnectError(Code.INTERNAL, f"store error: {exc}"))
+            return
+        if not self._fetching:
+            self._prepare_guarded()
 
-    def _prepare(self) -> None:
+    def _check_request(self) -> None:
+        """The action, the mode and (for a user turn) the rendered runtime message."""
         action = self._request.action
-        if action.WhichOneof("action") != "user_message_action":
-            raise ConnectError(Code.UNIMPLEMENTED, RESUME_UNAVAILABLE)
-        user_message = action.user_message_action.user_message
-        mode_name = MODE_NAMES.get(user_message.mode)
-        if mode_name is None:
-            label = (
-                agent.AgentMode.Name(user_message.mode)
-                if user_message.mode in agent.AgentMode.values()
-                else str(user_message.mode)
+        kind = action.WhichOneof("action")
+        state = self._client_state
+        if kind == "user_message_action":
+            self._user_message = action.user_message_action.user_message
+            self._mode_number = self._user_message.mode
+        elif kind == "resume_action":
+            if state is None or not state.root_prompt_messages_json:
+                raise protocol_error("resume_action needs the conversation_state to resume from")
+            self._kind = TurnKind.RESUME
+            self._mode_number = state.mode or agent.AGENT_MODE_AGENT
+        else:
+            raise ConnectError(
+                Code.UNIMPLEMENTED, f"conversation action {kind or 'none'} is not available"
             )
+        mode_name = MODE_NAMES.get(self._mode_number)
+        if mode_name is None:
+            number = self._mode_number
+            label = agent.AgentMode.Name(number) if number in agent.AgentMode.values() else number
             raise protocol_error(
                 f"unsupported agent mode: {label} (this server runs AGENT_MODE_AGENT)"
             )
         try:
-            mode = self._deps.prompts.mode(mode_name)
+            self._mode = self._deps.prompts.mode(mode_name)
         except UnknownModeError as exc:
             raise protocol_error(str(exc)) from exc
-        self._mode = mode
-        runtime_text = self._runtime_text(mode, user_message)
+        if self._user_message is not None:
+            self._runtime_content = self._runtime_parts(self._mode, self._user_message)
+
+    def _fetch_missing(self) -> None:
+        """Ask the BlobSyncActor for what the base needs and the server may lack."""
+        state = self._client_state
+        if state is None:
+            return
+        roots = tuple(state.root_prompt_messages_json)
+        self._stable_roots = roots[1:]
+        wanted: list[bytes] = []
+        if roots:
+            digest = roots_digest(self._stable_roots)
+            if self._conversations.revision_for_checkpoint(self.conversation_id, digest) is None:
+                self._needs_roots = True
+                wanted.extend(roots)
+        if self._kind is TurnKind.RESUME and state.turns:
+            wanted.append(state.turns[-1])
+        assert self._blob_sync is not None
+        for number, blob_id in enumerate(dict.fromkeys(wanted), start=1):
+            self._fetching[number] = blob_id
+            self._blob_sync.tell(FetchBlob(number, blob_id, self._self))
+
+    def on_blob_fetched(self, message: BlobFetched) -> None:
+        if self._state is not State.HYDRATING or message.request_id not in self._fetching:
+            return
+        blob_id = self._fetching.pop(message.request_id)
+        if message.data is None:
+            self._finish(protocol_error(f"the client has no blob {b64(blob_id)} of its state"))
+            return
+        self._fetched[blob_id] = message.data
+        if not self._fetching:
+            self._prepare_guarded()
+
+    def _prepare_guarded(self) -> None:
+        try:
+            self._prepare()
+        except ConnectError as error:
+            self._finish(error)
+        except StaleRun:
+            self._finish(cancelled_error())
+        except (CheckpointJsonError, CheckpointStateError) as exc:
+            self._finish(protocol_error(f"conversation_state: {exc}"))
+        except (peewee.DatabaseError, ConversationStoreError) as exc:
+            self._finish(ConnectError(Code.INTERNAL, f"store error: {exc}"))
+
+    def _base_revision(self) -> int | None:
+        """The revision the client's state stands for (None: no state, use the head)."""
+        state = self._client_state
+        if state is None:
+            return None
         store = self._conversations
-        head = store.ensure_conversation(self.conversation_id)
-        claimed = store.claim_run(self.request_id, self.conversation_id, head)
+        roots = tuple(state.root_prompt_messages_json)
+        if not roots:
+            # A state without history: the conversation from its beginning.
+            return store.import_revision(self.conversation_id, ())
+        digest = roots_digest(self._stable_roots)
+        if not self._needs_roots:
+            revision = store.revision_for_checkpoint(self.conversation_id, digest)
+            if revision is not None:
+                return revision
+        messages = [
+            decode_root(self._fetched[blob_id], hydrated_message_id(blob_id, ordinal))
+            for ordinal, blob_id in enumerate(roots)
+        ]
+        if messages[0].role is not Role.SYSTEM:
+            raise protocol_error("conversation_state: the first root is not the system prompt")
+        if any(m.role is Role.SYSTEM for m in messages[1:]):
+            raise protocol_error("conversation_state: more than one system root")
+        revision = store.import_revision(self.conversation_id, [stored(m) for m in messages[1:]])
+        store.record_checkpoint(self.conversation_id, digest, revision)
+        return revision
+
+    def _prepare(self) -> None:
+        mode = self._mode
+        assert mode is not None
+        store = self._conversations
+        base = self._base_revision()
+        if base is None:
+            base = store.ensure_conversation(self.conversation_id)
+        pending, existing = self._pending_round(base)
+        # A round this server stored continues on the revision of its last committed pair.
+        start = store.round_head(existing) if existing is not None else base
+        claimed = store.claim_run(self.request_id, self.conversation_id, start)
         self._claimed = True
         previous = self._deps.owners.claim(self.conversation_id, self.request_id, self._self)
         if previous is not None:
-            previous.tell(CancelRun(f"superseded by {self.request_id}"))
-        runtime_message = CanonicalMessage(
-            message_id=f"runtime:run-request:{self.request_id}",
-            role=Role.USER,
-            origin=Origin.RUNTIME,
-            content=PartsContent((TextPart(runtime_text),)),
-            runtime_event_id=f"run-request:{self.request_id}",
-        )
-        self._head, _inserted = store.append_once(
-            self.request_id, claimed.base_revision_id, stored(runtime_message)
-        )
-        self._messages = tuple(decode_message(m.payload) for m in store.messages_at(self._head))
-        instructions = mode.system_prompt(self._route.model_id)
-        self._instructions = instructions
-        self._blob_sync = start_blob_sync_actor(
-            self.request_id, self._output, self._deps.store, self._deps.tasks, self._deps.kv_limits
-        )
+            with contextlib.suppress(pykka.ActorDeadError):  # it may have just ended
+                previous.tell(CancelRun(f"superseded by {self.request_id}"))
+        self._head = claimed.base_revision_id
+        revision = store.revision(base)
+        assert revision is not None
+        base_count = revision.message_count
+        self._instructions = mode.system_prompt(self._route.model_id)
+        state = self._client_state
+        if self._kind is TurnKind.RESUME and state is not None and state.turns:
+            self._resume_turn = self._fetched[state.turns[-1]]
         setup = CheckpointSetup(
             request_id=self.request_id,
-            instructions=instructions,
+            instructions=self._instructions,
             model_name=self._route.model_id,
-            mode=user_message.mode,
+            mode=self._mode_number,
             tools=mode.tools,
             context_window=self._route.context_window_tokens,
-            user_message=user_message,
-            base=self._request.conversation_state
-            if self._request.HasField("conversation_state")
-            else None,
+            user_message=self._user_message,
+            base=state,
+            base_roots=self._stable_roots,
+            base_message_count=base_count if self._stable_roots else 0,
+            resume_turn=self._resume_turn,
+            conversation_id=self.conversation_id,
         )
-        self._checkpoint = start_checkpoint_actor(setup, self._output, self._blob_sync, self._self)
+        assert self._blob_sync is not None
+        self._checkpoint = start_checkpoint_actor(
+            setup,
+            self._output,
+            self._blob_sync,
+            self._self,
+            ConversationStore(self._deps.store.database),
+        )
         log_event(
             logger,
             logging.INFO,
@@ -304,10 +458,126 @@ class AgentRun:
             conversation_id=self.conversation_id,
             model=self._route.public_id,
             superseded=claimed.superseded_run_id,
+            resumed=self._kind is TurnKind.RESUME,
+            base_revision=base,
         )
-        self._checkpoint.tell(PublishSettled(self._next_job(), self._messages, (), None))
+        if self._kind is TurnKind.NEW:
+            self._start_turn()
+        elif pending is None:
+            self._resume_settled()
+        else:
+            self._resume_round(base_count, pending, existing)
 
-    def _runtime_text(self, mode: ModeAssets, user_message: agent.UserMessage) -> str:
+    def _start_turn(self) -> None:
+        """Append the runtime user message once, publish it, and call the model."""
+        runtime_message = CanonicalMessage(
+            message_id=f"runtime:run-request:{self.request_id}",
+            role=Role.USER,
+            origin=Origin.RUNTIME,
+            content=PartsContent(self._runtime_content),
+            runtime_event_id=f"run-request:{self.request_id}",
+        )
+        store = self._conversations
+        self._head, _inserted = store.append_once(
+            self.request_id, self._head, stored(runtime_message)
+        )
+        self._messages = tuple(decode_message(m.payload) for m in store.messages_at(self._head))
+        self._publish_settled_then_call()
+
+    def _pending_round(self, base: int) -> tuple[PendingRound | None, ToolRoundRecord | None]:
+        """For a resume: the client's pending round, and this server's record of it if any."""
+        state = self._client_state
+        if self._kind is not TurnKind.RESUME or state is None:
+            return None, None
+        entries = list(state.pending_tool_calls)
+        if len(entries) > 1:
+            raise protocol_error(
+                f"conversation_state has {len(entries)} pending_tool_calls entries (at most 1)"
+            )
+        if not entries:
+            return None, None
+        pending = decode_pending(entries[0])
+        existing = self._conversations.find_pending_round(
+            self.conversation_id, base, [c.call_id for c in pending.calls]
+        )
+        return pending, existing
+
+    def _resume_settled(self) -> None:
+        """Resume from a settled checkpoint: the model is called again on that history."""
+        store = self._conversations
+        self._messages = tuple(decode_message(m.payload) for m in store.messages_at(self._head))
+        last = self._messages[-1].content if self._messages else None
+        if isinstance(last, AssistantContent) and not last.tool_calls:
+            raise protocol_error("resume_action: the turn of this state has already ended")
+        self._publish_settled_then_call()
+
+    def _resume_round(
+        self, base_count: int, pending: PendingRound, existing: ToolRoundRecord | None
+    ) -> None:
+        """Resume a tool round: its calls without a committed result run again at once (the
+        client sees the staged checkpoint and the execs before any model call)."""
+        store = self._conversations
+        self._round_started_ms = pending.started_at_ms  # the client's pending entry stays as is
+        if existing is not None:
+            self._resume_adopted(store.adopt_tool_round(self.request_id, existing.round_id))
+        else:
+            self._resume_imported(pending)
+        self._messages = tuple(decode_message(m.payload) for m in store.messages_at(self._head))
+        # The stable roots stay those of the base: committed pairs join them when it settles.
+        self._publish_staged(self._messages[:base_count])
+        self._tools = start_tool_runtime(
+            self.request_id, self._output, self._self, self._exec_context()
+        )
+        self._tools.tell(StartToolRound(self._round_id, self._round_calls_pending))
+
+    def _resume_adopted(self, round_: ToolRoundRecord) -> None:
+        """The round is ours (this server stored it): only calls without a result run again."""
+        self._round_id = round_.round_id
+        self._round_assistant = msgspec.json.decode(round_.assistant_json, type=AssistantContent)
+        self._round_first_pair = not any(c.status is ToolCallStatus.COMPLETED for c in round_.calls)
+        self._round_calls_pending = tuple(
+            ToolCall(c.index, c.call_id, c.name, c.arguments, c.model_call_id)
+            for c in round_.calls
+            if c.status is ToolCallStatus.PENDING
+        )
+
+    def _resume_imported(self, round_: PendingRound) -> None:
+        """A round this server never stored (e.g. after losing its database): every call runs."""
+        self._round_id = f"{self.request_id}:round:resume"
+        calls = tuple(
+            ToolCall(c.index, c.call_id, c.name, c.arguments, round_.model_call_id)
+            for c in round_.calls
+        )
+        self._round_assistant = AssistantContent(
+            text=round_.text,
+            thinking=round_.thinking,
+            tool_round_id=self._round_id,
+            replay_state=round_.replay_state,
+            tool_calls=calls,
+        )
+        self._round_first_pair = True
+        self._conversations.create_tool_round(
+            self.request_id,
+            self._round_id,
+            self._head,
+            msgspec.json.encode(self._round_assistant),
+            [ToolCallSpec(c.index, c.call_id, c.model_call_id, c.name, c.arguments) for c in calls],
+            created_at_ms=round_.started_at_ms,
+        )
+        self._round_calls_pending = calls
+
+    def _exec_context(self) -> ExecContext:
+        """What the run's exec requests carry besides the model's arguments."""
+        action = self._request.action
+        terminals = ""
+        if action.WhichOneof("action") == "user_message_action":
+            terminals = action.user_message_action.request_context.env.terminals_folder
+        return ExecContext(conversation_id=self.conversation_id, terminals_folder=terminals)
+
+    def _runtime_parts(
+        self, mode: ModeAssets, user_message: agent.UserMessage
+    ) -> tuple[TextPart | ImagePart, ...]:
+        """The runtime message's content: the rendered text, then the request's images."""
         action = self._request.action.user_message_action
         context = runtime_context(
             user_message,
@@ -315,7 +585,7 @@ class AgentRun:
             datetime.datetime.now(datetime.UTC),
         )
         try:
-            return mode.runtime_message(context)
+            return (TextPart(mode.runtime_message(context)), *runtime_images(user_message))
         except RuntimeContextError as exc:
             raise protocol_error(str(exc)) from exc
 
@@ -328,13 +598,38 @@ class AgentRun:
             self._barrier_job = self._job_id
         return self._job_id
 
+    def _publish_settled_then_call(self) -> None:
+        """Publish the settled state and call the model at once; the call's events are held
+        until the checkpoint is out, so the client still sees the checkpoint first (the barrier
+        gates what the client sees, and the request's round trip overlaps the blobs' ACKs)."""
+        assert self._checkpoint is not None
+        self._checkpoint.tell(
+            PublishSettled(
+                self._next_job(),
+                self._messages,
+                tuple(self._steps),
+                self._last_call_tokens,
+                revision_id=self._head,
+            )
+        )
+        self._steps = []
+        self._held = []
+        self._call_provider()
+
     def on_checkpoint_published(self, message: CheckpointPublished) -> None:
         if message.job_id != self._barrier_job:
             return  # a job nothing waits for (the staged checkpoint of a tool round)
-        if self._state in (State.PUBLISHING_INITIAL, State.PUBLISHING_SETTLED):
-            self._call_provider()
-        elif self._state is State.PUBLISHING_FINAL:
+        if self._state is State.PUBLISHING_FINAL:
             self._complete()
+            return
+        held, self._held = self._held, None
+        for provider_message, arrived in held or ():
+            if self._state is not State.CALLING_PROVIDER:
+                break
+            if isinstance(provider_message, ProviderEventsReceived):
+                self.on_provider_events(provider_message, arrived)
+            else:
+                self.on_provider_ended(provider_message)
 
     def on_checkpoint_failed(self, message: CheckpointFailed) -> None:
         self._finish(message.error)
@@ -346,11 +641,18 @@ class AgentRun:
         if self._blob_sync is not None:
             self._blob_sync.tell(KvClientMessageReceived(message))
 
-    def on_provider_events(self, message: ProviderEventsReceived) -> None:
+    def on_provider_events(
+        self, message: ProviderEventsReceived, arrived: float | None = None
+    ) -> None:
+        """Show the events; ``arrived`` is when held events really arrived (for durations)."""
         if (
             message.model_call_id != self._model_call_id
             or self._state is not State.CALLING_PROVIDER
         ):
+            return
+        now = time.monotonic() if arrived is None else arrived
+        if self._held is not None:
+            self._held.append((message, now))
             return
         for event in message.events:
             match event:
@@ -358,17 +660,17 @@ class AgentRun:
                     self._text.append(text)
                     self._output.send(text_delta_frame(text))
                 case ThinkingStarted():
-                    self._thinking_started = time.monotonic()
+                    self._thinking_started = now
                     self._thinking_text = []
                 case ThinkingDelta(text=text):
                     self._thinking_text.append(text)
                     self._output.send(thinking_delta_frame(text))
                 case ThinkingEnded():
-                    duration = round((time.monotonic() - self._thinking_started) * 1000)
+                    duration = max(1, round((now - self._thinking_started) * 1000))
                     self._output.send(thinking_completed_frame(duration))
                     text = "".join(self._thinking_text)
                     if text:
-                        self._steps.append(ThinkingStep(text, max(duration, 1)))
+                        self._steps.append(ThinkingStep(text, duration))
                 case TextStarted():
                     self._text = []
                 case TextEnded():
@@ -377,10 +679,10 @@ class AgentRun:
                         self._steps.append(AssistantStep(text))
                 case ToolCallStarted(index=index, call_id=call_id, name=name):
                     self._calls_by_index[index] = (call_id, name)
+                    self._arg_decoders[index] = streamed_args_decoder(name)
                     self._partial_call(call_id, name, "")
                 case ToolCallArgumentsDelta(index=index, delta=delta):
-                    call_id, name = self._calls_by_index[index]
-                    self._partial_call(call_id, name, delta)
+                    self._arguments_delta(index, delta)
                 case UsageReported(usage=usage):
                     self._usage = add_usage(self._usage, usage)
                     if usage.input_tokens is not None and usage.output_tokens is not None:
@@ -389,6 +691,18 @@ class AgentRun:
                         self._output.send(token_delta_frame(usage.output_tokens))
                 case _:
                     pass
+
+    def _arguments_delta(self, index: int, delta: str) -> None:
+        """Show a call's arguments as they stream: an edit's content as it is written, else
+        the raw argument text."""
+        call_id, name = self._calls_by_index[index]
+        decoder = self._arg_decoders.get(index)
+        if decoder is None:
+            self._partial_call(call_id, name, delta)
+            return
+        events = decoder.feed(delta)
+        for frame in streamed_args_frames(call_id, name, self._model_call_id, events):
+            self._output.send(frame)
 
     def _partial_call(self, call_id: str, name: str, delta: str) -> None:
         try:
@@ -402,6 +716,9 @@ class AgentRun:
             message.model_call_id != self._model_call_id
             or self._state is not State.CALLING_PROVIDER
         ):
+            return
+        if self._held is not None:
+            self._held.append((message, time.monotonic()))
             return
         self._provider = None
         if message.failure is not None:
@@ -453,6 +770,7 @@ class AgentRun:
                 used_tokens=self._last_call_tokens,
                 lead_frames=(lead,),
                 started_at_ms=time.time_ns() // 1_000_000,
+                revision_id=self._head,
             )
         )
         self._steps = []
@@ -462,6 +780,7 @@ class AgentRun:
     def _start_round(self, result: CallResult) -> None:
         """Store the round, publish it staged, and have the editor run every call."""
         self._round_id = f"{self.request_id}:round:{self._call_index}"
+        self._round_started_ms = time.time_ns() // 1_000_000
         calls = tuple(
             ToolCall(c.index, c.call_id, c.name, c.arguments_json, self._model_call_id)
             for c in result.calls
@@ -488,22 +807,28 @@ class AgentRun:
         except StaleRun:
             self._finish(cancelled_error())
             return
+        self._publish_staged(self._messages)
+        if self._tools is None:
+            self._tools = start_tool_runtime(
+                self.request_id, self._output, self._self, self._exec_context()
+            )
+        self._tools.tell(StartToolRound(self._round_id, calls))
+
+    def _publish_staged(self, stable: tuple[CanonicalMessage, ...]) -> None:
+        """The round's checkpoint: ``stable`` as roots, its one assistant message pending."""
+        assert self._checkpoint is not None and self._round_assistant is not None
         self._state = State.RUNNING_TOOLS
-        assert self._checkpoint is not None
         self._checkpoint.tell(
             PublishStaged(
                 job_id=self._next_job(barrier=False),
-                messages=self._messages,
+                messages=stable,
                 pending=self._round_assistant,
                 steps=tuple(self._steps),
                 used_tokens=self._last_call_tokens,
-                started_at_ms=time.time_ns() // 1_000_000,
+                started_at_ms=self._round_started_ms,
             )
         )
         self._steps = []
-        if self._tools is None:
-            self._tools = start_tool_runtime(self.request_id, self._output, self._self)
-        self._tools.tell(StartToolRound(self._round_id, calls))
 
     def on_tool_completed(self, message: ToolCompleted) -> None:
         """Commit the pair (in completion order), then show the card as completed."""
@@ -555,15 +880,9 @@ class AgentRun:
         )
         self._steps.append(ToolCallStep(message.tool_call))
         if committed.settled:
-            assert self._tools is not None and self._checkpoint is not None
+            assert self._tools is not None
             self._tools.tell(RoundSettled(self._round_id))
-            self._state = State.PUBLISHING_SETTLED
-            self._checkpoint.tell(
-                PublishSettled(
-                    self._next_job(), self._messages, tuple(self._steps), self._last_call_tokens
-                )
-            )
-            self._steps = []
+            self._publish_settled_then_call()
 
     def on_tool_runtime_failed(self, message: ToolRuntimeFailed) -> None:
         self._finish(message.error)
@@ -660,13 +979,17 @@ class AgentRun:
         self._end_session(error)
 
     def _cancel_children(self) -> None:
-        if self._provider is not None:
-            self._provider.tell(CancelProviderCall("the run ended"))
-            self._provider = None
-        if self._blob_sync is not None:
-            self._blob_sync.tell(CancelBlobSync("the run ended"))
-            self._blob_sync.stop(block=False)
-            self._blob_sync = None
-        if self._checkpoint is not None:
-            self._checkpoint.stop(block=False)
-            self._checkpoint = None
+        """Stop the run's child actors; one that already stopped itself (a provider call
+        whose end is still held behind the barrier) is simply gone."""
+        provider, blob_sync, checkpoint = self._provider, self._blob_sync, self._checkpoint
+        self._provider = self._blob_sync = self._checkpoint = None
+        with contextlib.suppress(pykka.ActorDeadError):
+            if provider is not None:
+                provider.tell(CancelProviderCall("the run ended"))
+        with contextlib.suppress(pykka.ActorDeadError):
+            if blob_sync is not None:
+                blob_sync.tell(CancelBlobSync("the run ended"))
+                blob_sync.stop(block=False)
+        with contextlib.suppress(pykka.ActorDeadError):
+            if checkpoint is not None:
+                checkpoint.stop(block=False)

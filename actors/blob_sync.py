@@ -256,11 +256,6 @@ class BlobSyncActor(pykka.ThreadingActor):
         if not new:
             self._reply(request.reply_to, BlobsPersisted(request.batch_id))
             return
-        # Into the CAS before the client hears of them, so a later GET is answered locally;
-        # one transaction per batch is one commit (fsync) instead of one per blob.
-        with self._store.database.atomic():
-            for blob_id, data in new.items():
-                self._store.blobs.put(blob_id, data)
         batch = _Batch(request, set(new))
         self._batches[id(batch)] = batch
         for blob_id in new:
@@ -269,6 +264,11 @@ class BlobSyncActor(pykka.ThreadingActor):
         for blob_id, data in new.items():
             if blob_id not in self._set_by_blob:
                 self._send_set(blob_id, data)
+        # Into the CAS while the SETs travel (the ACKs queue behind this in the mailbox, so
+        # the batch is stored before it counts as persisted); one transaction is one commit.
+        with self._store.database.atomic():
+            for blob_id, data in new.items():
+                self._store.blobs.put(blob_id, data)
 
     def _send_set(self, blob_id: bytes, data: bytes) -> None:
         kv_id = self._new_kv_id()

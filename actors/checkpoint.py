@@ -23,6 +23,7 @@ from actors.blob_sync import BlobsPersisted, BlobSyncFailed, PersistBlobs
 from actors.conversation.model import AssistantContent, CanonicalMessage
 from actors.providers.request import ToolSpec
 from actors.run_output import RunOutput
+from store.conversations import roots_digest
 from wire.checkpoint_json import (
     CheckpointJsonError,
     encode_pending,
@@ -34,6 +35,7 @@ from wire.checkpoint_state import (
     CheckpointStateError,
     assistant_step_blob,
     build_state,
+    extend_turn_blob,
     thinking_step_blob,
     todos_from_messages,
     token_details,
@@ -77,15 +79,25 @@ class CheckpointSetup(msgspec.Struct, frozen=True):
     context_window: int | None
     user_message: agent.UserMessage | None
     base: agent.ConversationStateStructure | None = None
+    # The client's stable roots (system root excluded) and how many leading canonical
+    # messages of every job they stand for: those are reused as they are, never re-encoded.
+    base_roots: tuple[bytes, ...] = ()
+    base_message_count: int = 0
+    # A resumed turn (no new user message): the client's last turn blob, extended with the
+    # steps of this run instead of starting a new turn.
+    resume_turn: bytes | None = None
+    conversation_id: str = ""
 
 
 class PublishSettled(msgspec.Struct, frozen=True):
-    """Publish the settled state of ``messages`` (no pending calls), e.g. the new user turn."""
+    """Publish the settled state of ``messages`` (no pending calls), e.g. the new user turn.
+    ``revision_id`` is the revision those messages are (indexed so the state maps back)."""
 
     job_id: int
     messages: tuple[CanonicalMessage, ...]
     steps: tuple[Step, ...]
     used_tokens: int | None
+    revision_id: int | None = None
 
 
 class PublishStaged(msgspec.Struct, frozen=True):
@@ -111,6 +123,7 @@ class PublishFinal(msgspec.Struct, frozen=True):
     used_tokens: int | None
     lead_frames: tuple[bytes, ...]
     started_at_ms: int
+    revision_id: int | None = None
 
 
 class CheckpointPublished(msgspec.Struct, frozen=True):
@@ -129,6 +142,14 @@ class CheckpointListener(Protocol):
     def tell(self, message: CheckpointPublished | CheckpointFailed) -> None: ...
 
 
+class CheckpointIndex(Protocol):
+    """Where published settled states are recorded (``store.conversations``)."""
+
+    def record_checkpoint(
+        self, conversation_id: str, roots_digest: bytes, revision_id: int
+    ) -> None: ...
+
+
 def _blob_id(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()
 
@@ -144,19 +165,31 @@ class CheckpointActor(pykka.ThreadingActor):
         output: RunOutput,
         blob_sync: pykka.ActorRef,
         listener: CheckpointListener,
+        index: CheckpointIndex | None = None,
     ) -> None:
         super().__init__()
         self._setup = setup
+        self._index = index
         self._output = output
         self._blob_sync = blob_sync
         self._listener = listener
         self._jobs: deque[CheckpointJob] = deque()
-        self._waiting: tuple[CheckpointJob, tuple[bytes, ...]] | None = None
+        # The job waiting for its blobs' ACKs, its frames, and the settled roots to index.
+        self._waiting: tuple[CheckpointJob, tuple[bytes, ...], bytes | None] | None = None
+        self._settled_digest: bytes | None = None
         self._sent: set[bytes] = set()  # blob ids handed to BlobSync in this run
         self._root_cache: dict[tuple[str, ...], tuple[bytes, bytes]] = {}
         self._published_roots: list[bytes] = []
         base = setup.base
         self._base_turns = list(base.turns) if base is not None else []
+        if base is not None:
+            # Blobs the client's own state references: it has them, so none is SET again.
+            self._sent.update(base.root_prompt_messages_json)
+            self._sent.update(base.turns)
+            self._sent.update(base.todos)
+        if setup.resume_turn is not None:
+            # The resumed turn replaces the client's last one (same turn, more steps).
+            self._base_turns = self._base_turns[:-1]
         self._step_ids: list[bytes] = []
         self._user_blob: tuple[bytes, bytes] | None = None
         if setup.user_message is not None:
@@ -191,14 +224,17 @@ class CheckpointActor(pykka.ThreadingActor):
         except (CheckpointJsonError, CheckpointStateError) as exc:
             self._fail(ConnectError(Code.INTERNAL, f"checkpoint error: {exc}"), job.job_id)
             return
-        self._waiting = (job, frames)
+        digest = self._settled_digest
+        self._settled_digest = None
+        self._waiting = (job, frames, digest)
         self._blob_sync.tell(PersistBlobs(job.job_id, new_blobs, self.actor_ref))
 
     def _on_persisted(self, batch_id: int) -> None:
         if self._waiting is None or self._waiting[0].job_id != batch_id:
             return
-        job, frames = self._waiting
+        job, frames, digest = self._waiting
         self._waiting = None
+        self._record(job, digest)
         for frame in frames:
             self._output.send(frame)
         log_event(
@@ -211,6 +247,18 @@ class CheckpointActor(pykka.ThreadingActor):
         )
         self._listener.tell(CheckpointPublished(job.job_id))
         self._next()
+
+    def _record(self, job: CheckpointJob, digest: bytes | None) -> None:
+        """Index the settled state before the client can see it, so a RunRequest carrying it
+        back maps to its revision at once (no KV GET, no decoding of the history)."""
+        revision_id = getattr(job, "revision_id", None)
+        if self._index is None or digest is None or revision_id is None:
+            return
+        try:
+            self._index.record_checkpoint(self._setup.conversation_id, digest, revision_id)
+        except Exception:
+            # The index only saves work: without it the state is hydrated from its blobs.
+            logger.exception("indexing checkpoint of run %s failed", self._setup.request_id)
 
     def _fail(self, error: ConnectError, job_id: int | None = None) -> None:
         self._failed = error
@@ -233,6 +281,7 @@ class CheckpointActor(pykka.ThreadingActor):
         turns = [*self._base_turns, *([turn_id] if turn_id is not None else [])]
         if isinstance(job, PublishSettled):
             roots = self._roots(job.messages, new)
+            self._settled_digest = roots_digest(roots[1:])
             state = self._state(roots, turns, (), job.messages, job.used_tokens, new)
             return self._persist(new), (self._checkpoint_frame(state),)
         if isinstance(job, PublishStaged):
@@ -259,6 +308,7 @@ class CheckpointActor(pykka.ThreadingActor):
         everything = (*job.messages, job.final)
         staged = self._state(stable, turns, (pending,), everything, job.used_tokens, new)
         settled_roots = self._roots(everything, new)
+        self._settled_digest = roots_digest(settled_roots[1:])
         settled = self._state(settled_roots, turns, (), everything, job.used_tokens, new)
         settled_frame = self._checkpoint_frame(settled)
         frames = (*job.lead_frames, self._checkpoint_frame(staged), settled_frame, settled_frame)
@@ -273,10 +323,13 @@ class CheckpointActor(pykka.ThreadingActor):
         """Root blob ids: the system root, then one per regrouped message; the previously
         published roots must stay a prefix (only the system root may be replaced)."""
         ids: list[bytes] = []
-        if self._setup.instructions:
-            ids.append(
-                self._cached(("system",), lambda: encode_system_root(self._setup.instructions), new)
-            )
+        ids.append(
+            self._cached(("system",), lambda: encode_system_root(self._setup.instructions), new)
+        )
+        setup = self._setup
+        if setup.base_message_count and len(messages) >= setup.base_message_count:
+            ids.extend(setup.base_roots)
+            messages = messages[setup.base_message_count :]
         for message in regroup_rounds(messages):
             ids.append(
                 self._cached(
@@ -328,6 +381,11 @@ class CheckpointActor(pykka.ThreadingActor):
             self._step_ids.append(blob_id)
 
     def _turn(self, new: dict[bytes, bytes]) -> bytes | None:
+        if self._setup.resume_turn is not None:
+            data = extend_turn_blob(self._setup.resume_turn, self._step_ids)
+            turn_id = _blob_id(data)
+            new.setdefault(turn_id, data)
+            return turn_id
         if self._user_blob is None:
             return None
         user_id, user_data = self._user_blob
@@ -384,5 +442,6 @@ def start_checkpoint_actor(
     output: RunOutput,
     blob_sync: pykka.ActorRef,
     listener: CheckpointListener,
+    index: CheckpointIndex | None = None,
 ) -> pykka.ActorRef:
-    return CheckpointActor.start(setup, output, blob_sync, listener)
+    return CheckpointActor.start(setup, output, blob_sync, listener, index)

@@ -13,7 +13,7 @@ import logging
 import pykka
 
 from actors.agent_run import AgentDeps, AgentRun
-from actors.blob_sync import BlobSyncFailed
+from actors.blob_sync import BlobFetched, BlobSyncFailed
 from actors.checkpoint import CheckpointFailed, CheckpointPublished
 from actors.messages import (
     CancelRun,
@@ -83,6 +83,8 @@ class SessionActor(pykka.ThreadingActor):
                 self._run.on_checkpoint_failed(message)
             case BlobSyncFailed() if self._run is not None:
                 self._run.on_blob_sync_failed(message)
+            case BlobFetched() if self._run is not None:
+                self._run.on_blob_fetched(message)
             case ToolCompleted() if self._run is not None:
                 self._run.on_tool_completed(message)
             case ToolRuntimeFailed() if self._run is not None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from actors.agent_run import RESUME_UNAVAILABLE
 from actors.model_selection import (
     ModelSelectionError,
     StoreModelResolver,
@@ -368,14 +367,16 @@ async def test_bad_parameter_ends_the_run_invalid_argument(
     }
 
 
-async def test_resolved_model_without_a_user_message_ends_unimplemented(
+async def test_resolved_model_without_an_action_ends_unimplemented(
     make_server: StartServer, store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
     (public_id,) = add_models(store, ModelInput(model_id="m", display_name="M"))
     caplog.set_level("INFO", logger="cursor_server.session")
     result = await end_of_run(make_server, run_request(public_id))
-    # Model resolution passed; a RunRequest without a user message (a resume) is next.
-    assert result.end == {"error": {"code": "unimplemented", "message": RESUME_UNAVAILABLE}}
+    # Model resolution passed; a RunRequest with no action at all is refused next.
+    assert result.end == {
+        "error": {"code": "unimplemented", "message": "conversation action none is not available"}
+    }
     resolved = [r.getMessage() for r in caplog.records if "run model resolved" in r.getMessage()]
     assert resolved == [
         f"run model resolved request_id=req-model public_id={public_id} provider_type=openai-chat"

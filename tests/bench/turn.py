@@ -9,7 +9,8 @@ TURNS turns:
   directly);
 - overhead per tool round: the exec result leaving the client -> the next provider request
   arriving at the fake provider;
-- the server time of a text turn on a conversation with a long history against a short one.
+- the server time of a text turn on a conversation with a long history against a short one
+  (the turn carries the state of the turn before it back, as the editor does).
 """
 
 from __future__ import annotations
@@ -159,11 +160,18 @@ async def main() -> None:
                 for i in range(20):
                     conversation = f"h{size}-{i}"
                     await asyncio.to_thread(seed_history, url, conversation, size)
+                    # The first turn on the seeded history publishes its roots once; the
+                    # timed one carries that state back, as the editor does on every turn.
+                    fake.enqueue(Script.sse(text))
+                    warm = await CursorSession(cursor, f"warm-{size}-{i}").run(
+                        user_turn_message("first", public_id, conversation_id=conversation)
+                    )
+                    assert warm.end == {}, warm.end
+                    message = user_turn_message("more", public_id, conversation_id=conversation)
+                    message.run_request.conversation_state.CopyFrom(warm.checkpoints()[-1])
                     fake.enqueue(Script.sse(text))
                     started = time.perf_counter()
-                    log = await CursorSession(cursor, f"hist-{size}-{i}").run(
-                        user_turn_message("more", public_id, conversation_id=conversation)
-                    )
+                    log = await CursorSession(cursor, f"hist-{size}-{i}").run(message)
                     assert log.end == {}, log.end
                     turn_time[size].append(time.perf_counter() - started)
             await cursor.aclose()

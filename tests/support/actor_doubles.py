@@ -71,3 +71,36 @@ class QueueListener(Generic[T]):
         with pytest.raises(queue.Empty):
             reply = self.replies.get(timeout=QUIET_S)
             pytest.fail(f"unexpected reply {reply}")
+
+
+class Ended:
+    """What ``StreamOutput`` queues when the stream is finished (``error`` None: success)."""
+
+    def __init__(self, error: ConnectError | None) -> None:
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"Ended({self.error!r})"
+
+
+class StreamOutput(RecordingOutput[Any]):
+    """A RecordingOutput that also queues ``Ended(error)`` behind the frames when the stream is
+    finished, so a test sees frames and the end in the order the actor produced them (and
+    ``assert_silent`` also means "not ended"); ``started`` counts ``run_started`` calls."""
+
+    def __init__(self, select: Callable[[agent.AgentServerMessage], Any] = lambda m: m) -> None:
+        super().__init__(select)
+        self.started = 0
+
+    def run_started(self) -> None:
+        self.started += 1
+
+    def finish(self, error: ConnectError | None) -> None:
+        super().finish(error)
+        self.frames.put(Ended(error))
+
+    def end(self) -> ConnectError | None:
+        """The next item must be the end of the stream; its error."""
+        item = self.next()
+        assert isinstance(item, Ended), f"expected the end of the stream, got {item}"
+        return item.error
