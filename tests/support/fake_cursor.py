@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import binascii
+import codecs
+import contextlib
+import fnmatch
 import gzip
 import hashlib
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+import os
+import re
+import signal
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -170,15 +178,43 @@ class FakeCursor:
 
 
 def user_turn_message(
-    text: str, model_id: str, *, conversation_id: str = "conv-1", message_id: str = "msg-1"
+    text: str,
+    model_id: str,
+    *,
+    conversation_id: str = "conv-1",
+    message_id: str = "msg-1",
+    mode: int = agent.AGENT_MODE_AGENT,
+    request_context: agent.RequestContext | None = None,
+    conversation_state: agent.ConversationStateStructure | None = None,
 ) -> agent.AgentClientMessage:
-    """A RunRequest as the editor sends it for a typed message in Agent mode."""
-    user = agent.UserMessage(text=text, message_id=message_id, mode=agent.AGENT_MODE_AGENT)
+    """A RunRequest as the editor sends it for a typed message (in Agent mode unless ``mode``
+    says otherwise); ``conversation_state`` is the client's last checkpoint, if any."""
+    user = agent.UserMessage(text=text, message_id=message_id, mode=mode)
     request = agent.AgentRunRequest(
         conversation_id=conversation_id,
+        conversation_state=conversation_state,
         action=agent.ConversationAction(
-            user_message_action=agent.UserMessageAction(user_message=user)
+            user_message_action=agent.UserMessageAction(
+                user_message=user, request_context=request_context
+            )
         ),
+        requested_model=agent.RequestedModel(model_id=model_id),
+    )
+    return agent.AgentClientMessage(run_request=request)
+
+
+def resume_message(
+    model_id: str,
+    *,
+    conversation_id: str,
+    conversation_state: agent.ConversationStateStructure,
+) -> agent.AgentClientMessage:
+    """A RunRequest that resumes the conversation from ``conversation_state`` (no new user
+    message): ``ConversationAction.resume_action``, as the editor sends after a reconnect."""
+    request = agent.AgentRunRequest(
+        conversation_id=conversation_id,
+        conversation_state=conversation_state,
+        action=agent.ConversationAction(resume_action=agent.ResumeAction()),
         requested_model=agent.RequestedModel(model_id=model_id),
     )
     return agent.AgentClientMessage(run_request=request)
@@ -222,9 +258,184 @@ class TurnLog:
         ]
 
 
+# ---- the editor's side of the tools ----
+
+
+def workspace_path(workspace: Path, path: str) -> Path:
+    """Where a path the server names lives: an absolute path inside the workspace as is,
+    anything else (``/a.txt`` included) relative to the workspace root."""
+    candidate = Path(path)
+    if candidate.is_absolute() and candidate.is_relative_to(workspace):
+        return candidate
+    return workspace / path.lstrip("/")
+
+
+def _expand_braces(pattern: str) -> list[str]:
+    """``src/*.{js,ts}`` -> ``src/*.js``, ``src/*.ts`` (one level per brace, recursively)."""
+    start = pattern.find("{")
+    end = pattern.find("}", start)
+    if start < 0 or end < 0:
+        return [pattern]
+    head, options, tail = pattern[:start], pattern[start + 1 : end], pattern[end + 1 :]
+    return [x for option in options.split(",") for x in _expand_braces(head + option + tail)]
+
+
+def glob_matches(relative: str, glob: str) -> bool:
+    """ripgrep's ``--glob``: a pattern without ``/`` matches the file name, one with ``/`` the
+    path from the search root; ``**/`` also matches no directory at all."""
+    for pattern in _expand_braces(glob):
+        if "/" not in pattern.rstrip("/"):
+            if fnmatch.fnmatchcase(relative.rsplit("/", 1)[-1], pattern):
+                return True
+            continue
+        variants = {pattern.lstrip("/"), pattern.lstrip("/").replace("**/", "")}
+        if any(fnmatch.fnmatchcase(relative, variant) for variant in variants):
+            return True
+    return False
+
+
+def _page(entries: list[Any], args: agent.GrepArgs) -> tuple[list[Any], bool]:
+    """``offset`` then ``head_limit`` applied to the entries; True when entries were cut."""
+    start = args.offset if args.HasField("offset") else 0
+    kept = entries[start:]
+    if args.HasField("head_limit") and args.head_limit < len(kept):
+        return kept[: args.head_limit], True
+    return kept, start > 0 and bool(entries)
+
+
+def grep_workspace(workspace: Path, args: agent.GrepArgs) -> agent.GrepResult:
+    """Run a GrepArgs over the workspace as the editor does with ripgrep, in Python: files in
+    path order, paths relative to the workspace, results under the workspace root. An empty
+    pattern lists every file the glob selects (that is how Glob arrives)."""
+    flags = re.IGNORECASE if args.case_insensitive else 0
+    try:
+        regex = re.compile(args.pattern, flags)
+    except re.error as exc:
+        return agent.GrepResult(error=agent.GrepError(error=f"regex parse error: {exc}"))
+    base = workspace_path(workspace, args.path) if args.path else workspace
+    if not base.exists():
+        return agent.GrepResult(error=agent.GrepError(error=f"path not found: {args.path}"))
+    candidates = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
+    mode = args.output_mode or "content"
+    before = args.context if args.HasField("context") else args.context_before
+    after = args.context if args.HasField("context") else args.context_after
+    file_matches: list[agent.GrepFileMatch] = []
+    counts: list[agent.GrepFileCount] = []
+    total_lines = 0
+    for path in candidates:
+        relative = path.relative_to(workspace).as_posix()
+        within = path.relative_to(base).as_posix() if base.is_dir() else path.name
+        if args.glob and not glob_matches(within, args.glob):
+            continue
+        try:
+            lines = path.read_text().splitlines()
+        except (UnicodeDecodeError, OSError):
+            continue  # binary or unreadable: ripgrep skips it too
+        total_lines += len(lines)
+        if not args.pattern:
+            file_matches.append(agent.GrepFileMatch(file=relative))
+            counts.append(agent.GrepFileCount(file=relative, count=len(lines)))
+            continue
+        hits = [n for n, line in enumerate(lines) if regex.search(line)]
+        if not hits:
+            continue
+        shown = sorted(
+            {k for n in hits for k in range(max(n - before, 0), min(n + after + 1, len(lines)))}
+        )
+        matches = [
+            agent.GrepContentMatch(
+                line_number=n + 1, content=lines[n], is_context_line=n not in hits
+            )
+            for n in shown
+        ]
+        file_matches.append(agent.GrepFileMatch(file=relative, matches=matches))
+        counts.append(agent.GrepFileCount(file=relative, count=len(hits)))
+    union = agent.GrepUnionResult()
+    if mode == "files_with_matches":
+        files, cut = _page([m.file for m in file_matches], args)
+        union.files.CopyFrom(
+            agent.GrepFilesResult(files=files, total_files=len(file_matches), client_truncated=cut)
+        )
+    elif mode == "count":
+        kept, cut = _page(counts, args)
+        union.count.CopyFrom(
+            agent.GrepCountResult(
+                counts=kept,
+                total_files=len(counts),
+                total_matches=sum(c.count for c in counts),
+                client_truncated=cut,
+            )
+        )
+    else:
+        flat = [(m.file, line) for m in file_matches for line in m.matches]
+        kept_lines, cut = _page(flat, args)
+        grouped: dict[str, list[agent.GrepContentMatch]] = {}
+        for file, line in kept_lines:
+            grouped.setdefault(file, []).append(line)
+        union.content.CopyFrom(
+            agent.GrepContentResult(
+                matches=[agent.GrepFileMatch(file=f, matches=ms) for f, ms in grouped.items()],
+                total_lines=total_lines,
+                total_matched_lines=sum(1 for _, line in flat if not line.is_context_line),
+                client_truncated=cut,
+            )
+        )
+    if args.HasField("head_limit"):
+        getattr(union, mode_field(mode)).head_limit_applied = args.head_limit
+    if args.HasField("offset"):
+        getattr(union, mode_field(mode)).offset_applied = args.offset
+    success = agent.GrepSuccess(pattern=args.pattern, path=args.path, output_mode=mode)
+    success.workspace_results[str(workspace)].CopyFrom(union)
+    return agent.GrepResult(success=success)
+
+
+def mode_field(mode: str) -> str:
+    """The GrepUnionResult field of an output mode."""
+    return {"files_with_matches": "files", "count": "count"}.get(mode, "content")
+
+
+@dataclass
+class RunningShell:
+    """A command the fake editor started; ``forwarding`` is False once it is backgrounded (its
+    later output stays here, as the editor writes it to the terminal file)."""
+
+    process: asyncio.subprocess.Process
+    forwarding: bool = True
+    later_output: list[str] = field(default_factory=list)
+    pumps: list[asyncio.Task[None]] = field(default_factory=list)
+
+    def stop(self) -> None:
+        """Kill the command and everything it started (its own process group)."""
+        self.forwarding = False
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+    async def finished(self) -> int:
+        """The exit status once both output streams are drained (a signal is 128 + its number)."""
+        await asyncio.gather(*self.pumps)
+        code = await self.process.wait()
+        return 128 - code if code < 0 else code
+
+
+def reversed_order(batch: list[agent.ExecServerMessage]) -> list[agent.ExecServerMessage]:
+    return list(reversed(batch))
+
+
 class CursorSession:
-    """The client side of one request id: sends in seqno order and acknowledges KV SETs
-    after checking every blob's SHA-256, like the editor's blob store."""
+    """The client side of one request id, like the editor.
+
+    Every KV SET is checked (SHA-256), kept in the client's blob store (``log.blobs``) and
+    acknowledged by its own task, so the receive loop never waits for an ack's HTTP round trip;
+    seqnos are taken in receive order and the server orders by them. A KV GET is answered from
+    that store the same way (no data when the blob is unknown).
+
+    With a ``workspace``, execs are run against it: Read, Grep and Glob (Glob arrives as grep
+    args), and Shell (a real subprocess in the workspace whose stdout/stderr stream back as they
+    come, ending with exit, or backgrounded past its block-until time). Execs are collected
+    until ``batch_size`` wait, then answered one after the other in ``answer_order`` (reverse
+    by default); an ``exec_server_control_message.abort`` stops the one it names.
+    """
 
     def __init__(
         self,
@@ -233,46 +444,134 @@ class CursorSession:
         *,
         workspace: Path | None = None,
         batch_size: int = 1,
+        answer_order: Callable[
+            [list[agent.ExecServerMessage]], list[agent.ExecServerMessage]
+        ] = reversed_order,
+        blobs: Mapping[bytes, bytes] | None = None,
     ) -> None:
-        """``workspace``: where Read execs are answered from (none: execs stay unanswered).
-        ``batch_size``: execs are collected until this many wait, then answered in reverse."""
+        """``workspace``: where execs run (none: execs stay unanswered). ``blobs``: what the
+        client's blob store already holds (from earlier turns), as is (unchecked)."""
         self.cursor = cursor
         self.request_id = request_id
         self.seqno = 0
-        self.log = TurnLog()
+        self.log = TurnLog(blobs=dict(blobs or {}))
         self.workspace = workspace
         self.batch_size = batch_size
+        self.answer_order = answer_order
+        self.rejected: list[int] = []  # KV ids answered with a SetBlobResult error
+        self.background_shells: dict[int, RunningShell] = {}  # by shell_id
         self._waiting_execs: list[agent.ExecServerMessage] = []
+        self._exec_tasks: dict[int, asyncio.Task[None]] = {}  # by exec wire id
+        self._work: set[asyncio.Task[Any]] = set()  # exec answers and output pumps
+        self._sends: set[asyncio.Task[None]] = set()
+        self._gone: list[tuple[str, int]] = []  # appends answered 404: (variant, seqno)
+        self._failures: list[BaseException] = []
+        self._converse_task: asyncio.Task[None] | None = None
+        self._next_shell_id = 1
+
+    # ---- sending ----
+
+    def _take_seqno(self) -> int:
+        seqno = self.seqno
+        self.seqno += 1
+        return seqno
 
     async def send(self, message: agent.AgentClientMessage) -> httpx.Response:
-        response = await self.cursor.append(self.request_id, self.seqno, message)
-        self.seqno += 1
+        """Append ``message`` now and check it was accepted (200)."""
+        response = await self.cursor.append(self.request_id, self._take_seqno(), message)
         assert response.status_code == 200, (message.WhichOneof("message"), response.text)
         return response
+
+    def _dispatch(self, message: agent.AgentClientMessage, label: str) -> asyncio.Task[None]:
+        """Append ``message`` from a task of its own; its seqno is taken now, synchronously."""
+        seqno = self._take_seqno()
+        return self._spawn(self._post(seqno, message, label), self._sends)
+
+    async def _post(self, seqno: int, message: agent.AgentClientMessage, label: str) -> None:
+        response = await self.cursor.append(self.request_id, seqno, message)
+        if response.status_code == 404:
+            # The run may have ended meanwhile; ``run`` decides whether that was allowed.
+            self._gone.append((label, seqno))
+            return
+        assert response.status_code == 200, (label, seqno, response.text)
+
+    async def flush(self) -> None:
+        """Wait until every append dispatched so far got its answer."""
+        await asyncio.gather(*self._sends, return_exceptions=True)
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any], group: set[Any]) -> asyncio.Task[Any]:
+        task = asyncio.create_task(coroutine)
+        group.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        if task.cancelled() or task.exception() is None:
+            return
+        # A failure in a background task fails the run at once, not at its timeout.
+        self._failures.append(task.exception())  # type: ignore[arg-type]
+        if self._converse_task is not None and not self._converse_task.done():
+            self._converse_task.cancel()
+
+    # ---- one run ----
 
     async def run(
         self,
         first: agent.AgentClientMessage,
         *,
         hold_ack: Callable[[int], bool] = lambda kv_id: False,
+        reject_set: Callable[[int], bool] = lambda kv_id: False,
         timeout: float = 10.0,
         total_timeout: float = 30.0,
     ) -> TurnLog:
-        """Open RunSSE, send ``first``, and answer until the EndStream. A KV SET whose id
-        ``hold_ack`` selects is stored but not acknowledged."""
+        """Open RunSSE, send ``first``, and answer until the EndStream; then stop whatever still
+        runs (unanswered execs, backgrounded commands) and wait for every append in flight.
+
+        A KV SET whose id ``reject_set`` selects is answered with a SetBlobResult error; one
+        ``hold_ack`` selects is stored but not acknowledged (send its ack with ``send``).
+        An append answered 404 (the run had ended) is an error unless it is an exec's trailing
+        ``stream_close`` or the run ended with an error.
+        """
         stream = await self.cursor.open_run_sse(self.request_id)
+        converse = asyncio.create_task(self._converse(stream, first, hold_ack, reject_set, timeout))
+        self._converse_task = converse
         try:
             async with asyncio.timeout(total_timeout):
-                await self._converse(stream, first, hold_ack, timeout)
+                try:
+                    await converse
+                except asyncio.CancelledError:
+                    if not (self._failures and converse.cancelled()):
+                        raise
         finally:
+            if not converse.done():
+                converse.cancel()
+                await asyncio.wait([converse])
+            await self._settle()
             await stream.aclose()
+        if self._failures:
+            raise self._failures[0]
+        ended_in_error = isinstance(self.log.end, dict) and "error" in self.log.end
+        for label, seqno in self._gone:
+            assert label == "stream_close" or ended_in_error, (
+                f"append {seqno} ({label}) answered 404 but the run did not end with an error"
+            )
         return self.log
+
+    async def _settle(self, limit: float = 10.0) -> None:
+        for task in self._exec_tasks.values():
+            task.cancel()
+        for shell in self.background_shells.values():
+            shell.stop()
+        async with asyncio.timeout(limit):
+            await asyncio.gather(*self._work, return_exceptions=True)
+            await asyncio.gather(*self._sends, return_exceptions=True)
 
     async def _converse(
         self,
         stream: RunStream,
         first: agent.AgentClientMessage,
         hold_ack: Callable[[int], bool],
+        reject_set: Callable[[int], bool],
         timeout: float,
     ) -> None:
         await self.send(first)
@@ -287,40 +586,185 @@ class CursorSession:
                 data = kv.set_blob_args.blob_data
                 assert hashlib.sha256(data).digest() == kv.set_blob_args.blob_id
                 self.log.blobs[kv.set_blob_args.blob_id] = data
-                if not hold_ack(kv.id):
-                    await self.send(kv_ack(kv.id))
+                if reject_set(kv.id):
+                    self.rejected.append(kv.id)
+                    self._dispatch(kv_ack(kv.id, error="the test client refused this blob"), "kv")
+                elif not hold_ack(kv.id):
+                    self._dispatch(kv_ack(kv.id), "kv")
+            if message.kv_server_message.HasField("get_blob_args"):
+                kv = message.kv_server_message
+                data = self.log.blobs.get(kv.get_blob_args.blob_id)
+                result = agent.GetBlobResult(blob_data=data)
+                reply = agent.KvClientMessage(id=kv.id, get_blob_result=result)
+                self._dispatch(agent.AgentClientMessage(kv_client_message=reply), "kv")
+            if message.exec_server_control_message.HasField("abort"):
+                task = self._exec_tasks.get(message.exec_server_control_message.abort.id)
+                if task is not None:
+                    task.cancel()
             if message.HasField("exec_server_message") and self.workspace is not None:
                 self._waiting_execs.append(message.exec_server_message)
                 if len(self._waiting_execs) >= self.batch_size:
                     batch, self._waiting_execs = self._waiting_execs, []
-                    for exec_message in reversed(batch):
-                        await self._answer(exec_message)
+                    previous: asyncio.Task[None] | None = None
+                    for exec_message in self.answer_order(batch):
+                        previous = self._spawn(
+                            self._answer_after(previous, exec_message), self._work
+                        )
+                        self._exec_tasks[exec_message.id] = previous
+
+    async def _answer_after(
+        self, previous: asyncio.Task[None] | None, exec_message: agent.ExecServerMessage
+    ) -> None:
+        """Answer after the previous exec of the batch finished (or was stopped)."""
+        if previous is not None:
+            await asyncio.wait([previous])
+        await self._answer(exec_message)
+
+    # ---- answering execs ----
+
+    async def _reply(self, exec_message: agent.ExecServerMessage, **result: Any) -> None:
+        reply = agent.ExecClientMessage(id=exec_message.id, exec_id=exec_message.exec_id, **result)
+        task = self._dispatch(agent.AgentClientMessage(exec_client_message=reply), "exec")
+        await asyncio.shield(task)
+
+    async def _close(self, exec_message: agent.ExecServerMessage) -> None:
+        """The trailing stream_close, which may find the run already finished, as with Cursor."""
+        close = agent.ExecClientControlMessage(
+            stream_close=agent.ExecClientStreamClose(id=exec_message.id)
+        )
+        message = agent.AgentClientMessage(exec_client_control_message=close)
+        await asyncio.shield(self._dispatch(message, "stream_close"))
+
+    async def answer(self, exec_message: agent.ExecServerMessage) -> None:
+        """Run one exec against the workspace now and answer it (outside ``run`` too)."""
+        await self._answer(exec_message)
 
     async def _answer(self, exec_message: agent.ExecServerMessage) -> None:
-        """Run a Read against the workspace and answer it, then close its stream."""
+        """Run one exec against the workspace and answer it, then close its stream."""
         assert self.workspace is not None
         variant = exec_message.WhichOneof("message")
-        assert variant == "read_args", f"this fake runs Read only, got {variant}"
-        path = self.workspace / exec_message.read_args.path.lstrip("/")
-        text = path.read_text()
-        result = agent.ReadResult(
+        if variant == "read_args":
+            await self._reply(exec_message, read_result=self._read(exec_message.read_args))
+        elif variant == "grep_args":
+            result = grep_workspace(self.workspace, exec_message.grep_args)
+            await self._reply(exec_message, grep_result=result)
+        elif variant == "shell_stream_args":
+            await self._run_shell(exec_message)
+            return  # the shell closed its own stream
+        else:
+            raise AssertionError(f"this fake runs Read, Grep, Glob and Shell only, got {variant}")
+        await self._close(exec_message)
+
+    def _read(self, args: agent.ReadArgs) -> agent.ReadResult:
+        assert self.workspace is not None
+        text = workspace_path(self.workspace, args.path).read_text()
+        return agent.ReadResult(
             success=agent.ReadSuccess(
-                path=exec_message.read_args.path,
+                path=args.path,
                 content=text,
                 total_lines=text.count("\n") + 1,
                 file_size=len(text.encode()),
             )
         )
-        reply = agent.ExecClientMessage(
-            id=exec_message.id, exec_id=exec_message.exec_id, read_result=result
+
+    async def _run_shell(self, exec_message: agent.ExecServerMessage) -> None:
+        """start, then stdout/stderr as the command writes them, then exit; or, past the
+        block-until time (``timeout``, 0: at once) or with ``is_background``, backgrounded."""
+        assert self.workspace is not None
+        args = exec_message.shell_stream_args
+        cwd = (
+            workspace_path(self.workspace, args.working_directory)
+            if args.working_directory
+            else self.workspace
         )
-        await self.send(agent.AgentClientMessage(exec_client_message=reply))
-        close = agent.ExecClientControlMessage(
-            stream_close=agent.ExecClientStreamClose(id=exec_message.id)
+        await self._reply(
+            exec_message, shell_stream=agent.ShellStream(start=agent.ShellStreamStart())
         )
-        # The trailing stream_close may find the run already finished (404), as with Cursor.
-        response = await self.cursor.append(
-            self.request_id, self.seqno, agent.AgentClientMessage(exec_client_control_message=close)
+        started = time.monotonic()
+        process = await asyncio.create_subprocess_shell(
+            args.command,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
         )
-        self.seqno += 1
-        assert response.status_code in (200, 404), response.text
+        shell = RunningShell(process)
+        assert process.stdout is not None and process.stderr is not None
+        shell.pumps = [
+            self._spawn(self._pump(exec_message, shell, process.stdout, "stdout"), self._work),
+            self._spawn(self._pump(exec_message, shell, process.stderr, "stderr"), self._work),
+        ]
+        finished = self._spawn(shell.finished(), self._work)
+        block_s = 0.0 if args.is_background else max(args.timeout, 0) / 1000
+        backgrounded = False
+        try:
+            done: set[asyncio.Task[int]] = set()
+            if block_s > 0:
+                done, _ = await asyncio.wait([finished], timeout=block_s)
+            aborted = False
+            if not done:
+                if args.is_background or args.timeout_behavior == agent.TIMEOUT_BEHAVIOR_BACKGROUND:
+                    backgrounded = True
+                    await self._background(exec_message, shell, cwd)
+                    return
+                shell.stop()  # the command's time is up and it may not go to the background
+                aborted = True
+            code = await finished
+            exit_event = agent.ShellStreamExit(
+                code=code,
+                cwd=str(cwd),
+                aborted=aborted,
+                local_execution_time_ms=round((time.monotonic() - started) * 1000),
+            )
+            if aborted:
+                exit_event.abort_reason = agent.SHELL_ABORT_REASON_TIMEOUT
+            await self._reply(exec_message, shell_stream=agent.ShellStream(exit=exit_event))
+            await self._close(exec_message)
+        finally:
+            if not backgrounded:
+                shell.stop()  # aborted, or the run ended: the command goes with it
+
+    async def _background(
+        self, exec_message: agent.ExecServerMessage, shell: RunningShell, cwd: Path
+    ) -> None:
+        args = exec_message.shell_stream_args
+        shell.forwarding = False  # from here on its output goes to the terminal file
+        shell_id = self._next_shell_id
+        self._next_shell_id += 1
+        self.background_shells[shell_id] = shell
+        event = agent.ShellStreamBackgrounded(
+            shell_id=shell_id,
+            command=args.command,
+            working_directory=str(cwd),
+            pid=shell.process.pid,
+            reason=agent.SHELL_BACKGROUND_REASON_USER_REQUEST
+            if args.is_background
+            else agent.SHELL_BACKGROUND_REASON_TIMEOUT,
+        )
+        await self._reply(exec_message, shell_stream=agent.ShellStream(backgrounded=event))
+        await self._close(exec_message)
+
+    async def _pump(
+        self,
+        exec_message: agent.ExecServerMessage,
+        shell: RunningShell,
+        reader: asyncio.StreamReader,
+        stream: str,
+    ) -> None:
+        """Forward one output stream chunk by chunk, as it arrives."""
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        while True:
+            chunk = await reader.read(65536)
+            text = decoder.decode(chunk, final=not chunk)
+            if text and shell.forwarding:
+                event = (
+                    agent.ShellStream(stdout=agent.ShellStreamStdout(data=text))
+                    if stream == "stdout"
+                    else agent.ShellStream(stderr=agent.ShellStreamStderr(data=text))
+                )
+                await self._reply(exec_message, shell_stream=event)
+            elif text:
+                shell.later_output.append(text)
+            if not chunk:
+                return
