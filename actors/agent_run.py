@@ -1,12 +1,20 @@
-"""One agent turn, driven by its SessionActor: prepare, call the model, publish, end.
+"""One agent turn, driven by its SessionActor: find the base, prepare, call the model, publish.
 
 The SessionActor owns this object and calls it on its own thread, so nothing here is shared.
-The turn is a state machine: every wait (a checkpoint barrier, a provider stream) is a state
-left by returning, and the reply arrives later as a message the SessionActor hands back here.
-A model that asks for tools starts a tool round: the round is stored, a staged checkpoint
-holds the complete assistant message, the ToolRuntimeActor has the editor run the calls, each
-result is committed as an ``assistant(call) -> tool(result)`` pair in completion order, and the
-next model call waits until the whole round is committed and its settled checkpoint published.
+The turn is a state machine: every wait (a KV GET, a checkpoint barrier, a provider stream) is
+a state left by returning, and the reply arrives later as a message the SessionActor hands back.
+
+The base is the revision the client's ``conversation_state`` stands for: found in the
+checkpoint index when this server published that state, else its root blobs are fetched (CAS,
+else KV GET), decoded and imported. An older state is a rollback (a new branch from it). A user
+message then appends the runtime message once; a ``resume_action`` instead continues the
+interrupted tool round (adopted from the store, only its pending calls dispatched) or calls the
+model again. A model that asks for tools starts a tool round: the round is stored, a staged
+checkpoint holds the complete assistant message, the ToolRuntimeActor has the editor run the
+calls, each result is committed as an ``assistant(call) -> tool(result)`` pair in completion
+order, and the next model call starts once the whole round is committed. Every model call is
+sent while its settled checkpoint is still being acknowledged; its events are held until that
+checkpoint is published, so the client never sees progress ahead of its checkpoint.
 """
 
 from __future__ import annotations
