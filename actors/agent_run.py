@@ -551,28 +551,43 @@ class AgentRun:
 
     def _resume_imported(self, round_: PendingRound) -> None:
         """A round this server never stored (e.g. after losing its database): every call runs."""
-        self._round_id = f"{self.request_id}:round:resume"
         calls = tuple(
             ToolCall(c.index, c.call_id, c.name, c.arguments, round_.model_call_id)
             for c in round_.calls
         )
-        self._round_assistant = AssistantContent(
-            text=round_.text,
-            thinking=round_.thinking,
-            tool_round_id=self._round_id,
-            replay_state=round_.replay_state,
-            tool_calls=calls,
+        self._open_round(
+            f"{self.request_id}:round:resume",
+            calls,
+            AssistantContent(
+                text=round_.text, thinking=round_.thinking, replay_state=round_.replay_state
+            ),
+            round_.started_at_ms,
+        )
+
+    def _open_round(
+        self,
+        round_id: str,
+        calls: tuple[ToolCall, ...],
+        message: AssistantContent,
+        started_at_ms: int,
+    ) -> None:
+        """Store a new round on the head, every call pending; ``message`` gives the text,
+        thinking and replay state of the model's message that made the calls."""
+        self._round_id = round_id
+        self._round_started_ms = started_at_ms
+        self._round_assistant = msgspec.structs.replace(
+            message, tool_round_id=round_id, tool_calls=calls
         )
         self._round_first_pair = True
+        self._round_calls_pending = calls
         self._conversations.create_tool_round(
             self.request_id,
-            self._round_id,
+            round_id,
             self._head,
             msgspec.json.encode(self._round_assistant),
             [ToolCallSpec(c.index, c.call_id, c.model_call_id, c.name, c.arguments) for c in calls],
-            created_at_ms=round_.started_at_ms,
+            created_at_ms=started_at_ms,
         )
-        self._round_calls_pending = calls
 
     def _exec_context(self) -> ExecContext:
         """What the run's exec requests carry besides the model's arguments."""
@@ -787,30 +802,18 @@ class AgentRun:
 
     def _start_round(self, result: CallResult) -> None:
         """Store the round, publish it staged, and have the editor run every call."""
-        self._round_id = f"{self.request_id}:round:{self._call_index}"
-        self._round_started_ms = time.time_ns() // 1_000_000
         calls = tuple(
             ToolCall(c.index, c.call_id, c.name, c.arguments_json, self._model_call_id)
             for c in result.calls
         )
-        self._round_assistant = AssistantContent(
-            text=result.text,
-            thinking=result.thinking,
-            tool_round_id=self._round_id,
-            replay_state=result.replay,
-            tool_calls=calls,
-        )
-        self._round_first_pair = True
         try:
-            self._conversations.create_tool_round(
-                self.request_id,
-                self._round_id,
-                self._head,
-                msgspec.json.encode(self._round_assistant),
-                [
-                    ToolCallSpec(c.index, c.call_id, c.model_call_id, c.name, c.arguments)
-                    for c in calls
-                ],
+            self._open_round(
+                f"{self.request_id}:round:{self._call_index}",
+                calls,
+                AssistantContent(
+                    text=result.text, thinking=result.thinking, replay_state=result.replay
+                ),
+                time.time_ns() // 1_000_000,
             )
         except StaleRun:
             self._finish(cancelled_error())

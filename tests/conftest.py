@@ -10,8 +10,10 @@ import pytest
 from aiohttp import web
 
 from store import Store, connect_store
+from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.database import open_database
 from tests.support.fake_cursor import FakeCursor
+from tests.support.fake_provider import FakeProvider
 from tests.support.postgres import postgres_url_or_skip
 from wire.http.limits import EdgeLimits
 from wire.http.server import RunningServer, ServerConfig, start_server
@@ -108,3 +110,31 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "postgres":
         return request.getfixturevalue("pg_url")
     return f"sqlite://{tmp_path / 'store.db'}"
+
+
+FAKE_PROVIDER_KEY = "sk-fake-provider-0123"
+
+
+def add_fake_model(store: Store, fake: FakeProvider) -> str:
+    """Configure the fake provider (OpenAI Chat) with one model; returns its public id."""
+    provider = create_provider(
+        store.database,
+        ProviderInput(
+            name="fake", type="openai-chat", base_url=fake.base_url, api_key=FAKE_PROVIDER_KEY
+        ),
+    )
+    models = [ModelInput(model_id="fake-model", display_name="Fake", context_window_tokens=128000)]
+    return save_models(store.database, provider.id, models)[0].public_id
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeProvider]:
+    """A fake provider on loopback serving the scripts the test enqueues."""
+    async with FakeProvider() as provider:
+        yield provider
+
+
+@pytest.fixture
+def public_id(fake: FakeProvider, server_store: Store) -> str:
+    """The public id of the fake provider's model in the test server's store."""
+    return add_fake_model(server_store, fake)

@@ -8,54 +8,15 @@ branch; a ``resume_action`` continues an unfinished turn.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
-
 from store import Store, connect_store
-from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.conversations import ConversationStore
-from tests.conftest import StartServer
+from tests.conftest import StartServer, add_fake_model
 from tests.support.fake_cursor import CursorSession, FakeCursor, TurnLog, user_turn_message
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
 from wire.connect import Envelope
-from wire.http.server import RunningServer
 from wire.proto import agent_v1_pb2 as agent
-
-API_KEY = "sk-recovery-test-0123"
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as provider:
-        yield provider
-
-
-def add_model(store: Store, fake: FakeProvider) -> str:
-    provider = create_provider(
-        store.database,
-        ProviderInput(name="fake", type="openai-chat", base_url=fake.base_url, api_key=API_KEY),
-    )
-    models = [ModelInput(model_id="fake-model", display_name="Fake", context_window_tokens=128000)]
-    return save_models(store.database, provider.id, models)[0].public_id
-
-
-@pytest.fixture
-def public_id(fake: FakeProvider, server_store: Store) -> str:
-    return add_model(server_store, fake)
-
-
-@pytest.fixture
-async def server(make_server: StartServer) -> RunningServer:
-    return await make_server()
-
-
-@pytest.fixture
-async def cursor(server: RunningServer) -> AsyncIterator[FakeCursor]:
-    client = FakeCursor(f"http://{server.address}")
-    yield client
-    await client.aclose()
 
 
 def turn(
@@ -152,7 +113,7 @@ async def test_recovery_after_a_restart_with_an_empty_database(
 
     empty = connect_store(f"sqlite:///{tmp_path}/empty.db")
     try:
-        new_public_id = add_model(empty, fake)
+        new_public_id = add_fake_model(empty, fake)
         assert new_public_id == public_id  # the same provider URL and model: the same id
         second_server = await make_server(store=empty)
         client = FakeCursor(f"http://{second_server.address}")
@@ -193,7 +154,7 @@ async def test_a_corrupt_blob_from_kv_get_ends_the_run(
 
     empty = connect_store(f"sqlite:///{tmp_path}/empty.db")
     try:
-        add_model(empty, fake)
+        add_fake_model(empty, fake)
         second_server = await make_server(store=empty)
         client = FakeCursor(f"http://{second_server.address}")
         session = CursorSession(client, "run-b", blobs=corrupt)

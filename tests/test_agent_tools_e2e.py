@@ -10,17 +10,15 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from store import Store
-from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.conversations import ConversationStore
 from store.llm_calls import CallRecords
-from tests.conftest import StartServer
 from tests.support.fake_cursor import (
     CursorSession,
     FakeCursor,
@@ -38,39 +36,8 @@ from tests.support.fake_provider import (
     chat_events,
     encode_events,
 )
-from wire.http.server import RunningServer
 from wire.proto import agent_v1_pb2 as agent
 from wire.proto import aiserver_v1_pb2 as aiserver
-
-API_KEY = "sk-tools-test-0123"
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-def public_id(fake: FakeProvider, server_store: Store) -> str:
-    provider = create_provider(
-        server_store.database,
-        ProviderInput(name="fake", type="openai-chat", base_url=fake.base_url, api_key=API_KEY),
-    )
-    models = [ModelInput(model_id="fake-model", display_name="Fake", context_window_tokens=128000)]
-    return save_models(server_store.database, provider.id, models)[0].public_id
-
-
-@pytest.fixture
-async def server(make_server: StartServer) -> RunningServer:
-    return await make_server()
-
-
-@pytest.fixture
-async def cursor(server: RunningServer) -> AsyncIterator[FakeCursor]:
-    client = FakeCursor(f"http://{server.address}")
-    yield client
-    await client.aclose()
 
 
 @pytest.fixture

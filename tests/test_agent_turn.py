@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pykka
-import pytest
 
 from actors.run_output import RunOutput
 from actors.session import SessionActor
 from store import Store
-from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.conversations import ConversationStore
 from tests.conftest import StartServer
 from tests.support.fake_cursor import (
@@ -33,37 +30,6 @@ from tests.support.fake_provider import (
     chat_events,
     chat_usage,
 )
-from wire.http.server import RunningServer
-
-API_KEY = "sk-turn-test-0123"
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-def public_id(fake: FakeProvider, server_store: Store) -> str:
-    provider = create_provider(
-        server_store.database,
-        ProviderInput(name="fake", type="openai-chat", base_url=fake.base_url, api_key=API_KEY),
-    )
-    models = [ModelInput(model_id="fake-model", display_name="Fake", context_window_tokens=128000)]
-    return save_models(server_store.database, provider.id, models)[0].public_id
-
-
-@pytest.fixture
-async def server(make_server: StartServer) -> RunningServer:
-    return await make_server()
-
-
-@pytest.fixture
-async def cursor(server: RunningServer) -> AsyncIterator[FakeCursor]:
-    client = FakeCursor(f"http://{server.address}")
-    yield client
-    await client.aclose()
 
 
 async def test_text_turn_has_the_exact_tail(
