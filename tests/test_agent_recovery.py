@@ -240,7 +240,10 @@ async def test_resume_after_the_stream_dropped_mid_batch(
     await dropped.send(turn("read both", public_id, None, "m1"))
     state: agent.ConversationStateStructure | None = None
     answered: list[str] = []
-    while len(answered) < 1 or state is None or not state.pending_tool_calls:
+    completed = False
+    # Until the staged checkpoint (pending round) is in and the first result is committed (its
+    # card completed): the two can arrive in either order. Then the stream drops.
+    while not (completed and state is not None and state.pending_tool_calls):
         message, _ = await next_message(stream)
         assert message is not None
         dropped.log.messages.append(message)
@@ -254,12 +257,8 @@ async def test_resume_after_the_stream_dropped_mid_batch(
             exec_message = message.exec_server_message
             answered.append(exec_message.read_args.path)
             await dropped.answer(exec_message)
-    # Wait until the first result is committed (its card completed), then drop the stream.
-    while True:
-        message, _ = await next_message(stream)
-        assert message is not None
         if message.interaction_update.HasField("tool_call_completed"):
-            break
+            completed = True
     await stream.aclose()
     assert answered == ["/a.txt"]
 
