@@ -417,21 +417,33 @@ class AgentRun:
         assert mode is not None
         store = self._conversations
         base = self._base_revision()
-        if base is None:
-            base = store.ensure_conversation(self.conversation_id)
-        pending, existing = self._pending_round(base)
-        # A round this server stored continues on the revision of its last committed pair.
-        start = store.round_head(existing) if existing is not None else base
-        claimed = store.claim_run(self.request_id, self.conversation_id, start)
+        pending: PendingRound | None = None
+        existing: ToolRoundRecord | None = None
+        call_index: int | None = None
+        if self._kind is TurnKind.NEW:
+            # Claim, the runtime message and the first call index: one commit.
+            started = store.start_turn(
+                self.request_id, self.conversation_id, base, stored(self._runtime_message())
+            )
+            claimed, self._head, call_index = started.claimed, started.head, started.call_index
+        else:
+            if base is None:
+                base = store.ensure_conversation(self.conversation_id)
+            pending, existing = self._pending_round(base)
+            # A round this server stored continues on the revision of its last committed pair.
+            start = store.round_head(existing) if existing is not None else base
+            claimed = store.claim_run(self.request_id, self.conversation_id, start)
+            self._head = claimed.base_revision_id
         self._claimed = True
         previous = self._deps.owners.claim(self.conversation_id, self.request_id, self._self)
         if previous is not None:
             with contextlib.suppress(pykka.ActorDeadError):  # it may have just ended
                 previous.tell(CancelRun(f"superseded by {self.request_id}"))
-        self._head = claimed.base_revision_id
-        revision = store.revision(base)
-        assert revision is not None
-        base_count = revision.message_count
+        base_count = 0
+        if base is not None:
+            revision = store.revision(base)
+            assert revision is not None
+            base_count = revision.message_count
         self._instructions = mode.system_prompt(self._route.model_id)
         state = self._client_state
         if self._kind is TurnKind.RESUME and state is not None and state.turns:
@@ -470,27 +482,22 @@ class AgentRun:
             base_revision=base,
         )
         if self._kind is TurnKind.NEW:
-            self._start_turn()
+            self._messages = tuple(decode_message(m.payload) for m in store.messages_at(self._head))
+            self._publish_settled_then_call(call_index)
         elif pending is None:
             self._resume_settled()
         else:
             self._resume_round(base_count, pending, existing)
 
-    def _start_turn(self) -> None:
-        """Append the runtime user message once, publish it, and call the model."""
-        runtime_message = CanonicalMessage(
+    def _runtime_message(self) -> CanonicalMessage:
+        """The turn's runtime user message (its ids are stable: a retry replays it)."""
+        return CanonicalMessage(
             message_id=f"runtime:run-request:{self.request_id}",
             role=Role.USER,
             origin=Origin.RUNTIME,
             content=PartsContent(self._runtime_content),
             runtime_event_id=f"run-request:{self.request_id}",
         )
-        store = self._conversations
-        self._head, _inserted = store.append_once(
-            self.request_id, self._head, stored(runtime_message)
-        )
-        self._messages = tuple(decode_message(m.payload) for m in store.messages_at(self._head))
-        self._publish_settled_then_call()
 
     def _pending_round(self, base: int) -> tuple[PendingRound | None, ToolRoundRecord | None]:
         """For a resume: the client's pending round, and this server's record of it if any."""
@@ -621,7 +628,7 @@ class AgentRun:
             self._barrier_job = self._job_id
         return self._job_id
 
-    def _publish_settled_then_call(self) -> None:
+    def _publish_settled_then_call(self, call_index: int | None = None) -> None:
         """Publish the settled state and call the model at once; the call's events are held
         until the checkpoint is out, so the client still sees the checkpoint first (the barrier
         gates what the client sees, and the request's round trip overlaps the blobs' ACKs)."""
@@ -637,7 +644,7 @@ class AgentRun:
         )
         self._steps = []
         self._held = []
-        self._call_provider()
+        self._call_provider(call_index)
 
     def on_checkpoint_published(self, message: CheckpointPublished) -> None:
         if message.job_id != self._barrier_job:
@@ -924,13 +931,16 @@ class AgentRun:
 
     # ---- the model call ----
 
-    def _call_provider(self) -> None:
+    def _call_provider(self, call_index: int | None = None) -> None:
+        """Ask the model; ``call_index`` when the index was already reserved (a turn's start)."""
         assert self._mode is not None
-        try:
-            self._call_index = self._conversations.begin_provider_call(self.request_id)
-        except StaleRun:
-            self._finish(cancelled_error())
-            return
+        if call_index is None:
+            try:
+                call_index = self._conversations.begin_provider_call(self.request_id)
+            except StaleRun:
+                self._finish(cancelled_error())
+                return
+        self._call_index = call_index
         self._model_call_id = f"{self.request_id}:{self._call_index}"
         request = LlmRequest(
             instructions=self._instructions,

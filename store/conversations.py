@@ -260,6 +260,16 @@ class ClaimedRun(msgspec.Struct, frozen=True):
     superseded_run_id: str | None
 
 
+class StartedTurn(msgspec.Struct, frozen=True):
+    """A claimed run with its turn's runtime message in the history (``inserted`` when this
+    call appended it) and its first provider call index reserved."""
+
+    claimed: ClaimedRun
+    head: int
+    inserted: bool
+    call_index: int
+
+
 class ToolCallSpec(msgspec.Struct, frozen=True):
     """One call of a tool round as the model made it (``arguments`` is the raw provider text)."""
 
@@ -690,6 +700,28 @@ class ConversationStore:
         for row in query.dicts():
             return msgspec.convert(row, RunRecord)
         return None
+
+    def start_turn(
+        self,
+        run_id: str,
+        conversation_id: str,
+        base_revision_id: int | None,
+        message: StoredMessage,
+    ) -> StartedTurn:
+        """A user turn's start in ONE transaction (one commit before the model is asked):
+        claim the conversation on ``base_revision_id`` (None: its current head, created if
+        new), append the turn's runtime message once (``append_once``), and reserve the first
+        provider call index (``begin_provider_call``)."""
+        with self._db.atomic():
+            base = (
+                self.ensure_conversation(conversation_id)
+                if base_revision_id is None
+                else base_revision_id
+            )
+            claimed = self.claim_run(run_id, conversation_id, base)
+            head, inserted = self.append_once(run_id, claimed.base_revision_id, message)
+            call_index = self.begin_provider_call(run_id)
+        return StartedTurn(claimed, head, inserted, call_index)
 
     def begin_provider_call(self, run_id: str) -> int:
         """Reserve the next provider call index (0, 1, 2, ...) BEFORE the request is sent.

@@ -1307,3 +1307,32 @@ def test_round_head_is_the_last_committed_pair_or_the_base(cs: ConversationStore
         assert record is not None
         assert ConversationStore.round_head(record) == committed.revision_id
     assert heads[0] != heads[1]
+
+
+# --- a turn's start in one transaction ------------------------------------------------------
+
+
+def test_start_turn_claims_appends_and_reserves_the_first_call(cs: ConversationStore) -> None:
+    started = cs.start_turn("run-1", "conv-s", None, runtime("run-1"))
+    assert started.inserted and started.call_index == 0
+    assert started.claimed.superseded_run_id is None
+    assert [m.message_id for m in cs.messages_at(started.head)] == ["runtime:run-request:run-1"]
+    run = cs.run("run-1")
+    assert run is not None and run.status == "running" and run.provider_call_index == 0
+    cs.finish_run("run-1", RunStatus.FAILED, failure_category="unavailable")
+    # The same request again (a retry from the same base): it lands on the revision the first
+    # attempt made (no second copy of the message) and the next index is reserved.
+    again = cs.start_turn("run-1", "conv-s", started.claimed.base_revision_id, runtime("run-1"))
+    assert (again.head, again.call_index) == (started.head, 1)
+    assert len(cs.messages_at(again.head)) == 1
+
+
+def test_start_turn_is_all_or_nothing(cs: ConversationStore) -> None:
+    first = cs.start_turn("run-1", "conv-s", None, runtime("run-1"))
+    cs.finish_run("run-1", RunStatus.COMPLETED)
+    # The same event id with other bytes is refused, and the claim is rolled back with it.
+    with pytest.raises(MessageConflict):
+        cs.start_turn("run-2", "conv-s", first.head, runtime("run-1", "other bytes"))
+    assert cs.run("run-2") is None
+    record = cs.conversation("conv-s")
+    assert record is not None and record.current_revision_id == first.head
