@@ -265,10 +265,14 @@ class BlobSyncActor(pykka.ThreadingActor):
             if blob_id not in self._set_by_blob:
                 self._send_set(blob_id, data)
         # Into the CAS while the SETs travel (the ACKs queue behind this in the mailbox, so
-        # the batch is stored before it counts as persisted); one transaction is one commit.
-        with self._store.database.atomic():
-            for blob_id, data in new.items():
-                self._store.blobs.put(blob_id, data)
+        # the batch is stored before it counts as persisted): a read finds what is there
+        # already, and only the rest costs a write transaction (one commit for all of them).
+        stored = self._store.blobs.has_many(list(new))
+        if len(stored) < len(new):
+            with self._store.database.atomic():
+                for blob_id, data in new.items():
+                    if blob_id not in stored:
+                        self._store.blobs.put(blob_id, data)
 
     def _send_set(self, blob_id: bytes, data: bytes) -> None:
         kv_id = self._new_kv_id()

@@ -234,7 +234,6 @@ class CheckpointActor(pykka.ThreadingActor):
             return
         job, frames, digest = self._waiting
         self._waiting = None
-        self._record(job, digest)
         for frame in frames:
             self._output.send(frame)
         log_event(
@@ -245,12 +244,20 @@ class CheckpointActor(pykka.ThreadingActor):
             job=type(job).__name__,
             roots=len(self._published_roots),
         )
-        self._listener.tell(CheckpointPublished(job.job_id))
+        if isinstance(job, PublishFinal):
+            # Indexed before the run may end: the EndStream, after which the editor sends
+            # this state back, waits for CheckpointPublished.
+            self._record(job, digest)
+            self._listener.tell(CheckpointPublished(job.job_id))
+        else:
+            # Off the barrier's path: the model's held events are released first.
+            self._listener.tell(CheckpointPublished(job.job_id))
+            self._record(job, digest)
         self._next()
 
     def _record(self, job: CheckpointJob, digest: bytes | None) -> None:
-        """Index the settled state before the client can see it, so a RunRequest carrying it
-        back maps to its revision at once (no KV GET, no decoding of the history)."""
+        """Index a settled state, so a RunRequest carrying it back maps to its revision at once
+        (no KV GET, no decoding of the history); a state not indexed yet is hydrated instead."""
         revision_id = getattr(job, "revision_id", None)
         if self._index is None or digest is None or revision_id is None:
             return
