@@ -1,7 +1,8 @@
 """Benchmark: what the server adds to an agent turn (run by hand: python -m tests.bench.turn).
 
-Everything runs on loopback in this process: the server, the fake provider and the fake
-Cursor client (which acknowledges every KV SET at once). It prints, at p50 and p99 over
+Everything runs on loopback: the server as ``python run.py`` in its own process (as it runs for
+a user), the fake provider and the fake Cursor client (which acknowledges every KV SET at once)
+in this one. It prints, at p50 and p99 over
 TURNS turns:
 
 - added time to the first text delta: (RunRequest sent -> first text_delta at the client)
@@ -38,7 +39,7 @@ from store.catalog import ModelInput, ProviderInput, create_provider, save_model
 from store.conversations import ConversationStore, StoredMessage
 from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_message
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
-from wire.http.server import ServerConfig, start_server
+from tests.support.process import ServerProcess, server_env
 
 TURNS = int(os.environ.get("BENCH_TURNS", "200"))
 LONG, SHORT = 500, 5
@@ -106,10 +107,12 @@ async def main() -> None:
             public_id = save_models(
                 store.database, provider.id, [ModelInput(model_id="m", display_name="M")]
             )[0].public_id
-            server = await start_server(
-                ServerConfig("127.0.0.1", 0, "http://127.0.0.1:9"), store=store
-            )
-            cursor = FakeCursor(f"http://{server.address}")
+            store.close()
+            # The server in its own process, as with the editor: the fake client and provider
+            # (this process) do not compete with it for one interpreter.
+            server = ServerProcess(server_env(Path(tmp), CURSOR_DATABASE_URL=url))
+            address = await asyncio.to_thread(server.wait_for_address)
+            cursor = FakeCursor(f"http://{address}")
             text = chat_events(text=["Hello", " there", "!"])
             added: list[float] = []
             for i in range(TURNS):
@@ -175,7 +178,7 @@ async def main() -> None:
                     assert log.end == {}, log.end
                     turn_time[size].append(time.perf_counter() - started)
             await cursor.aclose()
-            await server.stop()
+            server.stop()
         print(f"{TURNS} turns on loopback, this machine")
         print(f"added time to the first text delta   {ms(added)}   (target p50 <= 5 ms)")
         print(f"overhead per tool round              {ms(round_overhead)}   (target p50 <= 10 ms)")
