@@ -1,10 +1,10 @@
 """The BlobSyncActor: one per run, the owner of the KV (blob) sub-protocol inside RunSSE.
 
 Cursor's Agent keeps conversation state as blobs addressed by their raw SHA-256. The server
-stores every blob it creates in its own CAS and pushes it to the client with one KV SET; a
-checkpoint may only reference blobs the client has acknowledged, so callers wait for
-``BlobsPersisted`` before publishing. Blobs the server lacks are fetched with KV GET and checked
-against their id before they are stored.
+pushes every blob it creates to the client with one KV SET and keeps it in its own CAS once
+acknowledged; a checkpoint may only reference blobs the client has acknowledged, so callers
+wait for ``BlobsPersisted`` before publishing. Blobs the server lacks are fetched with KV GET
+and checked against their id before they are stored.
 
 The mailbox never waits: an outstanding SET or GET is state, and its deadline arrives as a
 ``KvDeadlinePassed`` message from a timer (``actors.timers``; on the server, the loop's timer
@@ -182,6 +182,8 @@ class BlobSyncActor(pykka.ThreadingActor):
         self._failure: ConnectError | None = None
         # Blobs the client is known to have in this run: acknowledged SETs and answered GETs.
         self._acked: set[bytes] = set()
+        # Blobs sent with SET and not yet in the CAS (stored once acknowledged).
+        self._unstored: dict[bytes, bytes] = {}
         self._sets: dict[int, _PendingSet] = {}
         self._set_by_blob: dict[bytes, int] = {}
         self._gets: dict[int, _PendingGet] = {}
@@ -264,15 +266,8 @@ class BlobSyncActor(pykka.ThreadingActor):
         for blob_id, data in new.items():
             if blob_id not in self._set_by_blob:
                 self._send_set(blob_id, data)
-        # Into the CAS while the SETs travel (the ACKs queue behind this in the mailbox, so
-        # the batch is stored before it counts as persisted): a read finds what is there
-        # already, and only the rest costs a write transaction (one commit for all of them).
-        stored = self._store.blobs.has_many(list(new))
-        if len(stored) < len(new):
-            with self._store.database.atomic():
-                for blob_id, data in new.items():
-                    if blob_id not in stored:
-                        self._store.blobs.put(blob_id, data)
+        # Into the CAS once acknowledged (``_store_acked``), after the waiters are answered.
+        self._unstored.update(new)
 
     def _send_set(self, blob_id: bytes, data: bytes) -> None:
         kv_id = self._new_kv_id()
@@ -315,11 +310,32 @@ class BlobSyncActor(pykka.ThreadingActor):
             kv_id=kv_id,
             blob_id=b64(blob_id),
         )
+        done = False
         for batch in self._batches_by_blob.pop(blob_id, []):
             batch.waiting.discard(blob_id)
             if not batch.waiting:
                 del self._batches[id(batch)]
                 self._reply(batch.request.reply_to, BlobsPersisted(batch.request.batch_id))
+                done = True
+        if done:
+            self._store_acked()
+
+    def _store_acked(self) -> None:
+        """Put the acknowledged blobs into the CAS, off the checkpoint's path: the waiters
+        were answered first (the client holds every acknowledged blob, so a crash before this
+        costs a KV GET later, never a blob). One read finds what is stored already; the rest
+        is one write transaction."""
+        acked = {b: d for b, d in self._unstored.items() if b in self._acked}
+        if not acked:
+            return
+        for blob_id in acked:
+            del self._unstored[blob_id]
+        present = self._store.blobs.has_many(list(acked))
+        if len(present) < len(acked):
+            with self._store.database.atomic():
+                for blob_id, data in acked.items():
+                    if blob_id not in present:
+                        self._store.blobs.put(blob_id, data)
 
     # ---- GET ----
 
@@ -334,7 +350,7 @@ class BlobSyncActor(pykka.ThreadingActor):
             error = protocol_error(f"KV GET: {exc}")
             self._reply(request.reply_to, BlobSyncFailed(error, request_id=request.request_id))
             return
-        data = self._store.blobs.get(blob_id)
+        data = self._unstored.get(blob_id) or self._store.blobs.get(blob_id)
         if data is not None:
             self._reply(request.reply_to, BlobFetched(request.request_id, blob_id, data))
             return

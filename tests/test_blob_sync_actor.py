@@ -289,19 +289,32 @@ def test_unknown_and_repeated_kv_ids_are_ignored(
     assert any("unknown KV id" in r.message and "kv_id=99" in r.message for r in caplog.records)
 
 
-def test_persisted_blobs_are_rows_in_the_cas_when_the_batch_is_persisted(run: Run) -> None:
-    """The SETs go out first and the CAS write overlaps their round trip, but a batch only
-    counts as persisted once its blobs are rows."""
+def test_acknowledged_blobs_become_rows_in_the_cas(run: Run) -> None:
+    """A batch is answered as soon as the client has every blob; its blobs are then stored
+    (before the actor handles anything else), so a later fetch needs no KV GET."""
     blobs = (A, b"", bytes(range(256)), B)
     run.persist(1, *blobs, A)
+    ids = [blob_id_of(data) for data in blobs]
+    assert run.store.blobs.has_many(ids) == set()  # nothing stored before the ACKs
     for frame in run.output.take(len(blobs)):
         run.ack(frame.id)
     assert run.listener.next() == BlobsPersisted(1)
-    ids = [blob_id_of(data) for data in blobs]
+    run.fetch(7, ids[2])
+    assert run.listener.next() == BlobFetched(7, ids[2], blobs[2])
+    run.output.assert_silent()  # answered from the CAS: no KV GET
     assert run.store.blobs.has_many(ids) == set(ids)
     assert [run.store.blobs.get(blob_id) for blob_id in ids] == list(blobs)
     (count,) = run.store.database.execute_sql("SELECT COUNT(*) FROM blobs").fetchone()
     assert count == len(blobs)
+
+
+def test_a_blob_acknowledged_in_an_open_batch_is_fetched_without_a_get(run: Run) -> None:
+    run.persist(1, A, B)
+    first, _second = run.output.take(2)
+    run.ack(first.id)
+    run.fetch(3, blob_id_of(A))
+    assert run.listener.next() == BlobFetched(3, blob_id_of(A), A)
+    run.output.assert_silent()
 
 
 def test_one_debug_line_per_set_and_ack(run: Run, caplog: pytest.LogCaptureFixture) -> None:
