@@ -883,6 +883,7 @@ class AgentRun:
                 (stored(assistant), stored(result)),
                 message.content,
                 message.is_error,
+                reserve_call_when_settled=True,
             )
         except StaleRun:
             self._finish(cancelled_error())
@@ -900,7 +901,7 @@ class AgentRun:
         if committed.settled:
             assert self._tools is not None
             self._tools.tell(RoundSettled(self._round_id))
-            self._publish_settled_then_call()
+            self._publish_settled_then_call(committed.call_index)
 
     def on_tool_runtime_failed(self, message: ToolRuntimeFailed) -> None:
         self._finish(message.error)

@@ -321,12 +321,14 @@ class ToolRoundRecord(msgspec.Struct, frozen=True):
 
 
 class ToolResultCommitted(msgspec.Struct, frozen=True):
-    """The revision holding the pair (the run's new head), the result's arrival number, and
-    whether it was the round's last pending call."""
+    """The revision holding the pair (the run's new head), the result's arrival number,
+    whether it was the round's last pending call, and (when asked for and settled) the next
+    provider call index, reserved in the same transaction."""
 
     revision_id: int
     completion_seq: int
     settled: bool
+    call_index: int | None = None
 
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -927,9 +929,13 @@ class ConversationStore:
         pair: tuple[StoredMessage, StoredMessage],
         content: str,
         is_error: bool,
+        *,
+        reserve_call_when_settled: bool = False,
     ) -> ToolResultCommitted:
         """Append the (assistant call, tool result) pair as ONE revision on the run's head and
-        mark the call completed, in one transaction.
+        mark the call completed, in one transaction. With ``reserve_call_when_settled``, the
+        last result of a round also reserves the next provider call index
+        (``begin_provider_call``) in that transaction: one commit before the model is asked.
 
         Results arrive in any order; ``completion_seq`` numbers them 0, 1, 2, ... in arrival
         order, and the round is ``settled`` when no call is pending. Refused: a run that lost
@@ -997,7 +1003,10 @@ class ConversationStore:
                 status=(ToolRoundStatus.SETTLED if settled else ToolRoundStatus.PENDING).value,
                 updated_at_ms=now,
             ).where(r.round_id == round_id).execute()
-        return ToolResultCommitted(revision_id, seq, settled)
+            call_index = (
+                self.begin_provider_call(run_id) if settled and reserve_call_when_settled else None
+            )
+        return ToolResultCommitted(revision_id, seq, settled, call_index)
 
     def tool_round(self, round_id: str) -> ToolRoundRecord | None:
         """A round with all its calls (index order), or None."""

@@ -1336,3 +1336,37 @@ def test_start_turn_is_all_or_nothing(cs: ConversationStore) -> None:
     assert cs.run("run-2") is None
     record = cs.conversation("conv-s")
     assert record is not None and record.current_revision_id == first.head
+
+
+def test_the_last_result_of_a_round_reserves_the_next_call(cs: ConversationStore) -> None:
+    started_turn = cs.start_turn("run-1", "conv-r", None, runtime("run-1"))
+    assert started_turn.call_index == 0
+    calls = [
+        ToolCallSpec(0, "call-a", "run-1:0", "Read", "{}"),
+        ToolCallSpec(1, "call-b", "run-1:0", "Read", "{}"),
+    ]
+    cs.create_tool_round("run-1", "run-1:round:0", started_turn.head, b"{}", calls)
+    first = cs.commit_tool_result(
+        "run-1",
+        "run-1:round:0",
+        "call-b",
+        tool_pair("run-1:round:0", calls[1], "b"),
+        "b",
+        False,
+        reserve_call_when_settled=True,
+    )
+    assert (first.settled, first.call_index) == (False, None)
+    run = cs.run("run-1")
+    assert run is not None and run.provider_call_index == 0  # nothing reserved mid-round
+    last = cs.commit_tool_result(
+        "run-1",
+        "run-1:round:0",
+        "call-a",
+        tool_pair("run-1:round:0", calls[0], "a"),
+        "a",
+        False,
+        reserve_call_when_settled=True,
+    )
+    assert (last.settled, last.call_index) == (True, 1)
+    run = cs.run("run-1")
+    assert run is not None and run.provider_call_index == 1
