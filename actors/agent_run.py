@@ -281,7 +281,7 @@ class AgentRun:
         self._stable_roots: tuple[bytes, ...] = ()
         self._fetching: dict[int, bytes] = {}
         self._fetched: dict[bytes, bytes] = {}
-        self._needs_roots = False
+        self._indexed_base: int | None = None  # the checkpoint index's answer for the state
         self._resume_turn: bytes | None = None
 
     # ---- start ----
@@ -352,8 +352,10 @@ class AgentRun:
         wanted: list[bytes] = []
         if roots:
             digest = roots_digest(self._stable_roots)
-            if self._conversations.revision_for_checkpoint(self.conversation_id, digest) is None:
-                self._needs_roots = True
+            self._indexed_base = self._conversations.revision_for_checkpoint(
+                self.conversation_id, digest
+            )
+            if self._indexed_base is None:
                 wanted.extend(roots)
         if self._kind is TurnKind.RESUME and state.turns:
             wanted.append(state.turns[-1])
@@ -395,11 +397,8 @@ class AgentRun:
         if not roots:
             # A state without history: the conversation from its beginning.
             return store.import_revision(self.conversation_id, ())
-        digest = roots_digest(self._stable_roots)
-        if not self._needs_roots:
-            revision = store.revision_for_checkpoint(self.conversation_id, digest)
-            if revision is not None:
-                return revision
+        if self._indexed_base is not None:
+            return self._indexed_base
         messages = [
             decode_root(self._fetched[blob_id], hydrated_message_id(blob_id, ordinal))
             for ordinal, blob_id in enumerate(roots)
@@ -409,7 +408,7 @@ class AgentRun:
         if any(m.role is Role.SYSTEM for m in messages[1:]):
             raise protocol_error("conversation_state: more than one system root")
         revision = store.import_revision(self.conversation_id, [stored(m) for m in messages[1:]])
-        store.record_checkpoint(self.conversation_id, digest, revision)
+        store.record_checkpoint(self.conversation_id, roots_digest(self._stable_roots), revision)
         return revision
 
     def _prepare(self) -> None:
