@@ -207,6 +207,20 @@ async def test_parallel_reads_answered_in_reverse_order(
         "call_b",
     ]
     assert kinds[-4:] == ["turn_ended", *["conversation_checkpoint_update"] * 3], " ".join(kinds)
+    # The second call's text comes after the settled checkpoint of the round (system, user
+    # turn, the round's assistant and both results), though the call itself was sent earlier.
+    second_text = next(
+        i
+        for i, m in enumerate(log.messages)
+        if m.interaction_update.text_delta.text == "Both read."
+    )
+    before = [
+        m.conversation_checkpoint_update
+        for m in log.messages[:second_text]
+        if m.HasField("conversation_checkpoint_update")
+    ]
+    assert not before[-1].pending_tool_calls
+    assert len(before[-1].root_prompt_messages_json) == 5
     # Store: runtime, then pairs in completion order, then the final answer.
     conversations = ConversationStore(server_store.database)
     messages = conversations.messages_at(conversations.ensure_conversation("conv-1"))
