@@ -93,7 +93,7 @@ from actors.providers.events import (
 )
 from actors.providers.grammar import CallResult
 from actors.providers.request import LlmRequest, ModelRoute
-from actors.request_context import runtime_context, runtime_images
+from actors.request_context import image_blob_ids, runtime_context, runtime_images
 from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
 from actors.tool_runtime import (
@@ -339,17 +339,20 @@ class AgentRun:
             self._mode = self._deps.prompts.mode(mode_name)
         except UnknownModeError as exc:
             raise protocol_error(str(exc)) from exc
-        if self._user_message is not None:
-            self._runtime_content = self._runtime_parts(self._mode, self._user_message)
 
     def _fetch_missing(self) -> None:
-        """Ask the BlobSyncActor for what the base needs and the server may lack."""
+        """Ask the BlobSyncActor for what the run needs and the server may lack: the images
+        sent by blob id, the client state's roots when the index does not know them, and
+        for a resume its last turn."""
+        wanted: list[bytes] = []
+        if self._user_message is not None:
+            wanted.extend(image_blob_ids(self._user_message))
         state = self._client_state
         if state is None:
+            self._fetch(wanted)
             return
         roots = tuple(state.root_prompt_messages_json)
         self._stable_roots = roots[1:]
-        wanted: list[bytes] = []
         if roots:
             digest = roots_digest(self._stable_roots)
             self._indexed_base = self._conversations.revision_for_checkpoint(
@@ -359,6 +362,9 @@ class AgentRun:
                 wanted.extend(roots)
         if self._kind is TurnKind.RESUME and state.turns:
             wanted.append(state.turns[-1])
+        self._fetch(wanted)
+
+    def _fetch(self, wanted: list[bytes]) -> None:
         assert self._blob_sync is not None
         for number, blob_id in enumerate(dict.fromkeys(wanted), start=1):
             self._fetching[number] = blob_id
@@ -369,7 +375,7 @@ class AgentRun:
             return
         blob_id = self._fetching.pop(message.request_id)
         if message.data is None:
-            self._finish(protocol_error(f"the client has no blob {b64(blob_id)} of its state"))
+            self._finish(protocol_error(f"the client has no blob {b64(blob_id)}"))
             return
         self._fetched[blob_id] = message.data
         if not self._fetching:
@@ -415,6 +421,8 @@ class AgentRun:
         mode = self._mode
         assert mode is not None
         store = self._conversations
+        if self._user_message is not None:
+            self._runtime_content = self._runtime_parts(mode, self._user_message)
         base = self._base_revision()
         pending: PendingRound | None = None
         existing: ToolRoundRecord | None = None
@@ -614,7 +622,8 @@ class AgentRun:
             datetime.datetime.now(datetime.UTC),
         )
         try:
-            return (TextPart(mode.runtime_message(context)), *runtime_images(user_message))
+            images = runtime_images(user_message, self._fetched)
+            return (TextPart(mode.runtime_message(context)), *images)
         except RuntimeContextError as exc:
             raise protocol_error(str(exc)) from exc
 

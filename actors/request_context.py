@@ -14,10 +14,10 @@ Two pure functions of the protobuf messages, used once per user turn:
   ``selected_skills``, ``external_links``). The time zone is checked when the message is
   rendered (``RuntimeContextError``), not here.
 - ``runtime_images`` returns ``selected_context.selected_images`` as image parts, in order,
-  appended after the rendered text. An image must have an ``image/…`` mime type and inline
-  bytes (``data``, or ``blob_id_with_data`` whose SHA-256 is its blob id). An image given
-  only by blob id would need a KV GET, which a pure mapping cannot do: it is refused with a
-  ``RuntimeContextError``, as is any malformed image.
+  appended after the rendered text. An image must have an ``image/…`` mime type and bytes:
+  inline (``data``, or ``blob_id_with_data`` whose SHA-256 is its blob id), or by blob id
+  alone, fetched beforehand by the caller (``image_blob_ids`` lists them; the BlobSyncActor
+  checks what a KV GET returns). A malformed image is a ``RuntimeContextError``.
 
 Fields are read by the names of Cursor's schema. A field our ``.proto`` subset
 (``wire/proto/agent_v1.proto``) does not declare yet reads as absent, so each section starts
@@ -30,7 +30,7 @@ of ``skill_options`` and the blob-referenced request context parts.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -78,17 +78,33 @@ def runtime_context(
     )
 
 
-def runtime_images(user_message: agent.UserMessage) -> tuple[ImagePart, ...]:
+def runtime_images(
+    user_message: agent.UserMessage, blobs: Mapping[bytes, bytes] | None = None
+) -> tuple[ImagePart, ...]:
     """The user's attached images, in order, as the runtime message's image parts.
 
-    Raises ``RuntimeContextError`` for an image without an ``image/…`` mime type, without
-    bytes, whose bytes do not hash to its blob id, or given only by blob id.
+    An image given only by blob id takes its bytes from ``blobs`` (fetched beforehand, see
+    ``image_blob_ids``). Raises ``RuntimeContextError`` for an image without an ``image/…``
+    mime type, without bytes, whose bytes do not hash to its blob id, or whose blob is missing.
     """
     selected = _message(user_message, "selected_context")
     return tuple(
-        _image(number, image)
+        _image(number, image, blobs or {})
         for number, image in enumerate(_items(selected, "selected_images"), start=1)
     )
+
+
+def image_blob_ids(user_message: agent.UserMessage) -> tuple[bytes, ...]:
+    """The blob ids of the images sent without their bytes: to fetch before rendering."""
+    selected = _message(user_message, "selected_context")
+    ids = []
+    for image in _items(selected, "selected_images"):
+        source = _which(image, "data_or_blob_id")
+        if source == "blob_id":
+            ids.append(image.blob_id)
+        elif source == "blob_id_with_data" and not image.blob_id_with_data.data:
+            ids.append(image.blob_id_with_data.blob_id)
+    return tuple(ids)
 
 
 # ---- request context ----
@@ -218,7 +234,7 @@ def _code(code: Message) -> SelectedCode:
 # ---- images ----
 
 
-def _image(number: int, image: Message) -> ImagePart:
+def _image(number: int, image: Message, blobs: Mapping[bytes, bytes]) -> ImagePart:
     mime_type = _text(image, "mime_type")
     if not mime_type.startswith("image/") or len(mime_type) == len("image/"):
         raise RuntimeContextError(
@@ -231,13 +247,13 @@ def _image(number: int, image: Message) -> ImagePart:
         data = image.blob_id_with_data.data
         blob_id = image.blob_id_with_data.blob_id
         if not data and blob_id:
-            raise _blob_only(number)
-        if data and hashlib.sha256(data).digest() != blob_id:
+            data = _fetched(number, blob_id, blobs)
+        elif data and hashlib.sha256(data).digest() != blob_id:
             raise RuntimeContextError(
                 f"selected image {number}: the SHA-256 of its data does not match its blob id"
             )
     elif source == "blob_id":
-        raise _blob_only(number)
+        data = _fetched(number, image.blob_id, blobs)
     elif source is None:
         raise RuntimeContextError(f"selected image {number} carries no image data")
     else:
@@ -247,11 +263,13 @@ def _image(number: int, image: Message) -> ImagePart:
     return ImagePart(mime_type=mime_type, data=data)
 
 
-def _blob_only(number: int) -> RuntimeContextError:
-    return RuntimeContextError(
-        f"selected image {number} is given only by blob id: images given only by blob id are "
-        "not available yet (the editor must send the image bytes inline)"
-    )
+def _fetched(number: int, blob_id: bytes, blobs: Mapping[bytes, bytes]) -> bytes:
+    data = blobs.get(blob_id)
+    if data is None:
+        raise RuntimeContextError(
+            f"selected image {number} is given by blob id {blob_id.hex()}, which was not fetched"
+        )
+    return data
 
 
 # ---- reading fields our proto subset may not declare yet ----

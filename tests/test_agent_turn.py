@@ -6,6 +6,8 @@ The fake client acknowledges every KV SET after checking its SHA-256, as the edi
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 from pathlib import Path
 
@@ -338,3 +340,45 @@ async def test_a_crash_in_the_session_ends_the_stream_with_internal(
     assert log.end == {
         "error": {"code": "internal", "message": "internal error: resolver exploded"}
     }
+
+
+async def test_an_image_sent_by_blob_id_is_fetched_and_reaches_the_model(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor
+) -> None:
+    """The editor attaches an image by blob id only: the server fetches it with one KV GET
+    (checked against its id) and the model request carries it after the rendered text."""
+    image = b"\x89PNG\r\n\x1a\n not really a png"
+    blob_id = hashlib.sha256(image).digest()
+    message = user_turn_message("what is in the picture?", public_id)
+    selected = message.run_request.action.user_message_action.user_message.selected_context
+    selected.selected_images.add(mime_type="image/png", blob_id=blob_id)
+    fake.enqueue(Script.sse(chat_events(text=["a picture"])))
+    log = await CursorSession(cursor, "turn-image", blobs={blob_id: image}).run(message)
+    assert log.end == {}
+    gets = [
+        m.kv_server_message.get_blob_args.blob_id
+        for m in log.messages
+        if m.kv_server_message.HasField("get_blob_args")
+    ]
+    assert gets == [blob_id]
+    (user,) = [m for m in fake.requests[0].json["messages"] if m["role"] == "user"]
+    text, picture = user["content"]
+    assert "what is in the picture?" in text["text"]
+    encoded = base64.b64encode(image).decode()
+    assert picture == {
+        "type": "image_url",
+        "image_url": {"url": f"data:image/png;base64,{encoded}"},
+    }
+
+
+async def test_an_image_the_client_does_not_have_ends_the_run(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor
+) -> None:
+    message = user_turn_message("look", public_id)
+    selected = message.run_request.action.user_message_action.user_message.selected_context
+    selected.selected_images.add(mime_type="image/png", blob_id=hashlib.sha256(b"x").digest())
+    log = await CursorSession(cursor, "turn-no-image").run(message)
+    assert log.end is not None
+    assert log.end["error"]["code"] == "invalid_argument"  # type: ignore[index]
+    assert "the client has no blob" in log.end["error"]["message"]  # type: ignore[index]
+    assert fake.requests == []

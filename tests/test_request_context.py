@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import pytest
 
 from actors.conversation.model import ImagePart
-from actors.request_context import runtime_context, runtime_images
+from actors.request_context import image_blob_ids, runtime_context, runtime_images
 from prompt import Environment, GitRepo, RuntimeContextError, load_prompt_assets
 from prompt.runtime_message import (
     ExternalLink,
@@ -464,11 +464,25 @@ def test_data_that_does_not_hash_to_its_blob_id_is_refused() -> None:
     ],
     ids=["blob_id", "blob_id_with_data without data"],
 )
-def test_an_image_given_only_by_blob_id_is_not_available_yet(image: agent.SelectedImage) -> None:
-    with pytest.raises(
-        RuntimeContextError, match="images given only by blob id are not available yet"
-    ):
-        runtime_images(_with_images(image))
+def test_an_image_given_only_by_blob_id_takes_the_fetched_bytes(
+    image: agent.SelectedImage,
+) -> None:
+    message = _with_images(image)
+    assert image_blob_ids(message) == (hashlib.sha256(PNG).digest(),)
+    fetched = {hashlib.sha256(PNG).digest(): PNG}
+    assert runtime_images(message, fetched) == (ImagePart(mime_type="image/png", data=PNG),)
+    with pytest.raises(RuntimeContextError, match=r"image 1 is given by blob id .* not fetched"):
+        runtime_images(message)
+
+
+def test_images_with_their_bytes_need_no_fetch() -> None:
+    message = _with_images(
+        agent.SelectedImage(mime_type="image/png", data=PNG),
+        agent.SelectedImage(
+            mime_type="image/png", blob_id_with_data=_blob(PNG, hashlib.sha256(PNG).digest())
+        ),
+    )
+    assert image_blob_ids(message) == ()
 
 
 @pytest.mark.parametrize(
