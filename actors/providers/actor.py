@@ -128,28 +128,15 @@ class ProviderActor(pykka.ThreadingActor):
     # ---- lifecycle ----
 
     def on_start(self) -> None:
-        """Send the request first, then record it: the stream's events queue in this mailbox
-        behind the record's one commit, so recording never delays the request itself."""
+        """Send the request first, then touch the database (this thread's first query opens
+        its connection): the stream's events queue in this mailbox behind the settings read
+        and the record's one commit, so neither delays the request itself."""
         call, route = self._call, self._call.route
-        settings = get_observability(self._deps.database)
-        self._verbose, self._retained = settings.verbose, settings.retained_calls
-        new_call = NewCall(
-            run_id=call.run_id,
-            model_call_id=call.model_call_id,
-            provider_id=route.provider_id,
-            provider_name=route.provider_name,
-            provider_type=route.provider_type.value,
-            provider_url=route.base_url,
-            public_id=route.public_id,
-            model_id=route.model_id,
-            display_name=route.display_name,
-            verbose=self._verbose,
-        )
         adapter = adapter_for(route.provider_type)
         try:
             http_call = adapter.build_call(call.request, route)
         except ProviderFailure as failure:
-            self._record_id = self._records.start(new_call)
+            self._record_id = self._records.start(self._new_call())
             self._fail(failure)
             return
         self._adapter = adapter
@@ -159,7 +146,7 @@ class ProviderActor(pykka.ThreadingActor):
             stream_call(self._deps.client, http_call, self._deps.limits, self.actor_ref.tell)
         )
         self._record_id = self._records.start(
-            new_call,
+            self._new_call(),
             OutgoingRequest(
                 headers=redacted_headers(http_call.headers, self._secrets),
                 body=scrub_text(http_call.body.decode("utf-8", "replace"), self._secrets),
@@ -174,6 +161,24 @@ class ProviderActor(pykka.ThreadingActor):
             model_call_id=call.model_call_id,
             provider_type=route.provider_type.value,
             model=route.public_id,
+        )
+
+    def _new_call(self) -> NewCall:
+        """The call's record, with the observability settings read now (they may change)."""
+        call, route = self._call, self._call.route
+        settings = get_observability(self._deps.database)
+        self._verbose, self._retained = settings.verbose, settings.retained_calls
+        return NewCall(
+            run_id=call.run_id,
+            model_call_id=call.model_call_id,
+            provider_id=route.provider_id,
+            provider_name=route.provider_name,
+            provider_type=route.provider_type.value,
+            provider_url=route.base_url,
+            public_id=route.public_id,
+            model_id=route.model_id,
+            display_name=route.display_name,
+            verbose=self._verbose,
         )
 
     def on_stop(self) -> None:
