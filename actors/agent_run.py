@@ -489,12 +489,17 @@ class AgentRun:
             base_revision=base,
         )
         if self._kind is TurnKind.NEW:
-            self._messages = tuple(decode_message(m.payload) for m in store.messages_at(self._head))
+            self._messages = self._history()
             self._publish_settled_then_call(call_index)
         elif pending is None:
             self._resume_settled()
         else:
             self._resume_round(base_count, pending, existing)
+
+    def _history(self) -> tuple[CanonicalMessage, ...]:
+        """The committed messages of the run's head, oldest first."""
+        stored_messages = self._conversations.messages_at(self._head)
+        return tuple(decode_message(m.payload) for m in stored_messages)
 
     def _runtime_message(self) -> CanonicalMessage:
         """The turn's runtime user message (its ids are stable: a retry replays it)."""
@@ -526,8 +531,7 @@ class AgentRun:
 
     def _resume_settled(self) -> None:
         """Resume from a settled checkpoint: the model is called again on that history."""
-        store = self._conversations
-        self._messages = tuple(decode_message(m.payload) for m in store.messages_at(self._head))
+        self._messages = self._history()
         last = self._messages[-1].content if self._messages else None
         if isinstance(last, AssistantContent) and not last.tool_calls:
             raise protocol_error("resume_action: the turn of this state has already ended")
@@ -544,7 +548,7 @@ class AgentRun:
             self._resume_adopted(store.adopt_tool_round(self.request_id, existing.round_id))
         else:
             self._resume_imported(pending)
-        self._messages = tuple(decode_message(m.payload) for m in store.messages_at(self._head))
+        self._messages = self._history()
         # The stable roots stay those of the base: committed pairs join them when it settles.
         self._publish_staged(self._messages[:base_count])
         self._tools = start_tool_runtime(

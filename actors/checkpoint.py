@@ -176,7 +176,6 @@ class CheckpointActor(pykka.ThreadingActor):
         self._jobs: deque[CheckpointJob] = deque()
         # The job waiting for its blobs' ACKs, its frames, and the settled roots to index.
         self._waiting: tuple[CheckpointJob, tuple[bytes, ...], bytes | None] | None = None
-        self._settled_digest: bytes | None = None
         self._sent: set[bytes] = set()  # blob ids handed to BlobSync in this run
         self._root_cache: dict[tuple[str, ...], tuple[bytes, bytes]] = {}
         self._published_roots: list[bytes] = []
@@ -220,12 +219,10 @@ class CheckpointActor(pykka.ThreadingActor):
             return
         job = self._jobs.popleft()
         try:
-            new_blobs, frames = self._build(job)
+            new_blobs, frames, digest = self._build(job)
         except (CheckpointJsonError, CheckpointStateError) as exc:
             self._fail(ConnectError(Code.INTERNAL, f"checkpoint error: {exc}"), job.job_id)
             return
-        digest = self._settled_digest
-        self._settled_digest = None
         self._waiting = (job, frames, digest)
         self._blob_sync.tell(PersistBlobs(job.job_id, new_blobs, self.actor_ref))
 
@@ -280,17 +277,19 @@ class CheckpointActor(pykka.ThreadingActor):
 
     # ---- building ----
 
-    def _build(self, job: CheckpointJob) -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
-        """The new blobs the job needs on the client, and the frames to send once they are."""
+    def _build(
+        self, job: CheckpointJob
+    ) -> tuple[tuple[bytes, ...], tuple[bytes, ...], bytes | None]:
+        """The new blobs the job needs on the client, the frames to send once they are, and
+        the roots digest of the settled state it publishes (None for a staged one)."""
         new: dict[bytes, bytes] = {}
         self._add_steps(job.steps, new)
         turn_id = self._turn(new)
         turns = [*self._base_turns, *([turn_id] if turn_id is not None else [])]
         if isinstance(job, PublishSettled):
             roots = self._roots(job.messages, new)
-            self._settled_digest = roots_digest(roots[1:])
             state = self._state(roots, turns, (), job.messages, job.used_tokens, new)
-            return self._persist(new), (self._checkpoint_frame(state),)
+            return self._persist(new), (self._checkpoint_frame(state),), roots_digest(roots[1:])
         if isinstance(job, PublishStaged):
             roots = self._roots(job.messages, new)
             pending = encode_pending(
@@ -301,7 +300,7 @@ class CheckpointActor(pykka.ThreadingActor):
                 started_at_ms=job.started_at_ms,
             )
             state = self._state(roots, turns, (pending,), job.messages, job.used_tokens, new)
-            return self._persist(new), (self._checkpoint_frame(state),)
+            return self._persist(new), (self._checkpoint_frame(state),), None
         stable = self._roots(job.messages, new)
         final_content = job.final.content
         assert isinstance(final_content, AssistantContent)
@@ -315,11 +314,10 @@ class CheckpointActor(pykka.ThreadingActor):
         everything = (*job.messages, job.final)
         staged = self._state(stable, turns, (pending,), everything, job.used_tokens, new)
         settled_roots = self._roots(everything, new)
-        self._settled_digest = roots_digest(settled_roots[1:])
         settled = self._state(settled_roots, turns, (), everything, job.used_tokens, new)
         settled_frame = self._checkpoint_frame(settled)
         frames = (*job.lead_frames, self._checkpoint_frame(staged), settled_frame, settled_frame)
-        return self._persist(new), frames
+        return self._persist(new), frames, roots_digest(settled_roots[1:])
 
     def _persist(self, new: dict[bytes, bytes]) -> tuple[bytes, ...]:
         fresh = tuple(data for blob_id, data in new.items() if blob_id not in self._sent)
