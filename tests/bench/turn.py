@@ -1,13 +1,13 @@
 """Benchmark: what the server adds to an agent turn (run by hand: python -m tests.bench.turn).
 
-Everything runs on loopback: the server as ``python run.py`` in its own process (as it runs for
-a user), the fake provider and the fake Cursor client (which acknowledges every KV SET at once)
-in this one. It prints, at p50 and p99 over
-TURNS turns:
+Everything runs on loopback, in three processes as with the editor: the server as
+``python run.py`` (as it runs for a user), the fake provider (``provider_process``), and the fake
+Cursor client in this one (it acknowledges every KV SET at once). It prints, at p50 and p99
+over TURNS turns:
 
 - added time to the first text delta: (RunRequest sent -> first text_delta at the client)
   minus (request sent -> first text event when the client reads the same provider stream
-  directly);
+  directly); both ends are stamped as the client reads them, not polled;
 - overhead per tool round: the exec result leaving the client -> the next provider request
   arriving at the fake provider;
 - the server time of a text turn on a conversation with a long history against a short one
@@ -37,8 +37,9 @@ from actors.conversation.model import (
 from store import connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.conversations import ConversationStore, StoredMessage
-from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_message
-from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
+from tests.bench.provider_process import ProviderProcess
+from tests.support.fake_cursor import CursorSession, FakeCursor, TurnLog, user_turn_message
+from tests.support.fake_provider import FakeToolCall, Script, chat_events
 from tests.support.process import ServerProcess, server_env
 
 TURNS = int(os.environ.get("BENCH_TURNS", "200"))
@@ -95,11 +96,22 @@ def seed_history(store_path: str, conversation_id: str, messages: int) -> None:
     store.close()
 
 
+def first_text_at(log: TurnLog) -> float:
+    """When the client read the run's first text delta."""
+    for message, at in zip(log.messages, log.received_at, strict=True):
+        if message.interaction_update.HasField("text_delta"):
+            return at
+    raise AssertionError(f"the run showed no text: {log.kinds()} end {log.end}")
+
+
 async def main() -> None:
-    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
+    with (
+        tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp,
+        ProviderProcess() as fake,
+    ):
         url = f"sqlite:///{Path(tmp) / 'bench.db'}"
         store = connect_store(url)
-        async with FakeProvider() as fake, httpx.AsyncClient() as direct:
+        async with httpx.AsyncClient() as direct:
             provider = create_provider(
                 store.database,
                 ProviderInput(name="fake", type="openai-chat", base_url=fake.base_url, api_key="k"),
@@ -108,8 +120,8 @@ async def main() -> None:
                 store.database, provider.id, [ModelInput(model_id="m", display_name="M")]
             )[0].public_id
             store.close()
-            # The server in its own process, as with the editor: the fake client and provider
-            # (this process) do not compete with it for one interpreter.
+            # Three processes, as with the editor: the server, the fake provider, and this one
+            # (the fake client); none waits for another's interpreter.
             server = ServerProcess(server_env(Path(tmp), CURSOR_DATABASE_URL=url))
             address = await asyncio.to_thread(server.wait_for_address)
             cursor = FakeCursor(f"http://{address}")
@@ -121,15 +133,10 @@ async def main() -> None:
                 fake.enqueue(Script.sse(text))
                 session = CursorSession(cursor, f"first-{i}")
                 started = time.perf_counter()
-                task = asyncio.create_task(
-                    session.run(user_turn_message("hi", public_id, conversation_id=f"c-{i}"))
+                log = await session.run(
+                    user_turn_message("hi", public_id, conversation_id=f"c-{i}")
                 )
-                while not any(
-                    m.interaction_update.HasField("text_delta") for m in session.log.messages
-                ):
-                    await asyncio.sleep(0)
-                added.append(time.perf_counter() - started - direct_s)
-                await task
+                added.append(first_text_at(log) - started - direct_s)
 
             round_overhead: list[float] = []
             workspace = Path(tmp) / "ws"
@@ -141,9 +148,9 @@ async def main() -> None:
                         chat_events(
                             tools=[FakeToolCall(f"call_{i}", "Read", ['{"path": "/a.txt"}'])]
                         )
-                    )
+                    ),
+                    Script.sse(text),
                 )
-                fake.enqueue(Script.sse(text))
                 session = CursorSession(cursor, f"tool-{i}", workspace=workspace)
                 sent_at: list[float] = []
                 original = session._answer
@@ -153,9 +160,9 @@ async def main() -> None:
                     await original(message)
 
                 session._answer = timed_answer  # type: ignore[method-assign]
-                before = len(fake.requests)
+                before = len(fake.request_times())
                 await session.run(user_turn_message("read", public_id, conversation_id=f"t-{i}"))
-                arrived = fake.request_times[before + 1]
+                arrived = fake.request_times()[before + 1]
                 round_overhead.append(arrived - sent_at[0])
 
             turn_time: dict[int, list[float]] = {LONG: [], SHORT: []}

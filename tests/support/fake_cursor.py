@@ -234,6 +234,8 @@ class TurnLog:
     """Everything one run showed the client, in order, plus the client's blob store."""
 
     messages: list[agent.AgentServerMessage] = field(default_factory=list)
+    # perf_counter() when each message was read (benchmarks time the frames with it)
+    received_at: list[float] = field(default_factory=list)
     end: dict[str, object] | None = None
     blobs: dict[bytes, bytes] = field(default_factory=dict)
 
@@ -581,6 +583,7 @@ class CursorSession:
                 break
             message = agent.AgentServerMessage.FromString(envelope.payload)
             self.log.messages.append(message)
+            self.log.received_at.append(time.perf_counter())
             if message.kv_server_message.HasField("set_blob_args"):
                 kv = message.kv_server_message
                 data = kv.set_blob_args.blob_data
