@@ -46,6 +46,7 @@ from actors.checkpoint import (
     CheckpointFailed,
     CheckpointPublished,
     CheckpointSetup,
+    MessagesCommitted,
     PublishFinal,
     PublishSettled,
     PublishStaged,
@@ -112,8 +113,10 @@ from prompt.assets import ModeAssets, PromptAssets, UnknownModeError
 from prompt.runtime_message import RuntimeContextError
 from store import Store
 from store.conversations import (
+    ClaimedRun,
     ConversationStore,
     ConversationStoreError,
+    RevisionNotFound,
     RunStatus,
     StaleRun,
     StoredMessage,
@@ -207,6 +210,13 @@ def stored(message: CanonicalMessage) -> StoredMessage:
         encode_message(message),
         message.runtime_event_id,
     )
+
+
+def _message_count(store: ConversationStore, revision_id: int) -> int:
+    revision = store.revision(revision_id)
+    if revision is None:
+        raise RevisionNotFound(f"no revision {revision_id}")
+    return revision.message_count
 
 
 def run_failure(failure: ProviderFailure) -> ConnectError:
@@ -420,56 +430,107 @@ class AgentRun:
     def _prepare(self) -> None:
         mode = self._mode
         assert mode is not None
-        store = self._conversations
         if self._user_message is not None:
             self._runtime_content = self._runtime_parts(mode, self._user_message)
         base = self._base_revision()
-        pending: PendingRound | None = None
-        existing: ToolRoundRecord | None = None
-        call_index: int | None = None
+        self._instructions = mode.system_prompt(self._route.model_id)
         if self._kind is TurnKind.NEW:
-            # Claim, the runtime message and the first call index: one commit.
-            started = store.start_turn(
-                self.request_id, self.conversation_id, base, stored(self._runtime_message())
-            )
-            claimed, self._head, call_index = started.claimed, started.head, started.call_index
+            self._start_user_turn(base)
         else:
-            if base is None:
-                base = store.ensure_conversation(self.conversation_id)
-            pending, existing = self._pending_round(base)
-            # A round this server stored continues on the revision of its last committed pair.
-            start = store.round_head(existing) if existing is not None else base
-            claimed = store.claim_run(self.request_id, self.conversation_id, start)
-            self._head = claimed.base_revision_id
+            self._start_resume(base)
+
+    def _start_user_turn(self, base: int | None) -> None:
+        """A user turn: its first checkpoint is built, and its blobs SET, while the turn's
+        start is being committed; it is published once both the ACKs and the commit are in.
+
+        The committed history is known beforehand (the base's messages, then the runtime
+        message unless a replay already holds it), so the checkpoint does not wait for the
+        commit to be read back; the commit is checked against that prediction, and a
+        mismatch (another writer moved the conversation meanwhile) ends the run unpublished.
+        """
+        store = self._conversations
+        if base is None:
+            # No client state: the conversation's current head (None: a new conversation).
+            record = store.conversation(self.conversation_id)
+            base = record.current_revision_id if record is not None else None
+        history = self._messages_at(base) if base is not None else ()
+        runtime = self._runtime_message()
+        replayed = any(m.message_id == runtime.message_id for m in history)
+        predicted = history if replayed else (*history, runtime)
+        self._start_checkpoint_actor(len(history))
+        assert self._checkpoint is not None
+        job = self._next_job()
+        self._checkpoint.tell(
+            PublishSettled(job, predicted, (), self._last_call_tokens, awaits_commit=True)
+        )
+        # Claim, the runtime message and the first call index: one commit.
+        started = store.start_turn(self.request_id, self.conversation_id, base, stored(runtime))
         self._claimed = True
+        self._head = started.head
+        self._messages = predicted
+        self._held = []
+        self._call_provider(started.call_index)
+        # Checked after the request is out (its events are held until the checkpoint is).
+        claimed = started.claimed
+        if started.inserted == replayed or (
+            base is None and _message_count(store, claimed.base_revision_id) != 0
+        ):
+            raise ConnectError(
+                Code.ABORTED,
+                f"conversation {self.conversation_id} changed while this turn started; "
+                "send the message again",
+            )
+        self._checkpoint.tell(MessagesCommitted(job, started.head))
+        self._supersede_previous()
+        self._log_started(claimed, base)
+
+    def _start_resume(self, base: int | None) -> None:
+        """A resume: the run continues its unfinished turn from the client's state."""
+        store = self._conversations
+        if base is None:
+            base = store.ensure_conversation(self.conversation_id)
+        pending, existing = self._pending_round(base)
+        # A round this server stored continues on the revision of its last committed pair.
+        start = store.round_head(existing) if existing is not None else base
+        claimed = store.claim_run(self.request_id, self.conversation_id, start)
+        self._head = claimed.base_revision_id
+        self._claimed = True
+        self._supersede_previous()
+        base_count = _message_count(store, base)
+        state = self._client_state
+        if state is not None and state.turns:
+            self._resume_turn = self._fetched[state.turns[-1]]
+        self._start_checkpoint_actor(base_count)
+        self._log_started(claimed, base)
+        if pending is None:
+            self._resume_settled()
+        else:
+            self._resume_round(base_count, pending, existing)
+
+    def _supersede_previous(self) -> None:
+        """This run now owns the conversation in this process: the one before it is cancelled."""
         previous = self._deps.owners.claim(self.conversation_id, self.request_id, self._self)
         if previous is not None:
             with contextlib.suppress(pykka.ActorDeadError):  # it may have just ended
                 previous.tell(CancelRun(f"superseded by {self.request_id}"))
-        base_count = 0
-        if base is not None:
-            revision = store.revision(base)
-            assert revision is not None
-            base_count = revision.message_count
-        self._instructions = mode.system_prompt(self._route.model_id)
-        state = self._client_state
-        if self._kind is TurnKind.RESUME and state is not None and state.turns:
-            self._resume_turn = self._fetched[state.turns[-1]]
+
+    def _start_checkpoint_actor(self, base_count: int) -> None:
+        """The run's CheckpointActor; ``base_count`` messages stand for the client's roots."""
+        assert self._blob_sync is not None
         setup = CheckpointSetup(
             request_id=self.request_id,
             instructions=self._instructions,
             model_name=self._route.model_id,
             mode=self._mode_number,
-            tools=mode.tools,
+            tools=self._mode.tools if self._mode is not None else (),
             context_window=self._route.context_window_tokens,
             user_message=self._user_message,
-            base=state,
+            base=self._client_state,
             base_roots=self._stable_roots,
             base_message_count=base_count if self._stable_roots else 0,
             resume_turn=self._resume_turn,
             conversation_id=self.conversation_id,
         )
-        assert self._blob_sync is not None
         self._checkpoint = start_checkpoint_actor(
             setup,
             self._output,
@@ -477,6 +538,8 @@ class AgentRun:
             self._self,
             ConversationStore(self._deps.store.database),
         )
+
+    def _log_started(self, claimed: ClaimedRun, base: int | None) -> None:
         log_event(
             logger,
             logging.INFO,
@@ -488,17 +551,13 @@ class AgentRun:
             resumed=self._kind is TurnKind.RESUME,
             base_revision=base,
         )
-        if self._kind is TurnKind.NEW:
-            self._messages = self._history()
-            self._publish_settled_then_call(call_index)
-        elif pending is None:
-            self._resume_settled()
-        else:
-            self._resume_round(base_count, pending, existing)
 
     def _history(self) -> tuple[CanonicalMessage, ...]:
         """The committed messages of the run's head, oldest first."""
-        stored_messages = self._conversations.messages_at(self._head)
+        return self._messages_at(self._head)
+
+    def _messages_at(self, revision_id: int) -> tuple[CanonicalMessage, ...]:
+        stored_messages = self._conversations.messages_at(revision_id)
         return tuple(decode_message(m.payload) for m in stored_messages)
 
     def _runtime_message(self) -> CanonicalMessage:
@@ -640,23 +699,30 @@ class AgentRun:
             self._barrier_job = self._job_id
         return self._job_id
 
-    def _publish_settled_then_call(self, call_index: int | None = None) -> None:
-        """Publish the settled state and call the model at once; the call's events are held
+    def _publish_settled_then_call(
+        self, call_index: int | None = None, lead_frame: bytes | None = None
+    ) -> None:
+        """Call the model and publish the settled state at once; the call's events are held
         until the checkpoint is out, so the client still sees the checkpoint first (the barrier
-        gates what the client sees, and the request's round trip overlaps the blobs' ACKs)."""
-        assert self._checkpoint is not None
+        gates what the client sees, and the request's round trip overlaps the blobs' ACKs).
+        The request goes first: ``lead_frame`` and building the checkpoint are not on its
+        path, and the client still sees them before any of the call's events."""
+        steps, self._steps = tuple(self._steps), []
+        self._held = []
+        self._call_provider(call_index)
+        if self._checkpoint is None:
+            return  # the call could not start: the run has ended
+        if lead_frame is not None:
+            self._output.send(lead_frame)
         self._checkpoint.tell(
             PublishSettled(
                 self._next_job(),
                 self._messages,
-                tuple(self._steps),
+                steps,
                 self._last_call_tokens,
                 revision_id=self._head,
             )
         )
-        self._steps = []
-        self._held = []
-        self._call_provider(call_index)
 
     def on_checkpoint_published(self, message: CheckpointPublished) -> None:
         if message.job_id != self._barrier_job:
@@ -906,14 +972,16 @@ class AgentRun:
         self._round_first_pair = False
         self._head = committed.revision_id
         self._messages = (*self._messages, assistant, result)
-        self._output.send(
-            tool_call_completed_frame(call.call_id, call.model_call_id, message.tool_call)
-        )
         self._steps.append(ToolCallStep(message.tool_call))
-        if committed.settled:
-            assert self._tools is not None
-            self._tools.tell(RoundSettled(self._round_id))
-            self._publish_settled_then_call(committed.call_index)
+        completed = tool_call_completed_frame(call.call_id, call.model_call_id, message.tool_call)
+        if not committed.settled:
+            self._output.send(completed)
+            return
+        assert self._tools is not None
+        self._tools.tell(RoundSettled(self._round_id))
+        # The next request first; the card's completion and the settled state follow it
+        # (the model's events are held until that state is published).
+        self._publish_settled_then_call(committed.call_index, lead_frame=completed)
 
     def on_tool_runtime_failed(self, message: ToolRuntimeFailed) -> None:
         self._finish(message.error)

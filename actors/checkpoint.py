@@ -91,13 +91,24 @@ class CheckpointSetup(msgspec.Struct, frozen=True):
 
 class PublishSettled(msgspec.Struct, frozen=True):
     """Publish the settled state of ``messages`` (no pending calls), e.g. the new user turn.
-    ``revision_id`` is the revision those messages are (indexed so the state maps back)."""
+    ``revision_id`` is the revision those messages are (indexed so the state maps back).
+
+    ``awaits_commit``: the messages are still being committed; the blobs are SET now, and
+    the checkpoint is published only after ``MessagesCommitted`` (which names the revision)."""
 
     job_id: int
     messages: tuple[CanonicalMessage, ...]
     steps: tuple[Step, ...]
     used_tokens: int | None
     revision_id: int | None = None
+    awaits_commit: bool = False
+
+
+class MessagesCommitted(msgspec.Struct, frozen=True):
+    """The messages of job ``job_id`` are committed: they are revision ``revision_id``."""
+
+    job_id: int
+    revision_id: int
 
 
 class PublishStaged(msgspec.Struct, frozen=True):
@@ -176,6 +187,8 @@ class CheckpointActor(pykka.ThreadingActor):
         self._jobs: deque[CheckpointJob] = deque()
         # The job waiting for its blobs' ACKs, its frames, and the settled roots to index.
         self._waiting: tuple[CheckpointJob, tuple[bytes, ...], bytes | None] | None = None
+        self._acked = False  # the waiting job's blobs are all acknowledged
+        self._commits: dict[int, int] = {}  # job id -> revision, for awaits_commit jobs
         self._sent: set[bytes] = set()  # blob ids handed to BlobSync in this run
         self._root_cache: dict[tuple[str, ...], tuple[bytes, bytes]] = {}
         self._published_roots: list[bytes] = []
@@ -205,7 +218,12 @@ class CheckpointActor(pykka.ThreadingActor):
                 self._jobs.append(message)
                 self._next()
             case BlobsPersisted(batch_id=batch_id):
-                self._on_persisted(batch_id)
+                if self._waiting is not None and self._waiting[0].job_id == batch_id:
+                    self._acked = True
+                    self._publish_when_ready()
+            case MessagesCommitted(job_id=job_id, revision_id=revision_id):
+                self._commits[job_id] = revision_id
+                self._publish_when_ready()
             case BlobSyncFailed(error=error, batch_id=batch_id):
                 if batch_id is not None:
                     self._fail(error)
@@ -224,13 +242,20 @@ class CheckpointActor(pykka.ThreadingActor):
             self._fail(ConnectError(Code.INTERNAL, f"checkpoint error: {exc}"), job.job_id)
             return
         self._waiting = (job, frames, digest)
+        self._acked = False
         self._blob_sync.tell(PersistBlobs(job.job_id, new_blobs, self.actor_ref))
 
-    def _on_persisted(self, batch_id: int) -> None:
-        if self._waiting is None or self._waiting[0].job_id != batch_id:
+    def _publish_when_ready(self) -> None:
+        """Publish the waiting job once its blobs are acknowledged and, for a job built
+        before its messages were committed, once they are."""
+        if self._waiting is None or not self._acked:
             return
         job, frames, digest = self._waiting
+        awaits_commit = isinstance(job, PublishSettled) and job.awaits_commit
+        if awaits_commit and job.job_id not in self._commits:
+            return
         self._waiting = None
+        revision_id = self._commits.pop(job.job_id, getattr(job, "revision_id", None))
         for frame in frames:
             self._output.send(frame)
         log_event(
@@ -244,18 +269,17 @@ class CheckpointActor(pykka.ThreadingActor):
         if isinstance(job, PublishFinal):
             # Indexed before the run may end: the EndStream, after which the editor sends
             # this state back, waits for CheckpointPublished.
-            self._record(job, digest)
+            self._record(digest, revision_id)
             self._listener.tell(CheckpointPublished(job.job_id))
         else:
             # Off the barrier's path: the model's held events are released first.
             self._listener.tell(CheckpointPublished(job.job_id))
-            self._record(job, digest)
+            self._record(digest, revision_id)
         self._next()
 
-    def _record(self, job: CheckpointJob, digest: bytes | None) -> None:
+    def _record(self, digest: bytes | None, revision_id: int | None) -> None:
         """Index a settled state, so a RunRequest carrying it back maps to its revision at once
         (no KV GET, no decoding of the history); a state not indexed yet is hydrated instead."""
-        revision_id = getattr(job, "revision_id", None)
         if self._index is None or digest is None or revision_id is None:
             return
         try:

@@ -26,6 +26,7 @@ from actors.checkpoint import (
     CheckpointJob,
     CheckpointPublished,
     CheckpointSetup,
+    MessagesCommitted,
     PublishFinal,
     PublishSettled,
     PublishStaged,
@@ -43,6 +44,7 @@ from actors.conversation.model import (
     ToolCall,
 )
 from actors.providers.request import ToolSpec
+from store.conversations import roots_digest
 from tests.support.actor_doubles import WAIT_S, QueueListener, RecordingOutput
 from wire.checkpoint_json import encode_root, encode_system_root
 from wire.errors import Code, ConnectError
@@ -117,6 +119,16 @@ class BlobSyncDouble(QueueListener[PersistBlobs]):
 Reply = CheckpointPublished | CheckpointFailed
 
 
+class IndexDouble:
+    """Records what the actor indexes: (conversation id, roots digest, revision id)."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[str, bytes, int]] = []
+
+    def record_checkpoint(self, conversation_id: str, digest: bytes, revision_id: int) -> None:
+        self.records.append((conversation_id, digest, revision_id))
+
+
 class CountingOutput(RecordingOutput[agent.AgentServerMessage]):
     """A RecordingOutput that counts the frames sent so far (read when a reply arrives)."""
 
@@ -147,7 +159,10 @@ class Run:
         self.output = CountingOutput()
         self.listener = Listener(self.output)
         self.blob_sync = BlobSyncDouble()
-        self.ref = start_checkpoint_actor(setup, self.output, self.blob_sync, self.listener)
+        self.index = IndexDouble()
+        self.ref = start_checkpoint_actor(
+            setup, self.output, self.blob_sync, self.listener, self.index
+        )
         self.blobs: dict[bytes, bytes] = {}  # every blob handed to PersistBlobs, by SHA-256
 
     def submit(self, *jobs: CheckpointJob) -> None:
@@ -249,6 +264,43 @@ def test_nothing_is_sent_before_the_jobs_blobs_are_persisted(run: Run) -> None:
     run.ref.tell(BlobsPersisted(1))  # a repeated answer publishes nothing again
     run.output.assert_silent()
     run.listener.assert_silent()
+
+
+def test_a_job_built_before_its_commit_sets_its_blobs_at_once_and_publishes_after_both(
+    start: Any,
+) -> None:
+    run = start(conversation_id="conv-early")
+    run.submit(PublishSettled(1, (U1,), (), None, awaits_commit=True))
+    request = run.persist_request(1)  # the blobs go out while the commit is in progress
+    assert root_id(U1) in {sha(data) for data in request.blobs}
+    run.persisted(request)
+    run.output.assert_silent()  # acknowledged, but not committed yet
+    run.listener.assert_silent()
+
+    run.ref.tell(MessagesCommitted(2, 40))  # another job's commit publishes nothing
+    run.output.assert_silent()
+
+    run.ref.tell(MessagesCommitted(1, 41))
+    (frame,) = run.checkpoints(1, 1)
+    roots = list(state(frame).root_prompt_messages_json)
+    assert roots == [SYSTEM_ROOT, root_id(U1)]
+    # Indexed as the revision the commit named.
+    assert run.index.records == [("conv-early", roots_digest(roots[1:]), 41)]
+
+
+def test_a_commit_before_the_acks_still_waits_for_them(start: Any) -> None:
+    run = start(conversation_id="conv-early")
+    run.submit(PublishSettled(1, (U1,), (), None, awaits_commit=True))
+    request = run.persist_request(1)
+    run.ref.tell(MessagesCommitted(1, 7))
+    run.output.assert_silent()
+    run.listener.assert_silent()
+    run.persisted(request)
+    run.checkpoints(1, 1)
+    assert [record[2] for record in run.index.records] == [7]
+    # A job that does not await a commit is published on its ACKs alone.
+    run.publish(PublishSettled(2, (U1, A1), (), None, revision_id=8))
+    assert [record[2] for record in run.index.records] == [7, 8]
 
 
 def test_jobs_are_processed_in_submission_order(run: Run) -> None:
