@@ -9,11 +9,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import queue
-from collections.abc import AsyncIterator
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import httpx
 import msgspec
 import peewee
+import pykka
 import pytest
 
 from actors.bridge import LoopTasks
@@ -37,6 +40,7 @@ from actors.providers.events import (
     Usage,
     UsageReported,
 )
+from actors.providers.recorder import CallRecorderActor, start_call_recorder
 from actors.providers.request import LlmRequest, ModelRoute, TextPart, ToolSpec, UserMessage
 from actors.providers.transport import CallLimits, new_provider_client
 from store import Store
@@ -127,9 +131,17 @@ def make_route(
     return build_route(selection, *parts)
 
 
+@pytest.fixture(autouse=True)
+def stop_recorders() -> Iterator[None]:
+    """Each test's call recorders (started by ``deps``) stop with it."""
+    yield
+    for ref in pykka.ActorRegistry.get_by_class(CallRecorderActor):
+        ref.stop()
+
+
 def deps(store: Store, client: httpx.AsyncClient, **limits: float) -> ProviderDeps:
     return ProviderDeps(
-        database=store.database,
+        recorder=start_call_recorder(store.database),
         tasks=LoopTasks(asyncio.get_running_loop()),
         client=client,
         limits=CallLimits(**limits),
@@ -168,6 +180,35 @@ async def test_text_stream_events_and_record(
     assert call.request_bytes == len(fake.requests[0].body)
     # Not verbose: no payloads were kept.
     assert record.request is None and record.chunks == []
+
+
+async def test_events_flow_while_the_database_is_locked_and_the_end_waits_for_the_record(
+    fake: FakeProvider, client: httpx.AsyncClient, server_store: Store, tmp_path: Path
+) -> None:
+    """The call never waits for the database: another writer holds SQLite's write lock, and
+    the request, its events and a cancel still get through; the recorder writes the record
+    once the lock is released, and only then is the end told, with the record finished."""
+    route = make_route(server_store.database, fake.base_url, "openai-chat")
+    fake.enqueue(Script.stall(after_events=3, events=chat_events(text=["Hel", "lo"])))
+    blocker = sqlite3.connect(tmp_path / "test.db", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # the write lock: every insert now waits
+    try:
+        listener = Listener()
+        actor = start(route, listener, deps(server_store, client))
+        events: list[ProviderEvent] = []
+        while sum(isinstance(e, TextDelta) for e in events) < 2:
+            events.extend(await listener.first_events())
+        assert len(fake.requests) == 1
+        actor.tell(CancelProviderCall("the test stopped it"))  # type: ignore[attr-defined]
+        await fake.disconnected(0).wait()  # the connection closed while the lock is held
+        assert listener.messages.empty()  # the end waits for its record
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    _, end = await listener.until_end()
+    assert end.status is CallStatus.CANCELLED
+    record = CallRecords(server_store.database).get(end.record_id or -1)
+    assert record is not None and record.call.status == "cancelled"
 
 
 async def test_tool_call_arguments_arrive_fragmented_and_assemble(

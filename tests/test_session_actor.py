@@ -33,6 +33,7 @@ from actors.checkpoint import CheckpointActor
 from actors.messages import CancelRun, ClientMessageReceived, RunRequestDeadlinePassed
 from actors.model_selection import ModelResolver, ModelSelectionError, StoreModelResolver
 from actors.providers.actor import ProviderActor, ProviderDeps
+from actors.providers.recorder import start_call_recorder
 from actors.providers.request import ModelRoute, ProviderType
 from actors.providers.secret import Secret
 from actors.providers.transport import new_provider_client
@@ -247,7 +248,8 @@ def deps(
 ) -> Iterator[AgentDeps]:
     """``AgentDeps`` built as ``wire.http.server.start_server`` builds them."""
     tasks = LoopTasks(loop)
-    provider = ProviderDeps(database=store.database, tasks=tasks, client=new_provider_client())
+    recorder = start_call_recorder(store.database)
+    provider = ProviderDeps(recorder=recorder, tasks=tasks, client=new_provider_client())
     yield AgentDeps(
         store=store,
         prompts=load_prompt_assets(),
@@ -259,6 +261,7 @@ def deps(
     stop_actors(session_refs)
     for actor_class in (ProviderActor, CheckpointActor, BlobSyncActor):
         stop_actors(pykka.ActorRegistry.get_by_class(actor_class))
+    stop_actors([recorder])  # last: the ProviderActors' ends are recorded through it
     asyncio.run_coroutine_threadsafe(provider.client.aclose(), loop).result(WAIT_S)
 
 

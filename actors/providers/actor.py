@@ -1,22 +1,24 @@
-"""The ProviderActor: one per LLM call, owner of that call's request, stream and record.
+"""The ProviderActor: one per LLM call, owner of that call's request and stream.
 
 It builds the request with the route's adapter, hands the HTTP exchange to the loop
-(``actors.providers.transport``), decodes and grammar-checks what comes back, forwards canonical
-events to its listener in batches, and keeps the ``llm_calls`` row true from ``running`` to
-exactly one end. Its mailbox never waits on the network, so a cancel is handled at once: the
+(``actors.providers.transport``), decodes and grammar-checks what comes back, and forwards
+canonical events to its listener in batches. The call's ``llm_calls`` record is kept by the
+process's CallRecorderActor (``actors.providers.recorder``), told the call's start, its bytes and
+exactly one end; the recorder tells the listener ``ProviderCallEnded`` once that end is written.
+Its mailbox never waits on the network or the database, so a cancel is handled at once: the
 transport task is cancelled, which closes the connection.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import logging
 import time
 from typing import Protocol
 
 import httpx
 import msgspec
-import peewee
 import pykka
 
 from actors.bridge import LoopTasks
@@ -24,7 +26,8 @@ from actors.providers.adapter import StreamDecoder, adapter_for
 from actors.providers.errors import FailureKind, ProviderFailure
 from actors.providers.events import CallStarted, ProviderEvent
 from actors.providers.grammar import CallResult, StreamGrammar
-from actors.providers.redaction import redacted_headers, route_secrets, scrub_bytes, scrub_text
+from actors.providers.recorder import RecordCallEnd, RecordCallStart, RecordChunks
+from actors.providers.redaction import route_secrets, scrub_text
 from actors.providers.request import LlmRequest, ModelRoute
 from actors.providers.transport import (
     CallLimits,
@@ -35,21 +38,10 @@ from actors.providers.transport import (
     TransportFailed,
     stream_call,
 )
-from store.catalog import get_observability
-from store.llm_calls import (
-    CallEnd,
-    CallRecords,
-    CallStatus,
-    NewCall,
-    OutgoingRequest,
-    RecordedChunk,
-)
+from store.llm_calls import CallEnd, CallStatus
 from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.provider")
-
-# Verbose chunks are written in batches of this many, so recording stays off the hot path.
-CHUNK_FLUSH_COUNT = 64
 
 
 class StartProviderCall(msgspec.Struct, frozen=True):
@@ -91,9 +83,10 @@ class ProviderListener(Protocol):
 
 
 class ProviderDeps(msgspec.Struct, frozen=True):
-    """What every ProviderActor shares: the store, the loop, the HTTP client, the limits."""
+    """What every ProviderActor shares: the call recorder, the loop, the HTTP client, the
+    limits."""
 
-    database: peewee.Database
+    recorder: pykka.ActorRef
     tasks: LoopTasks
     client: httpx.AsyncClient
     limits: CallLimits = CallLimits()
@@ -109,18 +102,12 @@ class ProviderActor(pykka.ThreadingActor):
         self._call = call
         self._listener = listener
         self._deps = deps
-        self._records = CallRecords(deps.database)
         self._secrets = route_secrets(call.route)
-        self._record_id: int | None = None
-        self._verbose = False
-        self._retained = 0
         self._future: concurrent.futures.Future[None] | None = None
         self._decoder: StreamDecoder | None = None
         self._grammar = StreamGrammar()
         self._started = time.monotonic()
         self._response_bytes = 0
-        self._chunks: list[RecordedChunk] = []
-        self._chunk_seq = 0
         self._ended = False
         self._http_status: int | None = None
         self._ttfb_ms: float | None = None
@@ -128,15 +115,13 @@ class ProviderActor(pykka.ThreadingActor):
     # ---- lifecycle ----
 
     def on_start(self) -> None:
-        """Send the request first, then touch the database (this thread's first query opens
-        its connection): the stream's events queue in this mailbox behind the settings read
-        and the record's one commit, so neither delays the request itself."""
+        """Send the request, then tell the recorder (which writes the record on its thread)."""
         call, route = self._call, self._call.route
         adapter = adapter_for(route.provider_type)
         try:
             http_call = adapter.build_call(call.request, route)
         except ProviderFailure as failure:
-            self._record_id = self._records.start(self._new_call())
+            self._record_start(None)
             self._fail(failure)
             return
         self._adapter = adapter
@@ -145,14 +130,7 @@ class ProviderActor(pykka.ThreadingActor):
         self._future = self._deps.tasks.submit(
             stream_call(self._deps.client, http_call, self._deps.limits, self.actor_ref.tell)
         )
-        self._record_id = self._records.start(
-            self._new_call(),
-            OutgoingRequest(
-                headers=redacted_headers(http_call.headers, self._secrets),
-                body=scrub_text(http_call.body.decode("utf-8", "replace"), self._secrets),
-                byte_count=len(http_call.body),
-            ),
-        )
+        self._record_start((http_call.headers, http_call.body))
         log_event(
             logger,
             logging.INFO,
@@ -163,23 +141,13 @@ class ProviderActor(pykka.ThreadingActor):
             model=route.public_id,
         )
 
-    def _new_call(self) -> NewCall:
-        """The call's record, with the observability settings read now (they may change)."""
-        call, route = self._call, self._call.route
-        settings = get_observability(self._deps.database)
-        self._verbose, self._retained = settings.verbose, settings.retained_calls
-        return NewCall(
-            run_id=call.run_id,
-            model_call_id=call.model_call_id,
-            provider_id=route.provider_id,
-            provider_name=route.provider_name,
-            provider_type=route.provider_type.value,
-            provider_url=route.base_url,
-            public_id=route.public_id,
-            model_id=route.model_id,
-            display_name=route.display_name,
-            verbose=self._verbose,
-        )
+    def _record_start(self, request: tuple[tuple[tuple[str, str], ...], bytes] | None) -> None:
+        call = self._call
+        start = RecordCallStart(call.run_id, call.model_call_id, call.route, self._started, request)
+        try:
+            self._deps.recorder.tell(start)
+        except pykka.ActorDeadError:
+            logger.warning("call %s is not recorded: the recorder has stopped", call.model_call_id)
 
     def on_stop(self) -> None:
         if not self._ended:
@@ -203,7 +171,7 @@ class ProviderActor(pykka.ThreadingActor):
             case ResponseEnded():
                 self._on_end()
             case ErrorBodyReceived(status=status, body=body):
-                self._record_chunk(body, time.monotonic())
+                self._record_chunks(((body, time.monotonic()),))
                 self._fail(self._adapter.http_error(status, body, self._call.route))
             case TransportFailed(message=text):
                 self._fail(ProviderFailure(FailureKind.PROVIDER, scrub_text(text, self._secrets)))
@@ -223,9 +191,9 @@ class ProviderActor(pykka.ThreadingActor):
     def _on_chunks(self, chunks: tuple[tuple[bytes, float], ...]) -> None:
         assert self._decoder is not None
         events: list[ProviderEvent] = []
+        self._record_chunks(chunks)
         try:
-            for data, at in chunks:
-                self._record_chunk(data, at)
+            for data, _at in chunks:
                 events.extend(self._decoder.feed(data))
         except ProviderFailure as failure:
             self._forward(events)
@@ -258,22 +226,11 @@ class ProviderActor(pykka.ThreadingActor):
             return
         self._listener.tell(ProviderEventsReceived(self._call.model_call_id, tuple(events)))
 
-    def _record_chunk(self, data: bytes, at: float) -> None:
-        self._response_bytes += len(data)
-        if not self._verbose:
-            return
-        offset_ms = (at - self._started) * 1000
-        self._chunks.append(
-            RecordedChunk(self._chunk_seq, offset_ms, scrub_bytes(data, self._secrets))
-        )
-        self._chunk_seq += 1
-        if len(self._chunks) >= CHUNK_FLUSH_COUNT:
-            self._flush_chunks()
-
-    def _flush_chunks(self) -> None:
-        if self._chunks and self._record_id is not None:
-            self._records.record_chunks(self._record_id, self._chunks)
-        self._chunks = []
+    def _record_chunks(self, chunks: tuple[tuple[bytes, float], ...]) -> None:
+        """Count the bytes; the recorder keeps them when the call is verbose."""
+        self._response_bytes += sum(len(data) for data, _at in chunks)
+        with contextlib.suppress(pykka.ActorDeadError):  # the end says it is not recorded
+            self._deps.recorder.tell(RecordChunks(self._call.model_call_id, chunks))
 
     # ---- ends ----
 
@@ -305,22 +262,6 @@ class ProviderActor(pykka.ThreadingActor):
         self._ended = True
         if self._future is not None:
             self._future.cancel()
-        self._flush_chunks()
-        if self._record_id is not None:
-            self._records.finish(
-                self._record_id,
-                CallEnd(
-                    status=status,
-                    duration_ms=(time.monotonic() - self._started) * 1000,
-                    response_bytes=self._response_bytes,
-                    finish_reason=result.finish.value if result is not None else None,
-                    usage=self._reported_usage(),
-                    error_message=failure.message if failure is not None else None,
-                    http_status=self._http_status,
-                    ttfb_ms=self._ttfb_ms,
-                ),
-            )
-            self._records.prune(self._retained)
         log_event(
             logger,
             logging.INFO,
@@ -330,15 +271,34 @@ class ProviderActor(pykka.ThreadingActor):
             status=status.value,
             error=failure.message if failure is not None else None,
         )
-        self._listener.tell(
-            ProviderCallEnded(
-                self._call.model_call_id,
-                self._record_id,
-                status,
-                result=result,
-                failure=failure if status is CallStatus.FAILED else None,
-            )
+        end = CallEnd(
+            status=status,
+            duration_ms=(time.monotonic() - self._started) * 1000,
+            response_bytes=self._response_bytes,
+            finish_reason=result.finish.value if result is not None else None,
+            usage=self._reported_usage(),
+            error_message=failure.message if failure is not None else None,
+            http_status=self._http_status,
+            ttfb_ms=self._ttfb_ms,
         )
+        ended = ProviderCallEnded(
+            self._call.model_call_id,
+            None,
+            status,
+            result=result,
+            failure=failure if status is CallStatus.FAILED else None,
+        )
+        try:
+            # The recorder writes the end, then tells the listener (with the record id).
+            self._deps.recorder.tell(
+                RecordCallEnd(self._call.model_call_id, end, ended, self._listener)
+            )
+        except pykka.ActorDeadError:
+            logger.warning(
+                "the end of call %s is not recorded: the recorder has stopped",
+                self._call.model_call_id,
+            )
+            self._listener.tell(ended)
         self.stop()
 
 

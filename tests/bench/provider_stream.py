@@ -33,6 +33,7 @@ from actors.providers.actor import (
     StartProviderCall,
     start_provider_call,
 )
+from actors.providers.recorder import start_call_recorder
 from actors.providers.request import LlmRequest, ModelRoute, TextPart, UserMessage
 from actors.providers.transport import CallLimits, new_provider_client
 from store import connect_store
@@ -163,9 +164,10 @@ async def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             store = connect_store(f"sqlite:///{Path(tmp) / 'bench.db'}")
+            recorder = start_call_recorder(store.database)
             async with new_provider_client() as client:
                 loop_tasks = LoopTasks(asyncio.get_running_loop())
-                deps = ProviderDeps(store.database, loop_tasks, client, CallLimits())
+                deps = ProviderDeps(recorder, loop_tasks, client, CallLimits())
                 print(f"{DELTAS} text deltas per stream, one write per SSE event, served by a")
                 print(f"separate process; median of {ROUNDS} rounds")
                 print(f"{'format':18} {'plain ev/s':>12} {'actor ev/s':>12} {'ratio':>7}")
@@ -182,7 +184,7 @@ async def main() -> None:
                     print(f"{provider_type:18} {p:12.0f} {a:12.0f} {a / p:7.2f}")
             async with FakeProvider() as fake, new_provider_client() as client:
                 deps = ProviderDeps(
-                    store.database, LoopTasks(asyncio.get_running_loop()), client, CallLimits()
+                    recorder, LoopTasks(asyncio.get_running_loop()), client, CallLimits()
                 )
                 route = add_route(store.database, "openai-chat", fake.base_url)
                 latencies = [await cancel_latency(fake, route, deps) for _ in range(10)]
@@ -191,6 +193,7 @@ async def main() -> None:
                 f"median {statistics.median(latencies) * 1000:.1f} ms, "
                 f"max {max(latencies) * 1000:.1f} ms (limit 200 ms)"
             )
+            recorder.stop()
     finally:
         child.kill()
         child.wait()

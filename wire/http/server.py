@@ -18,6 +18,7 @@ from actors.agent_run import AgentDeps
 from actors.bridge import LoopTasks
 from actors.model_selection import ModelResolver, StoreModelResolver
 from actors.providers.actor import ProviderDeps
+from actors.providers.recorder import start_call_recorder
 from actors.providers.transport import CallLimits, new_provider_client
 from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
@@ -148,7 +149,9 @@ async def start_server(
         if stale_runs:
             log_event(logger, logging.WARNING, "unfinished runs cancelled", count=stale_runs)
         provider_deps = ProviderDeps(
-            database=database,
+            # Started before any call, so ``stop_all`` (last started, first stopped) stops it
+            # after every ProviderActor has recorded its end.
+            recorder=start_call_recorder(database),
             tasks=LoopTasks(asyncio.get_running_loop()),
             client=new_provider_client(),
             limits=config.provider_limits,

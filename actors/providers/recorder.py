@@ -1,0 +1,168 @@
+"""The CallRecorderActor: the one writer of the call records (``llm_calls``), off every call's path.
+
+A ProviderActor tells it facts about its call (started, chunks read, ended) and never waits for
+the database itself: the request and the model's first events never queue behind a commit, and
+a ProviderActor's thread never opens a connection. One recorder serves the whole process and
+writes in the order it is told, so a call's row exists before its chunks and its end. It tells
+the call's listener ``ProviderCallEnded`` only once the end is written, so whoever hears that a
+call ended finds its record finished (status, usage, error) and never ``running``.
+
+It reads the observability settings when a call starts (verbose: store the redacted request and
+the raw stream; how many records to keep), and redacts there, with the route's secrets.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import peewee
+import pykka
+
+from actors.providers.redaction import redacted_headers, route_secrets, scrub_bytes, scrub_text
+from actors.providers.request import ModelRoute
+from store.catalog import get_observability
+from store.llm_calls import CallEnd, CallRecords, NewCall, OutgoingRequest, RecordedChunk
+
+if TYPE_CHECKING:
+    from actors.providers.actor import ProviderCallEnded, ProviderListener
+
+logger = logging.getLogger("cursor_server.provider")
+
+# Verbose chunks are written in batches of this many (one commit per batch, not per chunk).
+CHUNK_FLUSH_COUNT = 64
+
+
+class RecordCallStart(msgspec.Struct, frozen=True):
+    """A call started at ``started`` (monotonic); ``request`` is None when none was built."""
+
+    run_id: str | None
+    model_call_id: str
+    route: ModelRoute
+    started: float
+    request: tuple[tuple[tuple[str, str], ...], bytes] | None  # (headers, body) as sent
+
+
+class RecordChunks(msgspec.Struct, frozen=True):
+    """Response bytes as read, each with its monotonic arrival time."""
+
+    model_call_id: str
+    chunks: tuple[tuple[bytes, float], ...]
+
+
+class RecordCallEnd(msgspec.Struct, frozen=True):
+    """The call ended: write ``end``, then tell ``listener`` ``ended`` with the record id."""
+
+    model_call_id: str
+    end: CallEnd
+    ended: ProviderCallEnded
+    listener: ProviderListener
+
+
+class _Call:
+    """What the recorder keeps for a call between its start and its end."""
+
+    def __init__(self, record_id: int | None, start: RecordCallStart, retained: int) -> None:
+        self.record_id = record_id
+        self.started = start.started
+        self.secrets = route_secrets(start.route)
+        self.retained = retained
+        self.verbose = False
+        self.chunks: list[RecordedChunk] = []
+        self.seq = 0
+
+
+class CallRecorderActor(pykka.ThreadingActor):
+    """Writes every call's record; one per process, started before any call and stopped last."""
+
+    use_daemon_thread = True
+
+    def __init__(self, database: peewee.Database) -> None:
+        super().__init__()
+        self._database = database
+        self._records = CallRecords(database)
+        self._calls: dict[str, _Call] = {}
+
+    def on_receive(self, message: Any) -> None:
+        match message:
+            case RecordCallStart():
+                self._start(message)
+            case RecordChunks(model_call_id=model_call_id, chunks=chunks):
+                call = self._calls.get(model_call_id)
+                if call is not None and call.verbose:
+                    self._keep(call, chunks)
+            case RecordCallEnd():
+                self._end(message)
+            case _:
+                raise TypeError(f"CallRecorderActor cannot handle {type(message).__name__}")
+
+    def _start(self, start: RecordCallStart) -> None:
+        route = start.route
+        try:
+            settings = get_observability(self._database)
+        except peewee.DatabaseError:
+            logger.exception("reading the observability settings failed")
+            self._calls[start.model_call_id] = _Call(None, start, 0)
+            return
+        call = _Call(None, start, settings.retained_calls)
+        call.verbose = settings.verbose
+        new_call = NewCall(
+            run_id=start.run_id,
+            model_call_id=start.model_call_id,
+            provider_id=route.provider_id,
+            provider_name=route.provider_name,
+            provider_type=route.provider_type.value,
+            provider_url=route.base_url,
+            public_id=route.public_id,
+            model_id=route.model_id,
+            display_name=route.display_name,
+            verbose=call.verbose,
+        )
+        request = None
+        if start.request is not None:
+            headers, body = start.request
+            request = OutgoingRequest(
+                headers=redacted_headers(headers, call.secrets),
+                body=scrub_text(body.decode("utf-8", "replace"), call.secrets),
+                byte_count=len(body),
+            )
+        try:
+            call.record_id = self._records.start(new_call, request)
+        except peewee.DatabaseError:
+            logger.exception("recording the start of call %s failed", start.model_call_id)
+        self._calls[start.model_call_id] = call
+
+    def _keep(self, call: _Call, chunks: tuple[tuple[bytes, float], ...]) -> None:
+        for data, at in chunks:
+            offset_ms = (at - call.started) * 1000
+            call.chunks.append(RecordedChunk(call.seq, offset_ms, scrub_bytes(data, call.secrets)))
+            call.seq += 1
+        if len(call.chunks) >= CHUNK_FLUSH_COUNT:
+            self._flush(call)
+
+    def _flush(self, call: _Call) -> None:
+        chunks, call.chunks = call.chunks, []
+        if chunks and call.record_id is not None:
+            try:
+                self._records.record_chunks(call.record_id, chunks)
+            except peewee.DatabaseError:
+                logger.exception("recording the stream of call %s failed", call.record_id)
+
+    def _end(self, message: RecordCallEnd) -> None:
+        call = self._calls.pop(message.model_call_id, None)
+        record_id = call.record_id if call is not None else None
+        if call is not None and record_id is not None:
+            self._flush(call)
+            try:
+                self._records.finish(record_id, message.end)
+                self._records.prune(call.retained)
+            except peewee.DatabaseError:
+                logger.exception("recording the end of call %s failed", record_id)
+        # The listener hears of the end whatever happened to its record.
+        message.listener.tell(msgspec.structs.replace(message.ended, record_id=record_id))
+
+
+def start_call_recorder(database: peewee.Database) -> pykka.ActorRef:
+    """The process's recorder; start it before the first call (``stop_all`` stops it last)."""
+    return CallRecorderActor.start(database)
