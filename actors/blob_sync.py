@@ -211,9 +211,6 @@ class BlobSyncActor(pykka.ThreadingActor):
     def on_stop(self) -> None:
         if self._failure is None:
             self._fail(cancelled_error())
-        # peewee keeps one connection per thread; this thread is about to end.
-        with contextlib.suppress(Exception):
-            self._store.close()
 
     def on_failure(
         self, exception_type: object, exception_value: object, traceback: object

@@ -9,17 +9,51 @@ Accepted URLs:
 
 SQLite is parsed here because ``playhouse.db_url`` reads ``sqlite://cursor-server.db`` as a host
 name with no database. The database is used from several threads (pykka actors and the asyncio
-thread): peewee keeps one connection per thread, and every SQLite connection gets the pragmas
-below. Note that ``sqlite://:memory:`` therefore gives each thread its own private, empty database:
+thread): peewee keeps one connection per thread, and every new SQLite connection gets the pragmas
+below.
+
+**Connections outlive their threads.** Every agent run starts about five actor threads, and each
+one's first query used to open a connection (and, on SQLite, apply the pragmas): ~0.7 ms+ per
+thread on the path of every turn, far more on PostgreSQL. So a file database or PostgreSQL keeps a
+small free list (at most ``MAX_IDLE_CONNECTIONS``): a thread's first query takes a connection from
+it, and the connection goes back when the thread ends or calls ``close()``. Settings live on the
+connection (pragmas, autocommit), so a reused one needs nothing re-applied. A connection is used
+by one thread at a time; one handed back inside a transaction is rolled back first (a thread that
+died mid-transaction never leaks it), and one that cannot be rolled back is closed.
+
+How a thread's end is noticed: peewee keeps per-thread state in a ``threading.local``, and Python
+drops a thread's slot of every ``threading.local`` when the thread ends, in that thread, before
+``join()`` returns. Checking a connection out (``_connect``) puts a ``_Lease`` in that slot; a
+``weakref.finalize`` on it hands the connection back when the slot is dropped, while an explicit
+``close()`` (``_close``) detaches the finalizer and hands the connection back itself. This needs
+nothing from the actors. Not chosen: ``playhouse.pool`` returns a connection only on an explicit
+``close()``, which actor threads never call, and bounds connections in use rather than idle ones;
+wrapping the driver connection in an object with ``__del__`` would change what
+``database.connection()`` returns. The free list holds no reference to the database, so a database
+nobody uses is still freed (with its connections) by reference counting, as before.
+
+PostgreSQL reuses connections too (psycopg connections may move between threads as long as one
+uses them at a time, and the store keeps no session state: its only lock,
+``pg_advisory_xact_lock``, ends with the transaction). An idle PostgreSQL connection is checked
+with one ``SELECT 1`` round trip when taken, so one the server dropped meanwhile is replaced
+instead of failing the thread's first query.
+
+``sqlite://:memory:`` is not shared: each thread still gets its own private, empty database, so
 use it only single-threaded; multi-threaded tests should use a file under ``tmp_path``.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import os
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 import peewee
@@ -31,13 +65,14 @@ from store.migrations import apply_migrations
 # peewee logs every statement with its parameters at DEBUG, provider keys included; those
 # lines must never be written, whatever level the process logs at.
 logging.getLogger("peewee").setLevel(logging.WARNING)
+logger = logging.getLogger(__name__)
 
 DEFAULT_DATABASE_URL = "sqlite://cursor-server.db"
 SQLITE_MEMORY = ":memory:"
 # How long a SQLite writer waits for another writer's lock before failing with "database is locked".
 SQLITE_BUSY_TIMEOUT_MS = 5000
-# Applied by peewee to every new connection, i.e. in every thread. busy_timeout comes first so the
-# journal_mode switch itself waits for locks. WAL lets readers run while one thread writes;
+# Applied by peewee to every new connection (a reused one keeps them). busy_timeout comes first so
+# the journal_mode switch itself waits for locks. WAL lets readers run while one thread writes;
 # synchronous=FULL makes each commit durable across power loss, not only across crashes.
 SQLITE_PRAGMAS: tuple[tuple[str, str | int], ...] = (
     ("busy_timeout", SQLITE_BUSY_TIMEOUT_MS),
@@ -45,12 +80,220 @@ SQLITE_PRAGMAS: tuple[tuple[str, str | int], ...] = (
     ("synchronous", "full"),
     ("foreign_keys", 1),
 )
+# Idle connections kept for the next thread; about one run's actor threads. Extras are closed.
+MAX_IDLE_CONNECTIONS = 8
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 POSTGRES_DRIVERS = ("psycopg2", "psycopg")
 
 
 class DatabaseDriverMissing(RuntimeError):
     """The URL is valid but the optional database driver is not installed."""
+
+
+# A driver connection: sqlite3.Connection or a psycopg connection.
+DriverConnection = Any
+
+
+class IdleConnections:
+    """The free list of one database's connections, shared by its threads.
+
+    Holds no reference to the database (the check functions are plain functions), so the finalizers
+    that point here never keep a dropped database alive.
+    """
+
+    def __init__(
+        self,
+        limit: int,
+        usable: Callable[[DriverConnection], bool],
+        reset: Callable[[DriverConnection], bool],
+    ) -> None:
+        # Reentrant: a hand-back can run from a finalizer at any allocation of the same thread.
+        self._lock = threading.RLock()
+        self._idle: list[DriverConnection] = []
+        self._limit = limit
+        self._usable = usable
+        self._reset = reset
+        self._closed = False
+        self.opened = 0  # connections opened, for tests and measurements
+        self.reused = 0  # checkouts served from the free list
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._idle)
+
+    def take(self) -> DriverConnection | None:
+        """The most recently handed-back usable connection, or None (open a new one)."""
+        while True:
+            with self._lock:
+                if not self._idle:
+                    return None
+                conn = self._idle.pop()
+            if self._usable(conn):
+                with self._lock:
+                    self.reused += 1
+                return conn
+            _close_quietly(conn)
+
+    def note_opened(self) -> None:
+        with self._lock:
+            self.opened += 1
+
+    def give_back(self, conn: DriverConnection) -> None:
+        """Keep ``conn`` for the next thread, rolled back; close it if it cannot be reset, the list
+        is full or the store was closed. Never raises: it runs from finalizers."""
+        try:
+            reusable = self._reset(conn)
+        except Exception as exc:  # a broken connection: nothing to keep
+            logger.warning("closing a database connection that could not be reset: %r", exc)
+            reusable = False
+        if reusable:
+            with self._lock:
+                if not self._closed and len(self._idle) < self._limit:
+                    self._idle.append(conn)
+                    return
+        _close_quietly(conn)
+
+    def close(self) -> None:
+        """Close every idle connection and keep none from now on (later hand-backs are closed)."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            _close_quietly(conn)
+
+    def forget(self) -> None:
+        """Drop every idle connection without closing it (after a fork, as peewee's dispose)."""
+        with self._lock:
+            self._idle = []
+
+
+def _close_quietly(conn: DriverConnection) -> None:
+    try:
+        conn.close()
+    except Exception as exc:
+        logger.warning("closing a database connection failed: %r", exc)
+
+
+class _Lease:
+    """Sits in one thread's peewee state while the thread holds ``conn``: when the thread ends,
+    Python drops that state, and the finalizer hands ``conn`` back."""
+
+    __slots__ = ("__weakref__", "_finalizer")
+
+    def __init__(self, idle: IdleConnections, conn: DriverConnection) -> None:
+        self._finalizer = weakref.finalize(self, idle.give_back, conn)
+        # At interpreter exit the process closes its connections; no store work during teardown.
+        self._finalizer.atexit = False
+
+    def release(self) -> None:
+        """The connection was handed back (or forgotten) explicitly: do nothing at thread end."""
+        self._finalizer.detach()
+
+
+class ConnectionReuse(peewee.Database):
+    """Mixin for a peewee database: a thread takes an idle connection instead of opening one, and
+    hands it back when it closes or ends (see the module docstring)."""
+
+    _idle: IdleConnections
+
+    def _connection_checks(
+        self,
+    ) -> tuple[Callable[[DriverConnection], bool], Callable[[DriverConnection], bool]]:
+        """``(usable, reset)`` for this backend; neither may reference ``self``."""
+        raise NotImplementedError
+
+    def init(self, database: Any, **kwargs: Any) -> None:
+        """Pointing the database elsewhere starts a new free list (the old one's are closed)."""
+        super().init(database, **kwargs)
+        previous = getattr(self, "_idle", None)
+        self._idle = IdleConnections(MAX_IDLE_CONNECTIONS, *self._connection_checks())
+        if previous is not None:
+            previous.close()
+
+    def _connect(self) -> DriverConnection:
+        conn = self._idle.take()
+        if conn is None:
+            conn = super()._connect()
+            self._idle.note_opened()
+        self._state.lease = _Lease(self._idle, conn)
+        return conn
+
+    def _close(self, conn: DriverConnection) -> None:
+        self._release_lease()
+        self._idle.give_back(conn)
+
+    def dispose(self) -> None:
+        """Forget every connection without closing it, as peewee's ``dispose`` (after a fork)."""
+        self._release_lease()
+        super().dispose()
+        self._idle.forget()
+
+    def _release_lease(self) -> None:
+        lease: _Lease | None = getattr(self._state, "lease", None)
+        self._state.lease = None
+        if lease is not None:
+            lease.release()
+
+    def close_idle(self) -> None:
+        """Close the idle connections and stop keeping any; connections held by live threads are
+        closed when those threads end or close them."""
+        self._idle.close()
+
+    @property
+    def opened_connections(self) -> int:
+        """How many connections this database has opened (reused ones are not counted again)."""
+        return self._idle.opened
+
+    @property
+    def idle_connections(self) -> int:
+        """How many connections wait in the free list."""
+        return len(self._idle)
+
+
+def _sqlite_usable(conn: sqlite3.Connection) -> bool:
+    try:
+        conn.total_changes  # noqa: B018 -- raises ProgrammingError on a closed connection
+    except sqlite3.ProgrammingError:
+        return False
+    return True
+
+
+def _sqlite_reset(conn: sqlite3.Connection) -> bool:
+    if conn.in_transaction:
+        conn.rollback()
+    return True
+
+
+class ReusingSqliteDatabase(ConnectionReuse, peewee.SqliteDatabase):
+    """A SQLite file whose connections move between threads (opened ``check_same_thread=False``)."""
+
+    def _connection_checks(
+        self,
+    ) -> tuple[Callable[[DriverConnection], bool], Callable[[DriverConnection], bool]]:
+        return _sqlite_usable, _sqlite_reset
+
+
+def _postgres_usable(adapter: Any, conn: DriverConnection) -> bool:
+    """Open and idle (after one ``SELECT 1`` round trip), so the thread's first query works."""
+    return not conn.closed and not adapter.is_connection_closed(conn)
+
+
+def _postgres_reset(adapter: Any, conn: DriverConnection) -> bool:
+    """Rolled back if it was in (or failed inside) a transaction; False if the server is gone."""
+    return not conn.closed and bool(adapter.is_connection_reusable(conn))
+
+
+class ReusingPostgresqlDatabase(ConnectionReuse, peewee.PostgresqlDatabase):
+    """PostgreSQL whose connections move between threads."""
+
+    def _connection_checks(
+        self,
+    ) -> tuple[Callable[[DriverConnection], bool], Callable[[DriverConnection], bool]]:
+        adapter = self._adapter  # holds no reference to the database
+        return (
+            functools.partial(_postgres_usable, adapter),
+            functools.partial(_postgres_reset, adapter),
+        )
 
 
 def open_database(url: str) -> peewee.Database:
@@ -93,14 +336,18 @@ def _open_sqlite(rest: str) -> peewee.SqliteDatabase:
     """SQLite with the store's pragmas; transactions BEGIN IMMEDIATE.
 
     IMMEDIATE takes the write lock when a transaction starts, so a read-then-write transaction
-    waits on busy_timeout instead of failing with SQLITE_BUSY when it upgrades to a writer.
+    waits on busy_timeout instead of failing with SQLITE_BUSY when it upgrades to a writer. A file
+    reuses connections across threads; ``:memory:`` does not (each connection is its own database).
     """
-    return peewee.SqliteDatabase(
-        sqlite_path(rest),
-        pragmas=list(SQLITE_PRAGMAS),
-        timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
-        lock_type="IMMEDIATE",
-    )
+    path = sqlite_path(rest)
+    settings: dict[str, Any] = {
+        "pragmas": list(SQLITE_PRAGMAS),
+        "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000,
+        "lock_type": "IMMEDIATE",
+    }
+    if path == SQLITE_MEMORY:
+        return peewee.SqliteDatabase(path, **settings)
+    return ReusingSqliteDatabase(path, check_same_thread=False, **settings)
 
 
 def _check_postgres_url(url: str) -> None:
@@ -137,7 +384,7 @@ def _open_postgres(url: str) -> peewee.PostgresqlDatabase:
     _check_postgres_url(url)
     _check_postgres_driver()
     params = db_url.parse(url, unquote_password=True, unquote_user=True)
-    return peewee.PostgresqlDatabase(params.pop("database"), **params)
+    return ReusingPostgresqlDatabase(params.pop("database"), **params)
 
 
 @dataclass(frozen=True)
@@ -148,8 +395,12 @@ class Store:
     blobs: BlobStore
 
     def close(self) -> None:
-        """Close the calling thread's connection (peewee keeps one per thread)."""
+        """Hand back the calling thread's connection, close every idle one and keep none from
+        then on (connections still held by live threads are closed when those threads end).
+        Called by the store's owner at shutdown; a thread that merely ends needs no call."""
         self.database.close()
+        if isinstance(self.database, ConnectionReuse):
+            self.database.close_idle()
 
 
 def connect_store(url: str) -> Store:
