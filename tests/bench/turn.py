@@ -37,8 +37,9 @@ from actors.conversation.model import (
 from store import connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.conversations import ConversationStore, StoredMessage
+from tests.bench.fast_cursor import AiohttpCursor
 from tests.bench.provider_process import ProviderProcess
-from tests.support.fake_cursor import CursorSession, FakeCursor, TurnLog, user_turn_message
+from tests.support.fake_cursor import CursorSession, TurnLog, user_turn_message
 from tests.support.fake_provider import FakeToolCall, Script, chat_events
 from tests.support.process import ServerProcess, server_env
 
@@ -124,7 +125,7 @@ async def main() -> None:
             # (the fake client); none waits for another's interpreter.
             server = ServerProcess(server_env(Path(tmp), CURSOR_DATABASE_URL=url))
             address = await asyncio.to_thread(server.wait_for_address)
-            cursor = FakeCursor(f"http://{address}")
+            cursor = AiohttpCursor(f"http://{address}")
             text = chat_events(text=["Hello", " there", "!"])
             added: list[float] = []
             for i in range(TURNS):
