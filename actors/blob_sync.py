@@ -321,7 +321,7 @@ class BlobSyncActor(pykka.ThreadingActor):
         """Put the acknowledged blobs into the CAS, off the checkpoint's path: the waiters
         were answered first (the client holds every acknowledged blob, so a crash before this
         costs a KV GET later, never a blob). One read finds what is stored already; the rest
-        is one write transaction."""
+        is one write transaction of multi-row INSERTs."""
         acked = {b: d for b, d in self._unstored.items() if b in self._acked}
         if not acked:
             return
@@ -329,10 +329,7 @@ class BlobSyncActor(pykka.ThreadingActor):
             del self._unstored[blob_id]
         present = self._store.blobs.has_many(list(acked))
         if len(present) < len(acked):
-            with self._store.database.atomic():
-                for blob_id, data in acked.items():
-                    if blob_id not in present:
-                        self._store.blobs.put(blob_id, data)
+            self._store.blobs.put_many({b: d for b, d in acked.items() if b not in present})
 
     # ---- GET ----
 

@@ -453,6 +453,26 @@ def test_repeated_put_is_a_no_op(store: Store) -> None:
     assert blob_rows(store) == [(blob_id, b"same")]
 
 
+def test_put_many_stores_every_blob_across_statements_and_skips_stored_ones(
+    store: Store,
+) -> None:
+    blobs = {blob_id_of(f"blob {i}".encode()): f"blob {i}".encode() for i in range(600)}
+    first = next(iter(blobs))
+    store.blobs.put(first, blobs[first])  # already stored: left as it is
+    store.blobs.put_many(blobs)  # 600 rows: three INSERTs of at most 250
+    assert sorted(blob_rows(store)) == sorted(blobs.items())
+    store.blobs.put_many(blobs)  # all stored: nothing changes
+    assert len(blob_rows(store)) == 600
+
+
+def test_put_many_with_one_bad_hash_stores_nothing(store: Store) -> None:
+    good = {blob_id_of(b"good"): b"good"}
+    claimed = blob_id_of(b"what the client said")
+    with pytest.raises(BlobHashMismatch):
+        store.blobs.put_many({**good, claimed: b"what it sent"})
+    assert blob_rows(store) == []
+
+
 @pytest.mark.parametrize(
     "bad_id",
     [b"\x00" * 31, b"\x00" * 33, b"", blob_id_of(b"x").hex(), bytearray(blob_id_of(b"x"))],
