@@ -69,6 +69,7 @@ from actors.conversation.model import (
     encode_message,
 )
 from actors.conversation.projection import project
+from actors.history_cache import HistoryCache
 from actors.messages import CancelRun
 from actors.providers.actor import (
     CancelProviderCall,
@@ -169,6 +170,7 @@ class AgentDeps(msgspec.Struct, frozen=True):
     owners: RunOwners
     tasks: LoopTasks
     kv_limits: KvLimits = KvLimits()
+    histories: HistoryCache = msgspec.field(default_factory=HistoryCache)
 
 
 class State(Enum):
@@ -470,11 +472,10 @@ class AgentRun:
         self._messages = predicted
         self._held = []
         self._call_provider(started.call_index)
-        # Checked after the request is out (its events are held until the checkpoint is).
-        claimed = started.claimed
-        if started.inserted == replayed or (
-            base is None and _message_count(store, claimed.base_revision_id) != 0
-        ):
+        # Checked after the request is out (its events are held until the checkpoint is): the
+        # commit must be the predicted history (only another writer racing on a conversation
+        # created meanwhile can make it differ).
+        if started.inserted == replayed or started.base_message_count != len(history):
             raise ConnectError(
                 Code.ABORTED,
                 f"conversation {self.conversation_id} changed while this turn started; "
@@ -482,7 +483,7 @@ class AgentRun:
             )
         self._checkpoint.tell(MessagesCommitted(job, started.head))
         self._supersede_previous()
-        self._log_started(claimed, base)
+        self._log_started(started.claimed, base)
 
     def _start_resume(self, base: int | None) -> None:
         """A resume: the run continues its unfinished turn from the client's state."""
@@ -557,8 +558,14 @@ class AgentRun:
         return self._messages_at(self._head)
 
     def _messages_at(self, revision_id: int) -> tuple[CanonicalMessage, ...]:
+        """A committed revision's history: from the cache when a run left it there."""
+        cached = self._deps.histories.get(revision_id)
+        if cached is not None:
+            return cached
         stored_messages = self._conversations.messages_at(revision_id)
-        return tuple(decode_message(m.payload) for m in stored_messages)
+        history = tuple(decode_message(m.payload) for m in stored_messages)
+        self._deps.histories.put(revision_id, history)
+        return history
 
     def _runtime_message(self) -> CanonicalMessage:
         """The turn's runtime user message (its ids are stable: a retry replays it)."""
@@ -859,6 +866,8 @@ class AgentRun:
         except StaleRun:
             self._finish(cancelled_error())
             return
+        # The next turn of this conversation starts from this revision.
+        self._deps.histories.put(self._head, (*self._messages, final))
         usage = self._usage
         lead = turn_ended_frame(
             input_tokens=usage.input_tokens if usage else None,
@@ -977,11 +986,14 @@ class AgentRun:
         if not committed.settled:
             self._output.send(completed)
             return
-        assert self._tools is not None
-        self._tools.tell(RoundSettled(self._round_id))
-        # The next request first; the card's completion and the settled state follow it
-        # (the model's events are held until that state is published).
+        # The next request first; the card's completion, the settled state and the runtime's
+        # release of the round follow it (the model's events are held until that state is
+        # published).
+        tools = self._tools
+        assert tools is not None
         self._publish_settled_then_call(committed.call_index, lead_frame=completed)
+        with contextlib.suppress(pykka.ActorDeadError):  # the run may have ended meanwhile
+            tools.tell(RoundSettled(self._round_id))
 
     def on_tool_runtime_failed(self, message: ToolRuntimeFailed) -> None:
         self._finish(message.error)

@@ -167,7 +167,7 @@ class SessionActor(pykka.ThreadingActor):
         self._output.run_started()
         log_event(
             logger,
-            logging.INFO,
+            logging.DEBUG,
             "run request received",
             request_id=self.request_id,
             conversation_id=request.conversation_id or self.request_id,
@@ -182,7 +182,7 @@ class SessionActor(pykka.ThreadingActor):
             return
         log_event(
             logger,
-            logging.INFO,
+            logging.DEBUG,
             "run model resolved",
             request_id=self.request_id,
             public_id=route.public_id,

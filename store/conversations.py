@@ -262,12 +262,14 @@ class ClaimedRun(msgspec.Struct, frozen=True):
 
 class StartedTurn(msgspec.Struct, frozen=True):
     """A claimed run with its turn's runtime message in the history (``inserted`` when this
-    call appended it) and its first provider call index reserved."""
+    call appended it) and its first provider call index reserved; ``base_message_count`` is
+    the length of the claimed base's history."""
 
     claimed: ClaimedRun
     head: int
     inserted: bool
     call_index: int
+    base_message_count: int
 
 
 class ToolCallSpec(msgspec.Struct, frozen=True):
@@ -875,7 +877,11 @@ class ConversationStore:
                 run_id, conversation_id, active, existing, base, head, call_index, now
             )
         return StartedTurn(
-            ClaimedRun(run_id, conversation_id, base, superseded), head, inserted, call_index
+            ClaimedRun(run_id, conversation_id, base, superseded),
+            head,
+            inserted,
+            call_index,
+            parent[1],
         )
 
     def begin_provider_call(self, run_id: str) -> int:

@@ -371,7 +371,7 @@ async def test_resolved_model_without_an_action_ends_unimplemented(
     make_server: StartServer, store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
     (public_id,) = add_models(store, ModelInput(model_id="m", display_name="M"))
-    caplog.set_level("INFO", logger="cursor_server.session")
+    caplog.set_level("DEBUG", logger="cursor_server.session")
     result = await end_of_run(make_server, run_request(public_id))
     # Model resolution passed; a RunRequest with no action at all is refused next.
     assert result.end == {
