@@ -211,6 +211,35 @@ async def test_events_flow_while_the_database_is_locked_and_the_end_waits_for_th
     assert record is not None and record.call.status == "cancelled"
 
 
+class GoneListener(Listener):
+    """A listener whose run has already ended: telling it fails as telling a stopped actor."""
+
+    def tell(self, message: ProviderEventsReceived | ProviderCallEnded) -> None:
+        raise pykka.ActorDeadError("the run's SessionActor is gone")
+
+
+async def test_a_listener_gone_before_its_call_ends_does_not_stop_the_recorder(
+    fake: FakeProvider, client: httpx.AsyncClient, server_store: Store
+) -> None:
+    """A superseded run's SessionActor may stop before its call's end is recorded; the next
+    call (the recorder is shared by the process) must still be recorded and told its end."""
+    route = make_route(server_store.database, fake.base_url, "openai-chat")
+    provider_deps = deps(server_store, client)
+    fake.enqueue(
+        Script.sse(chat_events(text=["gone"])), Script.sse(chat_events(text=["still here"]))
+    )
+    start(route, GoneListener(), provider_deps)
+    await fake.wait_for_request(1)
+    listener = Listener()
+    call = StartProviderCall(run_id="run-2", model_call_id="run-2:0", request=REQUEST, route=route)
+    start_provider_call(call, listener, provider_deps)
+    events, end = await listener.until_end()
+    assert end.status is CallStatus.COMPLETED
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["still here"]
+    record = CallRecords(server_store.database).get(end.record_id or -1)
+    assert record is not None and record.call.status == "completed"
+
+
 async def test_tool_call_arguments_arrive_fragmented_and_assemble(
     fake: FakeProvider, client: httpx.AsyncClient, server_store: Store
 ) -> None:

@@ -13,6 +13,7 @@ the raw stream; how many records to keep), and redacts there, with the route's s
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -159,8 +160,10 @@ class CallRecorderActor(pykka.ThreadingActor):
                 self._records.prune(call.retained)
             except peewee.DatabaseError:
                 logger.exception("recording the end of call %s failed", record_id)
-        # The listener hears of the end whatever happened to its record.
-        message.listener.tell(msgspec.structs.replace(message.ended, record_id=record_id))
+        # The listener hears of the end whatever happened to its record; a listener that has
+        # already stopped (its run ended first) must not stop the recorder of every other call.
+        with contextlib.suppress(pykka.ActorDeadError):
+            message.listener.tell(msgspec.structs.replace(message.ended, record_id=record_id))
 
 
 def start_call_recorder(database: peewee.Database) -> pykka.ActorRef:
