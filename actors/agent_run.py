@@ -451,8 +451,9 @@ class AgentRun:
         mismatch (another writer moved the conversation meanwhile) ends the run unpublished.
         """
         store = self._conversations
+        from_state = base  # None: no client state, the turn follows the conversation's head
         if base is None:
-            # No client state: the conversation's current head (None: a new conversation).
+            # The head now (None: a new conversation); the commit must still find it there.
             record = store.conversation(self.conversation_id)
             base = record.current_revision_id if record is not None else None
         history = self._messages_at(base) if base is not None else ()
@@ -466,21 +467,25 @@ class AgentRun:
             PublishSettled(job, predicted, (), self._last_call_tokens, awaits_commit=True)
         )
         # Claim, the runtime message and the first call index: one commit.
-        started = store.start_turn(self.request_id, self.conversation_id, base, stored(runtime))
+        started = store.start_turn(
+            self.request_id, self.conversation_id, from_state, stored(runtime)
+        )
         self._claimed = True
-        self._head = started.head
-        self._messages = predicted
-        self._held = []
-        self._call_provider(started.call_index)
-        # Checked after the request is out (its events are held until the checkpoint is): the
-        # commit must be the predicted history (only another writer racing on a conversation
-        # created meanwhile can make it differ).
-        if started.inserted == replayed or started.base_message_count != len(history):
+        # The commit must be the predicted history. Only another run moving the conversation
+        # between the read above and the commit (no client state) can make it differ.
+        moved = base is not None and started.claimed.base_revision_id != base
+        if moved or started.inserted == replayed or started.base_message_count != len(history):
             raise ConnectError(
                 Code.ABORTED,
                 f"conversation {self.conversation_id} changed while this turn started; "
                 "send the message again",
             )
+        self._head = started.head
+        self._messages = predicted
+        self._held = []
+        self._call_provider(started.call_index)
+        if self._checkpoint is None:
+            return  # the call could not start: the run has ended
         self._checkpoint.tell(MessagesCommitted(job, started.head))
         self._supersede_previous()
         self._log_started(started.claimed, base)
