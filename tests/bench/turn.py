@@ -8,6 +8,9 @@ over TURNS turns:
 - added time to the first text delta: (RunRequest sent -> first text_delta at the client)
   minus (request sent -> first text event when the client reads the same provider stream
   directly); both ends are stamped as the client reads them, not polled;
+- the protocol floor of that first delta, in the same run: our edge serving a run that does
+  no work but SET a new conversation's four first-checkpoint blobs and answer once they are
+  acknowledged (``floor_server``), from RunSSE open to its text delta;
 - overhead per tool round: the exec result leaving the client -> the next provider request
   arriving at the fake provider;
 - the server time of a text turn on a conversation with a long history against a short one
@@ -139,6 +142,20 @@ async def main() -> None:
                 )
                 added.append(first_text_at(log) - started - direct_s)
 
+            # The protocol floor, measured the same way: the edge with a run that only SETs a
+            # first checkpoint's four blobs and answers once they are acknowledged.
+            floor_server = ServerProcess(server_env(Path(tmp)), module="tests.bench.floor_server")
+            floor_address = await asyncio.to_thread(floor_server.wait_for_address)
+            floor_cursor = AiohttpCursor(f"http://{floor_address}")
+            floor: list[float] = []
+            for i in range(TURNS):
+                session = CursorSession(floor_cursor, f"floor-{i}")
+                started = time.perf_counter()
+                log = await session.run(user_turn_message("hi", public_id))
+                floor.append(first_text_at(log) - started)
+            await floor_cursor.aclose()
+            floor_server.stop()
+
             round_overhead: list[float] = []
             workspace = Path(tmp) / "ws"
             workspace.mkdir()
@@ -189,6 +206,11 @@ async def main() -> None:
             server.stop()
         print(f"{TURNS} turns on loopback, this machine")
         print(f"added time to the first text delta   {ms(added)}   (target p50 <= 5 ms)")
+        print(
+            f"  protocol floor (edge, no work)     {ms(floor)}   (floor_server: 4 KV round trips)"
+        )
+        ratio = statistics.median(added) / statistics.median(floor)
+        print(f"  added time / protocol floor        {ratio:.2f}x at p50")
         print(f"overhead per tool round              {ms(round_overhead)}   (target p50 <= 10 ms)")
         long_p50 = statistics.median(turn_time[LONG])
         short_p50 = statistics.median(turn_time[SHORT])

@@ -15,11 +15,12 @@ LISTENING = re.compile(r"cursor server listening address=(\S+)")
 
 
 class ServerProcess:
-    """A started ``run.py`` whose stderr is collected on a thread."""
+    """A started ``run.py`` (or ``python -m module``) whose stderr is collected on a thread."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], module: str | None = None) -> None:
+        argv = ["-m", module] if module is not None else [str(REPO / "run.py")]
         self.proc = subprocess.Popen(
-            [sys.executable, str(REPO / "run.py")],
+            [sys.executable, *argv],
             cwd=env.get("CURSOR_TEST_CWD", str(REPO)),
             env=env,
             stdin=subprocess.DEVNULL,
