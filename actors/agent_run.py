@@ -454,8 +454,7 @@ class AgentRun:
         from_state = base  # None: no client state, the turn follows the conversation's head
         if base is None:
             # The head now (None: a new conversation); the commit must still find it there.
-            record = store.conversation(self.conversation_id)
-            base = record.current_revision_id if record is not None else None
+            base = store.head(self.conversation_id)
         history = self._messages_at(base) if base is not None else ()
         runtime = self._runtime_message()
         replayed = any(m.message_id == runtime.message_id for m in history)

@@ -500,6 +500,9 @@ class _Statements:
         p = param
         self.param = p
         self.returning = returning
+        self.head = (
+            f'SELECT "current_revision_id" FROM "conversations" WHERE "conversation_id" = {p}'
+        )
         self.lock_conversation = (
             'SELECT "current_revision_id", "active_run_id" FROM "conversations" '
             f'WHERE "conversation_id" = {p}' + (" FOR UPDATE" if for_update else "")
@@ -670,6 +673,11 @@ class ConversationStore:
         _check_id(conversation_id, "conversation_id")
         with self._db.atomic():
             return self._ensure(conversation_id, utc_now_ms())
+
+    def head(self, conversation_id: str) -> int | None:
+        """The conversation's current head revision; None if there is no such conversation."""
+        row = self._db.execute_sql(self._sql.head, (conversation_id,)).fetchone()
+        return None if row is None else int(row[0])
 
     def conversation(self, conversation_id: str) -> ConversationRecord | None:
         t = self._conversations

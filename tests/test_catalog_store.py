@@ -266,6 +266,13 @@ def test_models_upsert_order_and_route_parts(db: peewee.Database) -> None:
     disabled = cat.model_route_parts(db, saved[1].public_id)
     assert disabled is not None and disabled[0].enabled is False
     assert cat.model_route_parts(db, "00000000") is None
+    # The route's hand-written query reads every model field as the listings do, and the
+    # provider's connection as the provider API stores it.
+    for listed in cat.all_models(db):
+        routed = cat.model_route_parts(db, listed.public_id)
+        assert routed is not None
+        assert routed[0] == listed
+        assert routed[1] == cat.provider_connection(db, listed.provider_id)
 
 
 def test_a_failing_batch_saves_nothing(db: peewee.Database) -> None:

@@ -284,3 +284,13 @@ def test_the_critical_path_writes_open_no_savepoint_and_keep_their_statement_cou
     for sql in (*new, *existing, *first, *last):
         assert "SAVEPOINT" not in sql
     assert (len(new), len(existing), len(first), len(last)) == (8, 11, 13, 14)
+
+
+def test_head_is_the_current_revision_or_none_for_an_unknown_conversation(
+    cs: ConversationStore,
+) -> None:
+    assert cs.head("no-such-conversation") is None
+    root = cs.ensure_conversation("conv-head")
+    assert cs.head("conv-head") == root
+    started = cs.start_turn("run-head", "conv-head", None, runtime("run-head"))
+    assert cs.head("conv-head") == started.head != root
