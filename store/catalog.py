@@ -658,11 +658,15 @@ def _refuse_collision(db: peewee.Database, public_id: str, provider_id: int, mod
 
 def get_observability(db: peewee.Database) -> ObservabilitySettings:
     """The stored observability settings, or the defaults when none were saved."""
-    setting = _tables(db).setting
-    row = setting.get_or_none(setting.key == OBSERVABILITY_KEY)
+    # Read at the start of every provider call: SQL written once, not built by peewee each time.
+    sql = _OBSERVABILITY_SQL.format(param=db.param)
+    row = db.execute_sql(sql, (OBSERVABILITY_KEY,)).fetchone()
     if row is None:
         return ObservabilitySettings()
-    return msgspec.json.decode(row.value_json, type=ObservabilitySettings)
+    return msgspec.json.decode(row[0], type=ObservabilitySettings)
+
+
+_OBSERVABILITY_SQL = 'SELECT "value_json" FROM "settings" WHERE "key" = {param}'
 
 
 def update_observability(

@@ -613,6 +613,31 @@ class _Statements:
             f'UPDATE "tool_rounds" SET "next_completion_seq" = {p}, "status" = {p}, '
             f'"updated_at_ms" = {p} WHERE "round_id" = {p}'
         )
+        # Once or more per turn too: the revision read, the checkpoint index, the run's end.
+        self.revision_record = (
+            'SELECT "revision_id", "conversation_id", "parent_revision_id", "state_digest", '
+            '"message_count", "created_at_ms" FROM "conversation_revisions" '
+            f'WHERE "revision_id" = {p}'
+        )
+        # The first mapping of a digest wins; every other constraint is checked beforehand, so
+        # the only conflict is the primary key's (as peewee's ``on_conflict_ignore``).
+        self.insert_checkpoint = (
+            'INSERT INTO "checkpoint_states" ("conversation_id", "roots_digest", "revision_id", '
+            f'"created_at_ms") VALUES ({_placeholders(p, 4)}) ON CONFLICT DO NOTHING'
+        )
+        self.checkpoint_revision = (
+            'SELECT "revision_id" FROM "checkpoint_states" '
+            f'WHERE "conversation_id" = {p} AND "roots_digest" = {p}'
+        )
+        self.finish_run = (
+            f'UPDATE "runs" SET "status" = {p}, "usage_json" = {p}, "failure_category" = {p}, '
+            f'"failure_message" = {p}, "finished_at_ms" = {p}, "updated_at_ms" = {p} '
+            f'WHERE "run_id" = {p} AND "status" = {_RUNNING}'
+        )
+        self.release_conversation = (
+            f'UPDATE "conversations" SET "active_run_id" = NULL, "updated_at_ms" = {p} '
+            f'WHERE "conversation_id" = {p} AND "active_run_id" = {p}'
+        )
 
 
 _STATEMENTS: dict[tuple[str, bool, bool], _Statements] = {}
@@ -689,13 +714,11 @@ class ConversationStore:
         return None
 
     def revision(self, revision_id: int) -> RevisionRecord | None:
-        t = self._revisions
-        query = t.select(*_columns(t, RevisionRecord.__struct_fields__)).where(
-            t.revision_id == revision_id
-        )
-        for rid, cid, parent, digest, count, created in query.tuples():
-            return RevisionRecord(rid, cid, parent, _bytes(digest), count, created)
-        return None
+        row = self._db.execute_sql(self._sql.revision_record, (revision_id,)).fetchone()
+        if row is None:
+            return None
+        rid, cid, parent, digest, count, created = row
+        return RevisionRecord(rid, cid, parent, _bytes(digest), count, created)
 
     def messages_at(self, revision_id: int) -> list[StoredMessage]:
         """The full history of a revision, oldest first, read in one query."""
@@ -769,24 +792,19 @@ class ConversationStore:
             if self._lock_conversation(conversation_id) is None:
                 raise ConversationNotFound(f"no conversation {conversation_id}")
             self._require_revision_of(conversation_id, revision_id)
-            self._checkpoints.insert(
-                conversation_id=conversation_id,
-                roots_digest=roots_digest,
-                revision_id=revision_id,
-                created_at_ms=utc_now_ms(),
-            ).on_conflict_ignore().as_rowcount().execute()
+            self._db.execute_sql(
+                self._sql.insert_checkpoint,
+                (conversation_id, roots_digest, revision_id, utc_now_ms()),
+            )
 
     def revision_for_checkpoint(self, conversation_id: str, roots_digest: bytes) -> int | None:
         """The revision first recorded for this checkpoint digest, or None."""
         _check_id(conversation_id, "conversation_id")
         _check_digest(roots_digest, "roots_digest")
-        t = self._checkpoints
-        found = (
-            t.select(t.revision_id)
-            .where((t.conversation_id == conversation_id) & (t.roots_digest == roots_digest))
-            .scalar()
-        )
-        return None if found is None else int(found)
+        row = self._db.execute_sql(
+            self._sql.checkpoint_revision, (conversation_id, roots_digest)
+        ).fetchone()
+        return None if row is None else int(row[0])
 
     # --- runs ----------------------------------------------------------------------------------
 
@@ -922,24 +940,12 @@ class ConversationStore:
         with self._db.atomic():
             conversation_id = self._run_conversation(run_id)
             self._lock_conversation(conversation_id)
-            t = self._runs
-            finished = (
-                t.update(
-                    status=status.value,
-                    usage_json=usage_json,
-                    failure_category=failure_category,
-                    failure_message=failure_message,
-                    finished_at_ms=now,
-                    updated_at_ms=now,
-                )
-                .where((t.run_id == run_id) & (t.status == RunStatus.RUNNING.value))
-                .execute()
-            )
+            finished = self._db.execute_sql(
+                self._sql.finish_run,
+                (status.value, usage_json, failure_category, failure_message, now, now, run_id),
+            ).rowcount
             if finished:
-                c = self._conversations
-                c.update(active_run_id=None, updated_at_ms=now).where(
-                    (c.conversation_id == conversation_id) & (c.active_run_id == run_id)
-                ).execute()
+                self._db.execute_sql(self._sql.release_conversation, (now, conversation_id, run_id))
         return finished == 1
 
     def cancel_unfinished_runs(self, reason: str) -> int:

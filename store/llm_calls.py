@@ -10,6 +10,7 @@ already redacted by the caller) and the raw response chunks.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from enum import StrEnum
 
 import msgspec
@@ -151,11 +152,99 @@ def utc_now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+# The columns ``start`` writes, in its parameters' order: NewCall's fields, then its own.
+_START_COLUMNS = (
+    *NewCall.__struct_fields__,
+    "status",
+    "started_at_ms",
+    "response_bytes",
+    "request_bytes",
+)
+_RUNNING = f"'{CallStatus.RUNNING.value}'"
+
+
+def _quoted(columns: Iterable[str]) -> str:
+    return ", ".join(f'"{c}"' for c in columns)
+
+
+class _CallStatements:
+    """The SQL text of the statements every provider call runs (start, request, chunks, finish,
+    prune), written once per placeholder style (``?`` SQLite, ``%s`` PostgreSQL) and run with
+    ``execute_sql``: peewee would spend ~0.3 ms of Python building each one, every call.
+
+    Identifiers are double-quoted (both backends). The new row's id comes from ``RETURNING``
+    where the database has it, else from the cursor's ``lastrowid``.
+    """
+
+    def __init__(self, param: str, returning: bool) -> None:
+        p = param
+        self.param = p
+        self.returning = returning
+        self.insert_call = (
+            f'INSERT INTO "{CALLS}" ({_quoted(_START_COLUMNS)}) '
+            f"VALUES ({', '.join([p] * len(_START_COLUMNS))})"
+            + (' RETURNING "id"' if returning else "")
+        )
+        self.request_bytes = f'UPDATE "{CALLS}" SET "request_bytes" = {p} WHERE "id" = {p}'
+        self.insert_request = (
+            f'INSERT INTO "{REQUESTS}" ("call_id", "headers_json", "body") VALUES ({p}, {p}, {p})'
+        )
+        self.insert_chunks = (
+            f'INSERT INTO "{CHUNKS}" ("call_id", "seq", "offset_ms", "data") VALUES '
+        )
+        self.chunk_row = f"({p}, {p}, {p}, {p})"
+        # The id of the ``keep``-th newest call: everything older goes.
+        self.prune_cutoff = f'SELECT "id" FROM "{CALLS}" ORDER BY "id" DESC LIMIT 1 OFFSET {p}'
+        doomed = f'SELECT "id" FROM "{CALLS}" WHERE "id" < {p}'
+        self.prune_chunks = f'DELETE FROM "{CHUNKS}" WHERE "call_id" IN ({doomed})'
+        self.prune_requests = f'DELETE FROM "{REQUESTS}" WHERE "call_id" IN ({doomed})'
+        self.prune_calls = f'DELETE FROM "{CALLS}" WHERE "id" < {p}'
+        self._finish: dict[tuple[str, ...], str] = {}
+
+    def finish(self, optional: tuple[str, ...]) -> str:
+        """The finishing update that also sets ``optional`` (reported http status, ttfb and
+        usage columns, in that order); one text per set of columns, written on first use (two
+        threads racing on a new set both store the same text)."""
+        sql = self._finish.get(optional)
+        if sql is None:
+            p = self.param
+            columns = (
+                "status",
+                "finish_reason",
+                "ended_at_ms",
+                "duration_ms",
+                "response_bytes",
+                "error_message",
+                *optional,
+            )
+            assignments = ", ".join(f'"{c}" = {p}' for c in columns)
+            sql = self._finish[optional] = (
+                f'UPDATE "{CALLS}" SET {assignments} WHERE "id" = {p} AND "status" = {_RUNNING}'
+            )
+        return sql
+
+
+_STATEMENTS: dict[tuple[str, bool], _CallStatements] = {}
+
+
+def _statements_for(database: peewee.Database) -> _CallStatements:
+    """The statements in ``database``'s dialect, written once per dialect."""
+    key = (database.param, bool(database.returning_clause))
+    statements = _STATEMENTS.get(key)
+    if statements is None:
+        statements = _STATEMENTS[key] = _CallStatements(*key)
+    return statements
+
+
 class CallRecords:
-    """Reads and writes call records; safe to share between threads (one connection each)."""
+    """Reads and writes call records; safe to share between threads (one connection each).
+
+    The writes of every call run precompiled SQL (``_CallStatements``); the console's reads and
+    the startup cleanup are rare and stay peewee queries."""
 
     def __init__(self, database: peewee.Database) -> None:
         self._db = database
+        self._sql = _statements_for(database)
         self._calls = peewee.Table(CALLS, _CALL_COLUMNS, _database=database)
         self._requests = peewee.Table(
             REQUESTS, ("call_id", "headers_json", "body"), _database=database
@@ -166,59 +255,75 @@ class CallRecords:
 
     def start(self, call: NewCall, request: OutgoingRequest | None = None) -> int:
         """Insert the ``running`` row (with the request, when given) in one transaction;
-        returns its id. One commit, because the call's first events wait behind it."""
-        values = msgspec.structs.asdict(call)
-        values.update(status=CallStatus.RUNNING.value, started_at_ms=utc_now_ms(), response_bytes=0)
+        returns its id. One commit, because the call's first events wait behind it.
+
+        The request's size goes into the inserted row itself (no separate update)."""
+        params = (
+            *msgspec.structs.astuple(call),
+            CallStatus.RUNNING.value,
+            utc_now_ms(),
+            0,
+            None if request is None else request.byte_count,
+        )
+        sql = self._sql
         with self._db.atomic():
-            call_id = int(self._calls.insert(**values).execute())
-            if request is not None:
-                self._write_request(call_id, request, verbose=call.verbose)
+            cursor = self._db.execute_sql(sql.insert_call, params)
+            call_id = int(cursor.fetchone()[0] if sql.returning else cursor.lastrowid)
+            if request is not None and call.verbose:
+                self._insert_request(call_id, request)
         return call_id
 
     def record_request(self, call_id: int, request: OutgoingRequest, *, verbose: bool) -> None:
         """The size of the request always; its (redacted) headers and body in verbose mode."""
         with self._db.atomic():
-            self._write_request(call_id, request, verbose=verbose)
+            self._db.execute_sql(self._sql.request_bytes, (request.byte_count, call_id))
+            if verbose:
+                self._insert_request(call_id, request)
 
-    def _write_request(self, call_id: int, request: OutgoingRequest, *, verbose: bool) -> None:
-        t = self._calls
-        t.update(request_bytes=request.byte_count).where(t.id == call_id).execute()
-        if verbose:
-            self._requests.insert(
-                call_id=call_id,
-                headers_json=msgspec.json.encode(request.headers).decode(),
-                body=request.body,
-            ).execute()
+    def _insert_request(self, call_id: int, request: OutgoingRequest) -> None:
+        headers_json = msgspec.json.encode(request.headers).decode()
+        self._db.execute_sql(self._sql.insert_request, (call_id, headers_json, request.body))
 
     def record_chunks(self, call_id: int, chunks: list[RecordedChunk]) -> None:
-        """Store raw response chunks (verbose mode only; the caller decides)."""
+        """Store raw response chunks (verbose mode only; the caller decides), in one insert."""
         if not chunks:
             return
-        rows = [
-            {"call_id": call_id, "seq": c.seq, "offset_ms": c.offset_ms, "data": c.data}
-            for c in chunks
-        ]
+        sql = self._sql
+        statement = sql.insert_chunks + ", ".join([sql.chunk_row] * len(chunks))
+        params = [value for c in chunks for value in (call_id, c.seq, c.offset_ms, c.data)]
         with self._db.atomic():
-            self._chunks.insert(rows).execute()
+            self._db.execute_sql(statement, params)
 
     def finish(self, call_id: int, end: CallEnd) -> bool:
-        """Finish a running call; False if it had already finished (the first finish wins)."""
+        """Finish a running call; False if it had already finished (the first finish wins).
+
+        Http status, time to first byte and usage columns are written only when reported, so an
+        absent one stays NULL."""
         unknown = set(end.usage) - set(USAGE_COLUMNS)
         if unknown:
             raise ValueError(f"unknown usage columns: {sorted(unknown)}")
-        t = self._calls
-        query = t.update(
-            status=end.status.value,
-            finish_reason=end.finish_reason,
-            ended_at_ms=utc_now_ms(),
-            duration_ms=end.duration_ms,
-            response_bytes=end.response_bytes,
-            error_message=end.error_message,
-            **({"http_status": end.http_status} if end.http_status is not None else {}),
-            **({"ttfb_ms": end.ttfb_ms} if end.ttfb_ms is not None else {}),
-            **end.usage,
-        ).where((t.id == call_id) & (t.status == CallStatus.RUNNING.value))
-        return query.execute() == 1
+        optional: list[str] = []
+        params: list[object] = [
+            end.status.value,
+            end.finish_reason,
+            utc_now_ms(),
+            end.duration_ms,
+            end.response_bytes,
+            end.error_message,
+        ]
+        if end.http_status is not None:
+            optional.append("http_status")
+            params.append(end.http_status)
+        if end.ttfb_ms is not None:
+            optional.append("ttfb_ms")
+            params.append(end.ttfb_ms)
+        for column in USAGE_COLUMNS:
+            if column in end.usage:
+                optional.append(column)
+                params.append(end.usage[column])
+        params.append(call_id)
+        cursor = self._db.execute_sql(self._sql.finish(tuple(optional)), params)
+        return cursor.rowcount == 1
 
     def cancel_unfinished(self, reason: str) -> int:
         """Mark every ``running`` row cancelled (at startup: the process that ran them is gone)."""
@@ -229,17 +334,18 @@ class CallRecords:
         return int(query.execute())
 
     def prune(self, keep: int) -> int:
-        """Delete all but the newest ``keep`` records (payloads go with them); returns how many."""
-        t = self._calls
-        newest = t.select(t.id).order_by(t.id.desc()).limit(1).offset(keep - 1).tuples()
-        cutoff = next(iter(newest), None)
+        """Delete all but the newest ``keep`` records (payloads go with them); returns how many.
+
+        Nothing is deleted (and no transaction opened) while there are at most ``keep``."""
+        sql = self._sql
+        cutoff = self._db.execute_sql(sql.prune_cutoff, (keep - 1,)).fetchone()
         if cutoff is None:
             return 0
+        oldest_kept = cutoff[0]
         with self._db.atomic():
-            doomed = t.select(t.id).where(t.id < cutoff[0])
-            self._chunks.delete().where(self._chunks.call_id.in_(doomed)).execute()
-            self._requests.delete().where(self._requests.call_id.in_(doomed)).execute()
-            return int(t.delete().where(t.id < cutoff[0]).execute())
+            self._db.execute_sql(sql.prune_chunks, (oldest_kept,))
+            self._db.execute_sql(sql.prune_requests, (oldest_kept,))
+            return int(self._db.execute_sql(sql.prune_calls, (oldest_kept,)).rowcount)
 
     def list(self, limit: int, before: int | None = None) -> list[CallSummary]:
         """Newest first; ``before`` pages backwards from a call id."""
