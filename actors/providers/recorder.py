@@ -86,17 +86,22 @@ class CallRecorderActor(pykka.ThreadingActor):
         self._calls: dict[str, _Call] = {}
 
     def on_receive(self, message: Any) -> None:
-        match message:
-            case RecordCallStart():
-                self._start(message)
-            case RecordChunks(model_call_id=model_call_id, chunks=chunks):
-                call = self._calls.get(model_call_id)
-                if call is not None and call.verbose:
-                    self._keep(call, chunks)
-            case RecordCallEnd():
-                self._end(message)
-            case _:
-                raise TypeError(f"CallRecorderActor cannot handle {type(message).__name__}")
+        """One process-wide recorder must outlive any one call's failure: an error is logged
+        with its traceback and the recorder goes on (a call's end is still told)."""
+        try:
+            match message:
+                case RecordCallStart():
+                    self._start(message)
+                case RecordChunks(model_call_id=model_call_id, chunks=chunks):
+                    call = self._calls.get(model_call_id)
+                    if call is not None and call.verbose:
+                        self._keep(call, chunks)
+                case RecordCallEnd():
+                    self._end(message)
+                case _:
+                    raise TypeError(f"CallRecorderActor cannot handle {type(message).__name__}")
+        except Exception:
+            logger.exception("recording a provider call failed (%s)", type(message).__name__)
 
     def _start(self, start: RecordCallStart) -> None:
         route = start.route
@@ -153,17 +158,18 @@ class CallRecorderActor(pykka.ThreadingActor):
     def _end(self, message: RecordCallEnd) -> None:
         call = self._calls.pop(message.model_call_id, None)
         record_id = call.record_id if call is not None else None
-        if call is not None and record_id is not None:
-            self._flush(call)
-            try:
+        try:
+            if call is not None and record_id is not None:
+                self._flush(call)
                 self._records.finish(record_id, message.end)
                 self._records.prune(call.retained)
-            except peewee.DatabaseError:
-                logger.exception("recording the end of call %s failed", record_id)
-        # The listener hears of the end whatever happened to its record; a listener that has
-        # already stopped (its run ended first) must not stop the recorder of every other call.
-        with contextlib.suppress(pykka.ActorDeadError):
-            message.listener.tell(msgspec.structs.replace(message.ended, record_id=record_id))
+        except peewee.DatabaseError:
+            logger.exception("recording the end of call %s failed", record_id)
+        finally:
+            # The listener hears of the end whatever happened to its record; a listener that
+            # has already stopped (its run ended first) must not stop the recorder.
+            with contextlib.suppress(pykka.ActorDeadError):
+                message.listener.tell(msgspec.structs.replace(message.ended, record_id=record_id))
 
 
 def start_call_recorder(database: peewee.Database) -> pykka.ActorRef:
