@@ -232,7 +232,7 @@ class BlobSyncActor(pykka.ThreadingActor):
                 if self._failure is None:
                     log_event(
                         logger,
-                        logging.INFO,
+                        logging.DEBUG,
                         "blob sync cancelled",
                         request_id=self.request_id,
                         reason=reason,
@@ -493,7 +493,8 @@ class BlobSyncActor(pykka.ThreadingActor):
         self._failure = error
         log_event(
             logger,
-            logging.INFO if error.code is Code.CANCELED else logging.WARNING,
+            # A cancel is every run's normal end (the run stops its BlobSync), not news.
+            logging.DEBUG if error.code is Code.CANCELED else logging.WARNING,
             "blob sync failed",
             request_id=self.request_id,
             code=error.code.value,

@@ -133,7 +133,7 @@ class ProviderActor(pykka.ThreadingActor):
         self._record_start((http_call.headers, http_call.body))
         log_event(
             logger,
-            logging.INFO,
+            logging.DEBUG,  # the end's INFO line names the call and its outcome
             "provider call started",
             run_id=call.run_id,
             model_call_id=call.model_call_id,
