@@ -63,7 +63,11 @@ class OutboundStream:
         self._heartbeat_task = asyncio.get_running_loop().create_task(self._heartbeats())
 
     async def subscribe(self) -> AsyncIterator[bytes]:
-        """Yield the whole history, then live frames until the stream closes."""
+        """Yield the whole history, then live frames until the stream closes.
+
+        Frames already waiting are yielded together, in order, as one bytes object (Connect
+        envelopes simply follow each other on the wire): a checkpoint's KV SETs or the events
+        released behind a checkpoint then cost one write, not one each."""
         queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         for frame in self._history:
             queue.put_nowait(frame)
@@ -72,8 +76,19 @@ class OutboundStream:
         else:
             self._subscribers.add(queue)
         try:
-            while (frame := await queue.get()) is not _END:
-                yield frame
+            ended = False
+            while not ended:
+                first = await queue.get()
+                if first is _END:
+                    break
+                batch = [first]
+                while not queue.empty():
+                    frame = queue.get_nowait()
+                    if frame is _END:
+                        ended = True
+                        break
+                    batch.append(frame)
+                yield batch[0] if len(batch) == 1 else b"".join(batch)
         finally:
             self._subscribers.discard(queue)
 
