@@ -70,6 +70,10 @@ class LoopTasks:
         return LoopTimer(self._loop, self._loop.time() + delay, callback)
 
 
+def _nothing() -> None:
+    """A cancelled timer's callback."""
+
+
 class LoopTimer:
     """One pending callback on the loop; ``cancel()`` is safe from any thread.
 
@@ -85,14 +89,13 @@ class LoopTimer:
         self._callback = callback
         self._lock = threading.Lock()
         self._done = False  # fired or cancelled
-        self._handle: asyncio.TimerHandle | None = None
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(self._schedule, when)
 
     def _schedule(self, when: float) -> None:
         with self._lock:
             if not self._done:
-                self._handle = self._loop.call_at(when, self._fire)
+                self._loop.call_at(when, self._fire)
 
     def _fire(self) -> None:
         with self._lock:
@@ -102,13 +105,13 @@ class LoopTimer:
         self._callback()
 
     def cancel(self) -> None:
-        """Stop the callback from running; a no-op once it fired or was cancelled."""
+        """Stop the callback from running; a no-op once it fired or was cancelled.
+
+        Only the flag changes: the loop's handle stays until its time and then fires as a
+        no-op. Cancelling it on the loop would cost a cross-thread wake-up per timer, and the
+        BlobSyncActor cancels one per acknowledged blob (deadlines are seconds away, so few
+        handles wait at once). The callback is dropped now, so what it holds is not kept
+        until then."""
         with self._lock:
-            if self._done:
-                return
             self._done = True
-            handle = self._handle
-        if handle is not None:
-            # TimerHandle.cancel is not thread-safe; it runs on the loop and frees the heap slot.
-            with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(handle.cancel)
+            self._callback = _nothing

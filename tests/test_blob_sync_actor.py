@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 
 import pykka
@@ -474,6 +476,23 @@ def test_loop_timer_fires_once_after_its_delay(loop_tasks: LoopTasks) -> None:
     assert fired.get(timeout=WAIT_S) - start >= 0.1
     with pytest.raises(queue.Empty):
         fired.get(timeout=QUIET_S)
+
+
+def test_a_cancelled_loop_timer_keeps_nothing_its_callback_held(loop_tasks: LoopTasks) -> None:
+    """A cancel does not wake the loop; the handle waits there until its time, so it must
+    not keep what the callback refers to (a run's actor, its frames) alive until then."""
+
+    class Held:
+        def __call__(self) -> None:
+            raise AssertionError("a cancelled timer fired")
+
+    held = Held()
+    gone = weakref.ref(held)
+    timer = loop_tasks.call_later(60.0, held)
+    timer.cancel()
+    del held
+    gc.collect()
+    assert gone() is None
 
 
 def test_loop_timer_cancelled_from_another_thread_never_fires(loop_tasks: LoopTasks) -> None:
