@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -104,12 +106,40 @@ def pg_url() -> Iterator[str]:
         admin.close()
 
 
+def run_in_thread(fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` in a new thread (its own database connection) that then ends; return its
+    result or raise its error."""
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["result"] = fn()
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """Run a store test against a SQLite file and (when configured) PostgreSQL."""
     if request.param == "postgres":
         return request.getfixturevalue("pg_url")
     return f"sqlite://{tmp_path / 'store.db'}"
+
+
+@pytest.fixture
+def opened(db_url: str) -> Iterator[Store]:
+    """A migrated store on ``db_url`` (both backends), closed afterwards."""
+    store = connect_store(db_url)
+    yield store
+    store.close()
 
 
 FAKE_PROVIDER_KEY = "sk-fake-provider-0123"

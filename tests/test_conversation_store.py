@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import peewee
 import pytest
 from playhouse.test_utils import count_queries
 
+from actors.agent_run import stored
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -27,7 +28,6 @@ from actors.conversation.model import (
     TextPart,
     ToolCall,
     ToolResultContent,
-    encode_message,
 )
 from store import Store, apply_migrations, connect_store, open_database
 from store.conversations import (
@@ -67,26 +67,8 @@ from store.migrations import (
 
 
 @pytest.fixture
-def opened(db_url: str) -> Iterator[Store]:
-    store = connect_store(db_url)
-    yield store
-    store.close()
-
-
-@pytest.fixture
 def cs(opened: Store) -> ConversationStore:
     return ConversationStore(opened.database)
-
-
-def stored(message: CanonicalMessage) -> StoredMessage:
-    """What a caller hands the store: the canonical bytes plus the indexed metadata."""
-    return StoredMessage(
-        message_id=message.message_id,
-        role=message.role.value,
-        origin=message.origin.value,
-        payload=encode_message(message),
-        runtime_event_id=message.runtime_event_id,
-    )
 
 
 def user(message_id: str, text: str | None = None) -> StoredMessage:

@@ -13,7 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from store.migrations import (
     migration,
     registered_migrations,
 )
+from tests.conftest import run_in_thread
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,25 +60,6 @@ def store(db_url: str) -> Iterator[Store]:
     opened = connect_store(db_url)
     yield opened
     opened.close()
-
-
-def run_in_thread(fn: Callable[[], Any]) -> Any:
-    """Run ``fn`` in a new thread with its own connection; return its result or raise its error."""
-    outcome: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            outcome["result"] = fn()
-        except BaseException as exc:
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join(timeout=30)
-    assert not thread.is_alive()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["result"]
 
 
 def blob_rows(store: Store) -> list[tuple[bytes, bytes]]:

@@ -8,7 +8,7 @@ CURSOR_TEST_POSTGRES_URL is set. A thread hands its connection back as it ends, 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import peewee
@@ -21,6 +21,7 @@ from store.database import (
     ConnectionReuse,
     ReusingSqliteDatabase,
 )
+from tests.conftest import run_in_thread
 
 EXPECTED_PRAGMAS = {
     "busy_timeout": SQLITE_BUSY_TIMEOUT_MS,
@@ -40,25 +41,6 @@ def store(db_url: str) -> Iterator[Store]:
 def reusing(store: Store) -> ConnectionReuse:
     assert isinstance(store.database, ConnectionReuse)
     return store.database
-
-
-def run_in_thread(fn: Callable[[], Any]) -> Any:
-    """Run ``fn`` in a new thread that then ends; return its result or raise its error."""
-    outcome: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            outcome["result"] = fn()
-        except BaseException as exc:
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join(timeout=30)
-    assert not thread.is_alive()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["result"]
 
 
 def first_query(store: Store) -> Any:

@@ -10,12 +10,11 @@ Each test runs on a SQLite file and, when CURSOR_TEST_POSTGRES_URL is set, on Po
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
 import pytest
 from playhouse.test_utils import count_queries
 
-from store import Store, connect_store
+from store import Store
 from store.conversations import (
     ConversationNotFound,
     ConversationStore,
@@ -37,13 +36,6 @@ from tests.test_conversation_store import (
     snapshot,
     tool_pair,
 )
-
-
-@pytest.fixture
-def opened(db_url: str) -> Iterator[Store]:
-    store = connect_store(db_url)
-    yield store
-    store.close()
 
 
 @pytest.fixture

@@ -8,13 +8,12 @@ Each test runs on a SQLite file and, when CURSOR_TEST_POSTGRES_URL is set, on Po
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import peewee
 import pytest
 
-from store import Store, connect_store
+from store import Store
 from store import catalog as cat
 from store.conversations import (
     EMPTY_STATE_DIGEST,
@@ -36,13 +35,6 @@ from store.llm_calls import (
 from tests.test_conversation_store import rows, snapshot, started, user
 
 CALL_TABLES = ("llm_calls", "llm_call_requests", "llm_call_chunks")
-
-
-@pytest.fixture
-def opened(db_url: str) -> Iterator[Store]:
-    store = connect_store(db_url)
-    yield store
-    store.close()
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from actors.agent_run import stored
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -25,7 +26,6 @@ from actors.conversation.model import (
     PartsContent,
     Role,
     TextPart,
-    encode_message,
 )
 from store import connect_store
 from store.conversations import ConversationStore, StoredMessage
@@ -33,16 +33,6 @@ from store.conversations import ConversationStore, StoredMessage
 APPENDS = int(os.environ.get("BENCH_APPENDS", "200"))
 LONG, SHORT = 500, 5
 TARGET = 1.5
-
-
-def stored(message: CanonicalMessage) -> StoredMessage:
-    return StoredMessage(
-        message.message_id,
-        message.role.value,
-        message.origin.value,
-        encode_message(message),
-        message.runtime_event_id,
-    )
 
 
 def user(message_id: str) -> StoredMessage:

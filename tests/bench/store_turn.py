@@ -30,6 +30,7 @@ from pathlib import Path
 
 import peewee
 
+from actors.agent_run import stored
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -39,7 +40,6 @@ from actors.conversation.model import (
     TextPart,
     ToolCall,
     ToolResultContent,
-    encode_message,
 )
 from store import connect_store
 from store.conversations import ConversationStore, RunStatus, StoredMessage, ToolCallSpec
@@ -47,16 +47,6 @@ from store.conversations import ConversationStore, RunStatus, StoredMessage, Too
 ITERATIONS = int(os.environ.get("BENCH_ITERATIONS", "300"))
 HISTORY = 40
 FLOOR_TABLE = "bench_floor"
-
-
-def stored(message: CanonicalMessage) -> StoredMessage:
-    return StoredMessage(
-        message.message_id,
-        message.role.value,
-        message.origin.value,
-        encode_message(message),
-        message.runtime_event_id,
-    )
 
 
 def runtime(event: str) -> StoredMessage:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import httpx
 
+from actors.agent_run import stored
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -35,11 +36,10 @@ from actors.conversation.model import (
     PartsContent,
     Role,
     TextPart,
-    encode_message,
 )
 from store import connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
-from store.conversations import ConversationStore, StoredMessage
+from store.conversations import ConversationStore
 from tests.bench.fast_cursor import AiohttpCursor
 from tests.bench.provider_process import ProviderProcess
 from tests.support.fake_cursor import CursorSession, TurnLog, user_turn_message
@@ -88,14 +88,7 @@ def seed_history(store_path: str, conversation_id: str, messages: int) -> None:
                 Origin.ASSISTANT,
                 AssistantContent(text=f"answer {i} " * 40),
             )
-        batch.append(
-            StoredMessage(
-                message.message_id,
-                message.role.value,
-                message.origin.value,
-                encode_message(message),
-            )
-        )
+        batch.append(stored(message))
     conversations.append_messages(run_id, claimed.base_revision_id, batch)
     store.close()
 
