@@ -48,6 +48,7 @@ from tests.support.process import ServerProcess, server_env
 
 TURNS = int(os.environ.get("BENCH_TURNS", "200"))
 LONG, SHORT = 500, 5
+HISTORY_TURNS = int(os.environ.get("BENCH_HISTORY_TURNS", "40"))
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -177,8 +178,9 @@ async def main() -> None:
                 round_overhead.append(arrived - sent_at[0])
 
             turn_time: dict[int, list[float]] = {LONG: [], SHORT: []}
-            for size in (SHORT, LONG):
-                for i in range(20):
+            # Interleaved, so a slower or faster stretch of this shared machine weighs on both.
+            for i in range(HISTORY_TURNS):
+                for size in (SHORT, LONG):
                     conversation = f"h{size}-{i}"
                     await asyncio.to_thread(seed_history, url, conversation, size)
                     # The first turn on the seeded history publishes its roots once; the
