@@ -114,9 +114,11 @@ from prompt.assets import ModeAssets, PromptAssets, UnknownModeError
 from prompt.runtime_message import RuntimeContextError
 from store import Store
 from store.conversations import (
+    ANY_HEAD,
     ClaimedRun,
     ConversationStore,
     ConversationStoreError,
+    HeadMoved,
     RevisionNotFound,
     RunStatus,
     StaleRun,
@@ -465,19 +467,25 @@ class AgentRun:
         self._checkpoint.tell(
             PublishSettled(job, predicted, (), self._last_call_tokens, awaits_commit=True)
         )
-        # Claim, the runtime message and the first call index: one commit.
-        started = store.start_turn(
-            self.request_id, self.conversation_id, from_state, stored(runtime)
-        )
-        self._claimed = True
-        # The commit must be the predicted history. Only another run moving the conversation
-        # between the read above and the commit (no client state) can make it differ.
-        moved = base is not None and started.claimed.base_revision_id != base
-        if moved or started.inserted == replayed or started.base_message_count != len(history):
+        # Claim, the runtime message and the first call index: one commit. Without client
+        # state it must still find the head read above (another run may have moved it).
+        try:
+            started = store.start_turn(
+                self.request_id,
+                self.conversation_id,
+                from_state,
+                stored(runtime),
+                expected_head=base if from_state is None else ANY_HEAD,
+            )
+        except HeadMoved as exc:
             raise ConnectError(
-                Code.ABORTED,
-                f"conversation {self.conversation_id} changed while this turn started; "
-                "send the message again",
+                Code.ABORTED, f"the conversation changed while this turn started ({exc})"
+            ) from exc
+        self._claimed = True
+        if started.inserted == replayed or started.base_message_count != len(history):
+            # Cannot happen once the head is checked: the checkpoint would not be the commit.
+            raise ConnectError(
+                Code.INTERNAL, "the committed turn differs from the checkpoint built for it"
             )
         self._head = started.head
         self._messages = predicted

@@ -145,6 +145,17 @@ class ConversationNotFound(ConversationStoreError):
     """No conversation has this id (``ensure_conversation`` creates one)."""
 
 
+class HeadMoved(ConversationStoreError):
+    """The conversation's head is not the one the caller expected (another run moved it)."""
+
+
+class _AnyHead:
+    """``start_turn`` takes whatever head the conversation has (the default)."""
+
+
+ANY_HEAD = _AnyHead()
+
+
 class RevisionNotFound(ConversationStoreError):
     """No revision has this id, or it belongs to another conversation."""
 
@@ -851,6 +862,8 @@ class ConversationStore:
         conversation_id: str,
         base_revision_id: int | None,
         message: StoredMessage,
+        *,
+        expected_head: int | _AnyHead | None = ANY_HEAD,
     ) -> StartedTurn:
         """A user turn's start in ONE transaction (one commit before the model is asked):
         claim the conversation on ``base_revision_id`` (None: its current head, created if
@@ -862,6 +875,11 @@ class ConversationStore:
         head and call index, the conversation row with its final head and active run (8
         statements on a new conversation, 10 on an existing one, 11 when a run is superseded;
         the three calls took 18 to 23 plus a SAVEPOINT and RELEASE each).
+
+        ``expected_head`` (with ``base_revision_id`` None): the head the caller read before,
+        None for a conversation that did not exist; ``HeadMoved`` (nothing written) if the
+        head is another one now, so a caller that prepared the turn's state from its read
+        never commits on a history it did not see.
         """
         if base_revision_id is None:
             _check_id(conversation_id, "conversation_id")
@@ -871,6 +889,13 @@ class ConversationStore:
             if base_revision_id is None:
                 # The head is the conversation's own revision: no ownership check needed.
                 base, active, created = self._ensure_locked(conversation_id, now, set_head=False)
+                if not isinstance(expected_head, _AnyHead) and (
+                    (None if created else base) != expected_head
+                ):
+                    raise HeadMoved(
+                        f"conversation {conversation_id} moved to revision "
+                        f"{None if created else base}, expected {expected_head}"
+                    )
                 parent = (EMPTY_STATE_DIGEST, 0) if created else self._digest_and_count(base)
             else:
                 locked = self._lock_conversation(conversation_id)

@@ -18,6 +18,7 @@ from store import Store
 from store.conversations import (
     ConversationNotFound,
     ConversationStore,
+    HeadMoved,
     InvalidInput,
     RevisionNotFound,
     RunConflict,
@@ -286,3 +287,20 @@ def test_head_is_the_current_revision_or_none_for_an_unknown_conversation(
     assert cs.head("conv-head") == root
     started = cs.start_turn("run-head", "conv-head", None, runtime("run-head"))
     assert cs.head("conv-head") == started.head != root
+
+
+def test_start_turn_with_an_expected_head_refuses_a_moved_one_and_writes_nothing(
+    cs: ConversationStore, opened: Store
+) -> None:
+    """A turn prepared from the head it read (no client state) never commits on another."""
+    with pytest.raises(HeadMoved):  # expected a new conversation, but it exists now
+        root = cs.ensure_conversation("conv-moved")
+        cs.start_turn("run-a", "conv-moved", None, runtime("run-a"), expected_head=None)
+    before = snapshot(opened.database)
+    with pytest.raises(HeadMoved):
+        cs.start_turn("run-a", "conv-moved", None, runtime("run-a"), expected_head=root + 999)
+    assert snapshot(opened.database) == before
+    started = cs.start_turn("run-a", "conv-moved", None, runtime("run-a"), expected_head=root)
+    assert started.claimed.base_revision_id == root
+    fresh = cs.start_turn("run-b", "conv-new", None, runtime("run-b"), expected_head=None)
+    assert fresh.base_message_count == 0
