@@ -298,7 +298,8 @@ class ProviderActor(pykka.ThreadingActor):
                 "the end of call %s is not recorded: the recorder has stopped",
                 self._call.model_call_id,
             )
-            self._listener.tell(ended)
+            with contextlib.suppress(pykka.ActorDeadError):  # its run may have ended too
+                self._listener.tell(ended)
         self.stop()
 
 

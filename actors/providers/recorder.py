@@ -23,7 +23,7 @@ import pykka
 
 from actors.providers.redaction import redacted_headers, route_secrets, scrub_bytes, scrub_text
 from actors.providers.request import ModelRoute
-from store.catalog import get_observability
+from store.catalog import ObservabilitySettings, get_observability
 from store.llm_calls import CallEnd, CallRecords, NewCall, OutgoingRequest, RecordedChunk
 
 if TYPE_CHECKING:
@@ -108,9 +108,8 @@ class CallRecorderActor(pykka.ThreadingActor):
         try:
             settings = get_observability(self._database)
         except peewee.DatabaseError:
-            logger.exception("reading the observability settings failed")
-            self._calls[start.model_call_id] = _Call(None, start, 0)
-            return
+            logger.exception("reading the observability settings failed; using the defaults")
+            settings = ObservabilitySettings()
         call = _Call(None, start, settings.retained_calls)
         call.verbose = settings.verbose
         new_call = NewCall(
@@ -162,7 +161,6 @@ class CallRecorderActor(pykka.ThreadingActor):
             if call is not None and record_id is not None:
                 self._flush(call)
                 self._records.finish(record_id, message.end)
-                self._records.prune(call.retained)
         except peewee.DatabaseError:
             logger.exception("recording the end of call %s failed", record_id)
         finally:
@@ -170,6 +168,12 @@ class CallRecorderActor(pykka.ThreadingActor):
             # has already stopped (its run ended first) must not stop the recorder.
             with contextlib.suppress(pykka.ActorDeadError):
                 message.listener.tell(msgspec.structs.replace(message.ended, record_id=record_id))
+        if call is not None and record_id is not None:
+            # After the listener heard: pruning old records is nobody's wait.
+            try:
+                self._records.prune(call.retained)
+            except peewee.DatabaseError:
+                logger.exception("pruning call records failed")
 
 
 def start_call_recorder(database: peewee.Database) -> pykka.ActorRef:
