@@ -17,7 +17,7 @@ from actors.conversation.model import (
     ToolResultContent,
     decode_message,
 )
-from actors.history_cache import HistoryCache
+from actors.history_cache import HistoryCache, history_weight
 from store import Store
 from store.conversations import ConversationStore
 
@@ -29,8 +29,11 @@ def history(name: str, length: int) -> tuple[CanonicalMessage, ...]:
     )
 
 
+ONE = history_weight(history("w", 1))  # what one of these messages weighs
+
+
 def test_a_kept_history_is_given_back() -> None:
-    cache = HistoryCache(max_messages=10)
+    cache = HistoryCache(max_bytes=10 * ONE)
     kept = history("a", 3)
     cache.put(7, kept)
     assert cache.get(7) is kept
@@ -38,7 +41,7 @@ def test_a_kept_history_is_given_back() -> None:
 
 
 def test_the_least_recently_used_histories_leave_first_when_over_the_bound() -> None:
-    cache = HistoryCache(max_messages=10)
+    cache = HistoryCache(max_bytes=10 * ONE)
     cache.put(1, history("a", 4))
     cache.put(2, history("b", 4))
     assert cache.get(1) is not None  # 1 is now the more recently used
@@ -48,15 +51,28 @@ def test_the_least_recently_used_histories_leave_first_when_over_the_bound() -> 
 
 
 def test_a_history_longer_than_the_bound_is_not_kept_and_evicts_nothing() -> None:
-    cache = HistoryCache(max_messages=10)
+    cache = HistoryCache(max_bytes=10 * ONE)
     cache.put(1, history("a", 5))
     cache.put(2, history("b", 11))
     assert cache.get(2) is None
     assert cache.get(1) is not None
 
 
+def test_an_image_weighs_its_bytes() -> None:
+    picture = CanonicalMessage(
+        "img",
+        Role.USER,
+        Origin.USER,
+        PartsContent((ImagePart("image/png", b"\x00" * 100_000),)),
+    )
+    assert history_weight((picture,)) >= 100_000
+    cache = HistoryCache(max_bytes=50_000)
+    cache.put(1, (picture,))  # heavier than the whole cache: not kept
+    assert cache.get(1) is None
+
+
 def test_putting_a_revision_again_replaces_it_without_counting_it_twice() -> None:
-    cache = HistoryCache(max_messages=10)
+    cache = HistoryCache(max_bytes=10 * ONE)
     cache.put(1, history("a", 6))
     cache.put(1, history("a", 6))
     cache.put(2, history("b", 4))  # 10 held, not 16: nothing is evicted

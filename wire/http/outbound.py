@@ -13,6 +13,9 @@ from collections.abc import AsyncIterator
 from wire.server_messages import heartbeat_frame
 
 _END = None
+# Waiting frames are joined into one write up to about this size (a replayed history with its
+# checkpoint blobs is not copied into one object).
+MAX_JOINED_BYTES = 1 << 20
 
 
 class OutboundStream:
@@ -81,13 +84,14 @@ class OutboundStream:
                 first = await queue.get()
                 if first is _END:
                     break
-                batch = [first]
-                while not queue.empty():
+                batch, size = [first], len(first)
+                while size < MAX_JOINED_BYTES and not queue.empty():
                     frame = queue.get_nowait()
                     if frame is _END:
                         ended = True
                         break
                     batch.append(frame)
+                    size += len(frame)
                 yield batch[0] if len(batch) == 1 else b"".join(batch)
         finally:
             self._subscribers.discard(queue)
