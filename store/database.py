@@ -195,12 +195,11 @@ class ConnectionReuse(peewee.Database):
     hands it back when it closes or ends (see the module docstring)."""
 
     _idle: IdleConnections
-
-    def _connection_checks(
-        self,
-    ) -> tuple[Callable[[DriverConnection], bool], Callable[[DriverConnection], bool]]:
-        """``(usable, reset)`` for this backend; neither may reference ``self``."""
-        raise NotImplementedError
+    # Each backend's class defines it: ``(usable, reset)`` for its connections; neither may
+    # reference the database (the free list must not keep it alive).
+    _connection_checks: Callable[
+        [], tuple[Callable[[DriverConnection], bool], Callable[[DriverConnection], bool]]
+    ]
 
     def init(self, database: Any, **kwargs: Any) -> None:
         """Pointing the database elsewhere starts a new free list (the old one's are closed)."""
