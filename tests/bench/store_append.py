@@ -14,8 +14,6 @@ from __future__ import annotations
 import os
 import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from actors.agent_run import stored
@@ -29,6 +27,7 @@ from actors.conversation.model import (
 )
 from store import connect_store
 from store.conversations import ConversationStore, StoredMessage
+from tests.bench.stats import ms, timed
 
 APPENDS = int(os.environ.get("BENCH_APPENDS", "200"))
 LONG, SHORT = 500, 5
@@ -72,18 +71,6 @@ def claim(cs: ConversationStore, conversation_id: str, run_id: str, base: int) -
     (each one starts a sibling branch; the previous run is superseded)."""
     cs.claim_run(run_id, conversation_id, base)
     return run_id
-
-
-def timed(fn: Callable[[], object]) -> float:
-    started = time.perf_counter()
-    fn()
-    return time.perf_counter() - started
-
-
-def ms(values: list[float]) -> str:
-    ordered = sorted(values)
-    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
-    return f"p50 {statistics.median(values) * 1000:6.2f} ms   p99 {p99 * 1000:6.2f} ms"
 
 
 def main() -> None:

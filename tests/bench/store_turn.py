@@ -24,8 +24,6 @@ from __future__ import annotations
 import os
 import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import peewee
@@ -43,6 +41,7 @@ from actors.conversation.model import (
 )
 from store import connect_store
 from store.conversations import ConversationStore, RunStatus, StoredMessage, ToolCallSpec
+from tests.bench.stats import ms, timed
 
 ITERATIONS = int(os.environ.get("BENCH_ITERATIONS", "300"))
 HISTORY = 40
@@ -94,18 +93,6 @@ def seed(cs: ConversationStore, conversation_id: str) -> int:
         head = cs.append_messages(run_id, started.head, [assistant(f"seed:{turn}:answer")])
         cs.finish_run(run_id, RunStatus.COMPLETED)
     return head
-
-
-def timed(fn: Callable[[], object]) -> float:
-    started = time.perf_counter()
-    fn()
-    return time.perf_counter() - started
-
-
-def ms(values: list[float]) -> str:
-    ordered = sorted(values)
-    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
-    return f"p50 {statistics.median(values) * 1000:6.3f} ms   p99 {p99 * 1000:6.3f} ms"
 
 
 def floor_insert(db: peewee.Database, value: int) -> None:
@@ -163,7 +150,7 @@ def main() -> None:
     floor = statistics.median(times["floor"])
     for name, values in times.items():
         ratio = statistics.median(values) / floor
-        print(f"{name:20} {ms(values)}   {ratio:5.1f}x floor")
+        print(f"{name:20} {ms(values, 3)}   {ratio:5.1f}x floor")
 
 
 if __name__ == "__main__":

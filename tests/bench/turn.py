@@ -42,6 +42,7 @@ from store.catalog import ModelInput, ProviderInput, create_provider, save_model
 from store.conversations import ConversationStore
 from tests.bench.fast_cursor import AiohttpCursor
 from tests.bench.provider_process import ProviderProcess
+from tests.bench.stats import ms
 from tests.support.fake_cursor import CursorSession, TurnLog, user_turn_message
 from tests.support.fake_provider import FakeToolCall, Script, chat_events
 from tests.support.process import ServerProcess, server_env
@@ -49,16 +50,6 @@ from tests.support.process import ServerProcess, server_env
 TURNS = int(os.environ.get("BENCH_TURNS", "200"))
 LONG, SHORT = 500, 5
 HISTORY_TURNS = int(os.environ.get("BENCH_HISTORY_TURNS", "40"))
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def ms(values: list[float]) -> str:
-    p50, p99 = percentile(values, 0.5) * 1000, percentile(values, 0.99) * 1000
-    return f"p50 {p50:7.2f} ms   p99 {p99:7.2f} ms"
 
 
 async def direct_first_text(client: httpx.AsyncClient, url: str) -> float:
