@@ -19,9 +19,9 @@ from collections.abc import Callable
 import msgspec
 import peewee
 
-from actors.providers.request import ModelRoute, ProviderType, Reasoning
+from actors.providers.request import NO_EFFORT, ModelRoute, ProviderType, Reasoning
 from actors.providers.secret import Secret
-from store.catalog import ModelRecord, ProviderConnection, model_route_parts
+from store.catalog import REASONING_EFFORTS, ModelRecord, ProviderConnection, model_route_parts
 from wire.errors import Code, ConnectError, protocol_error, provider_error_detail
 from wire.proto import agent_v1_pb2 as agent
 
@@ -31,8 +31,6 @@ ModelResolver = Callable[[agent.AgentRunRequest], ModelRoute]
 _BOOLEANS = {"true": True, "false": False}
 _CONTEXT = re.compile(r"([0-9]+)([km]?)", re.IGNORECASE)
 _CONTEXT_SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
-# Effort values that mean "no effort requested".
-_NO_EFFORT = ("", "none")
 
 
 class ModelSelectionError(Exception):
@@ -46,8 +44,8 @@ class ModelSelectionError(Exception):
 class Selection(msgspec.Struct, frozen=True):
     """What the RunRequest asks for, before the store is consulted.
 
-    ``effort_set`` tells an explicit ``effort``/``reasoning`` parameter (which may clear the
-    effort with ``none``) from no parameter at all (the stored default applies).
+    ``effort_set`` tells an explicit ``effort``/``reasoning`` parameter (``none`` asks for no
+    reasoning) from no parameter, or an empty one, at all (the stored default applies).
     """
 
     public_id: str
@@ -119,9 +117,10 @@ def read_selection(request: agent.AgentRunRequest) -> Selection:
     for parameter in requested.parameters:
         match parameter.id:
             case "effort" | "reasoning":
-                value = parameter.value.strip()
-                effort_set = True
-                effort = None if value.lower() in _NO_EFFORT else value
+                # An empty value is no parameter: the stored default stays.
+                if value := parameter.value.strip().lower():
+                    effort_set = True
+                    effort = value
             case "thinking":
                 reasoning = _boolean(parameter.id, parameter.value) or reasoning
             case "fast":
@@ -132,7 +131,7 @@ def read_selection(request: agent.AgentRunRequest) -> Selection:
                 raise _invalid(f"unsupported Cursor model parameter: {parameter.id!r}")
     return Selection(
         public_id=public_id,
-        reasoning=reasoning or effort is not None,
+        reasoning=reasoning or effort not in (None, NO_EFFORT),
         effort=effort,
         effort_set=effort_set,
         fast=fast,
@@ -153,7 +152,8 @@ def build_route(
     """The route for an enabled stored model with the request's settings applied; pure.
 
     Reasoning is on when the model enables it or the request asks for it; the request's
-    effort (or its explicit ``none``) replaces the stored default.
+    effort replaces the stored default, and effort ``none`` turns reasoning off. An effort the
+    provider's format does not take is refused here, never sent.
     """
     if not record.enabled:
         raise _unavailable(f"model {selection.public_id} ({record.display_name}) is disabled")
@@ -167,6 +167,14 @@ def build_route(
                 f"{provider.type!r}",
             )
         ) from None
+    effort = selection.effort if selection.effort_set else record.reasoning_effort
+    allowed = REASONING_EFFORTS[provider_type]
+    if effort is not None and effort not in allowed:
+        origin = "Cursor model parameter effort" if selection.effort_set else "stored effort"
+        raise _invalid(
+            f"{origin} {effort!r} is not one {provider.type} takes for model "
+            f"{selection.public_id}: use one of {', '.join(allowed)}"
+        )
     return ModelRoute(
         provider_id=provider.provider_id,
         provider_name=provider.name,
@@ -180,10 +188,11 @@ def build_route(
         max_output_tokens=record.max_output_tokens,
         context_window_tokens=_narrower(record.context_window_tokens, selection.context_tokens),
         reasoning=Reasoning(
-            enabled=record.reasoning_enabled or selection.reasoning,
-            effort=selection.effort if selection.effort_set else record.reasoning_effort,
+            enabled=effort != NO_EFFORT and (record.reasoning_enabled or selection.reasoning),
+            effort=effort,
         ),
         fast=selection.fast,
+        replay_reasoning=provider.replay_reasoning,
     )
 
 

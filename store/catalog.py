@@ -29,6 +29,14 @@ from store import urls
 
 PROVIDER_TYPES = ("openai-chat", "openai-responses", "anthropic")
 ANTHROPIC = "anthropic"
+# The reasoning efforts each format takes: OpenAI's ``ReasoningEffort`` enum, and Anthropic's
+# ``output_config.effort`` values. ``none`` asks for no reasoning (on Anthropic: no thinking).
+_OPENAI_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+REASONING_EFFORTS: dict[str, tuple[str, ...]] = {
+    "openai-chat": _OPENAI_EFFORTS,
+    "openai-responses": _OPENAI_EFFORTS,
+    ANTHROPIC: ("none", "low", "medium", "high", "xhigh", "max"),
+}
 OBSERVABILITY_KEY = "observability"
 
 # Custom header names whose values are never shown: these exact names (case-insensitive) and
@@ -110,6 +118,9 @@ class ProviderInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     base_url: str
     api_key: str | None = None
     headers: dict[str, str | None] | None = None
+    # Send a streamed reasoning text back (OpenAI Chat ``reasoning_content``); None keeps the
+    # stored value on update and means True on create.
+    replay_reasoning: bool | None = None
 
 
 class ProviderRecord(msgspec.Struct, frozen=True):
@@ -121,6 +132,7 @@ class ProviderRecord(msgspec.Struct, frozen=True):
     base_url: str
     has_api_key: bool
     headers: dict[str, str | None]
+    replay_reasoning: bool
     created_at: str
     updated_at: str
 
@@ -134,6 +146,7 @@ class ProviderConnection(msgspec.Struct, frozen=True):
     base_url: str
     api_key: str
     headers: dict[str, str]
+    replay_reasoning: bool = True
 
     def __repr__(self) -> str:
         return (
@@ -210,6 +223,7 @@ def _build_tables(db: peewee.Database) -> _Tables:
         base_url = peewee.TextField()
         api_key = peewee.TextField()
         headers_json = peewee.TextField()
+        replay_reasoning = peewee.BooleanField(default=True)
         created_at_ms = peewee.BigIntegerField()
         updated_at_ms = peewee.BigIntegerField()
 
@@ -289,6 +303,7 @@ def _provider_record(row: Any) -> ProviderRecord:
         base_url=row.base_url,
         has_api_key=bool(row.api_key),
         headers=_redacted(_stored_headers(row)),
+        replay_reasoning=bool(row.replay_reasoning),
         created_at=iso_utc(row.created_at_ms),
         updated_at=iso_utc(row.updated_at_ms),
     )
@@ -372,6 +387,7 @@ def _connection(row: Any) -> ProviderConnection:
         base_url=row.base_url,
         api_key=row.api_key,
         headers=_stored_headers(row),
+        replay_reasoning=bool(row.replay_reasoning),
     )
 
 
@@ -383,6 +399,7 @@ def create_provider(db: peewee.Database, data: ProviderInput) -> ProviderRecord:
         "base_url": _check_base_url(data.base_url),
         "api_key": _check_api_key(data.api_key or ""),
         "headers_json": msgspec.json.encode(_merge_headers(data.headers or {})).decode(),
+        "replay_reasoning": data.replay_reasoning is not False,
     }
     provider = _tables(db).provider
     stamp = now_ms()
@@ -420,6 +437,8 @@ def update_provider(db: peewee.Database, provider_id: int, data: ProviderInput) 
         if api_key is not None:
             row.api_key = api_key
         row.headers_json = msgspec.json.encode(headers).decode()
+        if data.replay_reasoning is not None:
+            row.replay_reasoning = data.replay_reasoning
         row.updated_at_ms = now_ms()
         row.save()
     return _provider_record(row)
@@ -511,6 +530,7 @@ def model_route_parts(
         base_url,
         api_key,
         headers_json,
+        replay_reasoning,
     ) = row
     record = ModelRecord(
         public_id=public,
@@ -533,6 +553,7 @@ def model_route_parts(
         base_url=base_url,
         api_key=api_key,
         headers=msgspec.json.decode(headers_json, type=dict[str, str]),
+        replay_reasoning=bool(replay_reasoning),
     )
     return record, connection
 
@@ -540,7 +561,8 @@ def model_route_parts(
 _ROUTE_SQL = (
     'SELECT m."public_id", m."provider_id", m."model_id", m."display_name", m."enabled", '
     'm."sort_order", m."max_output_tokens", m."context_window_tokens", m."reasoning_enabled", '
-    'm."reasoning_effort", p."name", p."type", p."base_url", p."api_key", p."headers_json" '
+    'm."reasoning_effort", p."name", p."type", p."base_url", p."api_key", p."headers_json", '
+    'p."replay_reasoning" '
     'FROM "models" AS m JOIN "providers" AS p ON p."id" = m."provider_id" '
     'WHERE m."public_id" = {param}'
 )
@@ -567,9 +589,14 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
         value = getattr(item, field)
         if value is not None and (isinstance(value, bool) or value < 1):
             raise Invalid(f"{prefix}.{field}", "must be a positive integer")
-    effort = item.reasoning_effort
-    if effort is not None and not effort.strip():
-        raise Invalid(f"{prefix}.reasoning_effort", "must be null or a non-empty string")
+    effort = None if item.reasoning_effort is None else item.reasoning_effort.strip().lower()
+    allowed = REASONING_EFFORTS.get(provider_type, ())
+    if effort is not None and effort not in allowed:
+        raise Invalid(
+            f"{prefix}.reasoning_effort",
+            f"must be null (the provider's default) or one of {', '.join(allowed)} "
+            f"for an {provider_type} provider, got {item.reasoning_effort!r}",
+        )
     if provider_type == ANTHROPIC and item.enabled and item.max_output_tokens is None:
         raise Invalid(
             f"{prefix}.max_output_tokens",
@@ -579,7 +606,7 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
         item,
         model_id=model_id,
         display_name=display_name,
-        reasoning_effort=None if effort is None else effort.strip(),
+        reasoning_effort=effort,
     )
 
 

@@ -580,3 +580,17 @@ def chain_digests_and_checkpoint_states(db: peewee.Database) -> None:
             primary_key = peewee.CompositeKey("conversation", "roots_digest")
 
     db.create_tables([CheckpointState], safe=True)
+
+
+@migration(5)
+def provider_replay_reasoning(db: peewee.Database) -> None:
+    """``providers.replay_reasoning``: whether a streamed reasoning text (OpenAI Chat
+    ``reasoning_content``) is sent back to the provider that streamed it. On by default, as it
+    was before the column existed; a user whose server refuses unknown message keys turns it
+    off. Re-runnable: the column is added only if missing.
+    """
+    if "replay_reasoning" in {column.name for column in db.get_columns("providers")}:
+        return
+    db.execute_sql(
+        'ALTER TABLE "providers" ADD COLUMN "replay_reasoning" BOOLEAN NOT NULL DEFAULT TRUE'
+    )

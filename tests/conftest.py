@@ -14,6 +14,7 @@ from aiohttp import web
 from store import Store, connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.database import open_database
+from tests.support import fake_provider
 from tests.support.fake_cursor import FakeCursor
 from tests.support.fake_provider import FakeProvider
 from tests.support.postgres import postgres_url_or_skip
@@ -28,6 +29,20 @@ TEST_LIMITS = EdgeLimits(
     tombstone_ttl_s=60.0,
     heartbeat_interval_s=0.2,
 )
+
+
+@pytest.fixture(autouse=True)
+def provider_bodies_conform() -> Iterator[None]:
+    """Fail a test whose run made the server send a body that breaks its format's published
+    request schema (the fake provider checks each one it receives)."""
+    before = len(fake_provider.NONCONFORMING)
+    yield
+    problems = fake_provider.NONCONFORMING[before:]
+    if problems:
+        pytest.fail(
+            "provider request bodies do not conform:\n" + "\n".join(problems[:20]),
+            pytrace=False,
+        )
 
 
 @pytest.fixture

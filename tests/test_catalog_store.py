@@ -12,8 +12,9 @@ import peewee
 import pytest
 
 from actors.providers.request import ProviderType
-from store import Store, connect_store
+from store import Store, apply_migrations, connect_store, open_database
 from store import catalog as cat
+from store.migrations import provider_replay_reasoning, registered_migrations
 from store.urls import InvalidBaseUrl, InvalidModelId, normalize_base_url, public_model_id
 
 # --- pure functions ----------------------------------------------------------------------------
@@ -352,3 +353,29 @@ def test_observability_defaults_and_partial_updates(db: peewee.Database) -> None
     with pytest.raises(cat.Invalid, match="verbose"):
         cat.update_observability(db, verbose=1)  # type: ignore[arg-type]
     assert cat.get_observability(db) == cat.ObservabilitySettings(True, 7)
+
+
+def test_migration_5_keeps_reasoning_replay_on_for_existing_providers(db_url: str) -> None:
+    """A provider saved before ``replay_reasoning`` existed keeps replaying (as it did), a
+    second run of the migration changes nothing, and the setting reaches the route."""
+    db = open_database(db_url)
+    try:
+        apply_migrations(db, registered_migrations()[:4])
+        p = db.param
+        db.execute_sql(
+            "INSERT INTO providers (name, type, base_url, api_key, headers_json, created_at_ms, "
+            f"updated_at_ms) VALUES ({p}, {p}, {p}, {p}, {p}, 0, 0)",
+            ("old", "openai-chat", "http://h/v1", "", "{}"),
+        )
+        assert apply_migrations(db) == [5]
+        provider_replay_reasoning(db)  # re-runnable
+        (old,) = cat.list_providers(db)
+        assert old.replay_reasoning is True
+        data = cat.ProviderInput(name="old", type="openai-chat", base_url="http://h/v1")
+        cat.update_provider(db, old.id, msgspec.structs.replace(data, replay_reasoning=False))
+        cat.save_models(db, old.id, [cat.ModelInput(model_id="m", display_name="M")])
+        (model,) = cat.all_models(db)
+        parts = cat.model_route_parts(db, model.public_id)
+        assert parts is not None and parts[1].replay_reasoning is False
+    finally:
+        db.close()

@@ -66,6 +66,10 @@ def assert_error(response: httpx.Response, status: int, code: str, *fragments: s
         assert fragment in body["message"], body["message"]
 
 
+def body_without(body: dict[str, Any], key: str = "replay_reasoning") -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k != key}
+
+
 def model(model_id: str, **fields: Any) -> dict[str, Any]:
     return {"model_id": model_id, "display_name": model_id.upper(), **fields}
 
@@ -82,10 +86,12 @@ async def test_provider_crud_statuses(console: Console) -> None:
         "base_url",
         "has_api_key",
         "headers",
+        "replay_reasoning",
         "created_at",
         "updated_at",
     }
     assert created["name"] == "Main"
+    assert created["replay_reasoning"] is True
     assert created["has_api_key"] is True
     assert created["headers"] == {}
     assert created["created_at"].endswith("Z")
@@ -104,6 +110,13 @@ async def test_provider_crud_statuses(console: Console) -> None:
         "anthropic",
         True,
     )
+    # replay_reasoning: absent keeps it, false turns it off and is kept on the next update.
+    off = {"name": "New", "type": "anthropic", "base_url": "http://h", "replay_reasoning": False}
+    assert (await console.call("PUT", f"/providers/{pid}", json=off)).json()[
+        "replay_reasoning"
+    ] is False
+    kept = await console.call("PUT", f"/providers/{pid}", json=body_without(off))
+    assert kept.json()["replay_reasoning"] is False
     deleted = await console.call("DELETE", f"/providers/{pid}")
     assert deleted.status_code == 204
     assert deleted.content == b""
@@ -288,8 +301,21 @@ async def test_model_validation(console: Console) -> None:
         ({"model_id": "m"}, "display_name"),
         (model("m", enabled="yes"), "enabled"),
         (model("m", extra=1), "extra"),
+        (model("m", reasoning_effort="hihg"), "models[0].reasoning_effort"),
+        (model("m", reasoning_effort=" "), "none, minimal, low, medium, high, xhigh, max"),
     ):
         assert_error(await console.save(chat, bad), 422, "invalid_argument", fragment)
+    minimal = model("claude-y", max_output_tokens=64, reasoning_effort="minimal")
+    assert_error(
+        await console.save(anthropic, minimal),
+        422,
+        "invalid_argument",
+        "models[0].reasoning_effort",
+        "none, low, medium, high, xhigh, max for an anthropic provider",
+    )
+    shouted = await console.save(chat, model("loud", reasoning_effort=" HIGH "))
+    assert shouted.json()[0]["reasoning_effort"] == "high"
+    assert (await console.call("DELETE", f"/models/{shouted.json()[0]['public_id']}")).is_success
     duplicate = await console.save(chat, model("m"), model(" m "))
     assert_error(duplicate, 422, "invalid_argument", "models[1].model_id")
     assert [m["model_id"] for m in (await console.call("GET", "/models")).json()] == ["claude-x"]

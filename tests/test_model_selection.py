@@ -84,10 +84,11 @@ def test_no_model_selected_is_invalid_argument(request_: agent.AgentRunRequest) 
         ((), False, None, False),
         ((("effort", "high"),), True, "high", True),
         ((("reasoning", "medium"),), True, "medium", True),
-        ((("effort", "none"),), False, None, True),
-        ((("effort", "None"),), False, None, True),
-        ((("effort", ""),), False, None, True),
-        ((("effort", "high"), ("reasoning", "none")), False, None, True),
+        ((("effort", "none"),), False, "none", True),
+        ((("effort", "None"),), False, "none", True),
+        ((("effort", ""),), False, None, False),
+        ((("effort", "high"), ("reasoning", "none")), False, "none", True),
+        ((("effort", "high"), ("reasoning", "")), True, "high", True),
         ((("thinking", "true"),), True, None, False),
         ((("thinking", "false"),), False, None, False),
     ],
@@ -99,6 +100,7 @@ def test_no_model_selected_is_invalid_argument(request_: agent.AgentRunRequest) 
         "effort-None",
         "effort-empty",
         "last-wins",
+        "empty-ignored",
         "thinking-true",
         "thinking-false",
     ],
@@ -245,10 +247,26 @@ def test_stored_reasoning_defaults_and_request_overrides(store: Store) -> None:
     assert resolve(store, run_request(public_id)).reasoning == Reasoning(True, "medium")
     high = resolve(store, run_request(public_id, ("effort", "high")))
     assert high.reasoning == Reasoning(True, "high")
+    # Effort none means no reasoning at all, also on a model that stores reasoning on.
     cleared = resolve(store, run_request(public_id, ("reasoning", "none")))
-    assert cleared.reasoning == Reasoning(True, None)
+    assert cleared.reasoning == Reasoning(False, "none")
+    # An empty effort is no parameter: the stored default applies.
+    assert resolve(store, run_request(public_id, ("effort", " "))).reasoning == Reasoning(
+        True, "medium"
+    )
     # thinking=false asks for nothing: the stored model still reasons.
     assert resolve(store, run_request(public_id, ("thinking", "false"))).reasoning.enabled
+
+
+def test_an_effort_the_format_does_not_take_is_refused(store: Store) -> None:
+    (public_id,) = add_models(store, ModelInput(model_id="plain", display_name="Plain"))
+    with pytest.raises(ModelSelectionError) as raised:
+        resolve(store, run_request(public_id, ("effort", "hihg")))
+    error = raised.value.error
+    assert error.code is Code.INVALID_ARGUMENT
+    assert "'hihg'" in error.message and "none, minimal, low, medium, high" in error.message
+    # Case is not a typo.
+    assert resolve(store, run_request(public_id, ("effort", "HIGH"))).reasoning.effort == "high"
 
 
 def test_request_reasoning_on_a_plain_model(store: Store) -> None:

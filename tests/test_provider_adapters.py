@@ -41,7 +41,7 @@ from actors.providers.events import (
     UsageReported,
 )
 from actors.providers.grammar import CallResult, StreamGrammar
-from actors.providers.openai_chat import OpenAiChatAdapter
+from actors.providers.openai_chat import OpenAiChatAdapter, origin
 from actors.providers.openai_responses import OpenAiResponsesAdapter
 from actors.providers.request import (
     AssistantMessage,
@@ -162,7 +162,7 @@ async def exchange(
     adapter = adapter_for(provider_type)
     route = route or make_route(provider_type, fake.base_url)
     call = adapter.build_call(request or make_request(), route)
-    decoder = adapter.new_decoder()
+    decoder = adapter.new_decoder(route)
     outcome = Outcome()
     async with (
         httpx.AsyncClient(timeout=5.0) as client,
@@ -265,7 +265,12 @@ async def test_chat_thinking_is_reasoning_content(fake: FakeProvider) -> None:
         CallStarted(MODEL_CALL_ID),
         *THINKING,
         *OK_TEXT,
-        ReplayStateReported(ReplayState("openai_chat", {"reasoning_content": "why"})),
+        ReplayStateReported(
+            ReplayState(
+                "openai_chat",
+                {"reasoning_content": "why", "origin": origin(make_route(CHAT, fake.base_url))},
+            )
+        ),
         CallDone(FinishReason.STOP),
     ]
 
@@ -398,7 +403,9 @@ async def test_parallel_tool_calls_split_at_byte_boundaries(
 
 
 def decode_all(provider_type: ProviderType, chunks: list[bytes]) -> list[ProviderEvent]:
-    decoder = adapter_for(provider_type).new_decoder()
+    decoder = adapter_for(provider_type).new_decoder(
+        make_route(provider_type, "http://127.0.0.1:9/v1")
+    )
     events: list[ProviderEvent] = []
     for chunk in chunks:
         events.extend(decoder.feed(chunk))
@@ -842,7 +849,8 @@ async def test_chat_text_only_user_message_is_a_string(fake: FakeProvider) -> No
 async def test_responses_body(fake: FakeProvider) -> None:
     body = (await sent(fake, RESPONSES)).json
     assert body["store"] is False
-    assert body["include"] == ["reasoning.encrypted_content"]
+    # No reasoning asked for and none to replay: a model without reasoning may refuse include.
+    assert "include" not in body
     assert body["instructions"] == "You are terse."
     assert "reasoning" not in body and "max_output_tokens" not in body
     assert body["tools"] == [
@@ -861,10 +869,62 @@ async def test_responses_body(fake: FakeProvider) -> None:
             "content": [
                 {"type": "input_text", "text": "What is in "},
                 {"type": "input_text", "text": "this picture?"},
-                {"type": "input_image", "image_url": "data:image/png;base64,AQID"},
+                {
+                    "type": "input_image",
+                    "image_url": "data:image/png;base64,AQID",
+                    "detail": "auto",
+                },
             ],
         }
     ]
+
+
+async def test_responses_assistant_text_is_an_easy_input_message(fake: FakeProvider) -> None:
+    request = make_request(
+        (*HISTORY, AssistantMessage(text="It is a cat."), UserMessage((TextPart("Sure?"),)))
+    )
+    body = (await sent(fake, RESPONSES, request)).json
+    assert body["input"][1:] == [
+        {"role": "assistant", "content": "It is a cat."},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Sure?"}]},
+    ]
+
+
+async def test_responses_include_follows_reasoning(fake: FakeProvider) -> None:
+    asked = (await sent(fake, RESPONSES, reasoning=Reasoning(enabled=True))).json
+    assert asked["include"] == ["reasoning.encrypted_content"]
+    # Reasoning off, but a reasoning item is replayed: its successor must be encrypted too.
+    item = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "opaque"}
+    replay = ReplayState("openai_responses", {"items": [item]})
+    history = (*HISTORY, AssistantMessage(text="a", replay=replay), UserMessage((TextPart("b"),)))
+    replaying = (await sent(fake, RESPONSES, make_request(history))).json
+    assert replaying["include"] == ["reasoning.encrypted_content"]
+    assert "reasoning" not in replaying
+    assert item in replaying["input"]
+
+
+async def test_responses_reasoning_item_without_encrypted_content_is_not_kept(
+    fake: FakeProvider,
+) -> None:
+    # Without encrypted_content the item's id would name a stored item, and store is false:
+    # replaying it would fail the next call.
+    outcome = await play(fake, RESPONSES, responses_events(thinking=["wh", "y"], text=["ok"]))
+    assert outcome.failure is None
+    assert not [e for e in outcome.events if isinstance(e, ReplayStateReported)]
+    assert outcome.result.thinking == "why"
+
+
+@pytest.mark.parametrize("provider_type", ALL)
+async def test_effort_none_asks_for_no_reasoning(
+    fake: FakeProvider, provider_type: ProviderType
+) -> None:
+    body = (await sent(fake, provider_type, reasoning=Reasoning(False, "none"))).json
+    if provider_type is CHAT:
+        assert body["reasoning_effort"] == "none"
+    elif provider_type is RESPONSES:
+        assert body["reasoning"] == {"effort": "none"} and "include" not in body
+    else:  # the Messages API has no "none" effort: no thinking and no effort at all
+        assert "thinking" not in body and "output_config" not in body
 
 
 async def test_responses_reasoning_never_invents_an_effort(fake: FakeProvider) -> None:
@@ -1072,6 +1132,33 @@ async def test_another_providers_replay_is_not_sent(
     assert b"earlier answer" in body
 
 
+def chat_replay(**value: str) -> tuple[ProjectedMessage, ...]:
+    call = ToolCall(index=0, call_id="call_1", name="read_file", arguments_json="{}")
+    assistant = AssistantMessage(replay=ReplayState("openai_chat", value), calls=(call,))
+    return (*HISTORY, assistant, ToolResultMessage("call_1", "read_file", "contents"))
+
+
+async def test_chat_reasoning_goes_back_only_to_the_endpoint_that_streamed_it(
+    fake: FakeProvider,
+) -> None:
+    here = origin(make_route(CHAT, fake.base_url + "/"))
+    mine = await sent(fake, CHAT, make_request(chat_replay(reasoning_content="r", origin=here)))
+    assert mine.json["messages"][2]["reasoning_content"] == "r"
+    other = chat_replay(reasoning_content="r", origin="0123456789abcdef")
+    assert b"reasoning_content" not in (await sent(fake, CHAT, make_request(other))).body
+    # A state from before origins existed is replayed, as it was then.
+    legacy = chat_replay(reasoning_content="r")
+    assert b"reasoning_content" in (await sent(fake, CHAT, make_request(legacy))).body
+
+
+async def test_chat_reasoning_replay_can_be_turned_off_per_provider(fake: FakeProvider) -> None:
+    here = origin(make_route(CHAT, fake.base_url + "/"))
+    request = make_request(chat_replay(reasoning_content="r", origin=here))
+    off = await sent(fake, CHAT, request, replay_reasoning=False)
+    assert b"reasoning_content" not in off.body
+    assert off.json["messages"][2]["tool_calls"][0]["id"] == "call_1"
+
+
 @pytest.mark.parametrize("provider_type", ALL)
 def test_malformed_own_replay_state_is_refused(provider_type: ProviderType) -> None:
     kind = {CHAT: "openai_chat", RESPONSES: "openai_responses", ANTHROPIC: "anthropic"}
@@ -1110,6 +1197,7 @@ async def test_anthropic_merges_consecutive_same_role_messages(fake: FakeProvide
 
 
 async def test_fake_notices_a_client_leaving_while_it_hangs(fake: FakeProvider) -> None:
+    fake.check_bodies = False  # a test of the fake itself, with a made-up body
     fake.enqueue(Script.hang_before_headers())
     async with httpx.AsyncClient() as client:
         task = asyncio.create_task(client.post(f"{fake.base_url}/messages", json={"a": 1}))
@@ -1121,6 +1209,7 @@ async def test_fake_notices_a_client_leaving_while_it_hangs(fake: FakeProvider) 
 
 
 async def test_fake_notices_a_client_leaving_a_stalled_stream(fake: FakeProvider) -> None:
+    fake.check_bodies = False  # a test of the fake itself, with a made-up body
     fake.enqueue(Script.stall(after_events=1, events=chat_events(text=["x"])))
     async with httpx.AsyncClient() as client:
         request = client.build_request("POST", f"{fake.base_url}/chat/completions", json={})

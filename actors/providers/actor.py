@@ -125,7 +125,7 @@ class ProviderActor(pykka.ThreadingActor):
             self._fail(failure)
             return
         self._adapter = adapter
-        self._decoder = adapter.new_decoder()
+        self._decoder = adapter.new_decoder(route)
         self._started = time.monotonic()
         self._future = self._deps.tasks.submit(
             stream_call(self._deps.client, http_call, self._deps.limits, self.actor_ref.tell)

@@ -49,6 +49,7 @@ from actors.providers.events import (
     UsageReported,
 )
 from actors.providers.request import (
+    NO_EFFORT,
     AssistantMessage,
     HttpCall,
     ImagePart,
@@ -102,10 +103,12 @@ class AnthropicAdapter:
                 {"name": t.name, "description": t.description, "input_schema": t.parameters}
                 for t in request.tools
             ]
-        if route.reasoning.enabled:
+        # Effort "none" means no thinking: the Messages API has no such effort value.
+        effort = route.reasoning.effort
+        if route.reasoning.enabled and effort != NO_EFFORT:
             body["thinking"] = {"type": "adaptive", "display": "summarized"}
-        if route.reasoning.effort is not None:
-            body["output_config"] = {"effort": route.reasoning.effort}
+        if effort is not None and effort != NO_EFFORT:
+            body["output_config"] = {"effort": effort}
         key = (("x-api-key", route.api_key.reveal()),) if route.api_key else ()
         auth = (*key, ("anthropic-version", API_VERSION))
         return HttpCall(
@@ -115,7 +118,7 @@ class AnthropicAdapter:
             body=encode_body(body),
         )
 
-    def new_decoder(self) -> AnthropicDecoder:
+    def new_decoder(self, route: ModelRoute) -> AnthropicDecoder:
         return AnthropicDecoder()
 
     def http_error(self, status: int, body: bytes, route: ModelRoute) -> ProviderFailure:

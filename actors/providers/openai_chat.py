@@ -1,9 +1,16 @@
 """OpenAI Chat Completions (``POST {base}/chat/completions``), also what most compatible
 servers speak. Reasoning is read from ``delta.reasoning_content`` and replayed in the same field.
+
+``reasoning_content`` is not in OpenAI's schema: DeepSeek and Kimi require it back on an
+assistant message with tool calls, while servers that refuse unknown message keys (OpenAI's own
+API, Mistral, Groq) answer 400 to it. So the replay state records which endpoint streamed it
+(``origin``, a digest of the base URL) and is sent back only to that endpoint, and only while
+the provider's ``replay_reasoning`` setting is on.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from actors.providers.adapter import (
@@ -51,6 +58,8 @@ from actors.providers.sse import ServerSentEvent
 
 NAME = "OpenAI Chat"
 REPLAY_KIND = "openai_chat"
+REASONING_KEY = "reasoning_content"
+ORIGIN_KEY = "origin"
 
 _FINISH = {
     "stop": FinishReason.STOP,
@@ -67,7 +76,7 @@ class OpenAiChatAdapter:
         check_route(NAME, route)
         body: dict[str, Any] = {
             "model": route.model_id,
-            "messages": _messages(request),
+            "messages": _messages(request, route),
             "stream": True,
             # Without it the stream carries no token counts at all.
             "stream_options": {"include_usage": True},
@@ -96,14 +105,34 @@ class OpenAiChatAdapter:
             body=encode_body(body),
         )
 
-    def new_decoder(self) -> ChatDecoder:
-        return ChatDecoder()
+    def new_decoder(self, route: ModelRoute) -> ChatDecoder:
+        return ChatDecoder(origin(route))
 
     def http_error(self, status: int, body: bytes, route: ModelRoute) -> ProviderFailure:
         return http_failure(NAME, status, body, route)
 
 
-def _messages(request: LlmRequest) -> list[dict[str, Any]]:
+def origin(route: ModelRoute) -> str:
+    """Which endpoint streamed a reasoning text: 16 hex digits of SHA-256 of the base URL (the
+    URL itself stays out of the conversation state, which the editor keeps too)."""
+    return hashlib.sha256(route.base_url.encode()).hexdigest()[:16]
+
+
+def _replayed_reasoning(message: AssistantMessage, route: ModelRoute) -> str | None:
+    """The reasoning text to send back with ``message``, if this endpoint streamed it.
+
+    A state recorded before origins existed has none; it came from an OpenAI Chat provider of
+    the same conversation and is replayed as it always was.
+    """
+    state = message.replay
+    reasoning = replay_value(NAME, state, REPLAY_KIND, REASONING_KEY, str)
+    if state is None or reasoning is None or not route.replay_reasoning:
+        return None
+    source = state.value.get(ORIGIN_KEY)
+    return reasoning if source is None or source == origin(route) else None
+
+
+def _messages(request: LlmRequest, route: ModelRoute) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if request.instructions:
         out.append({"role": "system", "content": request.instructions})
@@ -112,7 +141,7 @@ def _messages(request: LlmRequest) -> list[dict[str, Any]]:
             case UserMessage(parts=parts):
                 out.append({"role": "user", "content": _user_content(parts)})
             case AssistantMessage():
-                out.append(_assistant(message))
+                out.append(_assistant(message, _replayed_reasoning(message, route)))
             case ToolResultMessage(call_id=call_id, content=content):
                 out.append({"role": "tool", "tool_call_id": call_id, "content": content})
             case _:
@@ -134,15 +163,14 @@ def _user_content(parts: tuple[TextPart | ImagePart, ...]) -> str | list[dict[st
     return content
 
 
-def _assistant(message: AssistantMessage) -> dict[str, Any]:
+def _assistant(message: AssistantMessage, reasoning: str | None) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "role": "assistant",
         # null, not "", beside tool calls: some compatible servers refuse an empty string.
         "content": message.text if message.text or not message.calls else None,
     }
-    reasoning = replay_value(NAME, message.replay, REPLAY_KIND, "reasoning_content", str)
     if reasoning is not None:
-        entry["reasoning_content"] = reasoning
+        entry[REASONING_KEY] = reasoning
     if message.calls:
         entry["tool_calls"] = [
             {
@@ -163,8 +191,9 @@ class ChatDecoder(SseJsonDecoder):
     name = NAME
     terminal = "[DONE]"
 
-    def __init__(self) -> None:
+    def __init__(self, origin: str) -> None:
         super().__init__()
+        self._origin = origin
         self._text_open = False
         self._thinking_open = False
         self._reasoning: list[str] = []
@@ -276,7 +305,8 @@ class ChatDecoder(SseJsonDecoder):
         if self._usage is not None:
             out.append(UsageReported(self._usage))
         if self._reasoning:
-            state = ReplayState(REPLAY_KIND, {"reasoning_content": "".join(self._reasoning)})
+            value = {REASONING_KEY: "".join(self._reasoning), ORIGIN_KEY: self._origin}
+            state = ReplayState(REPLAY_KIND, value)
             out.append(ReplayStateReported(state))
         out.append(CallDone(self._finish))
         self.finished = True

@@ -3,7 +3,14 @@
 We send ``store: false`` and never ``previous_response_id``: the conversation lives in our own
 store, every request carries the whole history, and nothing is kept at the provider. Reasoning
 survives between calls because we ask for ``reasoning.encrypted_content`` and send the reasoning
-items back verbatim.
+items back verbatim; a reasoning item without it cannot be replayed statelessly (its id refers
+to nothing stored), so it is not kept.
+
+Bodies conform to OpenAI's published ``CreateResponse`` schema, which servers validating against
+the SDK's types (vLLM, gateways) enforce: replayed assistant text is the easy input message form
+(``{"role": "assistant", "content": text}``), image parts carry ``detail``, and ``include`` is
+sent only when reasoning is asked for or a reasoning item is replayed (a model without reasoning
+may refuse it).
 """
 
 from __future__ import annotations
@@ -43,10 +50,12 @@ from actors.providers.events import (
     UsageReported,
 )
 from actors.providers.request import (
+    NO_EFFORT,
     AssistantMessage,
     HttpCall,
     LlmRequest,
     ModelRoute,
+    Reasoning,
     TextPart,
     ToolResultMessage,
     UserMessage,
@@ -55,6 +64,7 @@ from actors.providers.sse import ServerSentEvent
 
 NAME = "OpenAI Responses"
 REPLAY_KIND = "openai_responses"
+ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
 _THINKING_DELTAS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
 _THINKING_DONES = ("response.reasoning_summary_text.done", "response.reasoning_text.done")
@@ -65,13 +75,16 @@ class OpenAiResponsesAdapter:
 
     def build_call(self, request: LlmRequest, route: ModelRoute) -> HttpCall:
         check_route(NAME, route)
+        items = _input(request)
         body: dict[str, Any] = {
             "model": route.model_id,
-            "input": _input(request),
+            "input": items,
             "stream": True,
             "store": False,
-            "include": ["reasoning.encrypted_content"],
         }
+        reasoning = _reasoning(route.reasoning)
+        if reasoning is not None or any(item.get("type") == "reasoning" for item in items):
+            body["include"] = [ENCRYPTED_REASONING]
         if request.instructions:
             body["instructions"] = request.instructions
         if request.tools:
@@ -87,11 +100,10 @@ class OpenAiResponsesAdapter:
             ]
         if route.max_output_tokens is not None:
             body["max_output_tokens"] = route.max_output_tokens
-        reasoning = route.reasoning
-        if reasoning.enabled or reasoning.effort is not None:
-            body["reasoning"] = {"summary": "auto"}
-            if reasoning.effort is not None:
-                body["reasoning"]["effort"] = reasoning.effort
+        if reasoning is not None:
+            body["reasoning"] = reasoning
+        elif route.reasoning.effort == NO_EFFORT:
+            body["reasoning"] = {"effort": NO_EFFORT}
         auth = bearer_auth(route)
         return HttpCall(
             method="POST",
@@ -100,11 +112,21 @@ class OpenAiResponsesAdapter:
             body=encode_body(body),
         )
 
-    def new_decoder(self) -> ResponsesDecoder:
+    def new_decoder(self, route: ModelRoute) -> ResponsesDecoder:
         return ResponsesDecoder()
 
     def http_error(self, status: int, body: bytes, route: ModelRoute) -> ProviderFailure:
         return http_failure(NAME, status, body, route)
+
+
+def _reasoning(reasoning: Reasoning) -> dict[str, Any] | None:
+    """The ``reasoning`` object when reasoning is asked for (effort ``none`` asks for none)."""
+    if reasoning.effort == NO_EFFORT or not (reasoning.enabled or reasoning.effort is not None):
+        return None
+    asked: dict[str, Any] = {"summary": "auto"}
+    if reasoning.effort is not None:
+        asked["effort"] = reasoning.effort
+    return asked
 
 
 def _input(request: LlmRequest) -> list[dict[str, Any]]:
@@ -119,7 +141,8 @@ def _input(request: LlmRequest) -> list[dict[str, Any]]:
                             content.append({"type": "input_text", "text": part.text})
                     else:
                         url = data_url(part.mime_type, part.data)
-                        content.append({"type": "input_image", "image_url": url})
+                        # "auto" is the API's default; the schema requires the field.
+                        content.append({"type": "input_image", "image_url": url, "detail": "auto"})
                 if content:
                     items.append({"type": "message", "role": "user", "content": content})
             case AssistantMessage():
@@ -137,13 +160,9 @@ def _assistant(message: AssistantMessage) -> list[dict[str, Any]]:
         replay_value(NAME, message.replay, REPLAY_KIND, "items", list) or ()
     )
     if message.text:
-        items.append(
-            {
-                "type": "message",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": message.text}],
-            }
-        )
+        # The easy input form: an output message would need an id and a status we never had
+        # (the call was not stored), and output_text is not an input content type.
+        items.append({"role": "assistant", "content": message.text})
     items.extend(
         {
             "type": "function_call",
@@ -242,8 +261,10 @@ class ResponsesDecoder(SseJsonDecoder):
     def _item_done(self, data: dict[str, Any], out: list[ProviderEvent]) -> None:
         item = self.obj(data, "item", "response.output_item.done")
         if item.get("type") == "reasoning":
-            # Kept whole: id, summary and encrypted_content go back verbatim next time.
-            self._reasoning_items.append(item)
+            # Kept whole: id, summary and encrypted_content go back verbatim next time. Without
+            # encrypted_content its id would refer to a stored item, and nothing is stored.
+            if item.get("encrypted_content"):
+                self._reasoning_items.append(item)
         elif item.get("type") == "function_call":
             index = self.integer(data, "output_index", "response.output_item.done")
             if index in self._open_tools:

@@ -83,8 +83,16 @@ class LlmRequest(msgspec.Struct, frozen=True):
     messages: tuple[ProjectedMessage, ...]
 
 
+# The effort that asks for no reasoning at all (OpenAI's ``none``; Anthropic: no thinking).
+NO_EFFORT = "none"
+
+
 class Reasoning(msgspec.Struct, frozen=True):
-    """Whether to ask for reasoning and with which effort (never made up when absent)."""
+    """Whether to ask for reasoning and with which effort (never made up when absent).
+
+    ``effort`` None leaves it to the provider's default; ``NO_EFFORT`` asks for no reasoning
+    (and then ``enabled`` is False). Any other value is one the route's format accepts.
+    """
 
     enabled: bool = False
     effort: str | None = None
@@ -109,6 +117,8 @@ class ModelRoute(msgspec.Struct, frozen=True):
     context_window_tokens: int | None = None
     reasoning: Reasoning = Reasoning()
     fast: bool = False
+    # Send a streamed reasoning text back to the endpoint that streamed it (OpenAI Chat only).
+    replay_reasoning: bool = True
 
 
 class HttpCall(msgspec.Struct, frozen=True):

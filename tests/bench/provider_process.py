@@ -27,7 +27,7 @@ def _serve(conn: Connection) -> None:
 async def _serve_async(conn: Connection) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    async with FakeProvider() as fake:
+    async with FakeProvider(check_bodies=False) as fake:
         conn.send(fake.base_url)
 
         def answer(command: str, payload: Any) -> None:

@@ -182,7 +182,7 @@ async def main() -> None:
                         actor.append(DELTAS / elapsed)
                     p, a = statistics.median(plain), statistics.median(actor)
                     print(f"{provider_type:18} {p:12.0f} {a:12.0f} {a / p:7.2f}")
-            async with FakeProvider() as fake, new_provider_client() as client:
+            async with FakeProvider(check_bodies=False) as fake, new_provider_client() as client:
                 deps = ProviderDeps(
                     recorder, LoopTasks(asyncio.get_running_loop()), client, CallLimits()
                 )

@@ -19,6 +19,12 @@ Routes, all under ``fake.base_url`` (``http://127.0.0.1:PORT/v1``):
   ``{"data":[…],"has_more":…,"first_id":…,"last_id":…}``. ``models_error = (status, body)``
   makes the listing fail instead.
 
+Every POSTed body is checked against its format's published request schema
+(``tests/support/request_schemas.py``): what breaks it is kept on the recorded request
+(``problems``) and in ``NONCONFORMING``, which the suite's autouse fixture turns into a failure
+of the test that made the server send it. So every test that reaches a provider is also a
+conformance test of the bodies we send.
+
 Every request (models listings included) is recorded in ``fake.requests`` in arrival order;
 ``fake.disconnected(i)`` is an ``asyncio.Event`` set when the client of request ``i`` closed
 its connection before the fake was done with it (observed while streaming, stalling or hanging).
@@ -37,6 +43,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from aiohttp import web
+
+from tests.support.request_schemas import request_problems
+
+# Every schema problem of a body any fake received in this process, in arrival order.
+NONCONFORMING: list[str] = []
 
 # How often a waiting handler looks at its connection to notice that the client went away.
 _DISCONNECT_POLL_S = 0.005
@@ -177,6 +188,8 @@ class RecordedRequest:
     headers: dict[str, str]
     body: bytes
     json: Any = None
+    # What breaks the endpoint's published request schema (tests/support/request_schemas.py).
+    problems: tuple[str, ...] = ()
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -197,10 +210,14 @@ class FakeProvider:
         *,
         models: Sequence[str] = ("fake-model",),
         models_style: Literal["openai", "anthropic"] = "openai",
+        check_bodies: bool = True,
     ) -> None:
         self.models: list[str] = list(models)
         self.models_style = models_style
         self.models_error: tuple[int, Any] | None = None
+        # Check every POSTed body against its format's request schema (the benchmarks, which
+        # time this process, turn it off).
+        self.check_bodies = check_bodies
         self.requests: list[RecordedRequest] = []
         # perf_counter() when each request arrived (benchmarks compare it with client times)
         self.request_times: list[float] = []
@@ -269,6 +286,10 @@ class FakeProvider:
             parsed = json.loads(body) if body else None
         except ValueError:
             parsed = None
+        problems = ()
+        if self.check_bodies and request.method == "POST":
+            problems = tuple(request_problems(request.path, parsed))
+            NONCONFORMING.extend(f"{request.path}: {problem}" for problem in problems)
         self.requests.append(
             RecordedRequest(
                 method=request.method,
@@ -277,6 +298,7 @@ class FakeProvider:
                 headers={k.lower(): v for k, v in request.headers.items()},
                 body=body,
                 json=parsed,
+                problems=problems,
             )
         )
         self._connections.append(_Connection())
