@@ -40,7 +40,6 @@ from actors.blob_sync import (
     b64,
 )
 from actors.blob_sync import start_blob_sync as start_blob_sync_actor
-from actors.bridge import LoopTasks
 from actors.checkpoint import (
     AssistantStep,
     CheckpointFailed,
@@ -54,6 +53,27 @@ from actors.checkpoint import (
     ThinkingStep,
     ToolCallStep,
     start_checkpoint_actor,
+)
+from actors.checkpoint_json import (
+    CheckpointJsonError,
+    PendingRound,
+    decode_pending,
+    decode_root,
+    hydrated_message_id,
+)
+from actors.checkpoint_state import CheckpointStateError
+from actors.conversation.events import (
+    FinishReason,
+    TextDelta,
+    TextEnded,
+    TextStarted,
+    ThinkingDelta,
+    ThinkingEnded,
+    ThinkingStarted,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    Usage,
+    UsageReported,
 )
 from actors.conversation.model import (
     AssistantContent,
@@ -69,7 +89,9 @@ from actors.conversation.model import (
     encode_message,
 )
 from actors.conversation.projection import project
+from actors.conversation.request import LlmRequest, ModelRoute
 from actors.history_cache import HistoryCache
+from actors.loop.bridge import LoopTasks
 from actors.messages import CancelRun
 from actors.providers.actor import (
     CancelProviderCall,
@@ -80,21 +102,7 @@ from actors.providers.actor import (
     start_provider_call,
 )
 from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.events import (
-    FinishReason,
-    TextDelta,
-    TextEnded,
-    TextStarted,
-    ThinkingDelta,
-    ThinkingEnded,
-    ThinkingStarted,
-    ToolCallArgumentsDelta,
-    ToolCallStarted,
-    Usage,
-    UsageReported,
-)
 from actors.providers.grammar import CallResult
-from actors.providers.request import LlmRequest, ModelRoute
 from actors.request_context import image_blob_ids, runtime_context, runtime_images
 from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
@@ -128,14 +136,6 @@ from store.conversations import (
     ToolRoundRecord,
     roots_digest,
 )
-from wire.checkpoint_json import (
-    CheckpointJsonError,
-    PendingRound,
-    decode_pending,
-    decode_root,
-    hydrated_message_id,
-)
-from wire.checkpoint_state import CheckpointStateError
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error, provider_error_detail
 from wire.exec_tools import (
     ExecContext,

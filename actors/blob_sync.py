@@ -7,8 +7,8 @@ wait for ``BlobsPersisted`` before publishing. Blobs the server lacks are fetche
 and checked against their id before they are stored.
 
 The mailbox never waits: an outstanding SET or GET is state, and its deadline arrives as a
-``KvDeadlinePassed`` message from a timer (``actors.timers``; on the server, the loop's timer
-heap through ``actors.bridge``). A rejected SET, a hash mismatch, a missed deadline or an
+``KvDeadlinePassed`` message from a timer (``actors.loop.timers``; on the server, the loop's timer
+heap through ``actors.loop.bridge``). A rejected SET, a hash mismatch, a missed deadline or an
 internal error puts the actor in a failed state: every waiting and every later request is
 answered with the same ``BlobSyncFailed``, and the owner (the SessionActor) ends the run with
 that error. Nothing is ever retried under a new KV id.
@@ -25,8 +25,8 @@ from typing import Protocol
 import msgspec
 import pykka
 
+from actors.loop.timers import Timer, Timers
 from actors.run_output import RunOutput
-from actors.timers import Timer, Timers
 from store import Store
 from store.blobs import InvalidBlobId, blob_id_of, check_blob_id
 from wire.connect import data_frame

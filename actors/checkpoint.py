@@ -20,18 +20,14 @@ import msgspec
 import pykka
 
 from actors.blob_sync import BlobsPersisted, BlobSyncFailed, PersistBlobs
-from actors.conversation.model import AssistantContent, CanonicalMessage
-from actors.providers.request import ToolSpec
-from actors.run_output import RunOutput
-from store.conversations import roots_digest
-from wire.checkpoint_json import (
+from actors.checkpoint_json import (
     CheckpointJsonError,
     encode_pending,
     encode_root,
     encode_system_root,
     regroup_rounds,
 )
-from wire.checkpoint_state import (
+from actors.checkpoint_state import (
     CheckpointStateError,
     assistant_step_blob,
     build_state,
@@ -42,6 +38,10 @@ from wire.checkpoint_state import (
     turn_blob,
     user_message_blob,
 )
+from actors.conversation.model import AssistantContent, CanonicalMessage
+from actors.conversation.request import ToolSpec
+from actors.run_output import RunOutput
+from store.conversations import roots_digest
 from wire.connect import data_frame
 from wire.errors import Code, ConnectError
 from wire.log import log_event

@@ -19,8 +19,8 @@ from collections.abc import Callable
 import msgspec
 import peewee
 
-from actors.providers.request import NO_EFFORT, ModelRoute, ProviderType, Reasoning
-from actors.providers.secret import Secret
+from actors.conversation.request import NO_EFFORT, ModelRoute, ProviderType, Reasoning
+from actors.conversation.secret import Secret
 from store.catalog import REASONING_EFFORTS, ModelRecord, ProviderConnection, model_route_parts
 from wire.errors import Code, ConnectError, protocol_error, provider_error_detail
 from wire.proto import agent_v1_pb2 as agent

@@ -28,7 +28,7 @@ from typing import Any
 
 import msgspec
 
-from actors.providers.request import ToolSpec
+from actors.conversation.request import ToolSpec
 from prompt.runtime_message import (
     PLACEHOLDER,
     RUNTIME_PLACEHOLDERS,

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from run import RunningServer, ServerConfig, start_server
 from store import Store, connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.database import open_database
@@ -19,7 +20,6 @@ from tests.support.fake_cursor import FakeCursor
 from tests.support.fake_provider import FakeProvider
 from tests.support.postgres import postgres_url_or_skip
 from wire.http.limits import EdgeLimits
-from wire.http.server import RunningServer, ServerConfig, start_server
 
 # Short time spans so expiry, retention and heartbeats are observable in a test.
 TEST_LIMITS = EdgeLimits(

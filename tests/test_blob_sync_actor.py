@@ -34,7 +34,7 @@ from actors.blob_sync import (
     b64,
     start_blob_sync,
 )
-from actors.bridge import LoopTasks
+from actors.loop.bridge import LoopTasks
 from store import Store, blob_id_of, connect_store
 from tests.support.actor_doubles import QUIET_S, WAIT_S, QueueListener, RecordingOutput
 from wire.errors import Code

@@ -11,7 +11,7 @@ import msgspec
 import peewee
 import pytest
 
-from actors.providers.request import ProviderType
+from actors.conversation.request import ProviderType
 from store import Store, apply_migrations, connect_store, open_database
 from store import catalog as cat
 from store.migrations import provider_replay_reasoning, registered_migrations

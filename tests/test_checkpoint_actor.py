@@ -34,6 +34,7 @@ from actors.checkpoint import (
     ToolCallStep,
     start_checkpoint_actor,
 )
+from actors.checkpoint_json import encode_root, encode_system_root
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -43,10 +44,9 @@ from actors.conversation.model import (
     TextPart,
     ToolCall,
 )
-from actors.providers.request import ToolSpec
+from actors.conversation.request import ToolSpec
 from store.conversations import roots_digest
 from tests.support.actor_doubles import WAIT_S, QueueListener, RecordingOutput
-from wire.checkpoint_json import encode_root, encode_system_root
 from wire.errors import Code, ConnectError
 from wire.interaction_updates import token_delta_frame, turn_ended_frame
 from wire.proto import agent_v1_pb2 as agent

@@ -13,20 +13,7 @@ import json
 
 import pytest
 
-from actors.conversation.model import (
-    AssistantContent,
-    CanonicalMessage,
-    ImagePart,
-    Origin,
-    PartsContent,
-    ReplayState,
-    Role,
-    TextPart,
-    ToolCall,
-    ToolResultContent,
-)
-from store.blobs import blob_id_of
-from wire.checkpoint_json import (
+from actors.checkpoint_json import (
     CheckpointJsonError,
     decode_pending,
     decode_root,
@@ -40,6 +27,19 @@ from wire.checkpoint_json import (
     root_messages_json,
     tool_identifier,
 )
+from actors.conversation.model import (
+    AssistantContent,
+    CanonicalMessage,
+    ImagePart,
+    Origin,
+    PartsContent,
+    ReplayState,
+    Role,
+    TextPart,
+    ToolCall,
+    ToolResultContent,
+)
+from store.blobs import blob_id_of
 
 MODEL = "gpt-test"
 REPLAY = ReplayState(

@@ -8,17 +8,7 @@ import msgspec
 import pytest
 from google.protobuf import unknown_fields
 
-from actors.conversation.model import (
-    AssistantContent,
-    CanonicalMessage,
-    Origin,
-    PartsContent,
-    Role,
-    TextPart,
-    ToolCall,
-    ToolResultContent,
-)
-from wire.checkpoint_state import (
+from actors.checkpoint_state import (
     BREAKDOWN_CATEGORIES,
     CheckpointStateError,
     assistant_step_blob,
@@ -34,6 +24,16 @@ from wire.checkpoint_state import (
     token_details,
     turn_blob,
     user_message_blob,
+)
+from actors.conversation.model import (
+    AssistantContent,
+    CanonicalMessage,
+    Origin,
+    PartsContent,
+    Role,
+    TextPart,
+    ToolCall,
+    ToolResultContent,
 )
 from wire.proto import agent_v1_pb2 as agent
 

@@ -8,6 +8,7 @@ import gzip
 import httpx
 import pytest
 
+from run import RunningServer
 from tests.conftest import TEST_LIMITS, StartServer
 from tests.support.fake_cursor import (
     FakeCursor,
@@ -18,7 +19,6 @@ from tests.support.fake_cursor import (
 )
 from tests.support.scripted_session import scripted_factory
 from wire.connect import encode_envelope
-from wire.http.server import RunningServer
 from wire.proto import agent_v1_pb2 as agent
 from wire.proto import aiserver_v1_pb2 as aiserver
 

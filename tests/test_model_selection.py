@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import pytest
 
+from actors.conversation.request import ModelRoute, ProviderType, Reasoning
+from actors.conversation.secret import Secret
 from actors.model_selection import (
     ModelSelectionError,
     StoreModelResolver,
     parse_context_tokens,
     read_selection,
 )
-from actors.providers.request import ModelRoute, ProviderType, Reasoning
-from actors.providers.secret import Secret
 from actors.session import AGENT_LOOP_UNAVAILABLE
 from store import Store
 from store.catalog import ModelInput, ModelRecord, ProviderInput, create_provider, save_models

@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 
+from actors.conversation import request as neutral
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -18,7 +19,6 @@ from actors.conversation.model import (
     ToolResultContent,
 )
 from actors.conversation.projection import ProjectionError, project
-from actors.providers import request as neutral
 
 REPLAY = ReplayState("anthropic", {"blocks": [{"type": "thinking", "signature": "s"}]})
 

@@ -19,7 +19,18 @@ import peewee
 import pykka
 import pytest
 
-from actors.bridge import LoopTasks
+from actors.conversation.events import (
+    CallDone,
+    CallStarted,
+    FinishReason,
+    ProviderEvent,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    Usage,
+    UsageReported,
+)
+from actors.conversation.request import LlmRequest, ModelRoute, TextPart, ToolSpec, UserMessage
+from actors.loop.bridge import LoopTasks
 from actors.model_selection import Selection, build_route
 from actors.providers.actor import (
     CancelProviderCall,
@@ -30,18 +41,7 @@ from actors.providers.actor import (
     start_provider_call,
 )
 from actors.providers.errors import FailureKind
-from actors.providers.events import (
-    CallDone,
-    CallStarted,
-    FinishReason,
-    ProviderEvent,
-    TextDelta,
-    ToolCallArgumentsDelta,
-    Usage,
-    UsageReported,
-)
 from actors.providers.recorder import CallRecorderActor, start_call_recorder
-from actors.providers.request import LlmRequest, ModelRoute, TextPart, ToolSpec, UserMessage
 from actors.providers.transport import CallLimits, new_provider_client
 from store import Store
 from store.catalog import (

@@ -18,10 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from actors.providers.adapter import adapter_for
-from actors.providers.anthropic import AnthropicAdapter
-from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.events import (
+from actors.conversation.events import (
     CallDone,
     CallStarted,
     FinishReason,
@@ -40,10 +37,7 @@ from actors.providers.events import (
     Usage,
     UsageReported,
 )
-from actors.providers.grammar import CallResult, StreamGrammar
-from actors.providers.openai_chat import OpenAiChatAdapter, origin
-from actors.providers.openai_responses import OpenAiResponsesAdapter
-from actors.providers.request import (
+from actors.conversation.request import (
     AssistantMessage,
     ImagePart,
     LlmRequest,
@@ -57,7 +51,13 @@ from actors.providers.request import (
     ToolSpec,
     UserMessage,
 )
-from actors.providers.secret import Secret
+from actors.conversation.secret import Secret
+from actors.providers.adapter import adapter_for
+from actors.providers.anthropic import AnthropicAdapter
+from actors.providers.errors import FailureKind, ProviderFailure
+from actors.providers.grammar import CallResult, StreamGrammar
+from actors.providers.openai_chat import OpenAiChatAdapter, origin
+from actors.providers.openai_responses import OpenAiResponsesAdapter
 from tests.support.fake_provider import (
     FakeProvider,
     FakeRedactedThinking,

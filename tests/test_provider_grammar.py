@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.events import (
+from actors.conversation.events import (
     CallDone,
     CallStarted,
     FinishReason,
@@ -24,8 +23,9 @@ from actors.providers.events import (
     Usage,
     UsageReported,
 )
+from actors.conversation.request import AssistantMessage, ToolCall
+from actors.providers.errors import FailureKind, ProviderFailure
 from actors.providers.grammar import CallResult, StreamGrammar
-from actors.providers.request import AssistantMessage, ToolCall
 
 START = CallStarted("run-1:0")
 STOP = CallDone(FinishReason.STOP)

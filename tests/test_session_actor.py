@@ -28,14 +28,14 @@ import pytest
 
 from actors.agent_run import AgentDeps
 from actors.blob_sync import BlobSyncActor
-from actors.bridge import LoopTasks
 from actors.checkpoint import CheckpointActor
+from actors.conversation.request import ModelRoute, ProviderType
+from actors.conversation.secret import Secret
+from actors.loop.bridge import LoopTasks
 from actors.messages import CancelRun, ClientMessageReceived, RunRequestDeadlinePassed
 from actors.model_selection import ModelResolver, ModelSelectionError, StoreModelResolver
 from actors.providers.actor import ProviderActor, ProviderDeps
 from actors.providers.recorder import start_call_recorder
-from actors.providers.request import ModelRoute, ProviderType
-from actors.providers.secret import Secret
 from actors.providers.transport import new_provider_client
 from actors.run_owners import RunOwners
 from actors.session import AGENT_LOOP_UNAVAILABLE, SessionActor
@@ -246,7 +246,7 @@ def fake(loop: asyncio.AbstractEventLoop) -> Iterator[FakeProvider]:
 def deps(
     store: Store, loop: asyncio.AbstractEventLoop, session_refs: list[pykka.ActorRef]
 ) -> Iterator[AgentDeps]:
-    """``AgentDeps`` built as ``wire.http.server.start_server`` builds them."""
+    """``AgentDeps`` built as ``run.start_server`` builds them."""
     tasks = LoopTasks(loop)
     recorder = start_call_recorder(store.database)
     provider = ProviderDeps(recorder=recorder, tasks=tasks, client=new_provider_client())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from actors.conversation import request as neutral
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -21,7 +22,6 @@ from actors.conversation.model import (
     ToolCall,
     ToolResultContent,
 )
-from actors.providers import request as neutral
 
 
 class ProjectionError(ValueError):

@@ -21,14 +21,14 @@ import httpx
 import msgspec
 import pykka
 
-from actors.bridge import LoopTasks
+from actors.conversation.events import CallStarted, ProviderEvent
+from actors.conversation.request import LlmRequest, ModelRoute
+from actors.loop.bridge import LoopTasks
 from actors.providers.adapter import StreamDecoder, adapter_for
 from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.events import CallStarted, ProviderEvent
 from actors.providers.grammar import CallResult, StreamGrammar
 from actors.providers.recorder import RecordCallEnd, RecordCallStart, RecordChunks
 from actors.providers.redaction import route_secrets, scrub_text
-from actors.providers.request import LlmRequest, ModelRoute
 from actors.providers.transport import (
     CallLimits,
     ErrorBodyReceived,

@@ -15,10 +15,10 @@ from typing import Any, Protocol
 
 import msgspec
 
+from actors.conversation.events import FinishReason, ProviderEvent, ReplayState
+from actors.conversation.request import HttpCall, LlmRequest, ModelRoute, ProviderType
 from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.events import FinishReason, ProviderEvent, ReplayState
 from actors.providers.redaction import route_secrets, scrub_text
-from actors.providers.request import HttpCall, LlmRequest, ModelRoute, ProviderType
 from actors.providers.sse import ServerSentEvent, SseDecoder
 
 

@@ -18,19 +18,7 @@ from typing import Any
 
 import msgspec
 
-from actors.providers.adapter import (
-    SseJsonDecoder,
-    b64,
-    check_route,
-    encode_body,
-    endpoint,
-    error_text,
-    http_failure,
-    json_headers,
-    replay_value,
-)
-from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.events import (
+from actors.conversation.events import (
     CallDone,
     FinishReason,
     ProviderEvent,
@@ -48,7 +36,7 @@ from actors.providers.events import (
     Usage,
     UsageReported,
 )
-from actors.providers.request import (
+from actors.conversation.request import (
     NO_EFFORT,
     AssistantMessage,
     HttpCall,
@@ -59,6 +47,18 @@ from actors.providers.request import (
     ToolResultMessage,
     UserMessage,
 )
+from actors.providers.adapter import (
+    SseJsonDecoder,
+    b64,
+    check_route,
+    encode_body,
+    endpoint,
+    error_text,
+    http_failure,
+    json_headers,
+    replay_value,
+)
+from actors.providers.errors import FailureKind, ProviderFailure
 from actors.providers.sse import ServerSentEvent
 
 NAME = "Anthropic"

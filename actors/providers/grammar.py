@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
-from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.events import (
+from actors.conversation.events import (
     CallDone,
     CallStarted,
     FinishReason,
@@ -31,7 +30,8 @@ from actors.providers.events import (
     Usage,
     UsageReported,
 )
-from actors.providers.request import AssistantMessage, ToolCall
+from actors.conversation.request import AssistantMessage, ToolCall
+from actors.providers.errors import FailureKind, ProviderFailure
 
 
 class CallResult(msgspec.Struct, frozen=True):

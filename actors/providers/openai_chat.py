@@ -13,20 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from actors.providers.adapter import (
-    SseJsonDecoder,
-    bearer_auth,
-    check_route,
-    data_url,
-    encode_body,
-    endpoint,
-    error_text,
-    http_failure,
-    json_headers,
-    replay_value,
-)
-from actors.providers.errors import ProviderFailure
-from actors.providers.events import (
+from actors.conversation.events import (
     CallDone,
     FinishReason,
     ProviderEvent,
@@ -44,7 +31,7 @@ from actors.providers.events import (
     Usage,
     UsageReported,
 )
-from actors.providers.request import (
+from actors.conversation.request import (
     AssistantMessage,
     HttpCall,
     ImagePart,
@@ -54,6 +41,19 @@ from actors.providers.request import (
     ToolResultMessage,
     UserMessage,
 )
+from actors.providers.adapter import (
+    SseJsonDecoder,
+    bearer_auth,
+    check_route,
+    data_url,
+    encode_body,
+    endpoint,
+    error_text,
+    http_failure,
+    json_headers,
+    replay_value,
+)
+from actors.providers.errors import ProviderFailure
 from actors.providers.sse import ServerSentEvent
 
 NAME = "OpenAI Chat"

@@ -17,21 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.providers.adapter import (
-    SseJsonDecoder,
-    bearer_auth,
-    check_route,
-    data_url,
-    encode_body,
-    endpoint,
-    error_text,
-    finish_for,
-    http_failure,
-    json_headers,
-    replay_value,
-)
-from actors.providers.errors import ProviderFailure
-from actors.providers.events import (
+from actors.conversation.events import (
     CallDone,
     FinishReason,
     ProviderEvent,
@@ -49,7 +35,7 @@ from actors.providers.events import (
     Usage,
     UsageReported,
 )
-from actors.providers.request import (
+from actors.conversation.request import (
     NO_EFFORT,
     AssistantMessage,
     HttpCall,
@@ -60,6 +46,20 @@ from actors.providers.request import (
     ToolResultMessage,
     UserMessage,
 )
+from actors.providers.adapter import (
+    SseJsonDecoder,
+    bearer_auth,
+    check_route,
+    data_url,
+    encode_body,
+    endpoint,
+    error_text,
+    finish_for,
+    http_failure,
+    json_headers,
+    replay_value,
+)
+from actors.providers.errors import ProviderFailure
 from actors.providers.sse import ServerSentEvent
 
 NAME = "OpenAI Responses"

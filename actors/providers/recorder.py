@@ -21,8 +21,8 @@ import msgspec
 import peewee
 import pykka
 
+from actors.conversation.request import ModelRoute
 from actors.providers.redaction import redacted_headers, route_secrets, scrub_bytes, scrub_text
-from actors.providers.request import ModelRoute
 from store.catalog import ObservabilitySettings, get_observability
 from store.llm_calls import CallEnd, CallRecords, NewCall, OutgoingRequest, RecordedChunk
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from actors.providers.request import ModelRoute
+from actors.conversation.request import ModelRoute
 from store.catalog import is_secret_header
 
 REDACTED = "[redacted]"

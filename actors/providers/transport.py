@@ -1,7 +1,7 @@
 """The one provider HTTP request, as a coroutine on the server's loop (the only provider IO).
 
 It reports what happens to the ProviderActor by ``tell``: headers, each body chunk, the end,
-or a failure. The actor cancels it through the future ``actors.bridge.LoopTasks`` returned;
+or a failure. The actor cancels it through the future ``actors.loop.bridge.LoopTasks`` returned;
 cancellation closes the response, and with it the connection, whether the request is still
 waiting for headers or reading the stream.
 """
@@ -15,7 +15,7 @@ from collections.abc import Callable
 import httpx
 import msgspec
 
-from actors.providers.request import HttpCall
+from actors.conversation.request import HttpCall
 
 # How much of an error response body is read to find the provider's message.
 MAX_ERROR_BODY_BYTES = 64 * 1024

@@ -1,7 +1,7 @@
 """The protocol floor of a first text delta: our edge with a run that does no work.
 
 ``python -m tests.bench.floor_server`` serves RunSSE/BidiAppend through the real edge
-(``wire.http.server.start_server``), but each run is ``FloorRun``: on its RunRequest it sends
+(``run.start_server``), but each run is ``FloorRun``: on its RunRequest it sends
 ``BLOBS`` KV SETs at once, waits for their ACKs, then sends one checkpoint and one text delta
 and ends. No model, no store, no prompt. The time a client needs to see that text delta is what
 any server on this edge, in this language, on this machine, costs at least for a new
@@ -21,10 +21,10 @@ import pykka
 
 from actors.messages import CancelRun, ClientMessageReceived, RunRequestDeadlinePassed
 from actors.run_output import RunOutput
+from run import ServerConfig, start_server
 from wire.connect import data_frame
 from wire.errors import cancelled_error
 from wire.http.limits import EdgeLimits
-from wire.http.server import ServerConfig, start_server
 from wire.interaction_updates import text_delta_frame
 from wire.proto import agent_v1_pb2 as agent
 

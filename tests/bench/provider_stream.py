@@ -24,7 +24,8 @@ import msgspec
 import peewee
 from aiohttp import web
 
-from actors.bridge import LoopTasks
+from actors.conversation.request import LlmRequest, ModelRoute, TextPart, UserMessage
+from actors.loop.bridge import LoopTasks
 from actors.model_selection import Selection, build_route
 from actors.providers.actor import (
     CancelProviderCall,
@@ -34,7 +35,6 @@ from actors.providers.actor import (
     start_provider_call,
 )
 from actors.providers.recorder import start_call_recorder
-from actors.providers.request import LlmRequest, ModelRoute, TextPart, UserMessage
 from actors.providers.transport import CallLimits, new_provider_client
 from store import connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, model_route_parts, save_models

@@ -1,6 +1,6 @@
 """A run's outbound stream: every frame kept for replay, fanned out to RunSSE subscribers.
 
-Lives on the asyncio loop; actors reach it only through ``actors.bridge``. A reconnecting
+Lives on the asyncio loop; actors reach it only through ``actors.loop.bridge``. A reconnecting
 RunSSE gets the whole history, then live frames. The first EndStream closes the stream and
 anything after it is dropped. Heartbeats go to live subscribers only and are never replayed.
 """

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import pykka
 
-from actors.bridge import LoopRunOutput
+from actors.loop.bridge import LoopRunOutput
 from actors.messages import (
     CancelRun,
     ClientMessageReceived,

@@ -153,7 +153,7 @@ def _replace(field: Any, values: list[Any]) -> None:
 
 
 class ToolDefinition(Protocol):
-    """What the breakdown measures of a tool (``actors.providers.request.ToolSpec`` fits)."""
+    """What the breakdown measures of a tool (``actors.conversation.request.ToolSpec`` fits)."""
 
     @property
     def name(self) -> str: ...

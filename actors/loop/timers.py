@@ -1,7 +1,7 @@
 """The timer port actors use for deadlines: a callback later, cancellable from any thread.
 
 Actors never sleep in their mailbox; a deadline is a timer whose callback tells the actor a
-message. The server's implementation is ``actors.bridge.LoopTasks.call_later`` (timers on the
+message. The server's implementation is ``actors.loop.bridge.LoopTasks.call_later`` (timers on the
 loop's heap, no thread per deadline); tests may pass any object with the same shape.
 """
 

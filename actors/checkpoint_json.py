@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 
+from actors.conversation import request as neutral
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -40,7 +41,6 @@ from actors.conversation.model import (
     ToolResultContent,
 )
 from actors.conversation.projection import ProjectionError, project
-from actors.providers import request as neutral
 
 REPLAY_SIGNATURE_PREFIX = "cursor-server:v1:"
 REFERENCE_REPLAY_SIGNATURE_PREFIX = "cursor-byok:v1:"

@@ -12,8 +12,8 @@ from typing import Any
 
 import msgspec
 
-from actors.providers.events import ReplayState
-from actors.providers.secret import Secret
+from actors.conversation.events import ReplayState
+from actors.conversation.secret import Secret
 
 
 class ProviderType(StrEnum):
