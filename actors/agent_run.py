@@ -768,7 +768,7 @@ class AgentRun:
         if self._blob_sync is not None:
             self._blob_sync.tell(KvClientMessageReceived(message))
 
-    def on_provider_events(
+    def on_provider_events(  # noqa: C901 (the turn's provider phase; it leaves with the split by phase)
         self, message: ProviderEventsReceived, arrived: float | None = None
     ) -> None:
         """Show the events; ``arrived`` is when held events really arrived (for durations)."""

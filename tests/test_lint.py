@@ -21,3 +21,14 @@ def test_ruff_check_is_clean() -> None:
 def test_ruff_format_is_clean() -> None:
     result = ruff("format", "--check", ".")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# Type-checked strictly (``[tool.mypy]`` in pyproject.toml): the sans-IO protocol code and the
+# domain package, which everything else builds on.
+STRICTLY_TYPED = ("wire", "actors/conversation")
+
+
+def test_mypy_strict_is_clean_on_the_sans_io_layers() -> None:
+    command = [sys.executable, "-m", "mypy", *STRICTLY_TYPED, "--exclude", "wire/http"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr

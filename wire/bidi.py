@@ -77,7 +77,9 @@ def parse_parent_headers(headers: Mapping[str, str]) -> ParentLink | None:
 
 def _has_data_binary(request: aiserver.BidiAppendRequest) -> bool:
     fields = unknown_fields.UnknownFieldSet(request)
-    return any(field.field_number == _DATA_BINARY_FIELD and field.data for field in fields)
+    return any(
+        fields[i].field_number == _DATA_BINARY_FIELD and fields[i].data for i in range(len(fields))
+    )
 
 
 def parse_bidi_append(payload: bytes, headers: Mapping[str, str]) -> BidiAppend:

@@ -160,12 +160,13 @@ def exec_result_variant(message: agent.ExecClientMessage) -> str | None:
     A variant this subset does not declare arrives as an unknown field; it is still a result
     (``field N``), so it cannot be mistaken for an empty, non-terminal message.
     """
-    variant = message.WhichOneof("message")
+    variant: str | None = message.WhichOneof("message")
     if variant is not None:
         return variant
-    for unknown in unknown_fields.UnknownFieldSet(message):
-        if unknown.field_number not in _EXEC_CLIENT_NON_RESULT_FIELDS:
-            return f"field {unknown.field_number}"
+    unknowns = unknown_fields.UnknownFieldSet(message)
+    for i in range(len(unknowns)):
+        if unknowns[i].field_number not in _EXEC_CLIENT_NON_RESULT_FIELDS:
+            return f"field {unknowns[i].field_number}"
     return None
 
 

@@ -35,6 +35,12 @@ __all__ = [
 ]
 
 
+def _match_end(pattern: re.Pattern[str], text: str, i: int) -> int:
+    """Where a run of ``pattern`` (which may match empty) starting at ``i`` ends."""
+    match = pattern.match(text, i)
+    return i if match is None else match.end()
+
+
 class ContentDelta(msgspec.Struct, frozen=True):
     """Newly decoded characters of the content field (never empty)."""
 
@@ -184,7 +190,7 @@ class StreamedArgsDecoder:
             if state is _State.SCALAR:
                 i = self._scan_scalar(text, i)
                 continue
-            i = _WHITESPACE.match(text, i).end()
+            i = _match_end(_WHITESPACE, text, i)
             if i == n:
                 return
             ch = text[i]
@@ -244,7 +250,7 @@ class StreamedArgsDecoder:
         self._state = _State.AFTER_VALUE if self._stack else _State.DONE
 
     def _scan_scalar(self, text: str, i: int) -> int:
-        end = _SCALAR_CHARS.match(text, i).end()
+        end = _match_end(_SCALAR_CHARS, text, i)
         self._token.append(text[i:end])
         if end == len(text):
             return end  # the token may go on in the next piece

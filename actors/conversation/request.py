@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from actors.conversation.events import ReplayState
+from actors.conversation.model import ReplayState
 from actors.conversation.secret import Secret
 
 

@@ -190,7 +190,7 @@ class ResponsesDecoder(SseJsonDecoder):
         self._any_tool = False
         self._reasoning_items: list[dict[str, Any]] = []
 
-    def on_event(
+    def on_event(  # noqa: C901 (one branch per Responses event type)
         self, event: ServerSentEvent, data: dict[str, Any], out: list[ProviderEvent]
     ) -> None:
         kind = data.get("type", event.event)
