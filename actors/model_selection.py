@@ -167,14 +167,28 @@ def build_route(
                 f"{provider.type!r}",
             )
         ) from None
-    effort = selection.effort if selection.effort_set else record.reasoning_effort
     allowed = REASONING_EFFORTS[provider_type]
-    if effort is not None and effort not in allowed:
-        origin = "Cursor model parameter effort" if selection.effort_set else "stored effort"
-        raise _invalid(
-            f"{origin} {effort!r} is not one {provider.type} takes for model "
-            f"{selection.public_id}: use one of {', '.join(allowed)}"
-        )
+    if selection.effort_set:
+        effort = selection.effort
+        if effort not in allowed:
+            raise _invalid(
+                f"Cursor's effort parameter {effort!r} is not one {provider.type} takes for "
+                f"model {selection.public_id}: use one of {', '.join(allowed)}"
+            )
+    else:
+        # Saved before efforts were checked (free text then): the case is forgiven, a value
+        # the format does not take is the user's to fix, never sent.
+        stored = record.reasoning_effort
+        effort = None if stored is None else stored.strip().lower() or None
+        if effort is not None and effort not in allowed:
+            raise ModelSelectionError(
+                ConnectError(
+                    Code.FAILED_PRECONDITION,
+                    f"model {selection.public_id} ({record.display_name}) has the stored "
+                    f"reasoning effort {stored!r}, which {provider.type} does not take: save "
+                    f"the model again with one of {', '.join(allowed)} or none",
+                )
+            )
     return ModelRoute(
         provider_id=provider.provider_id,
         provider_name=provider.name,

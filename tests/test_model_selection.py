@@ -269,6 +269,22 @@ def test_an_effort_the_format_does_not_take_is_refused(store: Store) -> None:
     assert resolve(store, run_request(public_id, ("effort", "HIGH"))).reasoning.effort == "high"
 
 
+def test_a_stored_effort_from_before_the_check_is_read_or_refused(store: Store) -> None:
+    """Efforts were free text once: a stored ``High`` is read as ``high``; a stored value the
+    format does not take ends the run telling the user to save the model again."""
+    (public_id,) = add_models(store, ModelInput(model_id="old", display_name="Old"))
+    db = store.database
+    for stored, expected in ((" High ", "high"), ("", None)):
+        db.execute_sql(f"UPDATE models SET reasoning_effort = {db.param}", (stored,))
+        assert resolve(store, run_request(public_id)).reasoning.effort == expected
+    db.execute_sql(f"UPDATE models SET reasoning_effort = {db.param}", ("default",))
+    error = resolve_error(store, run_request(public_id)).error
+    assert error.code is Code.FAILED_PRECONDITION
+    assert "'default'" in error.message and "save the model again" in error.message
+    # An explicit effort from Cursor still wins over the stored one.
+    assert resolve(store, run_request(public_id, ("effort", "low"))).reasoning.effort == "low"
+
+
 def test_request_reasoning_on_a_plain_model(store: Store) -> None:
     (public_id,) = add_models(store, ModelInput(model_id="plain", display_name="Plain"))
     route = resolve(store, run_request(public_id, max_mode=True))

@@ -914,6 +914,31 @@ async def test_responses_reasoning_item_without_encrypted_content_is_not_kept(
     assert outcome.result.thinking == "why"
 
 
+async def test_responses_readable_reasoning_is_kept_and_id_only_items_are_not_replayed(
+    fake: FakeProvider,
+) -> None:
+    # vLLM returns reasoning with readable content and never encrypts it: keep it.
+    events = responses_events(text=["ok"])
+    readable = {
+        "id": "rs_v",
+        "type": "reasoning",
+        "summary": [],
+        "content": [{"type": "reasoning_text", "text": "thought"}],
+    }
+    done = SseEvent.json(
+        {"type": "response.output_item.done", "output_index": 9, "item": readable},
+        event="response.output_item.done",
+    )
+    outcome = await play(fake, RESPONSES, [*events[:2], done, *events[2:]])
+    assert outcome.result.replay == ReplayState("openai_responses", {"items": [readable]})
+    # An id-only item recorded before the decoder filtered them is not sent back.
+    id_only = {"type": "reasoning", "id": "rs_old", "summary": []}
+    replay = ReplayState("openai_responses", {"items": [id_only, readable]})
+    history = (*HISTORY, AssistantMessage(text="a", replay=replay), UserMessage((TextPart("b"),)))
+    body = (await sent(fake, RESPONSES, make_request(history))).json
+    assert id_only not in body["input"] and readable in body["input"]
+
+
 @pytest.mark.parametrize("provider_type", ALL)
 async def test_effort_none_asks_for_no_reasoning(
     fake: FakeProvider, provider_type: ProviderType

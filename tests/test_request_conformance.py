@@ -243,6 +243,24 @@ def test_the_strict_pass_lists_undeclared_keys_and_the_allowed_ones_are_used() -
     ]
 
 
+def test_an_id_on_an_easy_assistant_message_is_flagged() -> None:
+    # An item reference ({"id"}) and an easy message ({"role", "content"}) each declare some of
+    # these keys; no one choice declares them all.
+    body = responses_body()
+    body["input"][1]["id"] = "msg_1"
+    assert request_problems("/v1/responses", body) == [
+        "CreateResponse input[].id: no schema declares this key"
+    ]
+
+
+def test_reasoning_content_is_allowed_on_assistant_messages_only() -> None:
+    chat = {"model": "m", "messages": [{"role": "user", "content": "hi", "reasoning_content": "r"}]}
+    assert request_problems("/v1/chat/completions", chat) == [
+        "CreateChatCompletionRequest messages[0].reasoning_content: "
+        "only an assistant message carries it"
+    ]
+
+
 def test_anthropic_checks_follow_the_messages_api_facts() -> None:
     body = {
         "model": "m",

@@ -22,6 +22,7 @@ class Code(StrEnum):
     INVALID_ARGUMENT = "invalid_argument"
     DEADLINE_EXCEEDED = "deadline_exceeded"
     NOT_FOUND = "not_found"
+    FAILED_PRECONDITION = "failed_precondition"
     ABORTED = "aborted"
     RESOURCE_EXHAUSTED = "resource_exhausted"
     UNIMPLEMENTED = "unimplemented"
@@ -35,6 +36,7 @@ HTTP_STATUS: dict[Code, int] = {
     Code.INVALID_ARGUMENT: 400,
     Code.DEADLINE_EXCEEDED: 504,
     Code.NOT_FOUND: 404,
+    Code.FAILED_PRECONDITION: 400,
     Code.ABORTED: 409,
     Code.RESOURCE_EXHAUSTED: 413,
     Code.UNIMPLEMENTED: 501,

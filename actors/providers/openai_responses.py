@@ -154,11 +154,20 @@ def _input(request: LlmRequest) -> list[dict[str, Any]]:
     return items
 
 
+def replayable(item: dict[str, Any]) -> bool:
+    """Whether a reasoning item can go back statelessly: with its ``encrypted_content``, or
+    with readable ``content`` (vLLM's, which never encrypts). An item with neither is only an
+    id of a stored item, and with ``store: false`` nothing is stored: replaying it fails."""
+    return bool(item.get("encrypted_content") or item.get("content"))
+
+
 def _assistant(message: AssistantMessage) -> list[dict[str, Any]]:
     """Reasoning items first (verbatim), then the text, then the calls: the order they had."""
-    items: list[dict[str, Any]] = list(
-        replay_value(NAME, message.replay, REPLAY_KIND, "items", list) or ()
-    )
+    replayed = replay_value(NAME, message.replay, REPLAY_KIND, "items", list) or ()
+    # Items recorded before the decoder filtered them are filtered here too.
+    items: list[dict[str, Any]] = [
+        item for item in replayed if not isinstance(item, dict) or replayable(item)
+    ]
     if message.text:
         # The easy input form: an output message would need an id and a status we never had
         # (the call was not stored), and output_text is not an input content type.
@@ -261,9 +270,8 @@ class ResponsesDecoder(SseJsonDecoder):
     def _item_done(self, data: dict[str, Any], out: list[ProviderEvent]) -> None:
         item = self.obj(data, "item", "response.output_item.done")
         if item.get("type") == "reasoning":
-            # Kept whole: id, summary and encrypted_content go back verbatim next time. Without
-            # encrypted_content its id would refer to a stored item, and nothing is stored.
-            if item.get("encrypted_content"):
+            # Kept whole: id, summary and encrypted_content go back verbatim next time.
+            if replayable(item):
                 self._reasoning_items.append(item)
         elif item.get("type") == "function_call":
             index = self.integer(data, "output_index", "response.output_item.done")

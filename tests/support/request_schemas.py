@@ -126,9 +126,11 @@ def _alternatives(schema: dict[str, Any], instance: Any) -> list[list[dict[str, 
 
 
 def _undeclared(schema: dict[str, Any], instance: Any, path: str) -> set[str]:
-    # A key is undeclared only if every alternative the body matches leaves it undeclared.
+    # The alternative that explains the body best: the one leaving the fewest keys undeclared
+    # (not a per-key intersection, which would let one branch excuse one key and another
+    # branch another, though no single branch declares them all).
     found = [_undeclared_in(parts, instance, path) for parts in _alternatives(schema, instance)]
-    return set.intersection(*found)
+    return min(found, key=lambda keys: (len(keys), sorted(keys)))
 
 
 def _undeclared_in(parts: list[dict[str, Any]], instance: Any, path: str) -> set[str]:
@@ -169,6 +171,19 @@ ALLOWED_UNDECLARED: dict[str, dict[str, str]] = {
 }
 
 
+def _misplaced_reasoning(schema_name: str, body: Any) -> list[str]:
+    """``reasoning_content`` is allowed on an assistant message only."""
+    if schema_name != "CreateChatCompletionRequest" or not isinstance(body, dict):
+        return []
+    return [
+        f"{schema_name} messages[{i}].reasoning_content: only an assistant message carries it"
+        for i, message in enumerate(body.get("messages") or ())
+        if isinstance(message, dict)
+        and "reasoning_content" in message
+        and message.get("role") != "assistant"
+    ]
+
+
 def request_problems(path: str, body: Any) -> list[str]:
     """What is wrong with a request body sent to ``path`` (an OpenAI or Anthropic endpoint):
     schema errors, and keys no schema declares that ``ALLOWED_UNDECLARED`` does not name."""
@@ -181,6 +196,7 @@ def request_problems(path: str, body: Any) -> list[str]:
             return [
                 *(f"{schema_name} {e}" for e in schema_errors(schema_name, body)),
                 *(f"{schema_name} {key}: no schema declares this key" for key in extra),
+                *_misplaced_reasoning(schema_name, body),
             ]
     if path.endswith("/messages"):
         return [f"Messages API {e}" for e in anthropic_errors(body)]
