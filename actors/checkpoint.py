@@ -146,6 +146,18 @@ class CheckpointFailed(msgspec.Struct, frozen=True):
     error: ConnectError
 
 
+# Everything the CheckpointActor takes: its jobs, the commits they wait for, and the KV facts
+# its BlobSyncActor reports.
+CheckpointMessage = (
+    PublishSettled
+    | PublishStaged
+    | PublishFinal
+    | MessagesCommitted
+    | BlobsPersisted
+    | BlobSyncFailed
+)
+
+
 CheckpointJob = PublishSettled | PublishStaged | PublishFinal
 
 
@@ -209,7 +221,7 @@ class CheckpointActor(pykka.ThreadingActor):
             self._user_blob = (_blob_id(data), data)
         self._failed: ConnectError | None = None
 
-    def on_receive(self, message: object) -> None:
+    def on_receive(self, message: CheckpointMessage) -> None:
         match message:
             case PublishSettled() | PublishStaged() | PublishFinal():
                 if self._failed is not None:

@@ -1,7 +1,8 @@
-"""Typed messages told to the SessionActor: one frozen msgspec Struct per message.
+"""The messages the edge tells a SessionActor: one frozen msgspec Struct per message.
 
 Facts are named for what happened (``ClientMessageReceived``), commands for what to do
-(``CancelRun``). The edge builds them from HTTP; actors never see aiohttp objects.
+(``CancelRun``). The edge builds them from HTTP; actors never see aiohttp objects. The rest of
+the SessionActor's protocol (what its own actors tell it) is ``actors.session_protocol``.
 """
 
 from __future__ import annotations
@@ -37,4 +38,5 @@ class RunRequestDeadlinePassed(msgspec.Struct, frozen=True):
     waited_seconds: float
 
 
-SessionMessage = ClientMessageReceived | SubagentParentLinked | CancelRun | RunRequestDeadlinePassed
+# What the edge may tell a run, and nothing else.
+EdgeMessage = ClientMessageReceived | SubagentParentLinked | CancelRun | RunRequestDeadlinePassed

@@ -13,19 +13,24 @@ import logging
 import pykka
 
 from actors.agent_run import AgentDeps, AgentRun
-from actors.blob_sync import BlobFetched, BlobSyncFailed
-from actors.checkpoint import CheckpointFailed, CheckpointPublished
-from actors.messages import (
+from actors.model_selection import ModelResolver, ModelSelectionError
+from actors.run_output import RunOutput
+from actors.session_protocol import (
+    BlobFetched,
+    BlobSyncFailed,
     CancelRun,
+    CheckpointFailed,
+    CheckpointPublished,
     ClientMessageReceived,
+    ProviderCallEnded,
+    ProviderEventsReceived,
     RunRequestDeadlinePassed,
     SessionMessage,
     SubagentParentLinked,
+    ToolCompleted,
+    ToolRuntimeFailed,
+    ToolRuntimeStopped,
 )
-from actors.model_selection import ModelResolver, ModelSelectionError
-from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
-from actors.run_output import RunOutput
-from actors.tool_runtime import ToolCompleted, ToolRuntimeFailed, ToolRuntimeStopped
 from wire.bidi import ParentLink
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 from wire.log import log_event

@@ -76,6 +76,17 @@ class ProviderCallEnded(msgspec.Struct, frozen=True):
     failure: ProviderFailure | None = None
 
 
+# Everything the ProviderActor takes: its transport's facts and a cancel.
+ProviderMessage = (
+    ResponseHeadersReceived
+    | ResponseChunksReceived
+    | ErrorBodyReceived
+    | ResponseEnded
+    | TransportFailed
+    | CancelProviderCall
+)
+
+
 class ProviderListener(Protocol):
     """Who hears about the call: an ActorRef, or anything with a thread-safe ``tell``."""
 
@@ -160,7 +171,7 @@ class ProviderActor(pykka.ThreadingActor):
             failure = ProviderFailure(FailureKind.PROVIDER, f"internal error: {exception_value}")
             self._end(CallStatus.FAILED, failure=failure)
 
-    def on_receive(self, message: object) -> None:
+    def on_receive(self, message: ProviderMessage) -> None:
         if self._ended:
             return
         match message:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 import peewee
@@ -61,6 +61,9 @@ class RecordCallEnd(msgspec.Struct, frozen=True):
     listener: ProviderListener
 
 
+RecorderMessage = RecordCallStart | RecordChunks | RecordCallEnd
+
+
 class _Call:
     """What the recorder keeps for a call between its start and its end."""
 
@@ -85,7 +88,7 @@ class CallRecorderActor(pykka.ThreadingActor):
         self._records = CallRecords(database)
         self._calls: dict[str, _Call] = {}
 
-    def on_receive(self, message: Any) -> None:
+    def on_receive(self, message: RecorderMessage) -> None:
         """One process-wide recorder must outlive any one call's failure: an error is logged
         with its traceback and the recorder goes on (a call's end is still told)."""
         try:

@@ -19,8 +19,8 @@ from actors.loop.bridge import LoopRunOutput
 from actors.messages import (
     CancelRun,
     ClientMessageReceived,
+    EdgeMessage,
     RunRequestDeadlinePassed,
-    SessionMessage,
     SubagentParentLinked,
 )
 from actors.run_output import RunOutput
@@ -53,7 +53,7 @@ class RunChannel:
         self.actor: pykka.ActorRef | None = None
         self.timers: list[asyncio.TimerHandle] = []
 
-    def tell(self, message: SessionMessage) -> None:
+    def tell(self, message: EdgeMessage) -> None:
         """Tell the run's actor; a stopped actor means the run is over."""
         assert self.actor is not None
         try:
@@ -172,7 +172,7 @@ class RunRegistry:
             raise protocol_error(f"conflicting parent ids for request {channel.request_id}")
 
     @staticmethod
-    def _tell_quietly(channel: RunChannel, message: SessionMessage) -> None:
+    def _tell_quietly(channel: RunChannel, message: EdgeMessage) -> None:
         # A dead actor means the run already ended on its own.
         if channel.actor is not None:
             with contextlib.suppress(pykka.ActorDeadError):

@@ -1,0 +1,53 @@
+"""The SessionActor's protocol: every message it takes, as one closed union.
+
+The edge tells it the ``EdgeMessage``s; the run's own actors tell it facts (a provider's
+events and end, a checkpoint published or failed, a blob fetched or its sync failed, a tool
+completed, the tool runtime failed or stopped). ``SessionActor.on_receive`` matches every member
+and raises on anything else; ``tests/test_actor_protocols.py`` keeps the two equal.
+"""
+
+from __future__ import annotations
+
+from actors.blob_sync import BlobFetched, BlobSyncFailed
+from actors.checkpoint import CheckpointFailed, CheckpointPublished
+from actors.messages import (
+    CancelRun,
+    ClientMessageReceived,
+    EdgeMessage,
+    RunRequestDeadlinePassed,
+    SubagentParentLinked,
+)
+from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
+from actors.tool_runtime import ToolCompleted, ToolRuntimeFailed, ToolRuntimeStopped
+
+__all__ = [
+    "BlobFetched",
+    "BlobSyncFailed",
+    "CancelRun",
+    "CheckpointFailed",
+    "CheckpointPublished",
+    "ClientMessageReceived",
+    "ProviderCallEnded",
+    "ProviderEventsReceived",
+    "RunRequestDeadlinePassed",
+    "SessionMessage",
+    "SubagentParentLinked",
+    "ToolCompleted",
+    "ToolRuntimeFailed",
+    "ToolRuntimeStopped",
+]
+
+# Facts the run's own actors report to it.
+RunFact = (
+    ProviderEventsReceived
+    | ProviderCallEnded
+    | CheckpointPublished
+    | CheckpointFailed
+    | BlobSyncFailed
+    | BlobFetched
+    | ToolCompleted
+    | ToolRuntimeFailed
+    | ToolRuntimeStopped
+)
+
+SessionMessage = EdgeMessage | RunFact
