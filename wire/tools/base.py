@@ -54,8 +54,9 @@ class ExecContext(msgspec.Struct, frozen=True):
 class ToolDefinition:
     """One tool's row in ``wire.tools.registry.REGISTRY``: everything a lookup by name needs.
 
-    ``execution`` builds the call from parsed arguments and raises ``ToolArgumentError`` when
-    they do not fit; ``invalid_card`` is then the card's error result. ``streamed_content_field``
+    ``execution`` builds the call from parsed arguments and the run's context (every tool takes
+    it, only Shell reads it) and raises ``ToolArgumentError`` when they do not fit;
+    ``invalid_card`` is then the card's error result. ``streamed_content_field``
     names the argument whose text fills the edit card while the model streams it.
     """
 

@@ -18,6 +18,8 @@ from wire.tools.base import (
 
 
 class DeleteExecution(ToolExecution):
+    """One delete; the card keeps the editor's DeleteResult, the model a one-line summary."""
+
     def __init__(self, call_id: str, args: ToolArgs, context: ExecContext) -> None:
         super().__init__(DELETE, call_id)
         self.path = args.required_string("path")
@@ -65,11 +67,13 @@ class DeleteExecution(ToolExecution):
 
 
 def _invalid_card(error: str) -> agent.ToolCall:
+    """The card of a call whose arguments do not fit: an error result and nothing else."""
     tool_call = agent.ToolCall()
     tool_call.delete_tool_call.result.error.error = error
     return tool_call
 
 
+# The registry row (``wire.tools.registry.REGISTRY``).
 DELETE = ToolDefinition(
     name="Delete",
     channel=ToolChannel.EXEC,

@@ -220,6 +220,7 @@ def unified_diff(path: str, before: str, after: str) -> str:
 
 
 def _invalid_card(error: str) -> agent.ToolCall:
+    """The card of a call whose arguments do not fit: an error result and nothing else."""
     tool_call = agent.ToolCall()
     tool_call.edit_tool_call.result.error.error = error
     tool_call.edit_tool_call.result.error.model_visible_error = error
@@ -227,6 +228,7 @@ def _invalid_card(error: str) -> agent.ToolCall:
 
 
 def _write(call_id: str, args: ToolArgs, context: ExecContext) -> EditExecution:
+    """Write and StrReplace share one execution; the definition says which it is."""
     return EditExecution(WRITE, call_id, args)
 
 
@@ -234,6 +236,7 @@ def _str_replace(call_id: str, args: ToolArgs, context: ExecContext) -> EditExec
     return EditExecution(STR_REPLACE, call_id, args)
 
 
+# The registry rows (``wire.tools.registry.REGISTRY``).
 WRITE = ToolDefinition(
     name="Write",
     channel=ToolChannel.EXEC,

@@ -21,6 +21,8 @@ from wire.tools.text import join_note, plural
 
 
 class ReadExecution(ToolExecution):
+    """One read; the model gets the text (or why not), the card the range and file size."""
+
     def __init__(self, call_id: str, args: ToolArgs, context: ExecContext) -> None:
         super().__init__(READ, call_id)
         self.path = args.required_string("path")
@@ -115,11 +117,13 @@ def read_error_text(path: str, read: agent.ReadResult) -> str:
 
 
 def _invalid_card(error: str) -> agent.ToolCall:
+    """The card of a call whose arguments do not fit: an error result and nothing else."""
     tool_call = agent.ToolCall()
     tool_call.read_tool_call.result.error.error_message = error
     return tool_call
 
 
+# The registry row (``wire.tools.registry.REGISTRY``).
 READ = ToolDefinition(
     name="Read",
     channel=ToolChannel.EXEC,

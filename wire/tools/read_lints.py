@@ -139,11 +139,13 @@ def _diagnostics_error_text(label: str, result: agent.DiagnosticsResult) -> str:
 
 
 def _invalid_card(error: str) -> agent.ToolCall:
+    """The card of a call whose arguments do not fit: an error result and nothing else."""
     tool_call = agent.ToolCall()
     tool_call.read_lints_tool_call.result.error.error_message = error
     return tool_call
 
 
+# The registry row (``wire.tools.registry.REGISTRY``).
 READ_LINTS = ToolDefinition(
     name="ReadLints",
     channel=ToolChannel.EXEC,

@@ -87,6 +87,8 @@ def render_grep(success: agent.GrepSuccess, pattern: str) -> str:
 
 
 class GrepExecution(ToolExecution):
+    """The model's Grep arguments map one to one onto ``GrepArgs``, which the card shows too."""
+
     def __init__(self, call_id: str, args: ToolArgs, context: ExecContext) -> None:
         super().__init__(GREP, call_id)
         mode = args.string("output_mode")
@@ -209,17 +211,20 @@ class GlobExecution(ToolExecution):
 
 
 def _grep_invalid_card(error: str) -> agent.ToolCall:
+    """The card of a call whose arguments do not fit: an error result and nothing else."""
     tool_call = agent.ToolCall()
     tool_call.grep_tool_call.result.error.error = error
     return tool_call
 
 
 def _glob_invalid_card(error: str) -> agent.ToolCall:
+    """The card of a call whose arguments do not fit: an error result and nothing else."""
     tool_call = agent.ToolCall()
     tool_call.glob_tool_call.result.error.error = error
     return tool_call
 
 
+# The registry rows (``wire.tools.registry.REGISTRY``).
 GREP = ToolDefinition(
     name="Grep",
     channel=ToolChannel.EXEC,
