@@ -137,14 +137,6 @@ from store.conversations import (
     roots_digest,
 )
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error, provider_error_detail
-from wire.exec_tools import (
-    ExecContext,
-    UnsupportedTool,
-    partial_tool_call_frame,
-    streamed_args_decoder,
-    streamed_args_frames,
-    tool_call_completed_frame,
-)
 from wire.interaction_updates import (
     text_delta_frame,
     thinking_completed_frame,
@@ -155,6 +147,10 @@ from wire.interaction_updates import (
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
 from wire.streamed_args import StreamedArgsDecoder
+from wire.tools.base import ExecContext
+from wire.tools.frames import partial_tool_call_frame, tool_call_completed_frame
+from wire.tools.registry import UnsupportedTool
+from wire.tools.streaming import streamed_args_decoder, streamed_args_frames
 
 logger = logging.getLogger("cursor_server.run")
 

@@ -23,8 +23,8 @@ from actors.conversation.model import (
     ToolCall,
     ToolResultContent,
 )
-from wire.exec_tools import TODO_STATUSES
 from wire.proto import agent_v1_pb2 as agent
+from wire.tools.todo_write import TODO_STATUSES
 
 BLOB_ID_SIZE = 32  # SHA-256, as in store.blobs
 _UINT32_MAX = 2**32 - 1

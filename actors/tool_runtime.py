@@ -4,13 +4,13 @@ The model's tool calls run on the user's machine through the Exec sub-protocol c
 run's stream. This actor is the only owner of the run's Exec/Interaction wire-id space (one
 counter from 1, never reused, across every round of the run) and of the terminal tombstones
 that tell a duplicate answer from an unknown one; tombstones live until the SessionActor says
-the round settled. What each tool sends and how its answers read is ``wire.exec_tools``.
+the round settled. What each tool sends and how its answers read is ``wire.tools``.
 
 Per round, each call in index order gets its ``tool_call_started`` frame and then its request;
 local tools and calls with bad arguments complete at once. Every completion is told to the
 listener as ``ToolCompleted`` in the order results arrive: the LLM string and the typed
 ToolCall with real timestamps. ``tool_call_completed`` itself is the SessionActor's to send,
-after it commits the result (``wire.exec_tools.tool_call_completed_frame``).
+after it commits the result (``wire.tools.frames.tool_call_completed_frame``).
 
 A protocol violation (unknown id, duplicate terminal, a result of the wrong kind, a stream
 closed early, a throw) is told once as ``ToolRuntimeFailed`` and ends the run; later client
@@ -33,25 +33,25 @@ import pykka
 from actors.conversation.model import ToolCall
 from actors.run_output import RunOutput
 from wire.errors import Code, ConnectError, protocol_error
-from wire.exec_tools import (
+from wire.log import format_event, log_event
+from wire.proto import agent_v1_pb2 as agent
+from wire.tools.base import (
     ExecContext,
     SendExec,
     ShellOutput,
     ToolExecution,
     ToolOutcome,
-    UnsupportedTool,
     Waiting,
     WrongResult,
+)
+from wire.tools.dispatch import prepare_tool_call, stamp_tool_call
+from wire.tools.frames import (
     exec_abort_frame,
     exec_request_frame,
-    prepare_tool_call,
-    resolve_tool,
     shell_delta_frame,
-    stamp_tool_call,
     tool_call_started_frame,
 )
-from wire.log import format_event, log_event
-from wire.proto import agent_v1_pb2 as agent
+from wire.tools.registry import UnsupportedTool, resolve_tool
 
 logger = logging.getLogger("cursor_server.tool_runtime")
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from wire.connect import EnvelopeReader
-from wire.exec_tools import (
-    SHELL_DEFAULT_TIMEOUT_MS,
+from wire.proto import agent_v1_pb2 as agent
+from wire.tools.base import (
     ExecContext,
     InvalidCall,
     SendExec,
@@ -23,20 +23,20 @@ from wire.exec_tools import (
     ToolChannel,
     ToolExecution,
     ToolOutcome,
-    UnsupportedTool,
     Waiting,
     WrongResult,
+)
+from wire.tools.dispatch import prepare_tool_call, stamp_tool_call
+from wire.tools.frames import (
     exec_abort_frame,
     exec_request_frame,
     partial_tool_call_frame,
-    prepare_tool_call,
-    resolve_tool,
     shell_delta_frame,
-    stamp_tool_call,
     tool_call_completed_frame,
     tool_call_started_frame,
 )
-from wire.proto import agent_v1_pb2 as agent
+from wire.tools.registry import UnsupportedTool, resolve_tool
+from wire.tools.shell import SHELL_DEFAULT_TIMEOUT_MS
 
 CALL_ID = "call-1\nfc_opaque"  # call ids are opaque and may hold a newline
 CONTEXT = ExecContext(

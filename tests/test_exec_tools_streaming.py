@@ -20,17 +20,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wire.connect import EnvelopeReader
-from wire.exec_tools import (
-    STREAMED_CONTENT_FIELDS,
-    edit_content_delta_frame,
-    edit_path_partial_frame,
-    lf,
-    prepare_tool_call,
-    streamed_args_decoder,
-    streamed_args_frames,
-)
 from wire.proto import agent_v1_pb2 as agent
 from wire.streamed_args import ContentDelta, ContentEnded, FieldCompleted
+from wire.tools.dispatch import prepare_tool_call
+from wire.tools.frames import edit_content_delta_frame, edit_path_partial_frame
+from wire.tools.registry import STREAMED_CONTENT_FIELDS
+from wire.tools.streaming import streamed_args_decoder, streamed_args_frames
+from wire.tools.text import lf
 
 CALL_ID = "toolu_01"
 MODEL_CALL_ID = "run:0"

@@ -32,8 +32,8 @@ from actors.tool_runtime import (
 )
 from tests.support.actor_doubles import WAIT_S, QueueListener, RecordingOutput
 from wire.errors import Code
-from wire.exec_tools import ExecContext
 from wire.proto import agent_v1_pb2 as agent
+from wire.tools.base import ExecContext
 
 MODEL_CALL_ID = "req-tools:0"
 

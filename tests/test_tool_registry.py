@@ -1,0 +1,66 @@
+"""The registry is the single source of the tools we run: the prompt offers exactly its tools,
+and every row names a real ToolCall oneof field and a real argument to stream. The package
+stays sans-IO: protobuf, msgspec, the standard library and ``wire``, nothing else."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import wire.tools
+from prompt import load_prompt_assets
+from wire.proto import agent_v1_pb2 as agent
+from wire.tools.base import ToolChannel
+from wire.tools.registry import REGISTRY, STREAMED_CONTENT_FIELDS, resolve_tool
+
+
+def test_the_prompt_offers_exactly_the_registered_tools() -> None:
+    assets = load_prompt_assets()
+    assert {tool.name for tool in assets.tools} == set(REGISTRY)
+    assert {tool.name for tool in assets.mode("agent").tools} == set(REGISTRY)
+
+
+def test_every_row_is_keyed_by_its_name_and_resolves_to_itself() -> None:
+    for name, definition in REGISTRY.items():
+        assert definition.name == name
+        assert resolve_tool(name) == name
+
+
+def test_every_tool_call_field_is_a_tool_call_oneof_field() -> None:
+    oneof = agent.ToolCall.DESCRIPTOR.oneofs_by_name["tool"]
+    fields = {field.name for field in oneof.fields}
+    for definition in REGISTRY.values():
+        assert definition.tool_call_field in fields, definition.name
+
+
+def test_channels_are_exec_or_local() -> None:
+    for definition in REGISTRY.values():
+        assert definition.channel in (ToolChannel.EXEC, ToolChannel.LOCAL), definition.name
+
+
+def test_every_streamed_field_is_a_string_parameter_of_the_tool() -> None:
+    schemas = {tool.name: tool.parameters for tool in load_prompt_assets().tools}
+    assert STREAMED_CONTENT_FIELDS == {"Write": "contents", "StrReplace": "new_string"}
+    for name, field in STREAMED_CONTENT_FIELDS.items():
+        assert schemas[name]["properties"][field]["type"] == "string"
+
+
+def _allowed(module: str) -> bool:
+    root = module.split(".")[0]
+    if root == "google":
+        return module == "google.protobuf" or module.startswith("google.protobuf.")
+    return root in {"msgspec", "wire"} or root in sys.stdlib_module_names
+
+
+def test_the_tools_package_imports_only_protobuf_msgspec_the_stdlib_and_wire() -> None:
+    for path in sorted(Path(wire.tools.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module]
+            else:
+                continue
+            for module in modules:
+                assert _allowed(module), f"{path.name} imports {module}"

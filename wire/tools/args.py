@@ -1,0 +1,70 @@
+"""The model's argument object, read with a message the model can act on for every misfit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class ToolArgumentError(Exception):
+    """The model's arguments do not fit the tool; the model reads the message and can retry."""
+
+
+class ToolArgs:
+    """Typed reads of the model's argument object, each failing with a message for the model."""
+
+    def __init__(self, text: str) -> None:
+        try:
+            value = msgspec.json.decode(text.encode() if text.strip() else b"{}")
+        except msgspec.DecodeError as exc:
+            raise ToolArgumentError(f"the arguments are not valid JSON ({exc})") from exc
+        if not isinstance(value, dict):
+            raise ToolArgumentError("the arguments must be a JSON object")
+        self.raw: dict[str, Any] = value
+
+    def string(self, key: str, *, required: bool = False) -> str | None:
+        value = self.raw.get(key)
+        if value is None:
+            if required:
+                raise ToolArgumentError(f"'{key}' is required (a string)")
+            return None
+        if not isinstance(value, str):
+            raise ToolArgumentError(f"'{key}' must be a string")
+        return value
+
+    def required_string(self, key: str) -> str:
+        value = self.string(key, required=True)
+        assert value is not None
+        return value
+
+    def integer(self, key: str, *, minimum: int, maximum: int) -> int | None:
+        """An integer; a float with no fractional part (``3.0``) counts as one."""
+        value = self.raw.get(key)
+        if value is None:
+            return None
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ToolArgumentError(f"'{key}' must be a whole number")
+        if not minimum <= value <= maximum:
+            raise ToolArgumentError(f"'{key}' must be between {minimum} and {maximum}")
+        return value
+
+    def boolean(self, key: str, *, required: bool = False) -> bool | None:
+        value = self.raw.get(key)
+        if value is None:
+            if required:
+                raise ToolArgumentError(f"'{key}' is required (true or false)")
+            return None
+        if not isinstance(value, bool):
+            raise ToolArgumentError(f"'{key}' must be true or false")
+        return value
+
+    def string_list(self, key: str) -> list[str] | None:
+        value = self.raw.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise ToolArgumentError(f"'{key}' must be an array of strings")
+        return value

@@ -1,0 +1,185 @@
+"""What every tool shares: its registry row, the steps a call yields, and the call itself.
+
+Each tool name maps to exactly one channel (``ToolChannel``): Exec tools become one or more
+``ExecServerMessage`` requests the editor answers with ``ExecClientMessage`` results; Local tools
+finish on the server. A ``ToolExecution`` is one call's state machine: ``begin`` gives its first
+request (or, for a local tool or bad arguments, its outcome at once) and ``feed`` takes each
+client message for it and says what happens next.
+
+An outcome holds both views of a finished call: the string the LLM reads (the real output:
+file text, matches, diagnostics, command output) with its ``is_error`` flag, and the typed
+``agent.ToolCall`` (args and result) the editor shows in the tool card. Bad arguments from the
+model are an error result the model can correct (``InvalidCall``), never a failed run.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal
+
+import msgspec
+from google.protobuf import unknown_fields
+
+from wire.proto import agent_v1_pb2 as agent
+from wire.tools.args import ToolArgs
+
+INT32_MAX = 2**31 - 1
+UINT32_MAX = 2**32 - 1
+
+# ExecClientMessage fields outside its oneof; any other unknown field is a result variant this
+# subset does not declare, so it is a result, just not one any of our tools expects.
+_EXEC_CLIENT_NON_RESULT_FIELDS = frozenset({1, 15, 39, 45})
+
+
+class ToolChannel(StrEnum):
+    """How a tool runs: an Exec request, an Interaction query, or on the server."""
+
+    EXEC = "exec"
+    INTERACTION = "interaction"
+    LOCAL = "local"
+
+
+class ExecContext(msgspec.Struct, frozen=True):
+    """What a run's requests carry besides the model's arguments (from the RunRequest)."""
+
+    conversation_id: str = ""
+    terminals_folder: str = ""
+    admin_command_denylist: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """One tool's row in ``wire.tools.registry.REGISTRY``: everything a lookup by name needs.
+
+    ``execution`` builds the call from parsed arguments and the run's context (every tool takes
+    it, only Shell reads it) and raises ``ToolArgumentError`` when they do not fit;
+    ``invalid_card`` is then the card's error result. ``streamed_content_field``
+    names the argument whose text fills the edit card while the model streams it.
+    """
+
+    name: str
+    channel: ToolChannel
+    tool_call_field: str  # the agent.ToolCall oneof field of this tool's card
+    execution: Callable[[str, ToolArgs, ExecContext], ToolExecution]
+    invalid_card: Callable[[str], agent.ToolCall]
+    streamed_content_field: str | None = None
+
+
+# ---- what feeding a client message yields ----
+
+
+class Waiting(msgspec.Struct, frozen=True):
+    """Nothing terminal yet (an empty message, a shell start event)."""
+
+
+class ShellOutput(msgspec.Struct, frozen=True):
+    """A chunk of a running command's output, for a ``tool_call_delta``."""
+
+    stream: Literal["stdout", "stderr"]
+    text: str
+
+
+class SendExec(msgspec.Struct, frozen=True):
+    """Send this request (its ``id`` is unset: the caller allocates one)."""
+
+    message: agent.ExecServerMessage
+
+
+class ToolOutcome(msgspec.Struct, frozen=True):
+    """The finished call: what the LLM reads and the typed ToolCall (args + result) for the UI.
+
+    ``tool_call`` has no id or timestamps; ``stamp_tool_call`` adds them.
+    """
+
+    content: str
+    is_error: bool
+    tool_call: agent.ToolCall
+
+
+class WrongResult(msgspec.Struct, frozen=True):
+    """A terminal result of a kind this call never asked for."""
+
+    variant: str
+
+
+ExecStep = Waiting | ShellOutput | SendExec | ToolOutcome | WrongResult
+
+
+def exec_result_variant(message: agent.ExecClientMessage) -> str | None:
+    """The result variant a client message carries, None when it carries none.
+
+    A variant this subset does not declare arrives as an unknown field; it is still a result
+    (``field N``), so it cannot be mistaken for an empty, non-terminal message.
+    """
+    variant: str | None = message.WhichOneof("message")
+    if variant is not None:
+        return variant
+    unknowns = unknown_fields.UnknownFieldSet(message)
+    for i in range(len(unknowns)):
+        if unknowns[i].field_number not in _EXEC_CLIENT_NON_RESULT_FIELDS:
+            return f"field {unknowns[i].field_number}"
+    return None
+
+
+def new_exec(call_id: str, **request: Any) -> agent.ExecServerMessage:
+    """An Exec request for ``call_id`` (the wire id is the runtime's to set)."""
+    return agent.ExecServerMessage(exec_id=call_id, accept_hook_additional_contexts=True, **request)
+
+
+def empty_tool_call(definition: ToolDefinition) -> agent.ToolCall:
+    """The tool's ToolCall with its oneof set and nothing in it (the placeholder card)."""
+    tool_call = agent.ToolCall()
+    getattr(tool_call, definition.tool_call_field).SetInParent()
+    return tool_call
+
+
+# ---- one call ----
+
+
+class ToolExecution(abc.ABC):
+    """One tool call from dispatch to outcome: pure state, no IO."""
+
+    def __init__(self, definition: ToolDefinition, call_id: str) -> None:
+        self.definition = definition
+        self.tool = definition.name
+        self.call_id = call_id
+        self.channel = definition.channel
+
+    @abc.abstractmethod
+    def started(self) -> agent.ToolCall:
+        """The typed args the ``tool_call_started`` card shows (no result yet)."""
+
+    @abc.abstractmethod
+    def begin(self) -> SendExec | ToolOutcome:
+        """The first request, or the outcome when nothing needs the editor."""
+
+    def feed(self, message: agent.ExecClientMessage) -> ExecStep:
+        """One client message for this call's current request."""
+        variant = exec_result_variant(message)
+        if variant is None:
+            return Waiting()
+        return self._on_result(variant, message)
+
+    @abc.abstractmethod
+    def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
+        """Each tool's reading of a terminal result variant."""
+
+
+class InvalidCall(ToolExecution):
+    """A call whose arguments do not fit: it ends at once with an error the model reads."""
+
+    def __init__(self, definition: ToolDefinition, call_id: str, error: str) -> None:
+        super().__init__(definition, call_id)
+        self.error = f"invalid arguments for {definition.name}: {error}"
+
+    def started(self) -> agent.ToolCall:
+        return empty_tool_call(self.definition)
+
+    def begin(self) -> ToolOutcome:
+        return ToolOutcome(self.error, True, self.definition.invalid_card(self.error))
+
+    def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
+        return WrongResult(variant)

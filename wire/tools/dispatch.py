@@ -1,0 +1,39 @@
+"""From a model tool call to its execution, and from an outcome to the card the UI keeps."""
+
+from __future__ import annotations
+
+from wire.proto import agent_v1_pb2 as agent
+from wire.tools.args import ToolArgs, ToolArgumentError
+from wire.tools.base import ExecContext, InvalidCall, ToolExecution
+from wire.tools.registry import tool_definition
+
+
+def prepare_tool_call(
+    name: str, call_id: str, arguments: str, context: ExecContext | None = None
+) -> ToolExecution:
+    """The execution of one model tool call; ``UnsupportedTool`` for a name we do not run.
+
+    Arguments that do not fit give an ``InvalidCall`` (an error result), never an exception.
+    """
+    definition = tool_definition(name)
+    context = context or ExecContext()
+    try:
+        return definition.execution(call_id, ToolArgs(arguments), context)
+    except ToolArgumentError as exc:
+        return InvalidCall(definition, call_id, str(exc))
+
+
+def stamp_tool_call(
+    tool_call: agent.ToolCall,
+    call_id: str,
+    started_at_ms: int,
+    completed_at_ms: int | None = None,
+) -> agent.ToolCall:
+    """A copy with the call id and the real start (and end) times the UI needs."""
+    stamped = agent.ToolCall()
+    stamped.CopyFrom(tool_call)
+    stamped.tool_call_id = call_id
+    stamped.started_at_ms = started_at_ms
+    if completed_at_ms is not None:
+        stamped.completed_at_ms = completed_at_ms
+    return stamped

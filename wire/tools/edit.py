@@ -1,0 +1,256 @@
+"""Write and StrReplace: one call, two execs (a hidden Read, then a Write of the whole text).
+
+The editor only knows plain reads and writes, so the edit is applied here. It works on LF text;
+a file whose lines all end in CRLF is written back with CRLF. Both tools' cards show the
+streamed argument (``contents``, ``new_string``) as ``EditArgs.stream_content``.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from wire.proto import agent_v1_pb2 as agent
+from wire.tools.args import ToolArgs
+from wire.tools.base import (
+    ExecContext,
+    ExecStep,
+    SendExec,
+    ToolChannel,
+    ToolDefinition,
+    ToolExecution,
+    ToolOutcome,
+    WrongResult,
+    new_exec,
+)
+from wire.tools.read import read_error_text
+from wire.tools.text import lf, line_count, plural
+
+
+class EditExecution(ToolExecution):
+    """A hidden Read, the edit applied here, then a Write of the whole new text."""
+
+    def __init__(self, definition: ToolDefinition, call_id: str, args: ToolArgs) -> None:
+        super().__init__(definition, call_id)
+        self.path = args.required_string("path")
+        if self.tool == "Write":
+            self.contents = args.required_string("contents")
+            self.old_string = self.new_string = ""
+            self.replace_all = False
+        else:
+            self.contents = ""
+            self.old_string = args.required_string("old_string")
+            self.new_string = args.required_string("new_string")
+            self.replace_all = bool(args.boolean("replace_all"))
+        self._writing = False
+        self._created = False
+        self._replaced = 0
+        self._before = ""  # as the file was (raw)
+        self._before_lf = ""
+        self._after_lf = ""
+        self._file_text = ""  # as written
+
+    def _ui_args(self) -> agent.EditArgs:
+        streamed = self.contents if self.tool == "Write" else self.new_string
+        return agent.EditArgs(path=self.path, stream_content=lf(streamed))
+
+    def _tool_call(self, result: agent.EditResult | None = None) -> agent.ToolCall:
+        return agent.ToolCall(
+            edit_tool_call=agent.EditToolCall(args=self._ui_args(), result=result)
+        )
+
+    def started(self) -> agent.ToolCall:
+        return self._tool_call()
+
+    def begin(self) -> SendExec:
+        read = agent.ReadArgs(path=self.path, tool_call_id=self.call_id)
+        return SendExec(new_exec(self.call_id, read_args=read))
+
+    def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
+        if not self._writing:
+            if variant not in ("read_result", "redacted_read_result"):
+                return WrongResult(variant)
+            return self._on_read(getattr(message, variant))
+        if variant != "write_result":
+            return WrongResult(variant)
+        return self._on_write(message.write_result)
+
+    def _fail(self, error: str, result: agent.EditResult | None = None) -> ToolOutcome:
+        if result is None:
+            result = agent.EditResult(
+                error=agent.EditError(path=self.path, error=error, model_visible_error=error)
+            )
+        return ToolOutcome(error, True, self._tool_call(result))
+
+    def _on_read(self, read: agent.ReadResult) -> ToolOutcome | SendExec:
+        kind = read.WhichOneof("result")
+        if kind == "success":
+            success = read.success
+            output = success.WhichOneof("output")
+            if output == "data":
+                return self._fail(f"cannot edit {self.path}: it is a binary file")
+            if output != "content":
+                return self._fail(f"cannot edit {self.path}: the editor returned no file content")
+            if success.truncated:
+                return self._fail(
+                    f"cannot edit {self.path}: the file is too large to be read whole"
+                )
+            self._before = success.content
+        elif kind == "file_not_found" and self.tool == "Write":
+            self._created = True
+        elif kind == "file_not_found":
+            text = f"file not found: {self.path} (use Write to create a file)"
+            return self._fail(
+                text, agent.EditResult(file_not_found=agent.EditFileNotFound(path=self.path))
+            )
+        elif kind == "permission_denied":
+            denied = agent.EditReadPermissionDenied(path=self.path)
+            return self._fail(
+                f"permission denied: {self.path}", agent.EditResult(read_permission_denied=denied)
+            )
+        elif kind == "rejected":
+            text = read_error_text(self.path, read)
+            rejected = agent.EditRejected(path=self.path, reason=read.rejected.reason)
+            return self._fail(text, agent.EditResult(rejected=rejected))
+        else:
+            return self._fail(read_error_text(self.path, read))
+        self._before_lf = lf(self._before)
+        if self.tool == "Write":
+            self._after_lf = lf(self.contents)
+        else:
+            patched = apply_str_replace(
+                self._before_lf, self.old_string, self.new_string, self.replace_all, self.path
+            )
+            if isinstance(patched, str):
+                return self._fail(patched)
+            self._after_lf, self._replaced = patched
+        crlf = "\r\n" in self._before and "\n" not in self._before.replace("\r\n", "")
+        self._file_text = self._after_lf.replace("\n", "\r\n") if crlf else self._after_lf
+        self._writing = True
+        write = agent.WriteArgs(
+            path=self.path,
+            file_text=self._file_text,
+            tool_call_id=self.call_id,
+            return_file_content_after_write=False,
+        )
+        return SendExec(new_exec(self.call_id, write_args=write))
+
+    def _on_write(self, write: agent.WriteResult) -> ToolOutcome:
+        match write.WhichOneof("result"):
+            case "success":
+                pass
+            case "permission_denied":
+                denied = write.permission_denied
+                text = denied.error or f"permission denied: {self.path}"
+                ui = agent.EditWritePermissionDenied(
+                    path=self.path, error=text, is_readonly=denied.is_readonly
+                )
+                return self._fail(text, agent.EditResult(write_permission_denied=ui))
+            case "no_space":
+                return self._fail(f"no space left on the device to write {self.path}")
+            case "error":
+                return self._fail(write.error.error or f"could not write {self.path}")
+            case "rejected":
+                reason = write.rejected.reason
+                text = f"the edit of {self.path} was rejected" + (f": {reason}" if reason else "")
+                rejected = agent.EditRejected(path=self.path, reason=reason)
+                return self._fail(text, agent.EditResult(rejected=rejected))
+            case _:
+                return self._fail(f"the editor returned no write result for {self.path}")
+        added, removed = diff_line_counts(self._before_lf, self._after_lf)
+        success = agent.EditSuccess(
+            path=self.path,
+            lines_added=added,
+            lines_removed=removed,
+            diff_string=unified_diff(self.path, self._before_lf, self._after_lf),
+            before_full_file_content=self._before,
+            after_full_file_content=self._file_text,
+        )
+        lines = plural(line_count(self._after_lf), "line")
+        if self.tool == "StrReplace":
+            replaced = plural(self._replaced, "occurrence")
+            text = f"edited {self.path}: replaced {replaced}; the file now has {lines}"
+        elif self._created:
+            text = f"created {self.path} ({lines})"
+        else:
+            text = f"wrote {self.path} ({lines})"
+        return ToolOutcome(text, False, self._tool_call(agent.EditResult(success=success)))
+
+
+def apply_str_replace(
+    before: str, old_string: str, new_string: str, replace_all: bool, path: str
+) -> tuple[str, int] | str:
+    """``(after, replacements)`` on LF text, or the error the model reads.
+
+    The match must be unique unless ``replace_all``; occurrences are counted without overlap.
+    """
+    old, new = lf(old_string), lf(new_string)
+    if not old:
+        return "old_string must not be empty"
+    count = before.count(old)
+    if count == 0:
+        return (
+            f"old_string was not found in {path}; Read the file again and copy the text "
+            "exactly, including whitespace and indentation"
+        )
+    if count > 1 and not replace_all:
+        return (
+            f"old_string is not unique in {path}: found {count} occurrences; include more "
+            "surrounding lines to make it unique, or set replace_all"
+        )
+    return before.replace(old, new), count
+
+
+def diff_line_counts(before: str, after: str) -> tuple[int, int]:
+    """Lines added and removed going from ``before`` to ``after``."""
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
+    added = removed = 0
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            removed += i2 - i1
+        if tag in ("replace", "insert"):
+            added += j2 - j1
+    return added, removed
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    def lines(text: str) -> list[str]:
+        return [line if line.endswith("\n") else line + "\n" for line in text.splitlines(True)]
+
+    return "".join(difflib.unified_diff(lines(before), lines(after), f"a/{path}", f"b/{path}"))
+
+
+def _invalid_card(error: str) -> agent.ToolCall:
+    """The card of a call whose arguments do not fit: an error result and nothing else."""
+    tool_call = agent.ToolCall()
+    tool_call.edit_tool_call.result.error.error = error
+    tool_call.edit_tool_call.result.error.model_visible_error = error
+    return tool_call
+
+
+def _write(call_id: str, args: ToolArgs, context: ExecContext) -> EditExecution:
+    """Write and StrReplace share one execution; the definition says which it is."""
+    return EditExecution(WRITE, call_id, args)
+
+
+def _str_replace(call_id: str, args: ToolArgs, context: ExecContext) -> EditExecution:
+    return EditExecution(STR_REPLACE, call_id, args)
+
+
+# The registry rows (``wire.tools.registry.REGISTRY``).
+WRITE = ToolDefinition(
+    name="Write",
+    channel=ToolChannel.EXEC,
+    tool_call_field="edit_tool_call",
+    execution=_write,
+    invalid_card=_invalid_card,
+    streamed_content_field="contents",
+)
+
+STR_REPLACE = ToolDefinition(
+    name="StrReplace",
+    channel=ToolChannel.EXEC,
+    tool_call_field="edit_tool_call",
+    execution=_str_replace,
+    invalid_card=_invalid_card,
+    streamed_content_field="new_string",
+)

@@ -1,0 +1,69 @@
+"""The one table of the tools this server runs, and every lookup by name; nothing else is run.
+
+Each tool module declares its ``ToolDefinition``; this table lists them in the order Cursor's
+reference lists the tools. Everything keyed by tool name (channels, ToolCall oneofs, streamed
+content fields, the execution to start) is read from here, never written down again.
+"""
+
+from __future__ import annotations
+
+from wire.tools.base import ToolChannel, ToolDefinition
+from wire.tools.delete import DELETE
+from wire.tools.edit import STR_REPLACE, WRITE
+from wire.tools.read import READ
+from wire.tools.read_lints import READ_LINTS
+from wire.tools.search import GLOB, GREP
+from wire.tools.shell import SHELL
+from wire.tools.todo_write import TODO_WRITE
+
+REGISTRY: dict[str, ToolDefinition] = {
+    definition.name: definition
+    for definition in (READ, WRITE, STR_REPLACE, DELETE, GREP, GLOB, SHELL, READ_LINTS, TODO_WRITE)
+}
+
+# The argument each edit tool's card shows as it streams (the field ``EditArgs.stream_content``
+# is built from at dispatch, see ``EditExecution._ui_args``).
+STREAMED_CONTENT_FIELDS: dict[str, str] = {
+    name: definition.streamed_content_field
+    for name, definition in REGISTRY.items()
+    if definition.streamed_content_field is not None
+}
+
+
+def normalize_tool_name(name: str) -> str:
+    """ASCII letters and digits only, lowercased (``str_replace`` and ``StrReplace`` agree)."""
+    return "".join(ch for ch in name if ch.isascii() and ch.isalnum()).lower()
+
+
+_BY_NORMALIZED = {normalize_tool_name(name): definition for name, definition in REGISTRY.items()}
+
+
+class UnsupportedTool(Exception):
+    """The model called a tool this server does not run; the run fails with ``message``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.message = f"unsupported tool: {name}"
+        super().__init__(self.message)
+
+
+def find_tool(name: str) -> ToolDefinition | None:
+    """The definition of the tool ``name`` designates, None when we do not run it."""
+    return _BY_NORMALIZED.get(normalize_tool_name(name))
+
+
+def tool_definition(name: str) -> ToolDefinition:
+    """The definition of the tool ``name`` designates, or ``UnsupportedTool``."""
+    definition = find_tool(name)
+    if definition is None:
+        raise UnsupportedTool(name)
+    return definition
+
+
+def resolve_tool(name: str) -> str:
+    """The canonical name of the tool ``name`` designates, or ``UnsupportedTool``."""
+    return tool_definition(name).name
+
+
+def tool_channel(name: str) -> ToolChannel:
+    return tool_definition(name).channel
