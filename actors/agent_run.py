@@ -381,9 +381,9 @@ class AgentRun:
             self._blob_sync.tell(FetchBlob(number, blob_id, self._self))
 
     def on_blob_fetched(self, message: BlobFetched) -> None:
-        if self._state is not State.HYDRATING or message.request_id not in self._fetching:
+        if self._state is not State.HYDRATING or message.fetch_id not in self._fetching:
             return
-        blob_id = self._fetching.pop(message.request_id)
+        blob_id = self._fetching.pop(message.fetch_id)
         if message.data is None:
             self._finish(protocol_error(f"the client has no blob {b64(blob_id)}"))
             return

@@ -65,7 +65,7 @@ class BlobsPersisted(msgspec.Struct, frozen=True):
 class BlobFetched(msgspec.Struct, frozen=True):
     """The blob's bytes (checked against ``blob_id``), or None when the client has no such blob."""
 
-    request_id: int
+    fetch_id: int
     blob_id: bytes
     data: bytes | None
 
@@ -73,12 +73,12 @@ class BlobFetched(msgspec.Struct, frozen=True):
 class BlobSyncFailed(msgspec.Struct, frozen=True):
     """The request cannot succeed; ``error`` ends the run.
 
-    ``batch_id`` is set for a ``PersistBlobs``, ``request_id`` for a ``FetchBlob``.
+    ``batch_id`` is set for a ``PersistBlobs``, ``fetch_id`` for a ``FetchBlob``.
     """
 
     error: ConnectError
     batch_id: int | None = None
-    request_id: int | None = None
+    fetch_id: int | None = None
 
 
 BlobSyncReply = BlobsPersisted | BlobFetched | BlobSyncFailed
@@ -104,7 +104,7 @@ class PersistBlobs(msgspec.Struct, frozen=True):
 class FetchBlob(msgspec.Struct, frozen=True):
     """Find the blob ``blob_id``: from the CAS, else from the client with one KV GET."""
 
-    request_id: int
+    fetch_id: int
     blob_id: bytes
     reply_to: BlobSyncListener
 
@@ -342,11 +342,11 @@ class BlobSyncActor(pykka.ThreadingActor):
         except InvalidBlobId as exc:
             # The id is bad, not the sync: this request fails, the actor stays usable.
             error = protocol_error(f"KV GET: {exc}")
-            self._reply(request.reply_to, BlobSyncFailed(error, request_id=request.request_id))
+            self._reply(request.reply_to, BlobSyncFailed(error, fetch_id=request.fetch_id))
             return
         data = self._unstored.get(blob_id) or self._store.blobs.get(blob_id)
         if data is not None:
-            self._reply(request.reply_to, BlobFetched(request.request_id, blob_id, data))
+            self._reply(request.reply_to, BlobFetched(request.fetch_id, blob_id, data))
             return
         kv_id = self._get_by_blob.get(blob_id)
         if kv_id is not None:
@@ -404,7 +404,7 @@ class BlobSyncActor(pykka.ThreadingActor):
             found=data is not None,
         )
         for waiter in pending.waiters:
-            self._reply(waiter.reply_to, BlobFetched(waiter.request_id, blob_id, data))
+            self._reply(waiter.reply_to, BlobFetched(waiter.fetch_id, blob_id, data))
 
     # ---- client answers and deadlines ----
 
@@ -477,7 +477,7 @@ class BlobSyncActor(pykka.ThreadingActor):
         if isinstance(request, PersistBlobs):
             reply = BlobSyncFailed(self._failure, batch_id=request.batch_id)
         else:
-            reply = BlobSyncFailed(self._failure, request_id=request.request_id)
+            reply = BlobSyncFailed(self._failure, fetch_id=request.fetch_id)
         self._reply(request.reply_to, reply)
 
     def _is_registered(self, message: object) -> bool:

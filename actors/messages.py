@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import msgspec
 
-from wire.bidi import ParentLink
 from wire.proto import agent_v1_pb2 as agent
 
 
@@ -18,12 +17,6 @@ class ClientMessageReceived(msgspec.Struct, frozen=True):
 
     seqno: int
     message: agent.AgentClientMessage
-
-
-class SubagentParentLinked(msgspec.Struct, frozen=True):
-    """The request declared its parent run and tool call (first pair wins at the edge)."""
-
-    parent: ParentLink
 
 
 class CancelRun(msgspec.Struct, frozen=True):
@@ -39,4 +32,4 @@ class RunRequestDeadlinePassed(msgspec.Struct, frozen=True):
 
 
 # What the edge may tell a run, and nothing else.
-EdgeMessage = ClientMessageReceived | SubagentParentLinked | CancelRun | RunRequestDeadlinePassed
+EdgeMessage = ClientMessageReceived | CancelRun | RunRequestDeadlinePassed

@@ -26,12 +26,10 @@ from actors.session_protocol import (
     ProviderEventsReceived,
     RunRequestDeadlinePassed,
     SessionMessage,
-    SubagentParentLinked,
     ToolCompleted,
     ToolRuntimeFailed,
     ToolRuntimeStopped,
 )
-from wire.bidi import ParentLink
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
@@ -65,9 +63,8 @@ class SessionActor(pykka.ThreadingActor):
         self._run: AgentRun | None = None
         self._run_started = False
         self._ended = False
-        self._parent: ParentLink | None = None
 
-    def on_receive(self, message: SessionMessage) -> None:  # noqa: C901 (an exhaustive match over the closed SessionMessage union)
+    def on_receive(self, message: SessionMessage) -> None:
         if self._ended:
             return
         match message:
@@ -104,8 +101,6 @@ class SessionActor(pykka.ThreadingActor):
                             f"no RunRequest arrived within {waited:g} s",
                         )
                     )
-            case SubagentParentLinked(parent=parent):
-                self._parent = parent
             case _:
                 raise TypeError(f"SessionActor cannot handle {type(message).__name__}")
 

@@ -15,7 +15,6 @@ from actors.messages import (
     ClientMessageReceived,
     EdgeMessage,
     RunRequestDeadlinePassed,
-    SubagentParentLinked,
 )
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
 from actors.tool_runtime import ToolCompleted, ToolRuntimeFailed, ToolRuntimeStopped
@@ -31,7 +30,6 @@ __all__ = [
     "ProviderEventsReceived",
     "RunRequestDeadlinePassed",
     "SessionMessage",
-    "SubagentParentLinked",
     "ToolCompleted",
     "ToolRuntimeFailed",
     "ToolRuntimeStopped",

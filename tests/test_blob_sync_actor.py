@@ -73,8 +73,8 @@ class Run:
     def persist(self, batch_id: int, *blobs: bytes) -> None:
         self.ref.tell(PersistBlobs(batch_id, blobs, self.listener))
 
-    def fetch(self, request_id: int, blob_id: bytes) -> None:
-        self.ref.tell(FetchBlob(request_id, blob_id, self.listener))
+    def fetch(self, fetch_id: int, blob_id: bytes) -> None:
+        self.ref.tell(FetchBlob(fetch_id, blob_id, self.listener))
 
     def client(self, message: agent.KvClientMessage) -> None:
         self.ref.tell(KvClientMessageReceived(message))
@@ -238,7 +238,7 @@ def test_a_rejected_set_fails_this_and_every_later_request(run: Run) -> None:
     run.fetch(3, blob_id_of(D))
     reply = run.listener.next()
     failed(reply, expected)
-    assert isinstance(reply, BlobSyncFailed) and reply.request_id == 3
+    assert isinstance(reply, BlobSyncFailed) and reply.fetch_id == 3
     run.output.assert_silent()  # no retry under a new id, nothing for later requests
 
 
@@ -374,7 +374,7 @@ def test_get_data_that_does_not_hash_to_the_id_fails(run: Run) -> None:
         f"protocol error: KV GET blob hash mismatch: expected {b64(blob_id)}, "
         f"got {b64(blob_id_of(D))}",
     )
-    assert isinstance(reply, BlobSyncFailed) and reply.request_id == 1
+    assert isinstance(reply, BlobSyncFailed) and reply.fetch_id == 1
     assert not run.store.blobs.has(blob_id)
     assert not run.store.blobs.has(blob_id_of(D))
 
@@ -419,7 +419,7 @@ def test_a_missing_get_reply_times_out(start_run: Callable[..., Run]) -> None:
 def test_a_malformed_blob_id_fails_only_that_request(run: Run) -> None:
     run.fetch(1, blob_id_of(C).hex().encode())
     reply = run.listener.next()
-    assert isinstance(reply, BlobSyncFailed) and reply.request_id == 1
+    assert isinstance(reply, BlobSyncFailed) and reply.fetch_id == 1
     assert reply.error.code is Code.INVALID_ARGUMENT
     assert reply.error.message.startswith("protocol error: KV GET: blob id must be 32 raw bytes")
     run.output.assert_silent()
@@ -439,7 +439,7 @@ def test_cancel_fails_pending_work_with_canceled(run: Run) -> None:
     replies = [run.listener.next(), run.listener.next()]
     for reply in replies:
         failed(reply, "run was cancelled", Code.CANCELED)
-    assert {(r.batch_id, r.request_id) for r in replies if isinstance(r, BlobSyncFailed)} == {
+    assert {(r.batch_id, r.fetch_id) for r in replies if isinstance(r, BlobSyncFailed)} == {
         (1, None),
         (None, 2),
     }

@@ -21,7 +21,6 @@ from actors.messages import (
     ClientMessageReceived,
     EdgeMessage,
     RunRequestDeadlinePassed,
-    SubagentParentLinked,
 )
 from actors.run_output import RunOutput
 from wire.bidi import BidiAppend, ParentLink
@@ -165,9 +164,9 @@ class RunRegistry:
         return True
 
     def _link_parent(self, channel: RunChannel, parent: ParentLink) -> None:
+        # The edge owns the link (one owner): the run reads it from here once subagents exist.
         if channel.parent is None:
             channel.parent = parent
-            channel.tell(SubagentParentLinked(parent))
         elif channel.parent != parent:
             raise protocol_error(f"conflicting parent ids for request {channel.request_id}")
 
