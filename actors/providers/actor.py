@@ -76,9 +76,10 @@ class ProviderCallEnded(msgspec.Struct, frozen=True):
     failure: ProviderFailure | None = None
 
 
-# Everything the ProviderActor takes: its transport's facts and a cancel.
+# Everything the ProviderActor takes: the call to make (first), its transport's facts, a cancel.
 ProviderMessage = (
-    ResponseHeadersReceived
+    StartProviderCall
+    | ResponseHeadersReceived
     | ResponseChunksReceived
     | ErrorBodyReceived
     | ResponseEnded
@@ -108,12 +109,13 @@ class ProviderActor(pykka.ThreadingActor):
 
     use_daemon_thread = True
 
-    def __init__(self, call: StartProviderCall, listener: ProviderListener, deps: ProviderDeps):
+    def __init__(self, listener: ProviderListener, deps: ProviderDeps):
         super().__init__()
-        self._call = call
+        # Set by the first message, StartProviderCall (``start_provider_call`` tells it first).
+        self._call: StartProviderCall | None = None
         self._listener = listener
         self._deps = deps
-        self._secrets = route_secrets(call.route)
+        self._secrets: tuple[str, ...] = ()
         self._future: concurrent.futures.Future[None] | None = None
         self._decoder: StreamDecoder | None = None
         self._grammar = StreamGrammar()
@@ -125,9 +127,18 @@ class ProviderActor(pykka.ThreadingActor):
 
     # ---- lifecycle ----
 
-    def on_start(self) -> None:
+    @property
+    def _current(self) -> StartProviderCall:
+        if self._call is None:
+            raise RuntimeError("ProviderActor was told something before its StartProviderCall")
+        return self._call
+
+    def _begin(self, call: StartProviderCall) -> None:
         """Send the request, then tell the recorder (which writes the record on its thread)."""
-        call, route = self._call, self._call.route
+        if self._call is not None:
+            raise TypeError(f"ProviderActor got a second StartProviderCall ({call.model_call_id})")
+        self._call, route = call, call.route
+        self._secrets = route_secrets(route)
         adapter = adapter_for(route.provider_type)
         try:
             http_call = adapter.build_call(call.request, route)
@@ -153,7 +164,7 @@ class ProviderActor(pykka.ThreadingActor):
         )
 
     def _record_start(self, request: tuple[tuple[tuple[str, str], ...], bytes] | None) -> None:
-        call = self._call
+        call = self._current
         start = RecordCallStart(call.run_id, call.model_call_id, call.route, self._started, request)
         try:
             self._deps.recorder.tell(start)
@@ -161,13 +172,13 @@ class ProviderActor(pykka.ThreadingActor):
             logger.warning("call %s is not recorded: the recorder has stopped", call.model_call_id)
 
     def on_stop(self) -> None:
-        if not self._ended:
+        if not self._ended and self._call is not None:
             self._cancel("the server stopped the call")
 
     def on_failure(
         self, exception_type: object, exception_value: object, traceback: object
     ) -> None:
-        if not self._ended:
+        if not self._ended and self._call is not None:
             failure = ProviderFailure(FailureKind.PROVIDER, f"internal error: {exception_value}")
             self._end(CallStatus.FAILED, failure=failure)
 
@@ -175,6 +186,8 @@ class ProviderActor(pykka.ThreadingActor):
         if self._ended:
             return
         match message:
+            case StartProviderCall():
+                self._begin(message)
             case ResponseChunksReceived(chunks=chunks):
                 self._on_chunks(chunks)
             case ResponseHeadersReceived(status=status, at=at):
@@ -183,7 +196,7 @@ class ProviderActor(pykka.ThreadingActor):
                 self._on_end()
             case ErrorBodyReceived(status=status, body=body):
                 self._record_chunks(((body, time.monotonic()),))
-                self._fail(self._adapter.http_error(status, body, self._call.route))
+                self._fail(self._adapter.http_error(status, body, self._current.route))
             case TransportFailed(message=text):
                 self._fail(ProviderFailure(FailureKind.PROVIDER, scrub_text(text, self._secrets)))
             case CancelProviderCall(reason=reason):
@@ -197,7 +210,7 @@ class ProviderActor(pykka.ThreadingActor):
         # Kept until the end and written with the finish (no commit before the first events).
         self._http_status, self._ttfb_ms = status, (at - self._started) * 1000
         if 200 <= status < 300:
-            self._forward([CallStarted(self._call.model_call_id)])
+            self._forward([CallStarted(self._current.model_call_id)])
 
     def _on_chunks(self, chunks: tuple[tuple[bytes, float], ...]) -> None:
         assert self._decoder is not None
@@ -235,13 +248,13 @@ class ProviderActor(pykka.ThreadingActor):
         except ProviderFailure as failure:
             self._fail(failure)
             return
-        self._listener.tell(ProviderEventsReceived(self._call.model_call_id, tuple(events)))
+        self._listener.tell(ProviderEventsReceived(self._current.model_call_id, tuple(events)))
 
     def _record_chunks(self, chunks: tuple[tuple[bytes, float], ...]) -> None:
         """Count the bytes; the recorder keeps them when the call is verbose."""
         self._response_bytes += sum(len(data) for data, _at in chunks)
         with contextlib.suppress(pykka.ActorDeadError):  # the end says it is not recorded
-            self._deps.recorder.tell(RecordChunks(self._call.model_call_id, chunks))
+            self._deps.recorder.tell(RecordChunks(self._current.model_call_id, chunks))
 
     # ---- ends ----
 
@@ -277,8 +290,8 @@ class ProviderActor(pykka.ThreadingActor):
             logger,
             logging.INFO,
             "provider call ended",
-            run_id=self._call.run_id,
-            model_call_id=self._call.model_call_id,
+            run_id=self._current.run_id,
+            model_call_id=self._current.model_call_id,
             status=status.value,
             error=failure.message if failure is not None else None,
         )
@@ -293,7 +306,7 @@ class ProviderActor(pykka.ThreadingActor):
             ttfb_ms=self._ttfb_ms,
         )
         ended = ProviderCallEnded(
-            self._call.model_call_id,
+            self._current.model_call_id,
             None,
             status,
             result=result,
@@ -302,12 +315,12 @@ class ProviderActor(pykka.ThreadingActor):
         try:
             # The recorder writes the end, then tells the listener (with the record id).
             self._deps.recorder.tell(
-                RecordCallEnd(self._call.model_call_id, end, ended, self._listener)
+                RecordCallEnd(self._current.model_call_id, end, ended, self._listener)
             )
         except pykka.ActorDeadError:
             logger.warning(
                 "the end of call %s is not recorded: the recorder has stopped",
-                self._call.model_call_id,
+                self._current.model_call_id,
             )
             with contextlib.suppress(pykka.ActorDeadError):  # its run may have ended too
                 self._listener.tell(ended)
@@ -317,5 +330,8 @@ class ProviderActor(pykka.ThreadingActor):
 def start_provider_call(
     call: StartProviderCall, listener: ProviderListener, deps: ProviderDeps
 ) -> pykka.ActorRef:
-    """Start the actor for one call; tell it ``CancelProviderCall`` to stop it early."""
-    return ProviderActor.start(call, listener, deps)
+    """Start the actor for one call and tell it the call (its first message, so nothing the
+    caller tells it later can come first); tell it ``CancelProviderCall`` to stop it early."""
+    actor = ProviderActor.start(listener, deps)
+    actor.tell(call)
+    return actor
