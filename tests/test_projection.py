@@ -62,7 +62,7 @@ def test_round_completed_in_reverse_order_projects_as_one_assistant_then_results
     for position, c in enumerate(reversed(calls)):
         history += pair("r1", c, first=position == 0)
     projected = project(history)
-    assert projected[0] == neutral.UserMessage((neutral.TextPart("read three files"),))
+    assert projected[0] == neutral.UserMessage((neutral.ProviderTextPart("read three files"),))
     assistant = projected[1]
     assert isinstance(assistant, neutral.AssistantMessage)
     assert [c.call_id for c in assistant.calls] == ["a", "b", "c"]  # by provider index

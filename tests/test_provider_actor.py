@@ -29,7 +29,13 @@ from actors.conversation.events import (
     Usage,
     UsageReported,
 )
-from actors.conversation.request import LlmRequest, ModelRoute, TextPart, ToolSpec, UserMessage
+from actors.conversation.request import (
+    LlmRequest,
+    ModelRoute,
+    ProviderTextPart,
+    ToolSpec,
+    UserMessage,
+)
 from actors.loop.bridge import LoopTasks
 from actors.model_selection import Selection, build_route
 from actors.providers.actor import (
@@ -71,7 +77,7 @@ WAIT_S = 5.0
 REQUEST = LlmRequest(
     instructions="You are a test.",
     tools=(ToolSpec("Read", "Read a file", {"type": "object", "properties": {}}),),
-    messages=(UserMessage((TextPart("hello"),)),),
+    messages=(UserMessage((ProviderTextPart("hello"),)),),
 )
 
 

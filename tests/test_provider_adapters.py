@@ -39,14 +39,14 @@ from actors.conversation.events import (
 )
 from actors.conversation.request import (
     AssistantMessage,
-    ImagePart,
     LlmRequest,
     ModelRoute,
     ProjectedMessage,
+    ProviderImagePart,
+    ProviderTextPart,
+    ProviderToolCall,
     ProviderType,
     Reasoning,
-    TextPart,
-    ToolCall,
     ToolResultMessage,
     ToolSpec,
     UserMessage,
@@ -103,9 +103,9 @@ READ_FILE = ToolSpec(
 HISTORY: tuple[ProjectedMessage, ...] = (
     UserMessage(
         parts=(
-            TextPart("What is in "),
-            TextPart("this picture?"),
-            ImagePart(mime_type="image/png", data=b"\x01\x02\x03"),
+            ProviderTextPart("What is in "),
+            ProviderTextPart("this picture?"),
+            ProviderImagePart(mime_type="image/png", data=b"\x01\x02\x03"),
         )
     ),
 )
@@ -353,8 +353,8 @@ def assert_parallel(outcome: Outcome, provider_type: ProviderType) -> None:
     assert result.finish is FinishReason.TOOL_USE
     assert result.text == "Reading."
     assert result.calls == (
-        ToolCall(first, "call_a", "read_file", ARGS_A),
-        ToolCall(second, "call_b", "read_file", ARGS_B),
+        ProviderToolCall(first, "call_a", "read_file", ARGS_A),
+        ProviderToolCall(second, "call_b", "read_file", ARGS_B),
     )
     deltas = [e for e in outcome.events if isinstance(e, ToolCallArgumentsDelta)]
     assert len(deltas) == 9  # every fragment arrives as its own delta, none merged or lost
@@ -428,8 +428,8 @@ async def test_anthropic_tool_without_arguments_uses_its_start_input(fake: FakeP
     tools = [FakeToolCall("toolu_a", "list_dir"), FakeToolCall("toolu_b", "read_file", ("{}",))]
     outcome = await play(fake, ANTHROPIC, anthropic_events(tools=tools))
     assert outcome.result.calls == (
-        ToolCall(0, "toolu_a", "list_dir", "{}"),
-        ToolCall(1, "toolu_b", "read_file", "{}"),
+        ProviderToolCall(0, "toolu_a", "list_dir", "{}"),
+        ProviderToolCall(1, "toolu_b", "read_file", "{}"),
     )
 
 
@@ -441,7 +441,7 @@ async def test_responses_arguments_only_in_the_done_event(fake: FakeProvider) ->
         if msgspec.json.decode(e.data)["type"] != "response.function_call_arguments.delta"
     ]
     outcome = await play(fake, RESPONSES, events)
-    assert outcome.result.calls == (ToolCall(0, "call_a", "read_file", '{"path":"/a"}'),)
+    assert outcome.result.calls == (ProviderToolCall(0, "call_a", "read_file", '{"path":"/a"}'),)
 
 
 # -- usage -----------------------------------------------------------------------------------
@@ -840,7 +840,7 @@ async def test_chat_limits_and_effort_only_when_set(fake: FakeProvider) -> None:
 
 
 async def test_chat_text_only_user_message_is_a_string(fake: FakeProvider) -> None:
-    request = make_request((UserMessage((TextPart("a"), TextPart("b"))),), tools=())
+    request = make_request((UserMessage((ProviderTextPart("a"), ProviderTextPart("b"))),), tools=())
     body = (await sent(fake, CHAT, request)).json
     assert body["messages"][1] == {"role": "user", "content": "ab"}
     assert "tools" not in body  # an empty tools array is refused by OpenAI
@@ -881,7 +881,7 @@ async def test_responses_body(fake: FakeProvider) -> None:
 
 async def test_responses_assistant_text_is_an_easy_input_message(fake: FakeProvider) -> None:
     request = make_request(
-        (*HISTORY, AssistantMessage(text="It is a cat."), UserMessage((TextPart("Sure?"),)))
+        (*HISTORY, AssistantMessage(text="It is a cat."), UserMessage((ProviderTextPart("Sure?"),)))
     )
     body = (await sent(fake, RESPONSES, request)).json
     assert body["input"][1:] == [
@@ -896,7 +896,11 @@ async def test_responses_include_follows_reasoning(fake: FakeProvider) -> None:
     # Reasoning off, but a reasoning item is replayed: its successor must be encrypted too.
     item = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "opaque"}
     replay = ReplayState("openai_responses", {"items": [item]})
-    history = (*HISTORY, AssistantMessage(text="a", replay=replay), UserMessage((TextPart("b"),)))
+    history = (
+        *HISTORY,
+        AssistantMessage(text="a", replay=replay),
+        UserMessage((ProviderTextPart("b"),)),
+    )
     replaying = (await sent(fake, RESPONSES, make_request(history))).json
     assert replaying["include"] == ["reasoning.encrypted_content"]
     assert "reasoning" not in replaying
@@ -934,7 +938,11 @@ async def test_responses_readable_reasoning_is_kept_and_id_only_items_are_not_re
     # An id-only item recorded before the decoder filtered them is not sent back.
     id_only = {"type": "reasoning", "id": "rs_old", "summary": []}
     replay = ReplayState("openai_responses", {"items": [id_only, readable]})
-    history = (*HISTORY, AssistantMessage(text="a", replay=replay), UserMessage((TextPart("b"),)))
+    history = (
+        *HISTORY,
+        AssistantMessage(text="a", replay=replay),
+        UserMessage((ProviderTextPart("b"),)),
+    )
     body = (await sent(fake, RESPONSES, make_request(history))).json
     assert id_only not in body["input"] and readable in body["input"]
 
@@ -1150,7 +1158,7 @@ async def test_another_providers_replay_is_not_sent(
         ANTHROPIC: ReplayState("openai_responses", {"items": [{"type": "reasoning"}]}),
     }[provider_type]
     assistant = AssistantMessage(text="earlier answer", thinking="why", replay=foreign)
-    request = make_request((*HISTORY, assistant, UserMessage((TextPart("next"),))))
+    request = make_request((*HISTORY, assistant, UserMessage((ProviderTextPart("next"),))))
     body = (await sent(fake, provider_type, request)).body
     for marker in (b"reasoning_content", b'"signature"', b'"type":"reasoning"', b"thinking"):
         assert marker not in body
@@ -1158,7 +1166,7 @@ async def test_another_providers_replay_is_not_sent(
 
 
 def chat_replay(**value: str) -> tuple[ProjectedMessage, ...]:
-    call = ToolCall(index=0, call_id="call_1", name="read_file", arguments_json="{}")
+    call = ProviderToolCall(index=0, call_id="call_1", name="read_file", arguments_json="{}")
     assistant = AssistantMessage(replay=ReplayState("openai_chat", value), calls=(call,))
     return (*HISTORY, assistant, ToolResultMessage("call_1", "read_file", "contents"))
 
@@ -1197,9 +1205,9 @@ def test_malformed_own_replay_state_is_refused(provider_type: ProviderType) -> N
 async def test_anthropic_merges_consecutive_same_role_messages(fake: FakeProvider) -> None:
     request = make_request(
         (
-            UserMessage((TextPart("one"),)),
-            UserMessage((TextPart(""),)),  # empty: dropped, nothing to send
-            UserMessage((TextPart("two"),)),
+            UserMessage((ProviderTextPart("one"),)),
+            UserMessage((ProviderTextPart(""),)),  # empty: dropped, nothing to send
+            UserMessage((ProviderTextPart("two"),)),
             AssistantMessage(text="a"),
             AssistantMessage(text="b"),
         )

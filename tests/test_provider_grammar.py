@@ -23,7 +23,7 @@ from actors.conversation.events import (
     Usage,
     UsageReported,
 )
-from actors.conversation.request import AssistantMessage, ToolCall
+from actors.conversation.request import AssistantMessage, ProviderToolCall
 from actors.providers.errors import FailureKind, ProviderFailure
 from actors.providers.grammar import CallResult, StreamGrammar
 
@@ -81,8 +81,8 @@ def test_valid_sequence_is_accepted_and_assembled() -> None:
         text="Reading both.",
         thinking="I should look.",
         calls=(
-            ToolCall(2, "call_a", "read_file", '{"path":"/tmp/\u00e9"}'),
-            ToolCall(7, "call_b", "grep", '{"pattern":"x"}'),
+            ProviderToolCall(2, "call_a", "read_file", '{"path":"/tmp/\u00e9"}'),
+            ProviderToolCall(7, "call_b", "grep", '{"pattern":"x"}'),
         ),
         replay=REPLAY.state,
         usage=USAGE.usage,

@@ -56,10 +56,10 @@ def project(messages: Sequence[CanonicalMessage]) -> tuple[neutral.ProjectedMess
     return tuple(out)
 
 
-def _part(part: TextPart | ImagePart) -> neutral.TextPart | neutral.ImagePart:
+def _part(part: TextPart | ImagePart) -> neutral.ProviderTextPart | neutral.ProviderImagePart:
     if isinstance(part, TextPart):
-        return neutral.TextPart(part.text)
-    return neutral.ImagePart(part.mime_type, part.data)
+        return neutral.ProviderTextPart(part.text)
+    return neutral.ProviderImagePart(part.mime_type, part.data)
 
 
 def _project_round(
@@ -106,7 +106,7 @@ def _project_round(
             thinking="".join(thinking),
             replay=replay,
             calls=tuple(
-                neutral.ToolCall(c.index, c.call_id, c.name, c.arguments)
+                neutral.ProviderToolCall(c.index, c.call_id, c.name, c.arguments)
                 for c in sorted(calls, key=lambda c: c.index)
             ),
         )

@@ -30,11 +30,11 @@ class ToolSpec(msgspec.Struct, frozen=True):
     parameters: dict[str, Any]
 
 
-class TextPart(msgspec.Struct, frozen=True, tag="text"):
+class ProviderTextPart(msgspec.Struct, frozen=True, tag="text"):
     text: str
 
 
-class ImagePart(msgspec.Struct, frozen=True, tag="image"):
+class ProviderImagePart(msgspec.Struct, frozen=True, tag="image"):
     mime_type: str
     data: bytes
 
@@ -42,10 +42,10 @@ class ImagePart(msgspec.Struct, frozen=True, tag="image"):
 class UserMessage(msgspec.Struct, frozen=True, tag="user"):
     """A user-role message (what the user typed, or the runtime's rendered context)."""
 
-    parts: tuple[TextPart | ImagePart, ...]
+    parts: tuple[ProviderTextPart | ProviderImagePart, ...]
 
 
-class ToolCall(msgspec.Struct, frozen=True):
+class ProviderToolCall(msgspec.Struct, frozen=True):
     """One call the assistant made; ``arguments_json`` is the exact JSON text it produced."""
 
     index: int
@@ -63,7 +63,7 @@ class AssistantMessage(msgspec.Struct, frozen=True, tag="assistant"):
     text: str = ""
     thinking: str = ""
     replay: ReplayState | None = None
-    calls: tuple[ToolCall, ...] = ()
+    calls: tuple[ProviderToolCall, ...] = ()
 
 
 class ToolResultMessage(msgspec.Struct, frozen=True, tag="tool"):

@@ -40,10 +40,10 @@ from actors.conversation.request import (
     NO_EFFORT,
     AssistantMessage,
     HttpCall,
-    ImagePart,
     LlmRequest,
     ModelRoute,
-    TextPart,
+    ProviderImagePart,
+    ProviderTextPart,
     ToolResultMessage,
     UserMessage,
 )
@@ -149,10 +149,10 @@ def _messages(request: LlmRequest) -> list[dict[str, Any]]:
     return out
 
 
-def _user_blocks(parts: tuple[TextPart | ImagePart, ...]) -> list[dict[str, Any]]:
+def _user_blocks(parts: tuple[ProviderTextPart | ProviderImagePart, ...]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in parts:
-        if isinstance(part, TextPart):
+        if isinstance(part, ProviderTextPart):
             if part.text:  # the API refuses empty text blocks
                 blocks.append({"type": "text", "text": part.text})
         else:

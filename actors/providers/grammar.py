@@ -30,7 +30,7 @@ from actors.conversation.events import (
     Usage,
     UsageReported,
 )
-from actors.conversation.request import AssistantMessage, ToolCall
+from actors.conversation.request import AssistantMessage, ProviderToolCall
 from actors.providers.errors import FailureKind, ProviderFailure
 
 
@@ -39,7 +39,7 @@ class CallResult(msgspec.Struct, frozen=True):
 
     text: str
     thinking: str
-    calls: tuple[ToolCall, ...]
+    calls: tuple[ProviderToolCall, ...]
     replay: ReplayState | None
     usage: Usage | None
     finish: FinishReason
@@ -213,7 +213,7 @@ class StreamGrammar:
         if self._finish is None:
             raise RuntimeError("StreamGrammar.result() before CallDone")
         calls = tuple(
-            ToolCall(
+            ProviderToolCall(
                 index=index,
                 call_id=call.call_id,
                 name=call.name,

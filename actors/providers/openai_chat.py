@@ -34,10 +34,10 @@ from actors.conversation.events import (
 from actors.conversation.request import (
     AssistantMessage,
     HttpCall,
-    ImagePart,
     LlmRequest,
     ModelRoute,
-    TextPart,
+    ProviderImagePart,
+    ProviderTextPart,
     ToolResultMessage,
     UserMessage,
 )
@@ -149,13 +149,15 @@ def _messages(request: LlmRequest, route: ModelRoute) -> list[dict[str, Any]]:
     return out
 
 
-def _user_content(parts: tuple[TextPart | ImagePart, ...]) -> str | list[dict[str, Any]]:
+def _user_content(
+    parts: tuple[ProviderTextPart | ProviderImagePart, ...],
+) -> str | list[dict[str, Any]]:
     """A plain string when there is only text (what every compatible server accepts)."""
-    if all(isinstance(part, TextPart) for part in parts):
-        return "".join(part.text for part in parts if isinstance(part, TextPart))
+    if all(isinstance(part, ProviderTextPart) for part in parts):
+        return "".join(part.text for part in parts if isinstance(part, ProviderTextPart))
     content: list[dict[str, Any]] = []
     for part in parts:
-        if isinstance(part, TextPart):
+        if isinstance(part, ProviderTextPart):
             content.append({"type": "text", "text": part.text})
         else:
             url = data_url(part.mime_type, part.data)

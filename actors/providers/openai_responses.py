@@ -41,8 +41,8 @@ from actors.conversation.request import (
     HttpCall,
     LlmRequest,
     ModelRoute,
+    ProviderTextPart,
     Reasoning,
-    TextPart,
     ToolResultMessage,
     UserMessage,
 )
@@ -136,7 +136,7 @@ def _input(request: LlmRequest) -> list[dict[str, Any]]:
             case UserMessage(parts=parts):
                 content: list[dict[str, Any]] = []
                 for part in parts:
-                    if isinstance(part, TextPart):
+                    if isinstance(part, ProviderTextPart):
                         if part.text:
                             content.append({"type": "input_text", "text": part.text})
                     else:
