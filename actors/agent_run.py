@@ -121,6 +121,7 @@ from actors.tool_runtime import (
 from prompt.assets import ModeAssets, PromptAssets, UnknownModeError
 from prompt.runtime_message import RuntimeContextError
 from store import Store
+from store.clock import now_ms
 from store.conversations import (
     ANY_HEAD,
     ClaimedRun,
@@ -894,7 +895,7 @@ class AgentRun:
                 steps=tuple(self._steps),
                 used_tokens=self._last_call_tokens,
                 lead_frames=(lead,),
-                started_at_ms=time.time_ns() // 1_000_000,
+                started_at_ms=now_ms(),
                 revision_id=self._head,
             )
         )
@@ -915,7 +916,7 @@ class AgentRun:
                 AssistantContent(
                     text=result.text, thinking=result.thinking, replay_state=result.replay
                 ),
-                time.time_ns() // 1_000_000,
+                now_ms(),
             )
         except StaleRun:
             self._finish(cancelled_error())

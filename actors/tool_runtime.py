@@ -22,7 +22,6 @@ and stops the actor. The mailbox never waits on anything.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -32,6 +31,7 @@ import pykka
 
 from actors.conversation.model import ToolCall
 from actors.run_output import RunOutput
+from store.clock import now_ms
 from wire.errors import Code, ConnectError, protocol_error
 from wire.log import format_event, log_event
 from wire.proto import agent_v1_pb2 as agent
@@ -57,11 +57,6 @@ logger = logging.getLogger("cursor_server.tool_runtime")
 
 # Wire ids are uint32 and never reused, so a run cannot go past this one.
 MAX_WIRE_ID = 0xFFFF_FFFF
-
-
-def wall_clock_ms() -> int:
-    """Milliseconds since the epoch, as the UI's ToolCall timestamps are."""
-    return time.time_ns() // 1_000_000
 
 
 # ---- replies ----
@@ -183,7 +178,7 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         output: RunOutput,
         listener: ToolRuntimeListener,
         context: ExecContext | None = None,
-        clock: Callable[[], int] = wall_clock_ms,
+        clock: Callable[[], int] = now_ms,
     ) -> None:
         super().__init__()
         self.request_id = request_id
@@ -433,7 +428,7 @@ def start_tool_runtime(
     output: RunOutput,
     listener: ToolRuntimeListener,
     context: ExecContext | None = None,
-    clock: Callable[[], int] = wall_clock_ms,
+    clock: Callable[[], int] = now_ms,
 ) -> pykka.ActorRef:
     """Start the run's ToolRuntimeActor; end it with ``AbortPendingExecs``."""
     return ToolRuntimeActor.start(request_id, output, listener, context, clock)

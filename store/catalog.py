@@ -26,6 +26,7 @@ import msgspec
 import peewee
 
 from store import urls
+from store.clock import now_ms
 
 PROVIDER_TYPES = ("openai-chat", "openai-responses", "anthropic")
 ANTHROPIC = "anthropic"
@@ -264,11 +265,6 @@ def _build_tables(db: peewee.Database) -> _Tables:
 # --- helpers -----------------------------------------------------------------------------------
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
-
-
-def now_ms() -> int:
-    """UTC wall-clock milliseconds since the epoch (the unit every ``*_ms`` column uses)."""
-    return int(datetime.datetime.now(datetime.UTC).timestamp() * 1000)
 
 
 def iso_utc(ms: int) -> str:

@@ -9,12 +9,13 @@ already redacted by the caller) and the raw response chunks.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from enum import StrEnum
 
 import msgspec
 import peewee
+
+from store.clock import now_ms
 
 CALLS = "llm_calls"
 REQUESTS = "llm_call_requests"
@@ -148,10 +149,6 @@ class CallDetail(msgspec.Struct, frozen=True):
     chunks: list[RecordedChunk]
 
 
-def utc_now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 # The columns ``start`` writes, in its parameters' order: NewCall's fields, then its own.
 _START_COLUMNS = (
     *NewCall.__struct_fields__,
@@ -261,7 +258,7 @@ class CallRecords:
         params = (
             *msgspec.structs.astuple(call),
             CallStatus.RUNNING.value,
-            utc_now_ms(),
+            now_ms(),
             0,
             None if request is None else request.byte_count,
         )
@@ -306,7 +303,7 @@ class CallRecords:
         params: list[object] = [
             end.status.value,
             end.finish_reason,
-            utc_now_ms(),
+            now_ms(),
             end.duration_ms,
             end.response_bytes,
             end.error_message,
@@ -329,7 +326,7 @@ class CallRecords:
         """Mark every ``running`` row cancelled (at startup: the process that ran them is gone)."""
         t = self._calls
         query = t.update(
-            status=CallStatus.CANCELLED.value, ended_at_ms=utc_now_ms(), error_message=reason
+            status=CallStatus.CANCELLED.value, ended_at_ms=now_ms(), error_message=reason
         ).where(t.status == CallStatus.RUNNING.value)
         return int(query.execute())
 
