@@ -10,7 +10,6 @@ content-addressed and remembered per run, so a job touches only what the turn ad
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections import deque
 from collections.abc import Sequence
@@ -41,6 +40,7 @@ from actors.checkpoint_state import (
 from actors.conversation.model import AssistantContent, CanonicalMessage
 from actors.conversation.request import ToolSpec
 from actors.run_output import RunOutput
+from store.blobs import blob_id_of
 from store.conversations import roots_digest
 from wire.connect import data_frame
 from wire.errors import Code, ConnectError
@@ -173,10 +173,6 @@ class CheckpointIndex(Protocol):
     ) -> None: ...
 
 
-def _blob_id(data: bytes) -> bytes:
-    return hashlib.sha256(data).digest()
-
-
 class CheckpointActor(pykka.ThreadingActor):
     """Builds and publishes checkpoints, one job at a time, in submission order."""
 
@@ -218,7 +214,7 @@ class CheckpointActor(pykka.ThreadingActor):
         self._user_blob: tuple[bytes, bytes] | None = None
         if setup.user_message is not None:
             data = user_message_blob(setup.user_message, setup.mode)
-            self._user_blob = (_blob_id(data), data)
+            self._user_blob = (blob_id_of(data), data)
         self._failed: ConnectError | None = None
 
     def on_receive(self, message: CheckpointMessage) -> None:
@@ -401,7 +397,7 @@ class CheckpointActor(pykka.ThreadingActor):
         hit = self._root_cache.get(key)
         if hit is None:
             data = encode()
-            hit = (_blob_id(data), data)
+            hit = (blob_id_of(data), data)
             self._root_cache[key] = hit
         new.setdefault(hit[0], hit[1])
         return hit[0]
@@ -417,14 +413,14 @@ class CheckpointActor(pykka.ThreadingActor):
                     data = agent.ConversationStep(
                         tool_call=agent.ToolCall.FromString(raw)
                     ).SerializeToString()
-            blob_id = _blob_id(data)
+            blob_id = blob_id_of(data)
             new[blob_id] = data
             self._step_ids.append(blob_id)
 
     def _turn(self, new: dict[bytes, bytes]) -> bytes | None:
         if self._setup.resume_turn is not None:
             data = extend_turn_blob(self._setup.resume_turn, self._step_ids)
-            turn_id = _blob_id(data)
+            turn_id = blob_id_of(data)
             new.setdefault(turn_id, data)
             return turn_id
         if self._user_blob is None:
@@ -432,7 +428,7 @@ class CheckpointActor(pykka.ThreadingActor):
         user_id, user_data = self._user_blob
         new.setdefault(user_id, user_data)
         data = turn_blob(user_id, self._step_ids, self._setup.request_id)
-        turn_id = _blob_id(data)
+        turn_id = blob_id_of(data)
         new.setdefault(turn_id, data)
         return turn_id
 
@@ -451,7 +447,7 @@ class CheckpointActor(pykka.ThreadingActor):
         if todo_blobs is not None:
             todo_ids = []
             for data in todo_blobs:
-                todo_ids.append(_blob_id(data))
+                todo_ids.append(blob_id_of(data))
                 new.setdefault(todo_ids[-1], data)
         base = setup.base
         details = token_details(

@@ -29,7 +29,6 @@ of ``skill_options`` and the blob-referenced request context parts.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -56,6 +55,7 @@ from prompt.runtime_message import (
     TerminalSelection,
     VisibleFile,
 )
+from store.blobs import blob_id_of
 from wire.proto import agent_v1_pb2 as agent
 
 
@@ -248,7 +248,7 @@ def _image(number: int, image: Message, blobs: Mapping[bytes, bytes]) -> ImagePa
         blob_id = image.blob_id_with_data.blob_id
         if not data and blob_id:
             data = _fetched(number, blob_id, blobs)
-        elif data and hashlib.sha256(data).digest() != blob_id:
+        elif data and blob_id_of(data) != blob_id:
             raise RuntimeContextError(
                 f"selected image {number}: the SHA-256 of its data does not match its blob id"
             )
