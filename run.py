@@ -26,7 +26,6 @@ import peewee
 import pykka
 from aiohttp import web
 
-import console.api
 from actors.agent_run import AgentDeps
 from actors.loop.bridge import LoopTasks
 from actors.model_selection import ModelResolver, StoreModelResolver
@@ -36,7 +35,7 @@ from actors.providers.transport import CallLimits, new_provider_client
 from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
 from actors.session import SessionActor
-from console.calls_api import register_calls_api
+from console.api import ConsoleRoutes
 from prompt import PromptAssetError, load_prompt_assets
 from store import DatabaseDriverMissing, Store, connect_store
 from store.catalog import enabled_models
@@ -251,8 +250,7 @@ async def start_server(
     provider_deps: ProviderDeps | None = None
     agent_deps: AgentDeps | None = None
     if store is not None and database is not None:
-        console.api.register(app, database)
-        register_calls_api(app, database)
+        ConsoleRoutes(database).register(app)
         load_models = functools.partial(enabled_models, database)
         CatalogRoutes(proxy.upstream_url, client, load_models, config.limits).register(app)
         stale = await asyncio.to_thread(

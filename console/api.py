@@ -27,6 +27,7 @@ import peewee
 from aiohttp import web
 
 from actors.providers.adapter import provider_error_message
+from console.calls_api import CallsApi
 from store import catalog
 from store.catalog import ModelInput, ProviderConnection, ProviderInput
 from wire.http.responses import json_error
@@ -406,13 +407,20 @@ async def unknown_console_route(request: web.Request) -> web.StreamResponse:
     return json_error(404, "not_found", f"no console API route {request.path}")
 
 
-def register(
-    app: web.Application,
-    database: peewee.Database,
-    discovery_client: Callable[[], httpx.AsyncClient] = new_discovery_client,
-) -> ConsoleApi:
-    """Add the provider, model and settings routes and the ``/console/api/`` catch-all."""
-    api = ConsoleApi(database, discovery_client)
-    api.register(app)
-    app.router.add_route("*", f"{API_PREFIX}/{{tail:.*}}", unknown_console_route)
-    return api
+class ConsoleRoutes:
+    """Every console route, registered like the edge's route groups (``register(app)``): the
+    providers, models and settings API, the call records, then the ``/console/api/`` catch-all
+    that answers unknown paths locally."""
+
+    def __init__(
+        self,
+        database: peewee.Database,
+        discovery_client: Callable[[], httpx.AsyncClient] = new_discovery_client,
+    ) -> None:
+        self._database = database
+        self._discovery_client = discovery_client
+
+    def register(self, app: web.Application) -> None:
+        ConsoleApi(self._database, self._discovery_client).register(app)
+        CallsApi(self._database).register(app)
+        app.router.add_route("*", f"{API_PREFIX}/{{tail:.*}}", unknown_console_route)

@@ -49,10 +49,17 @@ def _detail_json(detail: CallDetail) -> dict[str, object]:
     }
 
 
-def register_calls_api(app: web.Application, database: peewee.Database) -> None:
-    records = CallRecords(database)
+class CallsApi:
+    """The call-record routes: ``GET /console/api/calls`` and ``/console/api/calls/{id}``."""
 
-    async def list_calls(request: web.Request) -> web.Response:
+    def __init__(self, database: peewee.Database) -> None:
+        self._records = CallRecords(database)
+
+    def register(self, app: web.Application) -> None:
+        app.router.add_get("/console/api/calls", self.list_calls, allow_head=False)
+        app.router.add_get("/console/api/calls/{call_id}", self.get_call, allow_head=False)
+
+    async def list_calls(self, request: web.Request) -> web.Response:
         try:
             limit = _query_int(request, "limit")
             before = _query_int(request, "before")
@@ -62,22 +69,19 @@ def register_calls_api(app: web.Application, database: peewee.Database) -> None:
             limit = DEFAULT_LIMIT
         if not 1 <= limit <= MAX_LIMIT:
             return json_error(400, "invalid_argument", f"limit must be 1 to {MAX_LIMIT}")
-        calls = await asyncio.to_thread(records.list, limit, before)
+        calls = await asyncio.to_thread(self._records.list, limit, before)
         next_before = calls[-1].id if len(calls) == limit else None
         return web.Response(
             body=msgspec.json.encode(CallList(calls, next_before)), content_type="application/json"
         )
 
-    async def get_call(request: web.Request) -> web.Response:
+    async def get_call(self, request: web.Request) -> web.Response:
         raw = request.match_info["call_id"]
         if not raw.isdigit():
             return json_error(400, "invalid_argument", f"call id must be an integer, got {raw!r}")
-        detail = await asyncio.to_thread(records.get, int(raw))
+        detail = await asyncio.to_thread(self._records.get, int(raw))
         if detail is None:
             return json_error(404, "not_found", f"call not found: {raw}")
         return web.Response(
             body=msgspec.json.encode(_detail_json(detail)), content_type="application/json"
         )
-
-    app.router.add_get("/console/api/calls", list_calls, allow_head=False)
-    app.router.add_get("/console/api/calls/{call_id}", get_call, allow_head=False)

@@ -530,7 +530,7 @@ async def test_routes_added_after_the_catch_all_still_win(server_store: Store) -
         return web.json_response([])
 
     app = web.Application()
-    console_api.register(app, server_store.database)
+    console_api.ConsoleRoutes(server_store.database).register(app)
     app.router.add_get("/console/api/llm-calls", calls)
     app.router.add_get("/console/api/llm-calls/{call_id}", calls)
     runner = web.AppRunner(app, access_log=None)
