@@ -104,12 +104,6 @@ class BlobStore:
                 )
                 self._db.execute_sql(sql, [value for row in chunk for value in row])
 
-    def put_data(self, data: bytes) -> bytes:
-        """Store ``data`` and return its id (for blobs the server itself creates)."""
-        blob_id = blob_id_of(data)
-        self.put(blob_id, data)
-        return blob_id
-
     def get(self, blob_id: bytes) -> bytes | None:
         """The blob's bytes, or None if no blob has this id."""
         t = self._table

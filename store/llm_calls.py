@@ -182,7 +182,6 @@ class _CallStatements:
             f"VALUES ({', '.join([p] * len(_START_COLUMNS))})"
             + (' RETURNING "id"' if returning else "")
         )
-        self.request_bytes = f'UPDATE "{CALLS}" SET "request_bytes" = {p} WHERE "id" = {p}'
         self.insert_request = (
             f'INSERT INTO "{REQUESTS}" ("call_id", "headers_json", "body") VALUES ({p}, {p}, {p})'
         )
@@ -269,13 +268,6 @@ class CallRecords:
             if request is not None and call.verbose:
                 self._insert_request(call_id, request)
         return call_id
-
-    def record_request(self, call_id: int, request: OutgoingRequest, *, verbose: bool) -> None:
-        """The size of the request always; its (redacted) headers and body in verbose mode."""
-        with self._db.atomic():
-            self._db.execute_sql(self._sql.request_bytes, (request.byte_count, call_id))
-            if verbose:
-                self._insert_request(call_id, request)
 
     def _insert_request(self, call_id: int, request: OutgoingRequest) -> None:
         headers_json = msgspec.json.encode(request.headers).decode()

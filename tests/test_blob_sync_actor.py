@@ -338,7 +338,8 @@ def test_one_debug_line_per_set_and_ack(run: Run, caplog: pytest.LogCaptureFixtu
 
 
 def test_get_is_served_from_the_cas_without_kv_traffic(run: Run) -> None:
-    blob_id = run.store.blobs.put_data(C)
+    blob_id = blob_id_of(C)
+    run.store.blobs.put(blob_id, C)
     run.fetch(1, blob_id)
     assert run.listener.next() == BlobFetched(1, blob_id, C)
     run.output.assert_silent()

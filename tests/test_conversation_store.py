@@ -156,6 +156,13 @@ def delta(db: peewee.Database, revision_id: int) -> list[str]:
     return [row[0] for row in db.execute_sql(sql).fetchall()]
 
 
+def pending(cs: ConversationStore, round_id: str) -> list[str]:
+    """The ids of the round's calls still waiting for a result, in index order."""
+    record = cs.tool_round(round_id)
+    assert record is not None
+    return [c.call_id for c in record.calls if c.status is ToolCallStatus.PENDING]
+
+
 def head_of(cs: ConversationStore, run_id: str) -> int:
     run = cs.run(run_id)
     assert run is not None
@@ -753,7 +760,7 @@ def test_tool_results_commit_as_pairs_in_arrival_order(
         5,
     )
     assert record.assistant_json == b'{"text":"prefix"}'
-    assert [c.call_id for c in cs.pending_calls(round_id)] == ["call-a", "call-b", "call-c"]
+    assert pending(cs, round_id) == ["call-a", "call-b", "call-c"]
 
     committed = []
     for seq, call in enumerate(reversed(calls)):
@@ -778,7 +785,7 @@ def test_tool_results_commit_as_pairs_in_arrival_order(
             with pytest.raises(ToolRoundNotFound):
                 cs.commit_tool_result("run-1", "no-round", call.call_id, pair, "x", False)
             assert snapshot(opened.database) == before
-            assert [c.call_id for c in cs.pending_calls(round_id)] == ["call-a", "call-b"]
+            assert pending(cs, round_id) == ["call-a", "call-b"]
 
     assert cs.messages_at(head)[1:] == [m for pair in committed for m in pair]
     record = cs.tool_round(round_id)
@@ -795,7 +802,7 @@ def test_tool_results_commit_as_pairs_in_arrival_order(
     assert by_id["call-a"].committed_revision_id == head
     assert by_id["call-a"].arguments == '{"path":"/a"}'
     assert by_id["call-a"].completed_at_ms is not None
-    assert cs.pending_calls(round_id) == []
+    assert pending(cs, round_id) == []
     with pytest.raises(ToolRoundSettled):
         cs.commit_tool_result("run-1", round_id, "call-a", committed[-1], "x", False)
     assert head_of(cs, "run-1") == head
@@ -814,15 +821,13 @@ def test_create_tool_round_validation(cs: ConversationStore, opened: Store) -> N
     cs.create_tool_round("run-1", "r", root, b"{}", [call])
     with pytest.raises(ToolRoundExists):
         cs.create_tool_round("run-1", "r", root, b"{}", [call])
-    with pytest.raises(ToolRoundNotFound):
-        cs.pending_calls("missing")
     pair = tool_pair("r", call, "ok")
     with pytest.raises(InvalidInput, match="assistant message followed by a tool"):
         cs.commit_tool_result("run-1", "r", "c1", (pair[1], pair[0]), "ok", False)
     assert count(opened.database, "tool_round_calls") == 1
 
 
-# --- imports and anchors -----------------------------------------------------------------------
+# --- imports -----------------------------------------------------------------------------------
 
 
 def test_import_revision_reuses_extends_or_branches(cs: ConversationStore, opened: Store) -> None:
@@ -864,37 +869,6 @@ def test_import_revision_reuses_extends_or_branches(cs: ConversationStore, opene
     assert fresh_record is not None
     assert fresh_record.conversation_id == "new-conv"
     assert cs.messages_at(fresh) == [a]
-
-
-def test_input_anchor_first_base_wins(cs: ConversationStore) -> None:
-    root = started(cs)
-    head = cs.append_messages("run-1", root, [user("a")])
-    assert cs.anchor_input("conv", "cursor:user:1", root) == root
-    assert cs.anchor_input("conv", "cursor:user:1", head) == root
-    assert cs.anchor_input("conv", "cursor:user:2", head) == head
-    other_root = cs.ensure_conversation("other")
-    assert cs.anchor_input("other", "cursor:user:1", other_root) == other_root
-    with pytest.raises(RevisionNotFound):
-        cs.anchor_input("conv", "cursor:user:3", other_root)
-    with pytest.raises(ConversationNotFound):
-        cs.anchor_input("missing", "cursor:user:1", root)
-
-
-def test_editing_an_input_discards_its_suffix(cs: ConversationStore) -> None:
-    """The anchored base lets an edited user message replace the old turn and its answer."""
-    root = started(cs, run_id="req-1")
-    base = cs.anchor_input("conv", "cursor:user:u1", root)
-    original = cs.append_once("req-1", base, runtime("req-1", "original"))[0]
-    old_head = cs.append_messages("req-1", original, [assistant("answer")])
-    cs.finish_run("req-1", RunStatus.COMPLETED)
-
-    base = cs.anchor_input("conv", "cursor:user:u1", old_head)
-    assert base == root
-    cs.claim_run("req-2", "conv", base)
-    edited, inserted = cs.append_once("req-2", base, runtime("req-2", "edited"))
-    assert inserted
-    assert cs.messages_at(edited) == [runtime("req-2", "edited")]
-    assert cs.messages_at(old_head) == [runtime("req-1", "original"), assistant("answer")]
 
 
 # --- migration 4: chained digests --------------------------------------------------------------
@@ -1175,7 +1149,7 @@ def test_an_interrupted_round_is_found_adopted_and_finished_by_the_next_run(
     by_id = {c.call_id: c for c in adopted.calls}
     assert by_id["call-b"].status is ToolCallStatus.COMPLETED
     assert by_id["call-b"].committed_revision_id == first.revision_id
-    assert [c.call_id for c in cs.pending_calls(round_id)] == ["call-a", "call-c"]
+    assert pending(cs, round_id) == ["call-a", "call-c"]
     assert cs.adopt_tool_round("run-2", round_id) == adopted  # adopting again changes nothing
 
     with pytest.raises(StaleRun):

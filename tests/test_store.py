@@ -54,6 +54,13 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite://{path}"
 
 
+def put(store: Store, data: bytes) -> bytes:
+    """Store ``data`` under its SHA-256 id; the id."""
+    blob_id = blob_id_of(data)
+    store.blobs.put(blob_id, data)
+    return blob_id
+
+
 @pytest.fixture
 def store(db_url: str) -> Iterator[Store]:
     """A connected, migrated store."""
@@ -122,7 +129,7 @@ def test_memory_sqlite_url() -> None:
     assert isinstance(db, peewee.SqliteDatabase)
     assert db.database == ":memory:"
     store = connect_store("sqlite://:memory:")
-    assert store.blobs.get(store.blobs.put_data(b"m")) == b"m"
+    assert store.blobs.get(put(store, b"m")) == b"m"
     store.close()
 
 
@@ -304,7 +311,7 @@ def test_migrations_apply_once_and_record_versions(db_url: str) -> None:
 
 def test_migrations_survive_reopen(db_url: str) -> None:
     first = connect_store(db_url)
-    blob_id = first.blobs.put_data(b"kept")
+    blob_id = put(first, b"kept")
     rows = version_rows(first.database)
     first.close()
 
@@ -405,16 +412,9 @@ def test_put_get_round_trip(store: Store) -> None:
 
 
 def test_empty_blob_round_trip(store: Store) -> None:
-    blob_id = store.blobs.put_data(b"")
+    blob_id = put(store, b"")
     assert blob_id == hashlib.sha256(b"").digest()
     assert store.blobs.get(blob_id) == b""
-
-
-def test_put_data_returns_sha256_id(store: Store) -> None:
-    blob_id = store.blobs.put_data(b"hello")
-    assert blob_id == hashlib.sha256(b"hello").digest()
-    assert len(blob_id) == 32
-    assert store.blobs.get(blob_id) == b"hello"
 
 
 def test_hash_mismatch_is_refused_and_nothing_stored(store: Store) -> None:
@@ -431,7 +431,6 @@ def test_repeated_put_is_a_no_op(store: Store) -> None:
     blob_id = blob_id_of(b"same")
     assert store.blobs.put(blob_id, b"same") is True
     assert store.blobs.put(blob_id, b"same") is False
-    assert store.blobs.put_data(b"same") == blob_id
     assert blob_rows(store) == [(blob_id, b"same")]
 
 
@@ -503,7 +502,7 @@ def test_concurrent_puts_of_one_blob_store_it_once(store: Store) -> None:
 
 
 def test_has_many_returns_stored_subset_in_one_query(store: Store) -> None:
-    stored = [store.blobs.put_data(f"blob {i}".encode()) for i in range(50)]
+    stored = [put(store, f"blob {i}".encode()) for i in range(50)]
     missing = [blob_id_of(f"missing {i}".encode()) for i in range(50)]
     with count_queries() as counter:
         found = store.blobs.has_many(stored[::2] + missing + stored[::2])
@@ -513,13 +512,13 @@ def test_has_many_returns_stored_subset_in_one_query(store: Store) -> None:
 
 
 def test_has_many_of_nothing(store: Store) -> None:
-    store.blobs.put_data(b"something")
+    put(store, b"something")
     assert store.blobs.has_many([]) == set()
     assert store.blobs.has_many([blob_id_of(b"nothing")]) == set()
 
 
 def test_blobs_are_visible_across_threads(store: Store) -> None:
-    blob_id = store.blobs.put_data(b"shared")
+    blob_id = put(store, b"shared")
 
     def read() -> bytes | None:
         try:

@@ -138,7 +138,7 @@ def test_a_thread_that_ended_mid_transaction_does_not_leak_it(store: Store) -> N
     def die_mid_transaction() -> Any:
         transaction = store.database.atomic()
         transaction.__enter__()
-        store.blobs.put_data(b"half-done")
+        store.blobs.put(blob_id_of(b"half-done"), b"half-done")
         conn = store.database.connection()
         assert in_transaction(conn)
         return conn  # the thread ends with the transaction open
@@ -147,7 +147,7 @@ def test_a_thread_that_ended_mid_transaction_does_not_leak_it(store: Store) -> N
     assert not in_transaction(left)
     assert not store.blobs.has(blob_id_of(b"half-done"))
     # The write lock went with the rollback: this thread writes at once.
-    store.blobs.put_data(b"after")
+    store.blobs.put(blob_id_of(b"after"), b"after")
 
     def next_user() -> tuple[Any, bool, bool]:
         conn = store.database.connection()

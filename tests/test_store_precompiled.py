@@ -117,13 +117,6 @@ def test_start_writes_the_running_row_and_the_request_by_mode(
     assert third.request is None
     assert len(rows(opened.database, "llm_call_requests")) == 1
 
-    # A request recorded later: the size always, the payload in verbose mode.
-    records.record_request(bare, OutgoingRequest({}, "late body", 9), verbose=True)
-    later = records.get(bare)
-    assert later is not None
-    assert later.call.request_bytes == 9
-    assert later.request == RecordedRequest({}, "late body")
-
 
 def test_chunks_are_stored_in_order_with_their_bytes(records: CallRecords) -> None:
     call_id = records.start(new_call(verbose=True))

@@ -25,7 +25,6 @@ from store.clock import now_ms
 from store.conversations.checks import check_id, check_messages
 from store.conversations.digests import EMPTY_STATE_DIGEST, extend_digest, state_digest
 from store.conversations.errors import (
-    ConversationNotFound,
     MessageConflict,
     RevisionConflict,
     RevisionNotFound,
@@ -43,8 +42,6 @@ from store.conversations.sql import (
     statements_for,
 )
 
-INPUT_ANCHORS = "input_anchors"
-
 
 class Revisions:
     """The bottom part of ``ConversationStore``: the database, its statements, and the
@@ -60,11 +57,6 @@ class Revisions:
         # Columns follow the records they are read into.
         self._conversations = bind_table(
             database, CONVERSATIONS, ConversationRecord.__struct_fields__
-        )
-        self._anchors = bind_table(
-            database,
-            INPUT_ANCHORS,
-            ("conversation_id", "input_id", "base_revision_id", "created_at_ms"),
         )
         self._lineage_sql = LINEAGE_SQL.format(param=database.param)
         self._sql = statements_for(database)
@@ -123,29 +115,6 @@ class Revisions:
             root = self._revision_by_digest(conversation_id, EMPTY_STATE_DIGEST)
             assert root is not None, f"conversation {conversation_id} has no root revision"
             return self._extend(conversation_id, root, wanted, now)
-
-    def anchor_input(self, conversation_id: str, input_id: str, base_revision_id: int) -> int:
-        """The base revision of a logical input (a user message): the first one recorded wins.
-
-        So an edited or retried user message starts from the same base as its first run and
-        discards that run's suffix, whatever history the client sent back.
-        """
-        check_id(input_id, "input_id")
-        with self._db.atomic():
-            if self._lock_conversation(conversation_id) is None:
-                raise ConversationNotFound(f"no conversation {conversation_id}")
-            self._require_revision_of(conversation_id, base_revision_id)
-            t = self._anchors
-            t.insert(
-                conversation_id=conversation_id,
-                input_id=input_id,
-                base_revision_id=base_revision_id,
-                created_at_ms=now_ms(),
-            ).on_conflict_ignore().as_rowcount().execute()
-            query = t.select(t.base_revision_id).where(
-                (t.conversation_id == conversation_id) & (t.input_id == input_id)
-            )
-            return int(query.scalar())
 
     def _ensure(self, conversation_id: str, now: int) -> int:
         """Create the conversation and its root if missing, lock its row; the current head."""

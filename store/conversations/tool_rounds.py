@@ -191,16 +191,9 @@ class ToolRounds(Runs):
         query = r.select(*columns_of(r, ROUND_COLUMNS)).where(r.round_id == round_id)
         for row in query.dicts():
             row["assistant_json"] = as_bytes(row["assistant_json"])
-            row["calls"] = self._round_calls(round_id, pending_only=False)
+            row["calls"] = self._round_calls(round_id)
             return msgspec.convert(row, ToolRoundRecord)
         return None
-
-    def pending_calls(self, round_id: str) -> list[ToolCallRecord]:
-        """The round's calls still waiting for a result, in index order."""
-        r = self._rounds
-        if not r.select(r.round_id).where(r.round_id == round_id).exists():
-            raise ToolRoundNotFound(f"no tool round {round_id}")
-        return list(self._round_calls(round_id, pending_only=True))
 
     # --- resuming a tool round ------------------------------------------------------------------
 
@@ -314,14 +307,11 @@ class ToolRounds(Runs):
             raise InvalidInput(f"tool round {round_id} repeats a call id")
         return checked
 
-    def _round_calls(self, round_id: str, *, pending_only: bool) -> tuple[ToolCallRecord, ...]:
+    def _round_calls(self, round_id: str) -> tuple[ToolCallRecord, ...]:
         c = self._calls
-        condition = c.round_id == round_id
-        if pending_only:
-            condition &= c.status == ToolCallStatus.PENDING.value
         query = (
             c.select(c.call_index.alias("index"), *columns_of(c, CALL_FIELDS))
-            .where(condition)
+            .where(c.round_id == round_id)
             .order_by(c.call_index)
         )
         calls = []
