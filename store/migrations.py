@@ -594,3 +594,18 @@ def provider_replay_reasoning(db: peewee.Database) -> None:
     db.execute_sql(
         'ALTER TABLE "providers" ADD COLUMN "replay_reasoning" BOOLEAN NOT NULL DEFAULT TRUE'
     )
+
+
+@migration(6)
+def drop_tool_result_content(db: peewee.Database) -> None:
+    """``tool_round_calls.result_content`` goes: a result's text is the tool message of the pair
+    committed with it (in the same transaction), so the copy on the call row was written and
+    never read. Re-runnable: the column is dropped only if present. ``DROP COLUMN`` needs SQLite
+    3.35; an older SQLite keeps the column, which nothing writes or reads any more, rather than
+    refusing to start.
+    """
+    if "result_content" not in {column.name for column in db.get_columns("tool_round_calls")}:
+        return
+    if isinstance(db, peewee.SqliteDatabase) and db.server_version < (3, 35, 0):
+        return
+    db.execute_sql('ALTER TABLE "tool_round_calls" DROP COLUMN "result_content"')

@@ -60,6 +60,7 @@ from store.migrations import (
     MigrationError,
     applied_versions,
     chain_digests_and_checkpoint_states,
+    drop_tool_result_content,
     registered_migrations,
 )
 
@@ -798,7 +799,9 @@ def test_tool_results_commit_as_pairs_in_arrival_order(
     assert all(c.status is ToolCallStatus.COMPLETED for c in record.calls)
     assert by_id["call-b"].result_is_error is True
     assert by_id["call-a"].result_is_error is False
-    assert by_id["call-a"].result_content == "content call-a"
+    # The result is the pair's tool message (its only copy): the last message of its revision.
+    pair_a = tool_pair(round_id, calls[0], "content call-a")
+    assert cs.messages_at(by_id["call-a"].committed_revision_id)[-1] == pair_a[1]
     assert by_id["call-a"].committed_revision_id == head
     assert by_id["call-a"].arguments == '{"path":"/a"}'
     assert by_id["call-a"].completed_at_ms is not None
@@ -963,7 +966,7 @@ def test_migration_4_rechains_every_digest_parents_first(db_url: str) -> None:
         )
     assert len(histories) == 9
 
-    assert apply_migrations(db) == [4, 5]
+    assert apply_migrations(db) == [4, 5, 6]
     migrated = revision_digests(db)
     for rid, history in histories.items():
         assert migrated[rid] == state_digest([m.payload for m in history]), rid
@@ -1326,3 +1329,69 @@ def test_the_last_result_of_a_round_reserves_the_next_call(cs: ConversationStore
     assert (last.settled, last.call_index) == (True, 1)
     run = cs.run("run-1")
     assert run is not None and run.provider_call_index == 1
+
+
+# --- migration 6: one copy of a tool result ----------------------------------------------------
+
+
+def call_columns(db: peewee.Database) -> set[str]:
+    return {column.name for column in db.get_columns("tool_round_calls")}
+
+
+def test_migration_6_drops_the_result_copy_the_pair_already_holds(db_url: str) -> None:
+    """A round half committed before migration 6 (its result also on the call row) loses the
+    row's copy; the result is read from its pair's tool message, a second run of the migration
+    changes nothing, and the round's other results commit as before."""
+    db = open_database(db_url)
+    try:
+        apply_migrations(db, registered_migrations()[:5])
+        cs = ConversationStore(db)
+        base = started(cs)
+        round_id = "run-1:round:0"
+        calls = three_calls("run-1")
+        cs.create_tool_round("run-1", round_id, base, b'{"text":"t"}', calls)
+        pair_b = tool_pair(round_id, calls[1], "B")
+        first = cs.commit_tool_result("run-1", round_id, "call-b", pair_b, "B", False)
+        db.execute_sql(  # what the server wrote before migration 6
+            f"UPDATE tool_round_calls SET result_content = 'B' WHERE call_id = {db.param}",
+            ("call-b",),
+        )
+
+        assert apply_migrations(db) == [6]
+        assert "result_content" not in call_columns(db)
+        before = snapshot(db)
+        drop_tool_result_content(db)  # re-runnable
+        assert snapshot(db) == before
+
+        record = cs.tool_round(round_id)
+        assert record is not None
+        (done,) = [c for c in record.calls if c.status is ToolCallStatus.COMPLETED]
+        assert (done.call_id, done.committed_revision_id) == ("call-b", first.revision_id)
+        assert cs.messages_at(first.revision_id)[-1] == pair_b[1]
+        for call in (calls[0], calls[2]):
+            pair = tool_pair(round_id, call, call.call_id)
+            cs.commit_tool_result("run-1", round_id, call.call_id, pair, call.call_id, False)
+        settled = cs.tool_round(round_id)
+        assert settled is not None and settled.status is ToolRoundStatus.SETTLED
+    finally:
+        db.close()
+
+
+def test_migration_6_keeps_the_column_on_sqlite_before_3_35(tmp_path: Path) -> None:
+    """``DROP COLUMN`` came with SQLite 3.35: an older one keeps the unused column and starts."""
+    db = open_database(f"sqlite://{tmp_path / 'old.db'}")
+    try:
+        apply_migrations(db, registered_migrations()[:5])
+        db.server_version = (3, 34, 1)
+        assert apply_migrations(db) == [6]
+        assert "result_content" in call_columns(db)
+        cs = ConversationStore(db)
+        base = started(cs)
+        calls = three_calls("run-1")[:1]
+        cs.create_tool_round("run-1", "r", base, b"{}", calls)
+        committed = cs.commit_tool_result(
+            "run-1", "r", "call-a", tool_pair("r", calls[0], "A"), "A", False
+        )
+        assert committed.settled
+    finally:
+        db.close()

@@ -113,7 +113,8 @@ class ToolCallStatus(StrEnum):
 
 
 class ToolCallRecord(msgspec.Struct, frozen=True):
-    """A call and, once completed, its result, arrival order and the revision holding its pair."""
+    """A call and, once completed, whether its result is an error, its arrival order and the
+    revision holding its pair (whose tool message is the result)."""
 
     index: int
     call_id: str
@@ -122,7 +123,6 @@ class ToolCallRecord(msgspec.Struct, frozen=True):
     arguments: str
     status: ToolCallStatus
     completion_seq: int | None
-    result_content: str | None
     result_is_error: bool | None
     committed_revision_id: int | None
     completed_at_ms: int | None

@@ -135,6 +135,9 @@ class ToolRounds(Runs):
         On the critical path of every tool round: the run, round and call are checked in one
         read, and the run row's new head and reserved index are one write (13 statements, 14
         when it reserves, where it took 16 and 20).
+
+        The result's text is stored once, in the pair's tool message: ``content`` is checked
+        but not kept (migration 6 dropped the call row's copy); ``is_error`` is kept on the row.
         """
         check_id(call_id, "call_id")
         if not isinstance(pair, tuple) or len(pair) != 2:
@@ -179,7 +182,7 @@ class ToolRounds(Runs):
             else:
                 self._move_head(conversation_id, run_id, revision_id, now)
             self._db.execute_sql(
-                sql.complete_call, (seq, content, is_error, revision_id, now, round_id, call_id)
+                sql.complete_call, (seq, is_error, revision_id, now, round_id, call_id)
             )
             status = ToolRoundStatus.SETTLED if settled else ToolRoundStatus.PENDING
             self._db.execute_sql(sql.advance_round, (seq + 1, status.value, now, round_id))
