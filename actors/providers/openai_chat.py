@@ -118,22 +118,24 @@ def origin(route: ModelRoute) -> str:
     return hashlib.sha256(route.base_url.encode()).hexdigest()[:16]
 
 
-def _replayed_reasoning(message: AssistantMessage, route: ModelRoute) -> str | None:
-    """The reasoning text to send back with ``message``, if this endpoint streamed it.
+def _replayed_reasoning(message: AssistantMessage, here: str | None) -> str | None:
+    """The reasoning text to send back with ``message``, if endpoint ``here`` streamed it
+    (``here`` is None when the provider's replay is off).
 
     A state recorded before origins existed has none; it came from an OpenAI Chat provider of
     the same conversation and is replayed as it always was.
     """
     state = message.replay
     reasoning = replay_value(NAME, state, REPLAY_KIND, REASONING_KEY, str)
-    if state is None or reasoning is None or not route.replay_reasoning:
+    if state is None or reasoning is None or here is None:
         return None
     source = state.value.get(ORIGIN_KEY)
-    return reasoning if source is None or source == origin(route) else None
+    return reasoning if source is None or source == here else None
 
 
 def _messages(request: LlmRequest, route: ModelRoute) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    here = origin(route) if route.replay_reasoning else None  # once per request
     if request.instructions:
         out.append({"role": "system", "content": request.instructions})
     for message in request.messages:
@@ -141,7 +143,7 @@ def _messages(request: LlmRequest, route: ModelRoute) -> list[dict[str, Any]]:
             case UserMessage(parts=parts):
                 out.append({"role": "user", "content": _user_content(parts)})
             case AssistantMessage():
-                out.append(_assistant(message, _replayed_reasoning(message, route)))
+                out.append(_assistant(message, _replayed_reasoning(message, here)))
             case ToolResultMessage(call_id=call_id, content=content):
                 out.append({"role": "tool", "tool_call_id": call_id, "content": content})
             case _:
