@@ -64,3 +64,17 @@ def test_the_tools_package_imports_only_protobuf_msgspec_the_stdlib_and_wire() -
                 continue
             for module in modules:
                 assert _allowed(module), f"{path.name} imports {module}"
+
+
+def test_every_rows_invalid_card_is_its_tool_card_holding_only_the_error() -> None:
+    for name, definition in REGISTRY.items():
+        card = definition.invalid_card("bad arguments: x")
+        (field,) = [f.name for f, _ in card.ListFields()]
+        assert field == definition.tool_call_field, name
+        node = getattr(card, field)
+        for part in definition.error_path.split("."):
+            assert node.HasField(part), (name, part)
+            node = getattr(node, part)
+        assert {f.name: v for f, v in node.ListFields()} == dict.fromkeys(
+            definition.error_fields, "bad arguments: x"
+        ), name

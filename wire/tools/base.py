@@ -55,17 +55,29 @@ class ToolDefinition:
     """One tool's row in ``wire.tools.registry.REGISTRY``: everything a lookup by name needs.
 
     ``execution`` builds the call from parsed arguments and the run's context (every tool takes
-    it, only Shell reads it) and raises ``ToolArgumentError`` when they do not fit;
-    ``invalid_card`` is then the card's error result. ``streamed_content_field``
-    names the argument whose text fills the edit card while the model streams it.
+    it, only Shell reads it) and raises ``ToolArgumentError`` when they do not fit; the card
+    then holds only an error result, the message at ``error_path`` under the tool's card with
+    each of ``error_fields`` set to the error text. ``streamed_content_field`` names the
+    argument whose text fills the edit card while the model streams it.
     """
 
     name: str
     channel: ToolChannel
     tool_call_field: str  # the agent.ToolCall oneof field of this tool's card
     execution: Callable[[str, ToolArgs, ExecContext], ToolExecution]
-    invalid_card: Callable[[str], agent.ToolCall]
+    error_path: str  # dotted, e.g. "result.error"
+    error_fields: tuple[str, ...]
     streamed_content_field: str | None = None
+
+    def invalid_card(self, error: str) -> agent.ToolCall:
+        """The card of a call whose arguments do not fit: an error result and nothing else."""
+        tool_call = agent.ToolCall()
+        node = getattr(tool_call, self.tool_call_field)
+        for name in self.error_path.split("."):
+            node = getattr(node, name)
+        for name in self.error_fields:
+            setattr(node, name, error)
+        return tool_call
 
 
 # ---- what feeding a client message yields ----

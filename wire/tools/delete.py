@@ -66,18 +66,12 @@ class DeleteExecution(ToolExecution):
         return ToolOutcome(text, is_error, tool_call)
 
 
-def _invalid_card(error: str) -> agent.ToolCall:
-    """The card of a call whose arguments do not fit: an error result and nothing else."""
-    tool_call = agent.ToolCall()
-    tool_call.delete_tool_call.result.error.error = error
-    return tool_call
-
-
 # The registry row (``wire.tools.registry.REGISTRY``).
 DELETE = ToolDefinition(
     name="Delete",
     channel=ToolChannel.EXEC,
     tool_call_field="delete_tool_call",
     execution=DeleteExecution,
-    invalid_card=_invalid_card,
+    error_path="result.error",
+    error_fields=("error",),
 )

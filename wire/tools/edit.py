@@ -219,14 +219,6 @@ def unified_diff(path: str, before: str, after: str) -> str:
     return "".join(difflib.unified_diff(lines(before), lines(after), f"a/{path}", f"b/{path}"))
 
 
-def _invalid_card(error: str) -> agent.ToolCall:
-    """The card of a call whose arguments do not fit: an error result and nothing else."""
-    tool_call = agent.ToolCall()
-    tool_call.edit_tool_call.result.error.error = error
-    tool_call.edit_tool_call.result.error.model_visible_error = error
-    return tool_call
-
-
 def _write(call_id: str, args: ToolArgs, context: ExecContext) -> EditExecution:
     """Write and StrReplace share one execution; the definition says which it is."""
     return EditExecution(WRITE, call_id, args)
@@ -242,7 +234,8 @@ WRITE = ToolDefinition(
     channel=ToolChannel.EXEC,
     tool_call_field="edit_tool_call",
     execution=_write,
-    invalid_card=_invalid_card,
+    error_path="result.error",
+    error_fields=("error", "model_visible_error"),
     streamed_content_field="contents",
 )
 
@@ -251,6 +244,7 @@ STR_REPLACE = ToolDefinition(
     channel=ToolChannel.EXEC,
     tool_call_field="edit_tool_call",
     execution=_str_replace,
-    invalid_card=_invalid_card,
+    error_path="result.error",
+    error_fields=("error", "model_visible_error"),
     streamed_content_field="new_string",
 )

@@ -116,18 +116,12 @@ def read_error_text(path: str, read: agent.ReadResult) -> str:
             return f"the editor returned no read result for {path}"
 
 
-def _invalid_card(error: str) -> agent.ToolCall:
-    """The card of a call whose arguments do not fit: an error result and nothing else."""
-    tool_call = agent.ToolCall()
-    tool_call.read_tool_call.result.error.error_message = error
-    return tool_call
-
-
 # The registry row (``wire.tools.registry.REGISTRY``).
 READ = ToolDefinition(
     name="Read",
     channel=ToolChannel.EXEC,
     tool_call_field="read_tool_call",
     execution=ReadExecution,
-    invalid_card=_invalid_card,
+    error_path="result.error",
+    error_fields=("error_message",),
 )

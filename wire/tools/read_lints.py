@@ -138,18 +138,12 @@ def _diagnostics_error_text(label: str, result: agent.DiagnosticsResult) -> str:
             return f"the editor returned no diagnostics result for {label}"
 
 
-def _invalid_card(error: str) -> agent.ToolCall:
-    """The card of a call whose arguments do not fit: an error result and nothing else."""
-    tool_call = agent.ToolCall()
-    tool_call.read_lints_tool_call.result.error.error_message = error
-    return tool_call
-
-
 # The registry row (``wire.tools.registry.REGISTRY``).
 READ_LINTS = ToolDefinition(
     name="ReadLints",
     channel=ToolChannel.EXEC,
     tool_call_field="read_lints_tool_call",
     execution=ReadLintsExecution,
-    invalid_card=_invalid_card,
+    error_path="result.error",
+    error_fields=("error_message",),
 )

@@ -210,27 +210,14 @@ class GlobExecution(ToolExecution):
         )
 
 
-def _grep_invalid_card(error: str) -> agent.ToolCall:
-    """The card of a call whose arguments do not fit: an error result and nothing else."""
-    tool_call = agent.ToolCall()
-    tool_call.grep_tool_call.result.error.error = error
-    return tool_call
-
-
-def _glob_invalid_card(error: str) -> agent.ToolCall:
-    """The card of a call whose arguments do not fit: an error result and nothing else."""
-    tool_call = agent.ToolCall()
-    tool_call.glob_tool_call.result.error.error = error
-    return tool_call
-
-
 # The registry rows (``wire.tools.registry.REGISTRY``).
 GREP = ToolDefinition(
     name="Grep",
     channel=ToolChannel.EXEC,
     tool_call_field="grep_tool_call",
     execution=GrepExecution,
-    invalid_card=_grep_invalid_card,
+    error_path="result.error",
+    error_fields=("error",),
 )
 
 GLOB = ToolDefinition(
@@ -238,5 +225,6 @@ GLOB = ToolDefinition(
     channel=ToolChannel.EXEC,
     tool_call_field="glob_tool_call",
     execution=GlobExecution,
-    invalid_card=_glob_invalid_card,
+    error_path="result.error",
+    error_fields=("error",),
 )

@@ -225,18 +225,12 @@ class ShellExecution(ToolExecution):
                 return "the editor returned no shell result", True
 
 
-def _invalid_card(error: str) -> agent.ToolCall:
-    """The card of a call whose arguments do not fit: an error result and nothing else."""
-    tool_call = agent.ToolCall()
-    tool_call.shell_tool_call.result.spawn_error.error = error
-    return tool_call
-
-
 # The registry row (``wire.tools.registry.REGISTRY``).
 SHELL = ToolDefinition(
     name="Shell",
     channel=ToolChannel.EXEC,
     tool_call_field="shell_tool_call",
     execution=ShellExecution,
-    invalid_card=_invalid_card,
+    error_path="result.spawn_error",
+    error_fields=("error",),
 )

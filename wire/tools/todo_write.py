@@ -78,18 +78,12 @@ class TodoWriteExecution(ToolExecution):
         return WrongResult(variant)
 
 
-def _invalid_card(error: str) -> agent.ToolCall:
-    """The card of a call whose arguments do not fit: an error result and nothing else."""
-    tool_call = agent.ToolCall()
-    tool_call.update_todos_tool_call.result.error.error = error
-    return tool_call
-
-
 # The registry row (``wire.tools.registry.REGISTRY``).
 TODO_WRITE = ToolDefinition(
     name="TodoWrite",
     channel=ToolChannel.LOCAL,
     tool_call_field="update_todos_tool_call",
     execution=TodoWriteExecution,
-    invalid_card=_invalid_card,
+    error_path="result.error",
+    error_fields=("error",),
 )
