@@ -75,10 +75,8 @@ class SessionActor(pykka.ThreadingActor):
                     logger, logging.INFO, "run cancelled", request_id=self.request_id, reason=reason
                 )
                 self._cancel()
-            case ProviderEventsReceived() if self._run is not None:
-                self._run.on_provider_events(message)
-            case ProviderCallEnded() if self._run is not None:
-                self._run.on_provider_ended(message)
+            case ProviderEventsReceived() | ProviderCallEnded() if self._run is not None:
+                self._run.on_provider_message(message)
             case CheckpointPublished() if self._run is not None:
                 self._run.on_checkpoint_published(message)
             case CheckpointFailed() if self._run is not None:

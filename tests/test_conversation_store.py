@@ -18,7 +18,6 @@ import peewee
 import pytest
 from playhouse.test_utils import count_queries
 
-from actors.agent_run import stored
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -29,6 +28,7 @@ from actors.conversation.model import (
     ToolCall,
     ToolResultContent,
 )
+from actors.turn.plan import stored
 from store import Store, apply_migrations, connect_store, open_database
 from store.conversations import (
     EMPTY_STATE_DIGEST,

@@ -3,7 +3,6 @@ run keeps equals the one the store gives back for that revision)."""
 
 from __future__ import annotations
 
-from actors.agent_run import stored
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -18,6 +17,7 @@ from actors.conversation.model import (
     decode_message,
 )
 from actors.history_cache import HistoryCache, history_weight
+from actors.turn.plan import stored
 from store import Store
 from store.conversations import ConversationStore
 

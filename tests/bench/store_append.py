@@ -16,7 +16,6 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from actors.agent_run import stored
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -25,6 +24,7 @@ from actors.conversation.model import (
     Role,
     TextPart,
 )
+from actors.turn.plan import stored
 from store import connect_store
 from store.conversations import ConversationStore, StoredMessage
 from tests.bench.stats import ms, timed

@@ -28,7 +28,6 @@ from pathlib import Path
 
 import peewee
 
-from actors.agent_run import stored
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -39,6 +38,7 @@ from actors.conversation.model import (
     ToolCall,
     ToolResultContent,
 )
+from actors.turn.plan import stored
 from store import connect_store
 from store.conversations import ConversationStore, RunStatus, StoredMessage, ToolCallSpec
 from tests.bench.stats import ms, timed

@@ -28,7 +28,6 @@ from pathlib import Path
 
 import httpx
 
-from actors.agent_run import stored
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -37,6 +36,7 @@ from actors.conversation.model import (
     Role,
     TextPart,
 )
+from actors.turn.plan import stored
 from store import connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.conversations import ConversationStore

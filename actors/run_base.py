@@ -1,0 +1,162 @@
+"""A run's base in the store: the revision the client's state stands for, and the turn's start.
+
+The base is found in the checkpoint index when this server published the client's state, else
+the state's roots (fetched) are imported as a revision; a state older than the head is a
+rollback, a new branch from it. A user turn's start is one commit (claim, runtime message, first
+call index) checked against the history its first checkpoint was built from; a resume claims
+the conversation where its interrupted round stands. The decisions are in ``actors.turn.plan``;
+this module is the part that reads and writes the store.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from actors.checkpoint_json import PendingRound, decode_pending
+from actors.conversation.model import CanonicalMessage, decode_message
+from actors.history_cache import HistoryCache
+from actors.turn.plan import TurnKind, TurnPlan, imported_history, stored
+from store.conversations import (
+    ANY_HEAD,
+    ClaimedRun,
+    ConversationStore,
+    HeadMoved,
+    RevisionNotFound,
+    StartedTurn,
+    ToolRoundRecord,
+    roots_digest,
+)
+from wire.errors import Code, ConnectError, protocol_error
+
+
+class UserTurnStart(msgspec.Struct, frozen=True):
+    """A user turn before its commit: ``history`` is the base's, ``predicted`` what the commit
+    will make of it (the runtime message appended unless a replay already holds it)."""
+
+    from_state: int | None  # the client state's revision; None: the conversation's head
+    base: int | None
+    history: tuple[CanonicalMessage, ...]
+    runtime: CanonicalMessage
+    replayed: bool
+
+    @property
+    def predicted(self) -> tuple[CanonicalMessage, ...]:
+        return self.history if self.replayed else (*self.history, self.runtime)
+
+
+class ResumeStart(msgspec.Struct, frozen=True):
+    """A claimed resume: its base's message count, and the interrupted round if there was one
+    (``existing``: this server's record of it)."""
+
+    claimed: ClaimedRun
+    base_count: int
+    pending: PendingRound | None
+    existing: ToolRoundRecord | None
+
+
+class RunBase:
+    """The store side of a run's start, for one run."""
+
+    def __init__(
+        self, store: ConversationStore, histories: HistoryCache, request_id: str, plan: TurnPlan
+    ) -> None:
+        self._store = store
+        self._histories = histories
+        self._request_id = request_id
+        self._plan = plan
+
+    def indexed_base(self) -> int | None:
+        """The revision the checkpoint index maps the client's roots to, if any."""
+        if not self._plan.roots:
+            return None
+        digest = roots_digest(self._plan.stable_roots)
+        return self._store.revision_for_checkpoint(self._plan.conversation_id, digest)
+
+    def base_revision(self, indexed: int | None, fetched: dict[bytes, bytes]) -> int | None:
+        """The revision the client's state stands for (None: no state, use the head)."""
+        plan = self._plan
+        if plan.state is None:
+            return None
+        if not plan.roots:
+            # A state without history: the conversation from its beginning.
+            return self._store.import_revision(plan.conversation_id, ())
+        if indexed is not None:
+            return indexed
+        history = imported_history(plan.roots, fetched)
+        revision = self._store.import_revision(plan.conversation_id, [stored(m) for m in history])
+        digest = roots_digest(plan.stable_roots)
+        self._store.record_checkpoint(plan.conversation_id, digest, revision)
+        return revision
+
+    def history(self, revision_id: int) -> tuple[CanonicalMessage, ...]:
+        """A committed revision's history: from the cache when a run left it there."""
+        cached = self._histories.get(revision_id)
+        if cached is not None:
+            return cached
+        history = tuple(decode_message(m.payload) for m in self._store.messages_at(revision_id))
+        self._histories.put(revision_id, history)
+        return history
+
+    def user_turn(self, base: int | None, runtime: CanonicalMessage) -> UserTurnStart:
+        """Read what the user turn will start from (the head when the client sent no state)."""
+        from_state = base
+        if base is None:
+            # The head now (None: a new conversation); the commit must still find it there.
+            base = self._store.head(self._plan.conversation_id)
+        history = self.history(base) if base is not None else ()
+        replayed = any(m.message_id == runtime.message_id for m in history)
+        return UserTurnStart(from_state, base, history, runtime, replayed)
+
+    def commit_user_turn(self, turn: UserTurnStart) -> StartedTurn:
+        """Claim, the runtime message and the first call index: one commit. Without client
+        state it must still find the head read before (another run may have moved it)."""
+        try:
+            started = self._store.start_turn(
+                self._request_id,
+                self._plan.conversation_id,
+                turn.from_state,
+                stored(turn.runtime),
+                expected_head=turn.base if turn.from_state is None else ANY_HEAD,
+            )
+        except HeadMoved as exc:
+            raise ConnectError(
+                Code.ABORTED, f"the conversation changed while this turn started ({exc})"
+            ) from exc
+        if started.inserted == turn.replayed or started.base_message_count != len(turn.history):
+            # Cannot happen once the head is checked: the checkpoint would not be the commit.
+            raise ConnectError(
+                Code.INTERNAL, "the committed turn differs from the checkpoint built for it"
+            )
+        return started
+
+    def start_resume(self, base: int | None) -> ResumeStart:
+        """Claim the conversation for a resume: on the revision of the interrupted round's last
+        committed pair when this server stored that round, else on the base."""
+        store = self._store
+        if base is None:
+            base = store.ensure_conversation(self._plan.conversation_id)
+        pending, existing = self._pending_round(base)
+        start = store.round_head(existing) if existing is not None else base
+        claimed = store.claim_run(self._request_id, self._plan.conversation_id, start)
+        revision = store.revision(base)
+        if revision is None:
+            raise RevisionNotFound(f"no revision {base}")
+        return ResumeStart(claimed, revision.message_count, pending, existing)
+
+    def _pending_round(self, base: int) -> tuple[PendingRound | None, ToolRoundRecord | None]:
+        """For a resume: the client's pending round, and this server's record of it if any."""
+        state = self._plan.state
+        if self._plan.kind is not TurnKind.RESUME or state is None:
+            return None, None
+        entries = list(state.pending_tool_calls)
+        if len(entries) > 1:
+            raise protocol_error(
+                f"conversation_state has {len(entries)} pending_tool_calls entries (at most 1)"
+            )
+        if not entries:
+            return None, None
+        pending = decode_pending(entries[0])
+        existing = self._store.find_pending_round(
+            self._plan.conversation_id, base, [c.call_id for c in pending.calls]
+        )
+        return pending, existing

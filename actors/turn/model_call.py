@@ -1,0 +1,232 @@
+"""One model call of a turn: the provider's events become frames and steps, its end an outcome.
+
+The driver hands every ProviderActor message of the call to ``receive`` and sends the frames
+it returns. Every call starts *held*, while the checkpoint before it is still being acknowledged:
+its messages queue with their arrival times, and ``release`` (once that checkpoint is out)
+plays them in order, so the client never sees progress ahead of its checkpoint while the
+request's round trip still overlaps the blobs' ACKs. Thinking durations use the arrival time,
+not the release time.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from actors.checkpoint import AssistantStep, Step, ThinkingStep
+from actors.conversation.events import (
+    FinishReason,
+    ProviderEvent,
+    TextDelta,
+    TextEnded,
+    TextStarted,
+    ThinkingDelta,
+    ThinkingEnded,
+    ThinkingStarted,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    Usage,
+    UsageReported,
+)
+from actors.conversation.model import AssistantContent, ToolCall
+from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
+from actors.providers.errors import FailureKind, ProviderFailure
+from wire.errors import Code, ConnectError, protocol_error, provider_error_detail
+from wire.interaction_updates import (
+    text_delta_frame,
+    thinking_completed_frame,
+    thinking_delta_frame,
+    token_delta_frame,
+)
+from wire.streamed_args import StreamedArgsDecoder
+from wire.tools.frames import partial_tool_call_frame
+from wire.tools.registry import UnsupportedTool
+from wire.tools.streaming import streamed_args_decoder, streamed_args_frames
+
+ProviderMessage = ProviderEventsReceived | ProviderCallEnded
+
+
+# ---- outcomes ----
+
+
+class CallAnswered(msgspec.Struct, frozen=True):
+    """The model answered without tools: the turn's final assistant message."""
+
+    content: AssistantContent
+
+
+class CallWantsTools(msgspec.Struct, frozen=True):
+    """The model asked for tools: ``content`` is its message (text, thinking, replay state)."""
+
+    calls: tuple[ToolCall, ...]
+    content: AssistantContent
+
+
+class CallFailed(msgspec.Struct, frozen=True):
+    error: ConnectError
+
+
+class CallCancelled(msgspec.Struct, frozen=True):
+    """The call was cancelled by the run itself, which is already ending."""
+
+
+CallOutcome = CallAnswered | CallWantsTools | CallFailed | CallCancelled
+
+
+class CallStep(msgspec.Struct, frozen=True):
+    """What one message of the call did: frames to send, and its outcome once it ended."""
+
+    frames: tuple[bytes, ...] = ()
+    outcome: CallOutcome | None = None
+
+
+def run_failure(failure: ProviderFailure) -> ConnectError:
+    """How a failed provider call ends the run (with Cursor's retryable error details)."""
+    if failure.kind is FailureKind.PROTOCOL:
+        return protocol_error(failure.message)
+    message = f"provider error: {failure.message}"
+    return ConnectError(Code.UNAVAILABLE, message, (provider_error_detail(message),))
+
+
+def add_usage(total: Usage | None, usage: Usage | None) -> Usage | None:
+    """Usage summed over reports: a field is a sum only while every report has it."""
+    if total is None:
+        return usage
+    if usage is None:
+        return total
+
+    def both(a: int | None, b: int | None) -> int | None:
+        return None if a is None or b is None else a + b
+
+    return Usage(
+        input_tokens=both(total.input_tokens, usage.input_tokens),
+        output_tokens=both(total.output_tokens, usage.output_tokens),
+        cache_read_tokens=both(total.cache_read_tokens, usage.cache_read_tokens),
+        cache_write_tokens=both(total.cache_write_tokens, usage.cache_write_tokens),
+        reasoning_tokens=both(total.reasoning_tokens, usage.reasoning_tokens),
+    )
+
+
+class ModelCall:
+    """The state of one provider call: held messages, streamed text and thinking, steps, usage.
+
+    ``steps`` are the thinking and text steps the call produced (for its checkpoint);
+    ``usage`` sums its usage reports; ``last_tokens`` is input plus output of the last report
+    that had both (the context the next request starts from)."""
+
+    def __init__(self, model_call_id: str, call_index: int) -> None:
+        self.model_call_id = model_call_id
+        self.call_index = call_index
+        self.steps: list[Step] = []
+        self.usage: Usage | None = None
+        self.last_tokens: int | None = None
+        self._held: list[tuple[ProviderMessage, float]] | None = []
+        self._ended = False
+        self._text: list[str] = []
+        self._thinking: list[str] = []
+        self._thinking_started = 0.0
+        self._calls: dict[int, tuple[str, str]] = {}
+        self._decoders: dict[int, StreamedArgsDecoder | None] = {}
+
+    def receive(self, message: ProviderMessage, now: float) -> CallStep:
+        """One message of the provider (another call's messages are ignored)."""
+        if message.model_call_id != self.model_call_id or self._ended:
+            return CallStep()
+        if self._held is not None:
+            self._held.append((message, now))
+            return CallStep()
+        if isinstance(message, ProviderEventsReceived):
+            return CallStep(frames=tuple(self._events(message.events, now)))
+        self._ended = True
+        return CallStep(outcome=self._outcome(message))
+
+    def release(self) -> CallStep:
+        """The checkpoint before the call is out: play the held messages in order."""
+        held, self._held = self._held or [], None
+        frames: list[bytes] = []
+        for message, arrived in held:
+            step = self.receive(message, arrived)
+            frames.extend(step.frames)
+            if step.outcome is not None:
+                return CallStep(tuple(frames), step.outcome)
+        return CallStep(tuple(frames))
+
+    def _events(self, events: tuple[ProviderEvent, ...], now: float) -> list[bytes]:
+        frames: list[bytes] = []
+        for event in events:
+            match event:
+                case TextStarted():
+                    self._text = []
+                case TextDelta(text=text):
+                    self._text.append(text)
+                    frames.append(text_delta_frame(text))
+                case TextEnded():
+                    self._add_step(AssistantStep("".join(self._text)))
+                case ThinkingStarted():
+                    self._thinking_started = now
+                    self._thinking = []
+                case ThinkingDelta(text=text):
+                    self._thinking.append(text)
+                    frames.append(thinking_delta_frame(text))
+                case ThinkingEnded():
+                    duration = max(1, round((now - self._thinking_started) * 1000))
+                    frames.append(thinking_completed_frame(duration))
+                    self._add_step(ThinkingStep("".join(self._thinking), duration))
+                case ToolCallStarted(index=index, call_id=call_id, name=name):
+                    self._calls[index] = (call_id, name)
+                    self._decoders[index] = streamed_args_decoder(name)
+                    frames.extend(self._partial_call(call_id, name, ""))
+                case ToolCallArgumentsDelta(index=index, delta=delta):
+                    frames.extend(self._arguments_delta(index, delta))
+                case UsageReported(usage=usage):
+                    frames.extend(self._usage_reported(usage))
+                case _:
+                    pass  # the call's end arrives as ProviderCallEnded
+        return frames
+
+    def _add_step(self, step: AssistantStep | ThinkingStep) -> None:
+        if step.text:
+            self.steps.append(step)
+
+    def _usage_reported(self, usage: Usage) -> list[bytes]:
+        self.usage = add_usage(self.usage, usage)
+        if usage.input_tokens is not None and usage.output_tokens is not None:
+            self.last_tokens = usage.input_tokens + usage.output_tokens
+        return [] if usage.output_tokens is None else [token_delta_frame(usage.output_tokens)]
+
+    def _arguments_delta(self, index: int, delta: str) -> list[bytes]:
+        """A call's arguments as they stream: an edit's content as it is written, else the
+        raw argument text."""
+        call_id, name = self._calls[index]
+        decoder = self._decoders.get(index)
+        if decoder is None:
+            return self._partial_call(call_id, name, delta)
+        events = decoder.feed(delta)
+        return list(streamed_args_frames(call_id, name, self.model_call_id, events))
+
+    def _partial_call(self, call_id: str, name: str, delta: str) -> list[bytes]:
+        try:
+            return [partial_tool_call_frame(call_id, name, self.model_call_id, delta)]
+        except UnsupportedTool:
+            return []  # the round refuses the unknown tool when it starts
+
+    def _outcome(self, message: ProviderCallEnded) -> CallOutcome:
+        if message.failure is not None:
+            return CallFailed(run_failure(message.failure))
+        result = message.result
+        if result is None:
+            return CallCancelled()
+        if result.finish is FinishReason.LENGTH:
+            failure = ProviderFailure(
+                FailureKind.PROVIDER, "model stopped before completing the response"
+            )
+            return CallFailed(run_failure(failure))
+        content = AssistantContent(
+            text=result.text, thinking=result.thinking, replay_state=result.replay
+        )
+        if not result.calls:
+            return CallAnswered(content)
+        calls = tuple(
+            ToolCall(c.index, c.call_id, c.name, c.arguments_json, self.model_call_id)
+            for c in result.calls
+        )
+        return CallWantsTools(calls, content)

@@ -1,0 +1,201 @@
+"""What a RunRequest asks for, read once before the turn starts: its kind, its mode, the blobs
+it needs fetched, its runtime message, and the messages of a client state being imported."""
+
+from __future__ import annotations
+
+import datetime
+from enum import Enum, auto
+
+import msgspec
+
+from actors.blob_sync import BlobFetched, b64
+from actors.checkpoint_json import decode_root, hydrated_message_id
+from actors.conversation.model import (
+    CanonicalMessage,
+    ImagePart,
+    Origin,
+    PartsContent,
+    Role,
+    TextPart,
+    encode_message,
+)
+from actors.request_context import image_blob_ids, runtime_context, runtime_images
+from prompt.assets import ModeAssets
+from prompt.runtime_message import RuntimeContextError
+from store.conversations import StoredMessage
+from wire.errors import Code, ConnectError, protocol_error
+from wire.proto import agent_v1_pb2 as agent
+from wire.tools.base import ExecContext
+
+# Cursor's AgentMode number -> our mode asset name. Other modes come later.
+MODE_NAMES = {agent.AGENT_MODE_AGENT: "agent"}
+
+
+class TurnKind(Enum):
+    NEW = auto()  # a user message starts a turn
+    RESUME = auto()  # the client reconnected: continue the turn of its last checkpoint
+
+
+class TurnPlan(msgspec.Struct, frozen=True):
+    """The request, read: ``state`` is the client's conversation state (None: none sent)."""
+
+    kind: TurnKind
+    mode_number: int
+    mode_name: str
+    conversation_id: str
+    user_message: agent.UserMessage | None
+    state: agent.ConversationStateStructure | None
+
+    @property
+    def roots(self) -> tuple[bytes, ...]:
+        """The client state's root blob ids, the system root first."""
+        return tuple(self.state.root_prompt_messages_json) if self.state is not None else ()
+
+    @property
+    def stable_roots(self) -> tuple[bytes, ...]:
+        """The roots that stand for history (the system root is rebuilt every turn)."""
+        return self.roots[1:]
+
+    @property
+    def resume_turn_id(self) -> bytes | None:
+        """For a resume: the blob of the client's last turn, which the run extends."""
+        if self.kind is TurnKind.RESUME and self.state is not None and self.state.turns:
+            return bytes(self.state.turns[-1])
+        return None
+
+
+def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
+    """Read the action and the mode; a request this server cannot run raises ConnectError."""
+    action = request.action
+    kind = action.WhichOneof("action")
+    state = request.conversation_state if request.HasField("conversation_state") else None
+    user_message: agent.UserMessage | None = None
+    if kind == "user_message_action":
+        user_message = action.user_message_action.user_message
+        turn, number = TurnKind.NEW, user_message.mode
+    elif kind == "resume_action":
+        if state is None or not state.root_prompt_messages_json:
+            raise protocol_error("resume_action needs the conversation_state to resume from")
+        turn, number = TurnKind.RESUME, state.mode or agent.AGENT_MODE_AGENT
+    else:
+        raise ConnectError(
+            Code.UNIMPLEMENTED, f"conversation action {kind or 'none'} is not available"
+        )
+    mode_name = MODE_NAMES.get(number)
+    if mode_name is None:
+        label = agent.AgentMode.Name(number) if number in agent.AgentMode.values() else number
+        raise protocol_error(f"unsupported agent mode: {label} (this server runs AGENT_MODE_AGENT)")
+    return TurnPlan(
+        kind=turn,
+        mode_number=number,
+        mode_name=mode_name,
+        conversation_id=request.conversation_id or request_id,
+        user_message=user_message,
+        state=state,
+    )
+
+
+def wanted_blobs(plan: TurnPlan, *, roots_indexed: bool) -> tuple[bytes, ...]:
+    """The blobs the run needs and the server may lack, each once: the images sent by blob
+    id, the state's roots unless the checkpoint index knows them, a resume's last turn."""
+    wanted: list[bytes] = []
+    if plan.user_message is not None:
+        wanted.extend(image_blob_ids(plan.user_message))
+    if plan.roots and not roots_indexed:
+        wanted.extend(plan.roots)
+    if plan.resume_turn_id is not None:
+        wanted.append(plan.resume_turn_id)
+    return tuple(dict.fromkeys(wanted))
+
+
+class BaseFetch:
+    """The blobs being fetched before the turn can start, by fetch id (1, 2, ...)."""
+
+    def __init__(self, wanted: tuple[bytes, ...]) -> None:
+        self._fetching = dict(enumerate(wanted, start=1))
+        self.fetched: dict[bytes, bytes] = {}
+
+    def requests(self) -> tuple[tuple[int, bytes], ...]:
+        """(fetch id, blob id) for every blob to fetch."""
+        return tuple(self._fetching.items())
+
+    @property
+    def done(self) -> bool:
+        return not self._fetching
+
+    def receive(self, message: BlobFetched) -> bool:
+        """Take a fetched blob; True when every blob is in. A blob the client lacks raises."""
+        blob_id = self._fetching.pop(message.fetch_id, None)
+        if blob_id is None:
+            return False  # not a fetch of this phase
+        if message.data is None:
+            raise protocol_error(f"the client has no blob {b64(blob_id)}")
+        self.fetched[blob_id] = message.data
+        return self.done
+
+
+def imported_history(
+    roots: tuple[bytes, ...], fetched: dict[bytes, bytes]
+) -> list[CanonicalMessage]:
+    """The history a client state's roots stand for (system root dropped), for a state this
+    server never indexed; a state that is not one system root then history is refused."""
+    messages = [
+        decode_root(fetched[blob_id], hydrated_message_id(blob_id, ordinal))
+        for ordinal, blob_id in enumerate(roots)
+    ]
+    if messages[0].role is not Role.SYSTEM:
+        raise protocol_error("conversation_state: the first root is not the system prompt")
+    if any(m.role is Role.SYSTEM for m in messages[1:]):
+        raise protocol_error("conversation_state: more than one system root")
+    return messages[1:]
+
+
+def runtime_message(request_id: str, content: tuple[TextPart | ImagePart, ...]) -> CanonicalMessage:
+    """The turn's runtime user message (its ids are stable: a retry replays it)."""
+    return CanonicalMessage(
+        message_id=f"runtime:run-request:{request_id}",
+        role=Role.USER,
+        origin=Origin.RUNTIME,
+        content=PartsContent(content),
+        runtime_event_id=f"run-request:{request_id}",
+    )
+
+
+def runtime_parts(
+    mode: ModeAssets,
+    request: agent.AgentRunRequest,
+    fetched: dict[bytes, bytes],
+    now: datetime.datetime,
+) -> tuple[TextPart | ImagePart, ...]:
+    """The runtime message's content: the rendered text, then the request's images."""
+    action = request.action.user_message_action
+    context = runtime_context(
+        action.user_message,
+        action.request_context if action.HasField("request_context") else None,
+        now,
+    )
+    try:
+        images = runtime_images(action.user_message, fetched)
+        return (TextPart(mode.runtime_message(context)), *images)
+    except RuntimeContextError as exc:
+        raise protocol_error(str(exc)) from exc
+
+
+def exec_context(plan: TurnPlan, request: agent.AgentRunRequest) -> ExecContext:
+    """What the run's exec requests carry besides the model's arguments."""
+    action = request.action
+    terminals = ""
+    if action.WhichOneof("action") == "user_message_action":
+        terminals = action.user_message_action.request_context.env.terminals_folder
+    return ExecContext(conversation_id=plan.conversation_id, terminals_folder=terminals)
+
+
+def stored(message: CanonicalMessage) -> StoredMessage:
+    """A canonical message as the store keeps it."""
+    return StoredMessage(
+        message.message_id,
+        message.role.value,
+        message.origin.value,
+        encode_message(message),
+        message.runtime_event_id,
+    )

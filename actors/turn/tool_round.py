@@ -1,0 +1,138 @@
+"""One tool round of a turn: the model's message that made the calls, and the pairs committed
+for it in completion order.
+
+Each completed call becomes an ``assistant(call) -> tool(result)`` pair; the first pair of the
+round carries the message's text, thinking and replay state, later pairs only their call, so
+the committed history reads as the model wrote it. The driver commits each pair (``pair_for``
+gives it) and then reports the commit (``committed``), which gives the card's completion frame.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from actors.checkpoint import Step, ToolCallStep
+from actors.conversation.model import (
+    AssistantContent,
+    CanonicalMessage,
+    Origin,
+    Role,
+    ToolCall,
+    ToolResultContent,
+)
+from actors.tool_runtime import ToolCompleted
+from store.conversations import ToolCallSpec, ToolCallStatus, ToolRoundRecord
+from wire.tools.frames import tool_call_completed_frame
+
+
+class NewToolRound(msgspec.Struct, frozen=True):
+    """The store write that opens a round on the run's head, every call pending."""
+
+    round_id: str
+    assistant_json: bytes
+    calls: tuple[ToolCallSpec, ...]
+    created_at_ms: int
+
+
+class ToolPair(msgspec.Struct, frozen=True):
+    """A completed call's two messages, to be committed as one revision."""
+
+    call: ToolCall
+    assistant: CanonicalMessage
+    result: CanonicalMessage
+
+
+class ToolRound:
+    """A round's assistant message (every call in it), its pending calls and its tool steps.
+
+    ``pending`` are the calls the editor still has to run (all of them for a new round, those
+    without a committed result for an adopted one); ``steps`` are the completed calls' cards,
+    for the settled checkpoint."""
+
+    def __init__(
+        self,
+        round_id: str,
+        assistant: AssistantContent,
+        pending: tuple[ToolCall, ...],
+        started_at_ms: int,
+        *,
+        first_pair: bool = True,
+    ) -> None:
+        self.round_id = round_id
+        self.assistant = assistant
+        self.pending = pending
+        self.started_at_ms = started_at_ms
+        self.steps: list[Step] = []
+        self._first_pair = first_pair
+
+    @classmethod
+    def opened(
+        cls,
+        round_id: str,
+        calls: tuple[ToolCall, ...],
+        message: AssistantContent,
+        started_at_ms: int,
+    ) -> ToolRound:
+        """A new round; ``message`` gives the text, thinking and replay state of the model's
+        message that made the calls."""
+        assistant = msgspec.structs.replace(message, tool_round_id=round_id, tool_calls=calls)
+        return cls(round_id, assistant, calls, started_at_ms)
+
+    @classmethod
+    def adopted(cls, record: ToolRoundRecord, started_at_ms: int) -> ToolRound:
+        """A round this server stored: only the calls without a result run again."""
+        assistant = msgspec.json.decode(record.assistant_json, type=AssistantContent)
+        completed = any(c.status is ToolCallStatus.COMPLETED for c in record.calls)
+        pending = tuple(
+            ToolCall(c.index, c.call_id, c.name, c.arguments, c.model_call_id)
+            for c in record.calls
+            if c.status is ToolCallStatus.PENDING
+        )
+        return cls(record.round_id, assistant, pending, started_at_ms, first_pair=not completed)
+
+    def new_round(self) -> NewToolRound:
+        """The store write for a round opened here."""
+        return NewToolRound(
+            self.round_id,
+            msgspec.json.encode(self.assistant),
+            tuple(
+                ToolCallSpec(c.index, c.call_id, c.model_call_id, c.name, c.arguments)
+                for c in self.pending
+            ),
+            self.started_at_ms,
+        )
+
+    def pair_for(self, completed: ToolCompleted) -> ToolPair:
+        """The pair to commit for a completed call of this round."""
+        call = next(c for c in self.assistant.tool_calls if c.call_id == completed.call_id)
+        first = self._first_pair
+        message = self.assistant
+        assistant = CanonicalMessage(
+            message_id=f"{self.round_id}:{call.call_id}:assistant",
+            role=Role.ASSISTANT,
+            origin=Origin.ASSISTANT,
+            content=AssistantContent(
+                text=message.text if first else "",
+                thinking=message.thinking if first else "",
+                tool_round_id=self.round_id,
+                replay_state=message.replay_state if first else None,
+                tool_calls=(call,),
+            ),
+        )
+        result = CanonicalMessage(
+            message_id=f"{self.round_id}:{call.call_id}:result",
+            role=Role.TOOL,
+            origin=Origin.TOOL,
+            content=ToolResultContent(
+                call.call_id, completed.name, completed.content, completed.is_error
+            ),
+        )
+        return ToolPair(call, assistant, result)
+
+    def committed(self, pair: ToolPair, completed: ToolCompleted) -> bytes:
+        """The pair is committed: later pairs no longer carry the message's text, the call's
+        card joins the steps, and the frame that shows it completed is returned."""
+        self._first_pair = False
+        self.steps.append(ToolCallStep(completed.tool_call))
+        call = pair.call
+        return tool_call_completed_frame(call.call_id, call.model_call_id, completed.tool_call)
