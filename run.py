@@ -26,12 +26,12 @@ import peewee
 import pykka
 from aiohttp import web
 
-from actors.agent_run import AgentDeps
 from actors.loop.bridge import LoopTasks
 from actors.model_selection import ModelResolver, StoreModelResolver
 from actors.providers.actor import ProviderDeps
 from actors.providers.recorder import start_call_recorder
 from actors.providers.transport import CallLimits, new_provider_client
+from actors.run_children import AgentDeps
 from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
 from actors.session import SessionActor

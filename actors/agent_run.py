@@ -3,10 +3,10 @@
 The SessionActor owns this object and calls it on its own thread, so nothing here is shared.
 Every wait (a KV GET, a checkpoint barrier, a provider stream, the editor's tools) is a phase
 left by returning; the reply arrives later as a message the SessionActor hands back. The
-phases (``actors.turn``) hold the turn's logic and do no IO: finding the base (``BaseFetch``
-and ``actors.run_base``), one model call (``ModelCall``), one tool round (``ToolRound``), and
-the one way to end (``RunEnding``). This driver makes their store writes, sends their frames
-and tells the run's other actors.
+phases (``actors.turn``) hold the turn's logic and do no IO: finding the base (``BaseFetch``,
+with ``actors.run_base`` for its store side), one model call (``ModelCall``), one tool round
+(``ToolRound``) and the one way to end (``RunEnding``). This driver makes their store writes,
+sends their frames and tells the run's child actors (``actors.run_children``).
 
 A user message appends the runtime message once; a ``resume_action`` continues the interrupted
 tool round (adopted from the store, only its pending calls dispatched) or calls the model again.
@@ -19,56 +19,36 @@ events are held until that checkpoint is published (the barrier).
 from __future__ import annotations
 
 import contextlib
-import datetime
 import logging
 import time
 from collections.abc import Callable
 
-import msgspec
 import peewee
 import pykka
 
-from actors.blob_sync import (
-    BlobFetched,
-    BlobSyncFailed,
-    CancelBlobSync,
-    FetchBlob,
-    KvClientMessageReceived,
-    KvLimits,
-)
-from actors.blob_sync import start_blob_sync as start_blob_sync_actor
+from actors.blob_sync import BlobFetched, BlobSyncFailed
 from actors.checkpoint import (
     CheckpointFailed,
     CheckpointPublished,
-    CheckpointSetup,
     MessagesCommitted,
     PublishFinal,
     PublishSettled,
     PublishStaged,
-    start_checkpoint_actor,
+    Step,
 )
-from actors.checkpoint_json import CheckpointJsonError, PendingRound
+from actors.checkpoint_json import CheckpointJsonError
 from actors.checkpoint_state import CheckpointStateError
 from actors.conversation.events import Usage
 from actors.conversation.model import AssistantContent, CanonicalMessage, Origin, Role, ToolCall
 from actors.conversation.projection import project
 from actors.conversation.request import LlmRequest, ModelRoute
-from actors.history_cache import HistoryCache
-from actors.loop.bridge import LoopTasks
 from actors.messages import CancelRun
-from actors.providers.actor import (
-    CancelProviderCall,
-    ProviderCallEnded,
-    ProviderDeps,
-    ProviderEventsReceived,
-    StartProviderCall,
-    start_provider_call,
-)
-from actors.run_base import ResumeStart, RunBase
+from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived, StartProviderCall
+from actors.run_base import open_round
+from actors.run_children import AgentDeps, RunChildren
 from actors.run_output import RunOutput
-from actors.run_owners import RunOwners
+from actors.run_start import RunStart, TurnOpened
 from actors.tool_runtime import (
-    AbortPendingExecs,
     ExecControlReceived,
     ExecMessageReceived,
     InteractionResponseReceived,
@@ -76,8 +56,8 @@ from actors.tool_runtime import (
     StartToolRound,
     ToolCompleted,
     ToolRuntimeFailed,
+    ToolRuntimeMessage,
     ToolRuntimeStopped,
-    start_tool_runtime,
 )
 from actors.turn import ending
 from actors.turn.ending import EndEffect, RunEnding
@@ -91,21 +71,16 @@ from actors.turn.model_call import (
     add_usage,
 )
 from actors.turn.plan import (
-    BaseFetch,
+    CheckpointJobs,
     TurnKind,
     TurnPlan,
     exec_context,
-    plan_turn,
-    runtime_message,
-    runtime_parts,
     stored,
-    wanted_blobs,
 )
 from actors.turn.tool_round import ToolRound
-from prompt.assets import ModeAssets, PromptAssets, UnknownModeError
-from store import Store
+from prompt.assets import ModeAssets
 from store.clock import now_ms
-from store.conversations import ClaimedRun, ConversationStore, ConversationStoreError, StaleRun
+from store.conversations import ConversationStore, ConversationStoreError, StaleRun
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 from wire.interaction_updates import turn_ended_frame
 from wire.log import log_event
@@ -114,23 +89,11 @@ from wire.proto import agent_v1_pb2 as agent
 logger = logging.getLogger("cursor_server.run")
 
 
-class AgentDeps(msgspec.Struct, frozen=True):
-    """What every run needs, shared by all SessionActors of the server."""
-
-    store: Store
-    prompts: PromptAssets
-    provider: ProviderDeps
-    owners: RunOwners
-    tasks: LoopTasks
-    kv_limits: KvLimits = KvLimits()
-    histories: HistoryCache = msgspec.field(default_factory=HistoryCache)
-
-
 class PublishingFinal:
     """The last phase: the final checkpoint is being acknowledged."""
 
 
-Phase = BaseFetch | ModelCall | ToolRound | PublishingFinal | None
+Phase = ModelCall | ToolRound | PublishingFinal | None
 
 
 class AgentRun:
@@ -153,12 +116,16 @@ class AgentRun:
         self._output = output
         self._self = self_ref
         self._end_session = end
-        self._conversations = ConversationStore(deps.store.database)
+        self._store = ConversationStore(deps.store.database)
+        self._children = RunChildren(request_id, output, deps, self_ref)
+        self._jobs = CheckpointJobs()
+        self._start = RunStart(
+            request_id, request, route, deps, self._store, self._children, self._jobs
+        )
         self.conversation_id = request.conversation_id or request_id
         self._plan: TurnPlan | None = None
         self._mode: ModeAssets | None = None
-        self._base: RunBase | None = None
-        self._indexed_base: int | None = None
+        self._instructions = ""
         self._phase: Phase = None
         self._ending = RunEnding()
         self._claimed = False
@@ -166,142 +133,43 @@ class AgentRun:
         self._messages: tuple[CanonicalMessage, ...] = ()
         self._usage: Usage | None = None
         self._last_call_tokens: int | None = None
-        self._job_id = 1
-        self._barrier_job = 0
-        self._blob_sync: pykka.ActorRef | None = None
-        self._checkpoint: pykka.ActorRef | None = None
-        self._provider: pykka.ActorRef | None = None
-        self._tools: pykka.ActorRef | None = None
 
-    # ---- finding the base ----
+    # ---- the start ----
 
     def start(self) -> None:
         """Read the request, then fetch what its base needs (local CAS, else KV GET)."""
-        self._guarded(self._start)
-
-    def _start(self) -> None:
-        plan = self._plan = plan_turn(self.request_id, self._request)
-        try:
-            self._mode = self._deps.prompts.mode(plan.mode_name)
-        except UnknownModeError as exc:
-            raise protocol_error(str(exc)) from exc
-        deps = self._deps
-        self._blob_sync = start_blob_sync_actor(
-            self.request_id, self._output, deps.store, deps.tasks, deps.kv_limits
-        )
-        self._base = RunBase(self._conversations, deps.histories, self.request_id, plan)
-        self._indexed_base = self._base.indexed_base()
-        fetch = self._phase = BaseFetch(
-            wanted_blobs(plan, roots_indexed=self._indexed_base is not None)
-        )
-        for fetch_id, blob_id in fetch.requests():
-            self._blob_sync.tell(FetchBlob(fetch_id, blob_id, self._self))
-        if fetch.done:
-            self._prepare(fetch)
+        self._guarded(lambda: self._opened(self._start.start()))
 
     def on_blob_fetched(self, message: BlobFetched) -> None:
-        fetch = self._phase
-        if isinstance(fetch, BaseFetch) and not self._ending.started:
-            self._guarded(lambda: fetch.receive(message) and self._prepare(fetch))
+        if not self._ending.started:
+            self._guarded(lambda: self._opened(self._start.on_blob_fetched(message)))
 
-    def _prepare(self, fetch: BaseFetch) -> None:
-        plan, mode, base = self._plan, self._mode, self._base
-        assert plan is not None and mode is not None and base is not None
-        self._phase = None
-        content = ()
-        if plan.user_message is not None:
-            now = datetime.datetime.now(datetime.UTC)
-            content = runtime_parts(mode, self._request, fetch.fetched, now)
-        revision = base.base_revision(self._indexed_base, fetch.fetched)
-        self._instructions = mode.system_prompt(self._route.model_id)
-        if plan.kind is TurnKind.NEW:
-            self._start_user_turn(base, revision, runtime_message(self.request_id, content))
-        else:
-            self._start_resume(base, revision, fetch.fetched)
-
-    def _start_user_turn(
-        self, base: RunBase, revision: int | None, runtime: CanonicalMessage
-    ) -> None:
-        """The first checkpoint is built, and its blobs SET, while the turn's start is being
-        committed; it is published once both the ACKs and the commit are in. The commit is
-        checked against the predicted history, so a mismatch ends the run unpublished."""
-        turn = base.user_turn(revision, runtime)
-        self._start_checkpoint_actor(len(turn.history))
-        job = self._next_job()
-        self._tell_checkpoint(
-            PublishSettled(job, turn.predicted, (), self._last_call_tokens, awaits_commit=True)
-        )
-        started = base.commit_user_turn(turn)
+    def _opened(self, opened: TurnOpened | None) -> None:
+        """The turn has started: the loop takes over (the model call or the round first)."""
+        if opened is None:
+            return  # blobs are still being fetched
+        self._plan, self._mode, self._instructions = opened.plan, opened.mode, opened.instructions
         self._claimed = True
-        self._head, self._messages = started.head, turn.predicted
-        self._call_provider(started.call_index)
-        self._tell_checkpoint(MessagesCommitted(job, started.head))
-        self._supersede_previous()
-        self._log_started(started.claimed, turn.base)
-
-    def _start_resume(
-        self, base: RunBase, revision: int | None, fetched: dict[bytes, bytes]
-    ) -> None:
-        """A resume continues its unfinished turn from the client's state."""
-        resume = base.start_resume(revision)
-        self._head, self._claimed = resume.claimed.base_revision_id, True
-        self._supersede_previous()
-        turn_id = self._plan.resume_turn_id if self._plan is not None else None
-        self._start_checkpoint_actor(resume.base_count, fetched[turn_id] if turn_id else None)
-        self._log_started(resume.claimed, revision)
-        if resume.pending is None:
-            self._messages = base.history(self._head)
-            last = self._messages[-1].content if self._messages else None
-            if isinstance(last, AssistantContent) and not last.tool_calls:
-                raise protocol_error("resume_action: the turn of this state has already ended")
-            self._publish_settled_then_call()
+        self._head, self._messages = opened.head, opened.messages
+        if opened.round is not None:
+            self._run_round(opened.round, opened.stable, ())
+        elif opened.commit_job is not None:
+            self._call_provider(opened.call_index)
+            self._children.checkpoint(MessagesCommitted(opened.commit_job, opened.head))
         else:
-            self._resume_round(base, resume, resume.pending)
-
-    def _resume_round(self, base: RunBase, resume: ResumeStart, pending: PendingRound) -> None:
-        """Its calls without a committed result run again at once (the client sees the staged
-        checkpoint and the execs before any model call); the client's entry stays as it is."""
-        if resume.existing is not None:
-            adopted = self._conversations.adopt_tool_round(
-                self.request_id, resume.existing.round_id
-            )
-            round_ = ToolRound.adopted(adopted, pending.started_at_ms)
-        else:  # a round this server never stored (e.g. after losing its database)
-            calls = tuple(
-                ToolCall(c.index, c.call_id, c.name, c.arguments, pending.model_call_id)
-                for c in pending.calls
-            )
-            content = AssistantContent(
-                text=pending.text, thinking=pending.thinking, replay_state=pending.replay_state
-            )
-            round_ = self._open_round(
-                f"{self.request_id}:round:resume", calls, content, pending.started_at_ms
-            )
-        self._messages = base.history(self._head)
-        # The stable roots stay those of the base: committed pairs join them when it settles.
-        self._run_round(round_, self._messages[: resume.base_count], ())
-
-    def _start_checkpoint_actor(self, base_count: int, resume_turn: bytes | None = None) -> None:
-        """The run's CheckpointActor; ``base_count`` messages stand for the client's roots."""
-        plan, mode = self._plan, self._mode
-        assert plan is not None and mode is not None and self._blob_sync is not None
-        setup = CheckpointSetup(
+            self._publish_settled_then_call()
+        self._supersede_previous()
+        resumed = opened.plan.kind is TurnKind.RESUME
+        log_event(
+            logger,
+            logging.INFO,
+            "run started",
             request_id=self.request_id,
-            instructions=self._instructions,
-            model_name=self._route.model_id,
-            mode=plan.mode_number,
-            tools=mode.tools,
-            context_window=self._route.context_window_tokens,
-            user_message=plan.user_message,
-            base=plan.state,
-            base_roots=plan.stable_roots,
-            base_message_count=base_count if plan.stable_roots else 0,
-            resume_turn=resume_turn,
             conversation_id=self.conversation_id,
-        )
-        store = ConversationStore(self._deps.store.database)
-        self._checkpoint = start_checkpoint_actor(
-            setup, self._output, self._blob_sync, self._self, store
+            model=self._route.public_id,
+            superseded=opened.claimed.superseded_run_id,
+            resumed=resumed,
+            base_revision=opened.base,
         )
 
     def _supersede_previous(self) -> None:
@@ -311,33 +179,17 @@ class AgentRun:
             with contextlib.suppress(pykka.ActorDeadError):  # it may have just ended
                 previous.tell(CancelRun(f"superseded by {self.request_id}"))
 
-    def _log_started(self, claimed: ClaimedRun, base: int | None) -> None:
-        resumed = self._plan is not None and self._plan.kind is TurnKind.RESUME
-        log_event(
-            logger,
-            logging.INFO,
-            "run started",
-            request_id=self.request_id,
-            conversation_id=self.conversation_id,
-            model=self._route.public_id,
-            superseded=claimed.superseded_run_id,
-            resumed=resumed,
-            base_revision=base,
-        )
-
     # ---- the model call ----
 
     def _call_provider(self, call_index: int | None = None) -> None:
         """Ask the model; ``call_index`` when it was reserved already. Its events are held."""
         assert self._mode is not None
         if call_index is None:
-            call_index = self._conversations.begin_provider_call(self.request_id)
+            call_index = self._store.begin_provider_call(self.request_id)
         call = self._phase = ModelCall(f"{self.request_id}:{call_index}", call_index)
         request = LlmRequest(self._instructions, self._mode.tools, project(self._messages))
-        self._provider = start_provider_call(
-            StartProviderCall(self.request_id, call.model_call_id, request, self._route),
-            self._self,
-            self._deps.provider,
+        self._children.call(
+            StartProviderCall(self.request_id, call.model_call_id, request, self._route)
         )
 
     def _publish_settled_then_call(self, call_index: int | None = None, lead: bytes = b"") -> None:
@@ -348,8 +200,8 @@ class AgentRun:
         self._call_provider(call_index)
         if lead:
             self._output.send(lead)
-        job = self._next_job()
-        self._tell_checkpoint(
+        job = self._jobs.next()
+        self._children.checkpoint(
             PublishSettled(job, self._messages, steps, self._last_call_tokens, self._head)
         )
 
@@ -361,29 +213,26 @@ class AgentRun:
     def _on_call_step(self, call: ModelCall, step: CallStep) -> None:
         for frame in step.frames:
             self._output.send(frame)
-        outcome = step.outcome
-        if outcome is None:
-            return
-        self._provider = None
-        if isinstance(outcome, CallAnswered | CallWantsTools):
-            self._usage = add_usage(self._usage, call.usage)
-            self._last_call_tokens = call.last_tokens or self._last_call_tokens
-        match outcome:
+        match step.outcome:
+            case None:
+                return
             case CallFailed(error=error):
+                self._children.call_ended()
                 self._finish(error)
             case CallCancelled():
-                pass  # cancelled by this run, which is already ending
+                self._children.call_ended()  # cancelled by this run, which is ending
             case CallWantsTools(calls=calls, content=content):
-                round_id = f"{self.request_id}:round:{call.call_index}"
-                self._guarded(
-                    lambda: self._run_round(
-                        self._open_round(round_id, calls, content, now_ms()),
-                        self._messages,
-                        tuple(call.steps),
-                    )
-                )
+                self._call_succeeded(call)
+                self._guarded(lambda: self._open_round(call, calls, content))
             case CallAnswered(content=content):
+                self._call_succeeded(call)
                 self._guarded(lambda: self._answer(call, content))
+
+    def _call_succeeded(self, call: ModelCall) -> None:
+        self._children.call_ended()
+        self._usage = add_usage(self._usage, call.usage)
+        if call.last_tokens is not None:
+            self._last_call_tokens = call.last_tokens
 
     def _answer(self, call: ModelCall, content: AssistantContent) -> None:
         """The final message: committed, then published with ``turn_ended`` in front."""
@@ -393,9 +242,7 @@ class AgentRun:
             Origin.ASSISTANT,
             content,
         )
-        self._head = self._conversations.append_messages(
-            self.request_id, self._head, [stored(final)]
-        )
+        self._head = self._store.append_messages(self.request_id, self._head, [stored(final)])
         # The next turn of this conversation starts from this revision.
         self._deps.histories.put(self._head, (*self._messages, final))
         usage = self._usage or Usage()
@@ -407,44 +254,40 @@ class AgentRun:
             reasoning_tokens=usage.reasoning_tokens,
         )
         self._phase = PublishingFinal()
-        publish = PublishFinal(
-            self._next_job(),
-            self._messages,
-            final,
-            tuple(call.steps),
-            self._last_call_tokens,
-            (lead,),
-            now_ms(),
-            self._head,
+        self._children.checkpoint(
+            PublishFinal(
+                self._jobs.next(),
+                self._messages,
+                final,
+                tuple(call.steps),
+                self._last_call_tokens,
+                (lead,),
+                now_ms(),
+                self._head,
+            )
         )
-        self._tell_checkpoint(publish)
 
     # ---- the tool round ----
 
     def _open_round(
-        self, round_id: str, calls: tuple[ToolCall, ...], content: AssistantContent, at_ms: int
-    ) -> ToolRound:
-        """A new round, stored on the head with every call pending."""
-        round_ = ToolRound.opened(round_id, calls, content, at_ms)
-        new = round_.new_round()
-        self._conversations.create_tool_round(
-            self.request_id,
-            new.round_id,
-            self._head,
-            new.assistant_json,
-            list(new.calls),
-            created_at_ms=new.created_at_ms,
+        self, call: ModelCall, calls: tuple[ToolCall, ...], content: AssistantContent
+    ) -> None:
+        """Store the round the model asked for, then run it."""
+        round_id = f"{self.request_id}:round:{call.call_index}"
+        round_ = open_round(
+            self._store, self.request_id, self._head, round_id, calls, content, now_ms()
         )
-        return round_
+        self._run_round(round_, self._messages, tuple(call.steps))
 
     def _run_round(
-        self, round_: ToolRound, stable: tuple[CanonicalMessage, ...], steps: tuple
+        self, round_: ToolRound, stable: tuple[CanonicalMessage, ...], steps: tuple[Step, ...]
     ) -> None:
         """Publish the round staged (``stable`` as roots) and have the editor run its calls."""
+        assert self._plan is not None
         self._phase = round_
-        self._tell_checkpoint(
+        self._children.checkpoint(
             PublishStaged(
-                self._next_job(barrier=False),
+                self._jobs.next(barrier=False),
                 stable,
                 round_.assistant,
                 steps,
@@ -452,11 +295,8 @@ class AgentRun:
                 round_.started_at_ms,
             )
         )
-        if self._tools is None:
-            assert self._plan is not None
-            context = exec_context(self._plan, self._request)
-            self._tools = start_tool_runtime(self.request_id, self._output, self._self, context)
-        self._tools.tell(StartToolRound(round_.round_id, round_.pending))
+        context = exec_context(self._plan, self._request)
+        self._children.tools(StartToolRound(round_.round_id, round_.pending), context)
 
     def on_tool_completed(self, message: ToolCompleted) -> None:
         """Commit the pair (in completion order), then show the card as completed."""
@@ -467,7 +307,7 @@ class AgentRun:
             return
         pair = round_.pair_for(message)
         try:
-            committed = self._conversations.commit_tool_result(
+            committed = self._store.commit_tool_result(
                 self.request_id,
                 round_.round_id,
                 pair.call.call_id,
@@ -490,17 +330,14 @@ class AgentRun:
             return
         # The next request first; the card's completion, the settled state and the runtime's
         # release of the round follow it.
-        tools = self._tools
         self._publish_settled_then_call(committed.call_index, lead=completed)
-        with contextlib.suppress(pykka.ActorDeadError):  # the run may have ended meanwhile
-            if tools is not None:
-                tools.tell(RoundSettled(round_.round_id))
+        self._children.to_running_tools(RoundSettled(round_.round_id))
 
     def on_tool_runtime_failed(self, message: ToolRuntimeFailed) -> None:
         self._finish(message.error)
 
     def on_tool_runtime_stopped(self, message: ToolRuntimeStopped) -> None:
-        self._tools = None
+        self._children.tools_stopped()
         self._apply(self._ending.tools_stopped())
 
     def on_exec_message(self, message: agent.ExecClientMessage) -> None:
@@ -514,27 +351,14 @@ class AgentRun:
         error = f"unknown InteractionResponse id: {message.id}"
         self._to_tools(InteractionResponseReceived(message), error)
 
-    def _to_tools(self, message: object, error_without_tools: str) -> None:
-        if self._tools is None:
+    def _to_tools(self, message: ToolRuntimeMessage, error_without_tools: str) -> None:
+        if not self._children.to_running_tools(message):
             self._finish(protocol_error(error_without_tools))
-        else:
-            self._tools.tell(message)
 
     # ---- the checkpoint barrier and the other actors ----
 
-    def _next_job(self, *, barrier: bool = True) -> int:
-        """A new checkpoint job id; a barrier job is the one the loop waits for next."""
-        self._job_id += 1
-        if barrier:
-            self._barrier_job = self._job_id
-        return self._job_id
-
-    def _tell_checkpoint(self, message: object) -> None:
-        if self._checkpoint is not None:  # None: the run has ended
-            self._checkpoint.tell(message)
-
     def on_checkpoint_published(self, message: CheckpointPublished) -> None:
-        if message.job_id != self._barrier_job or self._ending.started:
+        if message.job_id != self._jobs.barrier or self._ending.started:
             return  # a job nothing waits for (the staged checkpoint of a tool round)
         phase = self._phase
         if isinstance(phase, PublishingFinal):
@@ -549,8 +373,7 @@ class AgentRun:
         self._finish(message.error)
 
     def on_kv_message(self, message: agent.KvClientMessage) -> None:
-        if self._blob_sync is not None:
-            self._blob_sync.tell(KvClientMessageReceived(message))
+        self._children.kv_message(message)
 
     # ---- the end ----
 
@@ -574,24 +397,21 @@ class AgentRun:
 
     def _finish(self, error: ConnectError | None) -> None:
         """End the run (None: completed); only the first end counts."""
-        tools_running = self._tools is not None
-        self._apply(
-            self._ending.end(
-                error, claimed=self._claimed, usage=self._usage, tools_running=tools_running
-            )
+        running = self._children.tools_running
+        end = self._ending.end(
+            error, claimed=self._claimed, usage=self._usage, tools_running=running
         )
+        self._apply(end)
 
     def _apply(self, effects: tuple[EndEffect, ...]) -> None:
         for effect in effects:
             match effect:
                 case ending.RecordRunEnd():
                     self._record_end(effect)
-                case ending.AbortPendingCalls(reason=reason) if self._tools is not None:
-                    self._tools.tell(AbortPendingExecs(reason))
-                case ending.AbortPendingCalls():
-                    pass
+                case ending.AbortPendingCalls(reason=reason):
+                    self._children.abort_tools(reason)
                 case ending.StopChildren():
-                    self._stop_children()
+                    self._children.stop()
                 case ending.ReleaseConversation():
                     self._deps.owners.release(self.conversation_id, self.request_id)
                 case ending.EndStream(error=error):
@@ -601,7 +421,7 @@ class AgentRun:
 
     def _record_end(self, record: ending.RecordRunEnd) -> None:
         try:
-            self._conversations.finish_run(
+            self._store.finish_run(
                 self.request_id,
                 record.status,
                 record.usage_json,
@@ -610,19 +430,3 @@ class AgentRun:
             )
         except (peewee.DatabaseError, ConversationStoreError):
             logger.exception("recording the end of run %s failed", self.request_id)
-
-    def _stop_children(self) -> None:
-        """Stop the run's child actors; one that already stopped itself (a provider call
-        whose end is still held behind the barrier) is simply gone."""
-        provider, blob_sync, checkpoint = self._provider, self._blob_sync, self._checkpoint
-        self._provider = self._blob_sync = self._checkpoint = None
-        with contextlib.suppress(pykka.ActorDeadError):
-            if provider is not None:
-                provider.tell(CancelProviderCall("the run ended"))
-        with contextlib.suppress(pykka.ActorDeadError):
-            if blob_sync is not None:
-                blob_sync.tell(CancelBlobSync("the run ended"))
-                blob_sync.stop(block=False)
-        with contextlib.suppress(pykka.ActorDeadError):
-            if checkpoint is not None:
-                checkpoint.stop(block=False)

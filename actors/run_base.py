@@ -13,9 +13,10 @@ from __future__ import annotations
 import msgspec
 
 from actors.checkpoint_json import PendingRound, decode_pending
-from actors.conversation.model import CanonicalMessage, decode_message
+from actors.conversation.model import AssistantContent, CanonicalMessage, ToolCall, decode_message
 from actors.history_cache import HistoryCache
 from actors.turn.plan import TurnKind, TurnPlan, imported_history, stored
+from actors.turn.tool_round import ToolRound
 from store.conversations import (
     ANY_HEAD,
     ClaimedRun,
@@ -52,6 +53,24 @@ class ResumeStart(msgspec.Struct, frozen=True):
     base_count: int
     pending: PendingRound | None
     existing: ToolRoundRecord | None
+
+
+def open_round(
+    store: ConversationStore,
+    run_id: str,
+    head: int,
+    round_id: str,
+    calls: tuple[ToolCall, ...],
+    content: AssistantContent,
+    at_ms: int,
+) -> ToolRound:
+    """A new round, stored on ``head`` with every call pending."""
+    round_ = ToolRound.opened(round_id, calls, content, at_ms)
+    new = round_.new_round()
+    store.create_tool_round(
+        run_id, new.round_id, head, new.assistant_json, list(new.calls), created_at_ms=at_ms
+    )
+    return round_
 
 
 class RunBase:
@@ -142,6 +161,25 @@ class RunBase:
         if revision is None:
             raise RevisionNotFound(f"no revision {base}")
         return ResumeStart(claimed, revision.message_count, pending, existing)
+
+    def resumed_round(self, resume: ResumeStart, pending: PendingRound, head: int) -> ToolRound:
+        """The interrupted round: adopted when this server stored it (only calls without a
+        result run again), else stored anew from the client's entry (every call runs)."""
+        if resume.existing is not None:
+            adopted = self._store.adopt_tool_round(self._request_id, resume.existing.round_id)
+            return ToolRound.adopted(adopted, pending.started_at_ms)
+        # A round this server never stored (e.g. after losing its database).
+        calls = tuple(
+            ToolCall(c.index, c.call_id, c.name, c.arguments, pending.model_call_id)
+            for c in pending.calls
+        )
+        content = AssistantContent(
+            text=pending.text, thinking=pending.thinking, replay_state=pending.replay_state
+        )
+        round_id = f"{self._request_id}:round:resume"
+        return open_round(
+            self._store, self._request_id, head, round_id, calls, content, pending.started_at_ms
+        )
 
     def _pending_round(self, base: int) -> tuple[PendingRound | None, ToolRoundRecord | None]:
         """For a resume: the client's pending round, and this server's record of it if any."""

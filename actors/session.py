@@ -12,8 +12,9 @@ import logging
 
 import pykka
 
-from actors.agent_run import AgentDeps, AgentRun
+from actors.agent_run import AgentRun
 from actors.model_selection import ModelResolver, ModelSelectionError
+from actors.run_children import AgentDeps
 from actors.run_output import RunOutput
 from actors.session_protocol import (
     BlobFetched,

@@ -26,7 +26,6 @@ from typing import Any
 import pykka
 import pytest
 
-from actors.agent_run import AgentDeps
 from actors.blob_sync import BlobSyncActor
 from actors.checkpoint import CheckpointActor
 from actors.conversation.request import ModelRoute, ProviderType
@@ -37,6 +36,7 @@ from actors.model_selection import ModelResolver, ModelSelectionError, StoreMode
 from actors.providers.actor import ProviderActor, ProviderDeps
 from actors.providers.recorder import start_call_recorder
 from actors.providers.transport import new_provider_client
+from actors.run_children import AgentDeps
 from actors.run_owners import RunOwners
 from actors.session import AGENT_LOOP_UNAVAILABLE, SessionActor
 from prompt import load_prompt_assets

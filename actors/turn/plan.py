@@ -9,6 +9,7 @@ from enum import Enum, auto
 import msgspec
 
 from actors.blob_sync import BlobFetched, b64
+from actors.checkpoint import CheckpointSetup
 from actors.checkpoint_json import decode_root, hydrated_message_id
 from actors.conversation.model import (
     CanonicalMessage,
@@ -19,6 +20,7 @@ from actors.conversation.model import (
     TextPart,
     encode_message,
 )
+from actors.conversation.request import ModelRoute
 from actors.request_context import image_blob_ids, runtime_context, runtime_images
 from prompt.assets import ModeAssets
 from prompt.runtime_message import RuntimeContextError
@@ -190,6 +192,33 @@ def exec_context(plan: TurnPlan, request: agent.AgentRunRequest) -> ExecContext:
     return ExecContext(conversation_id=plan.conversation_id, terminals_folder=terminals)
 
 
+def checkpoint_setup(
+    request_id: str,
+    plan: TurnPlan,
+    mode: ModeAssets,
+    instructions: str,
+    route: ModelRoute,
+    base_count: int,
+    resume_turn: bytes | None,
+) -> CheckpointSetup:
+    """What every checkpoint of the run shares; ``base_count`` messages of every job stand
+    for the client's stable roots."""
+    return CheckpointSetup(
+        request_id=request_id,
+        instructions=instructions,
+        model_name=route.model_id,
+        mode=plan.mode_number,
+        tools=mode.tools,
+        context_window=route.context_window_tokens,
+        user_message=plan.user_message,
+        base=plan.state,
+        base_roots=plan.stable_roots,
+        base_message_count=base_count if plan.stable_roots else 0,
+        resume_turn=resume_turn,
+        conversation_id=plan.conversation_id,
+    )
+
+
 def stored(message: CanonicalMessage) -> StoredMessage:
     """A canonical message as the store keeps it."""
     return StoredMessage(
@@ -199,3 +228,17 @@ def stored(message: CanonicalMessage) -> StoredMessage:
         encode_message(message),
         message.runtime_event_id,
     )
+
+
+class CheckpointJobs:
+    """The run's checkpoint job ids (2, 3, ...); the barrier is the job the loop waits for."""
+
+    def __init__(self) -> None:
+        self._last = 1
+        self.barrier = 0
+
+    def next(self, *, barrier: bool = True) -> int:
+        self._last += 1
+        if barrier:
+            self.barrier = self._last
+        return self._last

@@ -1,0 +1,134 @@
+"""A run's child actors: the BlobSyncActor, the CheckpointActor, the current ProviderActor
+call and the ToolRuntimeActor, each started when the run first needs it and stopped once.
+
+The run tells them through this object only, so a message for a child that has already
+stopped (the run is ending, or a provider call ended itself) is dropped here rather than
+raising ``ActorDeadError`` in the run's thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import msgspec
+import pykka
+
+from actors.blob_sync import CancelBlobSync, FetchBlob, KvClientMessageReceived, KvLimits
+from actors.blob_sync import start_blob_sync as start_blob_sync_actor
+from actors.checkpoint import CheckpointMessage, CheckpointSetup, start_checkpoint_actor
+from actors.history_cache import HistoryCache
+from actors.loop.bridge import LoopTasks
+from actors.providers.actor import (
+    CancelProviderCall,
+    ProviderDeps,
+    StartProviderCall,
+    start_provider_call,
+)
+from actors.run_output import RunOutput
+from actors.run_owners import RunOwners
+from actors.tool_runtime import AbortPendingExecs, ToolRuntimeMessage, start_tool_runtime
+from prompt.assets import PromptAssets
+from store import Store
+from store.conversations import ConversationStore
+from wire.proto import agent_v1_pb2 as agent
+from wire.tools.base import ExecContext
+
+
+class AgentDeps(msgspec.Struct, frozen=True):
+    """What every run needs, shared by all SessionActors of the server."""
+
+    store: Store
+    prompts: PromptAssets
+    provider: ProviderDeps
+    owners: RunOwners
+    tasks: LoopTasks
+    kv_limits: KvLimits = KvLimits()
+    histories: HistoryCache = msgspec.field(default_factory=HistoryCache)
+
+
+def _tell(actor: pykka.ActorRef | None, message: object) -> None:
+    if actor is not None:
+        with contextlib.suppress(pykka.ActorDeadError):
+            actor.tell(message)
+
+
+class RunChildren:
+    """The child actors of one run; ``listener`` (the SessionActor) hears their replies."""
+
+    def __init__(
+        self, request_id: str, output: RunOutput, deps: AgentDeps, listener: pykka.ActorRef
+    ) -> None:
+        self._request_id = request_id
+        self._output = output
+        self._deps = deps
+        self._listener = listener
+        self._blob_sync: pykka.ActorRef | None = None
+        self._checkpoint: pykka.ActorRef | None = None
+        self._provider: pykka.ActorRef | None = None
+        self._tools: pykka.ActorRef | None = None
+
+    def start_blob_sync(self) -> None:
+        deps = self._deps
+        self._blob_sync = start_blob_sync_actor(
+            self._request_id, self._output, deps.store, deps.tasks, deps.kv_limits
+        )
+
+    def fetch(self, requests: tuple[tuple[int, bytes], ...]) -> None:
+        """Fetch blobs (local CAS, else KV GET); each answers ``BlobFetched``."""
+        for fetch_id, blob_id in requests:
+            _tell(self._blob_sync, FetchBlob(fetch_id, blob_id, self._listener))
+
+    def kv_message(self, message: agent.KvClientMessage) -> None:
+        _tell(self._blob_sync, KvClientMessageReceived(message))
+
+    def start_checkpoint(self, setup: CheckpointSetup) -> None:
+        assert self._blob_sync is not None
+        index = ConversationStore(self._deps.store.database)
+        self._checkpoint = start_checkpoint_actor(
+            setup, self._output, self._blob_sync, self._listener, index
+        )
+
+    def checkpoint(self, message: CheckpointMessage) -> None:
+        _tell(self._checkpoint, message)
+
+    def call(self, call: StartProviderCall) -> None:
+        """Start a provider call (the run has one at a time)."""
+        self._provider = start_provider_call(call, self._listener, self._deps.provider)
+
+    def call_ended(self) -> None:
+        self._provider = None  # it stopped itself
+
+    @property
+    def tools_running(self) -> bool:
+        return self._tools is not None
+
+    def tools(self, message: ToolRuntimeMessage, context: ExecContext) -> None:
+        """Tell the ToolRuntimeActor, started on first use with the run's exec context."""
+        if self._tools is None:
+            self._tools = start_tool_runtime(
+                self._request_id, self._output, self._listener, context
+            )
+        _tell(self._tools, message)
+
+    def to_running_tools(self, message: ToolRuntimeMessage) -> bool:
+        """Tell the ToolRuntimeActor if it runs; False if there is none."""
+        _tell(self._tools, message)
+        return self._tools is not None
+
+    def tools_stopped(self) -> None:
+        self._tools = None
+
+    def abort_tools(self, reason: str) -> None:
+        """Abort the pending execs; the runtime answers ``ToolRuntimeStopped`` and stops."""
+        _tell(self._tools, AbortPendingExecs(reason))
+
+    def stop(self) -> None:
+        """Stop the provider call, the blob sync and the checkpoint actor (once)."""
+        provider, blob_sync, checkpoint = self._provider, self._blob_sync, self._checkpoint
+        self._provider = self._blob_sync = self._checkpoint = None
+        _tell(provider, CancelProviderCall("the run ended"))
+        _tell(blob_sync, CancelBlobSync("the run ended"))
+        for actor in (blob_sync, checkpoint):
+            if actor is not None:
+                with contextlib.suppress(pykka.ActorDeadError):
+                    actor.stop(block=False)

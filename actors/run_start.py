@@ -1,0 +1,187 @@
+"""The start of a run, up to the moment its loop takes over: read the request, fetch what its
+base needs (local CAS, else KV GET), find the base revision, start the CheckpointActor and
+commit the turn's start.
+
+A user turn's first checkpoint is built, and its blobs SET, while the turn's start is being
+committed: it is published once both the ACKs and the commit are in (``MessagesCommitted``,
+told by the loop once the model call is on its way). The commit is checked against the history
+that checkpoint was built from, so a mismatch ends the run unpublished. A resume claims the
+conversation where its interrupted round stands and continues that round, or calls the model
+again on a settled state.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+import msgspec
+
+from actors.blob_sync import BlobFetched
+from actors.checkpoint import PublishSettled
+from actors.conversation.model import AssistantContent, CanonicalMessage
+from actors.conversation.request import ModelRoute
+from actors.run_base import RunBase
+from actors.run_children import AgentDeps, RunChildren
+from actors.turn.plan import (
+    BaseFetch,
+    CheckpointJobs,
+    TurnKind,
+    TurnPlan,
+    checkpoint_setup,
+    plan_turn,
+    runtime_message,
+    runtime_parts,
+    wanted_blobs,
+)
+from actors.turn.tool_round import ToolRound
+from prompt.assets import ModeAssets, UnknownModeError
+from store.conversations import ClaimedRun, ConversationStore
+from wire.errors import protocol_error
+from wire.proto import agent_v1_pb2 as agent
+
+
+class TurnOpened(msgspec.Struct, frozen=True):
+    """The run owns its conversation at ``head`` (whose history is ``messages``) and the loop
+    takes over: call the model (at ``call_index`` when reserved), or run ``round`` with
+    ``stable`` as the staged checkpoint's roots. ``commit_job`` is the first checkpoint, still
+    waiting for ``MessagesCommitted``."""
+
+    plan: TurnPlan
+    mode: ModeAssets
+    instructions: str
+    claimed: ClaimedRun
+    base: int | None
+    head: int
+    messages: tuple[CanonicalMessage, ...]
+    call_index: int | None = None
+    commit_job: int | None = None
+    round: ToolRound | None = None
+    stable: tuple[CanonicalMessage, ...] = ()
+
+
+class _Base(msgspec.Struct, frozen=True):
+    """What the start knows before its blobs are in."""
+
+    plan: TurnPlan
+    mode: ModeAssets
+    base: RunBase
+    indexed: int | None  # the checkpoint index's revision for the client's roots
+
+
+class RunStart:
+    """The run's first phase; ``start`` and ``on_blob_fetched`` return ``TurnOpened`` once the
+    turn has started. Every failure raises (the run ends with it)."""
+
+    def __init__(
+        self,
+        request_id: str,
+        request: agent.AgentRunRequest,
+        route: ModelRoute,
+        deps: AgentDeps,
+        store: ConversationStore,
+        children: RunChildren,
+        jobs: CheckpointJobs,
+    ) -> None:
+        self._request_id = request_id
+        self._request = request
+        self._route = route
+        self._deps = deps
+        self._store = store
+        self._children = children
+        self._jobs = jobs
+        self._fetching: tuple[_Base, BaseFetch] | None = None
+
+    def start(self) -> TurnOpened | None:
+        plan = plan_turn(self._request_id, self._request)
+        try:
+            mode = self._deps.prompts.mode(plan.mode_name)
+        except UnknownModeError as exc:
+            raise protocol_error(str(exc)) from exc
+        self._children.start_blob_sync()
+        base = RunBase(self._store, self._deps.histories, self._request_id, plan)
+        known = _Base(plan, mode, base, base.indexed_base())
+        fetch = BaseFetch(wanted_blobs(plan, roots_indexed=known.indexed is not None))
+        self._children.fetch(fetch.requests())
+        self._fetching = (known, fetch)
+        return self._open() if fetch.done else None
+
+    def on_blob_fetched(self, message: BlobFetched) -> TurnOpened | None:
+        """A blob of the base; None while others are still being fetched (or not ours)."""
+        if self._fetching is None or not self._fetching[1].receive(message):
+            return None
+        return self._open()
+
+    def _open(self) -> TurnOpened:
+        assert self._fetching is not None
+        (known, fetch), self._fetching = self._fetching, None
+        plan, mode, base = known.plan, known.mode, known.base
+        content = ()
+        if plan.user_message is not None:
+            now = datetime.datetime.now(datetime.UTC)
+            content = runtime_parts(mode, self._request, fetch.fetched, now)
+        revision = base.base_revision(known.indexed, fetch.fetched)
+        instructions = mode.system_prompt(self._route.model_id)
+        if plan.kind is TurnKind.NEW:
+            runtime = runtime_message(self._request_id, content)
+            return self._user_turn(known, instructions, revision, runtime)
+        turn_id = plan.resume_turn_id
+        turn = fetch.fetched[turn_id] if turn_id is not None else None
+        return self._resume(known, instructions, revision, turn)
+
+    def _user_turn(
+        self, known: _Base, instructions: str, revision: int | None, runtime: CanonicalMessage
+    ) -> TurnOpened:
+        turn = known.base.user_turn(revision, runtime)
+        self._start_checkpoint_actor(known, instructions, len(turn.history), None)
+        job = self._jobs.next()
+        self._children.checkpoint(PublishSettled(job, turn.predicted, (), None, awaits_commit=True))
+        started = known.base.commit_user_turn(turn)
+        return TurnOpened(
+            known.plan,
+            known.mode,
+            instructions,
+            started.claimed,
+            turn.base,
+            started.head,
+            turn.predicted,
+            call_index=started.call_index,
+            commit_job=job,
+        )
+
+    def _resume(
+        self, known: _Base, instructions: str, revision: int | None, turn: bytes | None
+    ) -> TurnOpened:
+        """``turn``: the client's last turn blob, which this run's steps extend."""
+        base = known.base
+        resume = base.start_resume(revision)
+        head = resume.claimed.base_revision_id
+        self._start_checkpoint_actor(known, instructions, resume.base_count, turn)
+        messages = base.history(head)
+        opened = TurnOpened(
+            known.plan, known.mode, instructions, resume.claimed, revision, head, messages
+        )
+        if resume.pending is not None:
+            # Its calls without a committed result run again at once (the client sees the
+            # staged checkpoint and the execs before any model call). The stable roots stay
+            # those of the base: committed pairs join them when the round settles.
+            round_ = base.resumed_round(resume, resume.pending, head)
+            stable = messages[: resume.base_count]
+            return msgspec.structs.replace(opened, round=round_, stable=stable)
+        last = messages[-1].content if messages else None
+        if isinstance(last, AssistantContent) and not last.tool_calls:
+            raise protocol_error("resume_action: the turn of this state has already ended")
+        return opened
+
+    def _start_checkpoint_actor(
+        self, known: _Base, instructions: str, base_count: int, resume_turn: bytes | None
+    ) -> None:
+        setup = checkpoint_setup(
+            self._request_id,
+            known.plan,
+            known.mode,
+            instructions,
+            self._route,
+            base_count,
+            resume_turn,
+        )
+        self._children.start_checkpoint(setup)
