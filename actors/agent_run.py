@@ -18,7 +18,6 @@ events are held until that checkpoint is published (the barrier).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -42,9 +41,8 @@ from actors.conversation.events import Usage
 from actors.conversation.model import AssistantContent, CanonicalMessage, Origin, Role, ToolCall
 from actors.conversation.projection import project
 from actors.conversation.request import LlmRequest, ModelRoute
-from actors.messages import CancelRun
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived, StartProviderCall
-from actors.run_base import open_round
+from actors.run_base import open_round, record_run_end
 from actors.run_children import AgentDeps, RunChildren
 from actors.run_output import RunOutput
 from actors.run_start import RunStart, TurnOpened
@@ -69,21 +67,17 @@ from actors.turn.model_call import (
     CallWantsTools,
     ModelCall,
     add_usage,
+    turn_ended,
 )
 from actors.turn.plan import (
     CheckpointJobs,
-    TurnKind,
-    TurnPlan,
     exec_context,
     stored,
 )
 from actors.turn.tool_round import ToolRound
-from prompt.assets import ModeAssets
 from store.clock import now_ms
 from store.conversations import ConversationStore, ConversationStoreError, StaleRun
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
-from wire.interaction_updates import turn_ended_frame
-from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
 
 logger = logging.getLogger("cursor_server.run")
@@ -120,15 +114,12 @@ class AgentRun:
         self._children = RunChildren(request_id, output, deps, self_ref)
         self._jobs = CheckpointJobs()
         self._start = RunStart(
-            request_id, request, route, deps, self._store, self._children, self._jobs
+            request_id, request, route, deps, self._store, self._children, self._jobs, self_ref
         )
         self.conversation_id = request.conversation_id or request_id
-        self._plan: TurnPlan | None = None
-        self._mode: ModeAssets | None = None
-        self._instructions = ""
+        self._turn: TurnOpened | None = None
         self._phase: Phase = None
         self._ending = RunEnding()
-        self._claimed = False
         self._head = 0
         self._messages: tuple[CanonicalMessage, ...] = ()
         self._usage: Usage | None = None
@@ -138,18 +129,17 @@ class AgentRun:
 
     def start(self) -> None:
         """Read the request, then fetch what its base needs (local CAS, else KV GET)."""
-        self._guarded(lambda: self._opened(self._start.start()))
+        self._guarded(lambda: self._take_over(self._start.start()))
 
     def on_blob_fetched(self, message: BlobFetched) -> None:
         if not self._ending.started:
-            self._guarded(lambda: self._opened(self._start.on_blob_fetched(message)))
+            self._guarded(lambda: self._take_over(self._start.on_blob_fetched(message)))
 
-    def _opened(self, opened: TurnOpened | None) -> None:
+    def _take_over(self, opened: TurnOpened | None) -> None:
         """The turn has started: the loop takes over (the model call or the round first)."""
         if opened is None:
             return  # blobs are still being fetched
-        self._plan, self._mode, self._instructions = opened.plan, opened.mode, opened.instructions
-        self._claimed = True
+        self._turn = opened
         self._head, self._messages = opened.head, opened.messages
         if opened.round is not None:
             self._run_round(opened.round, opened.stable, ())
@@ -158,36 +148,17 @@ class AgentRun:
             self._children.checkpoint(MessagesCommitted(opened.commit_job, opened.head))
         else:
             self._publish_settled_then_call()
-        self._supersede_previous()
-        resumed = opened.plan.kind is TurnKind.RESUME
-        log_event(
-            logger,
-            logging.INFO,
-            "run started",
-            request_id=self.request_id,
-            conversation_id=self.conversation_id,
-            model=self._route.public_id,
-            superseded=opened.claimed.superseded_run_id,
-            resumed=resumed,
-            base_revision=opened.base,
-        )
-
-    def _supersede_previous(self) -> None:
-        """This run now owns the conversation in this process: the one before it is cancelled."""
-        previous = self._deps.owners.claim(self.conversation_id, self.request_id, self._self)
-        if previous is not None:
-            with contextlib.suppress(pykka.ActorDeadError):  # it may have just ended
-                previous.tell(CancelRun(f"superseded by {self.request_id}"))
 
     # ---- the model call ----
 
     def _call_provider(self, call_index: int | None = None) -> None:
         """Ask the model; ``call_index`` when it was reserved already. Its events are held."""
-        assert self._mode is not None
+        opened = self._turn
+        assert opened is not None
         if call_index is None:
             call_index = self._store.begin_provider_call(self.request_id)
         call = self._phase = ModelCall(f"{self.request_id}:{call_index}", call_index)
-        request = LlmRequest(self._instructions, self._mode.tools, project(self._messages))
+        request = LlmRequest(opened.instructions, opened.mode.tools, project(self._messages))
         self._children.call(
             StartProviderCall(self.request_id, call.model_call_id, request, self._route)
         )
@@ -245,14 +216,7 @@ class AgentRun:
         self._head = self._store.append_messages(self.request_id, self._head, [stored(final)])
         # The next turn of this conversation starts from this revision.
         self._deps.histories.put(self._head, (*self._messages, final))
-        usage = self._usage or Usage()
-        lead = turn_ended_frame(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_read_tokens=usage.cache_read_tokens,
-            cache_write_tokens=usage.cache_write_tokens,
-            reasoning_tokens=usage.reasoning_tokens,
-        )
+        lead = turn_ended(self._usage)
         self._phase = PublishingFinal()
         self._children.checkpoint(
             PublishFinal(
@@ -283,7 +247,7 @@ class AgentRun:
         self, round_: ToolRound, stable: tuple[CanonicalMessage, ...], steps: tuple[Step, ...]
     ) -> None:
         """Publish the round staged (``stable`` as roots) and have the editor run its calls."""
-        assert self._plan is not None
+        assert self._turn is not None
         self._phase = round_
         self._children.checkpoint(
             PublishStaged(
@@ -295,7 +259,7 @@ class AgentRun:
                 round_.started_at_ms,
             )
         )
-        context = exec_context(self._plan, self._request)
+        context = exec_context(self._turn.plan, self._request)
         self._children.tools(StartToolRound(round_.round_id, round_.pending), context)
 
     def on_tool_completed(self, message: ToolCompleted) -> None:
@@ -399,7 +363,7 @@ class AgentRun:
         """End the run (None: completed); only the first end counts."""
         running = self._children.tools_running
         end = self._ending.end(
-            error, claimed=self._claimed, usage=self._usage, tools_running=running
+            error, claimed=self._start.claimed, usage=self._usage, tools_running=running
         )
         self._apply(end)
 
@@ -407,7 +371,7 @@ class AgentRun:
         for effect in effects:
             match effect:
                 case ending.RecordRunEnd():
-                    self._record_end(effect)
+                    record_run_end(self._store, self.request_id, effect)
                 case ending.AbortPendingCalls(reason=reason):
                     self._children.abort_tools(reason)
                 case ending.StopChildren():
@@ -418,15 +382,3 @@ class AgentRun:
                     self._end_session(error)
                 case _:
                     raise TypeError(f"unknown end effect {effect!r}")
-
-    def _record_end(self, record: ending.RecordRunEnd) -> None:
-        try:
-            self._store.finish_run(
-                self.request_id,
-                record.status,
-                record.usage_json,
-                record.failure_category,
-                record.failure_message,
-            )
-        except (peewee.DatabaseError, ConversationStoreError):
-            logger.exception("recording the end of run %s failed", self.request_id)

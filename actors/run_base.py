@@ -10,17 +10,22 @@ this module is the part that reads and writes the store.
 
 from __future__ import annotations
 
+import logging
+
 import msgspec
+import peewee
 
 from actors.checkpoint_json import PendingRound, decode_pending
 from actors.conversation.model import AssistantContent, CanonicalMessage, ToolCall, decode_message
 from actors.history_cache import HistoryCache
+from actors.turn.ending import RecordRunEnd
 from actors.turn.plan import TurnKind, TurnPlan, imported_history, stored
 from actors.turn.tool_round import ToolRound
 from store.conversations import (
     ANY_HEAD,
     ClaimedRun,
     ConversationStore,
+    ConversationStoreError,
     HeadMoved,
     RevisionNotFound,
     StartedTurn,
@@ -28,6 +33,8 @@ from store.conversations import (
     roots_digest,
 )
 from wire.errors import Code, ConnectError, protocol_error
+
+logger = logging.getLogger("cursor_server.run")
 
 
 class UserTurnStart(msgspec.Struct, frozen=True):
@@ -43,6 +50,15 @@ class UserTurnStart(msgspec.Struct, frozen=True):
     @property
     def predicted(self) -> tuple[CanonicalMessage, ...]:
         return self.history if self.replayed else (*self.history, self.runtime)
+
+
+def check_started(turn: UserTurnStart, started: StartedTurn) -> None:
+    """The commit made the history the first checkpoint was built from. It cannot differ once
+    the head is checked; if it did, that checkpoint would not be the commit."""
+    if started.inserted == turn.replayed or started.base_message_count != len(turn.history):
+        raise ConnectError(
+            Code.INTERNAL, "the committed turn differs from the checkpoint built for it"
+        )
 
 
 class ResumeStart(msgspec.Struct, frozen=True):
@@ -71,6 +87,20 @@ def open_round(
         run_id, new.round_id, head, new.assistant_json, list(new.calls), created_at_ms=at_ms
     )
     return round_
+
+
+def record_run_end(store: ConversationStore, run_id: str, record: RecordRunEnd) -> None:
+    """End the run's row; a store failure is logged, and the run still ends."""
+    try:
+        store.finish_run(
+            run_id,
+            record.status,
+            record.usage_json,
+            record.failure_category,
+            record.failure_message,
+        )
+    except (peewee.DatabaseError, ConversationStoreError):
+        logger.exception("recording the end of run %s failed", run_id)
 
 
 class RunBase:
@@ -141,11 +171,6 @@ class RunBase:
             raise ConnectError(
                 Code.ABORTED, f"the conversation changed while this turn started ({exc})"
             ) from exc
-        if started.inserted == turn.replayed or started.base_message_count != len(turn.history):
-            # Cannot happen once the head is checked: the checkpoint would not be the commit.
-            raise ConnectError(
-                Code.INTERNAL, "the committed turn differs from the checkpoint built for it"
-            )
         return started
 
     def start_resume(self, base: int | None) -> ResumeStart:

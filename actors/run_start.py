@@ -12,15 +12,19 @@ again on a settled state.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import logging
 
 import msgspec
+import pykka
 
 from actors.blob_sync import BlobFetched
 from actors.checkpoint import PublishSettled
 from actors.conversation.model import AssistantContent, CanonicalMessage
 from actors.conversation.request import ModelRoute
-from actors.run_base import RunBase
+from actors.messages import CancelRun
+from actors.run_base import RunBase, check_started
 from actors.run_children import AgentDeps, RunChildren
 from actors.turn.plan import (
     BaseFetch,
@@ -37,7 +41,10 @@ from actors.turn.tool_round import ToolRound
 from prompt.assets import ModeAssets, UnknownModeError
 from store.conversations import ClaimedRun, ConversationStore
 from wire.errors import protocol_error
+from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
+
+logger = logging.getLogger("cursor_server.run")
 
 
 class TurnOpened(msgspec.Struct, frozen=True):
@@ -49,8 +56,6 @@ class TurnOpened(msgspec.Struct, frozen=True):
     plan: TurnPlan
     mode: ModeAssets
     instructions: str
-    claimed: ClaimedRun
-    base: int | None
     head: int
     messages: tuple[CanonicalMessage, ...]
     call_index: int | None = None
@@ -81,6 +86,7 @@ class RunStart:
         store: ConversationStore,
         children: RunChildren,
         jobs: CheckpointJobs,
+        self_ref: pykka.ActorRef,
     ) -> None:
         self._request_id = request_id
         self._request = request
@@ -89,7 +95,9 @@ class RunStart:
         self._store = store
         self._children = children
         self._jobs = jobs
+        self._self = self_ref
         self._fetching: tuple[_Base, BaseFetch] | None = None
+        self.claimed = False  # the store made this run the conversation's active run
 
     def start(self) -> TurnOpened | None:
         plan = plan_turn(self._request_id, self._request)
@@ -136,12 +144,12 @@ class RunStart:
         job = self._jobs.next()
         self._children.checkpoint(PublishSettled(job, turn.predicted, (), None, awaits_commit=True))
         started = known.base.commit_user_turn(turn)
+        self._claimed(known.plan, started.claimed, turn.base)
+        check_started(turn, started)
         return TurnOpened(
             known.plan,
             known.mode,
             instructions,
-            started.claimed,
-            turn.base,
             started.head,
             turn.predicted,
             call_index=started.call_index,
@@ -154,12 +162,11 @@ class RunStart:
         """``turn``: the client's last turn blob, which this run's steps extend."""
         base = known.base
         resume = base.start_resume(revision)
+        self._claimed(known.plan, resume.claimed, revision)
         head = resume.claimed.base_revision_id
         self._start_checkpoint_actor(known, instructions, resume.base_count, turn)
         messages = base.history(head)
-        opened = TurnOpened(
-            known.plan, known.mode, instructions, resume.claimed, revision, head, messages
-        )
+        opened = TurnOpened(known.plan, known.mode, instructions, head, messages)
         if resume.pending is not None:
             # Its calls without a committed result run again at once (the client sees the
             # staged checkpoint and the execs before any model call). The stable roots stay
@@ -171,6 +178,26 @@ class RunStart:
         if isinstance(last, AssistantContent) and not last.tool_calls:
             raise protocol_error("resume_action: the turn of this state has already ended")
         return opened
+
+    def _claimed(self, plan: TurnPlan, claimed: ClaimedRun, base: int | None) -> None:
+        """The run owns the conversation now: the run before it in this process is cancelled
+        at once (the store already refuses its writes)."""
+        self.claimed = True
+        previous = self._deps.owners.claim(plan.conversation_id, self._request_id, self._self)
+        if previous is not None:
+            with contextlib.suppress(pykka.ActorDeadError):  # it may have just ended
+                previous.tell(CancelRun(f"superseded by {self._request_id}"))
+        log_event(
+            logger,
+            logging.INFO,
+            "run started",
+            request_id=self._request_id,
+            conversation_id=plan.conversation_id,
+            model=self._route.public_id,
+            superseded=claimed.superseded_run_id,
+            resumed=plan.kind is TurnKind.RESUME,
+            base_revision=base,
+        )
 
     def _start_checkpoint_actor(
         self, known: _Base, instructions: str, base_count: int, resume_turn: bytes | None

@@ -36,6 +36,7 @@ from wire.interaction_updates import (
     thinking_completed_frame,
     thinking_delta_frame,
     token_delta_frame,
+    turn_ended_frame,
 )
 from wire.streamed_args import StreamedArgsDecoder
 from wire.tools.frames import partial_tool_call_frame
@@ -103,6 +104,18 @@ def add_usage(total: Usage | None, usage: Usage | None) -> Usage | None:
         cache_read_tokens=both(total.cache_read_tokens, usage.cache_read_tokens),
         cache_write_tokens=both(total.cache_write_tokens, usage.cache_write_tokens),
         reasoning_tokens=both(total.reasoning_tokens, usage.reasoning_tokens),
+    )
+
+
+def turn_ended(usage: Usage | None) -> bytes:
+    """The ``turn_ended`` frame that leads a turn's final checkpoint, with the turn's usage."""
+    usage = usage or Usage()
+    return turn_ended_frame(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        reasoning_tokens=usage.reasoning_tokens,
     )
 
 
