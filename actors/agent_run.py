@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 import peewee
 import pykka
@@ -38,7 +39,13 @@ from actors.checkpoint import (
 from actors.checkpoint_json import CheckpointJsonError
 from actors.checkpoint_state import CheckpointStateError
 from actors.conversation.events import Usage
-from actors.conversation.model import AssistantContent, CanonicalMessage, Origin, Role, ToolCall
+from actors.conversation.model import (
+    AssistantContent,
+    CanonicalMessage,
+    CanonicalToolCall,
+    Origin,
+    Role,
+)
 from actors.conversation.projection import project
 from actors.conversation.request import LlmRequest, ModelRoute
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived, StartProviderCall
@@ -100,7 +107,7 @@ class AgentRun:
         route: ModelRoute,
         deps: AgentDeps,
         output: RunOutput,
-        self_ref: pykka.ActorRef,
+        self_ref: pykka.ActorRef[Any],
         end: Callable[[ConnectError | None], None],
     ) -> None:
         self.request_id = request_id
@@ -234,7 +241,7 @@ class AgentRun:
     # ---- the tool round ----
 
     def _open_round(
-        self, call: ModelCall, calls: tuple[ToolCall, ...], content: AssistantContent
+        self, call: ModelCall, calls: tuple[CanonicalToolCall, ...], content: AssistantContent
     ) -> None:
         """Store the round the model asked for, then run it."""
         round_id = f"{self.request_id}:round:{call.call_index}"

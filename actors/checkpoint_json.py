@@ -30,6 +30,7 @@ from actors.conversation import request as neutral
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
+    CanonicalToolCall,
     Content,
     ImagePart,
     Origin,
@@ -37,7 +38,6 @@ from actors.conversation.model import (
     ReplayState,
     Role,
     TextPart,
-    ToolCall,
     ToolResultContent,
 )
 from actors.conversation.projection import ProjectionError, project
@@ -81,7 +81,7 @@ class PendingRound(msgspec.Struct, frozen=True):
     text: str
     thinking: str
     replay_state: ReplayState | None
-    calls: tuple[ToolCall, ...]
+    calls: tuple[CanonicalToolCall, ...]
 
 
 # ---- encoding --------------------------------------------------------------------------------
@@ -168,7 +168,7 @@ def _regroup_one(
     first = messages[start]
     first_content = first.content
     assert isinstance(first_content, AssistantContent)
-    calls: dict[str, ToolCall] = {}
+    calls: dict[str, CanonicalToolCall] = {}
     results: list[CanonicalMessage] = []
     i = start
     while len(results) < len(projected.calls):
@@ -293,7 +293,7 @@ def _wire_part(part: TextPart | ImagePart) -> dict[str, Any]:
 
 
 def _assistant_parts(
-    content: AssistantContent, calls: Sequence[ToolCall], model_name: str
+    content: AssistantContent, calls: Sequence[CanonicalToolCall], model_name: str
 ) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     if content.thinking or content.replay_state is not None:
@@ -319,7 +319,7 @@ def _assistant_parts(
     return parts
 
 
-def _arguments_object(call: ToolCall) -> dict[str, Any]:
+def _arguments_object(call: CanonicalToolCall) -> dict[str, Any]:
     """The call's argument text as a JSON object (the AI-SDK ``args`` shape)."""
     try:
         value = msgspec.json.decode(call.arguments)
@@ -466,7 +466,7 @@ def _decode_assistant(
     text: list[str] = []
     thinking: list[str] = []
     replay: ReplayState | None = None
-    calls: list[ToolCall] = []
+    calls: list[CanonicalToolCall] = []
     for part in raw:
         if not isinstance(part, dict):
             continue
@@ -483,7 +483,7 @@ def _decode_assistant(
         elif kind == "tool-call":
             args = part.get("args", {})
             calls.append(
-                ToolCall(
+                CanonicalToolCall(
                     index=len(calls),
                     call_id=_required_str(part, "toolCallId"),
                     name=_required_str(part, "toolName"),

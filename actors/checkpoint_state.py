@@ -17,10 +17,10 @@ import msgspec
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
+    CanonicalToolCall,
     Origin,
     PartsContent,
     TextPart,
-    ToolCall,
     ToolResultContent,
 )
 from wire.proto import agent_v1_pb2 as agent
@@ -386,7 +386,7 @@ _TASK_LIST_TOOLS = frozenset({"todowrite", "updatetodos"})
 def latest_todo_arguments(messages: Sequence[CanonicalMessage]) -> str | None:
     """The arguments of the last TodoWrite (or UpdateTodos) call whose result succeeded, in
     result order; ``None`` if there is none. A failed call never changed the list."""
-    calls: dict[str, ToolCall] = {}
+    calls: dict[str, CanonicalToolCall] = {}
     latest: str | None = None
     for message in messages:
         content = message.content

@@ -16,7 +16,12 @@ import msgspec
 import peewee
 
 from actors.checkpoint_json import PendingRound, decode_pending
-from actors.conversation.model import AssistantContent, CanonicalMessage, ToolCall, decode_message
+from actors.conversation.model import (
+    AssistantContent,
+    CanonicalMessage,
+    CanonicalToolCall,
+    decode_message,
+)
 from actors.history_cache import HistoryCache
 from actors.turn.ending import RecordRunEnd
 from actors.turn.plan import TurnKind, TurnPlan, imported_history, stored
@@ -76,7 +81,7 @@ def open_round(
     run_id: str,
     head: int,
     round_id: str,
-    calls: tuple[ToolCall, ...],
+    calls: tuple[CanonicalToolCall, ...],
     content: AssistantContent,
     at_ms: int,
 ) -> ToolRound:
@@ -195,7 +200,7 @@ class RunBase:
             return ToolRound.adopted(adopted, pending.started_at_ms)
         # A round this server never stored (e.g. after losing its database).
         calls = tuple(
-            ToolCall(c.index, c.call_id, c.name, c.arguments, pending.model_call_id)
+            CanonicalToolCall(c.index, c.call_id, c.name, c.arguments, pending.model_call_id)
             for c in pending.calls
         )
         content = AssistantContent(

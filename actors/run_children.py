@@ -9,6 +9,7 @@ raising ``ActorDeadError`` in the run's thread.
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import msgspec
 import pykka
@@ -46,7 +47,7 @@ class AgentDeps(msgspec.Struct, frozen=True):
     histories: HistoryCache = msgspec.field(default_factory=HistoryCache)
 
 
-def _tell(actor: pykka.ActorRef | None, message: object) -> None:
+def _tell(actor: pykka.ActorRef[Any] | None, message: object) -> None:
     if actor is not None:
         with contextlib.suppress(pykka.ActorDeadError):
             actor.tell(message)
@@ -56,16 +57,16 @@ class RunChildren:
     """The child actors of one run; ``listener`` (the SessionActor) hears their replies."""
 
     def __init__(
-        self, request_id: str, output: RunOutput, deps: AgentDeps, listener: pykka.ActorRef
+        self, request_id: str, output: RunOutput, deps: AgentDeps, listener: pykka.ActorRef[Any]
     ) -> None:
         self._request_id = request_id
         self._output = output
         self._deps = deps
         self._listener = listener
-        self._blob_sync: pykka.ActorRef | None = None
-        self._checkpoint: pykka.ActorRef | None = None
-        self._provider: pykka.ActorRef | None = None
-        self._tools: pykka.ActorRef | None = None
+        self._blob_sync: pykka.ActorRef[Any] | None = None
+        self._checkpoint: pykka.ActorRef[Any] | None = None
+        self._provider: pykka.ActorRef[Any] | None = None
+        self._tools: pykka.ActorRef[Any] | None = None
 
     def start_blob_sync(self) -> None:
         deps = self._deps

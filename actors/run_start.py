@@ -15,13 +15,14 @@ from __future__ import annotations
 import contextlib
 import datetime
 import logging
+from typing import Any
 
 import msgspec
 import pykka
 
 from actors.blob_sync import BlobFetched
 from actors.checkpoint import PublishSettled
-from actors.conversation.model import AssistantContent, CanonicalMessage
+from actors.conversation.model import AssistantContent, CanonicalMessage, ImagePart, TextPart
 from actors.conversation.request import ModelRoute
 from actors.messages import CancelRun
 from actors.run_base import RunBase, check_started
@@ -86,7 +87,7 @@ class RunStart:
         store: ConversationStore,
         children: RunChildren,
         jobs: CheckpointJobs,
-        self_ref: pykka.ActorRef,
+        self_ref: pykka.ActorRef[Any],
     ) -> None:
         self._request_id = request_id
         self._request = request
@@ -123,7 +124,7 @@ class RunStart:
         assert self._fetching is not None
         (known, fetch), self._fetching = self._fetching, None
         plan, mode, base = known.plan, known.mode, known.base
-        content = ()
+        content: tuple[TextPart | ImagePart, ...] = ()
         if plan.user_message is not None:
             now = datetime.datetime.now(datetime.UTC)
             content = runtime_parts(mode, self._request, fetch.fetched, now)

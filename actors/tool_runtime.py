@@ -29,7 +29,7 @@ from typing import Protocol
 import msgspec
 import pykka
 
-from actors.conversation.model import ToolCall
+from actors.conversation.model import CanonicalToolCall
 from actors.run_output import RunOutput
 from store.clock import now_ms
 from wire.errors import Code, ConnectError, protocol_error
@@ -63,7 +63,7 @@ MAX_WIRE_ID = 0xFFFF_FFFF
 
 
 class ToolCompleted(msgspec.Struct, frozen=True):
-    """One call finished: what the LLM reads and the typed ToolCall for ``tool_call_completed``.
+    """One call finished: what the LLM reads, and the typed ToolCall for ``tool_call_completed``.
 
     ``tool_call`` is a serialized ``agent.ToolCall`` with args, result, id and both times.
     """
@@ -107,7 +107,7 @@ class StartToolRound(msgspec.Struct, frozen=True):
     """Run these calls of the committed round ``round_id`` (dispatched in index order)."""
 
     round_id: str
-    calls: tuple[ToolCall, ...]
+    calls: tuple[CanonicalToolCall, ...]
 
 
 class ExecMessageReceived(msgspec.Struct, frozen=True):
@@ -156,7 +156,7 @@ ToolRuntimeMessage = (
 @dataclass(slots=True)
 class _Pending:
     round_id: str
-    call: ToolCall
+    call: CanonicalToolCall
     execution: ToolExecution
     started_at_ms: int
 

@@ -38,11 +38,11 @@ from actors.checkpoint_json import encode_root, encode_system_root
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
+    CanonicalToolCall,
     Origin,
     PartsContent,
     Role,
     TextPart,
-    ToolCall,
 )
 from actors.conversation.request import ToolSpec
 from store.conversations import roots_digest
@@ -84,8 +84,8 @@ def answer(n: int, text: str) -> CanonicalMessage:
     )
 
 
-def call(index: int, call_id: str, name: str, **args: Any) -> ToolCall:
-    return ToolCall(index, call_id, name, json.dumps(args), f"{REQUEST_ID}:0")
+def call(index: int, call_id: str, name: str, **args: Any) -> CanonicalToolCall:
+    return CanonicalToolCall(index, call_id, name, json.dumps(args), f"{REQUEST_ID}:0")
 
 
 U1 = user(1)

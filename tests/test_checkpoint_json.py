@@ -30,13 +30,13 @@ from actors.checkpoint_json import (
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
+    CanonicalToolCall,
     ImagePart,
     Origin,
     PartsContent,
     ReplayState,
     Role,
     TextPart,
-    ToolCall,
     ToolResultContent,
 )
 from store.blobs import blob_id_of
@@ -64,11 +64,13 @@ def runtime_user(request_id: str = "req-1", text: str = "hi") -> CanonicalMessag
     )
 
 
-def call(index: int, call_id: str, name: str = "Read") -> ToolCall:
-    return ToolCall(index, call_id, name, f'{{"path":"/{call_id}"}}', "req-1:0")
+def call(index: int, call_id: str, name: str = "Read") -> CanonicalToolCall:
+    return CanonicalToolCall(index, call_id, name, f'{{"path":"/{call_id}"}}', "req-1:0")
 
 
-def pair(round_id: str, c: ToolCall, first: bool, is_error: bool = False) -> list[CanonicalMessage]:
+def pair(
+    round_id: str, c: CanonicalToolCall, first: bool, is_error: bool = False
+) -> list[CanonicalMessage]:
     """One committed (assistant, result) pair; only the round's first pair has text/thinking."""
     assistant = AssistantContent(
         text="let me look" if first else "",
@@ -196,7 +198,9 @@ def test_root_list_starts_with_the_system_root_only_when_there_are_instructions(
 
 
 def test_arguments_that_are_not_an_object_are_refused() -> None:
-    bad = AssistantContent(tool_round_id="r", tool_calls=(ToolCall(0, "a", "Read", "[1]", "m"),))
+    bad = AssistantContent(
+        tool_round_id="r", tool_calls=(CanonicalToolCall(0, "a", "Read", "[1]", "m"),)
+    )
     message = CanonicalMessage("x", Role.ASSISTANT, Origin.ASSISTANT, bad)
     with pytest.raises(CheckpointJsonError, match="not a JSON object"):
         encode_root(message, MODEL)
@@ -286,8 +290,8 @@ def test_tool_round_assistant_round_trips_with_derived_ids() -> None:
         text="t",
         tool_round_id="run:round:0",
         tool_calls=(
-            ToolCall(3, "a", "Read", '{"path":"/a","n":[1,2.5,true,null]}', "run:0"),
-            ToolCall(7, "b", "Shell", '{"command":"ls"}', "run:0"),
+            CanonicalToolCall(3, "a", "Read", '{"path":"/a","n":[1,2.5,true,null]}', "run:0"),
+            CanonicalToolCall(7, "b", "Shell", '{"command":"ls"}', "run:0"),
         ),
     )
     decoded = _round_trip(CanonicalMessage("m", Role.ASSISTANT, Origin.ASSISTANT, content))
@@ -299,8 +303,8 @@ def test_tool_round_assistant_round_trips_with_derived_ids() -> None:
             text="t",
             tool_round_id=f"{INTERNAL}:tool-round",
             tool_calls=(
-                ToolCall(0, "a", "Read", '{"path":"/a","n":[1,2.5,true,null]}', INTERNAL),
-                ToolCall(1, "b", "Shell", '{"command":"ls"}', INTERNAL),
+                CanonicalToolCall(0, "a", "Read", '{"path":"/a","n":[1,2.5,true,null]}', INTERNAL),
+                CanonicalToolCall(1, "b", "Shell", '{"command":"ls"}', INTERNAL),
             ),
         ),
     )
@@ -436,8 +440,8 @@ def _pending_round() -> str:
         text="checking",
         tool_round_id="req-1:round:0",
         tool_calls=(
-            ToolCall(1, "b", "linear_search", '{"q":"x"}', "req-1:0"),
-            ToolCall(0, "a", "StrReplace", '{"path":"/a"}', "req-1:0"),
+            CanonicalToolCall(1, "b", "linear_search", '{"q":"x"}', "req-1:0"),
+            CanonicalToolCall(0, "a", "StrReplace", '{"path":"/a"}', "req-1:0"),
         ),
     )
     return encode_pending(
@@ -491,8 +495,8 @@ def test_decode_pending_recovers_the_round() -> None:
     assert recovered.text == "checking" and recovered.thinking == ""
     assert recovered.replay_state is None
     assert recovered.calls == (
-        ToolCall(0, "a", "StrReplace", '{"path":"/a"}', internal),
-        ToolCall(1, "b", "linear_search", '{"q":"x"}', internal),
+        CanonicalToolCall(0, "a", "StrReplace", '{"path":"/a"}', internal),
+        CanonicalToolCall(1, "b", "linear_search", '{"q":"x"}', internal),
     )
 
 
@@ -510,7 +514,7 @@ def test_decode_pending_keeps_replay_state_and_provider_message_id() -> None:
     recovered = decode_pending(json.dumps(wire))
     assert recovered.model_call_id == "msg_123"
     assert recovered.replay_state == REPLAY and recovered.thinking == "t"
-    assert recovered.calls == (ToolCall(0, "a", "Read", '{"path":"/a"}', "msg_123"),)
+    assert recovered.calls == (CanonicalToolCall(0, "a", "Read", '{"path":"/a"}', "msg_123"),)
 
 
 def test_decode_pending_refusals() -> None:

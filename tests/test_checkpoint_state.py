@@ -28,11 +28,11 @@ from actors.checkpoint_state import (
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
+    CanonicalToolCall,
     Origin,
     PartsContent,
     Role,
     TextPart,
-    ToolCall,
     ToolResultContent,
 )
 from wire.proto import agent_v1_pb2 as agent
@@ -453,7 +453,7 @@ def _call_and_result(
 ) -> list[CanonicalMessage]:
     assistant = AssistantContent(
         tool_round_id=f"round-{call_id}",
-        tool_calls=(ToolCall(0, call_id, name, arguments, "m"),),
+        tool_calls=(CanonicalToolCall(0, call_id, name, arguments, "m"),),
     )
     result = ToolResultContent(call_id, name, "ok" if not is_error else "failed", is_error)
     return [

@@ -21,11 +21,11 @@ from playhouse.test_utils import count_queries
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
+    CanonicalToolCall,
     Origin,
     PartsContent,
     Role,
     TextPart,
-    ToolCall,
     ToolResultContent,
 )
 from actors.turn.plan import stored
@@ -103,7 +103,9 @@ def tool_pair(
     asst = AssistantContent(
         tool_round_id=round_id,
         tool_calls=(
-            ToolCall(call.index, call.call_id, call.name, call.arguments, call.model_call_id),
+            CanonicalToolCall(
+                call.index, call.call_id, call.name, call.arguments, call.model_call_id
+            ),
         ),
     )
     res = ToolResultContent(call.call_id, call.name, result, False)

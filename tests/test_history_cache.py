@@ -6,13 +6,13 @@ from __future__ import annotations
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
+    CanonicalToolCall,
     ImagePart,
     Origin,
     PartsContent,
     ReplayState,
     Role,
     TextPart,
-    ToolCall,
     ToolResultContent,
     decode_message,
 )
@@ -83,7 +83,7 @@ def test_a_history_as_a_run_keeps_it_equals_the_stores_for_that_revision(
     server_store: Store,
 ) -> None:
     """Every kind of message a run commits decodes back to an equal message."""
-    call = ToolCall(0, "call_1", "Read", '{"path": "/a"}', "run-h:0")
+    call = CanonicalToolCall(0, "call_1", "Read", '{"path": "/a"}', "run-h:0")
     messages = (
         CanonicalMessage(
             "runtime:1",

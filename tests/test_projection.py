@@ -10,12 +10,12 @@ from actors.conversation import request as neutral
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
+    CanonicalToolCall,
     Origin,
     PartsContent,
     ReplayState,
     Role,
     TextPart,
-    ToolCall,
     ToolResultContent,
 )
 from actors.conversation.projection import ProjectionError, project
@@ -27,11 +27,11 @@ def user(text: str, mid: str = "u") -> CanonicalMessage:
     return CanonicalMessage(mid, Role.USER, Origin.RUNTIME, PartsContent((TextPart(text),)))
 
 
-def call(index: int, call_id: str) -> ToolCall:
-    return ToolCall(index, call_id, "Read", f'{{"path": "/{call_id}"}}', "run:0")
+def call(index: int, call_id: str) -> CanonicalToolCall:
+    return CanonicalToolCall(index, call_id, "Read", f'{{"path": "/{call_id}"}}', "run:0")
 
 
-def pair(round_id: str, c: ToolCall, first: bool) -> list[CanonicalMessage]:
+def pair(round_id: str, c: CanonicalToolCall, first: bool) -> list[CanonicalMessage]:
     """One committed pair; the round's first pair carries its text, thinking and replay."""
     assistant = AssistantContent(
         text="let me look" if first else "",

@@ -16,7 +16,7 @@ from typing import Any
 import pykka
 import pytest
 
-from actors.conversation.model import ToolCall
+from actors.conversation.model import CanonicalToolCall
 from actors.tool_runtime import (
     AbortPendingExecs,
     ExecControlReceived,
@@ -61,7 +61,7 @@ class Run:
         self.output = output
         self.listener = listener
 
-    def round(self, round_id: str, *calls: ToolCall) -> None:
+    def round(self, round_id: str, *calls: CanonicalToolCall) -> None:
         self.ref.tell(StartToolRound(round_id, calls))
 
     def client(self, message: agent.ExecClientMessage) -> None:
@@ -88,8 +88,8 @@ class Run:
         assert (reply.error.code, reply.error.message) == (Code.INVALID_ARGUMENT, message)
 
 
-def call(call_id: str, name: str, index: int = 0, **args: Any) -> ToolCall:
-    return ToolCall(index, call_id, name, json.dumps(args), MODEL_CALL_ID)
+def call(call_id: str, name: str, index: int = 0, **args: Any) -> CanonicalToolCall:
+    return CanonicalToolCall(index, call_id, name, json.dumps(args), MODEL_CALL_ID)
 
 
 def read_ok(wire_id: int, content: str) -> agent.ExecClientMessage:

@@ -48,7 +48,7 @@ class ReplayState(msgspec.Struct, frozen=True):
     value: dict[str, Any]
 
 
-class ToolCall(msgspec.Struct, frozen=True, omit_defaults=True):
+class CanonicalToolCall(msgspec.Struct, frozen=True, omit_defaults=True):
     """One call the model made: its provider index, id, name, exact argument JSON text and the
     provider call (``{run_id}:{provider_call_index}``) that produced it."""
 
@@ -74,7 +74,7 @@ class AssistantContent(
     thinking: str = ""
     tool_round_id: str | None = None
     replay_state: ReplayState | None = None
-    tool_calls: tuple[ToolCall, ...] = ()
+    tool_calls: tuple[CanonicalToolCall, ...] = ()
 
 
 class ToolResultContent(msgspec.Struct, frozen=True, tag="tool_result", tag_field="kind"):

@@ -14,12 +14,12 @@ from actors.conversation import request as neutral
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
+    CanonicalToolCall,
     ImagePart,
     PartsContent,
     ReplayState,
     Role,
     TextPart,
-    ToolCall,
     ToolResultContent,
 )
 
@@ -69,7 +69,7 @@ def _project_round(
     first = messages[start].content
     assert isinstance(first, AssistantContent)
     round_id = first.tool_round_id
-    calls: list[ToolCall] = []
+    calls: list[CanonicalToolCall] = []
     results: list[ToolResultContent] = []
     text: list[str] = []
     thinking: list[str] = []

@@ -27,7 +27,7 @@ from actors.conversation.events import (
     Usage,
     UsageReported,
 )
-from actors.conversation.model import AssistantContent, ToolCall
+from actors.conversation.model import AssistantContent, CanonicalToolCall
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
 from actors.providers.errors import FailureKind, ProviderFailure
 from wire.errors import Code, ConnectError, protocol_error, provider_error_detail
@@ -58,7 +58,7 @@ class CallAnswered(msgspec.Struct, frozen=True):
 class CallWantsTools(msgspec.Struct, frozen=True):
     """The model asked for tools: ``content`` is its message (text, thinking, replay state)."""
 
-    calls: tuple[ToolCall, ...]
+    calls: tuple[CanonicalToolCall, ...]
     content: AssistantContent
 
 
@@ -239,7 +239,7 @@ class ModelCall:
         if not result.calls:
             return CallAnswered(content)
         calls = tuple(
-            ToolCall(c.index, c.call_id, c.name, c.arguments_json, self.model_call_id)
+            CanonicalToolCall(c.index, c.call_id, c.name, c.arguments_json, self.model_call_id)
             for c in result.calls
         )
         return CallWantsTools(calls, content)

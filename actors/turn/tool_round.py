@@ -15,9 +15,9 @@ from actors.checkpoint import Step, ToolCallStep
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
+    CanonicalToolCall,
     Origin,
     Role,
-    ToolCall,
     ToolResultContent,
 )
 from actors.tool_runtime import ToolCompleted
@@ -37,7 +37,7 @@ class NewToolRound(msgspec.Struct, frozen=True):
 class ToolPair(msgspec.Struct, frozen=True):
     """A completed call's two messages, to be committed as one revision."""
 
-    call: ToolCall
+    call: CanonicalToolCall
     assistant: CanonicalMessage
     result: CanonicalMessage
 
@@ -53,7 +53,7 @@ class ToolRound:
         self,
         round_id: str,
         assistant: AssistantContent,
-        pending: tuple[ToolCall, ...],
+        pending: tuple[CanonicalToolCall, ...],
         started_at_ms: int,
         *,
         first_pair: bool = True,
@@ -69,7 +69,7 @@ class ToolRound:
     def opened(
         cls,
         round_id: str,
-        calls: tuple[ToolCall, ...],
+        calls: tuple[CanonicalToolCall, ...],
         message: AssistantContent,
         started_at_ms: int,
     ) -> ToolRound:
@@ -84,7 +84,7 @@ class ToolRound:
         assistant = msgspec.json.decode(record.assistant_json, type=AssistantContent)
         completed = any(c.status is ToolCallStatus.COMPLETED for c in record.calls)
         pending = tuple(
-            ToolCall(c.index, c.call_id, c.name, c.arguments, c.model_call_id)
+            CanonicalToolCall(c.index, c.call_id, c.name, c.arguments, c.model_call_id)
             for c in record.calls
             if c.status is ToolCallStatus.PENDING
         )

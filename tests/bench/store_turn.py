@@ -31,11 +31,11 @@ import peewee
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
+    CanonicalToolCall,
     Origin,
     PartsContent,
     Role,
     TextPart,
-    ToolCall,
     ToolResultContent,
 )
 from actors.turn.plan import stored
@@ -68,7 +68,9 @@ def tool_pair(round_id: str, call: ToolCallSpec) -> tuple[StoredMessage, StoredM
     asst = AssistantContent(
         tool_round_id=round_id,
         tool_calls=(
-            ToolCall(call.index, call.call_id, call.name, call.arguments, call.model_call_id),
+            CanonicalToolCall(
+                call.index, call.call_id, call.name, call.arguments, call.model_call_id
+            ),
         ),
     )
     result = ToolResultContent(call.call_id, call.name, "file contents " * 30, False)
