@@ -167,9 +167,12 @@ def pending(cs: ConversationStore, round_id: str) -> list[str]:
 
 
 def head_of(cs: ConversationStore, run_id: str) -> int:
+    """The head of the run's conversation (the one copy of it while the run runs)."""
     run = cs.run(run_id)
     assert run is not None
-    return run.head_revision_id
+    head = cs.head(run.conversation_id)
+    assert head is not None
+    return head
 
 
 def started(cs: ConversationStore, conversation_id: str = "conv", run_id: str = "run-1") -> int:
@@ -259,9 +262,8 @@ def test_lineage_walks_the_parents_and_each_revision_stores_its_delta(
     assert state_digest([b"ab"]) != state_digest([b"a", b"b"])
     assert state_digest([b"a", b"b"]) != state_digest([b"b", b"a"])
     run = cs.run("run-1")
-    assert run is not None
-    assert run.head_revision_id == second
-    assert run.base_revision_id == root
+    assert run is not None and run.base_revision_id == root
+    assert run.head_revision_id == root  # a running run's head is the conversation's
     conversation = cs.conversation("conv")
     assert conversation is not None
     assert conversation.current_revision_id == second
@@ -716,6 +718,34 @@ def test_finish_run_once_and_release_the_conversation(cs: ConversationStore) -> 
     with pytest.raises(InvalidInput):
         cs.finish_run("run-1", RunStatus.RUNNING)
     assert cs.claim_run("run-2", "conv", root).superseded_run_id is None
+
+
+def test_a_run_records_the_revision_it_ended_on_however_it_ends(cs: ConversationStore) -> None:
+    """While a run runs, only the conversation holds the head; the run's row gets the revision
+    it stood on when it ends: finished, superseded, or cancelled at startup."""
+
+    def ended_on(run_id: str) -> int:
+        run = cs.run(run_id)
+        assert run is not None and run.status is not RunStatus.RUNNING
+        return run.head_revision_id
+
+    root = started(cs, "a", "run-a")
+    finished = cs.append_messages("run-a", root, [assistant("m-a")])
+    assert cs.finish_run("run-a", RunStatus.COMPLETED)
+    assert ended_on("run-a") == finished
+    # Superseded: the new run claims an older revision, the old run keeps where it was.
+    superseded = cs.append_messages(
+        "run-b", cs.claim_run("run-b", "a", finished).base_revision_id, [assistant("m-b")]
+    )
+    cs.claim_run("run-c", "a", root)
+    assert ended_on("run-b") == superseded and cs.head("a") == root
+    # Cancelled at startup, after an append.
+    crashed = cs.append_messages("run-c", root, [assistant("m-c")])
+    assert cs.cancel_unfinished_runs("server restarted") == 1
+    assert ended_on("run-c") == crashed
+    # A run finished after it lost the conversation keeps its first end.
+    assert cs.finish_run("run-b", RunStatus.FAILED) is False
+    assert ended_on("run-b") == superseded
 
 
 def test_cancel_unfinished_runs(cs: ConversationStore) -> None:

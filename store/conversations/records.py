@@ -57,6 +57,10 @@ class RunStatus(StrEnum):
 
 
 class RunRecord(msgspec.Struct, frozen=True):
+    """One run. ``head_revision_id`` is where the run stood when it was claimed and, once it
+    ended (finished, superseded or cancelled at startup), the revision it ended on; while it
+    runs, the conversation's head is the one truth."""
+
     run_id: str
     conversation_id: str
     status: RunStatus

@@ -116,6 +116,7 @@ class Runs(Revisions):
         t = self._runs
         c = self._conversations
         with self._db.atomic():
+            self._db.execute_sql(self._sql.record_unfinished_heads)
             running = t.select(t.run_id).where(t.status == RunStatus.RUNNING.value)
             c.update(active_run_id=None, updated_at_ms=now).where(
                 c.active_run_id.in_(running)
@@ -233,12 +234,8 @@ class Runs(Revisions):
         return int(index)
 
     def _move_head(self, conversation_id: str, run_id: str, revision_id: int, now: int) -> None:
-        self._move_conversation_head(conversation_id, run_id, revision_id, now)
-        self._db.execute_sql(self._sql.move_run_head, (revision_id, now, run_id))
-
-    def _move_conversation_head(
-        self, conversation_id: str, run_id: str, revision_id: int, now: int
-    ) -> None:
+        """The conversation's head, the one copy of it (the run row records its own only at
+        its end)."""
         moved = self._db.execute_sql(
             self._sql.move_conversation_head, (revision_id, now, conversation_id, run_id)
         ).rowcount

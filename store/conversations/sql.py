@@ -173,11 +173,19 @@ class Statements:
         self.run_call_index = (
             f'SELECT "status", "provider_call_index" FROM "runs" WHERE "run_id" = {p}'
         )
+        # A run's end records where it stood: the conversation's head while it is still the
+        # active run (read before the conversation is released or claimed by another run).
+        end_head = (
+            '"head_revision_id" = COALESCE((SELECT c."current_revision_id" '
+            'FROM "conversations" AS c WHERE c."conversation_id" = "runs"."conversation_id" '
+            'AND c."active_run_id" = "runs"."run_id"), "head_revision_id")'
+        )
         self.cancel_run = (
             f'UPDATE "runs" SET "status" = {_CANCELLED}, "failure_message" = {p}, '
-            f'"finished_at_ms" = {p}, "updated_at_ms" = {p} '
+            f'"finished_at_ms" = {p}, "updated_at_ms" = {p}, {end_head} '
             f'WHERE "run_id" = {p} AND "status" = {_RUNNING}'
         )
+        self.record_unfinished_heads = f'UPDATE "runs" SET {end_head} WHERE "status" = {_RUNNING}'
         self.insert_run = (
             'INSERT INTO "runs" ("run_id", "conversation_id", "status", "base_revision_id", '
             '"head_revision_id", "provider_call_index", "usage_json", "failure_category", '
@@ -190,17 +198,8 @@ class Statements:
             '"failure_category" = NULL, "failure_message" = NULL, '
             f'"updated_at_ms" = {p}, "finished_at_ms" = NULL WHERE "run_id" = {p}'
         )
-        self.move_run_head = (
-            f'UPDATE "runs" SET "head_revision_id" = {p}, "updated_at_ms" = {p} '
-            f'WHERE "run_id" = {p}'
-        )
         self.reserve_call = (
             'UPDATE "runs" SET "provider_call_index" = "provider_call_index" + 1, '
-            f'"updated_at_ms" = {p} WHERE "run_id" = {p} AND "status" = {_RUNNING}'
-        )
-        self.move_run_head_and_reserve = (
-            f'UPDATE "runs" SET "head_revision_id" = {p}, '
-            '"provider_call_index" = "provider_call_index" + 1, '
             f'"updated_at_ms" = {p} WHERE "run_id" = {p} AND "status" = {_RUNNING}'
         )
         # What commit_tool_result checks, in one read after the conversation lock: the run's
@@ -244,8 +243,8 @@ class Statements:
         )
         self.finish_run = (
             f'UPDATE "runs" SET "status" = {p}, "usage_json" = {p}, "failure_category" = {p}, '
-            f'"failure_message" = {p}, "finished_at_ms" = {p}, "updated_at_ms" = {p} '
-            f'WHERE "run_id" = {p} AND "status" = {_RUNNING}'
+            f'"failure_message" = {p}, "finished_at_ms" = {p}, "updated_at_ms" = {p}, '
+            f'{end_head} WHERE "run_id" = {p} AND "status" = {_RUNNING}'
         )
         self.release_conversation = (
             f'UPDATE "conversations" SET "active_run_id" = NULL, "updated_at_ms" = {p} '

@@ -133,8 +133,8 @@ class ToolRounds(Runs):
         call (``DuplicateToolResult``).
 
         On the critical path of every tool round: the run, round and call are checked in one
-        read, and the run row's new head and reserved index are one write (13 statements, 14
-        when it reserves, where it took 16 and 20).
+        read, and only the conversation row holds the head (12 statements, 14 when it reserves,
+        where it took 16 and 20).
 
         The result's text is stored once, in the pair's tool message: ``content`` is checked
         but not kept (migration 6 dropped the call row's copy); ``is_error`` is kept on the row.
@@ -173,11 +173,8 @@ class ToolRounds(Runs):
             settled = pending == 1  # this call was the round's last pending one
             call_index = None
             if settled and reserve_call_when_settled:
-                # _move_head and begin_provider_call in one write of the run row.
-                self._move_conversation_head(conversation_id, run_id, revision_id, now)
-                updated = self._db.execute_sql(
-                    sql.move_run_head_and_reserve, (revision_id, now, run_id)
-                )
+                self._move_head(conversation_id, run_id, revision_id, now)
+                updated = self._db.execute_sql(sql.reserve_call, (now, run_id))
                 call_index = self._reserved_index(run_id, updated.rowcount)
             else:
                 self._move_head(conversation_id, run_id, revision_id, now)
