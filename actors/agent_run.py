@@ -283,8 +283,6 @@ class AgentRun:
                 round_.round_id,
                 pair.call.call_id,
                 (stored(pair.assistant), stored(pair.result)),
-                message.content,
-                message.is_error,
                 reserve_call_when_settled=True,
             )
         except StaleRun:

@@ -609,3 +609,19 @@ def drop_tool_result_content(db: peewee.Database) -> None:
     if isinstance(db, peewee.SqliteDatabase) and db.server_version < (3, 35, 0):
         return
     db.execute_sql('ALTER TABLE "tool_round_calls" DROP COLUMN "result_content"')
+
+
+@migration(7)
+def drop_unread_copies(db: peewee.Database) -> None:
+    """Two things nothing reads go. ``tool_round_calls.result_is_error``: whether a result is an
+    error is in the pair's tool message, committed with it. ``input_anchors``: created with the
+    first schema for rollback by input id and never written (a rollback is found from the
+    client's checkpoint, ``checkpoint_states``). Re-runnable; an SQLite before 3.35 keeps the
+    column, as in migration 6.
+    """
+    db.execute_sql('DROP TABLE IF EXISTS "input_anchors"')
+    if "result_is_error" not in {column.name for column in db.get_columns("tool_round_calls")}:
+        return
+    if isinstance(db, peewee.SqliteDatabase) and db.server_version < (3, 35, 0):
+        return
+    db.execute_sql('ALTER TABLE "tool_round_calls" DROP COLUMN "result_is_error"')

@@ -27,6 +27,7 @@ from actors.conversation.model import (
     Role,
     TextPart,
     ToolResultContent,
+    decode_message,
 )
 from actors.turn.plan import stored
 from store import Store, apply_migrations, connect_store, open_database
@@ -61,6 +62,7 @@ from store.migrations import (
     applied_versions,
     chain_digests_and_checkpoint_states,
     drop_tool_result_content,
+    drop_unread_copies,
     registered_migrations,
 )
 
@@ -97,7 +99,7 @@ def assistant(message_id: str, text: str = "an answer") -> StoredMessage:
 
 
 def tool_pair(
-    round_id: str, call: ToolCallSpec, result: str
+    round_id: str, call: ToolCallSpec, result: str, *, is_error: bool = False
 ) -> tuple[StoredMessage, StoredMessage]:
     """The (assistant with one call, tool result) pair a completed call commits."""
     asst = AssistantContent(
@@ -108,7 +110,7 @@ def tool_pair(
             ),
         ),
     )
-    res = ToolResultContent(call.call_id, call.name, result, False)
+    res = ToolResultContent(call.call_id, call.name, result, is_error)
     return (
         stored(
             CanonicalMessage(
@@ -137,7 +139,6 @@ STORE_TABLES = (
     "runs",
     "tool_rounds",
     "tool_round_calls",
-    "input_anchors",
     "checkpoint_states",
 )
 
@@ -391,7 +392,7 @@ def test_an_append_does_as_much_work_on_a_long_history_as_on_a_short_one(tmp_pat
         def pair(run_id: str = run_id, call: ToolCallSpec = call) -> None:
             cs.create_tool_round(run_id, f"{run_id}:r", head_of(cs, run_id), b"{}", [call])
             cs.commit_tool_result(
-                run_id, f"{run_id}:r", "call-1", tool_pair(f"{run_id}:r", call, "x"), "x", False
+                run_id, f"{run_id}:r", "call-1", tool_pair(f"{run_id}:r", call, "x")
             )
 
         work[name] = [vm_steps(store.database, fn) for fn in (append, once, pair)]
@@ -438,7 +439,7 @@ def test_message_rows_are_never_updated_or_deleted(cs: ConversationStore, opened
     call = ToolCallSpec(0, "call-1", "run-2:0", "Read", '{"path":"/a"}')
     cs.create_tool_round("run-2", "run-2:round:0", branch, b"{}", [call])
     cs.commit_tool_result(
-        "run-2", "run-2:round:0", "call-1", tool_pair("run-2:round:0", call, "ok"), "ok", False
+        "run-2", "run-2:round:0", "call-1", tool_pair("run-2:round:0", call, "ok")
     )
     with pytest.raises(MessageConflict):
         cs.append_messages("run-2", head_of(cs, "run-2"), [assistant("m-b", "other")])
@@ -613,7 +614,7 @@ def test_a_superseded_run_can_change_nothing(cs: ConversationStore, opened: Stor
         cs.append_once("run-1", head, runtime("late"))
     with pytest.raises(StaleRun):
         cs.commit_tool_result(
-            "run-1", "run-1:round:0", "call-1", tool_pair("run-1:round:0", call, "x"), "x", False
+            "run-1", "run-1:round:0", "call-1", tool_pair("run-1:round:0", call, "x")
         )
     with pytest.raises(StaleRun):
         cs.create_tool_round("run-1", "run-1:round:1", head, b"{}", [call])
@@ -797,10 +798,8 @@ def test_tool_results_commit_as_pairs_in_arrival_order(
 
     committed = []
     for seq, call in enumerate(reversed(calls)):
-        pair = tool_pair(round_id, call, f"content {call.call_id}")
-        result = cs.commit_tool_result(
-            "run-1", round_id, call.call_id, pair, f"content {call.call_id}", call.index == 1
-        )
+        pair = tool_pair(round_id, call, f"content {call.call_id}", is_error=call.index == 1)
+        result = cs.commit_tool_result("run-1", round_id, call.call_id, pair)
         assert result.completion_seq == seq
         assert result.settled is (seq == 2)
         revision = cs.revision(result.revision_id)
@@ -812,11 +811,11 @@ def test_tool_results_commit_as_pairs_in_arrival_order(
         if seq == 0:
             before = snapshot(opened.database)
             with pytest.raises(DuplicateToolResult):
-                cs.commit_tool_result("run-1", round_id, call.call_id, pair, "again", False)
+                cs.commit_tool_result("run-1", round_id, call.call_id, pair)
             with pytest.raises(UnknownToolCall):
-                cs.commit_tool_result("run-1", round_id, "call-x", pair, "x", False)
+                cs.commit_tool_result("run-1", round_id, "call-x", pair)
             with pytest.raises(ToolRoundNotFound):
-                cs.commit_tool_result("run-1", "no-round", call.call_id, pair, "x", False)
+                cs.commit_tool_result("run-1", "no-round", call.call_id, pair)
             assert snapshot(opened.database) == before
             assert pending(cs, round_id) == ["call-a", "call-b"]
 
@@ -829,17 +828,18 @@ def test_tool_results_commit_as_pairs_in_arrival_order(
     assert [c.call_id for c in record.calls] == ["call-a", "call-b", "call-c"]
     assert [by_id[f"call-{n}"].completion_seq for n in "cba"] == [0, 1, 2]
     assert all(c.status is ToolCallStatus.COMPLETED for c in record.calls)
-    assert by_id["call-b"].result_is_error is True
-    assert by_id["call-a"].result_is_error is False
-    # The result is the pair's tool message (its only copy): the last message of its revision.
+    # The result is the pair's tool message (its only copy, error flag included): the last
+    # message of its revision.
     pair_a = tool_pair(round_id, calls[0], "content call-a")
     assert cs.messages_at(by_id["call-a"].committed_revision_id)[-1] == pair_a[1]
+    pair_b = tool_pair(round_id, calls[1], "content call-b", is_error=True)
+    assert cs.messages_at(by_id["call-b"].committed_revision_id)[-1] == pair_b[1]
     assert by_id["call-a"].committed_revision_id == head
     assert by_id["call-a"].arguments == '{"path":"/a"}'
     assert by_id["call-a"].completed_at_ms is not None
     assert pending(cs, round_id) == []
     with pytest.raises(ToolRoundSettled):
-        cs.commit_tool_result("run-1", round_id, "call-a", committed[-1], "x", False)
+        cs.commit_tool_result("run-1", round_id, "call-a", committed[-1])
     assert head_of(cs, "run-1") == head
 
 
@@ -858,7 +858,7 @@ def test_create_tool_round_validation(cs: ConversationStore, opened: Store) -> N
         cs.create_tool_round("run-1", "r", root, b"{}", [call])
     pair = tool_pair("r", call, "ok")
     with pytest.raises(InvalidInput, match="assistant message followed by a tool"):
-        cs.commit_tool_result("run-1", "r", "c1", (pair[1], pair[0]), "ok", False)
+        cs.commit_tool_result("run-1", "r", "c1", (pair[1], pair[0]))
     assert count(opened.database, "tool_round_calls") == 1
 
 
@@ -998,7 +998,7 @@ def test_migration_4_rechains_every_digest_parents_first(db_url: str) -> None:
         )
     assert len(histories) == 9
 
-    assert apply_migrations(db) == [4, 5, 6]
+    assert apply_migrations(db) == [4, 5, 6, 7]
     migrated = revision_digests(db)
     for rid, history in histories.items():
         assert migrated[rid] == state_digest([m.payload for m in history]), rid
@@ -1164,9 +1164,7 @@ def test_an_interrupted_round_is_found_adopted_and_finished_by_the_next_run(
     round_id = "run-1:round:0"
     calls = three_calls("run-1")
     cs.create_tool_round("run-1", round_id, base, b'{"text":"t"}', calls)
-    first = cs.commit_tool_result(
-        "run-1", round_id, "call-b", tool_pair(round_id, calls[1], "B"), "B", False
-    )
+    first = cs.commit_tool_result("run-1", round_id, "call-b", tool_pair(round_id, calls[1], "B"))
 
     found = cs.find_pending_round("conv", base, ["call-c", "call-a", "call-b"])
     assert found is not None
@@ -1188,15 +1186,9 @@ def test_an_interrupted_round_is_found_adopted_and_finished_by_the_next_run(
     assert cs.adopt_tool_round("run-2", round_id) == adopted  # adopting again changes nothing
 
     with pytest.raises(StaleRun):
-        cs.commit_tool_result(
-            "run-1", round_id, "call-a", tool_pair(round_id, calls[0], "A"), "A", False
-        )
-    second = cs.commit_tool_result(
-        "run-2", round_id, "call-c", tool_pair(round_id, calls[2], "C"), "C", False
-    )
-    third = cs.commit_tool_result(
-        "run-2", round_id, "call-a", tool_pair(round_id, calls[0], "A"), "A", True
-    )
+        cs.commit_tool_result("run-1", round_id, "call-a", tool_pair(round_id, calls[0], "A"))
+    second = cs.commit_tool_result("run-2", round_id, "call-c", tool_pair(round_id, calls[2], "C"))
+    third = cs.commit_tool_result("run-2", round_id, "call-a", tool_pair(round_id, calls[0], "A"))
     assert (second.completion_seq, second.settled) == (1, False)
     assert (third.completion_seq, third.settled) == (2, True)
     second_record = cs.revision(second.revision_id)
@@ -1248,11 +1240,9 @@ def test_adopt_tool_round_refusals(cs: ConversationStore, opened: Store) -> None
     root = started(cs)
     calls = three_calls("run-1")
     cs.create_tool_round("run-1", "r", root, b"{}", calls[:2])
-    first = cs.commit_tool_result("run-1", "r", "call-a", tool_pair("r", calls[0], "A"), "A", False)
+    first = cs.commit_tool_result("run-1", "r", "call-a", tool_pair("r", calls[0], "A"))
     cs.create_tool_round("run-1", "done", first.revision_id, b"{}", calls[2:])
-    done = cs.commit_tool_result(
-        "run-1", "done", "call-c", tool_pair("done", calls[2], "C"), "C", False
-    )
+    done = cs.commit_tool_result("run-1", "done", "call-c", tool_pair("done", calls[2], "C"))
     assert done.settled
     other_root = started(cs, "other", "run-other")
 
@@ -1290,9 +1280,7 @@ def test_round_head_is_the_last_committed_pair_or_the_base(cs: ConversationStore
     assert cs.round_head(record) == root
     heads = []
     for call in (calls[2], calls[0]):
-        committed = cs.commit_tool_result(
-            "run-1", "r", call.call_id, tool_pair("r", call, "x"), "x", False
-        )
+        committed = cs.commit_tool_result("run-1", "r", call.call_id, tool_pair("r", call, "x"))
         heads.append(committed.revision_id)
         record = cs.tool_round("r")
         assert record is not None
@@ -1342,8 +1330,6 @@ def test_the_last_result_of_a_round_reserves_the_next_call(cs: ConversationStore
         "run-1:round:0",
         "call-b",
         tool_pair("run-1:round:0", calls[1], "b"),
-        "b",
-        False,
         reserve_call_when_settled=True,
     )
     assert (first.settled, first.call_index) == (False, None)
@@ -1354,8 +1340,6 @@ def test_the_last_result_of_a_round_reserves_the_next_call(cs: ConversationStore
         "run-1:round:0",
         "call-a",
         tool_pair("run-1:round:0", calls[0], "a"),
-        "a",
-        False,
         reserve_call_when_settled=True,
     )
     assert (last.settled, last.call_index) == (True, 1)
@@ -1383,13 +1367,13 @@ def test_migration_6_drops_the_result_copy_the_pair_already_holds(db_url: str) -
         calls = three_calls("run-1")
         cs.create_tool_round("run-1", round_id, base, b'{"text":"t"}', calls)
         pair_b = tool_pair(round_id, calls[1], "B")
-        first = cs.commit_tool_result("run-1", round_id, "call-b", pair_b, "B", False)
+        first = cs.commit_tool_result("run-1", round_id, "call-b", pair_b)
         db.execute_sql(  # what the server wrote before migration 6
             f"UPDATE tool_round_calls SET result_content = 'B' WHERE call_id = {db.param}",
             ("call-b",),
         )
 
-        assert apply_migrations(db) == [6]
+        assert apply_migrations(db, registered_migrations()[:6]) == [6]
         assert "result_content" not in call_columns(db)
         before = snapshot(db)
         drop_tool_result_content(db)  # re-runnable
@@ -1402,7 +1386,7 @@ def test_migration_6_drops_the_result_copy_the_pair_already_holds(db_url: str) -
         assert cs.messages_at(first.revision_id)[-1] == pair_b[1]
         for call in (calls[0], calls[2]):
             pair = tool_pair(round_id, call, call.call_id)
-            cs.commit_tool_result("run-1", round_id, call.call_id, pair, call.call_id, False)
+            cs.commit_tool_result("run-1", round_id, call.call_id, pair)
         settled = cs.tool_round(round_id)
         assert settled is not None and settled.status is ToolRoundStatus.SETTLED
     finally:
@@ -1415,15 +1399,70 @@ def test_migration_6_keeps_the_column_on_sqlite_before_3_35(tmp_path: Path) -> N
     try:
         apply_migrations(db, registered_migrations()[:5])
         db.server_version = (3, 34, 1)
-        assert apply_migrations(db) == [6]
+        assert apply_migrations(db, registered_migrations()[:6]) == [6]
         assert "result_content" in call_columns(db)
         cs = ConversationStore(db)
         base = started(cs)
         calls = three_calls("run-1")[:1]
         cs.create_tool_round("run-1", "r", base, b"{}", calls)
-        committed = cs.commit_tool_result(
-            "run-1", "r", "call-a", tool_pair("r", calls[0], "A"), "A", False
-        )
+        committed = cs.commit_tool_result("run-1", "r", "call-a", tool_pair("r", calls[0], "A"))
         assert committed.settled
+    finally:
+        db.close()
+
+
+# --- migration 7: no unread copies --------------------------------------------------------------
+
+
+def test_migration_7_drops_the_error_flag_copy_and_the_unused_anchor_table(db_url: str) -> None:
+    """A round half committed before migration 7 (its error flag also on the call row) keeps
+    its committed pair, whose tool message says the result is an error; ``input_anchors`` goes;
+    a second run changes nothing and the round's other results commit as before."""
+    db = open_database(db_url)
+    try:
+        apply_migrations(db, registered_migrations()[:6])
+        assert db.table_exists("input_anchors") and "result_is_error" in call_columns(db)
+        cs = ConversationStore(db)
+        base = started(cs)
+        round_id = "run-1:round:0"
+        calls = three_calls("run-1")
+        cs.create_tool_round("run-1", round_id, base, b"{}", calls)
+        failed = tool_pair(round_id, calls[1], "no such file", is_error=True)
+        first = cs.commit_tool_result("run-1", round_id, "call-b", failed)
+        db.execute_sql(  # what the server wrote before migration 7
+            f"UPDATE tool_round_calls SET result_is_error = {db.param} WHERE call_id = {db.param}",
+            (True, "call-b"),
+        )
+
+        assert apply_migrations(db) == [7]
+        assert "result_is_error" not in call_columns(db)
+        assert not db.table_exists("input_anchors")
+        before = snapshot(db)
+        drop_unread_copies(db)  # re-runnable
+        assert snapshot(db) == before
+
+        result = decode_message(cs.messages_at(first.revision_id)[-1].payload).content
+        assert isinstance(result, ToolResultContent) and result.is_error
+        for call in (calls[0], calls[2]):
+            cs.commit_tool_result("run-1", round_id, call.call_id, tool_pair(round_id, call, "ok"))
+        settled = cs.tool_round(round_id)
+        assert settled is not None and settled.status is ToolRoundStatus.SETTLED
+    finally:
+        db.close()
+
+
+def test_migration_7_keeps_the_column_on_sqlite_before_3_35(tmp_path: Path) -> None:
+    db = open_database(f"sqlite://{tmp_path / 'old.db'}")
+    try:
+        apply_migrations(db, registered_migrations()[:6])
+        db.server_version = (3, 34, 1)
+        assert apply_migrations(db) == [7]
+        assert "result_is_error" in call_columns(db)
+        assert not db.table_exists("input_anchors")
+        cs = ConversationStore(db)
+        base = started(cs)
+        (call,) = three_calls("run-1")[:1]
+        cs.create_tool_round("run-1", "r", base, b"{}", [call])
+        assert cs.commit_tool_result("run-1", "r", "call-a", tool_pair("r", call, "A")).settled
     finally:
         db.close()

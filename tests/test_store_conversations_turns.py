@@ -199,9 +199,7 @@ def test_commit_tool_result_needs_the_run_s_own_round(cs: ConversationStore, ope
     cs.start_turn("run-2", "conv", None, runtime("run-2"))
     before = snapshot(opened.database)
     with pytest.raises(ToolRoundNotFound, match="run run-2 has no tool round round-1"):
-        cs.commit_tool_result(
-            "run-2", "round-1", "call-a", tool_pair("round-1", call, "a"), "a", False
-        )
+        cs.commit_tool_result("run-2", "round-1", "call-a", tool_pair("round-1", call, "a"))
     assert snapshot(opened.database) == before
 
 
@@ -219,8 +217,6 @@ def test_a_one_call_round_settles_on_its_result_and_reserves_only_when_asked(
             round_id,
             call.call_id,
             tool_pair(round_id, call, "x"),
-            "x",
-            True,
             reserve_call_when_settled=reserve,
         )
         assert (committed.completion_seq, committed.settled) == (0, True)
@@ -231,7 +227,6 @@ def test_a_one_call_round_settles_on_its_result_and_reserves_only_when_asked(
         assert (cs.head("conv"), run.provider_call_index) == (head, 1 if reserve else 0)
         record = cs.tool_round(round_id)
         assert record is not None
-        assert record.calls[0].result_is_error is True
         assert record.calls[0].committed_revision_id == head
 
 
@@ -264,12 +259,12 @@ def test_the_critical_path_writes_open_no_savepoint_and_keep_their_statement_cou
     pairs = [tool_pair("r", call, "x") for call in calls]
     first = statements(
         lambda: cs.commit_tool_result(
-            "run-3", "r", "call-b", pairs[1], "x", False, reserve_call_when_settled=True
+            "run-3", "r", "call-b", pairs[1], reserve_call_when_settled=True
         )
     )
     last = statements(
         lambda: cs.commit_tool_result(
-            "run-3", "r", "call-a", pairs[0], "x", False, reserve_call_when_settled=True
+            "run-3", "r", "call-a", pairs[0], reserve_call_when_settled=True
         )
     )
     run = cs.run("run-3")

@@ -311,7 +311,6 @@ def test_an_adopted_round_runs_only_its_calls_without_a_result() -> None:
             call.arguments,
             status,
             0 if done else None,
-            False if done else None,
             7 if done else None,
             None,
         )

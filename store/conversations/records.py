@@ -117,8 +117,8 @@ class ToolCallStatus(StrEnum):
 
 
 class ToolCallRecord(msgspec.Struct, frozen=True):
-    """A call and, once completed, whether its result is an error, its arrival order and the
-    revision holding its pair (whose tool message is the result)."""
+    """A call and, once completed, its arrival order and the revision holding its pair (whose
+    tool message is the result, its text and whether it is an error)."""
 
     index: int
     call_id: str
@@ -127,7 +127,6 @@ class ToolCallRecord(msgspec.Struct, frozen=True):
     arguments: str
     status: ToolCallStatus
     completion_seq: int | None
-    result_is_error: bool | None
     committed_revision_id: int | None
     completed_at_ms: int | None
 

@@ -217,8 +217,7 @@ class Statements:
         )
         self.complete_call = (
             f'UPDATE "tool_round_calls" SET "status" = {_CALL_COMPLETED}, '
-            f'"completion_seq" = {p}, "result_is_error" = {p}, '
-            f'"committed_revision_id" = {p}, "completed_at_ms" = {p} '
+            f'"completion_seq" = {p}, "committed_revision_id" = {p}, "completed_at_ms" = {p} '
             f'WHERE "round_id" = {p} AND "call_id" = {p}'
         )
         self.advance_round = (

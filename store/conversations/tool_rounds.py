@@ -116,8 +116,6 @@ class ToolRounds(Runs):
         round_id: str,
         call_id: str,
         pair: tuple[StoredMessage, StoredMessage],
-        content: str,
-        is_error: bool,
         *,
         reserve_call_when_settled: bool = False,
     ) -> ToolResultCommitted:
@@ -136,8 +134,8 @@ class ToolRounds(Runs):
         read, and only the conversation row holds the head (12 statements, 14 when it reserves,
         where it took 16 and 20).
 
-        The result's text is stored once, in the pair's tool message: ``content`` is checked
-        but not kept (migration 6 dropped the call row's copy); ``is_error`` is kept on the row.
+        The result (its text and whether it is an error) is stored once, in the pair's tool
+        message (migrations 6 and 7 dropped the call row's copies).
         """
         check_id(call_id, "call_id")
         if not isinstance(pair, tuple) or len(pair) != 2:
@@ -145,8 +143,6 @@ class ToolRounds(Runs):
         messages = check_messages(pair)
         if messages[0].role != "assistant" or messages[1].role != "tool":
             raise InvalidInput("pair must be an assistant message followed by a tool message")
-        if not isinstance(content, str) or not isinstance(is_error, bool):
-            raise InvalidInput("content must be a string and is_error a bool")
         now = now_ms()
         sql = self._sql
         with self._db.atomic():
@@ -178,9 +174,7 @@ class ToolRounds(Runs):
                 call_index = self._reserved_index(run_id, updated.rowcount)
             else:
                 self._move_head(conversation_id, run_id, revision_id, now)
-            self._db.execute_sql(
-                sql.complete_call, (seq, is_error, revision_id, now, round_id, call_id)
-            )
+            self._db.execute_sql(sql.complete_call, (seq, revision_id, now, round_id, call_id))
             status = ToolRoundStatus.SETTLED if settled else ToolRoundStatus.PENDING
             self._db.execute_sql(sql.advance_round, (seq + 1, status.value, now, round_id))
         return ToolResultCommitted(revision_id, seq, settled, call_index)
@@ -316,7 +310,5 @@ class ToolRounds(Runs):
         )
         calls = []
         for row in query.dicts():
-            if row["result_is_error"] is not None:
-                row["result_is_error"] = bool(row["result_is_error"])
             calls.append(msgspec.convert(row, ToolCallRecord))
         return tuple(calls)

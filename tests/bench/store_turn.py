@@ -130,9 +130,7 @@ def main() -> None:
             started = cs.start_turn(f"round:{i}", conversation_id, None, runtime(f"round:{i}"))
             round_id = f"round:{i}:0"
             cs.create_tool_round(f"round:{i}", round_id, started.head, b"{}", calls)
-            cs.commit_tool_result(
-                f"round:{i}", round_id, "call-b", tool_pair(round_id, calls[1]), "b", False
-            )
+            cs.commit_tool_result(f"round:{i}", round_id, "call-b", tool_pair(round_id, calls[1]))
             run_id, pair = f"round:{i}", tool_pair(round_id, calls[0])
             spent = timed(
                 lambda: cs.commit_tool_result(
@@ -140,8 +138,6 @@ def main() -> None:
                     round_id,  # noqa: B023
                     "call-a",
                     pair,  # noqa: B023
-                    "a",
-                    False,
                     reserve_call_when_settled=True,
                 )
             )
