@@ -41,6 +41,7 @@ from actors.conversation.model import (
     ToolResultContent,
 )
 from actors.conversation.projection import ProjectionError, project
+from wire.tools.registry import cursor_identifier
 
 REPLAY_SIGNATURE_PREFIX = "cursor-server:v1:"
 REFERENCE_REPLAY_SIGNATURE_PREFIX = "cursor-byok:v1:"
@@ -51,14 +52,6 @@ RUNTIME_ID_PREFIX = "runtime:"
 PROMPT_ID_PREFIXES = ("request-context:", "selected-context:")
 HYDRATED_ID_PREFIX = "cursor-root:"
 PENDING_ID_PREFIX = "cursor-pending:"
-
-# Tools whose Cursor identifier is not the UPPER_SNAKE form of their name.
-_TOOL_IDENTIFIER_EXCEPTIONS = {
-    "AwaitShell": "AWAIT",
-    "CallMcpTool": "MCP",
-    "CreatePlan": "CREATE_PLAN_V2",
-    "UpdateCurrentStep": "COMMUNICATE_UPDATE",
-}
 
 _encoder = msgspec.json.Encoder()
 _replay_decoder = msgspec.json.Decoder(ReplayState)
@@ -192,22 +185,9 @@ def _regroup_one(
 
 
 def tool_identifier(name: str, dynamic_tools: Collection[str] = ()) -> str:
-    """Cursor's identifier of a tool in a pending execution contract.
-
-    A dynamic (MCP) tool keeps its raw name; four tools have fixed identifiers; any other
-    CamelCase name becomes UPPER_SNAKE (``StrReplace`` -> ``STR_REPLACE``).
-    """
-    if name in dynamic_tools:
-        return name
-    fixed = _TOOL_IDENTIFIER_EXCEPTIONS.get(name)
-    if fixed is not None:
-        return fixed
-    out: list[str] = []
-    for position, char in enumerate(name):
-        if position and "A" <= char <= "Z":
-            out.append("_")
-        out.append(char.upper() if char.isascii() else char)
-    return "".join(out)
+    """Cursor's identifier of a tool in a pending execution contract: a dynamic (MCP) tool
+    keeps its raw name, a built-in one has the registry's (``cursor_identifier``)."""
+    return name if name in dynamic_tools else cursor_identifier(name)
 
 
 def encode_pending(

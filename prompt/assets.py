@@ -35,6 +35,7 @@ from prompt.runtime_message import (
     RuntimeContext,
     render_runtime_message,
 )
+from wire.tools.registry import REGISTRY
 
 MODES: tuple[str, ...] = ("agent",)
 """The modes this server serves; each needs a manifest, a prompt and a runtime template."""
@@ -198,6 +199,11 @@ def _load_mode(root: Traversable, name: str, catalog: dict[str, ToolSpec]) -> Mo
             raise PromptAssetError(f"{manifest_path}: tool entries must be names, got {tool!r}")
         if tool not in catalog:
             raise PromptAssetError(f"{manifest_path}: unknown tool {tool!r} (not in {TOOLS_FILE})")
+        if tool not in REGISTRY:
+            raise PromptAssetError(
+                f"{manifest_path}: tool {tool!r} is not one this server runs "
+                "(no row in wire.tools.registry)"
+            )
         if tool in seen:
             raise PromptAssetError(f"{manifest_path}: duplicate tool {tool!r}")
         seen.add(tool)

@@ -21,7 +21,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "wire.http": ("wire", "wire.proto", "actors.messages", "actors.run_output", "actors.loop"),
     "wire": ("wire.proto",),
     "store": (),
-    "prompt": ("actors.conversation",),
+    "prompt": ("actors.conversation", "wire"),  # wire: the tool registry a mode's tools are in
     # the one actor/loop crossing, below every actor
     "actors.loop": ("wire", "wire.proto"),
     "actors.providers": ("actors.conversation", "actors.loop", "store", "wire", "wire.proto"),

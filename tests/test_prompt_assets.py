@@ -223,6 +223,13 @@ def replace_text(relative: str, old: str, new: str) -> Callable[[Path], None]:
     return apply
 
 
+def frobnicate_tool() -> dict[str, object]:
+    """A well-formed tool that no registry row runs."""
+    parameters = {"type": "object", "properties": {}}
+    function = {"name": "Frobnicate", "description": "Frobnicates.", "parameters": parameters}
+    return {"type": "function", "function": function}
+
+
 BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
     "tools.json missing": (lambda root: (root / "tools.json").unlink(), "tools.json: missing"),
     "tools.json invalid": (
@@ -302,6 +309,13 @@ BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
             root / "modes/agent.json", lambda m: {"tools": [*m["tools"], "Frobnicate"]}
         ),
         "modes/agent.json: unknown tool 'Frobnicate'",
+    ),
+    "mode offers a tool this server does not run": (
+        lambda root: (
+            edit_json(root / "tools.json", lambda tools: [*tools, frobnicate_tool()]),
+            edit_json(root / "modes/agent.json", lambda m: {"tools": [*m["tools"], "Frobnicate"]}),
+        ),
+        "modes/agent.json: tool 'Frobnicate' is not one this server runs",
     ),
     "mode lists a tool twice": (
         lambda root: edit_json(

@@ -30,6 +30,31 @@ STREAMED_CONTENT_FIELDS: dict[str, str] = {
 }
 
 
+# Tools whose Cursor identifier (a pending call's ``toolIdentifier``) is not the UPPER_SNAKE
+# form of their name; kept with the tools, for the rows they will have.
+_CURSOR_IDENTIFIER_EXCEPTIONS = {
+    "AwaitShell": "AWAIT",
+    "CallMcpTool": "MCP",
+    "CreatePlan": "CREATE_PLAN_V2",
+    "UpdateCurrentStep": "COMMUNICATE_UPDATE",
+}
+
+
+def cursor_identifier(name: str) -> str:
+    """Cursor's identifier of a built-in tool: fixed for four, else the CamelCase name in
+    UPPER_SNAKE (``StrReplace`` -> ``STR_REPLACE``). A name the model made up is rendered by
+    the same rule; its call is refused when the round runs."""
+    fixed = _CURSOR_IDENTIFIER_EXCEPTIONS.get(name)
+    if fixed is not None:
+        return fixed
+    out: list[str] = []
+    for position, char in enumerate(name):
+        if position and "A" <= char <= "Z":
+            out.append("_")
+        out.append(char.upper() if char.isascii() else char)
+    return "".join(out)
+
+
 def normalize_tool_name(name: str) -> str:
     """ASCII letters and digits only, lowercased (``str_replace`` and ``StrReplace`` agree)."""
     return "".join(ch for ch in name if ch.isascii() and ch.isalnum()).lower()
