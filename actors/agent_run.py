@@ -3,8 +3,9 @@
 The SessionActor owns this object and calls it on its own thread, so nothing here is shared.
 Every wait (a KV GET, a checkpoint barrier, a provider stream, the editor's tools) is a phase
 left by returning; the reply arrives later as a message the SessionActor hands back. The
-phases (``actors.turn``) hold the turn's logic and do no IO: finding the base (``BaseFetch``,
-with ``actors.run_base`` for its store side), one model call (``ModelCall``), one tool round
+phases (``actors.turn``) hold the turn's logic and do no IO: the request's plan and the
+base's blob fetch (``BaseFetch``, driven until the turn is committed by ``actors.run_start``,
+with ``actors.run_base`` for the store side), one model call (``ModelCall``), one tool round
 (``ToolRound``) and the one way to end (``RunEnding``). This driver makes their store writes,
 sends their frames and tells the run's child actors (``actors.run_children``).
 
@@ -373,12 +374,14 @@ class AgentRun:
         self._apply(end)
 
     def _apply(self, effects: tuple[EndEffect, ...]) -> None:
+        after: tuple[EndEffect, ...] = ()
         for effect in effects:
             match effect:
                 case ending.RecordRunEnd():
                     record_run_end(self._store, self.request_id, effect)
                 case ending.AbortPendingCalls(reason=reason):
-                    self._children.abort_tools(reason)
+                    if not self._children.abort_tools(reason):
+                        after = self._ending.tools_stopped()  # it had stopped: no answer comes
                 case ending.StopChildren():
                     self._children.stop()
                 case ending.ReleaseConversation():
@@ -387,3 +390,5 @@ class AgentRun:
                     self._end_session(error)
                 case _:
                     raise TypeError(f"unknown end effect {effect!r}")
+        if after:
+            self._apply(after)

@@ -217,6 +217,19 @@ class CheckpointActor(pykka.ThreadingActor):
             self._user_blob = (blob_id_of(data), data)
         self._failed: ConnectError | None = None
 
+    def on_failure(
+        self, exception_type: object, exception_value: object, traceback: object
+    ) -> None:
+        """A bug must not leave the run waiting for a checkpoint that never comes: every job
+        fails, and the run hears it even when none was pending (job id 0)."""
+        if self._failed is not None:
+            return
+        error = ConnectError(Code.INTERNAL, f"checkpoint failed: {exception_value}")
+        pending = self._waiting is not None or bool(self._jobs)
+        self._fail(error)
+        if not pending:
+            self._listener.tell(CheckpointFailed(0, error))
+
     def on_receive(self, message: CheckpointMessage) -> None:
         match message:
             case PublishSettled() | PublishStaged() | PublishFinal():

@@ -185,11 +185,12 @@ class RunBase:
         if base is None:
             base = store.ensure_conversation(self._plan.conversation_id)
         pending, existing = self._pending_round(base)
-        start = store.round_head(existing) if existing is not None else base
-        claimed = store.claim_run(self._request_id, self._plan.conversation_id, start)
         revision = store.revision(base)
         if revision is None:
             raise RevisionNotFound(f"no revision {base}")
+        start = store.round_head(existing) if existing is not None else base
+        # The claim is the last store call: a failure after it would leave the run claimed.
+        claimed = store.claim_run(self._request_id, self._plan.conversation_id, start)
         return ResumeStart(claimed, revision.message_count, pending, existing)
 
     def resumed_round(self, resume: ResumeStart, pending: PendingRound, head: int) -> ToolRound:

@@ -119,9 +119,17 @@ class RunChildren:
     def tools_stopped(self) -> None:
         self._tools = None
 
-    def abort_tools(self, reason: str) -> None:
-        """Abort the pending execs; the runtime answers ``ToolRuntimeStopped`` and stops."""
-        _tell(self._tools, AbortPendingExecs(reason))
+    def abort_tools(self, reason: str) -> bool:
+        """Abort the pending execs; the runtime answers ``ToolRuntimeStopped`` and stops.
+        False when it has already stopped (it failed): nothing will answer."""
+        if self._tools is None:
+            return False
+        try:
+            self._tools.tell(AbortPendingExecs(reason))
+        except pykka.ActorDeadError:
+            self._tools = None
+            return False
+        return True
 
     def stop(self) -> None:
         """Stop the provider call, the blob sync and the checkpoint actor (once)."""

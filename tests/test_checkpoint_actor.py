@@ -569,3 +569,18 @@ def test_a_root_change_in_a_queued_job_fails_it_after_the_one_in_flight(run: Run
     assert (third.job_id, third.error) == (3, second.error)
     run.blob_sync.assert_silent()
     run.output.assert_silent()
+
+
+def test_a_crash_fails_the_job_in_flight_so_the_run_never_waits_for_it(run: Run) -> None:
+    run.submit(settled(1, U1))
+    run.persist_request(1)
+    run.ref.tell(object())  # not in the protocol: on_receive raises, the actor stops
+    failed = run.failed()
+    assert failed.job_id == 1 and failed.error.code is Code.INTERNAL
+    assert "checkpoint failed" in failed.error.message
+
+
+def test_a_crash_with_no_job_pending_still_tells_the_run(run: Run) -> None:
+    run.ref.tell(object())
+    failed = run.failed()
+    assert failed.job_id == 0 and failed.error.code is Code.INTERNAL

@@ -264,7 +264,8 @@ def test_lineage_walks_the_parents_and_each_revision_stores_its_delta(
     assert state_digest([b"a", b"b"]) != state_digest([b"b", b"a"])
     run = cs.run("run-1")
     assert run is not None and run.base_revision_id == root
-    assert run.head_revision_id == root  # a running run's head is the conversation's
+    # The run's row keeps its claim-time revision while it runs; the head is the conversation's.
+    assert run.head_revision_id == root
     conversation = cs.conversation("conv")
     assert conversation is not None
     assert conversation.current_revision_id == second

@@ -1,0 +1,43 @@
+"""The run's child actors (``actors.run_children``) with a real ToolRuntimeActor: the end of a
+run never waits for a tool runtime that has already stopped."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import pykka
+
+from actors.conversation.model import CanonicalToolCall
+from actors.run_children import AgentDeps, RunChildren
+from actors.tool_runtime import StartToolRound, ToolRuntimeStopped
+from tests.support.actor_doubles import QueueListener, RecordingOutput
+from wire.tools.base import ExecContext
+
+READ = CanonicalToolCall(0, "c1", "Read", '{"path": "/a.txt"}', "run-1:0")
+
+
+def children_with_a_round() -> tuple[RunChildren, QueueListener[Any]]:
+    listener: QueueListener[Any] = QueueListener()
+    # Only the tool runtime is started here, and it needs none of the shared dependencies.
+    children = RunChildren(
+        "run-1", RecordingOutput(), cast(AgentDeps, None), cast(pykka.ActorRef[Any], listener)
+    )
+    children.tools(StartToolRound("run-1:round:0", (READ,)), ExecContext("conv"))
+    return children, listener
+
+
+def test_aborting_a_running_tool_runtime_waits_for_its_stop() -> None:
+    children, listener = children_with_a_round()
+    assert children.tools_running
+    assert children.abort_tools("the run ended") is True
+    assert listener.next() == ToolRuntimeStopped((1,))  # the pending Read's exec id
+
+
+def test_aborting_a_tool_runtime_that_already_stopped_says_nothing_will_answer() -> None:
+    children, listener = children_with_a_round()
+    tools = children._tools  # the ref, to stop it as a crash would
+    assert tools is not None
+    tools.stop()
+    assert children.abort_tools("the run ended") is False
+    assert not children.tools_running
+    listener.assert_silent()
