@@ -28,6 +28,7 @@ from aiohttp import web
 
 from actors.providers.adapter import provider_error_message
 from console.calls_api import CallsApi
+from console.static_routes import StaticRoutes
 from store import catalog
 from store.catalog import ModelInput, ProviderConnection, ProviderInput
 from wire.http.responses import json_error
@@ -407,10 +408,15 @@ async def unknown_console_route(request: web.Request) -> web.StreamResponse:
     return json_error(404, "not_found", f"no console API route {request.path}")
 
 
+async def unknown_console_page(request: web.Request) -> web.StreamResponse:
+    """404 JSON for any other ``/console/…`` path: nothing under ``/console`` goes upstream."""
+    return json_error(404, "not_found", f"no console page {request.path} (the app is /console/)")
+
+
 class ConsoleRoutes:
     """Every console route, registered like the edge's route groups (``register(app)``): the
-    providers, models and settings API, the call records, then the ``/console/api/`` catch-all
-    that answers unknown paths locally."""
+    browser app's files, the providers, models and settings API, the call records, then the
+    catch-alls that answer unknown ``/console/api/`` and ``/console/`` paths locally."""
 
     def __init__(
         self,
@@ -421,6 +427,8 @@ class ConsoleRoutes:
         self._discovery_client = discovery_client
 
     def register(self, app: web.Application) -> None:
+        StaticRoutes().register(app)
         ConsoleApi(self._database, self._discovery_client).register(app)
         CallsApi(self._database).register(app)
         app.router.add_route("*", f"{API_PREFIX}/{{tail:.*}}", unknown_console_route)
+        app.router.add_route("*", "/console/{tail:.*}", unknown_console_page)

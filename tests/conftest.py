@@ -183,3 +183,12 @@ async def fake() -> AsyncIterator[FakeProvider]:
 def public_id(fake: FakeProvider, server_store: Store) -> str:
     """The public id of the fake provider's model in the test server's store."""
     return add_fake_model(server_store, fake)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Each phase's report on its item (``item.rep_call``), for fixtures that act on failure
+    (the browser tests' screenshot)."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report

@@ -519,8 +519,10 @@ async def test_unknown_console_routes_never_go_upstream(console: Console) -> Non
     assert set(response.headers["allow"].split(", ")) == {"GET", "HEAD", "POST"}
     assert_error(await console.call("GET", "/no-such-thing"), 404, "not_found")
     assert_error(await console.call("POST", "/providers/1/nothing"), 404, "not_found")
-    # Outside /console/api/ the proxy still gets everything (its fake answers 299).
-    assert (await console.client.get("/console/other")).status_code == 299
+    # Nothing under /console/ goes upstream either; outside it the proxy gets everything (its
+    # fake answers 299).
+    assert_error(await console.client.get("/console/other"), 404, "not_found")
+    assert (await console.client.get("/consoles/other")).status_code == 299
 
 
 async def test_routes_added_after_the_catch_all_still_win(server_store: Store) -> None:

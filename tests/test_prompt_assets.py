@@ -441,7 +441,16 @@ def test_wheel_ships_the_assets_and_they_load_from_it(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("cursor_server-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         shipped = {name for name in archive.namelist() if name.startswith("prompt/cursor/")}
+        console = {name for name in archive.namelist() if name.startswith("console/static/")}
         archive.extractall(tmp_path / "installed")
+    # The console's browser app ships too, nested folders included.
+    static = REPO / "console" / "static"
+    assert console == {
+        f"console/static/{path.relative_to(static).as_posix()}"
+        for path in static.rglob("*")
+        if path.is_file()
+    }
+    assert "console/static/vendor/preact.module.js" in console
     expected = {
         f"prompt/{path.relative_to(ASSETS.parent).as_posix()}"
         for path in ASSETS.rglob("*")

@@ -1,0 +1,112 @@
+// Calls: every provider call, newest first, refreshed while the page is open (one request a
+// second at most), and one call's detail: timings, usage, error, the redacted request and, in
+// verbose mode, the raw response chunks with their time offsets.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api } from "../api.js";
+import { FormError, count, html, ms, when } from "../ui.js";
+
+const REFRESH_MS = 2000;
+
+function Status({ value }) {
+  return html`<span class=${`badge ${value}`}>${value}</span>`;
+}
+
+export function CallsPage() {
+  const [calls, setCalls] = useState(null);
+  const [pages, setPages] = useState([]); // the `before` cursor of each page shown after the first
+  const [next, setNext] = useState(null);
+  const [error, setError] = useState(null);
+  const [live, setLive] = useState(true);
+  const before = pages[pages.length - 1] ?? null;
+  const timer = useRef(null);
+
+  async function load() {
+    try {
+      const query = before ? `?limit=50&before=${before}` : "?limit=50";
+      const answer = await api("GET", `/calls${query}`);
+      setCalls(answer.calls);
+      setNext(answer.next_before);
+      setError(null);
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  useEffect(() => {
+    load();
+    if (!live || before) return undefined;
+    timer.current = setInterval(load, REFRESH_MS);
+    return () => clearInterval(timer.current);
+  }, [before, live]);
+
+  return html`<div>
+    <h1>Calls</h1>
+    <div class="row" style="margin-bottom:10px">
+      <label><input type="checkbox" checked=${live} onChange=${(e) => setLive(e.target.checked)} /> Live</label>
+      ${pages.length > 0 && html`<button onClick=${() => setPages(pages.slice(0, -1))}>Newer</button>`}
+      ${next && html`<button onClick=${() => setPages([...pages, next])}>Older</button>`}
+    </div>
+    <${FormError} error=${error} />
+    ${calls === null
+      ? html`<p class="loading">Loading…</p>`
+      : calls.length === 0
+        ? html`<p class="muted">No provider call yet. Run a turn in Cursor, or test a model on the Models page.</p>`
+        : html`<div class="table-wrap"><table>
+          <thead><tr><th>Time</th><th>Provider</th><th>Model</th><th>Status</th><th class="num">TTFB</th>
+            <th class="num">Duration</th><th class="num">Input</th><th class="num">Output</th>
+            <th class="num">Cache read</th><th class="num">Cache write</th><th class="num">Reasoning</th></tr></thead>
+          <tbody>${calls.map(
+            (c) => html`<tr data-call=${c.id}>
+              <td><a href=${`#/calls/${c.id}`}>${when(c.started_at_ms)}</a></td>
+              <td>${c.provider_name}</td><td>${c.display_name}</td><td><${Status} value=${c.status} /></td>
+              <td class="num">${ms(c.ttfb_ms)}</td><td class="num">${ms(c.duration_ms)}</td>
+              <td class="num">${count(c.input_tokens)}</td><td class="num">${count(c.output_tokens)}</td>
+              <td class="num">${count(c.cache_read_tokens)}</td><td class="num">${count(c.cache_write_tokens)}</td>
+              <td class="num">${count(c.reasoning_tokens)}</td></tr>`,
+          )}</tbody></table></div>`}
+  </div>`;
+}
+
+function pretty(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+export function CallDetailPage({ id }) {
+  const [detail, setDetail] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    api("GET", `/calls/${encodeURIComponent(id)}`).then(setDetail, setError);
+  }, [id]);
+  if (error) return html`<div><h1>Call ${id}</h1><${FormError} error=${error} /></div>`;
+  if (!detail) return html`<p class="loading">Loading…</p>`;
+  const c = detail.call;
+  const cards = [
+    ["Status", html`<${Status} value=${c.status} />`],
+    ["TTFB", ms(c.ttfb_ms)],
+    ["Duration", ms(c.duration_ms)],
+    ["HTTP", c.http_status ?? "—"],
+    ["Finish", c.finish_reason ?? "—"],
+    ["Input", count(c.input_tokens)],
+    ["Output", count(c.output_tokens)],
+    ["Cache read", count(c.cache_read_tokens)],
+    ["Cache write", count(c.cache_write_tokens)],
+    ["Reasoning", count(c.reasoning_tokens)],
+  ];
+  return html`<div>
+    <p><a href="#/calls">← Calls</a></p>
+    <h1>${c.display_name} <span class="muted">via ${c.provider_name}</span></h1>
+    <p class="muted">${when(c.started_at_ms)} · call ${c.id} · ${c.model_call_id}${c.run_id ? ` · run ${c.run_id}` : ""}</p>
+    <div class="cards">${cards.map(([k, v]) => html`<div class="card"><div class="k">${k}</div><div class="v">${v}</div></div>`)}</div>
+    ${c.error_message && html`<h2>Error</h2><div class="form-error" role="alert">${c.error_message}</div>`}
+    <h2>Request</h2>
+    ${detail.request
+      ? html`<pre>${pretty(detail.request.body)}</pre>`
+      : html`<p class="muted">Not recorded: turn on verbose recording in Settings to keep requests and responses.</p>`}
+    ${detail.chunks.length > 0 &&
+    html`<h2>Response chunks</h2><pre>${detail.chunks.map((k) => `+${Math.round(k.offset_ms)} ms  ${k.text}`).join("")}</pre>`}
+  </div>`;
+}

@@ -1,0 +1,228 @@
+// Models: discover a provider's models and add the chosen ones in one save; edit or delete one.
+import { useEffect, useState } from "preact/hooks";
+import { api } from "../api.js";
+import { Field, FormError, html, invalid } from "../ui.js";
+
+const EFFORTS = {
+  "openai-chat": ["none", "minimal", "low", "medium", "high", "xhigh", "max"],
+  "openai-responses": ["none", "minimal", "low", "medium", "high", "xhigh", "max"],
+  anthropic: ["none", "low", "medium", "high", "xhigh", "max"],
+};
+const MODEL_FIELDS = ["display_name", "max_output_tokens", "context_window_tokens", "reasoning_effort", "sort_order"];
+
+// The ModelInput the API takes, from a saved model record.
+function inputOf(model) {
+  return {
+    model_id: model.model_id,
+    display_name: model.display_name,
+    enabled: model.enabled,
+    max_output_tokens: model.max_output_tokens,
+    context_window_tokens: model.context_window_tokens,
+    reasoning_enabled: model.reasoning_enabled,
+    reasoning_effort: model.reasoning_effort,
+    sort_order: model.sort_order,
+  };
+}
+
+// "models[0].max_output_tokens" -> "max_output_tokens": a one-model save names index 0.
+function localError(error) {
+  if (!error || !error.field) return error;
+  const match = /^models\[\d+\]\.(.+)$/.exec(error.field);
+  if (!match) return error;
+  return Object.assign(Object.create(Object.getPrototypeOf(error)), error, { field: match[1] });
+}
+
+function Discover({ provider, saved, onSaved }) {
+  const [found, setFound] = useState(null);
+  const [chosen, setChosen] = useState(new Set());
+  const [filter, setFilter] = useState("");
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const known = new Set(saved.map((m) => m.model_id));
+
+  async function discover() {
+    setBusy(true);
+    setError(null);
+    try {
+      const answer = await api("POST", `/providers/${provider.id}/models/discover`);
+      setFound(answer.models);
+      setChosen(new Set());
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function add() {
+    const models = [...chosen].map((id, index) => ({
+      model_id: id,
+      display_name: id,
+      // Anthropic needs max_output_tokens before a model can be enabled: add it disabled.
+      enabled: provider.type !== "anthropic",
+      sort_order: saved.length + index,
+    }));
+    setBusy(true);
+    setError(null);
+    try {
+      await api("POST", `/providers/${provider.id}/models`, { models });
+      setFound(null);
+      onSaved();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const shown = (found || []).filter((id) => id.toLowerCase().includes(filter.toLowerCase()));
+  return html`<div class="panel" aria-label=${`Discover ${provider.name}`}>
+    <div class="row">
+      <strong>${provider.name}</strong><span class="muted">${provider.type} · ${provider.base_url}</span>
+      <button onClick=${discover} disabled=${busy}>Discover models</button>
+    </div>
+    <${FormError} error=${error} />
+    ${found &&
+    html`<div>
+      <div class="row" style="margin:10px 0">
+        <input aria-label="Filter models" placeholder="filter" value=${filter} onInput=${(e) => setFilter(e.target.value)} />
+        <span class="muted">${found.length} found, ${chosen.size} chosen</span>
+        <button class="primary" onClick=${add} disabled=${busy || chosen.size === 0}>Add ${chosen.size} model${chosen.size === 1 ? "" : "s"}</button>
+      </div>
+      <div style="max-height:260px;overflow:auto">
+        ${shown.map(
+          (id) => html`<label style="display:block;padding:2px 0">
+            <input type="checkbox" name="discovered" value=${id} disabled=${known.has(id)} checked=${chosen.has(id) || known.has(id)}
+              onChange=${(e) => {
+                const next = new Set(chosen);
+                e.target.checked ? next.add(id) : next.delete(id);
+                setChosen(next);
+              }} />
+            ${" "}${id}${known.has(id) ? html` <span class="muted">(added)</span>` : null}
+          </label>`,
+        )}
+      </div>
+      ${provider.type === "anthropic" &&
+      html`<p class="muted">Anthropic models are added disabled: set their max output tokens, then enable them.</p>`}
+    </div>`}
+  </div>`;
+}
+
+function ModelEditor({ model, providerType, onSaved, onCancel }) {
+  const [form, setForm] = useState(inputOf(model));
+  const [error, setError] = useState(null);
+  const number = (name) => (e) => setForm({ ...form, [name]: e.target.value === "" ? null : Number(e.target.value) });
+
+  async function save(event) {
+    event.preventDefault();
+    setError(null);
+    try {
+      await api("POST", `/providers/${model.provider_id}/models`, { models: [form] });
+      onSaved();
+    } catch (err) {
+      setError(localError(err));
+    }
+  }
+
+  return html`<form class="panel" noValidate onSubmit=${save} aria-label="Edit model">
+    <h2>${model.model_id} <span class="muted">(${model.public_id})</span></h2>
+    <div class="row">
+      <${Field} label="Display name" name="display_name" error=${error}>
+        <input name="display_name" class=${invalid(error, "display_name")} value=${form.display_name}
+          onInput=${(e) => setForm({ ...form, display_name: e.target.value })} />
+      </${Field}>
+      <${Field} label="Order" name="sort_order" error=${error}>
+        <input name="sort_order" type="number" value=${form.sort_order} onInput=${number("sort_order")} />
+      </${Field}>
+    </div>
+    <div class="row">
+      <${Field} label=${providerType === "anthropic" ? "Max output tokens (required)" : "Max output tokens"} name="max_output_tokens" error=${error}>
+        <input name="max_output_tokens" type="number" min="1" class=${invalid(error, "max_output_tokens")}
+          value=${form.max_output_tokens ?? ""} onInput=${number("max_output_tokens")} />
+      </${Field}>
+      <${Field} label="Context window (tokens)" name="context_window_tokens" error=${error}>
+        <input name="context_window_tokens" type="number" min="1" class=${invalid(error, "context_window_tokens")}
+          value=${form.context_window_tokens ?? ""} onInput=${number("context_window_tokens")} />
+      </${Field}>
+    </div>
+    <div class="row">
+      <label><input type="checkbox" name="enabled" checked=${form.enabled}
+        onChange=${(e) => setForm({ ...form, enabled: e.target.checked })} /> Enabled (offered in Cursor's model picker)</label>
+      <label><input type="checkbox" name="reasoning_enabled" checked=${form.reasoning_enabled}
+        onChange=${(e) => setForm({ ...form, reasoning_enabled: e.target.checked })} /> Reasoning</label>
+      <${Field} label="Effort" name="reasoning_effort" error=${error}>
+        <select name="reasoning_effort" class=${invalid(error, "reasoning_effort")} value=${form.reasoning_effort ?? ""}
+          onChange=${(e) => setForm({ ...form, reasoning_effort: e.target.value || null })}>
+          <option value="">provider default</option>
+          ${(EFFORTS[providerType] || []).map((effort) => html`<option value=${effort}>${effort}</option>`)}
+        </select>
+      </${Field}>
+    </div>
+    <${FormError} error=${error} fields=${MODEL_FIELDS} />
+    <div class="actions">
+      <button class="primary" type="submit">Save model</button>
+      <button type="button" onClick=${onCancel}>Cancel</button>
+    </div>
+  </form>`;
+}
+
+export function ModelsPage({ providerId }) {
+  const [providers, setProviders] = useState(null);
+  const [models, setModels] = useState([]);
+  const [editing, setEditing] = useState(null);
+  const [error, setError] = useState(null);
+
+  async function load() {
+    try {
+      const [p, m] = await Promise.all([api("GET", "/providers"), api("GET", "/models")]);
+      setProviders(p);
+      setModels(m);
+    } catch (err) {
+      setError(err);
+    }
+  }
+  useEffect(() => { load(); }, []);
+
+  async function remove(model) {
+    if (!window.confirm(`Delete the model ${model.display_name}? Its call records stay.`)) return;
+    try {
+      await api("DELETE", `/models/${model.public_id}`);
+      load();
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  if (providers === null) return html`<div><h1>Models</h1><${FormError} error=${error} /><p class="loading">Loading…</p></div>`;
+  const shownProviders = providerId ? providers.filter((p) => String(p.id) === String(providerId)) : providers;
+  const typeOf = (id) => (providers.find((p) => p.id === id) || {}).type;
+  return html`<div>
+    <h1>Models</h1>
+    <${FormError} error=${error} />
+    ${providers.length === 0 && html`<p class="muted">Add a provider first, on the <a href="#/providers">Providers</a> page.</p>`}
+    ${shownProviders.map(
+      (p) => html`<${Discover} provider=${p} saved=${models.filter((m) => m.provider_id === p.id)} onSaved=${load} />`,
+    )}
+    ${editing &&
+    html`<${ModelEditor} model=${editing} providerType=${typeOf(editing.provider_id)}
+      onCancel=${() => setEditing(null)} onSaved=${() => { setEditing(null); load(); }} />`}
+    ${models.length > 0 &&
+    html`<div class="table-wrap"><table>
+      <thead><tr><th>Model</th><th>Provider</th><th>Public id</th><th>Enabled</th><th class="num">Max output</th>
+        <th class="num">Context</th><th>Reasoning</th><th></th></tr></thead>
+      <tbody>${models
+        .filter((m) => !providerId || String(m.provider_id) === String(providerId))
+        .map(
+          (m) => html`<tr data-model=${m.model_id}>
+            <td>${m.display_name}${m.display_name !== m.model_id ? html` <span class="muted">${m.model_id}</span>` : null}</td>
+            <td>${m.provider_name}</td><td><code>${m.public_id}</code></td>
+            <td>${m.enabled ? html`<span class="badge ok">on</span>` : html`<span class="badge">off</span>`}</td>
+            <td class="num">${m.max_output_tokens ?? "—"}</td><td class="num">${m.context_window_tokens ?? "—"}</td>
+            <td>${m.reasoning_enabled ? m.reasoning_effort || "on" : "off"}</td>
+            <td><div class="actions">
+              <button onClick=${() => setEditing(m)}>Edit</button>
+              <button class="danger" onClick=${() => remove(m)}>Delete</button>
+            </div></td></tr>`,
+        )}</tbody></table></div>`}
+  </div>`;
+}

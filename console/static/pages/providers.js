@@ -1,0 +1,203 @@
+// Providers: list, add from a preset, edit, delete. The key is write-only: the page only ever
+// knows whether one is set, and can replace or clear it.
+import { useEffect, useState } from "preact/hooks";
+import { api } from "../api.js";
+import { Field, FormError, html, invalid } from "../ui.js";
+
+export const PRESETS = [
+  { id: "openai", label: "OpenAI", name: "OpenAI", type: "openai-responses", base_url: "https://api.openai.com/v1" },
+  { id: "anthropic", label: "Anthropic", name: "Anthropic", type: "anthropic", base_url: "https://api.anthropic.com/v1" },
+  { id: "deepseek", label: "DeepSeek", name: "DeepSeek", type: "openai-chat", base_url: "https://api.deepseek.com/v1" },
+  { id: "openrouter", label: "OpenRouter", name: "OpenRouter", type: "openai-chat", base_url: "https://openrouter.ai/api/v1" },
+  { id: "gemini", label: "Gemini (OpenAI-compatible)", name: "Gemini", type: "openai-chat", base_url: "https://generativelanguage.googleapis.com/v1beta/openai" },
+  { id: "ollama", label: "Ollama (local)", name: "Ollama", type: "openai-chat", base_url: "http://127.0.0.1:11434/v1" },
+  { id: "lmstudio", label: "LM Studio (local)", name: "LM Studio", type: "openai-chat", base_url: "http://127.0.0.1:1234/v1" },
+  { id: "custom", label: "Custom", name: "", type: "openai-chat", base_url: "" },
+];
+const TYPES = ["openai-chat", "openai-responses", "anthropic"];
+const FIELDS = ["name", "type", "base_url", "api_key", "headers"];
+
+function headerRows(headers) {
+  return Object.entries(headers || {}).map(([name, value]) => ({ name, value: value ?? "", secret: value === null }));
+}
+
+function ProviderForm({ provider, onSaved, onCancel }) {
+  const editing = provider && provider.id != null;
+  const [form, setForm] = useState({
+    name: provider?.name ?? "",
+    type: provider?.type ?? "openai-chat",
+    base_url: provider?.base_url ?? "",
+    replay_reasoning: provider?.replay_reasoning ?? true,
+  });
+  const [key, setKey] = useState({ mode: editing ? "keep" : "set", value: "" });
+  const [headers, setHeaders] = useState(headerRows(provider?.headers));
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const set = (name) => (event) => setForm({ ...form, [name]: event.target.value });
+
+  function applyPreset(id) {
+    const preset = PRESETS.find((p) => p.id === id);
+    if (preset) setForm({ ...form, name: form.name || preset.name, type: preset.type, base_url: preset.base_url });
+  }
+
+  async function save(event) {
+    event.preventDefault();
+    const body = { ...form, headers: {} };
+    for (const row of headers) {
+      if (!row.name.trim()) continue;
+      // A secret header read back as null keeps its stored value unless a new one is typed.
+      body.headers[row.name.trim()] = row.secret && row.value === "" ? null : row.value;
+    }
+    if (key.mode === "set") body.api_key = key.value;
+    else if (key.mode === "clear") body.api_key = "";
+    setBusy(true);
+    setError(null);
+    try {
+      const saved = editing
+        ? await api("PUT", `/providers/${provider.id}`, body)
+        : await api("POST", "/providers", body);
+      onSaved(saved);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return html`<form class="panel" noValidate onSubmit=${save} aria-label=${editing ? "Edit provider" : "Add provider"}>
+    <h2>${editing ? `Edit ${provider.name}` : "Add a provider"}</h2>
+    ${!editing &&
+    html`<div class="row"><${Field} label="Preset" name="preset">
+      <select name="preset" onChange=${(e) => applyPreset(e.target.value)}>
+        <option value="">Choose a preset…</option>
+        ${PRESETS.map((p) => html`<option value=${p.id}>${p.label}</option>`)}
+      </select></${Field}></div>`}
+    <div class="row">
+      <${Field} label="Name" name="name" error=${error}>
+        <input name="name" class=${invalid(error, "name")} value=${form.name} onInput=${set("name")} required />
+      </${Field}>
+      <${Field} label="Format" name="type" error=${error}>
+        <select name="type" class=${invalid(error, "type")} value=${form.type} onChange=${set("type")}>
+          ${TYPES.map((t) => html`<option value=${t}>${t}</option>`)}
+        </select>
+      </${Field}>
+    </div>
+    <div class="row">
+      <${Field} label="Base URL (include /v1)" name="base_url" error=${error}>
+        <input name="base_url" class=${invalid(error, "base_url")} value=${form.base_url} onInput=${set("base_url")} />
+      </${Field}>
+    </div>
+    <div class="row">
+      <${Field} label=${`API key (${provider?.has_api_key ? "set" : "not set"})`} name="api_key" error=${error}>
+        ${editing &&
+        html`<select name="api_key_mode" value=${key.mode} onChange=${(e) => setKey({ mode: e.target.value, value: "" })}>
+          <option value="keep">Keep the stored key</option>
+          <option value="set">Replace it</option>
+          <option value="clear">Clear it</option>
+        </select>`}
+        ${key.mode === "set" &&
+        html`<input name="api_key" type="password" autocomplete="off" class=${invalid(error, "api_key")}
+          placeholder=${editing ? "new key" : "key (leave empty for none)"} value=${key.value}
+          onInput=${(e) => setKey({ mode: "set", value: e.target.value })} />`}
+      </${Field}>
+    </div>
+    <h2>Custom headers</h2>
+    ${headers.map(
+      (row, index) => html`<div class="row header-row">
+        <input aria-label="Header name" placeholder="name" value=${row.name}
+          onInput=${(e) => setHeaders(headers.map((r, i) => (i === index ? { ...r, name: e.target.value } : r)))} />
+        <input aria-label="Header value" placeholder=${row.secret ? "(stored, hidden)" : "value"} value=${row.value}
+          onInput=${(e) => setHeaders(headers.map((r, i) => (i === index ? { ...r, value: e.target.value } : r)))} />
+        <button type="button" onClick=${() => setHeaders(headers.filter((_, i) => i !== index))}>Remove</button>
+      </div>`,
+    )}
+    ${error && error.field && error.field.startsWith("headers.") ? html`<div class="error" role="alert">${error.message}</div>` : null}
+    <div class="actions">
+      <button type="button" onClick=${() => setHeaders([...headers, { name: "", value: "", secret: false }])}>Add header</button>
+    </div>
+    <div class="row">
+      <label><input type="checkbox" name="replay_reasoning" checked=${form.replay_reasoning}
+        onChange=${(e) => setForm({ ...form, replay_reasoning: e.target.checked })} />
+        Send streamed reasoning back to this provider (OpenAI Chat <code>reasoning_content</code>)</label>
+    </div>
+    <${FormError} error=${error} fields=${FIELDS} />
+    <div class="actions">
+      <button class="primary" type="submit" disabled=${busy}>${editing ? "Save" : "Add provider"}</button>
+      <button type="button" onClick=${onCancel}>Cancel</button>
+    </div>
+  </form>`;
+}
+
+function DeleteConfirm({ provider, models, onDone, onCancel }) {
+  const [error, setError] = useState(null);
+  const mine = models.filter((m) => m.provider_id === provider.id);
+  async function confirm() {
+    try {
+      await api("DELETE", `/providers/${provider.id}`);
+      onDone();
+    } catch (err) {
+      setError(err);
+    }
+  }
+  return html`<div class="panel" role="dialog" aria-label="Delete provider">
+    <h2>Delete ${provider.name}?</h2>
+    <p>${mine.length
+      ? html`Its ${mine.length} model${mine.length === 1 ? "" : "s"} go with it: ${mine.map((m) => m.display_name).join(", ")}.`
+      : "It has no models."}
+    Its call records stay on the Calls page.</p>
+    <${FormError} error=${error} />
+    <div class="actions">
+      <button class="danger" onClick=${confirm}>Delete provider and models</button>
+      <button onClick=${onCancel}>Cancel</button>
+    </div>
+  </div>`;
+}
+
+export function ProvidersPage() {
+  const [providers, setProviders] = useState(null);
+  const [models, setModels] = useState([]);
+  const [editing, setEditing] = useState(null); // {} for a new one
+  const [deleting, setDeleting] = useState(null);
+  const [error, setError] = useState(null);
+
+  async function load() {
+    try {
+      const [p, m] = await Promise.all([api("GET", "/providers"), api("GET", "/models")]);
+      setProviders(p);
+      setModels(m);
+    } catch (err) {
+      setError(err);
+    }
+  }
+  useEffect(() => { load(); }, []);
+
+  return html`<div>
+    <h1>Providers</h1>
+    <${FormError} error=${error} />
+    ${editing &&
+    html`<${ProviderForm} provider=${editing} onCancel=${() => setEditing(null)}
+      onSaved=${() => { setEditing(null); load(); }} />`}
+    ${deleting &&
+    html`<${DeleteConfirm} provider=${deleting} models=${models} onCancel=${() => setDeleting(null)}
+      onDone=${() => { setDeleting(null); load(); }} />`}
+    ${!editing && html`<div class="actions" style="margin-bottom:12px">
+      <button class="primary" onClick=${() => setEditing({})}>Add provider</button></div>`}
+    ${providers === null
+      ? html`<p class="loading">Loading…</p>`
+      : providers.length === 0
+        ? html`<p class="muted">No provider yet. Add one, then pick its models on the Models page.</p>`
+        : html`<div class="table-wrap"><table>
+          <thead><tr><th>Name</th><th>Format</th><th>Base URL</th><th>Key</th><th>Models</th><th></th></tr></thead>
+          <tbody>${providers.map(
+            (p) => html`<tr data-provider=${p.name}>
+              <td>${p.name}</td><td>${p.type}</td><td>${p.base_url}</td>
+              <td>${p.has_api_key ? html`<span class="badge ok">set</span>` : html`<span class="badge">not set</span>`}</td>
+              <td class="num">${models.filter((m) => m.provider_id === p.id).length}</td>
+              <td><div class="actions">
+                <a href=${`#/models/${p.id}`}>Models</a>
+                <button onClick=${() => setEditing(p)}>Edit</button>
+                <button class="danger" onClick=${() => setDeleting(p)}>Delete</button>
+              </div></td></tr>`,
+          )}</tbody></table></div>`}
+  </div>`;
+}

@@ -1,0 +1,47 @@
+// Settings: whether calls keep their full request and response (verbose), and how many call
+// records are kept.
+import { useEffect, useState } from "preact/hooks";
+import { api } from "../api.js";
+import { Field, FormError, html, invalid } from "../ui.js";
+
+export function SettingsPage() {
+  const [form, setForm] = useState(null);
+  const [error, setError] = useState(null);
+  const [saved, setSaved] = useState(false);
+  useEffect(() => {
+    api("GET", "/settings/observability").then(setForm, setError);
+  }, []);
+
+  async function save(event) {
+    event.preventDefault();
+    setSaved(false);
+    setError(null);
+    try {
+      setForm(await api("PUT", "/settings/observability", form));
+      setSaved(true);
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  if (!form) return html`<div><h1>Settings</h1><${FormError} error=${error} /></div>`;
+  return html`<div>
+    <h1>Settings</h1>
+    <form class="panel" noValidate onSubmit=${save} aria-label="Recording settings">
+      <div class="row">
+        <label><input type="checkbox" name="verbose" checked=${form.verbose}
+          onChange=${(e) => setForm({ ...form, verbose: e.target.checked })} />
+          Verbose recording: keep each call's redacted request and raw response</label>
+      </div>
+      <div class="row">
+        <${Field} label="Call records kept" name="retained_calls" error=${error}>
+          <input name="retained_calls" type="number" min="1" class=${invalid(error, "retained_calls")} value=${form.retained_calls}
+            onInput=${(e) => setForm({ ...form, retained_calls: e.target.value === "" ? null : Number(e.target.value) })} />
+        </${Field}>
+      </div>
+      <${FormError} error=${error} fields=${["retained_calls"]} />
+      ${saved && html`<div class="notice">Saved.</div>`}
+      <div class="actions"><button class="primary" type="submit">Save</button></div>
+    </form>
+  </div>`;
+}

@@ -1,0 +1,111 @@
+"""The console's browser app, served by the server itself from package data (``console/static``).
+
+``GET /console`` redirects to ``/console/``, which answers ``index.html`` with every asset
+reference pointing under ``/console/assets/<version>/``: the version is a hash of every file's
+content, so an asset URL names exactly one content and is cached for a year (``immutable``),
+while ``index.html`` itself is revalidated on every load. A changed file changes the version and
+with it every URL, so a browser never mixes old and new files. The app routes by the URL's hash
+(``#/models``), so a reload of any page loads ``index.html`` again. No build step, no network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+
+from aiohttp import web
+
+from wire.http.responses import json_error
+
+CONSOLE_PATH = "/console"
+ASSETS_PATH = f"{CONSOLE_PATH}/assets"
+ASSETS_PLACEHOLDER = "%ASSETS%"  # in index.html: the versioned asset prefix
+INDEX = "index.html"
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"
+_TYPES = {
+    ".js": "text/javascript",
+    ".css": "text/css",
+    ".html": "text/html",
+    ".svg": "image/svg+xml",
+}
+
+
+def _walk(root: Traversable, prefix: str = "") -> dict[str, bytes]:
+    found: dict[str, bytes] = {}
+    for entry in sorted(root.iterdir(), key=lambda item: item.name):
+        path = f"{prefix}{entry.name}"
+        if entry.is_dir():
+            found.update(_walk(entry, f"{path}/"))
+        elif not entry.name.startswith("."):
+            found[path] = entry.read_bytes()
+    return found
+
+
+class StaticAssets:
+    """The app's files, read once at startup; ``version`` names this exact set of contents."""
+
+    def __init__(self, assets: dict[str, bytes]) -> None:
+        if INDEX not in assets:
+            raise ValueError(f"console assets have no {INDEX}")
+        digest = hashlib.sha256()
+        for path, data in sorted(assets.items()):
+            digest.update(path.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
+        self.version = digest.hexdigest()[:16]
+        self._assets = assets
+        self.index = assets[INDEX].replace(
+            ASSETS_PLACEHOLDER.encode(), f"{ASSETS_PATH}/{self.version}".encode()
+        )
+
+    @classmethod
+    def packaged(cls) -> StaticAssets:
+        return cls(_walk(files("console") / "static"))
+
+    def get(self, path: str) -> bytes | None:
+        return None if path == INDEX else self._assets.get(path)
+
+
+def content_type(path: str) -> str:
+    suffix = path[path.rfind(".") :] if "." in path else ""
+    return _TYPES.get(suffix) or mimetypes.guess_type(path)[0] or "application/octet-stream"
+
+
+class StaticRoutes:
+    """``/console``, ``/console/`` and ``/console/assets/...``: the app, never the upstream."""
+
+    def __init__(self, assets: StaticAssets | None = None) -> None:
+        self._assets = assets or StaticAssets.packaged()
+
+    def register(self, app: web.Application) -> None:
+        app.router.add_get(CONSOLE_PATH, self.redirect)
+        app.router.add_get(f"{CONSOLE_PATH}/", self.index)
+        app.router.add_get(f"{ASSETS_PATH}/{{version}}/{{path:.+}}", self.asset)
+
+    async def redirect(self, request: web.Request) -> web.StreamResponse:
+        raise web.HTTPPermanentRedirect(f"{CONSOLE_PATH}/")
+
+    async def index(self, request: web.Request) -> web.StreamResponse:
+        return web.Response(
+            body=self._assets.index,
+            content_type="text/html",
+            charset="utf-8",
+            headers={"Cache-Control": REVALIDATE, "X-Content-Type-Options": "nosniff"},
+        )
+
+    async def asset(self, request: web.Request) -> web.StreamResponse:
+        version, path = request.match_info["version"], request.match_info["path"]
+        data = self._assets.get(path)
+        if data is None:
+            return json_error(404, "not_found", f"no console asset {path}")
+        # An old page asking for an asset that may have changed since: never cache the answer.
+        cache = IMMUTABLE if version == self._assets.version else REVALIDATE
+        return web.Response(
+            body=data,
+            headers={
+                "Content-Type": content_type(path),
+                "Cache-Control": cache,
+                "X-Content-Type-Options": "nosniff",
+            },
+        )

@@ -1,0 +1,201 @@
+"""The console in a real browser: Debian's Chromium driven by Playwright, against the server
+started as ``python run.py`` and the fake provider.
+
+Without ``/usr/bin/chromium`` these tests skip and say how to install it; ``.ci/run`` installs it
+and sets ``CURSOR_TEST_REQUIRE_BROWSER=1``, which turns the skip into a failure. A failing test
+leaves a screenshot (``failure.png``) in its pytest temp dir.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.async_api import Browser, Page, async_playwright, expect
+
+from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_message
+from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
+from tests.support.process import ServerProcess, server_env
+
+CHROMIUM = Path("/usr/bin/chromium")
+# As the probe of this machine kind starts it: no sandbox (root), and no background traffic,
+# which the closed network here would refuse.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+KEY = "sk-browser-test-key-0123456789"
+# Long enough for a shared, busy machine; an expectation that holds returns at once.
+EXPECT_MS = 15_000
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    if not CHROMIUM.exists():
+        reason = f"{CHROMIUM} not found: apt-get install -y chromium"
+        if os.environ.get("CURSOR_TEST_REQUIRE_BROWSER") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+        )
+        yield launched
+        await launched.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    """``python run.py`` on loopback with its own database; its address."""
+    process = ServerProcess(server_env(tmp_path))
+    try:
+        yield process.wait_for_address()
+    finally:
+        process.stop()
+
+
+@pytest.fixture
+async def page(
+    browser: Browser, server: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Page]:
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    opened = await context.new_page()
+    opened.set_default_timeout(EXPECT_MS)
+    expect.set_options(timeout=EXPECT_MS)
+    yield opened
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        await opened.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+    await context.close()
+
+
+async def api(server: str, method: str, path: str, body: object = None) -> httpx.Response:
+    async with httpx.AsyncClient(base_url=f"http://{server}/console/api") as client:
+        return await client.request(method, path, json=body)
+
+
+async def add_provider_from_a_preset(page: Page, server: str, fake: FakeProvider) -> None:
+    await page.goto(f"http://{server}/console")
+    await expect(page.get_by_role("heading", name="Providers")).to_be_visible()
+    await page.get_by_role("button", name="Add provider").click()
+    form = page.get_by_role("form", name="Add provider")
+    await form.locator("select[name=preset]").select_option("ollama")
+    await expect(form.locator("input[name=base_url]")).to_have_value("http://127.0.0.1:11434/v1")
+    await expect(form.locator("select[name=type]")).to_have_value("openai-chat")
+    await form.locator("input[name=name]").fill("Fake")
+    await form.locator("input[name=base_url]").fill(fake.base_url)
+    await form.locator("input[name=api_key]").fill(KEY)
+    await form.get_by_role("button", name="Add provider").click()
+    row = page.locator("tr[data-provider=Fake]")
+    await expect(row).to_contain_text(fake.base_url)
+    await expect(row).to_contain_text("set")
+
+
+async def test_a_new_user_adds_a_provider_from_a_preset_and_enables_a_model(
+    page: Page, server: str, fake: FakeProvider
+) -> None:
+    fake.models = ["fake-model", "fake-other"]
+    await add_provider_from_a_preset(page, server, fake)
+    await page.locator("tr[data-provider=Fake]").get_by_role("link", name="Models").click()
+    await expect(page.get_by_role("heading", name="Models")).to_be_visible()
+    await page.get_by_role("button", name="Discover models").click()
+    await page.get_by_label("Filter models").fill("other")
+    await expect(page.locator("input[name=discovered]")).to_have_count(1)
+    await page.get_by_label("Filter models").fill("")
+    await page.locator("input[name=discovered][value=fake-model]").check()
+    await page.get_by_role("button", name="Add 1 model").click()
+    row = page.locator("tr[data-model=fake-model]")
+    await expect(row).to_contain_text("on")
+
+    models = (await api(server, "GET", "/models")).json()
+    assert [(m["model_id"], m["enabled"]) for m in models] == [("fake-model", True)]
+    providers = (await api(server, "GET", "/providers")).json()
+    assert providers[0]["has_api_key"] is True
+    assert KEY not in await page.content()  # the key is write-only, in the page too
+
+
+async def test_a_refused_form_shows_the_servers_message_next_to_its_field(
+    page: Page, server: str
+) -> None:
+    refused = await api(
+        server, "POST", "/providers", {"name": "x", "type": "openai-chat", "base_url": "nope"}
+    )
+    assert refused.status_code == 422
+    message = refused.json()["message"]
+    await page.goto(f"http://{server}/console/#/providers")
+    await page.get_by_role("button", name="Add provider").click()
+    form = page.get_by_role("form", name="Add provider")
+    await form.locator("input[name=name]").fill("x")
+    await form.locator("input[name=base_url]").fill("nope")
+    await form.get_by_role("button", name="Add provider").click()
+    await expect(form.locator("[data-field=base_url] [role=alert]")).to_have_text(message)
+    await expect(form.locator("input[name=base_url]")).to_have_class("invalid")
+
+
+async def test_an_agent_turn_with_a_tool_shows_up_on_the_calls_page(
+    page: Page, server: str, fake: FakeProvider, tmp_path: Path
+) -> None:
+    await add_provider_from_a_preset(page, server, fake)
+    provider_id = (await api(server, "GET", "/providers")).json()[0]["id"]
+    saved = await api(
+        server,
+        "POST",
+        f"/providers/{provider_id}/models",
+        {"models": [{"model_id": "fake-model", "display_name": "Fake Model"}]},
+    )
+    public_id = saved.json()[0]["public_id"]
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("alpha\n")
+    fake.enqueue(
+        Script.sse(chat_events(tools=[FakeToolCall("call_1", "Read", ['{"path": "/a.txt"}'])])),
+        Script.sse(chat_events(text=["it says alpha"])),
+    )
+    cursor = FakeCursor(f"http://{server}")
+    try:
+        session = CursorSession(cursor, "browser-turn", workspace=workspace)
+        log = await session.run(user_turn_message("read a.txt", public_id, conversation_id="b"))
+    finally:
+        await cursor.aclose()
+    assert log.end == {}
+
+    await page.goto(f"http://{server}/console/#/calls")
+    rows = page.locator("tr[data-call]")
+    await expect(rows).to_have_count(2)  # the tool call, then the answer
+    await expect(rows.first).to_contain_text("Fake Model")
+    await expect(rows.first).to_contain_text("completed")
+    await rows.first.get_by_role("link").click()
+    await expect(page.get_by_role("heading", name="Fake Model via Fake")).to_be_visible()
+    await expect(page.get_by_text("run browser-turn", exact=False)).to_be_visible()
+    # A reload of any page lands on that page again (the router reads the hash).
+    url = page.url
+    await page.reload()
+    assert page.url == url
+    await expect(page.get_by_role("heading", name="Fake Model via Fake")).to_be_visible()
+
+
+async def test_settings_save_and_a_narrow_window_still_shows_the_navigation(
+    page: Page, server: str
+) -> None:
+    await page.set_viewport_size({"width": 480, "height": 800})
+    await page.goto(f"http://{server}/console/#/settings")
+    await expect(page.get_by_role("navigation", name="Console")).to_be_visible()
+    await page.locator("input[name=verbose]").check()
+    await page.locator("input[name=retained_calls]").fill("500")
+    await page.get_by_role("button", name="Save").click()
+    await expect(page.get_by_text("Saved.")).to_be_visible()
+    settings = (await api(server, "GET", "/settings/observability")).json()
+    assert settings == {"verbose": True, "retained_calls": 500}
+    await page.locator("input[name=retained_calls]").fill("0")
+    await page.get_by_role("button", name="Save").click()
+    await expect(page.locator("[data-field=retained_calls] [role=alert]")).to_contain_text(
+        "retained_calls"
+    )

@@ -1,0 +1,87 @@
+"""The console's browser app is served by the server itself: from package data, versioned by
+content, never from the upstream proxy."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+
+from console.static_routes import ASSETS_PATH, StaticAssets
+from tests.conftest import StartServer
+
+
+async def get(server_address: str, path: str) -> httpx.Response:
+    async with httpx.AsyncClient(base_url=f"http://{server_address}") as client:
+        return await client.get(path)
+
+
+@pytest.fixture
+async def address(make_server: StartServer) -> str:
+    server = await make_server()
+    return str(server.address)
+
+
+async def test_console_redirects_to_the_app_and_the_app_is_served_locally(address: str) -> None:
+    redirect = await get(address, "/console")
+    assert redirect.status_code == 308 and redirect.headers["location"] == "/console/"
+    page = await get(address, "/console/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert page.headers["cache-control"] == "no-cache"
+    assert "%ASSETS%" not in page.text
+    version = StaticAssets.packaged().version
+    assert f'src="{ASSETS_PATH}/{version}/app.js"' in page.text
+
+
+async def test_every_asset_the_page_names_is_served_and_cached_for_good(address: str) -> None:
+    page = await get(address, "/console/")
+    urls = set(re.findall(r'"(/console/assets/[^"]+)"', page.text))
+    assert len(urls) >= 6  # app, style, and the vendored modules of the import map
+    for url in urls:
+        asset = await get(address, url)
+        assert asset.status_code == 200, url
+        assert asset.headers["cache-control"] == "public, max-age=31536000, immutable"
+        if url.endswith(".js"):
+            assert asset.headers["content-type"].startswith("text/javascript"), url
+
+
+async def test_relative_module_imports_resolve_under_the_same_version(address: str) -> None:
+    version = StaticAssets.packaged().version
+    app = await get(address, f"{ASSETS_PATH}/{version}/app.js")
+    for relative in re.findall(r'from "\./([^"]+)"', app.text):
+        module = await get(address, f"{ASSETS_PATH}/{version}/{relative}")
+        assert module.status_code == 200, relative
+
+
+async def test_an_old_version_is_served_but_not_cached_and_unknown_paths_are_404_json(
+    address: str,
+) -> None:
+    stale = await get(address, f"{ASSETS_PATH}/0000000000000000/app.js")
+    assert stale.status_code == 200 and stale.headers["cache-control"] == "no-cache"
+    for path in (
+        f"{ASSETS_PATH}/0000000000000000/no-such.js",
+        f"{ASSETS_PATH}/0000000000000000/index.html",
+        "/console/elsewhere",
+        "/console/api/no-such-route",
+    ):
+        answer = await get(address, path)
+        assert answer.status_code == 404, path
+        assert answer.json()["code"] == "not_found", path
+
+
+def test_the_version_changes_with_any_file() -> None:
+    files = {"index.html": b"<p>%ASSETS%</p>", "app.js": b"1"}
+    first = StaticAssets(files)
+    assert StaticAssets(dict(files)).version == first.version
+    assert StaticAssets({**files, "app.js": b"2"}).version != first.version
+    assert StaticAssets({**files, "extra.css": b""}).version != first.version
+    assert first.index == f"<p>{ASSETS_PATH}/{first.version}</p>".encode()
+    with pytest.raises(ValueError, match=r"index\.html"):
+        StaticAssets({"app.js": b""})
+
+
+def test_the_vendored_libraries_keep_their_licences() -> None:
+    assets = StaticAssets.packaged()
+    for name in ("preact", "htm", "uplot"):
+        assert assets.get(f"vendor/LICENSE.{name}"), name
