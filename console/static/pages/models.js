@@ -1,7 +1,7 @@
 // Models: discover a provider's models and add the chosen ones in one save; edit or delete one.
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.js";
-import { Field, FormError, html, invalid } from "../ui.js";
+import { Field, FormError, count, html, invalid, ms } from "../ui.js";
 
 const EFFORTS = {
   "openai-chat": ["none", "minimal", "low", "medium", "high", "xhigh", "max"],
@@ -166,11 +166,57 @@ function ModelEditor({ model, providerType, onSaved, onCancel }) {
   </form>`;
 }
 
+// The verdict of a model test or of its tools-and-reasoning check, as the API gives it.
+function CheckResult({ result }) {
+  if (!result) return null;
+  const { model, kind, answer, error } = result;
+  if (error) return html`<div class="panel" aria-label="Check result"><${FormError} error=${error} /></div>`;
+  if (kind === "test") {
+    return html`<div class="panel" aria-label="Check result">
+      <h2>Test of ${model.display_name}: ${answer.ok ? html`<span class="badge ok">passed</span>` : html`<span class="badge bad">failed</span>`}</h2>
+      ${answer.ok
+        ? html`<div class="cards">
+            <div class="card"><div class="k">TTFT</div><div class="v">${ms(answer.ttft_ms)}</div></div>
+            <div class="card"><div class="k">Total</div><div class="v">${ms(answer.total_ms)}</div></div>
+            <div class="card"><div class="k">Input</div><div class="v">${count(answer.usage && answer.usage.input_tokens)}</div></div>
+            <div class="card"><div class="k">Output</div><div class="v">${count(answer.usage && answer.usage.output_tokens)}</div></div>
+          </div>
+          <p>Answer: <q data-answer>${answer.answer}</q></p>`
+        : html`<div class="form-error" role="alert">${answer.error}</div>`}
+      ${answer.call_id != null && html`<p><a href=${`#/calls/${answer.call_id}`}>The call's record</a></p>`}
+    </div>`;
+  }
+  return html`<div class="panel" aria-label="Check result">
+    <h2>Tools and reasoning, ${model.display_name}: ${answer.ok ? html`<span class="badge ok">passed</span>` : html`<span class="badge bad">failed</span>`}</h2>
+    <table><tbody>${answer.steps.map(
+      (step) => html`<tr data-step=${step.name}><td>${step.name}</td>
+        <td>${step.ok ? html`<span class="badge ok">ok</span>` : html`<span class="badge bad">failed</span>`}</td>
+        <td style="white-space:normal">${step.detail}</td></tr>`,
+    )}</tbody></table>
+  </div>`;
+}
+
 export function ModelsPage({ providerId }) {
   const [providers, setProviders] = useState(null);
   const [models, setModels] = useState([]);
   const [editing, setEditing] = useState(null);
   const [error, setError] = useState(null);
+  const [check, setCheck] = useState(null);
+  const [checking, setChecking] = useState(null);
+
+  async function runCheck(model, kind) {
+    const path = kind === "test" ? "test" : "check-tools";
+    setChecking(`${model.public_id}:${kind}`);
+    setCheck(null);
+    try {
+      const answer = await api("POST", `/models/${model.public_id}/${path}`);
+      setCheck({ model, kind, answer });
+    } catch (err) {
+      setCheck({ model, kind, error: err });
+    } finally {
+      setChecking(null);
+    }
+  }
 
   async function load() {
     try {
@@ -206,6 +252,7 @@ export function ModelsPage({ providerId }) {
     ${editing &&
     html`<${ModelEditor} model=${editing} providerType=${typeOf(editing.provider_id)}
       onCancel=${() => setEditing(null)} onSaved=${() => { setEditing(null); load(); }} />`}
+    <${CheckResult} result=${check} />
     ${models.length > 0 &&
     html`<div class="table-wrap"><table>
       <thead><tr><th>Model</th><th>Provider</th><th>Public id</th><th>Enabled</th><th class="num">Max output</th>
@@ -220,6 +267,10 @@ export function ModelsPage({ providerId }) {
             <td class="num">${m.max_output_tokens ?? "—"}</td><td class="num">${m.context_window_tokens ?? "—"}</td>
             <td>${m.reasoning_enabled ? m.reasoning_effort || "on" : "off"}</td>
             <td><div class="actions">
+              <button onClick=${() => runCheck(m, "test")} disabled=${checking !== null}>
+                ${checking === `${m.public_id}:test` ? "Testing…" : "Test"}</button>
+              <button onClick=${() => runCheck(m, "tools")} disabled=${checking !== null}>
+                ${checking === `${m.public_id}:tools` ? "Checking…" : "Tools and reasoning"}</button>
               <button onClick=${() => setEditing(m)}>Edit</button>
               <button class="danger" onClick=${() => remove(m)}>Delete</button>
             </div></td></tr>`,
