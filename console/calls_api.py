@@ -1,4 +1,5 @@
-"""Console API for LLM call records: ``GET /console/api/calls`` and ``/console/api/calls/{id}``.
+"""Console API for LLM call records: ``GET /console/api/calls`` (newest first, paged, filtered by
+provider, model, status, run, conversation and time) and ``/console/api/calls/{id}``.
 
 Reads only; the ProviderActor writes the records. Store calls run in a worker thread so the
 event loop never waits on the database.
@@ -12,7 +13,7 @@ import msgspec
 import peewee
 from aiohttp import web
 
-from store.llm_calls import CallDetail, CallRecords, CallSummary
+from store.llm_calls import CallDetail, CallFilter, CallRecords, CallStatus, CallSummary
 from wire.http.responses import json_error
 
 DEFAULT_LIMIT = 100
@@ -31,6 +32,24 @@ def _query_int(request: web.Request, name: str) -> int | None:
     if not raw.isdigit():
         raise ValueError(f"{name} must be a non-negative integer, got {raw!r}")
     return int(raw)
+
+
+def _filter(request: web.Request) -> CallFilter:
+    """The listing's filters from the query: ``provider_id``, ``model`` (a public id),
+    ``status``, ``run_id``, ``conversation_id``, ``since`` and ``until`` (ms since the epoch)."""
+    status = request.query.get("status") or None
+    if status is not None and status not in CallStatus.__members__.values():
+        allowed = ", ".join(s.value for s in CallStatus)
+        raise ValueError(f"status must be one of {allowed}, got {status!r}")
+    return CallFilter(
+        provider_id=_query_int(request, "provider_id"),
+        public_id=request.query.get("model") or None,
+        status=CallStatus(status) if status is not None else None,
+        run_id=request.query.get("run_id") or None,
+        conversation_id=request.query.get("conversation_id") or None,
+        since_ms=_query_int(request, "since"),
+        until_ms=_query_int(request, "until"),
+    )
 
 
 def _detail_json(detail: CallDetail) -> dict[str, object]:
@@ -63,13 +82,14 @@ class CallsApi:
         try:
             limit = _query_int(request, "limit")
             before = _query_int(request, "before")
+            only = _filter(request)
         except ValueError as exc:
             return json_error(400, "invalid_argument", str(exc))
         if limit is None:
             limit = DEFAULT_LIMIT
         if not 1 <= limit <= MAX_LIMIT:
             return json_error(400, "invalid_argument", f"limit must be 1 to {MAX_LIMIT}")
-        calls = await asyncio.to_thread(self._records.list, limit, before)
+        calls = await asyncio.to_thread(self._records.list, limit, before, only)
         next_before = calls[-1].id if len(calls) == limit else None
         return web.Response(
             body=msgspec.json.encode(CallList(calls, next_before)), content_type="application/json"

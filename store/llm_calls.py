@@ -143,6 +143,41 @@ class RecordedChunk(msgspec.Struct, frozen=True):
     data: bytes
 
 
+class CallFilter(msgspec.Struct, frozen=True):
+    """Which calls a listing shows; every field set must hold (None: any)."""
+
+    provider_id: int | None = None
+    public_id: str | None = None
+    status: CallStatus | None = None
+    run_id: str | None = None
+    conversation_id: str | None = None  # the calls of this conversation's runs
+    since_ms: int | None = None  # started at or after
+    until_ms: int | None = None  # started before
+
+
+def _conditions(t: peewee.Table, only: CallFilter) -> list[peewee.Expression]:
+    conditions: list[peewee.Expression] = []
+    if only.provider_id is not None:
+        conditions.append(t.provider_id == only.provider_id)
+    if only.public_id is not None:
+        conditions.append(t.public_id == only.public_id)
+    if only.status is not None:
+        conditions.append(t.status == only.status.value)
+    if only.run_id is not None:
+        conditions.append(t.run_id == only.run_id)
+    if only.conversation_id is not None:
+        runs = peewee.Table("runs", ("run_id", "conversation_id"))
+        of_conversation = runs.select(runs.run_id).where(
+            runs.conversation_id == only.conversation_id
+        )
+        conditions.append(t.run_id.in_(of_conversation))
+    if only.since_ms is not None:
+        conditions.append(t.started_at_ms >= only.since_ms)
+    if only.until_ms is not None:
+        conditions.append(t.started_at_ms < only.until_ms)
+    return conditions
+
+
 class CallDetail(msgspec.Struct, frozen=True):
     call: CallSummary
     request: RecordedRequest | None
@@ -336,12 +371,16 @@ class CallRecords:
             self._db.execute_sql(sql.prune_requests, (oldest_kept,))
             return int(self._db.execute_sql(sql.prune_calls, (oldest_kept,)).rowcount)
 
-    def list(self, limit: int, before: int | None = None) -> list[CallSummary]:
-        """Newest first; ``before`` pages backwards from a call id."""
+    def list(
+        self, limit: int, before: int | None = None, only: CallFilter | None = None
+    ) -> list[CallSummary]:
+        """Newest first; ``before`` pages backwards from a call id; ``only`` narrows it."""
         t = self._calls
         query = t.select(*[getattr(t, c) for c in _CALL_COLUMNS]).order_by(t.id.desc()).limit(limit)
         if before is not None:
             query = query.where(t.id < before)
+        for condition in _conditions(t, only or CallFilter()):
+            query = query.where(condition)
         return [_summary(row) for row in query.dicts()]
 
     def get(self, call_id: int) -> CallDetail | None:

@@ -172,6 +172,13 @@ async def test_an_agent_turn_with_a_tool_shows_up_on_the_calls_page(
     await expect(rows).to_have_count(2)  # the tool call, then the answer
     await expect(rows.first).to_contain_text("Fake Model")
     await expect(rows.first).to_contain_text("completed")
+    await page.get_by_label("Status").select_option("failed")
+    await expect(rows).to_have_count(0)
+    await page.get_by_label("Status").select_option("")
+    for conversation, shown in (("another", 0), ("b", 2)):
+        await page.get_by_label("Conversation").fill(conversation)
+        await page.get_by_label("Conversation").press("Enter")
+        await expect(rows).to_have_count(shown)
     await rows.first.get_by_role("link").click()
     await expect(page.get_by_role("heading", name="Fake Model via Fake")).to_be_visible()
     await expect(page.get_by_text("run browser-turn", exact=False)).to_be_visible()

@@ -11,7 +11,54 @@ function Status({ value }) {
   return html`<span class=${`badge ${value}`}>${value}</span>`;
 }
 
+const RANGES = [
+  ["", "any time"],
+  ["3600000", "last hour"],
+  ["86400000", "last day"],
+  ["604800000", "last 7 days"],
+  ["2592000000", "last 30 days"],
+];
+const STATUSES = ["", "completed", "failed", "cancelled", "running"];
+
+function filterQuery(filters) {
+  const query = new URLSearchParams();
+  for (const name of ["provider_id", "model", "status", "conversation_id"]) {
+    if (filters[name]) query.set(name, filters[name]);
+  }
+  if (filters.range) query.set("since", String(Date.now() - Number(filters.range)));
+  return query;
+}
+
+function Filters({ filters, onChange }) {
+  const [providers, setProviders] = useState([]);
+  const [models, setModels] = useState([]);
+  useEffect(() => {
+    api("GET", "/providers").then(setProviders, () => null);
+    api("GET", "/models").then(setModels, () => null);
+  }, []);
+  const set = (name) => (e) => onChange({ ...filters, [name]: e.target.value });
+  return html`<div class="row" aria-label="Filters">
+    <select aria-label="Provider" value=${filters.provider_id} onChange=${set("provider_id")}>
+      <option value="">every provider</option>
+      ${providers.map((p) => html`<option value=${String(p.id)}>${p.name}</option>`)}
+    </select>
+    <select aria-label="Model" value=${filters.model} onChange=${set("model")}>
+      <option value="">every model</option>
+      ${models.map((m) => html`<option value=${m.public_id}>${m.display_name}</option>`)}
+    </select>
+    <select aria-label="Status" value=${filters.status} onChange=${set("status")}>
+      ${STATUSES.map((s) => html`<option value=${s}>${s || "every status"}</option>`)}
+    </select>
+    <input aria-label="Conversation" placeholder="conversation id" value=${filters.conversation_id}
+      onChange=${set("conversation_id")} />
+    <select aria-label="Time range" value=${filters.range} onChange=${set("range")}>
+      ${RANGES.map(([value, label]) => html`<option value=${value}>${label}</option>`)}
+    </select>
+  </div>`;
+}
+
 export function CallsPage() {
+  const [filters, setFilters] = useState({ provider_id: "", model: "", status: "", conversation_id: "", range: "" });
   const [calls, setCalls] = useState(null);
   const [pages, setPages] = useState([]); // the `before` cursor of each page shown after the first
   const [next, setNext] = useState(null);
@@ -22,8 +69,10 @@ export function CallsPage() {
 
   async function load() {
     try {
-      const query = before ? `?limit=50&before=${before}` : "?limit=50";
-      const answer = await api("GET", `/calls${query}`);
+      const query = filterQuery(filters);
+      query.set("limit", "50");
+      if (before) query.set("before", String(before));
+      const answer = await api("GET", `/calls?${query}`);
       setCalls(answer.calls);
       setNext(answer.next_before);
       setError(null);
@@ -37,10 +86,11 @@ export function CallsPage() {
     if (!live || before) return undefined;
     timer.current = setInterval(load, REFRESH_MS);
     return () => clearInterval(timer.current);
-  }, [before, live]);
+  }, [before, live, filters]);
 
   return html`<div>
     <h1>Calls</h1>
+    <${Filters} filters=${filters} onChange=${(next) => { setPages([]); setFilters(next); }} />
     <div class="row" style="margin-bottom:10px">
       <label><input type="checkbox" checked=${live} onChange=${(e) => setLive(e.target.checked)} /> Live</label>
       ${pages.length > 0 && html`<button onClick=${() => setPages(pages.slice(0, -1))}>Newer</button>`}
