@@ -166,6 +166,8 @@ async def test_an_agent_turn_with_a_tool_shows_up_on_the_calls_page(
     finally:
         await cursor.aclose()
     assert log.end == {}
+    of_conversation = (await api(server, "GET", "/calls?conversation_id=b")).json()["calls"]
+    assert [c["run_id"] for c in of_conversation] == ["browser-turn", "browser-turn"]
 
     await page.goto(f"http://{server}/console/#/calls")
     rows = page.locator("tr[data-call]")

@@ -37,6 +37,10 @@ function Filters({ filters, onChange }) {
     api("GET", "/models").then(setModels, () => null);
   }, []);
   const set = (name) => (e) => onChange({ ...filters, [name]: e.target.value });
+  // Typed freely, applied on Enter or when the field is left.
+  const [conversation, setConversation] = useState(filters.conversation_id);
+  const applyConversation = () =>
+    conversation !== filters.conversation_id && onChange({ ...filters, conversation_id: conversation });
   return html`<div class="row" aria-label="Filters">
     <select aria-label="Provider" value=${filters.provider_id} onChange=${set("provider_id")}>
       <option value="">every provider</option>
@@ -49,8 +53,9 @@ function Filters({ filters, onChange }) {
     <select aria-label="Status" value=${filters.status} onChange=${set("status")}>
       ${STATUSES.map((s) => html`<option value=${s}>${s || "every status"}</option>`)}
     </select>
-    <input aria-label="Conversation" placeholder="conversation id" value=${filters.conversation_id}
-      onChange=${set("conversation_id")} />
+    <input aria-label="Conversation" placeholder="conversation id (Enter)" value=${conversation}
+      onInput=${(e) => setConversation(e.target.value)}
+      onKeyDown=${(e) => e.key === "Enter" && applyConversation()} onBlur=${applyConversation} />
     <select aria-label="Time range" value=${filters.range} onChange=${set("range")}>
       ${RANGES.map(([value, label]) => html`<option value=${value}>${label}</option>`)}
     </select>
@@ -67,17 +72,21 @@ export function CallsPage() {
   const before = pages[pages.length - 1] ?? null;
   const timer = useRef(null);
 
+  const latest = useRef(0); // only the newest request's answer is shown
+
   async function load() {
+    const mine = ++latest.current;
     try {
       const query = filterQuery(filters);
       query.set("limit", "50");
       if (before) query.set("before", String(before));
       const answer = await api("GET", `/calls?${query}`);
+      if (mine !== latest.current) return; // filters or page changed meanwhile
       setCalls(answer.calls);
       setNext(answer.next_before);
       setError(null);
     } catch (err) {
-      setError(err);
+      if (mine === latest.current) setError(err);
     }
   }
 
