@@ -28,6 +28,7 @@ from aiohttp import web
 
 from actors.providers.adapter import provider_error_message
 from console.calls_api import CallsApi
+from console.model_check_api import ModelCheckApi, ModelCheckDeps
 from store import catalog
 from store.catalog import ModelInput, ProviderConnection, ProviderInput
 from wire.http.responses import json_error
@@ -409,18 +410,22 @@ async def unknown_console_route(request: web.Request) -> web.StreamResponse:
 
 class ConsoleRoutes:
     """Every console route, registered like the edge's route groups (``register(app)``): the
-    providers, models and settings API, the call records, then the ``/console/api/`` catch-all
-    that answers unknown paths locally."""
+    providers, models and settings API, the call records, the model checks (given the
+    provider actors' deps by the composition root), then the ``/console/api/`` catch-all that
+    answers unknown paths locally."""
 
     def __init__(
         self,
         database: peewee.Database,
         discovery_client: Callable[[], httpx.AsyncClient] = new_discovery_client,
+        model_checks: ModelCheckDeps | None = None,
     ) -> None:
         self._database = database
         self._discovery_client = discovery_client
+        self._model_checks = model_checks
 
     def register(self, app: web.Application) -> None:
         ConsoleApi(self._database, self._discovery_client).register(app)
         CallsApi(self._database).register(app)
+        ModelCheckApi(self._database, self._model_checks).register(app)
         app.router.add_route("*", f"{API_PREFIX}/{{tail:.*}}", unknown_console_route)
