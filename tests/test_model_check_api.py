@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -234,8 +235,9 @@ async def test_a_test_answers_with_the_models_text_usage_and_its_call_record(
 
 @pytest.mark.parametrize("provider_type", FORMATS)
 async def test_a_provider_refusal_is_its_message_verbatim_without_the_key(
-    checks: Checks, fake: FakeProvider, provider_type: str
+    checks: Checks, fake: FakeProvider, provider_type: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG, logger="cursor_server")
     public_id = await checks.model(provider_type)
     message = f"Incorrect API key provided: {KEY}. You can find your API key at example.com."
     fake.enqueue(
@@ -255,6 +257,8 @@ async def test_a_provider_refusal_is_its_message_verbatim_without_the_key(
     assert (call["status"], call["http_status"], call["run_id"]) == ("failed", 401, None)
     assert call["error_message"] == body["error"]
     checks.assert_no_key()
+    assert KEY not in caplog.text
+    assert "[redacted]" in caplog.text
 
 
 async def test_a_test_beyond_its_bound_is_504_and_the_call_is_cancelled(
