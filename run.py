@@ -36,6 +36,7 @@ from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
 from actors.session import SessionActor
 from console.api import ConsoleRoutes
+from console.model_check_api import MODEL_CHECK_TIMEOUT_S, ModelCheckDeps
 from prompt import PromptAssetError, load_prompt_assets
 from store import DatabaseDriverMissing, Store, connect_store
 from store.catalog import enabled_models
@@ -170,6 +171,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
     upstream_url: str
     limits: EdgeLimits = EdgeLimits()
     provider_limits: CallLimits = CallLimits()
+    # One provider call of a console model check (Test, Tools and reasoning).
+    model_check_timeout_s: float = MODEL_CHECK_TIMEOUT_S
 
 
 class RunningServer:
@@ -250,7 +253,6 @@ async def start_server(
     provider_deps: ProviderDeps | None = None
     agent_deps: AgentDeps | None = None
     if store is not None and database is not None:
-        ConsoleRoutes(database).register(app)
         load_models = functools.partial(enabled_models, database)
         CatalogRoutes(proxy.upstream_url, client, load_models, config.limits).register(app)
         stale = await asyncio.to_thread(
@@ -271,6 +273,8 @@ async def start_server(
             client=new_provider_client(),
             limits=config.provider_limits,
         )
+        checks = ModelCheckDeps(provider_deps, config.model_check_timeout_s)
+        ConsoleRoutes(database, model_checks=checks).register(app)
         agent_deps = AgentDeps(
             store=store,
             prompts=load_prompt_assets(),

@@ -157,6 +157,17 @@ def build_route(
     """
     if not record.enabled:
         raise _unavailable(f"model {selection.public_id} ({record.display_name}) is disabled")
+    return _route(selection, record, provider)
+
+
+def stored_model_route(record: ModelRecord, provider: ProviderConnection) -> ModelRoute:
+    """The route a run without Cursor parameters would take to ``record``, enabled or not;
+    pure. The console tests a model with it (a disabled model is testable before it is
+    enabled); runs go through :func:`build_route`, which refuses a disabled model."""
+    return _route(Selection(public_id=record.public_id), record, provider)
+
+
+def _route(selection: Selection, record: ModelRecord, provider: ProviderConnection) -> ModelRoute:
     try:
         provider_type = ProviderType(provider.type)
     except ValueError:
@@ -239,4 +250,5 @@ __all__ = [
     "parse_context_tokens",
     "read_selection",
     "selected_model_id",
+    "stored_model_route",
 ]

@@ -28,6 +28,7 @@ from aiohttp import web
 
 from actors.providers.adapter import provider_error_message
 from console.calls_api import CallsApi
+from console.model_check_api import ModelCheckApi, ModelCheckDeps
 from console.static_routes import StaticRoutes
 from store import catalog
 from store.catalog import ModelInput, ProviderConnection, ProviderInput
@@ -415,20 +416,24 @@ async def unknown_console_page(request: web.Request) -> web.StreamResponse:
 
 class ConsoleRoutes:
     """Every console route, registered like the edge's route groups (``register(app)``): the
-    browser app's files, the providers, models and settings API, the call records, then the
-    catch-alls that answer unknown ``/console/api/`` and ``/console/`` paths locally."""
+    browser app's files, the providers, models and settings API, the call records, the model
+    checks (given the provider actors' deps by the composition root), then the catch-alls that
+    answer unknown ``/console/api/`` and ``/console/`` paths locally."""
 
     def __init__(
         self,
         database: peewee.Database,
         discovery_client: Callable[[], httpx.AsyncClient] = new_discovery_client,
+        model_checks: ModelCheckDeps | None = None,
     ) -> None:
         self._database = database
         self._discovery_client = discovery_client
+        self._model_checks = model_checks
 
     def register(self, app: web.Application) -> None:
         StaticRoutes().register(app)
         ConsoleApi(self._database, self._discovery_client).register(app)
         CallsApi(self._database).register(app)
+        ModelCheckApi(self._database, self._model_checks).register(app)
         app.router.add_route("*", f"{API_PREFIX}/{{tail:.*}}", unknown_console_route)
         app.router.add_route("*", "/console/{tail:.*}", unknown_console_page)

@@ -34,12 +34,22 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "wire",
         "wire.proto",
     ),
-    "console": ("store", "actors.providers", "actors.conversation", "wire", "wire.http"),
+    # actors.loop: the model checks await a ProviderActor's messages through the bridge;
+    # actors.model_selection: they test a model on the route a run would take to it
+    "console": (
+        "store",
+        "actors.providers",
+        "actors.conversation",
+        "actors.loop",
+        "actors.model_selection",
+        "wire",
+        "wire.http",
+    ),
     # the composition root knows everything
     "run": ("*",),
 }
 # Small modules an upper layer's row names on their own (message types, the output port).
-_SINGLE_MODULES = ("actors.messages", "actors.run_output")
+_SINGLE_MODULES = ("actors.messages", "actors.run_output", "actors.model_selection")
 
 
 def layer_of(module: str) -> str:

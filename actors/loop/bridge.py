@@ -3,9 +3,10 @@
 Actors run on pykka threads; sockets live on the aiohttp loop. Going loop -> actor is always
 ``ActorRef.tell`` (a thread-safe queue put). Going actor -> loop is only through this module:
 ``LoopRunOutput`` schedules a run's frames with ``call_soon_threadsafe`` (which keeps one
-actor's calls in order) and ``LoopTasks`` submits coroutines (provider HTTP streams) that the
+actor's calls in order), ``LoopTasks`` submits coroutines (provider HTTP streams) that the
 actor can cancel without ever blocking its mailbox, and keeps timers (``call_later``) on the
-loop's timer heap, so a deadline costs no thread of its own.
+loop's timer heap, so a deadline costs no thread of its own, and ``LoopMailbox`` is a listener
+actors ``tell`` whose messages a coroutine on the loop awaits (the console's model checks).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import concurrent.futures
 import contextlib
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from wire.errors import ConnectError
 
@@ -48,6 +49,31 @@ class LoopRunOutput:
         # A closed loop means the server is gone, and every subscriber with it.
         with contextlib.suppress(RuntimeError):
             self._loop.call_soon_threadsafe(fn, *args)
+
+
+M = TypeVar("M")
+
+
+class LoopMailbox(Generic[M]):
+    """A thread-safe ``tell`` whose messages a coroutine on ``loop`` awaits with ``get``.
+
+    Actors tell it from their threads; each message is put on an ``asyncio.Queue`` by
+    ``call_soon_threadsafe``, so messages from one thread arrive in the order told and the
+    awaiting handler never blocks the loop. Messages told after the loop closed are dropped:
+    the server is gone, and whoever awaited them with it.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._queue: asyncio.Queue[M] = asyncio.Queue()
+
+    def tell(self, message: M) -> None:
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, message)
+
+    async def get(self) -> M:
+        """The next message told (only on the mailbox's loop)."""
+        return await self._queue.get()
 
 
 class LoopTasks:

@@ -13,6 +13,10 @@ Routes, all under ``fake.base_url`` (``http://127.0.0.1:PORT/v1``):
   the next enqueued ``Script`` (FIFO, shared by the three routes). With the queue empty the
   fake answers 500 ``{"error":{"message":"fake provider: no script queued …"}}`` so the test
   fails loudly.
+- With ``refuse_missing_reasoning_content`` set, a Chat Completions request holding an assistant
+  message with ``tool_calls`` but no ``reasoning_content`` is answered as DeepSeek's thinking
+  mode answers it (400 ``invalid_request_error``, ``DEEPSEEK_MISSING_REASONING``) without
+  taking a script.
 - ``GET /v1/models``: the model list in ``models_style`` shape. ``"openai"``:
   ``{"object":"list","data":[{"id":…}]}``. ``"anthropic"``: one page per request, following the
   ``limit`` (default 20), ``after_id`` and ``before_id`` query parameters, answered as
@@ -48,6 +52,13 @@ from tests.support.request_schemas import request_problems
 
 # Every schema problem of a body any fake received in this process, in arrival order.
 NONCONFORMING: list[str] = []
+
+# DeepSeek's words (thinking mode) for an assistant message with tool calls sent back without its
+# reasoning_content; ``{index}`` is the message's position in ``messages``.
+DEEPSEEK_MISSING_REASONING = (
+    "Missing `reasoning_content` field in the assistant message at message index {index}. For "
+    "more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
+)
 
 # How often a waiting handler looks at its connection to notice that the client went away.
 _DISCONNECT_POLL_S = 0.005
@@ -211,6 +222,7 @@ class FakeProvider:
         models: Sequence[str] = ("fake-model",),
         models_style: Literal["openai", "anthropic"] = "openai",
         check_bodies: bool = True,
+        refuse_missing_reasoning_content: bool = False,
     ) -> None:
         self.models: list[str] = list(models)
         self.models_style = models_style
@@ -218,6 +230,8 @@ class FakeProvider:
         # Check every POSTed body against its format's request schema (the benchmarks, which
         # time this process, turn it off).
         self.check_bodies = check_bodies
+        # Answer like DeepSeek when a replayed tool-call message lacks its reasoning_content.
+        self.refuse_missing_reasoning_content = refuse_missing_reasoning_content
         self.requests: list[RecordedRequest] = []
         # perf_counter() when each request arrived (benchmarks compare it with client times)
         self.request_times: list[float] = []
@@ -306,6 +320,9 @@ class FakeProvider:
 
     async def _scripted(self, request: web.Request) -> web.StreamResponse:
         index = await self._record(request)
+        refusal = self._deepseek_refusal(request.path, self.requests[index].json)
+        if refusal is not None:
+            return refusal
         if not self._scripts:
             message = f"fake provider: no script queued for {request.method} {request.path}"
             return web.json_response({"error": {"message": message}}, status=500)
@@ -315,6 +332,27 @@ class FakeProvider:
             _drop(request)
             return web.Response(status=204)
         return await self._play(request, index, script)
+
+    def _deepseek_refusal(self, path: str, body: Any) -> web.Response | None:
+        """DeepSeek's 400 for a tool-call message without ``reasoning_content``, if in that mode."""
+        if not self.refuse_missing_reasoning_content or not path.endswith("/chat/completions"):
+            return None
+        messages = body.get("messages", []) if isinstance(body, dict) else []
+        for position, message in enumerate(messages):
+            if (
+                isinstance(message, dict)
+                and message.get("role") == "assistant"
+                and message.get("tool_calls")
+                and "reasoning_content" not in message
+            ):
+                error = {
+                    "message": DEEPSEEK_MISSING_REASONING.format(index=position),
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "invalid_request_error",
+                }
+                return web.json_response({"error": error}, status=400)
+        return None
 
     async def _play(self, request: web.Request, index: int, script: Script) -> web.StreamResponse:
         if script.status != 200 or script.content_type != "text/event-stream":
