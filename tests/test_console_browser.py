@@ -208,3 +208,33 @@ async def test_settings_save_and_a_narrow_window_still_shows_the_navigation(
     await expect(page.locator("[data-field=retained_calls] [role=alert]")).to_contain_text(
         "retained_calls"
     )
+
+
+async def test_a_model_test_shows_the_answer_and_tools_and_reasoning_its_steps(
+    page: Page, server: str, fake: FakeProvider
+) -> None:
+    await add_provider_from_a_preset(page, server, fake)
+    provider_id = (await api(server, "GET", "/providers")).json()[0]["id"]
+    await api(
+        server,
+        "POST",
+        f"/providers/{provider_id}/models",
+        {"models": [{"model_id": "fake-model", "display_name": "Fake Model"}]},
+    )
+    fake.enqueue(Script.sse(chat_events(text=["po", "ng"])))
+    await page.goto(f"http://{server}/console/#/models")
+    row = page.locator("tr[data-model=fake-model]")
+    await row.get_by_role("button", name="Test").click()
+    result = page.locator("[aria-label='Check result']")
+    await expect(result).to_contain_text("passed")
+    await expect(result.locator("[data-answer]")).to_have_text("pong")
+
+    weather = FakeToolCall("call_w", "get_weather", ['{"city": "Paris"}'])
+    fake.enqueue(
+        Script.sse(chat_events(thinking=["Paris, then."], tools=[weather])),
+        Script.sse(chat_events(text=["It is sunny in Paris."])),
+    )
+    await row.get_by_role("button", name="Tools and reasoning").click()
+    await expect(result.locator("tr[data-step]")).to_have_count(2)
+    await expect(result).to_contain_text("passed")
+    assert len(fake.requests) == 3  # the test, then the tool call and the replay
