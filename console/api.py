@@ -28,6 +28,7 @@ from aiohttp import web
 
 from actors.providers.adapter import provider_error_message
 from console.calls_api import CallsApi
+from console.stats_api import StatsApi
 from store import catalog
 from store.catalog import ModelInput, ProviderConnection, ProviderInput
 from wire.http.responses import json_error
@@ -423,4 +424,5 @@ class ConsoleRoutes:
     def register(self, app: web.Application) -> None:
         ConsoleApi(self._database, self._discovery_client).register(app)
         CallsApi(self._database).register(app)
+        StatsApi(self._database).register(app)
         app.router.add_route("*", f"{API_PREFIX}/{{tail:.*}}", unknown_console_route)
