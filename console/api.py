@@ -30,6 +30,7 @@ from actors.providers.adapter import provider_error_message
 from console.calls_api import CallsApi
 from console.model_check_api import ModelCheckApi, ModelCheckDeps
 from console.static_routes import StaticRoutes
+from console.stats_api import StatsApi
 from store import catalog
 from store.catalog import ModelInput, ProviderConnection, ProviderInput
 from wire.http.responses import json_error
@@ -435,5 +436,6 @@ class ConsoleRoutes:
         ConsoleApi(self._database, self._discovery_client).register(app)
         CallsApi(self._database).register(app)
         ModelCheckApi(self._database, self._model_checks).register(app)
+        StatsApi(self._database).register(app)
         app.router.add_route("*", f"{API_PREFIX}/{{tail:.*}}", unknown_console_route)
         app.router.add_route("*", "/console/{tail:.*}", unknown_console_page)

@@ -1,4 +1,5 @@
-"""Providers, their models and service settings: typed, synchronous queries over migration 2.
+"""Providers, their models and service settings: typed, synchronous queries over migration 2
+(with migration 5's ``replay_reasoning`` and migration 8's model prices).
 
 Why typed records instead of peewee rows: the console, the model catalog and the provider
 router all read this data, and none of them should see a peewee object or, except for the one
@@ -16,6 +17,7 @@ milliseconds (``2025-01-02T03:04:05.678Z``).
 from __future__ import annotations
 
 import datetime
+import math
 import re
 import threading
 import weakref
@@ -66,6 +68,14 @@ _HEADER_VALUE_RE = re.compile(r"[\t\x20-\x7e]*")
 _KEY_RE = re.compile(r"[\x21-\x7e]*")
 
 PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
+# A model's prices, USD per million tokens, one per usage bucket (migration 8). None is
+# "unknown": a call that used a bucket without a price has an unknown cost, never a zero one.
+PRICE_FIELDS = (
+    "price_input_per_mtok",
+    "price_output_per_mtok",
+    "price_cache_read_per_mtok",
+    "price_cache_write_per_mtok",
+)
 
 
 # --- errors ------------------------------------------------------------------------------------
@@ -168,6 +178,12 @@ class ModelInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reasoning_enabled: bool = False
     reasoning_effort: str | None = None
     sort_order: int = 0
+    # USD per million tokens (``PRICE_FIELDS``); None is unknown. Absent on an upsert clears
+    # the stored price, as for every other field.
+    price_input_per_mtok: float | None = None
+    price_output_per_mtok: float | None = None
+    price_cache_read_per_mtok: float | None = None
+    price_cache_write_per_mtok: float | None = None
 
 
 class ModelRecord(msgspec.Struct, frozen=True):
@@ -185,6 +201,10 @@ class ModelRecord(msgspec.Struct, frozen=True):
     context_window_tokens: int | None
     reasoning_enabled: bool
     reasoning_effort: str | None
+    price_input_per_mtok: float | None = None
+    price_output_per_mtok: float | None = None
+    price_cache_read_per_mtok: float | None = None
+    price_cache_write_per_mtok: float | None = None
 
 
 class ObservabilitySettings(msgspec.Struct, frozen=True):
@@ -243,6 +263,10 @@ def _build_tables(db: peewee.Database) -> _Tables:
         context_window_tokens = peewee.IntegerField(null=True)
         reasoning_enabled = peewee.BooleanField()
         reasoning_effort = peewee.TextField(null=True)
+        price_input_per_mtok = peewee.FloatField(null=True)
+        price_output_per_mtok = peewee.FloatField(null=True)
+        price_cache_read_per_mtok = peewee.FloatField(null=True)
+        price_cache_write_per_mtok = peewee.FloatField(null=True)
         created_at_ms = peewee.BigIntegerField()
         updated_at_ms = peewee.BigIntegerField()
 
@@ -482,6 +506,7 @@ def _model_record(row: Any) -> ModelRecord:
         context_window_tokens=row.context_window_tokens,
         reasoning_enabled=bool(row.reasoning_enabled),
         reasoning_effort=row.reasoning_effort,
+        **{field: getattr(row, field) for field in PRICE_FIELDS},
     )
 
 
@@ -527,6 +552,7 @@ def model_route_parts(
         api_key,
         headers_json,
         replay_reasoning,
+        *prices,
     ) = row
     record = ModelRecord(
         public_id=public,
@@ -541,6 +567,7 @@ def model_route_parts(
         context_window_tokens=context,
         reasoning_enabled=bool(reasoning),
         reasoning_effort=effort,
+        **dict(zip(PRICE_FIELDS, prices, strict=True)),
     )
     connection = ProviderConnection(
         provider_id=provider_id,
@@ -558,8 +585,9 @@ _ROUTE_SQL = (
     'SELECT m."public_id", m."provider_id", m."model_id", m."display_name", m."enabled", '
     'm."sort_order", m."max_output_tokens", m."context_window_tokens", m."reasoning_enabled", '
     'm."reasoning_effort", p."name", p."type", p."base_url", p."api_key", p."headers_json", '
-    'p."replay_reasoning" '
-    'FROM "models" AS m JOIN "providers" AS p ON p."id" = m."provider_id" '
+    'p."replay_reasoning", '
+    + ", ".join(f'm."{field}"' for field in PRICE_FIELDS)
+    + ' FROM "models" AS m JOIN "providers" AS p ON p."id" = m."provider_id" '
     'WHERE m."public_id" = {param}'
 )
 
@@ -585,6 +613,18 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
         value = getattr(item, field)
         if value is not None and (isinstance(value, bool) or value < 1):
             raise Invalid(f"{prefix}.{field}", "must be a positive integer")
+    for field in PRICE_FIELDS:
+        price = getattr(item, field)
+        if price is not None and (
+            isinstance(price, bool)
+            or not isinstance(price, int | float)
+            or not math.isfinite(price)
+            or price < 0
+        ):
+            raise Invalid(
+                f"{prefix}.{field}",
+                "must be null (unknown) or a finite number of USD per million tokens, at least 0",
+            )
     effort = None if item.reasoning_effort is None else item.reasoning_effort.strip().lower()
     allowed = REASONING_EFFORTS.get(provider_type, ())
     if effort is not None and effort not in allowed:
@@ -636,6 +676,7 @@ def save_models(
                 "context_window_tokens": item.context_window_tokens,
                 "reasoning_enabled": item.reasoning_enabled,
                 "reasoning_effort": item.reasoning_effort,
+                **{field: getattr(item, field) for field in PRICE_FIELDS},
                 "updated_at_ms": stamp,
             }
             updated = (

@@ -37,6 +37,7 @@ _CALL_COLUMNS = (
     "started_at_ms",
     "ended_at_ms",
     "ttfb_ms",
+    "ttft_ms",
     "duration_ms",
     "http_status",
     "input_tokens",
@@ -99,6 +100,8 @@ class CallEnd(msgspec.Struct, frozen=True):
     error_message: str | None = None
     http_status: int | None = None
     ttfb_ms: float | None = None
+    # From the request to the first text or thinking delta; None when none was streamed.
+    ttft_ms: float | None = None
 
 
 class CallSummary(msgspec.Struct, frozen=True):
@@ -119,6 +122,7 @@ class CallSummary(msgspec.Struct, frozen=True):
     started_at_ms: int
     ended_at_ms: int | None
     ttfb_ms: float | None
+    ttft_ms: float | None
     duration_ms: float | None
     http_status: int | None
     input_tokens: int | None
@@ -233,7 +237,7 @@ class _CallStatements:
         self._finish: dict[tuple[str, ...], str] = {}
 
     def finish(self, optional: tuple[str, ...]) -> str:
-        """The finishing update that also sets ``optional`` (reported http status, ttfb and
+        """The finishing update that also sets ``optional`` (reported http status, ttfb, ttft and
         usage columns, in that order); one text per set of columns, written on first use (two
         threads racing on a new set both store the same text)."""
         sql = self._finish.get(optional)
@@ -321,8 +325,8 @@ class CallRecords:
     def finish(self, call_id: int, end: CallEnd) -> bool:
         """Finish a running call; False if it had already finished (the first finish wins).
 
-        Http status, time to first byte and usage columns are written only when reported, so an
-        absent one stays NULL."""
+        Http status, times to first byte and first token and usage columns are written only
+        when known, so an absent one stays NULL."""
         unknown = set(end.usage) - set(USAGE_COLUMNS)
         if unknown:
             raise ValueError(f"unknown usage columns: {sorted(unknown)}")
@@ -341,6 +345,9 @@ class CallRecords:
         if end.ttfb_ms is not None:
             optional.append("ttfb_ms")
             params.append(end.ttfb_ms)
+        if end.ttft_ms is not None:
+            optional.append("ttft_ms")
+            params.append(end.ttft_ms)
         for column in USAGE_COLUMNS:
             if column in end.usage:
                 optional.append(column)

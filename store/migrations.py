@@ -625,3 +625,33 @@ def drop_unread_copies(db: peewee.Database) -> None:
     if isinstance(db, peewee.SqliteDatabase) and db.server_version < (3, 35, 0):
         return
     db.execute_sql('ALTER TABLE "tool_round_calls" DROP COLUMN "result_is_error"')
+
+
+# The price columns as of migration 8 (a frozen copy: the catalog's names may change later).
+_V8_PRICE_COLUMNS = (
+    "price_input_per_mtok",
+    "price_output_per_mtok",
+    "price_cache_read_per_mtok",
+    "price_cache_write_per_mtok",
+)
+
+
+@migration(8)
+def model_prices_and_time_to_first_token(db: peewee.Database) -> None:
+    """What the console's statistics need. ``models`` gains four nullable prices in USD per
+    million tokens (input, output, cache read, cache write; NULL = unknown, never 0), so a
+    call's cost can be estimated from its usage. ``llm_calls.ttft_ms`` is the time from the
+    request to the first text or thinking delta (NULL for calls recorded before, and for calls
+    that streamed none). The index on ``llm_calls.started_at_ms`` serves the statistics' time
+    range. Existing rows keep every value and get NULL in the new columns. Re-runnable: each
+    column is added only if missing, the index only if absent.
+    """
+    model_columns = {column.name for column in db.get_columns("models")}
+    for name in _V8_PRICE_COLUMNS:
+        if name not in model_columns:
+            db.execute_sql(f'ALTER TABLE "models" ADD COLUMN "{name}" FLOAT')
+    if "ttft_ms" not in {column.name for column in db.get_columns("llm_calls")}:
+        db.execute_sql('ALTER TABLE "llm_calls" ADD COLUMN "ttft_ms" FLOAT')
+    db.execute_sql(
+        'CREATE INDEX IF NOT EXISTS "llm_calls_started_at_ms" ON "llm_calls" ("started_at_ms")'
+    )

@@ -342,6 +342,22 @@ def test_delete_provider_removes_models_and_keeps_calls(db: peewee.Database) -> 
         cat.delete_model(db, "f246010a")
 
 
+def test_prices_are_stored_and_reach_the_route_and_non_finite_ones_are_refused(
+    db: peewee.Database,
+) -> None:
+    provider = cat.create_provider(db, provider_input())
+    prices = {"price_input_per_mtok": 1.25, "price_cache_write_per_mtok": 0.0}
+    (saved,) = cat.save_models(db, provider.id, [model("m", **prices)])
+    parts = cat.model_route_parts(db, saved.public_id)
+    assert parts is not None and parts[0] == saved
+    assert [getattr(saved, field) for field in cat.PRICE_FIELDS] == [1.25, None, None, 0.0]
+    for bad in (float("nan"), float("inf"), -1.0, True):
+        with pytest.raises(cat.Invalid, match=r"models\[1\]\.price_output_per_mtok"):
+            cat.save_models(db, provider.id, [model("n"), model("m", price_output_per_mtok=bad)])
+    assert [m.model_id for m in cat.all_models(db)] == ["m"]
+    assert cat.all_models(db)[0].price_input_per_mtok == 1.25
+
+
 def test_observability_defaults_and_partial_updates(db: peewee.Database) -> None:
     assert cat.get_observability(db) == cat.ObservabilitySettings(False, 10000)
     assert cat.update_observability(db, verbose=True) == cat.ObservabilitySettings(True, 10000)
@@ -367,7 +383,7 @@ def test_migration_5_keeps_reasoning_replay_on_for_existing_providers(db_url: st
             f"updated_at_ms) VALUES ({p}, {p}, {p}, {p}, {p}, 0, 0)",
             ("old", "openai-chat", "http://h/v1", "", "{}"),
         )
-        assert apply_migrations(db) == [5, 6, 7]
+        assert apply_migrations(db) == [5, 6, 7, 8]
         provider_replay_reasoning(db)  # re-runnable
         (old,) = cat.list_providers(db)
         assert old.replay_reasoning is True

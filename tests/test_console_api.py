@@ -270,6 +270,10 @@ async def test_models_upsert_list_and_delete(console: Console) -> None:
         "context_window_tokens": 1000,
         "reasoning_enabled": False,
         "reasoning_effort": None,
+        "price_input_per_mtok": None,
+        "price_output_per_mtok": None,
+        "price_cache_read_per_mtok": None,
+        "price_cache_write_per_mtok": None,
     }
     listed = (await console.call("GET", "/models")).json()
     assert [m["model_id"] for m in listed] == ["model-c", "model-b", "model-a"]
@@ -319,6 +323,50 @@ async def test_model_validation(console: Console) -> None:
     duplicate = await console.save(chat, model("m"), model(" m "))
     assert_error(duplicate, 422, "invalid_argument", "models[1].model_id")
     assert [m["model_id"] for m in (await console.call("GET", "/models")).json()] == ["claude-x"]
+
+
+PRICES = {
+    "price_input_per_mtok": 3,
+    "price_output_per_mtok": 15.0,
+    "price_cache_read_per_mtok": 0.3,
+    "price_cache_write_per_mtok": None,
+}
+
+
+async def test_model_prices_are_saved_listed_and_validated(console: Console) -> None:
+    """Prices (USD per million tokens, null = unknown) are kept with the model, listed, and
+    cleared by an upsert that leaves them out; a negative or non-finite one is a 422 naming
+    ``models[i].<field>`` and saves nothing."""
+    pid = (await console.provider())["id"]
+    saved = await console.save(pid, model("m", **PRICES), model("free", price_input_per_mtok=0))
+    assert saved.status_code == 201, saved.text
+    listed = {m["model_id"]: m for m in (await console.call("GET", "/models")).json()}
+    assert {field: listed["m"][field] for field in PRICES} == {
+        "price_input_per_mtok": 3.0,
+        "price_output_per_mtok": 15.0,
+        "price_cache_read_per_mtok": 0.3,
+        "price_cache_write_per_mtok": None,
+    }
+    assert listed["free"]["price_input_per_mtok"] == 0.0  # a real zero price
+    assert listed["free"]["price_output_per_mtok"] is None
+    for field in PRICES:
+        bad = model("m", **{field: -0.01})
+        response = await console.save(pid, model("ok"), bad)
+        assert_error(response, 422, "invalid_argument", f"models[1].{field}", "at least 0")
+    for raw in (b"1e999", b'"3"', b"true"):
+        body = b'{"models":[{"model_id":"m","display_name":"M","price_output_per_mtok":%s}]}'
+        response = await console.call(
+            "POST",
+            f"/providers/{pid}/models",
+            content=body % raw,
+            headers={"content-type": "application/json"},
+        )
+        assert_error(response, 422, "invalid_argument", "models[0].price_output_per_mtok")
+    listed = {m["model_id"]: m for m in (await console.call("GET", "/models")).json()}
+    assert set(listed) == {"m", "free"}
+    assert listed["m"]["price_output_per_mtok"] == 15.0
+    cleared = await console.save(pid, model("m"))
+    assert {field: cleared.json()[0][field] for field in PRICES} == dict.fromkeys(PRICES)
 
 
 async def test_a_failing_batch_saves_nothing(console: Console) -> None:

@@ -999,7 +999,7 @@ def test_migration_4_rechains_every_digest_parents_first(db_url: str) -> None:
         )
     assert len(histories) == 9
 
-    assert apply_migrations(db) == [4, 5, 6, 7]
+    assert apply_migrations(db) == [4, 5, 6, 7, 8]
     migrated = revision_digests(db)
     for rid, history in histories.items():
         assert migrated[rid] == state_digest([m.payload for m in history]), rid
@@ -1435,7 +1435,7 @@ def test_migration_7_drops_the_error_flag_copy_and_the_unused_anchor_table(db_ur
             (True, "call-b"),
         )
 
-        assert apply_migrations(db) == [7]
+        assert apply_migrations(db, registered_migrations()[:7]) == [7]
         assert "result_is_error" not in call_columns(db)
         assert not db.table_exists("input_anchors")
         before = snapshot(db)
@@ -1457,7 +1457,7 @@ def test_migration_7_keeps_the_column_on_sqlite_before_3_35(tmp_path: Path) -> N
     try:
         apply_migrations(db, registered_migrations()[:6])
         db.server_version = (3, 34, 1)
-        assert apply_migrations(db) == [7]
+        assert apply_migrations(db, registered_migrations()[:7]) == [7]
         assert "result_is_error" in call_columns(db)
         assert not db.table_exists("input_anchors")
         cs = ConversationStore(db)

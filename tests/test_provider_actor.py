@@ -25,6 +25,8 @@ from actors.conversation.events import (
     FinishReason,
     ProviderEvent,
     TextDelta,
+    TextStarted,
+    ThinkingDelta,
     ToolCallArgumentsDelta,
     Usage,
     UsageReported,
@@ -62,6 +64,7 @@ from store.llm_calls import CallRecords, CallStatus, NewCall
 from tests.conftest import StartServer
 from tests.support.fake_provider import (
     FakeProvider,
+    FakeThinking,
     FakeToolCall,
     Script,
     anthropic_events,
@@ -186,6 +189,55 @@ async def test_text_stream_events_and_record(
     assert call.request_bytes == len(fake.requests[0].body)
     # Not verbose: no payloads were kept.
     assert record.request is None and record.chunks == []
+
+
+async def test_time_to_first_token_is_recorded_at_the_first_text_or_thinking_delta(
+    fake: FakeProvider, client: httpx.AsyncClient, server_store: Store
+) -> None:
+    """A streamed call's record holds its TTFT, after the first byte and within the call, for
+    text and for thinking alike; a call that streamed only tool calls has none."""
+    route = make_route(server_store.database, fake.base_url, "anthropic", max_output_tokens=64)
+    fake.enqueue(
+        Script.sse(anthropic_events(text=["Hel", "lo"]), delay_between=0.01),
+        Script.sse(anthropic_events(thinking=[FakeThinking(("hm",))], text=["ok"])),
+        Script.sse(anthropic_events(tools=[FakeToolCall("toolu_1", "Read", ['{"path": "/a"}'])])),
+    )
+    provider_deps = deps(server_store, client)
+    records = CallRecords(server_store.database)
+    recorded = []
+    for first in (TextDelta, ThinkingDelta, None):
+        listener = Listener()
+        start(route, listener, provider_deps)
+        events, end = await listener.until_end()
+        assert end.status is CallStatus.COMPLETED
+        deltas = [e for e in events if isinstance(e, TextDelta | ThinkingDelta)]
+        assert (type(deltas[0]) if deltas else None) is first
+        detail = records.get(end.record_id or -1)
+        assert detail is not None
+        recorded.append(detail.call)
+    for call in recorded[:2]:
+        assert call.ttfb_ms is not None and call.ttft_ms is not None
+        assert call.duration_ms is not None
+        assert call.ttfb_ms <= call.ttft_ms <= call.duration_ms
+    assert recorded[2].ttft_ms is None and recorded[2].ttfb_ms is not None
+
+
+async def test_a_call_cancelled_before_its_first_delta_has_no_time_to_first_token(
+    fake: FakeProvider, client: httpx.AsyncClient, server_store: Store
+) -> None:
+    """Headers and body events (a text block opened) are not a first token."""
+    route = make_route(server_store.database, fake.base_url, "anthropic", max_output_tokens=64)
+    fake.enqueue(Script.stall(after_events=3, events=anthropic_events(text=["late"])))
+    listener = Listener()
+    actor = start(route, listener, deps(server_store, client))
+    seen: list[ProviderEvent] = []
+    while TextStarted() not in seen:
+        seen += await listener.first_events()
+    actor.tell(CancelProviderCall("the test stopped it"))  # type: ignore[attr-defined]
+    _, end = await listener.until_end()
+    assert end.status is CallStatus.CANCELLED
+    call = CallRecords(server_store.database).get(end.record_id or -1).call  # type: ignore[union-attr]
+    assert call.ttfb_ms is not None and call.ttft_ms is None
 
 
 async def test_events_flow_while_the_database_is_locked_and_the_end_waits_for_the_record(

@@ -21,7 +21,7 @@ import httpx
 import msgspec
 import pykka
 
-from actors.conversation.events import CallStarted, ProviderEvent
+from actors.conversation.events import CallStarted, ProviderEvent, TextDelta, ThinkingDelta
 from actors.conversation.request import LlmRequest, ModelRoute
 from actors.loop.bridge import LoopTasks
 from actors.providers.adapter import StreamDecoder, adapter_for
@@ -124,6 +124,7 @@ class ProviderActor(pykka.ThreadingActor):
         self._ended = False
         self._http_status: int | None = None
         self._ttfb_ms: float | None = None
+        self._ttft_ms: float | None = None
 
     # ---- lifecycle ----
 
@@ -248,6 +249,10 @@ class ProviderActor(pykka.ThreadingActor):
         except ProviderFailure as failure:
             self._fail(failure)
             return
+        if self._ttft_ms is None and any(_is_token(event) for event in events):
+            # Time to first token: stamped as the first text or thinking delta is told, so it
+            # includes our decoding (not the wait behind the run's checkpoint barrier).
+            self._ttft_ms = (time.monotonic() - self._started) * 1000
         self._listener.tell(ProviderEventsReceived(self._current.model_call_id, tuple(events)))
 
     def _record_chunks(self, chunks: tuple[tuple[bytes, float], ...]) -> None:
@@ -304,6 +309,7 @@ class ProviderActor(pykka.ThreadingActor):
             error_message=failure.message if failure is not None else None,
             http_status=self._http_status,
             ttfb_ms=self._ttfb_ms,
+            ttft_ms=self._ttft_ms,
         )
         ended = ProviderCallEnded(
             self._current.model_call_id,
@@ -325,6 +331,11 @@ class ProviderActor(pykka.ThreadingActor):
             with contextlib.suppress(pykka.ActorDeadError):  # its run may have ended too
                 self._listener.tell(ended)
         self.stop()
+
+
+def _is_token(event: ProviderEvent) -> bool:
+    """A delta of visible output: text or thinking with at least one character."""
+    return isinstance(event, TextDelta | ThinkingDelta) and event.text != ""
 
 
 def start_provider_call(
