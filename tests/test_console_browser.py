@@ -190,6 +190,15 @@ async def test_an_agent_turn_with_a_tool_shows_up_on_the_calls_page(
     assert page.url == url
     await expect(page.get_by_role("heading", name="Fake Model via Fake")).to_be_visible()
 
+    # The dashboard counts both calls and draws them; the fake reports no cache fields.
+    await page.get_by_role("link", name="Dashboard").click()
+    await expect(page.locator("[data-card=calls]")).to_have_text("2")
+    await expect(page.locator("[data-card=cache]")).to_have_text("n/a")
+    chart = page.locator("[data-chart='Calls and errors'] canvas")
+    await expect(chart).to_have_count(1)
+    box = await chart.bounding_box()
+    assert box is not None and box["width"] > 300 and box["height"] > 100
+
 
 async def test_settings_save_and_a_narrow_window_still_shows_the_navigation(
     page: Page, server: str

@@ -20,10 +20,9 @@ export function fieldOf(message) {
 
 export async function api(method, path, body) {
   const init = { method, headers: {}, credentials: "same-origin" };
-  if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
+  // Every mutation is JSON, body or not: the server refuses any other (a CSRF guard).
+  if (method !== "GET") init.headers["Content-Type"] = "application/json";
+  if (body !== undefined) init.body = JSON.stringify(body);
   let response;
   try {
     response = await fetch(`/console/api${path}`, init);

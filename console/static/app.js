@@ -10,10 +10,12 @@ import { ModelsPage } from "./pages/models.js";
 import { CallsPage, CallDetailPage } from "./pages/calls.js";
 import { SettingsPage } from "./pages/settings.js";
 import { ConnectPage } from "./pages/connect.js";
+import { DashboardPage } from "./pages/dashboard.js";
 import { LoginPage } from "./pages/login.js";
 
 // Each page: its path, its title in the navigation, and its view (given the path's arguments).
 const PAGES = [
+  { path: "dashboard", title: "Dashboard", view: () => html`<${DashboardPage} />` },
   { path: "providers", title: "Providers", view: () => html`<${ProvidersPage} />` },
   { path: "models", title: "Models", view: ([id]) => html`<${ModelsPage} providerId=${id || null} />` },
   {

@@ -8,7 +8,10 @@ const EFFORTS = {
   "openai-responses": ["none", "minimal", "low", "medium", "high", "xhigh", "max"],
   anthropic: ["none", "low", "medium", "high", "xhigh", "max"],
 };
-const MODEL_FIELDS = ["display_name", "max_output_tokens", "context_window_tokens", "reasoning_effort", "sort_order"];
+const MODEL_FIELDS = [
+  "display_name", "max_output_tokens", "context_window_tokens", "reasoning_effort", "sort_order",
+  "price_input_per_mtok", "price_output_per_mtok", "price_cache_read_per_mtok", "price_cache_write_per_mtok",
+];
 
 // The ModelInput the API takes, from a saved model record.
 function inputOf(model) {
@@ -21,8 +24,18 @@ function inputOf(model) {
     reasoning_enabled: model.reasoning_enabled,
     reasoning_effort: model.reasoning_effort,
     sort_order: model.sort_order,
+    price_input_per_mtok: model.price_input_per_mtok,
+    price_output_per_mtok: model.price_output_per_mtok,
+    price_cache_read_per_mtok: model.price_cache_read_per_mtok,
+    price_cache_write_per_mtok: model.price_cache_write_per_mtok,
   };
 }
+const PRICES = [
+  ["price_input_per_mtok", "Input"],
+  ["price_output_per_mtok", "Output"],
+  ["price_cache_read_per_mtok", "Cache read"],
+  ["price_cache_write_per_mtok", "Cache write"],
+];
 
 // "models[0].max_output_tokens" -> "max_output_tokens": a one-model save names index 0.
 function localError(error) {
@@ -157,6 +170,13 @@ function ModelEditor({ model, providerType, onSaved, onCancel }) {
           ${(EFFORTS[providerType] || []).map((effort) => html`<option value=${effort}>${effort}</option>`)}
         </select>
       </${Field}>
+    </div>
+    <h2>Prices, USD per million tokens <span class="muted">(empty: unknown, so such calls count as unknown cost)</span></h2>
+    <div class="row">
+      ${PRICES.map(([name, label]) => html`<${Field} label=${label} name=${name} error=${error}>
+        <input name=${name} type="number" step="any" class=${invalid(error, name)}
+          value=${form[name] ?? ""} onInput=${number(name)} />
+      </${Field}>`)}
     </div>
     <${FormError} error=${error} fields=${MODEL_FIELDS} />
     <div class="actions">
