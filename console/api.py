@@ -27,9 +27,14 @@ import peewee
 from aiohttp import web
 
 from actors.providers.adapter import provider_error_message
+from console.auth import ConsoleAuth, ConsoleGuard
 from console.calls_api import CallsApi
+from console.connection_api import ConnectionApi
+from console.session_api import SessionApi
 from store import catalog
 from store.catalog import ModelInput, ProviderConnection, ProviderInput
+from store.clock import now_ms
+from wire.http.agent_activity import AgentActivity
 from wire.http.responses import json_error
 from wire.log import log_event
 
@@ -409,18 +414,30 @@ async def unknown_console_route(request: web.Request) -> web.StreamResponse:
 
 class ConsoleRoutes:
     """Every console route, registered like the edge's route groups (``register(app)``): the
-    providers, models and settings API, the call records, then the ``/console/api/`` catch-all
-    that answers unknown paths locally."""
+    guard in front of ``/console/api/``, login, the connection status, the providers, models
+    and settings API, the call records, then the ``/console/api/`` catch-all that answers
+    unknown paths locally. Without ``auth`` there is no token (loopback only, no login);
+    without ``activity`` the connection status never sees a client."""
 
     def __init__(
         self,
         database: peewee.Database,
         discovery_client: Callable[[], httpx.AsyncClient] = new_discovery_client,
+        *,
+        auth: ConsoleAuth | None = None,
+        activity: AgentActivity | None = None,
+        listen_host: str = "127.0.0.1",
     ) -> None:
         self._database = database
         self._discovery_client = discovery_client
+        self._auth = auth if auth is not None else ConsoleAuth(None)
+        self._activity = activity if activity is not None else AgentActivity(now_ms)
+        self._listen_host = listen_host
 
     def register(self, app: web.Application) -> None:
+        ConsoleGuard(self._auth).register(app)
+        SessionApi(self._auth).register(app)
+        ConnectionApi(self._activity, self._listen_host).register(app)
         ConsoleApi(self._database, self._discovery_client).register(app)
         CallsApi(self._database).register(app)
         app.router.add_route("*", f"{API_PREFIX}/{{tail:.*}}", unknown_console_route)
