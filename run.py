@@ -26,6 +26,7 @@ import peewee
 import pykka
 from aiohttp import web
 
+from actors.conversation.secret import Secret
 from actors.loop.bridge import LoopTasks
 from actors.model_selection import ModelResolver, StoreModelResolver
 from actors.providers.actor import ProviderDeps
@@ -36,12 +37,15 @@ from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
 from actors.session import SessionActor
 from console.api import ConsoleRoutes
+from console.auth import TOKEN_VARIABLE, ConsoleAuth, check_console_token, is_loopback_host
 from console.model_check_api import MODEL_CHECK_TIMEOUT_S, ModelCheckDeps
 from prompt import PromptAssetError, load_prompt_assets
 from store import DatabaseDriverMissing, Store, connect_store
 from store.catalog import enabled_models
+from store.clock import now_ms
 from store.conversations import ConversationStore
 from store.llm_calls import CallRecords
+from wire.http.agent_activity import AgentActivity
 from wire.http.agent_routes import AgentRoutes
 from wire.http.app import build_app
 from wire.http.catalog_routes import CatalogRoutes
@@ -67,6 +71,7 @@ class Settings(msgspec.Struct, frozen=True):
     upstream_url: str
     provider_timeout_s: float
     log_level: str
+    console_token: Secret | None  # a Secret: never shown by a repr or a log line
 
 
 class SettingError(Exception):
@@ -132,6 +137,10 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
 
     host, port = read("CURSOR_LISTEN_ADDR", "127.0.0.1:3000", parse_listen_addr)
     database_url = read("CURSOR_DATABASE_URL", "sqlite://cursor-server.db", str)
+    try:
+        console_token = check_console_token(environ.get(TOKEN_VARIABLE), host)
+    except ValueError as exc:
+        raise SettingError(TOKEN_VARIABLE, str(exc)) from None
     return Settings(
         host=host,
         port=port,
@@ -139,6 +148,7 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         upstream_url=read("CURSOR_UPSTREAM_URL", "https://api2.cursor.sh", parse_upstream_url),
         provider_timeout_s=read("CURSOR_PROVIDER_TIMEOUT_SECONDS", "300", parse_timeout),
         log_level=read("CURSOR_LOG_LEVEL", "info", parse_log_level),
+        console_token=console_token,
     )
 
 
@@ -173,6 +183,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
     provider_limits: CallLimits = CallLimits()
     # One provider call of a console model check (Test, Tools and reasoning).
     model_check_timeout_s: float = MODEL_CHECK_TIMEOUT_S
+    # The console API's token; without one the server must listen on loopback.
+    console_token: Secret | None = None
 
 
 class RunningServer:
@@ -246,6 +258,9 @@ async def start_server(
     routes append the enabled user models, and runs resolve their model and run the agent.
     ``start_session`` defaults to :func:`start_session_actor` (tests pass scripted ones).
     """
+    if config.console_token is None and not is_loopback_host(config.host):
+        raise ValueError(f"{TOKEN_VARIABLE} is required to listen on {config.host}")
+    activity = AgentActivity(now_ms)
     client = new_upstream_client()
     proxy = ReverseProxy(config.upstream_url, client)
     app = build_app(proxy)
@@ -274,7 +289,13 @@ async def start_server(
             limits=config.provider_limits,
         )
         checks = ModelCheckDeps(provider_deps, config.model_check_timeout_s)
-        ConsoleRoutes(database, model_checks=checks).register(app)
+        ConsoleRoutes(
+            database,
+            model_checks=checks,
+            auth=ConsoleAuth(config.console_token),
+            activity=activity,
+            listen_host=config.host,
+        ).register(app)
         agent_deps = AgentDeps(
             store=store,
             prompts=load_prompt_assets(),
@@ -288,7 +309,7 @@ async def start_server(
             start_session_actor, resolve_model=resolver, deps=agent_deps
         )
     registry = RunRegistry(config.limits, start_session)
-    AgentRoutes(registry, config.limits).register(app)
+    AgentRoutes(registry, config.limits, activity).register(app)
 
     async def cancel_runs(_app: web.Application) -> None:
         registry.shutdown()
@@ -319,6 +340,7 @@ async def serve(settings: Settings, store: Store) -> int:
         port=settings.port,
         upstream_url=settings.upstream_url,
         provider_limits=CallLimits(total_s=settings.provider_timeout_s),
+        console_token=settings.console_token,
     )
     try:
         server = await start_server(config, store=store)
@@ -329,7 +351,13 @@ async def serve(settings: Settings, store: Store) -> int:
             file=sys.stderr,
         )
         return EXIT_BAD_SETTING
-    log_event(logger, logging.INFO, "cursor server listening", address=server.address)
+    log_event(
+        logger,
+        logging.INFO,
+        "cursor server listening",
+        address=server.address,
+        console_login="token" if settings.console_token is not None else "off",
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

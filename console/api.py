@@ -27,12 +27,17 @@ import peewee
 from aiohttp import web
 
 from actors.providers.adapter import provider_error_message
+from console.auth import ConsoleAuth, ConsoleGuard
 from console.calls_api import CallsApi
+from console.connection_api import ConnectionApi
 from console.model_check_api import ModelCheckApi, ModelCheckDeps
+from console.session_api import SessionApi
 from console.static_routes import StaticRoutes
 from console.stats_api import StatsApi
 from store import catalog
 from store.catalog import ModelInput, ProviderConnection, ProviderInput
+from store.clock import now_ms
+from wire.http.agent_activity import AgentActivity
 from wire.http.responses import json_error
 from wire.log import log_event
 
@@ -417,21 +422,34 @@ async def unknown_console_page(request: web.Request) -> web.StreamResponse:
 
 class ConsoleRoutes:
     """Every console route, registered like the edge's route groups (``register(app)``): the
-    browser app's files, the providers, models and settings API, the call records, the model
-    checks (given the provider actors' deps by the composition root), then the catch-alls that
-    answer unknown ``/console/api/`` and ``/console/`` paths locally."""
+    guard in front of ``/console/api/``, login, the connection status, the browser app's files,
+    the providers, models and settings API, the call records, the model checks (given the
+    provider actors' deps by the composition root), the dashboard's statistics, then the
+    catch-alls that answer unknown ``/console/api/`` and ``/console/`` paths locally. Without
+    ``auth`` there is no token (loopback only, no login); without ``activity`` the connection
+    status never sees a client."""
 
     def __init__(
         self,
         database: peewee.Database,
         discovery_client: Callable[[], httpx.AsyncClient] = new_discovery_client,
         model_checks: ModelCheckDeps | None = None,
+        *,
+        auth: ConsoleAuth | None = None,
+        activity: AgentActivity | None = None,
+        listen_host: str = "127.0.0.1",
     ) -> None:
         self._database = database
         self._discovery_client = discovery_client
         self._model_checks = model_checks
+        self._auth = auth if auth is not None else ConsoleAuth(None)
+        self._activity = activity if activity is not None else AgentActivity(now_ms)
+        self._listen_host = listen_host
 
     def register(self, app: web.Application) -> None:
+        ConsoleGuard(self._auth).register(app)
+        SessionApi(self._auth).register(app)
+        ConnectionApi(self._activity, self._listen_host).register(app)
         StaticRoutes().register(app)
         ConsoleApi(self._database, self._discovery_client).register(app)
         CallsApi(self._database).register(app)

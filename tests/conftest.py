@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from actors.conversation.secret import Secret
 from run import RunningServer, ServerConfig, start_server
 from store import Store, connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
@@ -78,11 +79,20 @@ def server_store(tmp_path: Path) -> Iterator[Store]:
 
 @pytest.fixture
 async def make_server(upstream: str, server_store: Store) -> AsyncIterator[StartServer]:
-    """Start servers with the test limits (or others); all are stopped at teardown."""
+    """Start servers with the test limits (or others), and a console token if given; all are
+    stopped at teardown."""
     started: list[RunningServer] = []
 
-    async def make(limits: EdgeLimits = TEST_LIMITS, **kwargs: object) -> RunningServer:
-        config = ServerConfig(host="127.0.0.1", port=0, upstream_url=upstream, limits=limits)
+    async def make(
+        limits: EdgeLimits = TEST_LIMITS, console_token: str | None = None, **kwargs: object
+    ) -> RunningServer:
+        config = ServerConfig(
+            host="127.0.0.1",
+            port=0,
+            upstream_url=upstream,
+            limits=limits,
+            console_token=None if console_token is None else Secret(console_token),
+        )
         kwargs.setdefault("store", server_store)
         server = await start_server(config, **kwargs)  # type: ignore[arg-type]
         started.append(server)

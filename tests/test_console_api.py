@@ -34,6 +34,8 @@ class Console:
         self.bodies: list[str] = []
 
     async def call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        if method in ("POST", "PUT", "DELETE", "PATCH"):  # the console API's CSRF rule
+            kwargs["headers"] = {"content-type": "application/json", **kwargs.get("headers", {})}
         response = await self.client.request(method, f"/console/api{path}", **kwargs)
         self.bodies.append(response.text)
         return response

@@ -136,3 +136,44 @@ async def test_startup_line_names_the_address_and_sigint_exits_0(tmp_path: Path)
         assert (tmp_path / "server.db").exists(), "the store is opened at startup"
     finally:
         process.stop()
+
+
+TOKEN = "process-TOKEN-0123456789abcdef"
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0:0", "[::]:0", "192.0.2.7:3000"])
+def test_a_non_loopback_bind_without_a_token_exits_2(tmp_path: Path, address: str) -> None:
+    result = run_bad(tmp_path, CURSOR_LISTEN_ADDR=address)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("CURSOR_CONSOLE_TOKEN: required when CURSOR_LISTEN_ADDR"), lines
+
+
+def test_a_short_token_exits_2_without_showing_it(tmp_path: Path) -> None:
+    result = run_bad(tmp_path, CURSOR_CONSOLE_TOKEN="short-secret")
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines == ["CURSOR_CONSOLE_TOKEN: must be at least 16 characters long"]
+
+
+async def test_with_a_token_the_process_asks_for_it_and_never_logs_it(tmp_path: Path) -> None:
+    env = server_env(tmp_path, CURSOR_CONSOLE_TOKEN=TOKEN, CURSOR_LOG_LEVEL="debug")
+    process = ServerProcess(env)
+    try:
+        address = await asyncio.to_thread(process.wait_for_address)
+        async with httpx.AsyncClient(base_url=f"http://{address}", timeout=10.0) as client:
+            assert (await client.get("/console/api/providers")).status_code == 401
+            wrong = await client.post("/console/api/login", json={"token": TOKEN + "x"})
+            assert wrong.status_code == 401
+            login = await client.post("/console/api/login", json={"token": TOKEN})
+            assert login.status_code == 200
+            assert (await client.get("/console/api/providers")).status_code == 200  # the cookie
+        process.proc.send_signal(signal.SIGINT)
+        assert await asyncio.to_thread(process.proc.wait, SHUTDOWN_LIMIT_S) == 0
+        process.stop()
+        assert "console_login=token" in process.log
+        assert "console login" in process.log
+        assert TOKEN not in process.log
+    finally:
+        process.stop()

@@ -132,8 +132,9 @@ class RunStream:
 class FakeCursor:
     """The client half of Cursor's agent protocol against one server."""
 
-    def __init__(self, base_url: str) -> None:
-        self.client = httpx.AsyncClient(base_url=base_url, timeout=10.0)
+    def __init__(self, base_url: str, headers: Mapping[str, str] | None = None) -> None:
+        """``headers`` go on every request (``x-cursor-client-version``, say)."""
+        self.client = httpx.AsyncClient(base_url=base_url, timeout=10.0, headers=headers)
 
     async def aclose(self) -> None:
         await self.client.aclose()

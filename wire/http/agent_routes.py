@@ -13,6 +13,7 @@ from aiohttp import web
 from wire.bidi import parse_bidi_append, parse_run_sse
 from wire.connect import decode_unary_body
 from wire.errors import Code, ConnectError
+from wire.http.agent_activity import CLIENT_VERSION_HEADER, AgentActivity
 from wire.http.limits import EdgeLimits
 from wire.http.registry import RunRegistry
 from wire.http.responses import connect_error_response
@@ -59,17 +60,26 @@ async def read_protocol_payload(request: web.Request, limits: EdgeLimits) -> byt
 
 
 class AgentRoutes:
-    """Handlers bound to one registry and one set of limits."""
+    """Handlers bound to one registry and one set of limits; each request is told to the
+    ``activity`` recorder (the console's "has Cursor connected yet")."""
 
-    def __init__(self, registry: RunRegistry, limits: EdgeLimits) -> None:
+    def __init__(
+        self, registry: RunRegistry, limits: EdgeLimits, activity: AgentActivity | None = None
+    ) -> None:
         self._registry = registry
         self._limits = limits
+        self._activity = activity
+
+    def _record(self, request: web.Request) -> None:
+        if self._activity is not None:
+            self._activity.record(request.headers.get(CLIENT_VERSION_HEADER))
 
     def register(self, app: web.Application) -> None:
         app.router.add_post(RUN_SSE_PATH, self.run_sse)
         app.router.add_post(BIDI_APPEND_PATH, self.bidi_append)
 
     async def run_sse(self, request: web.Request) -> web.StreamResponse:
+        self._record(request)
         try:
             request_id = parse_run_sse(await read_protocol_payload(request, self._limits))
             stream = self._registry.stream_for(request_id)
@@ -96,6 +106,7 @@ class AgentRoutes:
         return response
 
     async def bidi_append(self, request: web.Request) -> web.StreamResponse:
+        self._record(request)
         try:
             payload = await read_protocol_payload(request, self._limits)
             append = parse_bidi_append(payload, request.headers)

@@ -1,0 +1,250 @@
+"""Who may use the console's JSON API: the optional token, login sessions and the CSRF rules.
+
+Bound to loopback without ``CURSOR_CONSOLE_TOKEN`` the console needs no login, but it still
+answers only loopback peers that address it by a loopback name (so a web page whose DNS name
+rebinds to 127.0.0.1 cannot read it). With a token every ``/console/api/`` request but the
+session, login and logout routes needs ``Authorization: Bearer <token>`` or a session cookie
+from ``POST /console/api/login``. Whether or not a token is set, a mutation must be JSON and
+must not come from a page of another origin: a browser sends an HTML form or a "simple" fetch
+cross-origin without asking first, never with ``Content-Type: application/json``, and always
+with its ``Origin``.
+
+The cookie holds a random session id (32 bytes, URL-safe base64), never the token; the server
+keeps only SHA-256 digests of the live ids, in memory (a restart logs everyone out). Both the
+token and a session id are compared with ``hmac.compare_digest``. The token is a ``Secret``:
+no repr, log line or answer shows it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from actors.conversation.secret import Secret
+from wire.http.responses import json_error
+from wire.log import log_event
+
+logger = logging.getLogger("cursor_server.console.auth")
+
+TOKEN_VARIABLE = "CURSOR_CONSOLE_TOKEN"
+MIN_TOKEN_CHARS = 16
+SESSION_COOKIE = "cursor_console_session"
+COOKIE_PATH = "/console"
+# A login lasts this long (the cookie's Max-Age and the server's own expiry).
+SESSION_LIFETIME_S = 24 * 3600
+# Live sessions kept; a login beyond this ends the oldest one.
+MAX_SESSIONS = 64
+
+GUARDED_PREFIX = "/console/api"
+SESSION_PATH = f"{GUARDED_PREFIX}/session"
+LOGIN_PATH = f"{GUARDED_PREFIX}/login"
+LOGOUT_PATH = f"{GUARDED_PREFIX}/logout"
+# Reachable without being logged in: the page asks whether it must show its login form.
+OPEN_PATHS = frozenset({SESSION_PATH, LOGIN_PATH, LOGOUT_PATH})
+MUTATIONS = frozenset({"POST", "PUT", "DELETE", "PATCH"})
+JSON_CONTENT_TYPE = "application/json"
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+# --- the setting -------------------------------------------------------------------------------
+
+
+def is_loopback_host(host: str) -> bool:
+    """An IP address in 127.0.0.0/8 or ``::1`` (``localhost`` counts only as a Host name)."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_console_token(value: str | None, listen_host: str) -> Secret | None:
+    """``CURSOR_CONSOLE_TOKEN`` checked against the listen address; ``ValueError`` (whose text
+    never holds the value) when a non-loopback bind has none or the token is unfit."""
+    if value is None:
+        if is_loopback_host(listen_host):
+            return None
+        raise ValueError(
+            f"required when CURSOR_LISTEN_ADDR is not a loopback address (127.0.0.0/8 or "
+            f"[::1]): anyone who can reach {listen_host} could use the console; set a token of "
+            f"at least {MIN_TOKEN_CHARS} characters"
+        )
+    if len(value) < MIN_TOKEN_CHARS:
+        raise ValueError(f"must be at least {MIN_TOKEN_CHARS} characters long")
+    if not all("!" <= ch <= "~" for ch in value):
+        raise ValueError(
+            "must be visible ASCII characters only (no spaces), so it fits an Authorization header"
+        )
+    return Secret(value)
+
+
+# --- sessions ----------------------------------------------------------------------------------
+
+
+def _digest(session_id: str) -> bytes:
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).digest()
+
+
+class ConsoleAuth:
+    """The token (or none) and the live login sessions; in memory, on the event loop only."""
+
+    def __init__(
+        self,
+        token: Secret | None,
+        clock: Callable[[], float] = time.monotonic,
+        max_sessions: int = MAX_SESSIONS,
+    ) -> None:
+        self._token = token
+        self._clock = clock
+        self._max_sessions = max_sessions
+        self._sessions: dict[bytes, float] = {}  # SHA-256 of a session id -> its expiry
+
+    @property
+    def required(self) -> bool:
+        return self._token is not None
+
+    def token_matches(self, candidate: str) -> bool:
+        if self._token is None:
+            return False
+        expected = self._token.reveal().encode("ascii")
+        return hmac.compare_digest(candidate.encode("utf-8", "surrogatepass"), expected)
+
+    def start_session(self) -> str:
+        """A new session id for the cookie; the oldest session goes when there are too many."""
+        self._drop_expired()
+        while len(self._sessions) >= self._max_sessions:
+            del self._sessions[next(iter(self._sessions))]
+        session_id = secrets.token_urlsafe(32)
+        self._sessions[_digest(session_id)] = self._clock() + SESSION_LIFETIME_S
+        return session_id
+
+    def end_session(self, session_id: str) -> None:
+        self._sessions.pop(_digest(session_id), None)
+
+    def session_is_live(self, session_id: str) -> bool:
+        self._drop_expired()
+        digest = _digest(session_id)
+        found = False
+        for live in self._sessions:  # every one compared, in constant time each
+            found |= hmac.compare_digest(digest, live)
+        return found
+
+    def authenticated(self, request: web.Request) -> bool:
+        """True without a token; else a matching bearer token or a live session cookie."""
+        if self._token is None:
+            return True
+        scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and self.token_matches(credentials.strip()):
+            return True
+        session_id = request.cookies.get(SESSION_COOKIE)
+        return session_id is not None and self.session_is_live(session_id)
+
+    def _drop_expired(self) -> None:
+        now = self._clock()
+        for digest in [d for d, expiry in self._sessions.items() if expiry <= now]:
+            del self._sessions[digest]
+
+
+# --- the guard ---------------------------------------------------------------------------------
+
+
+def is_guarded(path: str) -> bool:
+    return path == GUARDED_PREFIX or path.startswith(GUARDED_PREFIX + "/")
+
+
+def _hostname(host_header: str) -> str | None:
+    try:
+        return urlsplit("//" + host_header).hostname
+    except ValueError:
+        return None
+
+
+def addressed_to_loopback(request: web.Request) -> bool:
+    """The peer is on loopback and the Host it asked for is a loopback name or address."""
+    hostname = _hostname(request.host)
+    named = hostname is not None and (hostname == "localhost" or is_loopback_host(hostname))
+    return named and is_loopback_host(request.remote or "")
+
+
+def is_same_origin(origin: str, host_header: str) -> bool:
+    """``Origin`` names the host (and port) the request was sent to. Either scheme counts: a
+    TLS-terminating proxy in front makes our side plain HTTP while the browser's is HTTPS."""
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return False
+    return (
+        parts.scheme in ("http", "https")
+        and parts.path in ("", "/")
+        and not parts.query
+        and parts.netloc.lower() == host_header.lower()
+    )
+
+
+class ConsoleGuard:
+    """The middleware in front of ``/console/api/``; every other path passes untouched (the
+    agent RPCs, the model lists, the proxy and the console's static pages)."""
+
+    def __init__(self, auth: ConsoleAuth) -> None:
+        self._auth = auth
+
+    def register(self, app: web.Application) -> None:
+        app.middlewares.append(self.middleware)
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if is_guarded(request.path):
+            refusal = self.refusal(request)
+            if refusal is not None:
+                return refusal
+        return await handler(request)
+
+    def refusal(self, request: web.Request) -> web.Response | None:
+        """The error answer for a request the rules refuse, or None to let it through."""
+        if not self._auth.required and not addressed_to_loopback(request):
+            return self._forbidden(
+                request,
+                "without CURSOR_CONSOLE_TOKEN the console answers only requests from this "
+                "machine addressed to localhost, 127.0.0.1 or [::1]",
+            )
+        if request.method in MUTATIONS:
+            origin = request.headers.get("Origin")
+            if origin is not None and not is_same_origin(origin, request.host):
+                return self._forbidden(request, "a request from another origin is refused")
+            if request.content_type != JSON_CONTENT_TYPE:
+                return json_error(
+                    415,
+                    "invalid_argument",
+                    f"{request.method} on the console API needs Content-Type: application/json",
+                )
+        if request.path not in OPEN_PATHS and not self._auth.authenticated(request):
+            log_event(logger, logging.DEBUG, "console request unauthenticated", path=request.path)
+            return unauthenticated("log in with the console token, or send it as a bearer token")
+        return None
+
+    def _forbidden(self, request: web.Request, message: str) -> web.Response:
+        log_event(
+            logger,
+            logging.WARNING,
+            "console request refused",
+            method=request.method,
+            path=request.path,
+            origin=request.headers.get("Origin"),
+            host=request.host,
+            peer=request.remote,
+        )
+        return json_error(403, "permission_denied", message)
+
+
+def unauthenticated(message: str) -> web.Response:
+    response = json_error(401, "unauthenticated", message)
+    response.headers["WWW-Authenticate"] = 'Bearer realm="cursor-server console"'
+    return response

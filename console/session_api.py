@@ -1,0 +1,99 @@
+"""Console login: ``GET /console/api/session``, ``POST /console/api/login`` and ``/logout``.
+
+These three pass the guard without a login (the page asks ``session`` whether to show its login
+form); login and logout are mutations, so they still need JSON and this server's own origin.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import msgspec
+from aiohttp import web
+
+from console.auth import (
+    COOKIE_PATH,
+    LOGIN_PATH,
+    LOGOUT_PATH,
+    SESSION_COOKIE,
+    SESSION_LIFETIME_S,
+    SESSION_PATH,
+    ConsoleAuth,
+    unauthenticated,
+)
+from wire.http.responses import json_error
+from wire.log import log_event
+
+logger = logging.getLogger("cursor_server.console.auth")
+
+
+class SessionStatus(msgspec.Struct, frozen=True):
+    auth_required: bool
+    authenticated: bool
+
+
+class LoginBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    token: str
+
+
+def _status(value: SessionStatus) -> web.Response:
+    return web.Response(body=msgspec.json.encode(value), content_type="application/json")
+
+
+class SessionApi:
+    """The login routes, bound to the server's one ``ConsoleAuth``."""
+
+    def __init__(self, auth: ConsoleAuth) -> None:
+        self._auth = auth
+
+    def register(self, app: web.Application) -> None:
+        app.router.add_get(SESSION_PATH, self.session, allow_head=False)
+        app.router.add_post(LOGIN_PATH, self.login)
+        app.router.add_post(LOGOUT_PATH, self.logout)
+
+    async def session(self, request: web.Request) -> web.StreamResponse:
+        return _status(SessionStatus(self._auth.required, self._auth.authenticated(request)))
+
+    async def login(self, request: web.Request) -> web.StreamResponse:
+        """Without a token there is nothing to log in to: the answer says so and sets no cookie.
+        Messages never echo the body (msgspec names the field, not the value)."""
+        try:
+            body = msgspec.json.decode(await request.read(), type=LoginBody)
+        except msgspec.ValidationError as exc:
+            return json_error(422, "invalid_argument", f"invalid request body: {exc}")
+        except msgspec.DecodeError:
+            return json_error(400, "invalid_argument", "request body is not valid JSON")
+        if not self._auth.required:
+            return _status(SessionStatus(auth_required=False, authenticated=True))
+        if not self._auth.token_matches(body.token):
+            log_event(logger, logging.WARNING, "console login refused", peer=request.remote)
+            return unauthenticated("the console token is wrong")
+        response = _status(SessionStatus(auth_required=True, authenticated=True))
+        response.set_cookie(
+            SESSION_COOKIE,
+            self._auth.start_session(),
+            path=COOKIE_PATH,
+            max_age=SESSION_LIFETIME_S,
+            httponly=True,
+            samesite="Strict",
+            secure=request.secure or None,
+        )
+        log_event(logger, logging.INFO, "console login", peer=request.remote)
+        return response
+
+    async def logout(self, request: web.Request) -> web.StreamResponse:
+        """Ends the cookie's session (if any) and clears the cookie; a bearer token stays valid."""
+        session_id = request.cookies.get(SESSION_COOKIE)
+        if session_id is not None:
+            self._auth.end_session(session_id)
+        response = web.Response(status=204)
+        response.set_cookie(
+            SESSION_COOKIE,
+            "",
+            path=COOKIE_PATH,
+            max_age=0,
+            httponly=True,
+            samesite="Strict",
+            secure=request.secure or None,
+        )
+        return response
