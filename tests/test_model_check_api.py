@@ -48,6 +48,8 @@ class Checks:
         self.bodies: list[str] = []
 
     async def call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        # Every console mutation is JSON, body or not (the console's CSRF guard).
+        kwargs.setdefault("headers", {"Content-Type": "application/json"})
         response = await self.client.request(method, f"/console/api{path}", **kwargs)
         self.bodies.append(response.text)
         return response
