@@ -247,3 +247,57 @@ async def test_a_model_test_shows_the_answer_and_tools_and_reasoning_its_steps(
     await expect(result.locator("tr[data-step]")).to_have_count(2)
     await expect(result).to_contain_text("passed")
     assert len(fake.requests) == 3  # the test, then the tool call and the replay
+
+
+TOKEN = "console-token-for-the-browser-test"
+
+
+@pytest.fixture
+def guarded_server(tmp_path: Path) -> Iterator[str]:
+    """``python run.py`` with a console token."""
+    process = ServerProcess(server_env(tmp_path, CURSOR_CONSOLE_TOKEN=TOKEN))
+    try:
+        yield process.wait_for_address()
+    finally:
+        process.stop()
+
+
+async def test_with_a_token_the_console_asks_to_log_in_then_works(
+    browser: Browser, guarded_server: str, tmp_path: Path
+) -> None:
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    page = await context.new_page()
+    try:
+        await page.goto(f"http://{guarded_server}/console/#/providers")
+        form = page.get_by_role("form", name="Log in")
+        await form.locator("input[name=token]").fill("not the token at all")
+        await form.get_by_role("button", name="Log in").click()
+        await expect(form.get_by_role("alert")).to_be_visible()
+        await form.locator("input[name=token]").fill(TOKEN)
+        await form.get_by_role("button", name="Log in").click()
+        await expect(page.get_by_role("heading", name="Providers")).to_be_visible()
+        await expect(page.get_by_text("No provider yet")).to_be_visible()
+        assert TOKEN not in await page.content()
+        await page.get_by_role("link", name="Log out").click()
+        await expect(page.get_by_role("form", name="Log in")).to_be_visible()
+    except BaseException:
+        await page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+        raise
+    finally:
+        await context.close()
+
+
+async def test_the_connect_page_shows_when_cursor_reached_the_server(
+    page: Page, server: str
+) -> None:
+    await page.goto(f"http://{server}/console/#/connect")
+    status = page.locator("[aria-label='Cursor client status']")
+    await expect(status).to_contain_text("No Cursor client has reached this server yet")
+    await expect(page.get_by_text(f"--test-backend-url=http://{server}")).to_be_visible()
+    cursor = FakeCursor(f"http://{server}")
+    try:
+        session = CursorSession(cursor, "connect-check", workspace=None)
+        await session.run(user_turn_message("hi", "no-such-model", conversation_id="c"))
+    finally:
+        await cursor.aclose()
+    await expect(status).to_contain_text("connected")
