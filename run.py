@@ -33,6 +33,7 @@ from actors.providers.actor import ProviderDeps
 from actors.providers.recorder import start_call_recorder
 from actors.providers.transport import CallLimits, new_provider_client
 from actors.run_children import AgentDeps
+from actors.run_events import start_run_event_recorder
 from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
 from actors.session import SessionActor
@@ -302,6 +303,8 @@ async def start_server(
             provider=provider_deps,
             owners=RunOwners(),
             tasks=provider_deps.tasks,
+            # Before any run, so ``stop_all`` stops it after every run has told it its end.
+            run_events=start_run_event_recorder(database),
         )
     if start_session is None:
         resolver = None if database is None else StoreModelResolver(database)

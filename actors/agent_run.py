@@ -65,7 +65,7 @@ from actors.tool_runtime import (
     ToolRuntimeMessage,
     ToolRuntimeStopped,
 )
-from actors.turn import ending
+from actors.turn import ending, timeline
 from actors.turn.ending import EndEffect, RunEnding
 from actors.turn.model_call import (
     CallAnswered,
@@ -119,12 +119,12 @@ class AgentRun:
         self._self = self_ref
         self._end_session = end
         self._store = ConversationStore(deps.store.database)
-        self._children = RunChildren(request_id, output, deps, self_ref)
+        self.conversation_id = request.conversation_id or request_id
+        self._children = RunChildren(request_id, output, deps, self_ref, self.conversation_id)
         self._jobs = CheckpointJobs()
         self._start = RunStart(
             request_id, request, route, deps, self._store, self._children, self._jobs, self_ref
         )
-        self.conversation_id = request.conversation_id or request_id
         self._turn: TurnOpened | None = None
         self._phase: Phase = None
         self._ending = RunEnding()
@@ -215,12 +215,8 @@ class AgentRun:
 
     def _answer(self, call: ModelCall, content: AssistantContent) -> None:
         """The final message: committed, then published with ``turn_ended`` in front."""
-        final = CanonicalMessage(
-            f"{self.request_id}:assistant:{call.call_index}",
-            Role.ASSISTANT,
-            Origin.ASSISTANT,
-            content,
-        )
+        message_id = f"{self.request_id}:assistant:{call.call_index}"
+        final = CanonicalMessage(message_id, Role.ASSISTANT, Origin.ASSISTANT, content)
         self._head = self._store.append_messages(self.request_id, self._head, [stored(final)])
         # The next turn of this conversation starts from this revision.
         self._deps.histories.put(self._head, (*self._messages, final))
@@ -268,10 +264,12 @@ class AgentRun:
             )
         )
         context = exec_context(self._turn.plan, self._request)
+        self._children.record(*timeline.tools_dispatched(round_.pending, now_ms()))
         self._children.tools(StartToolRound(round_.round_id, round_.pending), context)
 
     def on_tool_completed(self, message: ToolCompleted) -> None:
         """Commit the pair (in completion order), then show the card as completed."""
+        self._children.record(timeline.tool_completed(message))
         round_ = self._phase
         if not isinstance(round_, ToolRound) or message.round_id != round_.round_id:
             return
@@ -307,6 +305,7 @@ class AgentRun:
         self._finish(message.error)
 
     def on_tool_runtime_stopped(self, message: ToolRuntimeStopped) -> None:
+        self._children.record(*timeline.tools_aborted(message, now_ms()))
         self._children.tools_stopped()
         self._apply(self._ending.tools_stopped())
 
@@ -328,6 +327,7 @@ class AgentRun:
     # ---- the checkpoint barrier and the other actors ----
 
     def on_checkpoint_published(self, message: CheckpointPublished) -> None:
+        self._children.record(timeline.checkpoint_ended(message, now_ms()))
         if message.job_id != self._jobs.barrier or self._ending.started:
             return  # a job nothing waits for (the staged checkpoint of a tool round)
         phase = self._phase
@@ -337,6 +337,7 @@ class AgentRun:
             self._on_call_step(phase, phase.release())
 
     def on_checkpoint_failed(self, message: CheckpointFailed) -> None:
+        self._children.record(timeline.checkpoint_ended(message, now_ms()))
         self._finish(message.error)
 
     def on_blob_sync_failed(self, message: BlobSyncFailed) -> None:
@@ -387,6 +388,7 @@ class AgentRun:
                 case ending.ReleaseConversation():
                     self._deps.owners.release(self.conversation_id, self.request_id)
                 case ending.EndStream(error=error):
+                    self._children.record(timeline.run_ended(error, now_ms()))
                     self._end_session(error)
                 case _:
                     raise TypeError(f"unknown end effect {effect!r}")

@@ -1,5 +1,7 @@
 """A run's child actors: the BlobSyncActor, the CheckpointActor, the current ProviderActor
-call and the ToolRuntimeActor, each started when the run first needs it and stopped once.
+call and the ToolRuntimeActor, each started when the run first needs it and stopped once; and
+the process's RunEventRecorderActor, which hears what the run did (``record``; every checkpoint
+job is recorded as submitted as it is handed over).
 
 The run tells them through this object only, so a message for a child that has already
 stopped (the run is ending, or a provider call ended itself) is dropped here rather than
@@ -16,7 +18,14 @@ import pykka
 
 from actors.blob_sync import CancelBlobSync, FetchBlob, KvClientMessageReceived, KvLimits
 from actors.blob_sync import start_blob_sync as start_blob_sync_actor
-from actors.checkpoint import CheckpointMessage, CheckpointSetup, start_checkpoint_actor
+from actors.checkpoint import (
+    CheckpointMessage,
+    CheckpointSetup,
+    PublishFinal,
+    PublishSettled,
+    PublishStaged,
+    start_checkpoint_actor,
+)
 from actors.history_cache import HistoryCache
 from actors.loop.bridge import LoopTasks
 from actors.providers.actor import (
@@ -25,11 +34,14 @@ from actors.providers.actor import (
     StartProviderCall,
     start_provider_call,
 )
+from actors.run_events import RunEvent, RunEventsHappened
 from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
 from actors.tool_runtime import AbortPendingExecs, ToolRuntimeMessage, start_tool_runtime
+from actors.turn.timeline import checkpoint_submitted
 from prompt.assets import PromptAssets
 from store import Store
+from store.clock import now_ms
 from store.conversations import ConversationStore
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ExecContext
@@ -45,6 +57,8 @@ class AgentDeps(msgspec.Struct, frozen=True):
     tasks: LoopTasks
     kv_limits: KvLimits = KvLimits()
     histories: HistoryCache = msgspec.field(default_factory=HistoryCache)
+    # The RunEventRecorderActor (``actors.run_events``); None: the runs' events are not kept.
+    run_events: pykka.ActorRef[Any] | None = None
 
 
 def _tell(actor: pykka.ActorRef[Any] | None, message: object) -> None:
@@ -57,9 +71,15 @@ class RunChildren:
     """The child actors of one run; ``listener`` (the SessionActor) hears their replies."""
 
     def __init__(
-        self, request_id: str, output: RunOutput, deps: AgentDeps, listener: pykka.ActorRef[Any]
+        self,
+        request_id: str,
+        output: RunOutput,
+        deps: AgentDeps,
+        listener: pykka.ActorRef[Any],
+        conversation_id: str = "",
     ) -> None:
         self._request_id = request_id
+        self._conversation_id = conversation_id
         self._output = output
         self._deps = deps
         self._listener = listener
@@ -90,7 +110,15 @@ class RunChildren:
         )
 
     def checkpoint(self, message: CheckpointMessage) -> None:
+        if isinstance(message, PublishSettled | PublishStaged | PublishFinal):
+            self.record(checkpoint_submitted(message, now_ms()))
         _tell(self._checkpoint, message)
+
+    def record(self, *events: RunEvent) -> None:
+        """Tell the recorder what the run did; it is never waited for."""
+        if events and self._deps.run_events is not None:
+            happened = RunEventsHappened(self._request_id, self._conversation_id, events)
+            _tell(self._deps.run_events, happened)
 
     def call(self, call: StartProviderCall) -> None:
         """Start a provider call (the run has one at a time)."""

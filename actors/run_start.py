@@ -38,8 +38,10 @@ from actors.turn.plan import (
     runtime_parts,
     wanted_blobs,
 )
+from actors.turn.timeline import run_started
 from actors.turn.tool_round import ToolRound
 from prompt.assets import ModeAssets, UnknownModeError
+from store.clock import now_ms
 from store.conversations import ClaimedRun, ConversationStore
 from wire.errors import protocol_error
 from wire.log import log_event
@@ -101,6 +103,7 @@ class RunStart:
         self.claimed = False  # the store made this run the conversation's active run
 
     def start(self) -> TurnOpened | None:
+        self._children.record(run_started(self._request, self._route.public_id, now_ms()))
         plan = plan_turn(self._request_id, self._request)
         try:
             mode = self._deps.prompts.mode(plan.mode_name)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import msgspec
@@ -77,6 +77,9 @@ class ToolCompleted(msgspec.Struct, frozen=True):
     tool_call: bytes
     started_at_ms: int
     completed_at_ms: int
+    # The wire ids of the call's execs, in order (an edit reads, then writes); none for a call
+    # completed without the editor (bad arguments, a local tool).
+    wire_ids: tuple[int, ...] = ()
 
 
 class ToolRuntimeFailed(msgspec.Struct, frozen=True):
@@ -85,10 +88,23 @@ class ToolRuntimeFailed(msgspec.Struct, frozen=True):
     error: ConnectError
 
 
-class ToolRuntimeStopped(msgspec.Struct, frozen=True):
-    """Aborts were sent for these ids (ascending) and the actor has stopped."""
+class AbortedExec(msgspec.Struct, frozen=True):
+    """A call whose pending exec was aborted: its execs' wire ids, the aborted one last."""
 
-    aborted_ids: tuple[int, ...]
+    call_id: str
+    name: str
+    wire_ids: tuple[int, ...]
+
+
+class ToolRuntimeStopped(msgspec.Struct, frozen=True):
+    """Aborts were sent for these calls' pending execs (ascending ids); the actor has stopped."""
+
+    aborted: tuple[AbortedExec, ...]
+
+    @property
+    def aborted_ids(self) -> tuple[int, ...]:
+        """The wire ids the aborts were sent for, ascending."""
+        return tuple(exec_.wire_ids[-1] for exec_ in self.aborted)
 
 
 ToolRuntimeReply = ToolCompleted | ToolRuntimeFailed | ToolRuntimeStopped
@@ -159,6 +175,7 @@ class _Pending:
     call: CanonicalToolCall
     execution: ToolExecution
     started_at_ms: int
+    wire_ids: list[int] = field(default_factory=list)  # its execs' ids, the pending one last
 
 
 @dataclass(slots=True, frozen=True)
@@ -280,6 +297,7 @@ class ToolRuntimeActor(pykka.ThreadingActor):
             return False
         self._next_id += 1
         self._pending[wire_id] = pending
+        pending.wire_ids.append(wire_id)
         self._output.send(exec_request_frame(wire_id, step.message))
         return True
 
@@ -369,6 +387,7 @@ class ToolRuntimeActor(pykka.ThreadingActor):
                 tool_call=tool_call.SerializeToString(deterministic=True),
                 started_at_ms=pending.started_at_ms,
                 completed_at_ms=completed_at,
+                wire_ids=tuple(pending.wire_ids),
             )
         )
 
@@ -406,9 +425,12 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         self._tell(ToolRuntimeFailed(error))
 
     def _abort_all(self, reason: str) -> None:
-        aborted = tuple(sorted(self._pending))
-        for wire_id in aborted:
-            self._output.send(exec_abort_frame(wire_id))
+        aborted = tuple(
+            AbortedExec(pending.call.call_id, pending.call.name, tuple(pending.wire_ids))
+            for _, pending in sorted(self._pending.items())
+        )
+        for exec_ in aborted:
+            self._output.send(exec_abort_frame(exec_.wire_ids[-1]))
         self._pending.clear()
         self._tombstones.clear()
         log_event(

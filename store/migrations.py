@@ -655,3 +655,41 @@ def model_prices_and_time_to_first_token(db: peewee.Database) -> None:
     db.execute_sql(
         'CREATE INDEX IF NOT EXISTS "llm_calls_started_at_ms" ON "llm_calls" ("started_at_ms")'
     )
+
+
+@migration(9)
+def create_run_events(db: peewee.Database) -> None:
+    """``run_events``: what each run did and when, for the console's turn timeline. One row per
+    span of a run: the run itself (``run``: its model, whether it resumed, the user's typed
+    text; its EndStream code and message once it ended), each checkpoint job (``checkpoint``:
+    submitted to the CheckpointActor, then published) and each tool call the editor ran
+    (``tool``: its wire ids and outcome). A span is written when it starts, with no end, so a
+    run that stalls shows what it waits for; ``ended_at_ms`` is set when it ends. ``detail_json``
+    is a small JSON object of the kind's facts. Provider calls are not here: they are
+    ``llm_calls`` rows (with ``run_id``). Times are UTC milliseconds since the epoch.
+
+    Indexes: a run's events in order (``run_id, id``), the run spans newest first for pruning
+    and the conversation list (``kind, id``), and a conversation's runs (``conversation_id,
+    kind``). No foreign keys: a run that ended before it claimed its conversation has no
+    ``runs`` row, and events are pruned on their own. Re-runnable: created only if missing.
+    """
+
+    class RunEvent(peewee.Model):
+        id = peewee.BigAutoField()
+        run_id = peewee.TextField()
+        conversation_id = peewee.TextField()
+        kind = peewee.TextField(constraints=[peewee.Check("kind IN ('run', 'checkpoint', 'tool')")])
+        started_at_ms = peewee.BigIntegerField()
+        ended_at_ms = peewee.BigIntegerField(null=True)
+        detail_json = peewee.TextField()
+
+        class Meta:
+            database = db
+            table_name = "run_events"
+            indexes = (
+                (("run_id", "id"), False),
+                (("kind", "id"), False),
+                (("conversation_id", "kind"), False),
+            )
+
+    db.create_tables([RunEvent], safe=True)

@@ -9,7 +9,7 @@ import pykka
 
 from actors.conversation.model import CanonicalToolCall
 from actors.run_children import AgentDeps, RunChildren
-from actors.tool_runtime import StartToolRound, ToolRuntimeStopped
+from actors.tool_runtime import AbortedExec, StartToolRound, ToolRuntimeStopped
 from tests.support.actor_doubles import QueueListener, RecordingOutput
 from wire.tools.base import ExecContext
 
@@ -30,7 +30,8 @@ def test_aborting_a_running_tool_runtime_waits_for_its_stop() -> None:
     children, listener = children_with_a_round()
     assert children.tools_running
     assert children.abort_tools("the run ended") is True
-    assert listener.next() == ToolRuntimeStopped((1,))  # the pending Read's exec id
+    # The pending Read's exec id.
+    assert listener.next() == ToolRuntimeStopped((AbortedExec("c1", "Read", (1,)),))
 
 
 def test_aborting_a_tool_runtime_that_already_stopped_says_nothing_will_answer() -> None:

@@ -18,6 +18,7 @@ import pytest
 
 from actors.conversation.model import CanonicalToolCall
 from actors.tool_runtime import (
+    AbortedExec,
     AbortPendingExecs,
     ExecControlReceived,
     ExecMessageReceived,
@@ -137,7 +138,9 @@ def test_ids_start_at_one_and_grow_across_rounds_and_edit_phases(run: Run) -> No
     run.client(read_ok(1, "A"))
     deleted = agent.DeleteResult(success=agent.DeleteSuccess(path="/b"))
     run.client(agent.ExecClientMessage(id=2, delete_result=deleted))
-    assert [run.listener.completed().call_id for _ in range(2)] == ["a", "b"]
+    # Each completion names the wire ids of its call's execs.
+    done_a, done_b = run.listener.completed(), run.listener.completed()
+    assert [(d.call_id, d.wire_ids) for d in (done_a, done_b)] == [("a", (1,)), ("b", (2,))]
     run.ref.tell(RoundSettled("r1"))
 
     run.round("r2", call("c", "StrReplace", 0, path="/p", old_string="x", new_string="y"))
@@ -153,7 +156,7 @@ def test_ids_start_at_one_and_grow_across_rounds_and_edit_phases(run: Run) -> No
     run.output.assert_silent()  # one call: no second tool_call_started
     run.client(write_ok(4))
     done = run.listener.completed()
-    assert (done.call_id, done.is_error) == ("c", False)
+    assert (done.call_id, done.is_error, done.wire_ids) == ("c", False, (3, 4))
     assert done.content == "edited /p: replaced 1 occurrence; the file now has 1 line"
 
     # Settled ids are gone for good: they are not reused and not answerable.
@@ -284,7 +287,7 @@ def test_bad_arguments_complete_at_once_as_an_error_without_a_request(run: Run) 
     started_bad = run.output.next().interaction_update.tool_call_started
     assert started_bad.call_id == "bad"
     done = run.listener.completed()
-    assert (done.call_id, done.is_error) == ("bad", True)
+    assert (done.call_id, done.is_error, done.wire_ids) == ("bad", True, ())
     assert done.content == "invalid arguments for Read: 'path' is required (a string)"
     _, request = run.dispatched()
     assert (request.exec_id, request.id) == ("ok", 1)
@@ -325,7 +328,7 @@ def test_stream_close_before_the_result_fails_the_run(run: Run) -> None:
     # The closed exec is consumed; the other one is still pending and gets the abort.
     run.ref.tell(AbortPendingExecs("run failed"))
     assert run.output.next().exec_server_control_message.abort.id == 1
-    assert run.listener.next() == ToolRuntimeStopped((1,))
+    assert run.listener.next() == ToolRuntimeStopped((AbortedExec("a", "Read", (1,)),))
 
 
 def test_a_throw_fails_the_run_with_the_clients_error(run: Run) -> None:
@@ -389,6 +392,12 @@ def test_abort_sends_one_abort_per_pending_exec_in_ascending_order_then_stops(ru
     run.ref.tell(AbortPendingExecs("user cancelled"))
     aborts = [frame.exec_server_control_message.abort.id for frame in run.output.take(3)]
     assert aborts == [2, 3, 4]
-    assert run.listener.next() == ToolRuntimeStopped((2, 3, 4))
+    assert run.listener.next() == ToolRuntimeStopped(
+        (
+            AbortedExec("b", "Shell", (2,)),
+            AbortedExec("c", "Grep", (3,)),
+            AbortedExec("d", "Delete", (4,)),
+        )
+    )
     assert run.ref.actor_stopped.wait(WAIT_S)
     run.output.assert_silent()

@@ -1,0 +1,202 @@
+"""The RunEventRecorderActor: the one writer of ``run_events``, off every run's path.
+
+A run tells it what happened (a span of the run opened or closed: the run itself, a checkpoint
+job, a tool call) and never asks it anything, so no turn waits for a commit and no run's thread
+opens a connection for it. What a run tells is built without IO by ``actors.turn.timeline``.
+One recorder serves the process and writes in the order it is told: a span's row is inserted
+when it opens and ended by id when it closes, so a span that never closes (a checkpoint whose
+ACKs never came) stays in the store open, which is what a stalled turn looks like.
+
+Writes are batched: the first fact after a flush makes the recorder tell itself
+``FlushRunEvents``, which lands behind everything already queued, so a burst of facts is one
+transaction. A failed write is logged and dropped, never raised into a run. After a batch
+that ended a run, the events of runs beyond ``retained_calls`` (the observability setting that
+bounds call records) are pruned.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import msgspec
+import peewee
+import pykka
+
+from store.catalog import ObservabilitySettings, get_observability
+from store.run_events import Detail, DetailValue, EventKind, RunEvents
+
+logger = logging.getLogger("cursor_server.run_events")
+
+
+# ---- what runs tell it ----
+
+
+class SpanOpened(msgspec.Struct, frozen=True):
+    """A span of the run began; ``key`` names it for its close (the checkpoint job id, the
+    tool call id; empty for the run itself)."""
+
+    kind: EventKind
+    key: str
+    started_at_ms: int
+    detail: Detail
+
+
+class SpanClosed(msgspec.Struct, frozen=True):
+    """A span ended. ``detail`` adds to what its opening said. ``started_at_ms``, when the
+    closer knows the span's own start (a tool call's, from the tool runtime), replaces the
+    opening's and lets the span be written whole even if its opening never was."""
+
+    kind: EventKind
+    key: str
+    ended_at_ms: int
+    detail: Detail
+    started_at_ms: int | None = None
+
+
+RunEvent = SpanOpened | SpanClosed
+
+
+class RunEventsHappened(msgspec.Struct, frozen=True):
+    """Events of one run, in the order they happened."""
+
+    run_id: str
+    conversation_id: str
+    events: tuple[RunEvent, ...]
+
+
+class FlushRunEvents(msgspec.Struct, frozen=True):
+    """Write everything told since the last flush (the recorder tells it to itself)."""
+
+
+RunEventMessage = RunEventsHappened | FlushRunEvents
+
+
+# ---- the recorder ----
+
+
+class _Open(msgspec.Struct):
+    """A span written open: its row, start and detail, for its close."""
+
+    row_id: int
+    started_at_ms: int
+    detail: dict[str, DetailValue]
+
+
+_Spans = dict[tuple[EventKind, str], _Open]
+
+
+class RunEventRecorderActor(pykka.ThreadingActor):
+    """Writes every run's events; one per process, started before any run and stopped after."""
+
+    use_daemon_thread = True
+
+    def __init__(self, database: peewee.Database) -> None:
+        super().__init__()
+        self._database = database
+        self._events = RunEvents(database)
+        self._pending: list[RunEventsHappened] = []
+        self._flush_told = False
+        self._open: dict[str, _Spans] = {}  # run id -> its spans written open
+
+    def on_receive(self, message: RunEventMessage) -> None:
+        """The recorder outlives any one failure: an error is logged and it goes on."""
+        try:
+            match message:
+                case RunEventsHappened():
+                    self._pending.append(message)
+                    if not self._flush_told:
+                        self._flush_told = True
+                        self.actor_ref.tell(FlushRunEvents())
+                case FlushRunEvents():
+                    self._flush_told = False
+                    self._flush()
+                case _:
+                    raise TypeError(f"RunEventRecorderActor cannot handle {type(message).__name__}")
+        except Exception:
+            logger.exception("recording run events failed (%s)", type(message).__name__)
+
+    def on_stop(self) -> None:
+        """Stopped with facts still queued behind the stop: they are written first."""
+        self._flush()
+
+    def _flush(self) -> None:
+        batch, self._pending = self._pending, []
+        if not batch:
+            return
+        ended: set[str] = set()
+        # Worked on a copy: a batch that fails rolls back, and so does what it opened.
+        spans = {run_id: dict(open_spans) for run_id, open_spans in self._open.items()}
+        try:
+            with self._events.atomic():
+                for happened in batch:
+                    self._write(happened, spans, ended)
+        except peewee.DatabaseError:
+            logger.exception("writing %d run event batches failed", len(batch))
+        else:
+            self._open = spans
+        for run_id in ended:
+            # The run ended: what it left open stays open in the store (it never ended).
+            self._open.pop(run_id, None)
+        if ended:
+            self._prune()
+
+    def _write(
+        self, happened: RunEventsHappened, spans: dict[str, _Spans], ended: set[str]
+    ) -> None:
+        run_id = happened.run_id
+        open_spans = spans.setdefault(run_id, {})
+        for event in happened.events:
+            match event:
+                case SpanOpened():
+                    open_spans[(event.kind, event.key)] = self._insert(happened, event)
+                case SpanClosed():
+                    self._close(happened, event, open_spans.pop((event.kind, event.key), None))
+                    if event.kind is EventKind.RUN:
+                        ended.add(run_id)
+                case _:
+                    raise TypeError(f"not a run event: {type(event).__name__}")
+        if not open_spans:
+            del spans[run_id]
+
+    def _insert(self, happened: RunEventsHappened, event: SpanOpened) -> _Open:
+        row_id = self._events.insert(
+            happened.run_id,
+            happened.conversation_id,
+            event.kind,
+            event.started_at_ms,
+            None,
+            event.detail,
+        )
+        return _Open(row_id, event.started_at_ms, dict(event.detail))
+
+    def _close(self, happened: RunEventsHappened, event: SpanClosed, opened: _Open | None) -> None:
+        if opened is not None:
+            started = opened.started_at_ms if event.started_at_ms is None else event.started_at_ms
+            detail = {**opened.detail, **event.detail}
+            self._events.close(opened.row_id, started, event.ended_at_ms, detail)
+        elif event.started_at_ms is not None:
+            self._events.insert(
+                happened.run_id,
+                happened.conversation_id,
+                event.kind,
+                event.started_at_ms,
+                event.ended_at_ms,
+                event.detail,
+            )
+        # A close of a span never opened (a checkpoint failure naming no job) is not a span.
+
+    def _prune(self) -> None:
+        try:
+            settings = get_observability(self._database)
+        except peewee.DatabaseError:
+            logger.exception("reading the observability settings failed; using the defaults")
+            settings = ObservabilitySettings()
+        try:
+            self._events.prune(settings.retained_calls)
+        except peewee.DatabaseError:
+            logger.exception("pruning run events failed")
+
+
+def start_run_event_recorder(database: peewee.Database) -> pykka.ActorRef[RunEventRecorderActor]:
+    """The process's recorder; start it before the first run (``stop_all`` stops it after)."""
+    return RunEventRecorderActor.start(database)

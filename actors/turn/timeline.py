@@ -1,0 +1,122 @@
+"""What a run tells its event recorder, built from the facts the run hears; no IO.
+
+Each function maps one fact (the run's start and end, a checkpoint job submitted and then
+published or failed, tool calls dispatched, completed or aborted) to the spans the recorder
+writes (``actors.run_events``); the caller passes the time it heard the fact. Provider calls
+are not here: each is an ``llm_calls`` row already, written by the CallRecorderActor.
+"""
+
+from __future__ import annotations
+
+from actors.checkpoint import (
+    CheckpointFailed,
+    CheckpointJob,
+    CheckpointPublished,
+    PublishFinal,
+    PublishSettled,
+    PublishStaged,
+)
+from actors.conversation.model import CanonicalToolCall
+from actors.run_events import SpanClosed, SpanOpened
+from actors.tool_runtime import ToolCompleted, ToolRuntimeStopped
+from store.run_events import EventKind
+from wire.errors import ConnectError
+from wire.proto import agent_v1_pb2 as agent
+
+# How much of the user's typed text a run's start keeps (the console's conversation title).
+USER_TEXT_MAX_CHARS = 500
+# The EndStream code of a run that succeeded.
+OK = "ok"
+
+
+def run_started(request: agent.AgentRunRequest, public_id: str, at_ms: int) -> SpanOpened:
+    """The run began: its model, whether it resumes a turn, the user's text (if typed)."""
+    action = request.action.WhichOneof("action")
+    text = None
+    if action == "user_message_action":
+        text = request.action.user_message_action.user_message.text[:USER_TEXT_MAX_CHARS] or None
+    detail = {"model": public_id, "resumed": action == "resume_action", "text": text}
+    return SpanOpened(EventKind.RUN, "", at_ms, detail)
+
+
+def run_ended(error: ConnectError | None, at_ms: int) -> SpanClosed:
+    """The run's EndStream: its code (``ok`` on success) and message."""
+    if error is None:
+        return SpanClosed(EventKind.RUN, "", at_ms, {"code": OK, "message": None})
+    return SpanClosed(
+        EventKind.RUN, "", at_ms, {"code": error.code.value, "message": error.message}
+    )
+
+
+def checkpoint_kind(job: CheckpointJob) -> str:
+    match job:
+        case PublishSettled():
+            return "settled"
+        case PublishStaged():
+            return "staged"
+        case PublishFinal():
+            return "final"
+        case _:
+            raise TypeError(f"not a checkpoint job: {type(job).__name__}")
+
+
+def checkpoint_submitted(job: CheckpointJob, at_ms: int) -> SpanOpened:
+    """A job was handed to the CheckpointActor: from here it waits for its blobs' KV ACKs."""
+    detail: dict[str, int | str] = {"job_id": job.job_id, "kind": checkpoint_kind(job)}
+    return SpanOpened(EventKind.CHECKPOINT, str(job.job_id), at_ms, detail)
+
+
+def checkpoint_ended(message: CheckpointPublished | CheckpointFailed, at_ms: int) -> SpanClosed:
+    """The job's checkpoint was published, or the job failed."""
+    match message:
+        case CheckpointPublished(job_id=job_id):
+            detail: dict[str, str | None] = {"outcome": "published"}
+        case CheckpointFailed(job_id=job_id, error=error):
+            detail = {"outcome": "failed", "error": error.message}
+        case _:
+            raise TypeError(f"not a checkpoint's end: {type(message).__name__}")
+    return SpanClosed(EventKind.CHECKPOINT, str(job_id), at_ms, detail)
+
+
+def tools_dispatched(calls: tuple[CanonicalToolCall, ...], at_ms: int) -> tuple[SpanOpened, ...]:
+    """A round's calls were handed to the tool runtime (its own start times come with the end)."""
+    return tuple(
+        SpanOpened(
+            EventKind.TOOL, call.call_id, at_ms, {"call_id": call.call_id, "tool": call.name}
+        )
+        for call in calls
+    )
+
+
+def tool_completed(message: ToolCompleted) -> SpanClosed:
+    """A call finished, timed by the tool runtime; its execs' wire ids (none if it ran locally)."""
+    return SpanClosed(
+        EventKind.TOOL,
+        message.call_id,
+        message.completed_at_ms,
+        {
+            "call_id": message.call_id,
+            "tool": message.name,
+            "wire_ids": message.wire_ids,
+            "outcome": "error" if message.is_error else "success",
+        },
+        started_at_ms=message.started_at_ms,
+    )
+
+
+def tools_aborted(message: ToolRuntimeStopped, at_ms: int) -> tuple[SpanClosed, ...]:
+    """The run ended with these calls' execs pending: each was aborted."""
+    return tuple(
+        SpanClosed(
+            EventKind.TOOL,
+            aborted.call_id,
+            at_ms,
+            {
+                "call_id": aborted.call_id,
+                "tool": aborted.name,
+                "wire_ids": aborted.wire_ids,
+                "outcome": "aborted",
+            },
+        )
+        for aborted in message.aborted
+    )
