@@ -30,6 +30,7 @@ from actors.providers.adapter import provider_error_message
 from console.auth import ConsoleAuth, ConsoleGuard
 from console.calls_api import CallsApi
 from console.connection_api import ConnectionApi
+from console.conversations_api import ConversationsApi
 from console.model_check_api import ModelCheckApi, ModelCheckDeps
 from console.session_api import SessionApi
 from console.static_routes import StaticRoutes
@@ -455,5 +456,6 @@ class ConsoleRoutes:
         CallsApi(self._database).register(app)
         ModelCheckApi(self._database, self._model_checks).register(app)
         StatsApi(self._database).register(app)
+        ConversationsApi(self._database).register(app)
         app.router.add_route("*", f"{API_PREFIX}/{{tail:.*}}", unknown_console_route)
         app.router.add_route("*", "/console/{tail:.*}", unknown_console_page)
