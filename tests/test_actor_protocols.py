@@ -18,6 +18,7 @@ from actors.checkpoint import CheckpointActor, CheckpointMessage
 from actors.messages import EdgeMessage
 from actors.providers.actor import ProviderActor, ProviderMessage
 from actors.providers.recorder import CallRecorderActor, RecorderMessage
+from actors.run_events import RunEventMessage, RunEventRecorderActor
 from actors.session import SessionActor
 from actors.session_protocol import SessionMessage
 from actors.tool_runtime import ToolRuntimeActor, ToolRuntimeMessage
@@ -27,6 +28,7 @@ PROTOCOLS: list[tuple[type, Any, str]] = [
     (CheckpointActor, CheckpointMessage, "on_receive"),
     (ProviderActor, ProviderMessage, "on_receive"),
     (CallRecorderActor, RecorderMessage, "on_receive"),
+    (RunEventRecorderActor, RunEventMessage, "on_receive"),
     (ToolRuntimeActor, ToolRuntimeMessage, "_handle"),
     (BlobSyncActor, BlobSyncMessage, "_handle"),
 ]
