@@ -346,6 +346,9 @@ class AgentRun:
     def on_kv_message(self, message: agent.KvClientMessage) -> None:
         self._children.kv_message(message)
 
+    def tell_recorded(self) -> None:  # the SessionActor is done with a message
+        self._children.tell_recorded()
+
     # ---- the end ----
 
     def cancel(self, error: ConnectError) -> None:

@@ -1,7 +1,9 @@
 """A run's child actors: the BlobSyncActor, the CheckpointActor, the current ProviderActor
 call and the ToolRuntimeActor, each started when the run first needs it and stopped once; and
 the process's RunEventRecorderActor, which hears what the run did (``record``; every checkpoint
-job is recorded as submitted as it is handed over).
+job is recorded as submitted as it is handed over). What the run records is told once it is
+done with the message it is handling (``tell_recorded``), so the recorder's commit never races
+the run's own writes for that message.
 
 The run tells them through this object only, so a message for a child that has already
 stopped (the run is ending, or a provider call ended itself) is dropped here rather than
@@ -87,6 +89,7 @@ class RunChildren:
         self._checkpoint: pykka.ActorRef[Any] | None = None
         self._provider: pykka.ActorRef[Any] | None = None
         self._tools: pykka.ActorRef[Any] | None = None
+        self._recorded: list[RunEvent] = []
 
     def start_blob_sync(self) -> None:
         deps = self._deps
@@ -115,7 +118,12 @@ class RunChildren:
         _tell(self._checkpoint, message)
 
     def record(self, *events: RunEvent) -> None:
-        """Tell the recorder what the run did; it is never waited for."""
+        """Keep what the run did (each with the time it happened) for ``tell_recorded``."""
+        self._recorded.extend(events)
+
+    def tell_recorded(self) -> None:
+        """Tell the recorder what was recorded since the last call; it is never waited for."""
+        events, self._recorded = tuple(self._recorded), []
         if events and self._deps.run_events is not None:
             happened = RunEventsHappened(self._request_id, self._conversation_id, events)
             _tell(self._deps.run_events, happened)

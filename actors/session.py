@@ -102,6 +102,13 @@ class SessionActor(pykka.ThreadingActor):
                     )
             case _:
                 raise TypeError(f"SessionActor cannot handle {type(message).__name__}")
+        self._tell_recorded()
+
+    def _tell_recorded(self) -> None:
+        """What the run did for this message goes to the event recorder now, once the run's
+        own writes for it are done (so the recorder's commit never races them)."""
+        if self._run is not None:
+            self._run.tell_recorded()
 
     def _on_client_message(self, message: agent.AgentClientMessage) -> None:
         variant = message.WhichOneof("message")
@@ -235,6 +242,7 @@ class SessionActor(pykka.ThreadingActor):
         error = ConnectError(Code.INTERNAL, f"internal error: {exception_value}")
         if self._run is not None and not self._ended:
             self._run.cancel(error)
+            self._tell_recorded()
         if not self._ended:
             self._ended = True
             self._output.finish(error)
@@ -243,6 +251,7 @@ class SessionActor(pykka.ThreadingActor):
         # Stopped from outside (shutdown) while the turn runs: stop its child actors too.
         if self._run is not None and not self._ended:
             self._run.cancel(cancelled_error())
+            self._tell_recorded()
 
     def _end(self, error: ConnectError | None) -> None:
         if self._ended:

@@ -26,7 +26,13 @@ from run import RunningServer, start_session_actor
 from store import Store, connect_store
 from store.run_events import EventKind, RunEvents
 from tests.conftest import StartServer
-from tests.support.fake_cursor import CursorSession, FakeCursor, cancel_message, user_turn_message
+from tests.support.fake_cursor import (
+    CursorSession,
+    FakeCursor,
+    cancel_message,
+    kv_ack,
+    user_turn_message,
+)
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events, chat_usage
 
 
@@ -184,6 +190,50 @@ async def test_a_provider_error_ends_the_run_unavailable_on_its_timeline(
     assert (provider_call["status"], provider_call["http_status"]) == ("failed", 500)
     assert lanes["tools"] == []
     assert [(c["kind"], c["outcome"]) for c in lanes["checkpoints"]] == [("settled", "published")]
+
+
+async def test_a_stalled_turn_shows_the_checkpoint_it_waits_for(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor, server: RunningServer
+) -> None:
+    """The client withholds one ACK of the final checkpoint: while it does, the timeline shows
+    the run open and that job submitted but not published; the ACK ends both."""
+    fake.enqueue(Script.sse(chat_events(text=["ok"])))
+    session = CursorSession(cursor, "turn-stalled")
+    held: list[int] = []
+
+    def hold_the_final_checkpoints_first_blob(kv_id: int) -> bool:
+        if not held and any(
+            m.interaction_update.HasField("text_delta") for m in session.log.messages
+        ):
+            held.append(kv_id)
+            return True
+        return False
+
+    message = user_turn_message("hi", public_id)
+    task = asyncio.create_task(session.run(message, hold_ack=hold_the_final_checkpoints_first_blob))
+
+    async def stalled() -> dict[str, Any] | None:
+        answer = await get(server, "/console/api/runs/turn-stalled/timeline")
+        if answer.status_code != 200:
+            return None
+        lanes: dict[str, Any] = answer.json()["lanes"]
+        finals = [c for c in lanes["checkpoints"] if c["kind"] == "final"]
+        return lanes if finals else None
+
+    lanes = await wait_until(stalled, "the final checkpoint's job on the timeline")
+    (run,) = lanes["run"]
+    assert (run["ended_at_ms"], run["code"]) == (None, None)
+    assert [(c["kind"], c["outcome"]) for c in lanes["checkpoints"]] == [
+        ("settled", "published"),
+        ("final", None),  # submitted, its ACK withheld: this is what the turn waits for
+    ]
+    assert lanes["checkpoints"][-1]["published_at_ms"] is None
+    assert "turn_ended" not in session.log.kinds()
+    await session.send(kv_ack(held[0]))
+    assert (await asyncio.wait_for(task, 10)).end == {}
+    lanes = (await ended_timeline(server, "turn-stalled"))["lanes"]
+    assert lanes["run"][0]["code"] == "ok"
+    assert [c["outcome"] for c in lanes["checkpoints"]] == ["published", "published"]
 
 
 # ---- the conversations ----
