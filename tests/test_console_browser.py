@@ -190,6 +190,17 @@ async def test_an_agent_turn_with_a_tool_shows_up_on_the_calls_page(
     assert page.url == url
     await expect(page.get_by_role("heading", name="Fake Model via Fake")).to_be_visible()
 
+    # The conversation, titled by the user's text, and its run's timeline with a tool lane.
+    await page.get_by_role("link", name="Conversations").click()
+    await page.locator("tr[data-conversation=b]").get_by_role("link", name="read a.txt").click()
+    timeline = page.locator("[aria-label=Timeline]")
+    await expect(timeline).to_contain_text("Run browser-turn")
+    await expect(timeline.locator("[data-lane=provider] [data-span]")).to_have_count(2)
+    await expect(timeline.locator("[data-lane=tools] [data-span=ok]")).to_have_count(1)
+    await expect(timeline.locator("[data-row=tools]")).to_contain_text("Read")
+    await expect(timeline.locator("[data-lane=run] [data-span=ok]")).to_have_count(1)
+    assert await timeline.locator("[data-lane=checkpoints] [data-span=ok]").count() >= 2
+
     # The dashboard counts both calls and draws them; the fake reports no cache fields.
     await page.get_by_role("link", name="Dashboard").click()
     await expect(page.locator("[data-card=calls]")).to_have_text("2")

@@ -11,6 +11,7 @@ import { CallsPage, CallDetailPage } from "./pages/calls.js";
 import { SettingsPage } from "./pages/settings.js";
 import { ConnectPage } from "./pages/connect.js";
 import { DashboardPage } from "./pages/dashboard.js";
+import { ConversationPage, ConversationsPage } from "./pages/conversations.js";
 import { LoginPage } from "./pages/login.js";
 
 // Each page: its path, its title in the navigation, and its view (given the path's arguments).
@@ -22,6 +23,11 @@ const PAGES = [
     path: "calls",
     title: "Calls",
     view: ([id]) => (id ? html`<${CallDetailPage} id=${id} />` : html`<${CallsPage} />`),
+  },
+  {
+    path: "conversations",
+    title: "Conversations",
+    view: ([id]) => (id ? html`<${ConversationPage} id=${id} />` : html`<${ConversationsPage} />`),
   },
   { path: "settings", title: "Settings", view: () => html`<${SettingsPage} />` },
   { path: "connect", title: "Connect Cursor", view: () => html`<${ConnectPage} />` },
