@@ -13,6 +13,7 @@ import msgspec
 import peewee
 from aiohttp import web
 
+from store.call_stats import call_costs
 from store.llm_calls import CallDetail, CallFilter, CallRecords, CallStatus, CallSummary
 from wire.http.responses import json_error
 
@@ -20,8 +21,15 @@ DEFAULT_LIMIT = 100
 MAX_LIMIT = 500
 
 
+class ListedCall(CallSummary, frozen=True):
+    """A listed call with its estimated cost (USD at today's prices; null when unknown or not
+    billed, as on the dashboard)."""
+
+    cost_usd: float | None = None
+
+
 class CallList(msgspec.Struct, frozen=True):
-    calls: list[CallSummary]
+    calls: list[ListedCall]
     next_before: int | None
 
 
@@ -72,11 +80,17 @@ class CallsApi:
     """The call-record routes: ``GET /console/api/calls`` and ``/console/api/calls/{id}``."""
 
     def __init__(self, database: peewee.Database) -> None:
+        self._database = database
         self._records = CallRecords(database)
 
     def register(self, app: web.Application) -> None:
         app.router.add_get("/console/api/calls", self.list_calls, allow_head=False)
         app.router.add_get("/console/api/calls/{call_id}", self.get_call, allow_head=False)
+
+    def _listed(self, limit: int, before: int | None, only: CallFilter) -> list[ListedCall]:
+        calls = self._records.list(limit, before, only)
+        costs = call_costs(self._database, [c.id for c in calls])
+        return [ListedCall(**msgspec.structs.asdict(c), cost_usd=costs.get(c.id)) for c in calls]
 
     async def list_calls(self, request: web.Request) -> web.Response:
         try:
@@ -89,7 +103,7 @@ class CallsApi:
             limit = DEFAULT_LIMIT
         if not 1 <= limit <= MAX_LIMIT:
             return json_error(400, "invalid_argument", f"limit must be 1 to {MAX_LIMIT}")
-        calls = await asyncio.to_thread(self._records.list, limit, before, only)
+        calls = await asyncio.to_thread(self._listed, limit, before, only)
         next_before = calls[-1].id if len(calls) == limit else None
         return web.Response(
             body=msgspec.json.encode(CallList(calls, next_before)), content_type="application/json"

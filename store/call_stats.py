@@ -261,6 +261,30 @@ SELECT bucket, "public_id", SUM(unknown), SUM(1 - unknown),
 FROM billed GROUP BY bucket, "public_id"
 """
 
+# One estimated cost per call (USD * 1e6), by the same rule as the daily cost: NULL when the
+# call's cost is unknown or it was not billed (no 2xx answer). The ids are bound as parameters.
+_CALL_COSTS = f"""WITH picked AS (
+    SELECT "id", "public_id", "http_status", {_UNCACHED_INPUT} AS uncached_input,
+        "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"
+    FROM "llm_calls" WHERE "id" IN ({{ids}}))
+SELECT c."id", CASE
+    WHEN c."http_status" IS NULL OR c."http_status" < 200 OR c."http_status" >= 300 THEN NULL
+    WHEN {_UNKNOWN} THEN NULL
+    ELSE {" + ".join(_priced(t, p) for t, p in _BUCKET_PRICES)} END
+FROM picked AS c LEFT JOIN "models" AS m ON m."public_id" = c."public_id"
+"""
+
+
+def call_costs(db: peewee.Database, call_ids: Sequence[int]) -> dict[int, float | None]:
+    """Each call's estimated cost in USD at today's prices (None: unknown, or not billed), by
+    the rule the dashboard's daily cost uses."""
+    if not call_ids:
+        return {}
+    sql = _CALL_COSTS.format(ids=", ".join([db.param] * len(call_ids)))
+    rows = db.execute_sql(sql, tuple(call_ids)).fetchall()
+    return {int(i): None if micro is None else float(micro) / 1e6 for i, micro in rows}
+
+
 # The newest call of each public id in the scope, with the catalog's current name if any.
 _LABELS = """WITH scoped AS ({scoped}), newest AS (
     SELECT MAX("id") AS id FROM scoped GROUP BY "public_id")

@@ -30,6 +30,7 @@ from store.call_stats import (
     StatsUnavailable,
     TokenCounts,
     UnknownRange,
+    call_costs,
     call_stats,
 )
 from store.llm_calls import CallEnd, CallRecords, CallStatus, NewCall
@@ -540,3 +541,32 @@ def test_stats_answer_is_plain_json(db: peewee.Database) -> None:
         "unknown_cost_calls",
         "days",
     }
+
+
+def test_each_calls_cost_follows_the_daily_costs_rule(
+    db: peewee.Database, calls: Calls, clock: Clock
+) -> None:
+    """The calls listing's per-call cost: the same prices and the same unknowns as the day's."""
+    priced = add_model(
+        db,
+        "openai-chat",
+        "priced",
+        price_input_per_mtok=2.0,
+        price_output_per_mtok=10.0,
+        price_cache_read_per_mtok=0.5,
+        price_cache_write_per_mtok=None,
+    )
+    unpriced = add_model(db, "anthropic", "unpriced")
+    known = calls.add(1_000, priced, input_tokens=1_000, output_tokens=100, cache_read_tokens=400)
+    no_price = calls.add(2_000, unpriced, input_tokens=10, output_tokens=1)
+    refused = calls.add(3_000, priced, CallStatus.FAILED, http_status=429)
+    no_usage = calls.add(4_000, priced)
+    costs = call_costs(db, [known, no_price, refused, no_usage])
+    # 600 uncached input * 2 + 100 output * 10 + 400 cache read * 0.5, per million tokens.
+    assert costs[known] == pytest.approx((600 * 2.0 + 100 * 10.0 + 400 * 0.5) / 1e6)
+    assert costs[no_price] is None and costs[refused] is None and costs[no_usage] is None
+    assert call_costs(db, []) == {}
+    clock.ms = 5_000
+    day = call_stats(db, "month", 5_000).cost
+    assert day.total_usd == pytest.approx(costs[known])
+    assert day.unknown_cost_calls == 2  # the unpriced model's and the one without usage

@@ -7,6 +7,14 @@ import { FormError, count, html, ms, when } from "../ui.js";
 
 const REFRESH_MS = 2000;
 
+// A call's estimated cost; "unknown" for a billed call whose model has no price for what it used
+// (or reported no usage), never $0.
+function cost(call) {
+  if (call.cost_usd != null) return `$${call.cost_usd.toFixed(call.cost_usd < 1 ? 6 : 2)}`;
+  const billed = call.http_status != null && call.http_status >= 200 && call.http_status < 300;
+  return billed ? "unknown" : "—";
+}
+
 function Status({ value }) {
   return html`<span class=${`badge ${value}`}>${value}</span>`;
 }
@@ -113,7 +121,8 @@ export function CallsPage() {
         : html`<div class="table-wrap"><table>
           <thead><tr><th>Time</th><th>Provider</th><th>Model</th><th>Status</th><th class="num">TTFB</th><th class="num">TTFT</th>
             <th class="num">Duration</th><th class="num">Input</th><th class="num">Output</th>
-            <th class="num">Cache read</th><th class="num">Cache write</th><th class="num">Reasoning</th></tr></thead>
+            <th class="num">Cache read</th><th class="num">Cache write</th><th class="num">Reasoning</th>
+            <th class="num">Est. cost</th></tr></thead>
           <tbody>${calls.map(
             (c) => html`<tr data-call=${c.id}>
               <td><a href=${`#/calls/${c.id}`}>${when(c.started_at_ms)}</a></td>
@@ -122,7 +131,8 @@ export function CallsPage() {
               <td class="num">${ms(c.duration_ms)}</td>
               <td class="num">${count(c.input_tokens)}</td><td class="num">${count(c.output_tokens)}</td>
               <td class="num">${count(c.cache_read_tokens)}</td><td class="num">${count(c.cache_write_tokens)}</td>
-              <td class="num">${count(c.reasoning_tokens)}</td></tr>`,
+              <td class="num">${count(c.reasoning_tokens)}</td>
+              <td class="num" data-cost>${cost(c)}</td></tr>`,
           )}</tbody></table></div>`}
   </div>`;
 }
