@@ -56,12 +56,14 @@ function Chart({ title, xs, series, label }) {
   return html`<div class="panel" aria-label=${title}><h2>${title}</h2><div ref=${box} data-chart=${title}></div></div>`;
 }
 
-// Stacked token kinds: each series is the sum of its kind and the kinds drawn before it.
-function stackedTokens(buckets) {
+// Stacked token kinds of one model (or all, when ``model`` is empty): each series is the sum of
+// its kind and the kinds drawn before it.
+function stackedTokens(buckets, model) {
   let below = buckets.map(() => 0);
   return KINDS.map(([key, label, color]) => {
     const values = buckets.map((b, i) => {
-      const sum = Object.values(b.tokens).reduce((total, t) => total + (t[key] || 0), 0);
+      const counts = model ? [b.tokens[model] || {}] : Object.values(b.tokens);
+      const sum = counts.reduce((total, t) => total + (t[key] || 0), 0);
       return below[i] + sum;
     });
     below = values;
@@ -71,6 +73,7 @@ function stackedTokens(buckets) {
 
 export function DashboardPage() {
   const [range, setRange] = useState("day");
+  const [tokensOf, setTokensOf] = useState("");
   const [stats, setStats] = useState(null);
   const [error, setError] = useState(null);
   useEffect(() => {
@@ -123,7 +126,13 @@ export function DashboardPage() {
       { label: "p50", color: "#1e7a3a", values: buckets.map((b) => b.ttft_p50_ms) },
       { label: "p95", color: "#8a5a00", values: buckets.map((b) => b.ttft_p95_ms) },
     ]} />
-    <${Chart} title="Tokens" label="tokens" xs=${xs} series=${stackedTokens(buckets)} />
+    <div class="row" style="margin:0">
+      <select aria-label="Tokens of" value=${tokensOf} onChange=${(e) => setTokensOf(e.target.value)}>
+        <option value="">tokens of every model</option>
+        ${models.map((id) => html`<option value=${id}>tokens of ${stats.models[id].display_name}</option>`)}
+      </select>
+    </div>
+    <${Chart} title="Tokens" label="tokens" xs=${xs} series=${stackedTokens(buckets, tokensOf)} />
     <${Chart} title="Estimated cost per day" label="USD" xs=${days.map((d) => d.start_ms)} series=${costSeries} />
     <div class="panel" aria-label="Per model">
       <h2>Per model</h2>
