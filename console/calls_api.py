@@ -17,6 +17,8 @@ from store.call_stats import call_costs
 from store.llm_calls import CallDetail, CallFilter, CallRecords, CallStatus, CallSummary
 from wire.http.responses import json_error
 
+# The widest value a filter may hold (a BIGINT column).
+MAX_INT = 2**63 - 1
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 500
 
@@ -37,8 +39,8 @@ def _query_int(request: web.Request, name: str) -> int | None:
     raw = request.query.get(name)
     if raw is None or raw == "":
         return None
-    if not raw.isdigit():
-        raise ValueError(f"{name} must be a non-negative integer, got {raw!r}")
+    if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_INT:
+        raise ValueError(f"{name} must be an integer from 0 to {MAX_INT}, got {raw!r}")
     return int(raw)
 
 

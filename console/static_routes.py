@@ -25,6 +25,13 @@ ASSETS_PLACEHOLDER = "%ASSETS%"  # in index.html: the versioned asset prefix
 INDEX = "index.html"
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
+# No other site may frame the console (a framed page could be clicked into saving or deleting),
+# and no file is read as another type than it says.
+NO_FRAMING = {
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+}
 _TYPES = {
     ".js": "text/javascript",
     ".css": "text/css",
@@ -79,11 +86,18 @@ class StaticRoutes:
         self._assets = assets or StaticAssets.packaged()
 
     def register(self, app: web.Application) -> None:
-        app.router.add_get(CONSOLE_PATH, self.redirect)
+        # Every method: a POST to the bare path must not fall through to the upstream proxy.
+        app.router.add_route("*", CONSOLE_PATH, self.redirect)
         app.router.add_get(f"{CONSOLE_PATH}/", self.index)
         app.router.add_get(f"{ASSETS_PATH}/{{version}}/{{path:.+}}", self.asset)
 
     async def redirect(self, request: web.Request) -> web.StreamResponse:
+        if request.method not in ("GET", "HEAD"):
+            response = json_error(
+                405, "unimplemented", f"{request.method} is not allowed on {request.path}"
+            )
+            response.headers["Allow"] = "GET, HEAD"
+            return response
         raise web.HTTPPermanentRedirect(f"{CONSOLE_PATH}/")
 
     async def index(self, request: web.Request) -> web.StreamResponse:
@@ -91,7 +105,7 @@ class StaticRoutes:
             body=self._assets.index,
             content_type="text/html",
             charset="utf-8",
-            headers={"Cache-Control": REVALIDATE, "X-Content-Type-Options": "nosniff"},
+            headers={"Cache-Control": REVALIDATE, **NO_FRAMING},
         )
 
     async def asset(self, request: web.Request) -> web.StreamResponse:
@@ -106,6 +120,6 @@ class StaticRoutes:
             headers={
                 "Content-Type": content_type(path),
                 "Cache-Control": cache,
-                "X-Content-Type-Options": "nosniff",
+                **NO_FRAMING,
             },
         )

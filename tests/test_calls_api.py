@@ -68,6 +68,8 @@ async def test_calls_are_filtered_by_each_field_and_all_of_them_together(
     ("query", "words"),
     [
         ("status=done", "status must be one of"),
+        ("since=9223372036854775808", "since must be an integer from 0 to"),
+        ("provider_id=99999999999999999999", "provider_id"),
         ("since=yesterday", "since"),
         ("provider_id=-1", "provider_id"),
     ],

@@ -70,6 +70,27 @@ async def test_an_old_version_is_served_but_not_cached_and_unknown_paths_are_404
         assert answer.json()["code"] == "not_found", path
 
 
+async def test_no_method_on_any_console_path_goes_upstream(address: str) -> None:
+    """The upstream fake answers 299 to whatever it gets: every answer here is ours."""
+    async with httpx.AsyncClient(base_url=f"http://{address}") as client:
+        for method in ("POST", "PUT", "DELETE", "OPTIONS"):
+            for path in ("/console", "/console/", "/console/assets/x/app.js"):
+                answer = await client.request(method, path)
+                assert answer.status_code in (404, 405), (method, path, answer.status_code)
+                assert answer.json()["code"] in ("not_found", "unimplemented"), (method, path)
+        head = await client.head("/console")
+        assert head.status_code == 308
+
+
+async def test_no_other_site_may_frame_the_console(address: str) -> None:
+    version = StaticAssets.packaged().version
+    for path in ("/console/", f"{ASSETS_PATH}/{version}/app.js"):
+        answer = await get(address, path)
+        assert answer.headers["x-frame-options"] == "DENY", path
+        assert answer.headers["content-security-policy"] == "frame-ancestors 'none'", path
+        assert answer.headers["x-content-type-options"] == "nosniff", path
+
+
 def test_the_version_changes_with_any_file() -> None:
     files = {"index.html": b"<p>%ASSETS%</p>", "app.js": b"1"}
     first = StaticAssets(files)

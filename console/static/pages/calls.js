@@ -1,5 +1,5 @@
-// Calls: every provider call, newest first, refreshed while the page is open (one request a
-// second at most), and one call's detail: timings, usage, error, the redacted request and, in
+// Calls: every provider call, newest first, refreshed every 2 s while the page is open (never
+// with a request still out), and one call's detail: timings, usage, error, the redacted request and, in
 // verbose mode, the raw response chunks with their time offsets.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api.js";
@@ -81,8 +81,13 @@ export function CallsPage() {
   const timer = useRef(null);
 
   const latest = useRef(0); // only the newest request's answer is shown
+  const inFlight = useRef(false);
 
-  async function load() {
+  // ``tick``: a refresh, skipped while a request is still out (so a slow server is never
+  // asked faster than it answers); a change of filters or page always asks at once.
+  async function load(tick = false) {
+    if (tick && inFlight.current) return;
+    inFlight.current = true;
     const mine = ++latest.current;
     try {
       const query = filterQuery(filters);
@@ -95,13 +100,15 @@ export function CallsPage() {
       setError(null);
     } catch (err) {
       if (mine === latest.current) setError(err);
+    } finally {
+      if (mine === latest.current) inFlight.current = false;
     }
   }
 
   useEffect(() => {
     load();
     if (!live || before) return undefined;
-    timer.current = setInterval(load, REFRESH_MS);
+    timer.current = setInterval(() => load(true), REFRESH_MS);
     return () => clearInterval(timer.current);
   }, [before, live, filters]);
 
@@ -149,7 +156,14 @@ export function CallDetailPage({ id }) {
   const [detail, setDetail] = useState(null);
   const [error, setError] = useState(null);
   useEffect(() => {
-    api("GET", `/calls/${encodeURIComponent(id)}`).then(setDetail, setError);
+    let current = true;
+    setDetail(null);
+    setError(null);
+    api("GET", `/calls/${encodeURIComponent(id)}`).then(
+      (d) => current && setDetail(d),
+      (e) => current && setError(e),
+    );
+    return () => { current = false; };
   }, [id]);
   if (error) return html`<div><h1>Call ${id}</h1><${FormError} error=${error} /></div>`;
   if (!detail) return html`<p class="loading">Loading…</p>`;

@@ -66,8 +66,14 @@ function Timeline({ runId }) {
   const [timeline, setTimeline] = useState(null);
   const [error, setError] = useState(null);
   useEffect(() => {
+    let current = true; // an answer for a run no longer chosen is dropped
     setTimeline(null);
-    api("GET", `/runs/${encodeURIComponent(runId)}/timeline`).then(setTimeline, setError);
+    setError(null);
+    api("GET", `/runs/${encodeURIComponent(runId)}/timeline`).then(
+      (t) => current && setTimeline(t),
+      (e) => current && setError(e),
+    );
+    return () => { current = false; };
   }, [runId]);
   if (error) return html`<${FormError} error=${error} />`;
   if (!timeline) return html`<p class="loading">Loading the timeline…</p>`;
@@ -103,10 +109,18 @@ export function ConversationPage({ id }) {
   const [error, setError] = useState(null);
   const [chosen, setChosen] = useState(null);
   useEffect(() => {
-    api("GET", `/conversations/${encodeURIComponent(id)}`).then((d) => {
-      setDetail(d);
-      setChosen(d.runs.length ? d.runs[0].run_id : null);
-    }, setError);
+    let current = true;
+    setDetail(null);
+    setError(null);
+    api("GET", `/conversations/${encodeURIComponent(id)}`).then(
+      (d) => {
+        if (!current) return;
+        setDetail(d);
+        setChosen(d.runs.length ? d.runs[0].run_id : null);
+      },
+      (e) => current && setError(e),
+    );
+    return () => { current = false; };
   }, [id]);
   if (error) return html`<div><h1>Conversation</h1><${FormError} error=${error} /></div>`;
   if (!detail) return html`<p class="loading">Loading…</p>`;

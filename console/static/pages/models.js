@@ -121,16 +121,35 @@ function Discover({ provider, saved, onSaved }) {
   </div>`;
 }
 
+const NUMBER_FIELDS = [
+  "max_output_tokens", "context_window_tokens", "sort_order",
+  "price_input_per_mtok", "price_output_per_mtok", "price_cache_read_per_mtok", "price_cache_write_per_mtok",
+];
+
+// Number fields are kept as the typed text ("1." stays "1." while a price is typed) and
+// converted only when saved; empty is null.
+function textOf(input) {
+  const form = { ...input };
+  for (const name of NUMBER_FIELDS) form[name] = form[name] == null ? "" : String(form[name]);
+  return form;
+}
+
+function inputFrom(form) {
+  const input = { ...form };
+  for (const name of NUMBER_FIELDS) input[name] = form[name].trim() === "" ? null : Number(form[name]);
+  return input;
+}
+
 function ModelEditor({ model, providerType, onSaved, onCancel }) {
-  const [form, setForm] = useState(inputOf(model));
+  const [form, setForm] = useState(textOf(inputOf(model)));
   const [error, setError] = useState(null);
-  const number = (name) => (e) => setForm({ ...form, [name]: e.target.value === "" ? null : Number(e.target.value) });
+  const number = (name) => (e) => setForm({ ...form, [name]: e.target.value });
 
   async function save(event) {
     event.preventDefault();
     setError(null);
     try {
-      await api("POST", `/providers/${model.provider_id}/models`, { models: [form] });
+      await api("POST", `/providers/${model.provider_id}/models`, { models: [inputFrom(form)] });
       onSaved();
     } catch (err) {
       setError(localError(err));
@@ -151,11 +170,11 @@ function ModelEditor({ model, providerType, onSaved, onCancel }) {
     <div class="row">
       <${Field} label=${providerType === "anthropic" ? "Max output tokens (required)" : "Max output tokens"} name="max_output_tokens" error=${error}>
         <input name="max_output_tokens" type="number" min="1" class=${invalid(error, "max_output_tokens")}
-          value=${form.max_output_tokens ?? ""} onInput=${number("max_output_tokens")} />
+          value=${form.max_output_tokens} onInput=${number("max_output_tokens")} />
       </${Field}>
       <${Field} label="Context window (tokens)" name="context_window_tokens" error=${error}>
         <input name="context_window_tokens" type="number" min="1" class=${invalid(error, "context_window_tokens")}
-          value=${form.context_window_tokens ?? ""} onInput=${number("context_window_tokens")} />
+          value=${form.context_window_tokens} onInput=${number("context_window_tokens")} />
       </${Field}>
     </div>
     <div class="row">
@@ -175,7 +194,7 @@ function ModelEditor({ model, providerType, onSaved, onCancel }) {
     <div class="row">
       ${PRICES.map(([name, label]) => html`<${Field} label=${label} name=${name} error=${error}>
         <input name=${name} type="number" step="any" class=${invalid(error, name)}
-          value=${form[name] ?? ""} onInput=${number(name)} />
+          value=${form[name]} onInput=${number(name)} />
       </${Field}>`)}
     </div>
     <${FormError} error=${error} fields=${MODEL_FIELDS} />
@@ -270,7 +289,7 @@ export function ModelsPage({ providerId }) {
       (p) => html`<${Discover} provider=${p} saved=${models.filter((m) => m.provider_id === p.id)} onSaved=${load} />`,
     )}
     ${editing &&
-    html`<${ModelEditor} model=${editing} providerType=${typeOf(editing.provider_id)}
+    html`<${ModelEditor} key=${editing.public_id} model=${editing} providerType=${typeOf(editing.provider_id)}
       onCancel=${() => setEditing(null)} onSaved=${() => { setEditing(null); load(); }} />`}
     <${CheckResult} result=${check} />
     ${models.length > 0 &&

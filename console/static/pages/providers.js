@@ -175,7 +175,7 @@ export function ProvidersPage() {
     <h1>Providers</h1>
     <${FormError} error=${error} />
     ${editing &&
-    html`<${ProviderForm} provider=${editing} onCancel=${() => setEditing(null)}
+    html`<${ProviderForm} key=${editing.id ?? "new"} provider=${editing} onCancel=${() => setEditing(null)}
       onSaved=${() => { setEditing(null); load(); }} />`}
     ${deleting &&
     html`<${DeleteConfirm} provider=${deleting} models=${models} onCancel=${() => setDeleting(null)}
