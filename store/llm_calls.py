@@ -288,15 +288,21 @@ class CallRecords:
             CHUNKS, ("call_id", "seq", "offset_ms", "data"), _database=database
         )
 
-    def start(self, call: NewCall, request: OutgoingRequest | None = None) -> int:
+    def start(
+        self,
+        call: NewCall,
+        request: OutgoingRequest | None = None,
+        started_at_ms: int | None = None,
+    ) -> int:
         """Insert the ``running`` row (with the request, when given) in one transaction;
         returns its id. One commit, because the call's first events wait behind it.
+        ``started_at_ms``: when the call started (now when not given).
 
         The request's size goes into the inserted row itself (no separate update)."""
         params = (
             *msgspec.structs.astuple(call),
             CallStatus.RUNNING.value,
-            now_ms(),
+            now_ms() if started_at_ms is None else started_at_ms,
             0,
             None if request is None else request.byte_count,
         )

@@ -60,6 +60,7 @@ from store.catalog import (
     save_models,
     update_observability,
 )
+from store.clock import now_ms
 from store.llm_calls import CallRecords, CallStatus, NewCall
 from tests.conftest import StartServer
 from tests.support.fake_provider import (
@@ -267,6 +268,34 @@ async def test_events_flow_while_the_database_is_locked_and_the_end_waits_for_th
     assert end.status is CallStatus.CANCELLED
     record = CallRecords(server_store.database).get(end.record_id or -1)
     assert record is not None and record.call.status == "cancelled"
+
+
+async def test_a_record_starts_when_its_call_started_not_when_the_recorder_got_to_it(
+    fake: FakeProvider, client: httpx.AsyncClient, server_store: Store, tmp_path: Path
+) -> None:
+    """The recorder is shared: while the database is locked, a second call's start waits in
+    its mailbox behind the first one's write. Its record still says when it started."""
+    route = make_route(server_store.database, fake.base_url, "openai-chat")
+    provider_deps = deps(server_store, client)
+    fake.enqueue(Script.sse(chat_events(text=["a"])), Script.sse(chat_events(text=["b"])))
+    blocker = sqlite3.connect(tmp_path / "test.db", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        first, second = Listener(), Listener()
+        start(route, first, provider_deps)
+        await fake.wait_for_request(1)  # the recorder is now stuck on the first call's insert
+        call = StartProviderCall(
+            run_id="run-2", model_call_id="run-2:0", request=REQUEST, route=route
+        )
+        start_provider_call(call, second, provider_deps)
+        await fake.wait_for_request(2)  # the second call started, its record not yet written
+    finally:
+        released_at_ms = now_ms()
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    _, end = await second.until_end()
+    record = CallRecords(server_store.database).get(end.record_id or -1)
+    assert record is not None and record.call.started_at_ms <= released_at_ms
 
 
 class GoneListener(Listener):

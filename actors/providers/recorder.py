@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -24,6 +25,7 @@ import pykka
 from actors.conversation.request import ModelRoute
 from actors.providers.redaction import redacted_headers, route_secrets, scrub_bytes, scrub_text
 from store.catalog import ObservabilitySettings, get_observability
+from store.clock import now_ms
 from store.llm_calls import CallEnd, CallRecords, NewCall, OutgoingRequest, RecordedChunk
 
 if TYPE_CHECKING:
@@ -135,8 +137,11 @@ class CallRecorderActor(pykka.ThreadingActor):
                 body=scrub_text(body.decode("utf-8", "replace"), call.secrets),
                 byte_count=len(body),
             )
+        # The record's start is when the call started, not when this actor got to it (its
+        # mailbox may hold other calls' writes): the monotonic start, moved onto the clock.
+        started_at_ms = now_ms() - round((time.monotonic() - start.started) * 1000)
         try:
-            call.record_id = self._records.start(new_call, request)
+            call.record_id = self._records.start(new_call, request, started_at_ms)
         except peewee.DatabaseError:
             logger.exception("recording the start of call %s failed", start.model_call_id)
         self._calls[start.model_call_id] = call
