@@ -294,8 +294,7 @@ class AgentRun:
         self._messages = (*self._messages, pair.assistant, pair.result)
         completed = round_.committed(pair, message)
         if not committed.settled:
-            self._output.send(completed)
-            return
+            return self._output.send(completed) if completed else None
         # The next request first; the card's completion, the settled state and the runtime's
         # release of the round follow it.
         self._publish_settled_then_call(committed.call_index, lead=completed)

@@ -51,7 +51,7 @@ from wire.tools.frames import (
     shell_delta_frame,
     tool_call_started_frame,
 )
-from wire.tools.registry import UnsupportedTool, resolve_tool
+from wire.tools.registry import UnsupportedTool, resolve_tool, unknown_tool_result
 
 logger = logging.getLogger("cursor_server.tool_runtime")
 
@@ -65,7 +65,8 @@ MAX_WIRE_ID = 0xFFFF_FFFF
 class ToolCompleted(msgspec.Struct, frozen=True):
     """One call finished: what the LLM reads, and the typed ToolCall for ``tool_call_completed``.
 
-    ``tool_call`` is a serialized ``agent.ToolCall`` with args, result, id and both times.
+    ``tool_call`` is a serialized ``agent.ToolCall`` with args, result, id and both times, or
+    empty for a call of a tool that does not exist (it has no card).
     """
 
     round_id: str
@@ -256,6 +257,7 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         calls = sorted(request.calls, key=lambda call: call.index)
         # Every call is checked before anything is sent, so a bad round sends nothing.
         seen: set[str] = set()
+        unknown: set[str] = set()
         for call in calls:
             if call.call_id in self._dispatched or call.call_id in seen:
                 self._fail(protocol_error(f"tool call {call.call_id} was dispatched twice"))
@@ -263,11 +265,28 @@ class ToolRuntimeActor(pykka.ThreadingActor):
             seen.add(call.call_id)
             try:
                 resolve_tool(call.name)
-            except UnsupportedTool as exc:
-                self._fail(protocol_error(exc.message))
-                return
+            except UnsupportedTool:
+                unknown.add(call.call_id)
         for call in calls:
             self._dispatched.add(call.call_id)
+            if call.call_id in unknown:
+                # The model's mistake, not the client's: the model reads why, the turn goes on.
+                now = self._clock()
+                text = unknown_tool_result(call.name)
+                self._tell(
+                    ToolCompleted(
+                        request.round_id,
+                        call.call_id,
+                        call.name,
+                        call.model_call_id,
+                        text,
+                        True,
+                        b"",
+                        now,
+                        now,
+                    )
+                )
+                continue
             execution = prepare_tool_call(call.name, call.call_id, call.arguments, self._context)
             started_at = self._clock()
             started = stamp_tool_call(execution.started(), call.call_id, started_at)

@@ -38,6 +38,7 @@ from tests.support.fake_provider import (
 )
 from wire.proto import agent_v1_pb2 as agent
 from wire.proto import aiserver_v1_pb2 as aiserver
+from wire.tools.registry import unknown_tool_result
 
 
 @pytest.fixture
@@ -500,34 +501,31 @@ async def test_a_provider_stream_cut_mid_stream_ends_the_run_unavailable(
 # ---- protocol failures ----
 
 
-async def test_an_unknown_tool_from_the_model_fails_the_run_before_any_exec(
+async def test_an_unknown_tool_from_the_model_is_an_error_it_reads_and_the_turn_goes_on(
     fake: FakeProvider, public_id: str, cursor: FakeCursor, server_store: Store, workspace: Path
 ) -> None:
+    """The model's mistake is not the client's: the known call runs, the unknown one shows no
+    card and sends no exec, and the next request holds its error result."""
     (workspace / "a.txt").write_text("alpha\n")
     tools = [
         FakeToolCall("call_ok", "Read", args(path="/a.txt")),
         FakeToolCall("call_bad", "Teleport", args(to="mars")),
     ]
     fake.enqueue(Script.sse(chat_events(tools=tools)))
-    fake.enqueue(Script.sse(chat_events(text=["never asked"])))
+    fake.enqueue(Script.sse(chat_events(text=["sorry, no teleport"])))
     log = await CursorSession(cursor, "turn-unknown", workspace=workspace).run(
         user_turn_message("go", public_id)
     )
-    assert log.end == {
-        "error": {
-            "code": "invalid_argument",
-            "message": "protocol error: unsupported tool: Teleport",
-        }
-    }
-    kinds = log.kinds()
-    # The round is refused as a whole: not even the known call is started or sent.
-    assert exec_requests(log) == []
-    assert "tool_call_started" not in kinds and "tool_call_completed" not in kinds
-    assert "exec_server_control_message" not in kinds
+    assert log.end == {}
+    assert [r.WhichOneof("message") for r in exec_requests(log)] == ["read_args"]
+    assert [u.call_id for u in updates(log, "tool_call_started")] == ["call_ok"]
+    assert [u.call_id for u in updates(log, "tool_call_completed")] == ["call_ok"]
     assert all(p.call_id != "call_bad" for p in updates(log, "partial_tool_call"))
-    assert "turn_ended" not in kinds
-    assert len(fake.requests) == 1
-    assert run_status(server_store, "turn-unknown") == "failed"
+    results = tool_results(fake.requests[1].json)
+    assert results["call_bad"] == unknown_tool_result("Teleport")
+    assert "alpha" in results["call_ok"]
+    assert "turn_ended" in log.kinds()
+    assert run_status(server_store, "turn-unknown") == "completed"
 
 
 @pytest.mark.parametrize(

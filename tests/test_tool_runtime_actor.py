@@ -35,6 +35,7 @@ from tests.support.actor_doubles import WAIT_S, QueueListener, RecordingOutput
 from wire.errors import Code
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ExecContext
+from wire.tools.registry import unknown_tool_result
 
 MODEL_CALL_ID = "req-tools:0"
 
@@ -361,10 +362,22 @@ def test_only_the_first_failure_is_told(run: Run) -> None:
     run.listener.assert_silent()
 
 
-def test_an_unknown_tool_name_fails_the_round_before_anything_is_sent(run: Run) -> None:
+def test_an_unknown_tool_name_is_an_error_result_for_the_model_and_shows_no_card(
+    run: Run,
+) -> None:
+    """The model's mistake, not the client's: the known call runs, the unknown one completes
+    at once as an error the model reads, with no card and no exec."""
     run.round("r1", call("a", "Read", 0, path="/a"), call("b", "Teleport", 1, to="mars"))
-    run.failed("protocol error: unsupported tool: Teleport")
-    run.output.assert_silent()
+    started, request = run.dispatched()
+    assert started.call_id == "a" and request.WhichOneof("message") == "read_args"
+    refused = run.listener.completed()
+    assert (refused.call_id, refused.name, refused.is_error) == ("b", "Teleport", True)
+    assert refused.content == unknown_tool_result("Teleport")
+    assert refused.tool_call == b"" and refused.wire_ids == ()
+    run.output.assert_silent()  # nothing about the unknown call reaches the editor
+    run.client(read_ok(request.id, "text"))
+    done = run.listener.completed()
+    assert (done.call_id, done.is_error) == ("a", False)
 
 
 def test_an_unknown_interaction_response_fails_the_run(run: Run) -> None:

@@ -131,8 +131,11 @@ class ToolRound:
 
     def committed(self, pair: ToolPair, completed: ToolCompleted) -> bytes:
         """The pair is committed: later pairs no longer carry the message's text, the call's
-        card joins the steps, and the frame that shows it completed is returned."""
+        card joins the steps, and the frame that shows it completed is returned (empty for a
+        call of a tool that does not exist: it has no card)."""
         self._first_pair = False
+        if not completed.tool_call:
+            return b""
         self.steps.append(ToolCallStep(completed.tool_call))
         call = pair.call
         return tool_call_completed_frame(call.call_id, call.model_call_id, completed.tool_call)

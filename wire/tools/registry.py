@@ -63,6 +63,14 @@ def normalize_tool_name(name: str) -> str:
 _BY_NORMALIZED = {normalize_tool_name(name): definition for name, definition in REGISTRY.items()}
 
 
+def unknown_tool_result(name: str) -> str:
+    """What the model reads after calling a tool that does not exist (no card is shown)."""
+    return (
+        f"Error: there is no tool named {name!r}. Call only the tools you were given, with "
+        "their exact names."
+    )
+
+
 class UnsupportedTool(Exception):
     """The model called a tool this server does not run; the run fails with ``message``."""
 
