@@ -218,7 +218,9 @@ async def test_a_stalled_turn_shows_the_checkpoint_it_waits_for(
             return None
         lanes: dict[str, Any] = answer.json()["lanes"]
         finals = [c for c in lanes["checkpoints"] if c["kind"] == "final"]
-        return lanes if finals else None
+        # The job is on the timeline once submitted, which can be before its blob's KV SET has
+        # reached the client: wait for the client to hold that ACK too.
+        return lanes if finals and held else None
 
     lanes = await wait_until(stalled, "the final checkpoint's job on the timeline")
     (run,) = lanes["run"]
