@@ -501,6 +501,26 @@ async def test_a_provider_stream_cut_mid_stream_ends_the_run_unavailable(
 # ---- protocol failures ----
 
 
+async def test_a_round_of_only_unknown_tools_settles_and_the_model_is_asked_again(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor, server_store: Store
+) -> None:
+    tools = [
+        FakeToolCall("call_x", "Teleport", args(to="mars")),
+        FakeToolCall("call_y", "Levitate", args(height=3)),
+    ]
+    fake.enqueue(Script.sse(chat_events(tools=tools)))
+    fake.enqueue(Script.sse(chat_events(text=["I cannot do that"])))
+    log = await CursorSession(cursor, "turn-all-unknown").run(user_turn_message("go", public_id))
+    assert log.end == {}
+    assert exec_requests(log) == [] and updates(log, "tool_call_started") == []
+    results = tool_results(fake.requests[1].json)
+    assert results == {
+        "call_x": unknown_tool_result("Teleport"),
+        "call_y": unknown_tool_result("Levitate"),
+    }
+    assert run_status(server_store, "turn-all-unknown") == "completed"
+
+
 async def test_an_unknown_tool_from_the_model_is_an_error_it_reads_and_the_turn_goes_on(
     fake: FakeProvider, public_id: str, cursor: FakeCursor, server_store: Store, workspace: Path
 ) -> None:
