@@ -32,6 +32,7 @@ from console.calls_api import CallsApi
 from console.connection_api import ConnectionApi
 from console.conversations_api import ConversationsApi
 from console.model_check_api import ModelCheckApi, ModelCheckDeps
+from console.numbers import bigint_of
 from console.session_api import SessionApi
 from console.static_routes import StaticRoutes
 from console.stats_api import StatsApi
@@ -57,7 +58,6 @@ ANTHROPIC_VERSION = "2023-06-01"
 PROVIDER_MESSAGE_MAX_CHARS = 500
 REDACTED = "[redacted]"
 FAILED = "model discovery failed"
-MAX_ROW_ID = 2**63 - 1
 
 T = TypeVar("T")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -125,9 +125,10 @@ def json_response(value: object, status: int = 200) -> web.Response:
 def provider_id_of(request: web.Request) -> int:
     """The ``{provider_id}`` path part; anything but a row id is an unknown provider (404)."""
     text = request.match_info["provider_id"]
-    if not (text.isascii() and text.isdigit()) or int(text) > MAX_ROW_ID:
+    provider_id = bigint_of(text)
+    if provider_id is None:
         raise ApiError(404, "not_found", f"provider {text} not found")
-    return int(text)
+    return provider_id
 
 
 class SaveModelsBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -13,12 +13,11 @@ import msgspec
 import peewee
 from aiohttp import web
 
+from console.numbers import MAX_BIGINT, bigint_of
 from store.call_stats import call_costs
 from store.llm_calls import CallDetail, CallFilter, CallRecords, CallStatus, CallSummary
 from wire.http.responses import json_error
 
-# The widest value a filter may hold (a BIGINT column).
-MAX_INT = 2**63 - 1
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 500
 
@@ -39,9 +38,10 @@ def _query_int(request: web.Request, name: str) -> int | None:
     raw = request.query.get(name)
     if raw is None or raw == "":
         return None
-    if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_INT:
-        raise ValueError(f"{name} must be an integer from 0 to {MAX_INT}, got {raw!r}")
-    return int(raw)
+    value = bigint_of(raw)
+    if value is None:
+        raise ValueError(f"{name} must be an integer from 0 to {MAX_BIGINT}, got {raw!r}")
+    return value
 
 
 def _filter(request: web.Request) -> CallFilter:
@@ -113,9 +113,10 @@ class CallsApi:
 
     async def get_call(self, request: web.Request) -> web.Response:
         raw = request.match_info["call_id"]
-        if not raw.isdigit():
+        call_id = bigint_of(raw)
+        if call_id is None:
             return json_error(400, "invalid_argument", f"call id must be an integer, got {raw!r}")
-        detail = await asyncio.to_thread(self._records.get, int(raw))
+        detail = await asyncio.to_thread(self._records.get, call_id)
         if detail is None:
             return json_error(404, "not_found", f"call not found: {raw}")
         return web.Response(

@@ -19,13 +19,12 @@ import msgspec
 import peewee
 from aiohttp import web
 
+from console.numbers import bigint_of
 from store.run_history import ConversationSummary, PageCursor, RunHistory
 from wire.http.responses import json_error
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
-# The widest integer a cursor's time may be (a BIGINT column).
-MAX_MS = 2**63 - 1
 
 
 class ConversationList(msgspec.Struct, frozen=True):
@@ -55,9 +54,10 @@ def decode_cursor(raw: str | None) -> PageCursor | None:
     if raw is None or raw == "":
         return None
     ms, separator, conversation_id = raw.partition(":")
-    if not separator or not (ms.isascii() and ms.isdigit()) or int(ms) > MAX_MS:
+    last_activity_ms = bigint_of(ms)
+    if not separator or last_activity_ms is None:
         raise BadQuery(f"before must be a next_before value of a previous page, got {raw!r}")
-    return PageCursor(int(ms), conversation_id)
+    return PageCursor(last_activity_ms, conversation_id)
 
 
 def _json(value: object) -> web.Response:
