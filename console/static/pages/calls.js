@@ -3,6 +3,7 @@
 // verbose mode, the raw response chunks with their time offsets.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api.js";
+import { useCatalog } from "../catalog.js";
 import { FormError, count, html, ms, when } from "../ui.js";
 
 const REFRESH_MS = 2000;
@@ -38,12 +39,8 @@ function filterQuery(filters) {
 }
 
 function Filters({ filters, onChange }) {
-  const [providers, setProviders] = useState([]);
-  const [models, setModels] = useState([]);
-  useEffect(() => {
-    api("GET", "/providers").then(setProviders, () => null);
-    api("GET", "/models").then(setModels, () => null);
-  }, []);
+  // The filters' choices; without them the listing still works, so a failure only hides them.
+  const { providers, models } = useCatalog(() => null);
   const set = (name) => (e) => onChange({ ...filters, [name]: e.target.value });
   // Typed freely, applied on Enter or when the field is left.
   const [conversation, setConversation] = useState(filters.conversation_id);
@@ -52,7 +49,7 @@ function Filters({ filters, onChange }) {
   return html`<div class="row" aria-label="Filters">
     <select aria-label="Provider" value=${filters.provider_id} onChange=${set("provider_id")}>
       <option value="">every provider</option>
-      ${providers.map((p) => html`<option value=${String(p.id)}>${p.name}</option>`)}
+      ${(providers || []).map((p) => html`<option value=${String(p.id)}>${p.name}</option>`)}
     </select>
     <select aria-label="Model" value=${filters.model} onChange=${set("model")}>
       <option value="">every model</option>

@@ -1,6 +1,7 @@
 // Models: discover a provider's models and add the chosen ones in one save; edit or delete one.
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { api } from "../api.js";
+import { useCatalog } from "../catalog.js";
 import { Field, FormError, count, html, invalid, ms } from "../ui.js";
 
 const EFFORTS = {
@@ -236,8 +237,6 @@ function CheckResult({ result }) {
 }
 
 export function ModelsPage({ providerId }) {
-  const [providers, setProviders] = useState(null);
-  const [models, setModels] = useState([]);
   const [editing, setEditing] = useState(null);
   const [error, setError] = useState(null);
   const [check, setCheck] = useState(null);
@@ -257,16 +256,7 @@ export function ModelsPage({ providerId }) {
     }
   }
 
-  async function load() {
-    try {
-      const [p, m] = await Promise.all([api("GET", "/providers"), api("GET", "/models")]);
-      setProviders(p);
-      setModels(m);
-    } catch (err) {
-      setError(err);
-    }
-  }
-  useEffect(() => { load(); }, []);
+  const { providers, models, reload: load } = useCatalog(setError);
 
   async function remove(model) {
     if (!window.confirm(`Delete the model ${model.display_name}? Its call records stay.`)) return;

@@ -1,7 +1,8 @@
 // Providers: list, add from a preset, edit, delete. The key is write-only: the page only ever
 // knows whether one is set, and can replace or clear it.
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { api } from "../api.js";
+import { useCatalog } from "../catalog.js";
 import { Field, FormError, html, invalid } from "../ui.js";
 
 export const PRESETS = [
@@ -154,22 +155,10 @@ function DeleteConfirm({ provider, models, onDone, onCancel }) {
 }
 
 export function ProvidersPage() {
-  const [providers, setProviders] = useState(null);
-  const [models, setModels] = useState([]);
   const [editing, setEditing] = useState(null); // {} for a new one
   const [deleting, setDeleting] = useState(null);
   const [error, setError] = useState(null);
-
-  async function load() {
-    try {
-      const [p, m] = await Promise.all([api("GET", "/providers"), api("GET", "/models")]);
-      setProviders(p);
-      setModels(m);
-    } catch (err) {
-      setError(err);
-    }
-  }
-  useEffect(() => { load(); }, []);
+  const { providers, models, reload: load } = useCatalog(setError);
 
   return html`<div>
     <h1>Providers</h1>
