@@ -143,7 +143,7 @@ class RunChildren:
         """Tell the ToolRuntimeActor, started on first use with the run's exec context."""
         if self._tools is None:
             self._tools = start_tool_runtime(
-                self._request_id, self._output, self._listener, context
+                self._request_id, self._output, self._listener, context, timers=self._deps.tasks
             )
         _tell(self._tools, message)
 

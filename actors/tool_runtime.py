@@ -1,26 +1,35 @@
 """The ToolRuntimeActor: one per run, the owner of the run's tool executions on the editor.
 
-The model's tool calls run on the user's machine through the Exec sub-protocol carried in the
-run's stream. This actor is the only owner of the run's Exec/Interaction wire-id space (one
-counter from 1, never reused, across every round of the run) and of the terminal tombstones
-that tell a duplicate answer from an unknown one; tombstones live until the SessionActor says
-the round settled. What each tool sends and how its answers read is ``wire.tools``.
+The model's tool calls run on the user's machine through the Exec and Interaction
+sub-protocols carried in the run's stream. This actor is the only owner of the run's wire-id
+space, shared by both (one counter from 1, never reused, across every round of the run: an
+exec request, an interaction query, an edit's Write, a poll each take a new id), and of the
+terminal tombstones that tell a duplicate answer from an unknown one; tombstones live until
+the SessionActor says the round settled. What each tool sends and how its answers read is
+``wire.tools``.
 
-Per round, each call in index order gets its ``tool_call_started`` frame and then its request;
-local tools and calls with bad arguments complete at once. Every completion is told to the
-listener as ``ToolCompleted`` in the order results arrive: the LLM string and the typed
-ToolCall with real timestamps. ``tool_call_completed`` itself is the SessionActor's to send,
-after it commits the result (``wire.tools.frames.tool_call_completed_frame``).
+Per round, each call in index order gets its ``tool_call_started`` frame and then its request
+or query; local tools and calls with bad arguments complete at once. A call may also ask for a
+pause (``WakeAfter``: a poll's interval, a local timer); its deadline arrives as a
+``ToolWakeDue`` message from a timer, never by sleeping in the mailbox. Every completion is
+told to the listener as ``ToolCompleted`` in the order results arrive: the LLM string and the
+typed ToolCall with real timestamps. ``tool_call_completed`` itself is the SessionActor's to
+send, after it commits the result (``wire.tools.frames.tool_call_completed_frame``). An
+approval is never a result: a query's answer either completes the call or leads to its next
+request.
 
-A protocol violation (unknown id, duplicate terminal, a result of the wrong kind, a stream
-closed early, a throw) is told once as ``ToolRuntimeFailed`` and ends the run; later client
-messages are ignored. Pending executions stay pending so ``AbortPendingExecs`` can abort them:
-that sends one abort per pending exec in ascending id order, reports ``ToolRuntimeStopped``
-and stops the actor. The mailbox never waits on anything.
+A protocol violation (unknown id, duplicate terminal, an answer of the wrong kind or on the
+wrong channel, a stream closed early, a throw) is told once as ``ToolRuntimeFailed`` and ends
+the run; later client messages are ignored. Pending executions stay pending so
+``AbortPendingExecs`` can end them: one abort per pending exec in ascending id order; pending
+queries and pauses are closed with no wire message (Cursor's protocol has no abort for a
+query; the EndStream closes its card); then ``ToolRuntimeStopped`` and the actor stops. The
+mailbox never waits on anything.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +39,7 @@ import msgspec
 import pykka
 
 from actors.conversation.model import CanonicalToolCall
+from actors.loop.timers import Timer, Timers
 from actors.run_output import RunOutput
 from store.clock import now_ms
 from wire.errors import Code, ConnectError, protocol_error
@@ -37,17 +47,22 @@ from wire.log import format_event, log_event
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import (
     ExecContext,
+    ExecStep,
     SendExec,
+    SendQuery,
     ShellOutput,
+    ToolChannel,
     ToolExecution,
     ToolOutcome,
     Waiting,
+    WakeAfter,
     WrongResult,
 )
 from wire.tools.dispatch import prepare_tool_call, stamp_tool_call
 from wire.tools.frames import (
     exec_abort_frame,
     exec_request_frame,
+    interaction_query_frame,
     shell_delta_frame,
     tool_call_started_frame,
 )
@@ -90,7 +105,8 @@ class ToolRuntimeFailed(msgspec.Struct, frozen=True):
 
 
 class AbortedExec(msgspec.Struct, frozen=True):
-    """A call whose pending exec was aborted: its execs' wire ids, the aborted one last."""
+    """A call ended unfinished: the wire ids of its requests and queries, the pending one last
+    (none for a call that was only pausing)."""
 
     call_id: str
     name: str
@@ -98,9 +114,11 @@ class AbortedExec(msgspec.Struct, frozen=True):
 
 
 class ToolRuntimeStopped(msgspec.Struct, frozen=True):
-    """Aborts were sent for these calls' pending execs (ascending ids); the actor has stopped."""
+    """Aborts were sent for these calls' pending execs (ascending ids); ``closed`` calls were
+    waiting on a query or a pause and ended with no wire message; the actor has stopped."""
 
     aborted: tuple[AbortedExec, ...]
+    closed: tuple[AbortedExec, ...] = ()
 
     @property
     def aborted_ids(self) -> tuple[int, ...]:
@@ -145,6 +163,12 @@ class InteractionResponseReceived(msgspec.Struct, frozen=True):
     message: agent.InteractionResponse
 
 
+class ToolWakeDue(msgspec.Struct, frozen=True):
+    """The pause numbered ``wake_id`` is over (told by its timer)."""
+
+    wake_id: int
+
+
 class RoundSettled(msgspec.Struct, frozen=True):
     """Every result of the round is committed: its tombstones can go."""
 
@@ -162,6 +186,7 @@ ToolRuntimeMessage = (
     | ExecMessageReceived
     | ExecControlReceived
     | InteractionResponseReceived
+    | ToolWakeDue
     | RoundSettled
     | AbortPendingExecs
 )
@@ -176,13 +201,20 @@ class _Pending:
     call: CanonicalToolCall
     execution: ToolExecution
     started_at_ms: int
-    wire_ids: list[int] = field(default_factory=list)  # its execs' ids, the pending one last
+    wire_ids: list[int] = field(default_factory=list)  # its requests' ids, the pending one last
 
 
 @dataclass(slots=True, frozen=True)
 class _Tombstone:
     round_id: str
     call_id: str
+    channel: ToolChannel  # EXEC or INTERACTION: which kind of answer the id took
+
+
+@dataclass(slots=True)
+class _Pause:
+    pending: _Pending
+    timer: Timer
 
 
 class ToolRuntimeActor(pykka.ThreadingActor):
@@ -197,6 +229,7 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         listener: ToolRuntimeListener,
         context: ExecContext | None = None,
         clock: Callable[[], int] = now_ms,
+        timers: Timers | None = None,
     ) -> None:
         super().__init__()
         self.request_id = request_id
@@ -204,8 +237,12 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         self._listener = listener
         self._context = context or ExecContext()
         self._clock = clock
+        self._timers = timers
         self._next_id = 1
-        self._pending: dict[int, _Pending] = {}
+        self._pending: dict[int, _Pending] = {}  # pending execs by wire id
+        self._queries: dict[int, _Pending] = {}  # pending interaction queries by wire id
+        self._pauses: dict[int, _Pause] = {}  # calls waiting for a ToolWakeDue, by wake id
+        self._next_wake_id = 1
         self._tombstones: dict[int, _Tombstone] = {}
         self._dispatched: set[str] = set()  # call ids ever dispatched in this run
         self._failure: ConnectError | None = None
@@ -238,9 +275,11 @@ class ToolRuntimeActor(pykka.ThreadingActor):
                 if self._failure is None:
                     self._on_control(control)
             case InteractionResponseReceived(message=response):
-                # No tool runs over the Interaction channel yet, so no id can be waiting.
                 if self._failure is None:
-                    self._fail(protocol_error(f"unknown InteractionResponse id: {response.id}"))
+                    self._on_response(response)
+            case ToolWakeDue(wake_id=wake_id):
+                if self._failure is None:
+                    self._on_wake(wake_id)
             case RoundSettled(round_id=round_id):
                 self._on_settled(round_id)
             case AbortPendingExecs(reason=reason):
@@ -292,12 +331,9 @@ class ToolRuntimeActor(pykka.ThreadingActor):
             started = stamp_tool_call(execution.started(), call.call_id, started_at)
             self._output.send(tool_call_started_frame(call.call_id, call.model_call_id, started))
             pending = _Pending(request.round_id, call, execution, started_at)
-            step = execution.begin()
-            if isinstance(step, SendExec):
-                if not self._send_exec(pending, step):
-                    return
-            else:
-                self._complete(pending, step)
+            self._advance(pending, execution.begin())
+            if self._failure is not None:
+                return
             log_event(
                 logger,
                 logging.DEBUG,
@@ -309,16 +345,63 @@ class ToolRuntimeActor(pykka.ThreadingActor):
                 channel=execution.channel.value,
             )
 
-    def _send_exec(self, pending: _Pending, step: SendExec) -> bool:
+    def _advance(self, pending: _Pending, step: ExecStep, channel: str = "Exec result") -> None:
+        """Carry out what a call's state machine said; ``channel`` names the kind of answer
+        that led here, for the error of an answer of the wrong kind."""
+        match step:
+            case Waiting():
+                pass
+            case ShellOutput(stream=stream, text=text):
+                call = pending.call
+                self._output.send(shell_delta_frame(call.call_id, call.model_call_id, stream, text))
+            case SendExec(message=message):
+                wire_id = self._new_wire_id()
+                if wire_id is not None:
+                    self._pending[wire_id] = pending
+                    pending.wire_ids.append(wire_id)
+                    self._output.send(exec_request_frame(wire_id, message))
+            case SendQuery(query=query):
+                wire_id = self._new_wire_id()
+                if wire_id is not None:
+                    self._queries[wire_id] = pending
+                    pending.wire_ids.append(wire_id)
+                    self._output.send(interaction_query_frame(wire_id, query))
+            case WakeAfter(delay_ms=delay_ms):
+                self._pause(pending, delay_ms)
+            case ToolOutcome():
+                self._complete(pending, step)
+            case WrongResult():
+                self._fail(
+                    protocol_error(f"unexpected {channel} for tool {pending.execution.tool}")
+                )
+
+    def _new_wire_id(self) -> int | None:
         wire_id = self._next_id
         if wire_id > MAX_WIRE_ID:
             self._fail(protocol_error("exec id space exhausted for this run"))
-            return False
+            return None
         self._next_id += 1
-        self._pending[wire_id] = pending
-        pending.wire_ids.append(wire_id)
-        self._output.send(exec_request_frame(wire_id, step.message))
-        return True
+        return wire_id
+
+    def _pause(self, pending: _Pending, delay_ms: int) -> None:
+        if self._timers is None:
+            raise RuntimeError("this tool runtime has no timers, so no call can pause")
+        wake_id = self._next_wake_id
+        self._next_wake_id += 1
+        ref = self.actor_ref
+        due = ToolWakeDue(wake_id)
+
+        def tell() -> None:
+            with contextlib.suppress(pykka.ActorDeadError):
+                ref.tell(due)
+
+        timer = self._timers.call_later(max(delay_ms, 0) / 1000, tell)
+        self._pauses[wake_id] = _Pause(pending, timer)
+
+    def _on_wake(self, wake_id: int) -> None:
+        pause = self._pauses.pop(wake_id, None)
+        if pause is not None:  # None: closed by an abort before its timer fired
+            self._advance(pause.pending, pause.pending.execution.wake())
 
     # ---- client answers ----
 
@@ -326,30 +409,30 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         wire_id = message.id
         pending = self._pending.get(wire_id)
         if pending is None:
-            if wire_id in self._tombstones:
+            if self._tombstoned(wire_id, ToolChannel.EXEC):
                 self._fail(protocol_error(f"duplicate terminal ExecClientMessage id: {wire_id}"))
             else:
                 self._fail(protocol_error(f"unknown ExecClientMessage id: {wire_id}"))
             return
         step = pending.execution.feed(message)
-        match step:
-            case Waiting():
-                pass
-            case ShellOutput(stream=stream, text=text):
-                call = pending.call
-                self._output.send(shell_delta_frame(call.call_id, call.model_call_id, stream, text))
-            case SendExec():
-                # The next phase of the same call (an edit's Write) under a new id.
-                self._take(wire_id)
-                self._send_exec(pending, step)
-            case ToolOutcome():
-                self._take(wire_id)
-                self._complete(pending, step)
-            case WrongResult():
-                self._take(wire_id)
-                self._fail(
-                    protocol_error(f"unexpected Exec result for tool {pending.execution.tool}")
-                )
+        if not isinstance(step, Waiting | ShellOutput):
+            # Terminal for this request: the call ends, fails, or goes on under a new id.
+            self._take(wire_id)
+        self._advance(pending, step)
+
+    def _on_response(self, response: agent.InteractionResponse) -> None:
+        wire_id = response.id
+        pending = self._queries.pop(wire_id, None)
+        if pending is None:
+            if self._tombstoned(wire_id, ToolChannel.INTERACTION):
+                self._fail(protocol_error(f"duplicate terminal InteractionResponse id: {wire_id}"))
+            else:
+                self._fail(protocol_error(f"unknown InteractionResponse id: {wire_id}"))
+            return
+        self._tombstones[wire_id] = _Tombstone(
+            pending.round_id, pending.call.call_id, ToolChannel.INTERACTION
+        )
+        self._advance(pending, pending.execution.respond(response), "InteractionResponse")
 
     def _on_control(self, control: agent.ExecClientControlMessage) -> None:
         match control.WhichOneof("message"):
@@ -373,10 +456,18 @@ class ToolRuntimeActor(pykka.ThreadingActor):
             case _:
                 pass  # heartbeat, or nothing
 
+    def _tombstoned(self, wire_id: int, channel: ToolChannel) -> bool:
+        """Whether ``wire_id`` already took its terminal answer on ``channel`` (an answer on
+        the other channel is for an id that was never asked there: unknown)."""
+        stone = self._tombstones.get(wire_id)
+        return stone is not None and stone.channel is channel
+
     def _take(self, wire_id: int) -> _Pending:
         """Remove a pending exec, leaving a tombstone until its round settles."""
         pending = self._pending.pop(wire_id)
-        self._tombstones[wire_id] = _Tombstone(pending.round_id, pending.call.call_id)
+        self._tombstones[wire_id] = _Tombstone(
+            pending.round_id, pending.call.call_id, ToolChannel.EXEC
+        )
         return pending
 
     def _complete(self, pending: _Pending, outcome: ToolOutcome) -> None:
@@ -444,13 +535,16 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         self._tell(ToolRuntimeFailed(error))
 
     def _abort_all(self, reason: str) -> None:
-        aborted = tuple(
-            AbortedExec(pending.call.call_id, pending.call.name, tuple(pending.wire_ids))
-            for _, pending in sorted(self._pending.items())
-        )
+        aborted = tuple(_ended(pending) for _, pending in sorted(self._pending.items()))
         for exec_ in aborted:
             self._output.send(exec_abort_frame(exec_.wire_ids[-1]))
+        closed = [_ended(pending) for _, pending in sorted(self._queries.items())]
+        for pause in self._pauses.values():
+            pause.timer.cancel()
+            closed.append(_ended(pause.pending))
         self._pending.clear()
+        self._queries.clear()
+        self._pauses.clear()
         self._tombstones.clear()
         log_event(
             logger,
@@ -459,9 +553,14 @@ class ToolRuntimeActor(pykka.ThreadingActor):
             request_id=self.request_id,
             reason=reason,
             aborted=len(aborted),
+            closed=len(closed),
         )
-        self._tell(ToolRuntimeStopped(aborted))
+        self._tell(ToolRuntimeStopped(aborted, tuple(closed)))
         self.stop()
+
+
+def _ended(pending: _Pending) -> AbortedExec:
+    return AbortedExec(pending.call.call_id, pending.call.name, tuple(pending.wire_ids))
 
 
 def start_tool_runtime(
@@ -470,6 +569,7 @@ def start_tool_runtime(
     listener: ToolRuntimeListener,
     context: ExecContext | None = None,
     clock: Callable[[], int] = now_ms,
+    timers: Timers | None = None,
 ) -> pykka.ActorRef:
     """Start the run's ToolRuntimeActor; end it with ``AbortPendingExecs``."""
-    return ToolRuntimeActor.start(request_id, output, listener, context, clock)
+    return ToolRuntimeActor.start(request_id, output, listener, context, clock, timers)

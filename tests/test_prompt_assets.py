@@ -40,6 +40,7 @@ AGENT_TOOLS = [
     "Read",
     "ReadLints",
     "Glob",
+    "AskQuestion",
 ]
 
 # tools.md §1.1: parameter name -> JSON type, and the required list, per tool. The names are
@@ -86,6 +87,7 @@ CURSOR_PARAMETERS: dict[str, tuple[dict[str, str], list[str]]] = {
     ),
     "ReadLints": ({"paths": "array"}, []),
     "TodoWrite": ({"todos": "array", "merge": "boolean"}, ["todos", "merge"]),
+    "AskQuestion": ({"title": "string", "questions": "array"}, ["questions"]),
 }
 
 # Cursor's Shell also takes these; we leave them out on purpose: notify_on_output needs

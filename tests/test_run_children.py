@@ -3,6 +3,7 @@ run never waits for a tool runtime that has already stopped."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pykka
@@ -18,10 +19,10 @@ READ = CanonicalToolCall(0, "c1", "Read", '{"path": "/a.txt"}', "run-1:0")
 
 def children_with_a_round() -> tuple[RunChildren, QueueListener[Any]]:
     listener: QueueListener[Any] = QueueListener()
-    # Only the tool runtime is started here, and it needs none of the shared dependencies.
-    children = RunChildren(
-        "run-1", RecordingOutput(), cast(AgentDeps, None), cast(pykka.ActorRef[Any], listener)
-    )
+    # Only the tool runtime is started here; of the shared dependencies it takes only the
+    # timers (none: no call of this round pauses).
+    deps = cast(AgentDeps, SimpleNamespace(tasks=None))
+    children = RunChildren("run-1", RecordingOutput(), deps, cast(pykka.ActorRef[Any], listener))
     children.tools(StartToolRound("run-1:round:0", (READ,)), ExecContext("conv"))
     return children, listener
 

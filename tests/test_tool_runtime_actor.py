@@ -385,6 +385,166 @@ def test_an_unknown_interaction_response_fails_the_run(run: Run) -> None:
     run.failed("protocol error: unknown InteractionResponse id: 4")
 
 
+# ---- the interaction channel ----
+
+QUESTION = {
+    "id": "q1",
+    "prompt": "Which database?",
+    "options": [{"id": "pg", "label": "PostgreSQL"}, {"id": "sq", "label": "SQLite"}],
+}
+
+
+def asked(run: Run) -> tuple[agent.ToolCallStartedUpdate, agent.InteractionQuery]:
+    """The next two frames: a call's ``tool_call_started`` and then its interaction query."""
+    started, query = run.output.take(2)
+    assert started.interaction_update.WhichOneof("message") == "tool_call_started", started
+    assert query.WhichOneof("message") == "interaction_query", query
+    return started.interaction_update.tool_call_started, query.interaction_query
+
+
+def answered(wire_id: int, *options: str, text: str = "") -> agent.InteractionResponse:
+    answer = agent.AskQuestionSuccess.Answer(
+        question_id="q1", selected_option_ids=options, freeform_text=text
+    )
+    result = agent.AskQuestionResult(success=agent.AskQuestionSuccess(answers=[answer]))
+    return agent.InteractionResponse(
+        id=wire_id,
+        ask_question_interaction_response=agent.AskQuestionInteractionResponse(result=result),
+    )
+
+
+def respond(run: Run, response: agent.InteractionResponse) -> None:
+    run.ref.tell(InteractionResponseReceived(response))
+
+
+def test_execs_and_queries_share_one_id_space_and_an_answer_completes_the_call(
+    run: Run,
+) -> None:
+    run.round(
+        "r1",
+        call("a", "Read", 0, path="/a"),
+        call("q", "AskQuestion", 1, title="Setup", questions=[QUESTION]),
+        call("d", "Delete", 2, path="/d"),
+    )
+    assert run.dispatched()[1].id == 1
+    started, query = asked(run)
+    assert run.dispatched()[1].id == 3
+    assert query.id == 2
+    ask = query.ask_question_interaction_query
+    assert (ask.tool_call_id, ask.args.title, ask.args.questions[0].options[1].label) == (
+        "q",
+        "Setup",
+        "SQLite",
+    )
+    assert started.tool_call.ask_question_tool_call.args == ask.args
+    respond(run, answered(2, "pg"))
+    done = run.listener.completed()
+    assert (done.call_id, done.content, done.is_error, done.wire_ids) == (
+        "q",
+        "q1: pg",
+        False,
+        (2,),
+    )
+    card = agent.ToolCall.FromString(done.tool_call).ask_question_tool_call
+    assert card.result.success.answers[0].selected_option_ids == ["pg"]
+    # The next exec gets the next id: nothing is reused.
+    run.round("r2", call("b", "Read", 0, path="/b"))
+    assert run.dispatched()[1].id == 4
+
+
+def test_typed_words_win_over_options_and_a_refusal_is_an_error_result(run: Run) -> None:
+    run.round("r1", call("q", "AskQuestion", 0, questions=[QUESTION]))
+    asked(run)
+    respond(run, answered(1, "pg", text="MySQL, actually"))
+    assert run.listener.completed().content == "q1: MySQL, actually"
+    run.round("r2", call("q2", "AskQuestion", 0, questions=[QUESTION]))
+    asked(run)
+    rejected = agent.AskQuestionResult(rejected=agent.AskQuestionRejected(reason="later"))
+    respond(
+        run,
+        agent.InteractionResponse(
+            id=2,
+            ask_question_interaction_response=agent.AskQuestionInteractionResponse(result=rejected),
+        ),
+    )
+    done = run.listener.completed()
+    assert (done.content, done.is_error) == ("the user declined to answer: later", True)
+
+
+def test_bad_questions_are_an_error_result_and_send_no_query(run: Run) -> None:
+    one_option = {**QUESTION, "options": QUESTION["options"][:1]}
+    run.round("r1", call("q", "AskQuestion", 0, questions=[one_option]))
+    run.output.next()  # its started card
+    done = run.listener.completed()
+    assert done.is_error and "at least two options" in done.content
+    run.output.assert_silent()
+
+
+def test_a_duplicate_interaction_response_fails_the_run(run: Run) -> None:
+    run.round("r1", call("q", "AskQuestion", 0, questions=[QUESTION]))
+    asked(run)
+    respond(run, answered(1, "pg"))
+    run.listener.completed()
+    respond(run, answered(1, "sq"))
+    run.failed("protocol error: duplicate terminal InteractionResponse id: 1")
+
+
+def test_an_exec_message_for_a_query_id_is_an_unknown_exec_id(run: Run) -> None:
+    run.round("r1", call("q", "AskQuestion", 0, questions=[QUESTION]))
+    asked(run)
+    run.client(read_ok(1, "not a question's answer"))
+    run.failed("protocol error: unknown ExecClientMessage id: 1")
+
+
+def test_an_interaction_response_for_an_exec_id_is_unknown_even_after_its_result(
+    run: Run,
+) -> None:
+    run.round("r1", call("a", "Read", 0, path="/a"))
+    run.dispatched()
+    run.client(read_ok(1, "A"))
+    run.listener.completed()
+    respond(run, answered(1, "pg"))
+    run.failed("protocol error: unknown InteractionResponse id: 1")
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        agent.InteractionResponse(id=1),  # no result at all
+        # A variant this subset does not declare (switch_mode_request_response, field 4).
+        agent.InteractionResponse.FromString(
+            agent.InteractionResponse(id=1).SerializeToString() + b"\x22\x00"
+        ),
+    ],
+    ids=["empty", "another-tools-response"],
+)
+def test_a_response_that_is_not_this_tools_answer_fails_the_run(
+    run: Run, response: agent.InteractionResponse
+) -> None:
+    run.round("r1", call("q", "AskQuestion", 0, questions=[QUESTION]))
+    asked(run)
+    respond(run, response)
+    run.failed("protocol error: unexpected InteractionResponse for tool AskQuestion")
+
+
+def test_abort_closes_a_pending_query_without_a_wire_message(run: Run) -> None:
+    run.round(
+        "r1",
+        call("q", "AskQuestion", 0, questions=[QUESTION]),
+        call("a", "Read", 1, path="/a"),
+    )
+    asked(run)
+    run.dispatched()
+    run.ref.tell(AbortPendingExecs("user cancelled"))
+    (abort,) = run.output.take(1)
+    assert abort.exec_server_control_message.abort.id == 2
+    assert run.listener.next() == ToolRuntimeStopped(
+        (AbortedExec("a", "Read", (2,)),), (AbortedExec("q", "AskQuestion", (1,)),)
+    )
+    assert run.ref.actor_stopped.wait(WAIT_S)
+    run.output.assert_silent()
+
+
 # ---- cancel ----
 
 

@@ -105,18 +105,21 @@ def tool_completed(message: ToolCompleted) -> SpanClosed:
 
 
 def tools_aborted(message: ToolRuntimeStopped, at_ms: int) -> tuple[SpanClosed, ...]:
-    """The run ended with these calls' execs pending: each was aborted."""
+    """The run ended with these calls unfinished: each pending exec was aborted, each pending
+    query or pause closed."""
+    ended = [(call, "aborted") for call in message.aborted]
+    ended += [(call, "closed") for call in message.closed]
     return tuple(
         SpanClosed(
             EventKind.TOOL,
-            aborted.call_id,
+            call.call_id,
             at_ms,
             {
-                "call_id": aborted.call_id,
-                "tool": aborted.name,
-                "wire_ids": aborted.wire_ids,
-                "outcome": "aborted",
+                "call_id": call.call_id,
+                "tool": call.name,
+                "wire_ids": call.wire_ids,
+                "outcome": outcome,
             },
         )
-        for aborted in message.aborted
+        for call, outcome in ended
     )

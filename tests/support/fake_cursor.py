@@ -425,6 +425,42 @@ def reversed_order(batch: list[agent.ExecServerMessage]) -> list[agent.ExecServe
     return list(reversed(batch))
 
 
+QueryAnswer = Callable[[agent.InteractionQuery], agent.InteractionResponse | None]
+"""How the fake user answers an interaction query: the response (its id is set by the
+session), or None to hold it unanswered."""
+
+
+def hold_queries(query: agent.InteractionQuery) -> None:
+    """Never answer (the user looks away): the query stays pending."""
+    return None
+
+
+def answer_questions(
+    answers: Mapping[str, str | list[str]], *, reject: str | None = None
+) -> QueryAnswer:
+    """Answer AskQuestion: question id -> typed words (a str) or chosen option ids (a list);
+    with ``reject``, decline with that reason instead."""
+
+    def answer(query: agent.InteractionQuery) -> agent.InteractionResponse | None:
+        assert query.WhichOneof("query") == "ask_question_interaction_query", query
+        if reject is not None:
+            result = agent.AskQuestionResult(rejected=agent.AskQuestionRejected(reason=reject))
+        else:
+            success = agent.AskQuestionSuccess()
+            for question in query.ask_question_interaction_query.args.questions:
+                chosen = answers[question.id]
+                item = success.answers.add(question_id=question.id)
+                if isinstance(chosen, str):
+                    item.freeform_text = chosen
+                else:
+                    item.selected_option_ids.extend(chosen)
+            result = agent.AskQuestionResult(success=success)
+        response = agent.AskQuestionInteractionResponse(result=result)
+        return agent.InteractionResponse(ask_question_interaction_response=response)
+
+    return answer
+
+
 class CursorSession:
     """The client side of one request id, like the editor.
 
@@ -451,9 +487,11 @@ class CursorSession:
             [list[agent.ExecServerMessage]], list[agent.ExecServerMessage]
         ] = reversed_order,
         blobs: Mapping[bytes, bytes] | None = None,
+        answer_query: QueryAnswer = hold_queries,
     ) -> None:
         """``workspace``: where execs run (none: execs stay unanswered). ``blobs``: what the
-        client's blob store already holds (from earlier turns), as is (unchecked)."""
+        client's blob store already holds (from earlier turns), as is (unchecked).
+        ``answer_query``: the user's answer to each interaction query (default: none)."""
         self.cursor = cursor
         self.request_id = request_id
         self.seqno = 0
@@ -461,6 +499,7 @@ class CursorSession:
         self.workspace = workspace
         self.batch_size = batch_size
         self.answer_order = answer_order
+        self.answer_query = answer_query
         self.rejected: list[int] = []  # KV ids answered with a SetBlobResult error
         self.background_shells: dict[int, RunningShell] = {}  # by shell_id
         self._waiting_execs: list[agent.ExecServerMessage] = []
@@ -601,6 +640,13 @@ class CursorSession:
                 result = agent.GetBlobResult(blob_data=data)
                 reply = agent.KvClientMessage(id=kv.id, get_blob_result=result)
                 self._dispatch(agent.AgentClientMessage(kv_client_message=reply), "kv")
+            if message.HasField("interaction_query"):
+                response = self.answer_query(message.interaction_query)
+                if response is not None:
+                    reply = agent.InteractionResponse()
+                    reply.CopyFrom(response)
+                    reply.id = message.interaction_query.id
+                    self._dispatch(agent.AgentClientMessage(interaction_response=reply), "query")
             if message.exec_server_control_message.HasField("abort"):
                 task = self._exec_tasks.get(message.exec_server_control_message.abort.id)
                 if task is not None:

@@ -522,10 +522,12 @@ class Error(_message.Message):
     def __init__(self, message: _Optional[str] = ...) -> None: ...
 
 class InteractionResponse(_message.Message):
-    __slots__ = ("id",)
+    __slots__ = ("id", "ask_question_interaction_response")
     ID_FIELD_NUMBER: _ClassVar[int]
+    ASK_QUESTION_INTERACTION_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     id: int
-    def __init__(self, id: _Optional[int] = ...) -> None: ...
+    ask_question_interaction_response: AskQuestionInteractionResponse
+    def __init__(self, id: _Optional[int] = ..., ask_question_interaction_response: _Optional[_Union[AskQuestionInteractionResponse, _Mapping]] = ...) -> None: ...
 
 class ClientHeartbeat(_message.Message):
     __slots__ = ()
@@ -750,7 +752,7 @@ class ThinkingMessage(_message.Message):
     def __init__(self, text: _Optional[str] = ..., duration_ms: _Optional[int] = ...) -> None: ...
 
 class ToolCall(_message.Message):
-    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call")
+    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call", "ask_question_tool_call")
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_AT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -762,6 +764,7 @@ class ToolCall(_message.Message):
     UPDATE_TODOS_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     EDIT_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     READ_LINTS_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    ASK_QUESTION_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     tool_call_id: str
     started_at_ms: int
     completed_at_ms: int
@@ -773,7 +776,8 @@ class ToolCall(_message.Message):
     update_todos_tool_call: UpdateTodosToolCall
     edit_tool_call: EditToolCall
     read_lints_tool_call: ReadLintsToolCall
-    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ...) -> None: ...
+    ask_question_tool_call: AskQuestionToolCall
+    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ...) -> None: ...
 
 class TodoItem(_message.Message):
     __slots__ = ("id", "content", "status", "created_at", "updated_at", "dependencies")
@@ -816,10 +820,106 @@ class SetBlobArgs(_message.Message):
     def __init__(self, blob_id: _Optional[bytes] = ..., blob_data: _Optional[bytes] = ...) -> None: ...
 
 class InteractionQuery(_message.Message):
-    __slots__ = ("id",)
+    __slots__ = ("id", "ask_question_interaction_query")
     ID_FIELD_NUMBER: _ClassVar[int]
+    ASK_QUESTION_INTERACTION_QUERY_FIELD_NUMBER: _ClassVar[int]
     id: int
-    def __init__(self, id: _Optional[int] = ...) -> None: ...
+    ask_question_interaction_query: AskQuestionInteractionQuery
+    def __init__(self, id: _Optional[int] = ..., ask_question_interaction_query: _Optional[_Union[AskQuestionInteractionQuery, _Mapping]] = ...) -> None: ...
+
+class AskQuestionInteractionQuery(_message.Message):
+    __slots__ = ("args", "tool_call_id")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    args: AskQuestionArgs
+    tool_call_id: str
+    def __init__(self, args: _Optional[_Union[AskQuestionArgs, _Mapping]] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class AskQuestionInteractionResponse(_message.Message):
+    __slots__ = ("result",)
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    result: AskQuestionResult
+    def __init__(self, result: _Optional[_Union[AskQuestionResult, _Mapping]] = ...) -> None: ...
+
+class AskQuestionArgs(_message.Message):
+    __slots__ = ("title", "questions", "run_async", "async_original_tool_call_id")
+    class Option(_message.Message):
+        __slots__ = ("id", "label")
+        ID_FIELD_NUMBER: _ClassVar[int]
+        LABEL_FIELD_NUMBER: _ClassVar[int]
+        id: str
+        label: str
+        def __init__(self, id: _Optional[str] = ..., label: _Optional[str] = ...) -> None: ...
+    class Question(_message.Message):
+        __slots__ = ("id", "prompt", "options", "allow_multiple")
+        ID_FIELD_NUMBER: _ClassVar[int]
+        PROMPT_FIELD_NUMBER: _ClassVar[int]
+        OPTIONS_FIELD_NUMBER: _ClassVar[int]
+        ALLOW_MULTIPLE_FIELD_NUMBER: _ClassVar[int]
+        id: str
+        prompt: str
+        options: _containers.RepeatedCompositeFieldContainer[AskQuestionArgs.Option]
+        allow_multiple: bool
+        def __init__(self, id: _Optional[str] = ..., prompt: _Optional[str] = ..., options: _Optional[_Iterable[_Union[AskQuestionArgs.Option, _Mapping]]] = ..., allow_multiple: _Optional[bool] = ...) -> None: ...
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    RUN_ASYNC_FIELD_NUMBER: _ClassVar[int]
+    ASYNC_ORIGINAL_TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    title: str
+    questions: _containers.RepeatedCompositeFieldContainer[AskQuestionArgs.Question]
+    run_async: bool
+    async_original_tool_call_id: str
+    def __init__(self, title: _Optional[str] = ..., questions: _Optional[_Iterable[_Union[AskQuestionArgs.Question, _Mapping]]] = ..., run_async: _Optional[bool] = ..., async_original_tool_call_id: _Optional[str] = ...) -> None: ...
+
+class AskQuestionResult(_message.Message):
+    __slots__ = ("success", "error", "rejected")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    ASYNC_FIELD_NUMBER: _ClassVar[int]
+    success: AskQuestionSuccess
+    error: AskQuestionError
+    rejected: AskQuestionRejected
+    def __init__(self, success: _Optional[_Union[AskQuestionSuccess, _Mapping]] = ..., error: _Optional[_Union[AskQuestionError, _Mapping]] = ..., rejected: _Optional[_Union[AskQuestionRejected, _Mapping]] = ..., **kwargs) -> None: ...
+
+class AskQuestionSuccess(_message.Message):
+    __slots__ = ("answers",)
+    class Answer(_message.Message):
+        __slots__ = ("question_id", "selected_option_ids", "freeform_text")
+        QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+        SELECTED_OPTION_IDS_FIELD_NUMBER: _ClassVar[int]
+        FREEFORM_TEXT_FIELD_NUMBER: _ClassVar[int]
+        question_id: str
+        selected_option_ids: _containers.RepeatedScalarFieldContainer[str]
+        freeform_text: str
+        def __init__(self, question_id: _Optional[str] = ..., selected_option_ids: _Optional[_Iterable[str]] = ..., freeform_text: _Optional[str] = ...) -> None: ...
+    ANSWERS_FIELD_NUMBER: _ClassVar[int]
+    answers: _containers.RepeatedCompositeFieldContainer[AskQuestionSuccess.Answer]
+    def __init__(self, answers: _Optional[_Iterable[_Union[AskQuestionSuccess.Answer, _Mapping]]] = ...) -> None: ...
+
+class AskQuestionError(_message.Message):
+    __slots__ = ("error_message",)
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    error_message: str
+    def __init__(self, error_message: _Optional[str] = ...) -> None: ...
+
+class AskQuestionRejected(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class AskQuestionAsync(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class AskQuestionToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: AskQuestionArgs
+    result: AskQuestionResult
+    def __init__(self, args: _Optional[_Union[AskQuestionArgs, _Mapping]] = ..., result: _Optional[_Union[AskQuestionResult, _Mapping]] = ...) -> None: ...
 
 class ToolCallStartedUpdate(_message.Message):
     __slots__ = ("call_id", "tool_call", "model_call_id")

@@ -1,10 +1,13 @@
 """What every tool shares: its registry row, the steps a call yields, and the call itself.
 
 Each tool name maps to exactly one channel (``ToolChannel``): Exec tools become one or more
-``ExecServerMessage`` requests the editor answers with ``ExecClientMessage`` results; Local tools
-finish on the server. A ``ToolExecution`` is one call's state machine: ``begin`` gives its first
-request (or, for a local tool or bad arguments, its outcome at once) and ``feed`` takes each
-client message for it and says what happens next.
+``ExecServerMessage`` requests the editor answers with ``ExecClientMessage`` results;
+Interaction tools start with an ``InteractionQuery`` the editor answers with an
+``InteractionResponse`` (an approval may then lead to an Exec request, as WebFetch's does);
+Local tools finish on the server. A ``ToolExecution`` is one call's state machine: ``begin``
+gives its first step (a request, a query, a pause, or for a local tool or bad arguments its
+outcome at once); ``feed`` takes each exec message for it, ``respond`` each interaction
+response, ``wake`` the end of a pause it asked for, and each says what happens next.
 
 An outcome holds both views of a finished call: the string the LLM reads (the real output:
 file text, matches, diagnostics, command output) with its ``is_error`` flag, and the typed
@@ -100,6 +103,18 @@ class SendExec(msgspec.Struct, frozen=True):
     message: agent.ExecServerMessage
 
 
+class SendQuery(msgspec.Struct, frozen=True):
+    """Ask the editor this interaction query (its ``id`` is unset: the caller allocates one)."""
+
+    query: agent.InteractionQuery
+
+
+class WakeAfter(msgspec.Struct, frozen=True):
+    """Send nothing now; call ``wake`` once ``delay_ms`` have passed (a poll's pause, a timer)."""
+
+    delay_ms: int
+
+
 class ToolOutcome(msgspec.Struct, frozen=True):
     """The finished call: what the LLM reads and the typed ToolCall (args + result) for the UI.
 
@@ -117,7 +132,8 @@ class WrongResult(msgspec.Struct, frozen=True):
     variant: str
 
 
-ExecStep = Waiting | ShellOutput | SendExec | ToolOutcome | WrongResult
+ExecStep = Waiting | ShellOutput | SendExec | SendQuery | WakeAfter | ToolOutcome | WrongResult
+FirstStep = SendExec | SendQuery | WakeAfter | ToolOutcome
 
 
 def exec_result_variant(message: agent.ExecClientMessage) -> str | None:
@@ -134,6 +150,23 @@ def exec_result_variant(message: agent.ExecClientMessage) -> str | None:
         if unknowns[i].field_number not in _EXEC_CLIENT_NON_RESULT_FIELDS:
             return f"field {unknowns[i].field_number}"
     return None
+
+
+def interaction_result_variant(response: agent.InteractionResponse) -> str | None:
+    """The result variant a response carries (``field N`` for one this subset lacks), or None."""
+    variant: str | None = response.WhichOneof("result")
+    if variant is not None:
+        return variant
+    unknowns = unknown_fields.UnknownFieldSet(response)
+    for i in range(len(unknowns)):
+        if unknowns[i].field_number != 1:
+            return f"field {unknowns[i].field_number}"
+    return None
+
+
+def new_query(**query: Any) -> agent.InteractionQuery:
+    """An interaction query (the wire id is the runtime's to set)."""
+    return agent.InteractionQuery(**query)
 
 
 def new_exec(call_id: str, **request: Any) -> agent.ExecServerMessage:
@@ -165,8 +198,8 @@ class ToolExecution(abc.ABC):
         """The typed args the ``tool_call_started`` card shows (no result yet)."""
 
     @abc.abstractmethod
-    def begin(self) -> SendExec | ToolOutcome:
-        """The first request, or the outcome when nothing needs the editor."""
+    def begin(self) -> FirstStep:
+        """The first request or query, a pause, or the outcome when nothing needs the editor."""
 
     def feed(self, message: agent.ExecClientMessage) -> ExecStep:
         """One client message for this call's current request."""
@@ -178,6 +211,22 @@ class ToolExecution(abc.ABC):
     @abc.abstractmethod
     def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
         """Each tool's reading of a terminal result variant."""
+
+    def respond(self, response: agent.InteractionResponse) -> ExecStep:
+        """The editor's answer to this call's query. A tool that sends none gets ``WrongResult``
+        for any answer; a response with no result at all is never a valid answer."""
+        variant = interaction_result_variant(response)
+        if variant is None:
+            return WrongResult("no result")
+        return self._on_response(variant, response)
+
+    def _on_response(self, variant: str, response: agent.InteractionResponse) -> ExecStep:
+        """Each interaction tool's reading of a response variant."""
+        return WrongResult(variant)
+
+    def wake(self) -> ExecStep:
+        """The pause this call asked for (``WakeAfter``) is over."""
+        raise AssertionError(f"{self.tool} never asked to be woken")
 
 
 class InvalidCall(ToolExecution):

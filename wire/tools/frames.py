@@ -1,4 +1,5 @@
-"""The frames a tool call sends: its Exec request and abort, and its card's interaction updates."""
+"""The frames a tool call sends: its Exec request and abort, its interaction query, and its
+card's interaction updates."""
 
 from __future__ import annotations
 
@@ -20,6 +21,14 @@ def exec_request_frame(wire_id: int, request: agent.ExecServerMessage) -> bytes:
     message.CopyFrom(request)
     message.id = wire_id
     return data_frame(agent.AgentServerMessage(exec_server_message=message))
+
+
+def interaction_query_frame(wire_id: int, query: agent.InteractionQuery) -> bytes:
+    """``interaction_query`` with ``query`` under ``wire_id`` (the same id space as execs)."""
+    message = agent.InteractionQuery()
+    message.CopyFrom(query)
+    message.id = wire_id
+    return data_frame(agent.AgentServerMessage(interaction_query=message))
 
 
 def exec_abort_frame(wire_id: int) -> bytes:

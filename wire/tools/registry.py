@@ -7,6 +7,7 @@ content fields, the execution to start) is read from here, never written down ag
 
 from __future__ import annotations
 
+from wire.tools.ask_question import ASK_QUESTION
 from wire.tools.base import ToolChannel, ToolDefinition
 from wire.tools.delete import DELETE
 from wire.tools.edit import STR_REPLACE, WRITE
@@ -18,7 +19,18 @@ from wire.tools.todo_write import TODO_WRITE
 
 REGISTRY: dict[str, ToolDefinition] = {
     definition.name: definition
-    for definition in (READ, WRITE, STR_REPLACE, DELETE, GREP, GLOB, SHELL, READ_LINTS, TODO_WRITE)
+    for definition in (
+        READ,
+        WRITE,
+        STR_REPLACE,
+        DELETE,
+        GREP,
+        GLOB,
+        SHELL,
+        READ_LINTS,
+        TODO_WRITE,
+        ASK_QUESTION,
+    )
 }
 
 # The argument each edit tool's card shows as it streams (the field ``EditArgs.stream_content``

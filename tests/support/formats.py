@@ -1,0 +1,114 @@
+"""One agent turn scripted in each of the three provider formats, for end-to-end tool tests.
+
+A ``ProviderFormat`` configures the fake provider as a provider of that format in the test
+server's store, builds the SSE scripts of a tool round and of a final answer in that format,
+and reads back what the model was sent: the tool results of a request body and the names of
+the tools offered. Tests parametrize over ``FORMATS`` so each tool is proven in every format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from store import Store
+from store.catalog import ModelInput, ProviderInput, create_provider, save_models
+from tests.support.fake_provider import (
+    FakeProvider,
+    FakeToolCall,
+    Script,
+    anthropic_events,
+    chat_events,
+    responses_events,
+)
+
+FAKE_FORMAT_KEY = "sk-fake-format-key"
+
+
+def _text_of(content: Any) -> str:
+    """A tool result's text: a plain string, or the text parts of a content list."""
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+@dataclass(frozen=True)
+class ProviderFormat:
+    """One provider format: its store type and how its requests and answers look."""
+
+    type: str
+
+    def add_model(self, store: Store, fake: FakeProvider) -> str:
+        """The fake provider as a provider of this format with one model; its public id."""
+        provider = create_provider(
+            store.database,
+            ProviderInput(
+                name=f"fake-{self.type}",
+                type=self.type,
+                base_url=fake.base_url,
+                api_key=FAKE_FORMAT_KEY,
+            ),
+        )
+        model = ModelInput(
+            model_id="fake-model",
+            display_name="Fake",
+            context_window_tokens=128000,
+            max_output_tokens=8192,
+        )
+        return save_models(store.database, provider.id, [model])[0].public_id
+
+    def tool_round(self, tools: Sequence[FakeToolCall], text: Sequence[str] = ()) -> Script:
+        """The model answers with these tool calls (and optional text before them)."""
+        match self.type:
+            case "openai-chat":
+                return Script.sse(chat_events(text=text, tools=tools))
+            case "openai-responses":
+                return Script.sse(responses_events(text=text, tools=tools))
+            case _:
+                return Script.sse(anthropic_events(text=text, tools=tools))
+
+    def answer(self, *text: str) -> Script:
+        """The model's final text answer."""
+        match self.type:
+            case "openai-chat":
+                return Script.sse(chat_events(text=text))
+            case "openai-responses":
+                return Script.sse(responses_events(text=text))
+            case _:
+                return Script.sse(anthropic_events(text=text))
+
+    def tool_results(self, body: dict[str, Any]) -> dict[str, str]:
+        """The tool results a request body holds: call id -> the text the model reads."""
+        results: dict[str, str] = {}
+        match self.type:
+            case "openai-chat":
+                for message in body["messages"]:
+                    if message["role"] == "tool":
+                        results[message["tool_call_id"]] = _text_of(message["content"])
+            case "openai-responses":
+                for item in body["input"]:
+                    if item.get("type") == "function_call_output":
+                        results[item["call_id"]] = _text_of(item["output"])
+            case _:
+                for message in body["messages"]:
+                    if isinstance(message["content"], str):
+                        continue
+                    for block in message["content"]:
+                        if block.get("type") == "tool_result":
+                            results[block["tool_use_id"]] = _text_of(block["content"])
+        return results
+
+    def tool_names(self, body: dict[str, Any]) -> list[str]:
+        """The names of the tools offered, in the order sent."""
+        if self.type == "openai-chat":
+            return [tool["function"]["name"] for tool in body.get("tools", [])]
+        return [tool["name"] for tool in body.get("tools", [])]
+
+
+FORMATS = (
+    ProviderFormat("openai-chat"),
+    ProviderFormat("openai-responses"),
+    ProviderFormat("anthropic"),
+)
+FORMAT_IDS = [fmt.type for fmt in FORMATS]
