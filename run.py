@@ -36,6 +36,7 @@ from actors.run_children import AgentDeps
 from actors.run_events import start_run_event_recorder
 from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
+from actors.server_work import LoopServerWorkers, ServerWorkHandler
 from actors.session import SessionActor
 from console.api import ConsoleRoutes
 from console.auth import TOKEN_VARIABLE, ConsoleAuth, check_console_token, is_loopback_host
@@ -56,6 +57,9 @@ from wire.http.registry import RunRegistry, SessionFactory
 from wire.log import log_event
 
 logger = logging.getLogger("cursor_server")
+
+# What each kind of server work (``wire.tools.base.ServerWork``) runs: request type -> handler.
+SERVER_WORK_HANDLERS: dict[type, ServerWorkHandler] = {}
 
 T = TypeVar("T")
 
@@ -305,6 +309,8 @@ async def start_server(
             tasks=provider_deps.tasks,
             # Before any run, so ``stop_all`` stops it after every run has told it its end.
             run_events=start_run_event_recorder(database),
+            # One handler per kind of work a tool asks the server for (none yet).
+            server_work=LoopServerWorkers(provider_deps.tasks, SERVER_WORK_HANDLERS),
         )
     if start_session is None:
         resolver = None if database is None else StoreModelResolver(database)

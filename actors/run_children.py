@@ -39,6 +39,7 @@ from actors.providers.actor import (
 from actors.run_events import RunEvent, RunEventsHappened
 from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
+from actors.server_work import ServerWorkers
 from actors.tool_runtime import AbortPendingExecs, ToolRuntimeMessage, start_tool_runtime
 from actors.turn.timeline import checkpoint_submitted
 from prompt.assets import PromptAssets
@@ -61,6 +62,8 @@ class AgentDeps(msgspec.Struct, frozen=True):
     histories: HistoryCache = msgspec.field(default_factory=HistoryCache)
     # The RunEventRecorderActor (``actors.run_events``); None: the runs' events are not kept.
     run_events: pykka.ActorRef[Any] | None = None
+    # What tools need the server itself to do (``actors.server_work``); None: no tool can.
+    server_work: ServerWorkers | None = None
 
 
 def _tell(actor: pykka.ActorRef[Any] | None, message: object) -> None:
@@ -143,7 +146,12 @@ class RunChildren:
         """Tell the ToolRuntimeActor, started on first use with the run's exec context."""
         if self._tools is None:
             self._tools = start_tool_runtime(
-                self._request_id, self._output, self._listener, context, timers=self._deps.tasks
+                self._request_id,
+                self._output,
+                self._listener,
+                context,
+                timers=self._deps.tasks,
+                server_work=self._deps.server_work,
             )
         _tell(self._tools, message)
 

@@ -11,7 +11,9 @@ the SessionActor says the round settled. What each tool sends and how its answer
 Per round, each call in index order gets its ``tool_call_started`` frame and then its request
 or query; local tools and calls with bad arguments complete at once. A call may also ask for a
 pause (``WakeAfter``: a poll's interval, a local timer); its deadline arrives as a
-``ToolWakeDue`` message from a timer, never by sleeping in the mailbox. Every completion is
+``ToolWakeDue`` message from a timer, never by sleeping in the mailbox. Work only the server
+can do (``ServerWork``: a search, an image) runs on ``actors.server_work``'s workers and
+answers as ``ServerWorkDone``. Every completion is
 told to the listener as ``ToolCompleted`` in the order results arrive: the LLM string and the
 typed ToolCall with real timestamps. ``tool_call_completed`` itself is the SessionActor's to
 send, after it commits the result (``wire.tools.frames.tool_call_completed_frame``). An
@@ -21,10 +23,10 @@ request.
 A protocol violation (unknown id, duplicate terminal, an answer of the wrong kind or on the
 wrong channel, a stream closed early, a throw) is told once as ``ToolRuntimeFailed`` and ends
 the run; later client messages are ignored. Pending executions stay pending so
-``AbortPendingExecs`` can end them: one abort per pending exec in ascending id order; pending
-queries and pauses are closed with no wire message (Cursor's protocol has no abort for a
-query; the EndStream closes its card); then ``ToolRuntimeStopped`` and the actor stops. The
-mailbox never waits on anything.
+``AbortPendingExecs`` can end them: one abort per pending exec in ascending id order;
+pending queries, pauses and server work are closed with no wire message (Cursor's protocol
+has no abort for a query; the EndStream closes its card); then ``ToolRuntimeStopped`` and
+the actor stops. The mailbox never waits on anything.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import pykka
 from actors.conversation.model import CanonicalToolCall
 from actors.loop.timers import Timer, Timers
 from actors.run_output import RunOutput
+from actors.server_work import ServerWorkers, WorkHandle
 from store.clock import now_ms
 from wire.errors import Code, ConnectError, protocol_error
 from wire.log import format_event, log_event
@@ -50,6 +53,7 @@ from wire.tools.base import (
     ExecStep,
     SendExec,
     SendQuery,
+    ServerWork,
     ShellOutput,
     ToolChannel,
     ToolExecution,
@@ -169,6 +173,13 @@ class ToolWakeDue(msgspec.Struct, frozen=True):
     wake_id: int
 
 
+class ServerWorkDone(msgspec.Struct, frozen=True):
+    """The server work numbered ``work_id`` answered (told by its worker)."""
+
+    work_id: int
+    answer: object
+
+
 class RoundSettled(msgspec.Struct, frozen=True):
     """Every result of the round is committed: its tombstones can go."""
 
@@ -187,6 +198,7 @@ ToolRuntimeMessage = (
     | ExecControlReceived
     | InteractionResponseReceived
     | ToolWakeDue
+    | ServerWorkDone
     | RoundSettled
     | AbortPendingExecs
 )
@@ -217,6 +229,12 @@ class _Pause:
     timer: Timer
 
 
+@dataclass(slots=True)
+class _Work:
+    pending: _Pending
+    handle: WorkHandle
+
+
 class ToolRuntimeActor(pykka.ThreadingActor):
     """Dispatches a run's tool calls and matches the editor's answers to them."""
 
@@ -230,6 +248,7 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         context: ExecContext | None = None,
         clock: Callable[[], int] = now_ms,
         timers: Timers | None = None,
+        server_work: ServerWorkers | None = None,
     ) -> None:
         super().__init__()
         self.request_id = request_id
@@ -238,6 +257,9 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         self._context = context or ExecContext()
         self._clock = clock
         self._timers = timers
+        self._server_work = server_work
+        self._works: dict[int, _Work] = {}  # calls waiting for server work, by work id
+        self._next_work_id = 1
         self._next_id = 1
         self._pending: dict[int, _Pending] = {}  # pending execs by wire id
         self._queries: dict[int, _Pending] = {}  # pending interaction queries by wire id
@@ -280,6 +302,9 @@ class ToolRuntimeActor(pykka.ThreadingActor):
             case ToolWakeDue(wake_id=wake_id):
                 if self._failure is None:
                     self._on_wake(wake_id)
+            case ServerWorkDone(work_id=work_id, answer=answer):
+                if self._failure is None:
+                    self._on_work_done(work_id, answer)
             case RoundSettled(round_id=round_id):
                 self._on_settled(round_id)
             case AbortPendingExecs(reason=reason):
@@ -368,6 +393,8 @@ class ToolRuntimeActor(pykka.ThreadingActor):
                     self._output.send(interaction_query_frame(wire_id, query))
             case WakeAfter(delay_ms=delay_ms):
                 self._pause(pending, delay_ms)
+            case ServerWork(request=request):
+                self._start_work(pending, request)
             case ToolOutcome():
                 self._complete(pending, step)
             case WrongResult():
@@ -397,6 +424,24 @@ class ToolRuntimeActor(pykka.ThreadingActor):
 
         timer = self._timers.call_later(max(delay_ms, 0) / 1000, tell)
         self._pauses[wake_id] = _Pause(pending, timer)
+
+    def _start_work(self, pending: _Pending, request: object) -> None:
+        if self._server_work is None:
+            raise RuntimeError("this tool runtime has no server workers")
+        work_id = self._next_work_id
+        self._next_work_id += 1
+        ref = self.actor_ref
+
+        def done(answer: object) -> None:
+            with contextlib.suppress(pykka.ActorDeadError):
+                ref.tell(ServerWorkDone(work_id, answer))
+
+        self._works[work_id] = _Work(pending, self._server_work.start(request, done))
+
+    def _on_work_done(self, work_id: int, answer: object) -> None:
+        work = self._works.pop(work_id, None)
+        if work is not None:  # None: closed by an abort before it answered
+            self._advance(work.pending, work.pending.execution.answered(answer))
 
     def _on_wake(self, wake_id: int) -> None:
         pause = self._pauses.pop(wake_id, None)
@@ -542,9 +587,13 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         for pause in self._pauses.values():
             pause.timer.cancel()
             closed.append(_ended(pause.pending))
+        for work in self._works.values():
+            work.handle.cancel()
+            closed.append(_ended(work.pending))
         self._pending.clear()
         self._queries.clear()
         self._pauses.clear()
+        self._works.clear()
         self._tombstones.clear()
         log_event(
             logger,
@@ -570,6 +619,7 @@ def start_tool_runtime(
     context: ExecContext | None = None,
     clock: Callable[[], int] = now_ms,
     timers: Timers | None = None,
+    server_work: ServerWorkers | None = None,
 ) -> pykka.ActorRef:
     """Start the run's ToolRuntimeActor; end it with ``AbortPendingExecs``."""
-    return ToolRuntimeActor.start(request_id, output, listener, context, clock, timers)
+    return ToolRuntimeActor.start(request_id, output, listener, context, clock, timers, server_work)

@@ -20,8 +20,8 @@ READ = CanonicalToolCall(0, "c1", "Read", '{"path": "/a.txt"}', "run-1:0")
 def children_with_a_round() -> tuple[RunChildren, QueueListener[Any]]:
     listener: QueueListener[Any] = QueueListener()
     # Only the tool runtime is started here; of the shared dependencies it takes only the
-    # timers (none: no call of this round pauses).
-    deps = cast(AgentDeps, SimpleNamespace(tasks=None))
+    # timers and server workers (none: no call of this round needs them).
+    deps = cast(AgentDeps, SimpleNamespace(tasks=None, server_work=None))
     children = RunChildren("run-1", RecordingOutput(), deps, cast(pykka.ActorRef[Any], listener))
     children.tools(StartToolRound("run-1:round:0", (READ,)), ExecContext("conv"))
     return children, listener

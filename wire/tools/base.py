@@ -7,7 +7,9 @@ Interaction tools start with an ``InteractionQuery`` the editor answers with an
 Local tools finish on the server. A ``ToolExecution`` is one call's state machine: ``begin``
 gives its first step (a request, a query, a pause, or for a local tool or bad arguments its
 outcome at once); ``feed`` takes each exec message for it, ``respond`` each interaction
-response, ``wake`` the end of a pause it asked for, and each says what happens next.
+response, ``wake`` the end of a pause it asked for, ``answered`` the result of server work
+it asked for (a search, an image: IO the server does off the mailbox), and each says what
+happens next.
 
 An outcome holds both views of a finished call: the string the LLM reads (the real output:
 file text, matches, diagnostics, command output) with its ``is_error`` flag, and the typed
@@ -115,6 +117,22 @@ class WakeAfter(msgspec.Struct, frozen=True):
     delay_ms: int
 
 
+class ServerWork(msgspec.Struct, frozen=True):
+    """Work only the server can do for this call (a web search, an image generation): the
+    runtime hands ``request``, a typed request of the tool's own module, to the handler the
+    server registered for its type, off the mailbox, and calls ``answered`` with the typed
+    answer (or ``ServerWorkFailed``)."""
+
+    request: Any
+
+
+class ServerWorkFailed(msgspec.Struct, frozen=True):
+    """Server work ended without an answer (the handler raised, or none was registered);
+    ``error`` is safe to show the model (no key, no header)."""
+
+    error: str
+
+
 class ToolOutcome(msgspec.Struct, frozen=True):
     """The finished call: what the LLM reads and the typed ToolCall (args + result) for the UI.
 
@@ -132,8 +150,17 @@ class WrongResult(msgspec.Struct, frozen=True):
     variant: str
 
 
-ExecStep = Waiting | ShellOutput | SendExec | SendQuery | WakeAfter | ToolOutcome | WrongResult
-FirstStep = SendExec | SendQuery | WakeAfter | ToolOutcome
+ExecStep = (
+    Waiting
+    | ShellOutput
+    | SendExec
+    | SendQuery
+    | WakeAfter
+    | ServerWork
+    | ToolOutcome
+    | WrongResult
+)
+FirstStep = SendExec | SendQuery | WakeAfter | ServerWork | ToolOutcome
 
 
 def exec_result_variant(message: agent.ExecClientMessage) -> str | None:
@@ -227,6 +254,10 @@ class ToolExecution(abc.ABC):
     def wake(self) -> ExecStep:
         """The pause this call asked for (``WakeAfter``) is over."""
         raise AssertionError(f"{self.tool} never asked to be woken")
+
+    def answered(self, answer: Any) -> ExecStep:
+        """The answer to the ``ServerWork`` this call asked for, or ``ServerWorkFailed``."""
+        raise AssertionError(f"{self.tool} never asked for server work")
 
 
 class InvalidCall(ToolExecution):
