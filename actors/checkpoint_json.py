@@ -299,15 +299,15 @@ def _assistant_parts(
     return parts
 
 
-def _arguments_object(call: CanonicalToolCall) -> dict[str, Any]:
-    """The call's argument text as a JSON object (the AI-SDK ``args`` shape)."""
+def _arguments_object(call: CanonicalToolCall) -> dict[str, Any] | str:
+    """The call's argument text as a JSON object (the AI-SDK ``args`` shape); text that is not
+    an object (the model's mistake, answered with an error result) is kept as the string it
+    was, so it round-trips exactly."""
     try:
         value = msgspec.json.decode(call.arguments)
-    except msgspec.DecodeError as error:
-        raise CheckpointJsonError(f"tool call {call.call_id} arguments are not JSON") from error
-    if not isinstance(value, dict):
-        raise CheckpointJsonError(f"tool call {call.call_id} arguments are not a JSON object")
-    return value
+    except msgspec.DecodeError:
+        return call.arguments
+    return value if isinstance(value, dict) else call.arguments
 
 
 def _dump(value: Any) -> bytes:
@@ -467,7 +467,8 @@ def _decode_assistant(
                     index=len(calls),
                     call_id=_required_str(part, "toolCallId"),
                     name=_required_str(part, "toolName"),
-                    arguments=_encoder.encode(args).decode("utf-8"),
+                    # A string is the text of arguments that were not an object, verbatim.
+                    arguments=args if isinstance(args, str) else _encoder.encode(args).decode(),
                     model_call_id=model_call_id,
                 )
             )

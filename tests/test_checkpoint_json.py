@@ -197,13 +197,20 @@ def test_root_list_starts_with_the_system_root_only_when_there_are_instructions(
     assert with_system == [encode_system_root("sys"), encode_root(history[0], MODEL)]
 
 
-def test_arguments_that_are_not_an_object_are_refused() -> None:
+@pytest.mark.parametrize("arguments", ["[1]", '{"path": "/a', '"text"', ""])
+def test_arguments_that_are_not_an_object_are_kept_as_their_text_and_come_back(
+    arguments: str,
+) -> None:
+    """The model's unusable arguments (answered with an error result) round-trip exactly."""
     bad = AssistantContent(
-        tool_round_id="r", tool_calls=(CanonicalToolCall(0, "a", "Read", "[1]", "m"),)
+        tool_round_id="r", tool_calls=(CanonicalToolCall(0, "a", "Read", arguments, "m"),)
     )
     message = CanonicalMessage("x", Role.ASSISTANT, Origin.ASSISTANT, bad)
-    with pytest.raises(CheckpointJsonError, match="not a JSON object"):
-        encode_root(message, MODEL)
+    root = json.loads(encode_root(message, MODEL))
+    (part,) = [p for p in root["content"] if p["type"] == "tool-call"]
+    assert part["args"] == arguments
+    (back,) = decode_root(encode_root(message, MODEL), "x").content.tool_calls
+    assert back.arguments == arguments
 
 
 # ---- regrouping and prefix stability --------------------------------------------------------

@@ -179,11 +179,10 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
         except msgspec.DecodeError:
             arguments = None
         if not isinstance(arguments, dict):
-            raise ProviderFailure(
-                FailureKind.PROTOCOL,
-                f"{NAME} tool call {call.call_id!r} in the history has arguments that are not "
-                "a JSON object",
-            )
+            # The model once wrote arguments that are not an object (another format's model,
+            # or a cut-off stream); ``input`` must be one, and the call's tool result already
+            # quotes what was written and why it did not run.
+            arguments = {}
         blocks.append(
             {"type": "tool_use", "id": call.call_id, "name": call.name, "input": arguments}
         )

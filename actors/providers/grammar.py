@@ -158,17 +158,10 @@ class StreamGrammar:
         return call
 
     def _end_call(self, index: int) -> None:
-        call = self._open_call(index, "ToolCallEnded")
-        call.ended = True
-        text = "".join(call.arguments)
-        try:
-            arguments = msgspec.json.decode(text)
-        except msgspec.DecodeError:
-            raise _violation(
-                f"tool call {call.call_id!r} ended with arguments that are not JSON"
-            ) from None
-        if not isinstance(arguments, dict):
-            raise _violation(f"tool call {call.call_id!r} arguments are not a JSON object")
+        # Arguments that are not a JSON object are the model's mistake, not the provider's:
+        # the call is kept as the model wrote it and its tool result tells the model why it
+        # did not run (``wire.tools.args.ToolArgs``).
+        self._open_call(index, "ToolCallEnded").ended = True
 
     def _done(self, finish: FinishReason) -> None:
         if self._text_open:

@@ -6,6 +6,15 @@ from typing import Any
 
 import msgspec
 
+ARGUMENT_PREVIEW_CHARS = 200
+"""How much of unusable argument text the model is shown back."""
+
+
+def _preview(text: str) -> str:
+    if len(text) <= ARGUMENT_PREVIEW_CHARS:
+        return text
+    return f"{text[:ARGUMENT_PREVIEW_CHARS]}… ({len(text)} characters in all)"
+
 
 class ToolArgumentError(Exception):
     """The model's arguments do not fit the tool; the model reads the message and can retry."""
@@ -18,9 +27,13 @@ class ToolArgs:
         try:
             value = msgspec.json.decode(text.encode() if text.strip() else b"{}")
         except msgspec.DecodeError as exc:
-            raise ToolArgumentError(f"the arguments are not valid JSON ({exc})") from exc
+            raise ToolArgumentError(
+                f"the arguments are not valid JSON ({exc}); you sent: {_preview(text)}"
+            ) from exc
         if not isinstance(value, dict):
-            raise ToolArgumentError("the arguments must be a JSON object")
+            raise ToolArgumentError(
+                f"the arguments must be a JSON object; you sent: {_preview(text)}"
+            )
         self.raw: dict[str, Any] = value
 
     def string(self, key: str, *, required: bool = False) -> str | None:
