@@ -263,7 +263,7 @@ class AgentRun:
                 round_.started_at_ms,
             )
         )
-        context = exec_context(self._turn.plan, self._request)
+        context = exec_context(self._turn.plan, self._turn.mode, self._request)
         self._children.record(*timeline.tools_dispatched(round_.pending, now_ms()))
         self._children.tools(StartToolRound(round_.round_id, round_.pending), context)
 
