@@ -230,6 +230,27 @@ def test_a_write_call_streams_its_content_into_the_card() -> None:
     assert all(u.partial_tool_call.args_text_delta == "" for u in updates(frames))
 
 
+def test_a_tool_the_mode_does_not_offer_streams_no_card() -> None:
+    """Ask mode offers no Write: the editor sees neither its card nor its content, while the
+    offered Read (named the model's own way) streams as usual."""
+    call = ModelCall(CALL, 0, ("Glob", "Grep", "Read", "ReadLints"))
+    frames, _ = released(
+        call,
+        events(
+            ToolCallStarted(0, "w1", "Write"),
+            ToolCallArgumentsDelta(0, '{"path": "/b.txt", "contents": "line\\n"}'),
+            ToolCallStarted(1, "r1", "read"),
+            ToolCallArgumentsDelta(1, '{"path": "/a"}'),
+        ),
+    )
+    assert [
+        (u.partial_tool_call.call_id, u.partial_tool_call.args_text_delta) for u in updates(frames)
+    ] == [
+        ("r1", ""),
+        ("r1", '{"path": "/a"}'),
+    ]
+
+
 @pytest.mark.parametrize(
     ("message", "code"),
     [
