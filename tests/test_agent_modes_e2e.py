@@ -33,6 +33,7 @@ from tests.support.fake_provider import (
     chat_events,
     responses_events,
 )
+from tests.test_prompt_assets import MODE_TOOLS  # each mode's exact ordered tools
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ModeTools
 from wire.tools.registry import unavailable_tool_result
@@ -44,45 +45,6 @@ MODES = {
     "plan": agent.AGENT_MODE_PLAN,
     "debug": agent.AGENT_MODE_DEBUG,
     "multitask": agent.AGENT_MODE_MULTITASK,
-}
-# What each mode offers the model, in order (tools.md §4.3 restricted to our registry; Ask is
-# our choice: the read-only tools).
-MODE_TOOLS = {
-    "agent": [
-        "Shell",
-        "Grep",
-        "Delete",
-        "TodoWrite",
-        "StrReplace",
-        "Write",
-        "Read",
-        "ReadLints",
-        "Glob",
-    ],
-    "ask": ["Glob", "Grep", "Read", "ReadLints"],
-    "plan": ["Shell", "Glob", "Grep", "Read", "TodoWrite", "ReadLints"],
-    "debug": [
-        "Delete",
-        "Glob",
-        "Grep",
-        "Read",
-        "ReadLints",
-        "Shell",
-        "StrReplace",
-        "TodoWrite",
-        "Write",
-    ],
-    "multitask": [
-        "Delete",
-        "Glob",
-        "Grep",
-        "Read",
-        "ReadLints",
-        "Shell",
-        "StrReplace",
-        "TodoWrite",
-        "Write",
-    ],
 }
 
 
