@@ -165,11 +165,10 @@ class AgentRun:
         assert opened is not None
         if call_index is None:
             call_index = self._store.begin_provider_call(self.request_id)
-        call = self._phase = ModelCall(f"{self.request_id}:{call_index}", call_index)
+        model_call_id = f"{self.request_id}:{call_index}"
+        self._phase = ModelCall(model_call_id, call_index, opened.mode.tool_names)
         request = LlmRequest(opened.instructions, opened.mode.tools, project(self._messages))
-        self._children.call(
-            StartProviderCall(self.request_id, call.model_call_id, request, self._route)
-        )
+        self._children.call(StartProviderCall(self.request_id, model_call_id, request, self._route))
 
     def _publish_settled_then_call(self, call_index: int | None = None, lead: bytes = b"") -> None:
         """Call the model, then publish the settled state: the request goes first, so
@@ -263,7 +262,7 @@ class AgentRun:
                 round_.started_at_ms,
             )
         )
-        context = exec_context(self._turn.plan, self._request)
+        context = exec_context(self._turn.plan, self._turn.mode, self._request)
         self._children.record(*timeline.tools_dispatched(round_.pending, now_ms()))
         self._children.tools(StartToolRound(round_.round_id, round_.pending), context)
 

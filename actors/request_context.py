@@ -7,7 +7,8 @@ Two pure functions of the protobuf messages, used once per user turn:
   message) is left out, so the runtime message never shows an empty block. It reads
   ``RequestContext.env`` and ``git_repos`` (``<user_info>``, ``<git_status>``), ``rules``,
   ``non_file_rules`` and ``cloud_rule`` (``<rules>``), ``agent_skills`` (``<agent_skills>``,
-  skipping a skill with ``disable_model_invocation``), and from
+  skipping a skill with ``disable_model_invocation``), ``debug_mode_config`` (the ``DEBUG_*``
+  values of Debug mode's template), and from
   ``UserMessage.selected_context``: ``invocation_context.ide_state`` (open and recently viewed
   files) and the attachments (``extra_context``, ``files``, ``code_selections``,
   ``terminals``, ``terminal_selections``, ``cursor_rules``, ``cursor_commands``,
@@ -37,6 +38,7 @@ from google.protobuf.message import Message
 
 from actors.conversation.model import ImagePart
 from prompt.runtime_message import (
+    DebugSession,
     Environment,
     ExternalLink,
     GitRepo,
@@ -75,6 +77,7 @@ def runtime_context(
         open_files=_open_files(selected),
         selected=_selected(selected),
         now=now,
+        debug=_debug(context),
     )
 
 
@@ -137,6 +140,17 @@ def _skills(context: agent.RequestContext) -> tuple[Skill, ...]:
         Skill(path=skill.full_path, description=skill.description)
         for skill in _items(context, "agent_skills")
         if skill.full_path and not skill.disable_model_invocation
+    )
+
+
+def _debug(context: agent.RequestContext) -> DebugSession | None:
+    config = _message(context, "debug_mode_config")
+    if config is None:
+        return None
+    return DebugSession(
+        server_endpoint=config.server_endpoint,
+        log_path=config.log_path,
+        session_id=config.session_id,
     )
 
 

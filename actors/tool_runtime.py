@@ -70,7 +70,7 @@ from wire.tools.frames import (
     shell_delta_frame,
     tool_call_started_frame,
 )
-from wire.tools.registry import UnsupportedTool, resolve_tool, unknown_tool_result
+from wire.tools.registry import refused_call
 
 logger = logging.getLogger("cursor_server.tool_runtime")
 
@@ -321,22 +321,20 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         calls = sorted(request.calls, key=lambda call: call.index)
         # Every call is checked before anything is sent, so a bad round sends nothing.
         seen: set[str] = set()
-        unknown: set[str] = set()
+        refused: dict[str, str] = {}  # call id -> the error result of a call that may not run
         for call in calls:
             if call.call_id in self._dispatched or call.call_id in seen:
                 self._fail(protocol_error(f"tool call {call.call_id} was dispatched twice"))
                 return
             seen.add(call.call_id)
-            try:
-                resolve_tool(call.name)
-            except UnsupportedTool:
-                unknown.add(call.call_id)
+            if (refusal := refused_call(call.name, self._context)) is not None:
+                refused[call.call_id] = refusal
         for call in calls:
             self._dispatched.add(call.call_id)
-            if call.call_id in unknown:
-                # The model's mistake, not the client's: the model reads why, the turn goes on.
+            if (text := refused.get(call.call_id)) is not None:
+                # The model's mistake (no such tool, or not in this mode), not the client's:
+                # the model reads why, the turn goes on.
                 now = self._clock()
-                text = unknown_tool_result(call.name)
                 self._tell(
                     ToolCompleted(
                         request.round_id,

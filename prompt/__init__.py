@@ -14,7 +14,9 @@ from prompt.assets import (
     load_prompt_assets_from,
 )
 from prompt.runtime_message import (
+    DEBUG_PLACEHOLDERS,
     RUNTIME_PLACEHOLDERS,
+    DebugSession,
     Environment,
     GitRepo,
     OpenFiles,
@@ -31,8 +33,10 @@ from prompt.runtime_message import (
 )
 
 __all__ = [
+    "DEBUG_PLACEHOLDERS",
     "MODES",
     "RUNTIME_PLACEHOLDERS",
+    "DebugSession",
     "Environment",
     "GitRepo",
     "ModeAssets",

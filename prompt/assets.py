@@ -8,13 +8,17 @@ file and the problem, rather than failing the first run that happens to touch it
 
 Layout under ``prompt/cursor/``:
 
-- ``tools.json``: the only source of tool schemas, a JSON list of OpenAI function tools
-  ``{"type": "function", "function": {"name", "description", "parameters"}}``;
-- ``modes/<mode>.json``: ``{"tools": [name, …]}``, the tools offered in that mode, in the order
-  the model sees them;
+- ``tools.json``: the only source of tool schemas, ``{"tools": [tool, …], "variants": {…}}``.
+  A tool is an OpenAI function tool ``{"type": "function", "function": {"name", "description",
+  "parameters"}}``; ``variants`` (optional) maps ``"Name.variant"`` to another tool of the same
+  shape and the same name, a different description or schema of a tool the registry runs, which
+  a mode can offer instead of the base one;
+- ``modes/<mode>.json``: ``{"tools": [entry, …]}``, the tools offered in that mode, in the order
+  the model sees them; an entry is a tool name or ``{"name": N, "variant": V}``;
 - ``<mode>/prompt.md``: the system prompt; ``{{MODEL_NAME}}`` is its only placeholder;
 - ``<mode>/runtime.md``: the runtime user message template; it must use every placeholder of
-  ``prompt.runtime_message.RUNTIME_PLACEHOLDERS`` exactly once and no other.
+  ``prompt.runtime_message.RUNTIME_PLACEHOLDERS`` exactly once, may use those of
+  ``DEBUG_PLACEHOLDERS`` any number of times, and no other.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import msgspec
 
 from actors.conversation.request import ToolSpec
 from prompt.runtime_message import (
+    DEBUG_PLACEHOLDERS,
     PLACEHOLDER,
     RUNTIME_PLACEHOLDERS,
     RuntimeContext,
@@ -37,7 +42,7 @@ from prompt.runtime_message import (
 )
 from wire.tools.registry import REGISTRY
 
-MODES: tuple[str, ...] = ("agent",)
+MODES: tuple[str, ...] = ("agent", "ask", "plan", "debug", "multitask")
 """The modes this server serves; each needs a manifest, a prompt and a runtime template."""
 
 SYSTEM_PROMPT_PLACEHOLDERS: tuple[str, ...] = ("MODEL_NAME",)
@@ -70,6 +75,16 @@ class ModeAssets(msgspec.Struct, frozen=True, kw_only=True):
     tools: tuple[ToolSpec, ...]
     system_prompt_template: str
     runtime_template: str
+
+    @property
+    def label(self) -> str:
+        """The mode as the user knows it ("Ask"), for text the model reads."""
+        return self.name.capitalize()
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The names of the tools this mode offers, in order."""
+        return tuple(tool.name for tool in self.tools)
 
     def system_prompt(self, model_name: str) -> str:
         """The system prompt with the model's name filled in (one pass, nothing re-expanded)."""
@@ -108,26 +123,54 @@ def load_prompt_assets_from(path: Path) -> PromptAssets:
 
 
 def _load(root: Traversable) -> PromptAssets:
-    catalog = _load_tools(root)
+    catalog, variants = _load_tools(root)
     _refuse_unknown_manifests(root)
-    modes = tuple(_load_mode(root, name, catalog) for name in MODES)
+    modes = tuple(_load_mode(root, name, catalog, variants) for name in MODES)
     return PromptAssets(tools=tuple(catalog.values()), modes=modes)
 
 
-def _load_tools(root: Traversable) -> dict[str, ToolSpec]:
+def _load_tools(root: Traversable) -> tuple[dict[str, ToolSpec], dict[str, ToolSpec]]:
+    """The base tools by name and the variants by ``"Name.variant"``."""
     data = _read_json(root, TOOLS_FILE)
-    if not isinstance(data, list):
-        raise PromptAssetError(f"{TOOLS_FILE}: expected a JSON list of function tools")
+    if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
+        raise PromptAssetError(f'{TOOLS_FILE}: expected {{"tools": [function tool, …]}}')
+    if extra := sorted(set(data) - {"tools", "variants"}):
+        raise PromptAssetError(f"{TOOLS_FILE}: unexpected key(s) {', '.join(extra)}")
     catalog: dict[str, ToolSpec] = {}
-    for index, entry in enumerate(data):
+    for index, entry in enumerate(data["tools"]):
         tool = _tool_spec(entry, f"{TOOLS_FILE}: tool #{index}")
         if tool.name in catalog:
             raise PromptAssetError(f"{TOOLS_FILE}: duplicate tool {tool.name!r}")
         catalog[tool.name] = tool
-    return catalog
+    raw_variants = data.get("variants", {})
+    if not isinstance(raw_variants, dict):
+        raise PromptAssetError(f'{TOOLS_FILE}: "variants" must be an object')
+    variants = {key: _variant(key, entry, catalog) for key, entry in raw_variants.items()}
+    return catalog, variants
 
 
-def _tool_spec(entry: Any, where: str) -> ToolSpec:
+def _variant(key: str, entry: Any, catalog: dict[str, ToolSpec]) -> ToolSpec:
+    """A variant ``"Name.variant"`` of a base tool the registry runs, under the base's name
+    (the model calls it by that name, so the call runs as the base tool)."""
+    where = f"{TOOLS_FILE}: variant {key!r}"
+    base, dot, variant = key.partition(".")
+    if not dot or not base or not variant or "." in variant:
+        raise PromptAssetError(f'{where}: the key must be "ToolName.variant"')
+    if base not in catalog:
+        raise PromptAssetError(f"{where}: no base tool {base!r} in {TOOLS_FILE}")
+    if base not in REGISTRY:
+        raise PromptAssetError(
+            f"{where}: base tool {base!r} is not one this server runs "
+            "(no row in wire.tools.registry)"
+        )
+    tool = _tool_spec(entry, where, named=where)
+    if tool.name != base:
+        raise PromptAssetError(f"{where}: its function name must be {base!r}, not {tool.name!r}")
+    return tool
+
+
+def _tool_spec(entry: Any, where: str, named: str | None = None) -> ToolSpec:
+    """A function tool; errors after its name is known say ``named`` (else "tool 'Name'")."""
     if not isinstance(entry, dict) or entry.get("type") != "function":
         raise PromptAssetError(f'{where}: expected {{"type": "function", "function": {{…}}}}')
     if set(entry) != {"type", "function"} or not isinstance(entry["function"], dict):
@@ -136,7 +179,7 @@ def _tool_spec(entry: Any, where: str) -> ToolSpec:
     name = function.get("name")
     if not isinstance(name, str) or not name or len(name) > 64 or set(name) - _TOOL_NAME_CHARS:
         raise PromptAssetError(f"{where}: name must be 1-64 letters, digits, '_' or '-'")
-    where = f"{TOOLS_FILE}: tool {name!r}"
+    where = named or f"{TOOLS_FILE}: tool {name!r}"
     if extra := sorted(set(function) - _FUNCTION_KEYS):
         raise PromptAssetError(f"{where}: unexpected key(s) {', '.join(extra)}")
     description = function.get("description")
@@ -187,55 +230,76 @@ def _refuse_unknown_manifests(root: Traversable) -> None:
             )
 
 
-def _load_mode(root: Traversable, name: str, catalog: dict[str, ToolSpec]) -> ModeAssets:
+def _load_mode(
+    root: Traversable, name: str, catalog: dict[str, ToolSpec], variants: dict[str, ToolSpec]
+) -> ModeAssets:
     manifest_path = f"{MODES_DIR}/{name}.json"
     manifest = _read_json(root, manifest_path)
-    tools = manifest.get("tools") if isinstance(manifest, dict) else None
-    if not isinstance(tools, list) or len(manifest) != 1:
+    entries = manifest.get("tools") if isinstance(manifest, dict) else None
+    if not isinstance(entries, list) or len(manifest) != 1:
         raise PromptAssetError(f'{manifest_path}: expected {{"tools": [tool name, …]}}')
-    seen: set[str] = set()
-    for tool in tools:
-        if not isinstance(tool, str):
-            raise PromptAssetError(f"{manifest_path}: tool entries must be names, got {tool!r}")
-        if tool not in catalog:
-            raise PromptAssetError(f"{manifest_path}: unknown tool {tool!r} (not in {TOOLS_FILE})")
-        if tool not in REGISTRY:
-            raise PromptAssetError(
-                f"{manifest_path}: tool {tool!r} is not one this server runs "
-                "(no row in wire.tools.registry)"
-            )
-        if tool in seen:
-            raise PromptAssetError(f"{manifest_path}: duplicate tool {tool!r}")
-        seen.add(tool)
+    tools: list[ToolSpec] = []
+    for entry in entries:
+        tool = _manifest_tool(entry, manifest_path, catalog, variants)
+        if tool.name in (seen.name for seen in tools):
+            raise PromptAssetError(f"{manifest_path}: duplicate tool {tool.name!r}")
+        tools.append(tool)
     prompt_path = f"{name}/prompt.md"
     runtime_path = f"{name}/runtime.md"
     system_prompt = _read_text(root, prompt_path)
     runtime = _read_text(root, runtime_path)
-    _check_placeholders(system_prompt, prompt_path, SYSTEM_PROMPT_PLACEHOLDERS, required=False)
-    _check_placeholders(runtime, runtime_path, RUNTIME_PLACEHOLDERS, required=True)
+    _check_placeholders(system_prompt, prompt_path, SYSTEM_PROMPT_PLACEHOLDERS)
+    _check_placeholders(
+        runtime, runtime_path, DEBUG_PLACEHOLDERS, exactly_once=RUNTIME_PLACEHOLDERS
+    )
     return ModeAssets(
         name=name,
-        tools=tuple(catalog[tool] for tool in tools),
+        tools=tuple(tools),
         system_prompt_template=system_prompt,
         runtime_template=runtime,
     )
 
 
-def _check_placeholders(text: str, where: str, known: tuple[str, ...], *, required: bool) -> None:
-    """Only known placeholders; with ``required`` each exactly once; no stray braces left."""
+def _manifest_tool(
+    entry: Any, where: str, catalog: dict[str, ToolSpec], variants: dict[str, ToolSpec]
+) -> ToolSpec:
+    """One manifest entry: a base tool by name, or ``{"name": N, "variant": V}``."""
+    if isinstance(entry, dict) and set(entry) == {"name", "variant"}:
+        key = f"{entry['name']}.{entry['variant']}"
+        if key not in variants:
+            raise PromptAssetError(f"{where}: unknown variant {key!r} (not in {TOOLS_FILE})")
+        return variants[key]
+    if not isinstance(entry, str):
+        raise PromptAssetError(
+            f'{where}: an entry is a tool name or {{"name": …, "variant": …}}, got {entry!r}'
+        )
+    if entry not in catalog:
+        raise PromptAssetError(f"{where}: unknown tool {entry!r} (not in {TOOLS_FILE})")
+    if entry not in REGISTRY:
+        raise PromptAssetError(
+            f"{where}: tool {entry!r} is not one this server runs (no row in wire.tools.registry)"
+        )
+    return catalog[entry]
+
+
+def _check_placeholders(
+    text: str, where: str, allowed: tuple[str, ...], *, exactly_once: tuple[str, ...] = ()
+) -> None:
+    """Only known placeholders: each of ``exactly_once`` exactly once, ``allowed`` ones any
+    number of times; no stray braces left."""
+    known = (*exactly_once, *allowed)
     used = [match.group(1) for match in PLACEHOLDER.finditer(text)]
     for name in used:
         if name not in known:
             raise PromptAssetError(
                 f"{where}: unknown placeholder {{{{{name}}}}} (known: {', '.join(known)})"
             )
-    if required:
-        for name in known:
-            count = used.count(name)
-            if count == 0:
-                raise PromptAssetError(f"{where}: missing placeholder {{{{{name}}}}}")
-            if count > 1:
-                raise PromptAssetError(f"{where}: placeholder {{{{{name}}}}} appears {count} times")
+    for name in exactly_once:
+        count = used.count(name)
+        if count == 0:
+            raise PromptAssetError(f"{where}: missing placeholder {{{{{name}}}}}")
+        if count > 1:
+            raise PromptAssetError(f"{where}: placeholder {{{{{name}}}}} appears {count} times")
     rest = PLACEHOLDER.sub("", text)
     if "{{" in rest or "}}" in rest:
         raise PromptAssetError(f"{where}: unbalanced '{{{{' or '}}}}' outside a placeholder")

@@ -18,6 +18,10 @@ leaves no tag and no blank line behind. The sections, in template order:
   environment's IANA time zone (UTC when none is given);
 - ``USER_QUERY``: ``<user_query>`` with the text the user typed.
 
+The ``DEBUG_*`` placeholders are values, not sections: the debug log collector's endpoint, log
+file and session id exactly as the editor sent them (empty when it sent none), for the debug
+template's instructions, which may name each of them several times.
+
 Attribute values are XML-escaped; element bodies (code, rules, terminal output) are kept
 verbatim, because escaping would change the code the model reads. Substitution is a single
 pass: a ``{{…}}`` typed by the user is never expanded. This module knows no protobuf; the
@@ -42,7 +46,15 @@ RUNTIME_PLACEHOLDERS: tuple[str, ...] = (
     "TIMESTAMP",
     "USER_QUERY",
 )
-"""Every placeholder the renderer fills; a runtime template must use each exactly once."""
+"""The sections every runtime template must use, each exactly once."""
+
+DEBUG_PLACEHOLDERS: tuple[str, ...] = (
+    "DEBUG_SERVER_ENDPOINT",
+    "DEBUG_LOG_PATH",
+    "DEBUG_SESSION_ID",
+)
+"""Debug mode's log collector, as plain values (no blank line added); a template may use each
+any number of times, or not at all."""
 
 PLACEHOLDER = re.compile(r"\{\{([^{}]*)\}\}")
 """A ``{{…}}`` placeholder; the loader also uses it to find unknown names in templates."""
@@ -176,6 +188,14 @@ class SelectedContext(msgspec.Struct, frozen=True, kw_only=True):
     links: tuple[ExternalLink, ...] = ()
 
 
+class DebugSession(msgspec.Struct, frozen=True, kw_only=True):
+    """Where Debug mode's instrumented code sends its logs (Cursor's ``DebugModeConfig``)."""
+
+    server_endpoint: str = ""
+    log_path: str = ""
+    session_id: str = ""
+
+
 class RuntimeContext(msgspec.Struct, frozen=True, kw_only=True):
     """Everything one request contributes to its runtime user message; all of it optional."""
 
@@ -188,6 +208,7 @@ class RuntimeContext(msgspec.Struct, frozen=True, kw_only=True):
     action_context: str | None = None
     now: datetime | None = None
     """When the user sent the message; must carry a UTC offset."""
+    debug: DebugSession | None = None
 
 
 def render_runtime_message(template: str, context: RuntimeContext) -> str:
@@ -204,7 +225,8 @@ def render_runtime_message(template: str, context: RuntimeContext) -> str:
 
 
 def runtime_values(context: RuntimeContext) -> Mapping[str, str]:
-    """Each placeholder's text: the trimmed section plus a blank line, or ``""`` when absent."""
+    """Each placeholder's text: the trimmed section plus a blank line, or ``""`` when absent;
+    the debug values as they are."""
     zone = resolve_time_zone(context.environment.time_zone if context.environment else "")
     now = _local_now(context.now, zone)
     sections = {
@@ -220,7 +242,13 @@ def runtime_values(context: RuntimeContext) -> Mapping[str, str]:
         "TIMESTAMP": f"<timestamp>{format_timestamp(now)}</timestamp>" if now else "",
         "USER_QUERY": _user_query(context.user_query),
     }
-    return {name: _section(text) for name, text in sections.items()}
+    debug = context.debug or DebugSession()
+    return {
+        **{name: _section(text) for name, text in sections.items()},
+        "DEBUG_SERVER_ENDPOINT": debug.server_endpoint,
+        "DEBUG_LOG_PATH": debug.log_path,
+        "DEBUG_SESSION_ID": debug.session_id,
+    }
 
 
 def resolve_time_zone(name: str) -> tzinfo:

@@ -601,12 +601,14 @@ async def test_an_exec_result_of_the_wrong_kind_fails_the_run(
 @pytest.mark.parametrize(
     ("mode", "label"),
     [
-        (agent.AGENT_MODE_ASK, "AGENT_MODE_ASK"),
-        (agent.AGENT_MODE_PLAN, "AGENT_MODE_PLAN"),
+        (agent.AGENT_MODE_UNSPECIFIED, "AGENT_MODE_UNSPECIFIED"),
+        (agent.AGENT_MODE_TRIAGE, "AGENT_MODE_TRIAGE"),
+        (agent.AGENT_MODE_PROJECT, "AGENT_MODE_PROJECT"),
+        (agent.AGENT_MODE_CUSTOM, "AGENT_MODE_CUSTOM"),
         (42, "42"),
     ],
 )
-async def test_a_mode_other_than_agent_is_refused_naming_it(
+async def test_a_mode_without_assets_is_refused_naming_it(
     fake: FakeProvider,
     public_id: str,
     cursor: FakeCursor,
@@ -620,8 +622,9 @@ async def test_a_mode_other_than_agent_is_refused_naming_it(
     assert log.end == {
         "error": {
             "code": "invalid_argument",
-            "message": f"protocol error: unsupported agent mode: {label} "
-            "(this server runs AGENT_MODE_AGENT)",
+            "message": f"protocol error: unsupported agent mode: {label} (this server runs "
+            "AGENT_MODE_AGENT, AGENT_MODE_ASK, AGENT_MODE_PLAN, AGENT_MODE_DEBUG, "
+            "AGENT_MODE_MULTITASK)",
         }
     }
     assert [k for k in log.kinds() if k != "heartbeat"] == []

@@ -28,8 +28,8 @@ from tests.support.process import REPO
 
 ASSETS = Path(prompt.__file__).parent / "cursor"
 
-# The agent mode's tools, in the reference's agent-manifest order (tools.md §4.3) restricted
-# to the tools this server offers.
+# Each mode's tools in the reference's manifest order (tools.md §4.3) restricted to the tools
+# this server runs. Ask has no reference list: it is the read-only tools, in Debug's order.
 AGENT_TOOLS = [
     "Shell",
     "Grep",
@@ -42,6 +42,37 @@ AGENT_TOOLS = [
     "Glob",
     "AskQuestion",
 ]
+MODE_TOOLS: dict[str, list[str]] = {
+    "agent": AGENT_TOOLS,
+    "ask": ["AskQuestion", "Glob", "Grep", "Read", "ReadLints"],
+    "plan": ["Shell", "Glob", "Grep", "Read", "TodoWrite", "ReadLints", "AskQuestion"],
+    "debug": [
+        "AskQuestion",
+        "Delete",
+        "Glob",
+        "Grep",
+        "Read",
+        "ReadLints",
+        "Shell",
+        "StrReplace",
+        "TodoWrite",
+        "Write",
+    ],
+    "multitask": [
+        "AskQuestion",
+        "Delete",
+        "Glob",
+        "Grep",
+        "Read",
+        "ReadLints",
+        "Shell",
+        "StrReplace",
+        "TodoWrite",
+        "Write",
+    ],
+}
+# Tools that change files or run commands; Ask mode must never offer one.
+WRITING_TOOLS = {"Write", "StrReplace", "Delete", "Shell", "EditNotebook", "GenerateImage"}
 
 # tools.md §1.1: parameter name -> JSON type, and the required list, per tool. The names are
 # mapped onto Cursor's exec protobuf fields, so they must be exactly these.
@@ -97,22 +128,48 @@ SHELL_LEFT_OUT = {"notify_on_output", "request_smart_mode_approval", "smart_mode
 
 def shipped_tools() -> dict[str, dict[str, Any]]:
     data = json.loads((ASSETS / "tools.json").read_text(encoding="utf-8"))
-    return {entry["function"]["name"]: entry["function"] for entry in data}
+    return {entry["function"]["name"]: entry["function"] for entry in data["tools"]}
 
 
 def test_shipped_assets_load_once_and_validate() -> None:
     assets = load_prompt_assets()
     assert assets is load_prompt_assets()
-    agent = assets.mode("agent")
-    assert [tool.name for tool in agent.tools] == AGENT_TOOLS
-    assert agent.runtime_template.strip()
-    assert [mode.name for mode in assets.modes] == ["agent"]
+    assert [mode.name for mode in assets.modes] == ["agent", "ask", "plan", "debug", "multitask"]
+    for mode in assets.modes:
+        assert list(mode.tool_names) == MODE_TOOLS[mode.name], mode.name
+        assert mode.runtime_template.startswith(
+            "{{REQUEST_CONTEXT}}{{OPEN_FILES}}{{SELECTED_CONTEXT}}{{ACTION_CONTEXT}}"
+        )
+        assert mode.runtime_template.endswith("\n\n{{TIMESTAMP}}{{USER_QUERY}}\n")
+        assert "<system_reminder>" in mode.runtime_template
+
+
+def test_each_manifest_file_lists_exactly_its_modes_tools_in_order() -> None:
+    for mode, tools in MODE_TOOLS.items():
+        manifest = json.loads((ASSETS / "modes" / f"{mode}.json").read_text(encoding="utf-8"))
+        assert manifest == {"tools": tools}, mode
+
+
+def test_ask_mode_offers_only_read_only_tools() -> None:
+    ask = load_prompt_assets().mode("ask")
+    assert not WRITING_TOOLS & set(ask.tool_names)
+    assert ask.label == "Ask"
+
+
+def test_each_mode_has_its_own_system_prompt_naming_the_mode() -> None:
+    assets = load_prompt_assets()
+    prompts = {mode.name: mode.system_prompt("m-1") for mode in assets.modes}
+    assert len(set(prompts.values())) == len(prompts)
+    for name, text in prompts.items():
+        assert "m-1" in text and "{{" not in text, name
+        if name != "agent":
+            assert f"{name.capitalize()} mode" in text, name
 
 
 def test_every_mode_tool_is_defined_in_tools_json() -> None:
     defined = shipped_tools()
     manifests = sorted((ASSETS / "modes").glob("*.json"))
-    assert [path.name for path in manifests] == ["agent.json"]
+    assert sorted(path.stem for path in manifests) == sorted(MODE_TOOLS)
     for manifest in manifests:
         names = json.loads(manifest.read_text(encoding="utf-8"))["tools"]
         assert names, manifest
@@ -120,10 +177,10 @@ def test_every_mode_tool_is_defined_in_tools_json() -> None:
         assert len(set(names)) == len(names)
 
 
-def test_tools_json_is_a_list_of_openai_function_tools() -> None:
+def test_tools_json_holds_a_list_of_openai_function_tools() -> None:
     data = json.loads((ASSETS / "tools.json").read_text(encoding="utf-8"))
-    assert isinstance(data, list)
-    for entry in data:
+    assert set(data) <= {"tools", "variants"} and isinstance(data["tools"], list)
+    for entry in [*data["tools"], *data.get("variants", {}).values()]:
         assert entry["type"] == "function"
         assert set(entry["function"]) == {"name", "description", "parameters"}
         assert len(entry["function"]["description"]) > 80, entry["function"]["name"]
@@ -166,8 +223,7 @@ def test_tool_parameter_details_match_cursors_table() -> None:
 
 
 def test_loaded_tool_specs_are_the_json_schemas() -> None:
-    agent = load_prompt_assets().mode("agent")
-    for tool in agent.tools:
+    for tool in [tool for mode in load_prompt_assets().modes for tool in mode.tools]:
         source = shipped_tools()[tool.name]
         assert tool.description == source["description"]
         assert tool.parameters == source["parameters"]
@@ -184,9 +240,9 @@ def test_system_prompt_substitutes_the_model_name() -> None:
 
 
 def test_unknown_mode_is_refused_naming_it() -> None:
-    with pytest.raises(UnknownModeError, match="'plan'") as caught:
-        load_prompt_assets().mode("plan")
-    assert caught.value.mode == "plan"
+    with pytest.raises(UnknownModeError, match="'triage'") as caught:
+        load_prompt_assets().mode("triage")
+    assert caught.value.mode == "triage"
     assert isinstance(caught.value, ValueError)
 
 
@@ -205,14 +261,44 @@ def edit_json(path: Path, change: Callable[[Any], Any]) -> None:
     path.write_text(json.dumps(change(data)), encoding="utf-8")
 
 
-def edit_tool(name: str, change: Callable[[dict[str, Any]], None]) -> Callable[[Any], Any]:
+def edit_tools(change: Callable[[list[Any]], list[Any]]) -> Callable[[Path], None]:
+    """Change the list of base tools of ``tools.json``."""
+
+    def apply(root: Path) -> None:
+        edit_json(root / "tools.json", lambda data: {**data, "tools": change(data["tools"])})
+
+    return apply
+
+
+def edit_tool(name: str, change: Callable[[dict[str, Any]], None]) -> Callable[[Path], None]:
     def apply(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for entry in tools:
             if entry["function"]["name"] == name:
                 change(entry["function"])
         return tools
 
+    return edit_tools(apply)
+
+
+def tool_entry(name: str) -> dict[str, Any]:
+    data = json.loads((ASSETS / "tools.json").read_text(encoding="utf-8"))
+    (entry,) = [entry for entry in data["tools"] if entry["function"]["name"] == name]
+    return dict(entry)
+
+
+def add_variant(key: str, entry: Any) -> Callable[[Path], None]:
+    def apply(root: Path) -> None:
+        edit_json(
+            root / "tools.json",
+            lambda data: {**data, "variants": {**data.get("variants", {}), key: entry}},
+        )
+
     return apply
+
+
+def read_variant(description: str = "Read, as a variant.") -> dict[str, Any]:
+    entry = tool_entry("Read")
+    return {**entry, "function": {**entry["function"], "description": description}}
 
 
 def replace_text(relative: str, old: str, new: str) -> Callable[[Path], None]:
@@ -238,12 +324,16 @@ BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
         lambda root: (root / "tools.json").write_text("[{", encoding="utf-8"),
         "tools.json: invalid JSON",
     ),
-    "tools.json not a list": (
-        lambda root: edit_json(root / "tools.json", lambda tools: {"tools": tools}),
-        "tools.json: expected a JSON list",
+    "tools.json a bare list": (
+        lambda root: edit_json(root / "tools.json", lambda data: data["tools"]),
+        'tools.json: expected {"tools": [function tool, …]}',
+    ),
+    "tools.json with an unknown key": (
+        lambda root: edit_json(root / "tools.json", lambda data: {**data, "variant": {}}),
+        "tools.json: unexpected key(s) variant",
     ),
     "duplicate tool": (
-        lambda root: edit_json(root / "tools.json", lambda tools: [*tools, tools[0]]),
+        edit_tools(lambda tools: [*tools, tools[0]]),
         "tools.json: duplicate tool 'Read'",
     ),
     "duplicate json key": (
@@ -251,60 +341,95 @@ BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
         "tools.json: duplicate key 'name'",
     ),
     "parameters not an object schema": (
-        lambda root: edit_json(
-            root / "tools.json",
-            edit_tool("Grep", lambda fn: fn["parameters"].update(type="array")),
-        ),
+        edit_tool("Grep", lambda fn: fn["parameters"].update(type="array")),
         "tool 'Grep': parameters: not a JSON-schema object",
     ),
     "parameters without properties": (
-        lambda root: edit_json(
-            root / "tools.json", edit_tool("Glob", lambda fn: fn["parameters"].pop("properties"))
-        ),
+        edit_tool("Glob", lambda fn: fn["parameters"].pop("properties")),
         "tool 'Glob': parameters: properties must be an object",
     ),
     "required names an unknown property": (
-        lambda root: edit_json(
-            root / "tools.json",
-            edit_tool("Write", lambda fn: fn["parameters"]["required"].append("content")),
-        ),
+        edit_tool("Write", lambda fn: fn["parameters"]["required"].append("content")),
         "tool 'Write': parameters: required names unknown properties ['content']",
     ),
     "property without a type": (
-        lambda root: edit_json(
-            root / "tools.json",
-            edit_tool("Delete", lambda fn: fn["parameters"]["properties"]["path"].pop("type")),
-        ),
+        edit_tool("Delete", lambda fn: fn["parameters"]["properties"]["path"].pop("type")),
         "tool 'Delete': parameters.path: a property schema needs a \"type\"",
     ),
     "nested item schema broken": (
-        lambda root: edit_json(
-            root / "tools.json",
-            edit_tool(
-                "TodoWrite",
-                lambda fn: fn["parameters"]["properties"]["todos"]["items"].update(properties=[]),
-            ),
+        edit_tool(
+            "TodoWrite",
+            lambda fn: fn["parameters"]["properties"]["todos"]["items"].update(properties=[]),
         ),
         "tool 'TodoWrite': parameters.todos[]: properties must be an object",
     ),
     "missing description": (
-        lambda root: edit_json(
-            root / "tools.json", edit_tool("Read", lambda fn: fn.update(description=""))
-        ),
+        edit_tool("Read", lambda fn: fn.update(description="")),
         "tool 'Read': missing description",
     ),
     "misspelt key": (
-        lambda root: edit_json(
-            root / "tools.json",
-            edit_tool("Read", lambda fn: fn.update(parameter=fn.pop("parameters"))),
-        ),
+        edit_tool("Read", lambda fn: fn.update(parameter=fn.pop("parameters"))),
         "tool 'Read': unexpected key(s) parameter",
     ),
     "bad tool name": (
-        lambda root: edit_json(
-            root / "tools.json", edit_tool("Read", lambda fn: fn.update(name="Read file"))
-        ),
+        edit_tool("Read", lambda fn: fn.update(name="Read file")),
         "tool #0: name must be",
+    ),
+    "variants not an object": (
+        lambda root: edit_json(root / "tools.json", lambda data: {**data, "variants": []}),
+        'tools.json: "variants" must be an object',
+    ),
+    "variant key without a variant": (
+        add_variant("Read", read_variant()),
+        "tools.json: variant 'Read': the key must be \"ToolName.variant\"",
+    ),
+    "variant of an unknown tool": (
+        add_variant("Teleport.fast", read_variant()),
+        "tools.json: variant 'Teleport.fast': no base tool 'Teleport' in tools.json",
+    ),
+    "variant of a tool the server does not run": (
+        lambda root: (
+            edit_tools(lambda tools: [*tools, frobnicate_tool()])(root),
+            add_variant("Frobnicate.subagent", frobnicate_tool())(root),
+        ),
+        "variant 'Frobnicate.subagent': base tool 'Frobnicate' is not one this server runs",
+    ),
+    "variant under another name": (
+        add_variant("Grep.subagent", read_variant()),
+        "tools.json: variant 'Grep.subagent': its function name must be 'Grep', not 'Read'",
+    ),
+    "variant validated like a tool": (
+        add_variant(
+            "Read.subagent",
+            {
+                **tool_entry("Read"),
+                "function": {**tool_entry("Read")["function"], "description": ""},
+            },
+        ),
+        "tools.json: variant 'Read.subagent': missing description",
+    ),
+    "mode lists an unknown variant": (
+        lambda root: edit_json(
+            root / "modes/ask.json",
+            lambda m: {"tools": [*m["tools"], {"name": "Read", "variant": "subagent"}]},
+        ),
+        "modes/ask.json: unknown variant 'Read.subagent' (not in tools.json)",
+    ),
+    "mode entry malformed": (
+        lambda root: edit_json(
+            root / "modes/ask.json", lambda m: {"tools": [*m["tools"], {"name": "Read"}]}
+        ),
+        "modes/ask.json: an entry is a tool name or",
+    ),
+    "mode lists a variant next to its base tool": (
+        lambda root: (
+            add_variant("Read.subagent", read_variant())(root),
+            edit_json(
+                root / "modes/agent.json",
+                lambda m: {"tools": [*m["tools"], {"name": "Read", "variant": "subagent"}]},
+            ),
+        ),
+        "modes/agent.json: duplicate tool 'Read'",
     ),
     "mode lists an unknown tool": (
         lambda root: edit_json(
@@ -314,7 +439,7 @@ BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
     ),
     "mode offers a tool this server does not run": (
         lambda root: (
-            edit_json(root / "tools.json", lambda tools: [*tools, frobnicate_tool()]),
+            edit_tools(lambda tools: [*tools, frobnicate_tool()])(root),
             edit_json(root / "modes/agent.json", lambda m: {"tools": [*m["tools"], "Frobnicate"]}),
         ),
         "modes/agent.json: tool 'Frobnicate' is not one this server runs",
@@ -334,8 +459,32 @@ BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
         "modes/agent.json: missing",
     ),
     "manifest for an unknown mode": (
-        lambda root: (root / "modes/plan.json").write_text('{"tools": []}', encoding="utf-8"),
-        "modes/plan.json: no such mode",
+        lambda root: (root / "modes/triage.json").write_text('{"tools": []}', encoding="utf-8"),
+        "modes/triage.json: no such mode",
+    ),
+    "a new mode's manifest missing": (
+        lambda root: (root / "modes/debug.json").unlink(),
+        "modes/debug.json: missing",
+    ),
+    "a new mode's runtime template missing": (
+        lambda root: (root / "multitask/runtime.md").unlink(),
+        "multitask/runtime.md: missing",
+    ),
+    "a debug placeholder in prompt.md": (
+        replace_text("debug/prompt.md", "{{MODEL_NAME}}", "{{MODEL_NAME}} {{DEBUG_LOG_PATH}}"),
+        "debug/prompt.md: unknown placeholder {{DEBUG_LOG_PATH}}",
+    ),
+    "a misspelt debug placeholder": (
+        replace_text("debug/runtime.md", "{{DEBUG_LOG_PATH}}", "{{DEBUG_LOGPATH}}"),
+        "debug/runtime.md: unknown placeholder {{DEBUG_LOGPATH}}",
+    ),
+    "timestamp used twice in a mode": (
+        replace_text("ask/runtime.md", "{{TIMESTAMP}}", "{{TIMESTAMP}}{{TIMESTAMP}}"),
+        "ask/runtime.md: placeholder {{TIMESTAMP}} appears 2 times",
+    ),
+    "a context section used twice": (
+        replace_text("plan/runtime.md", "{{OPEN_FILES}}", "{{OPEN_FILES}}{{OPEN_FILES}}"),
+        "plan/runtime.md: placeholder {{OPEN_FILES}} appears 2 times",
     ),
     "prompt.md missing": (
         lambda root: (root / "agent/prompt.md").unlink(),
@@ -392,6 +541,66 @@ def test_runtime_template_missing_a_known_placeholder_is_refused(
         match=re.escape(f"agent/runtime.md: missing placeholder {{{{{placeholder}}}}}"),
     ):
         load_prompt_assets_from(copy)
+
+
+@pytest.mark.parametrize("mode", ["ask", "plan", "debug", "multitask"])
+def test_every_modes_template_needs_every_section(copy: Path, mode: str) -> None:
+    for placeholder in RUNTIME_PLACEHOLDERS:
+        damaged = copy.parent / f"{mode}-{placeholder}"
+        shutil.copytree(copy, damaged)
+        replace_text(f"{mode}/runtime.md", f"{{{{{placeholder}}}}}", "")(damaged)
+        with pytest.raises(PromptAssetError, match=re.escape(f"{mode}/runtime.md: missing")):
+            load_prompt_assets_from(damaged)
+
+
+def test_a_variant_entry_offers_the_variant_under_its_base_name_in_manifest_order(
+    copy: Path,
+) -> None:
+    add_variant("Read.subagent", read_variant("Read, worded for a subagent."))(copy)
+    edit_json(
+        copy / "modes/plan.json",
+        lambda m: {
+            "tools": [
+                "Shell",
+                {"name": "Read", "variant": "subagent"},
+                *[name for name in m["tools"] if name not in ("Shell", "Read")],
+            ]
+        },
+    )
+    assets = load_prompt_assets_from(copy)
+    plan = assets.mode("plan")
+    rest = [name for name in MODE_TOOLS["plan"] if name not in ("Shell", "Read")]
+    assert list(plan.tool_names) == ["Shell", "Read", *rest]
+    assert plan.tools[1].description == "Read, worded for a subagent."
+    assert plan.tools[1].parameters == tool_entry("Read")["function"]["parameters"]
+    # The base tool stays as it was, for the modes that list it by name.
+    base = next(tool for tool in assets.mode("ask").tools if tool.name == "Read")
+    assert base.description == tool_entry("Read")["function"]["description"]
+    # The catalogue holds base tools only.
+    assert [tool.name for tool in assets.tools].count("Read") == 1
+
+
+def test_variants_may_be_absent_or_empty(copy: Path) -> None:
+    edit_json(copy / "tools.json", lambda data: {**data, "variants": {}})
+    assert (
+        load_prompt_assets_from(copy).mode("agent").tools
+        == load_prompt_assets().mode("agent").tools
+    )
+
+
+def test_debug_placeholders_may_repeat_or_be_absent_in_any_template(copy: Path) -> None:
+    replace_text(
+        "ask/runtime.md",
+        "{{TIMESTAMP}}",
+        "{{DEBUG_SESSION_ID}} {{DEBUG_SESSION_ID}} {{DEBUG_SERVER_ENDPOINT}}\n{{TIMESTAMP}}",
+    )(copy)
+    template = (copy / "debug/runtime.md").read_text(encoding="utf-8")
+    assert template.count("{{DEBUG_LOG_PATH}}") > 1
+    bare = "{{REQUEST_CONTEXT}}{{OPEN_FILES}}{{SELECTED_CONTEXT}}{{ACTION_CONTEXT}}"
+    (copy / "debug/runtime.md").write_text(bare + "{{TIMESTAMP}}{{USER_QUERY}}", "utf-8")
+    assets = load_prompt_assets_from(copy)
+    assert assets.mode("ask").runtime_template.count("{{DEBUG_SESSION_ID}}") == 2
+    assert "DEBUG" not in assets.mode("debug").runtime_template
 
 
 def test_startup_fails_with_exit_2_and_one_line_before_opening_the_store(

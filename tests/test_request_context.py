@@ -13,7 +13,7 @@ import pytest
 
 from actors.conversation.model import ImagePart
 from actors.request_context import image_blob_ids, runtime_context, runtime_images
-from prompt import Environment, GitRepo, RuntimeContextError, load_prompt_assets
+from prompt import DebugSession, Environment, GitRepo, RuntimeContext, RuntimeContextError
 from prompt.runtime_message import (
     ExternalLink,
     OpenFiles,
@@ -28,10 +28,17 @@ from prompt.runtime_message import (
     Terminal,
     TerminalSelection,
     VisibleFile,
+    render_runtime_message,
 )
+from tests.test_runtime_message import SECTIONS_TEMPLATE
 from wire.proto import agent_v1_pb2 as agent
 
-MODE = load_prompt_assets().mode("agent")
+
+def render(context: RuntimeContext) -> str:
+    """The context's sections alone (the shipped templates' reminders are tested elsewhere)."""
+    return render_runtime_message(SECTIONS_TEMPLATE, context)
+
+
 NOW = datetime(2026, 2, 3, 8, 5, tzinfo=UTC)  # Tuesday
 
 
@@ -64,7 +71,7 @@ def test_env_git_repo_and_rules_are_rendered() -> None:
     )
     assert context.rules == ("Use tabs.", "Answer in French.", "Never push to main.")
 
-    text = MODE.runtime_message(context)
+    text = render(context)
     assert "<user_info>" in text
     assert "Workspace path: /Users/ada/project (git repository at /Users/ada/project)" in text
     assert "Shell: zsh" in text
@@ -79,7 +86,7 @@ def test_env_git_repo_and_rules_are_rendered() -> None:
 
 def test_time_zone_is_honoured() -> None:
     message = agent.UserMessage(text="hi", message_id="m1")
-    text = MODE.runtime_message(runtime_context(message, _request_context(), NOW))
+    text = render(runtime_context(message, _request_context(), NOW))
     assert "<timestamp>Tuesday, Feb 3, 2026, 4:05 PM (UTC+8)</timestamp>" in text
     assert "Time zone: Asia/Shanghai" in text
 
@@ -91,7 +98,7 @@ def test_only_a_user_message_renders_only_the_query() -> None:
         assert context.environment is None
         assert context.rules == ()
         assert context.selected is None
-        assert MODE.runtime_message(context) == "<user_query>\nhello\n</user_query>"
+        assert render(context) == "<user_query>\nhello\n</user_query>"
 
 
 def test_empty_parts_leave_sections_out() -> None:
@@ -104,7 +111,7 @@ def test_empty_parts_leave_sections_out() -> None:
     message = agent.UserMessage(text="q", message_id="m1")
     context = runtime_context(message, request_context, NOW)
     assert context.rules == ()
-    text = MODE.runtime_message(context)
+    text = render(context)
     assert "<git_status>" not in text
     assert "<rules>" not in text
 
@@ -113,7 +120,7 @@ def test_unknown_time_zone_is_an_error() -> None:
     request_context = agent.RequestContext(env=agent.RequestContextEnv(time_zone="Mars/Olympus"))
     message = agent.UserMessage(text="q", message_id="m1")
     with pytest.raises(RuntimeContextError):
-        MODE.runtime_message(runtime_context(message, request_context, NOW))
+        render(runtime_context(message, request_context, NOW))
 
 
 # ---- open files, attachments and skills ----
@@ -216,7 +223,7 @@ def test_open_files_are_mapped_and_rendered() -> None:
         ),
     )
     assert context.selected is None
-    text = MODE.runtime_message(context)
+    text = render(context)
     assert tags_in(text) == ["open_and_recently_viewed_files", "user_query"]
     assert "- /Users/ada/project/old.py (total lines: 12)" in text
     assert "- /Users/ada/project/app.py (focused, cursor on line 41, total lines: 80)" in text
@@ -254,7 +261,7 @@ def test_selected_context_is_mapped_and_rendered_in_order() -> None:
             ExternalLink(url="https://example.com/page"),
         ),
     )
-    text = MODE.runtime_message(context)
+    text = render(context)
     assert tags_in(text) == ["selected_context", "user_query"]
     pieces = [
         "<selected_context>\nThe user is on the release branch.\n\n<file ",
@@ -279,7 +286,7 @@ def test_skills_are_listed_except_those_the_model_may_not_invoke() -> None:
     assert context.skills == (
         Skill(path="/Users/ada/skills/release/SKILL.md", description="Cut a release"),
     )
-    text = MODE.runtime_message(context)
+    text = render(context)
     assert tags_in(text) == ["agent_skills", "user_query"]
     assert (
         '<agent_skill fullPath="/Users/ada/skills/release/SKILL.md">Cut a release</agent_skill>'
@@ -294,7 +301,7 @@ def test_every_section_together_keeps_template_order() -> None:
     selected = agent.SelectedContext(invocation_context=_open_files())
     selected.MergeFrom(_selected())
     message = agent.UserMessage(text="fix it", selected_context=selected)
-    text = MODE.runtime_message(runtime_context(message, request_context, NOW))
+    text = render(runtime_context(message, request_context, NOW))
     assert tags_in(text) == list(ALL_TAGS)
     positions = [text.index(f"<{tag}") for tag in ALL_TAGS]
     assert positions == sorted(positions)
@@ -337,7 +344,7 @@ SINGLE_SECTIONS: dict[
 def test_each_section_alone_renders_only_its_tag(case: str) -> None:
     selected, request_context, tag = SINGLE_SECTIONS[case]
     message = agent.UserMessage(text="q", selected_context=selected)
-    text = MODE.runtime_message(runtime_context(message, request_context, None))
+    text = render(runtime_context(message, request_context, None))
     assert tags_in(text) == [tag, "user_query"]
     assert "\n\n\n" not in text
 
@@ -373,7 +380,7 @@ def test_empty_attachments_leave_no_section(case: str) -> None:
     context = runtime_context(message, None, None)
     assert context.open_files is None
     assert context.selected is None
-    assert MODE.runtime_message(context) == "<user_query>\nq\n</user_query>"
+    assert render(context) == "<user_query>\nq\n</user_query>"
 
 
 def test_only_disabled_or_pathless_skills_leave_no_section() -> None:
@@ -385,7 +392,7 @@ def test_only_disabled_or_pathless_skills_leave_no_section() -> None:
     )
     context = runtime_context(agent.UserMessage(text="q"), request_context, None)
     assert context.skills == ()
-    assert MODE.runtime_message(context) == "<user_query>\nq\n</user_query>"
+    assert render(context) == "<user_query>\nq\n</user_query>"
 
 
 def test_code_without_a_range_has_no_lines() -> None:
@@ -395,7 +402,7 @@ def test_code_without_a_range_has_no_lines() -> None:
     context = runtime_context(agent.UserMessage(text="q", selected_context=selected), None, None)
     assert context.selected is not None
     assert context.selected.code == (SelectedCode(path="/a.py", content="pass"),)
-    assert '<code path="/a.py">\npass\n</code>' in MODE.runtime_message(context)
+    assert '<code path="/a.py">\npass\n</code>' in render(context)
 
 
 # ---- images ----
@@ -425,9 +432,7 @@ def test_inline_images_become_image_parts_in_order() -> None:
         ImagePart(mime_type="image/jpeg", data=b"jpeg bytes"),
     )
     # Images are parts of their own, never text in the rendered message.
-    assert MODE.runtime_message(runtime_context(message, None, None)) == (
-        "<user_query>\nlook\n</user_query>"
-    )
+    assert render(runtime_context(message, None, None)) == ("<user_query>\nlook\n</user_query>")
 
 
 def test_no_images_is_no_parts() -> None:
@@ -508,3 +513,31 @@ def test_images_with_their_bytes_need_no_fetch() -> None:
 def test_an_image_without_usable_bytes_is_refused(image: agent.SelectedImage, reason: str) -> None:
     with pytest.raises(RuntimeContextError, match=f"selected image 1 .*{reason}"):
         runtime_images(_with_images(image))
+
+
+def test_the_debug_mode_config_fills_the_debug_values_and_nothing_else() -> None:
+    message = agent.UserMessage(text="why does it crash", message_id="m1")
+    request_context = agent.RequestContext(
+        debug_mode_config=agent.DebugModeConfig(
+            server_endpoint="http://127.0.0.1:7242/ingest/abc",
+            log_path="/w/.cursor/debug.log",
+            session_id="dbg-7",
+        )
+    )
+    context = runtime_context(message, request_context, None)
+    assert context.debug == DebugSession(
+        server_endpoint="http://127.0.0.1:7242/ingest/abc",
+        log_path="/w/.cursor/debug.log",
+        session_id="dbg-7",
+    )
+    assert context.environment is None and context.rules == ()
+    template = "{{DEBUG_SERVER_ENDPOINT}}|{{DEBUG_LOG_PATH}}|{{DEBUG_SESSION_ID}}|" + (
+        "{{DEBUG_LOG_PATH}}"
+    )
+    assert render_runtime_message(template, context) == (
+        "http://127.0.0.1:7242/ingest/abc|/w/.cursor/debug.log|dbg-7|/w/.cursor/debug.log"
+    )
+    # Without the config the values are empty, and a template without them ignores them.
+    assert runtime_context(message, None, None).debug is None
+    assert render_runtime_message(template, runtime_context(message, None, None)) == "|||"
+    assert render(context) == "<user_query>\nwhy does it crash\n</user_query>"

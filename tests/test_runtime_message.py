@@ -26,14 +26,22 @@ from prompt import (
     render_runtime_message,
 )
 from prompt.runtime_message import (
+    DebugSession,
     ExternalLink,
     SelectedCommand,
     SelectedRule,
     SelectedSkill,
     Terminal,
+    runtime_values,
 )
 
-TEMPLATE = load_prompt_assets().mode("agent").runtime_template
+# Every section and nothing else, in the order each mode's template holds them: the renderer's
+# own rules are tested on it; the shipped templates (which add their mode's reminders) below.
+SECTIONS_TEMPLATE = (
+    "{{REQUEST_CONTEXT}}{{OPEN_FILES}}{{SELECTED_CONTEXT}}{{ACTION_CONTEXT}}"
+    "{{TIMESTAMP}}{{USER_QUERY}}"
+)
+TEMPLATE = SECTIONS_TEMPLATE
 NOW = datetime(2026, 2, 3, 8, 5, tzinfo=UTC)  # Tuesday
 
 ALL_TAGS = (
@@ -116,9 +124,170 @@ def test_nothing_renders_nothing() -> None:
     assert render(RuntimeContext()) == ""
 
 
-def test_the_shipped_mode_renders_with_its_template() -> None:
-    agent = load_prompt_assets().mode("agent")
-    assert agent.runtime_message(FULL) == render(FULL)
+# Each mode's reminders exactly as the model reads them (Debug's with DEBUG's values filled in).
+MODE_REMINDERS: dict[str, str] = {
+    "agent": (
+        "<system_reminder>\n"
+        "You are in Agent mode: read, search, edit files and run commands as the "
+        "request needs, and keep going until it is done.\n"
+        "</system_reminder>"
+    ),
+    "ask": (
+        "<system_reminder>\n"
+        "You are in Ask mode, which is read-only. Do not edit, create or delete files "
+        "and do not run commands; call only the read-only tools you have. Explore the "
+        "code as far as the question needs, then answer it. If the user wants "
+        "something changed, describe the change and suggest they switch to Agent mode "
+        "to have it made.\n"
+        "</system_reminder>"
+    ),
+    "plan": (
+        "<system_reminder>\n"
+        "You are in Plan mode, which is read-only: do not edit, create or delete "
+        "files, and run only commands that change nothing.\n"
+        "</system_reminder>\n"
+        "\n"
+        "<system_reminder>\n"
+        "Research the code the request touches. When an important point is unclear, "
+        "ask the user a few focused questions (with AskQuestion if you have it) before "
+        "settling the plan. End the turn by calling CreatePlan with a concrete plan: "
+        "goal, files and changes, order of steps, how to verify. If CreatePlan is not "
+        "among your tools, write the plan as your reply.\n"
+        "</system_reminder>"
+    ),
+    "debug": (
+        "<system_reminder>\n"
+        "You are in Debug mode. Find the cause from runtime evidence, and fix only "
+        "what the evidence proves.\n"
+        "</system_reminder>\n"
+        "\n"
+        "<system_reminder>\n"
+        "1. Hypotheses: name a few specific, testable causes of the bug.\n"
+        "2. Instrument: add a few temporary log statements that tell the hypotheses "
+        "apart, each marked with a `debug-session` comment. Each entry is one JSON "
+        'object per line (NDJSON) with "sessionId": "dbg-42", "location" (file:line), '
+        '"message", "data" and "timestamp" (milliseconds). Send it with an HTTP POST '
+        "to http://127.0.0.1:7242/ingest/5f1c with Content-Type: application/json, for "
+        "example in JavaScript or TypeScript:\n"
+        '   fetch("http://127.0.0.1:7242/ingest/5f1c", {method: "POST", headers: '
+        '{"Content-Type": "application/json"}, body: JSON.stringify({sessionId: '
+        '"dbg-42", location: "app.ts:42", message: "before save", data: {id}, '
+        "timestamp: Date.now()})}).catch(() => {});\n"
+        "   Where an HTTP call is awkward, append the same line to "
+        "/home/ada/project/.cursor/debug.log instead.\n"
+        "3. Reproduce: unless you can trigger the bug yourself (a test, a script), end "
+        "your turn and give the user the steps inside "
+        "<reproduction_steps>...</reproduction_steps>.\n"
+        "4. Analyse: read /home/ada/project/.cursor/debug.log and mark each hypothesis "
+        "confirmed, ruled out or undecided, citing the entries. With nothing "
+        "confirmed, refine the hypotheses and the logging and ask for another run.\n"
+        "5. Fix what the logs proved, keep the logging, and have the bug reproduced "
+        "once more. Once the logs show the fix works, remove every `debug-session` line.\n"
+        "</system_reminder>"
+    ),
+    "multitask": (
+        "<system_reminder>\n"
+        "You are in Multitask mode: you coordinate, background subagents do the work.\n"
+        "</system_reminder>\n"
+        "\n"
+        "<system_reminder>\n"
+        "Split the request into a few independent pieces (one is fine when it does not "
+        "split) and start a subagent for each with the Task tool and run_in_background "
+        "set to true, each with a self-contained description: goal, relevant files, "
+        "what done means. Do quick things yourself. After delegating, tell the user "
+        "briefly what is running and end your turn: do not wait for or poll the "
+        "subagents, their results come back as new messages. If the Task tool is not "
+        "among your tools, do the work yourself.\n"
+        "</system_reminder>"
+    ),
+}
+DEBUG = DebugSession(
+    server_endpoint="http://127.0.0.1:7242/ingest/5f1c",
+    log_path="/home/ada/project/.cursor/debug.log",
+    session_id="dbg-42",
+)
+CONTEXT_SECTIONS = ("REQUEST_CONTEXT", "OPEN_FILES", "SELECTED_CONTEXT", "ACTION_CONTEXT")
+# Each context input, taken away one at a time; "none" keeps them all.
+WITHOUT: dict[str, dict[str, object]] = {
+    "none": {},
+    "environment": {"environment": None},
+    "rules and skills": {"rules": (), "skills": ()},
+    "open files": {"open_files": None},
+    "selected": {"selected": None},
+    "action context": {"action_context": None},
+    "timestamp": {"now": None},
+    "query": {"user_query": None},
+    "everything": {
+        "environment": None,
+        "rules": (),
+        "skills": (),
+        "open_files": None,
+        "selected": None,
+        "action_context": None,
+        "now": None,
+        "user_query": None,
+    },
+}
+
+
+@pytest.mark.parametrize("without", sorted(WITHOUT))
+@pytest.mark.parametrize("mode", sorted(MODE_REMINDERS))
+def test_each_shipped_mode_renders_its_reminders_between_the_context_and_the_query(
+    mode: str, without: str
+) -> None:
+    """The context sections first, then the mode's reminders, then timestamp and query, one
+    blank line between blocks, whichever sections the request lacks."""
+    context = msgspec.structs.replace(FULL, debug=DEBUG, **WITHOUT[without])  # type: ignore[arg-type]
+    values = runtime_values(context)
+    head = "".join(values[name] for name in CONTEXT_SECTIONS)
+    tail = values["TIMESTAMP"] + values["USER_QUERY"]
+    expected = (head + MODE_REMINDERS[mode] + "\n\n" + tail).strip()
+    assert load_prompt_assets().mode(mode).runtime_message(context) == expected
+    assert_tidy(expected)
+
+
+def test_the_agent_message_in_full_byte_for_byte() -> None:
+    text = (
+        load_prompt_assets()
+        .mode("agent")
+        .runtime_message(
+            RuntimeContext(user_query="Fix the failing test.", now=NOW, rules=("Be brief.",))
+        )
+    )
+    assert text == (
+        "<rules>\n<user_rule>Be brief.</user_rule>\n</rules>\n\n"
+        "<system_reminder>\nYou are in Agent mode: read, search, edit files and run commands as "
+        "the request needs, and keep going until it is done.\n</system_reminder>\n\n"
+        "<timestamp>Tuesday, Feb 3, 2026, 8:05 AM (UTC+0)</timestamp>\n\n"
+        "<user_query>\nFix the failing test.\n</user_query>"
+    )
+
+
+def test_debug_values_appear_wherever_the_debug_template_names_them() -> None:
+    text = (
+        load_prompt_assets()
+        .mode("debug")
+        .runtime_message(RuntimeContext(user_query="it crashes", debug=DEBUG))
+    )
+    assert text.count("http://127.0.0.1:7242/ingest/5f1c") == 2
+    assert text.count("/home/ada/project/.cursor/debug.log") == 2
+    assert text.count('"dbg-42"') == 2
+    assert "{{" not in text
+    # No other mode names them.
+    for mode in ("agent", "ask", "plan", "multitask"):
+        assert "dbg-42" not in load_prompt_assets().mode(mode).runtime_message(
+            RuntimeContext(user_query="q", debug=DEBUG)
+        )
+
+
+def test_a_debug_value_that_looks_like_a_placeholder_is_not_expanded() -> None:
+    sneaky = DebugSession(server_endpoint="{{USER_QUERY}}", session_id="{{DEBUG_LOG_PATH}}")
+    text = (
+        load_prompt_assets()
+        .mode("debug")
+        .runtime_message(RuntimeContext(user_query="q", debug=sneaky))
+    )
+    assert text.count("{{USER_QUERY}}") == 2 and text.count("{{DEBUG_LOG_PATH}}") == 2
 
 
 # One field set at a time -> exactly the tags of that section.

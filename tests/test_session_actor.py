@@ -440,10 +440,10 @@ def open_run(session: Session, message: agent.AgentClientMessage) -> list[Any]:
 
 @pytest.mark.parametrize(
     ("mode", "label"),
-    [(agent.AGENT_MODE_ASK, "AGENT_MODE_ASK"), (42, "42")],
-    ids=["ask", "unknown-number"],
+    [(agent.AGENT_MODE_PROJECT, "AGENT_MODE_PROJECT"), (42, "42")],
+    ids=["project", "unknown-number"],
 )
-def test_a_non_agent_mode_ends_invalid_argument_naming_it(
+def test_a_mode_without_assets_ends_invalid_argument_naming_it(
     start_session: StartSession,
     deps: AgentDeps,
     store: Store,

@@ -97,3 +97,10 @@ def test_every_rows_invalid_card_is_its_tool_card_holding_only_the_error() -> No
         assert {f.name: v for f, v in node.ListFields()} == dict.fromkeys(
             definition.error_fields, "bad arguments: x"
         ), name
+
+
+def test_every_mode_offers_only_registered_tools() -> None:
+    modes = load_prompt_assets().modes
+    assert len(modes) == 5
+    for mode in modes:
+        assert set(mode.tool_names) <= set(REGISTRY), mode.name

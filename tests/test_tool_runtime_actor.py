@@ -34,8 +34,8 @@ from actors.tool_runtime import (
 from tests.support.actor_doubles import WAIT_S, QueueListener, RecordingOutput
 from wire.errors import Code
 from wire.proto import agent_v1_pb2 as agent
-from wire.tools.base import ExecContext
-from wire.tools.registry import unknown_tool_result
+from wire.tools.base import ExecContext, ModeTools
+from wire.tools.registry import unavailable_tool_result, unknown_tool_result
 
 MODEL_CALL_ID = "req-tools:0"
 
@@ -378,6 +378,32 @@ def test_an_unknown_tool_name_is_an_error_result_for_the_model_and_shows_no_card
     run.client(read_ok(request.id, "text"))
     done = run.listener.completed()
     assert (done.call_id, done.is_error) == ("a", False)
+
+
+def test_a_tool_outside_the_runs_mode_is_an_error_result_for_the_model_and_shows_no_card() -> None:
+    """Write in Ask mode: refused like an unknown tool, naming the mode; the allowed call runs."""
+    output, listener = RecordingOutput(), Listener()
+    ask = ModeTools("Ask", ("Glob", "Grep", "Read", "ReadLints"))
+    ref = start_tool_runtime("req-ask", output, listener, ExecContext(mode=ask))
+    ask_run = Run(ref, output, listener)
+    try:
+        ask_run.round(
+            "r1",
+            call("a", "Write", 0, path="/a", contents="x"),
+            call("b", "read", 1, path="/b"),  # a tool name the model spelt its own way
+        )
+        refused = ask_run.listener.completed()
+        assert (refused.call_id, refused.name, refused.is_error) == ("a", "Write", True)
+        assert refused.content == unavailable_tool_result("Write", ask)
+        assert refused.content.startswith("Error: Write is not available in Ask mode.")
+        assert "Glob, Grep, Read, ReadLints" in refused.content
+        assert refused.tool_call == b"" and refused.wire_ids == ()
+        started, request = ask_run.dispatched()  # only the Read reaches the editor
+        assert started.call_id == "b" and request.WhichOneof("message") == "read_args"
+        ask_run.output.assert_silent()
+    finally:
+        with contextlib.suppress(pykka.ActorDeadError):
+            ref.stop(timeout=WAIT_S)
 
 
 def test_an_unknown_interaction_response_fails_the_run(run: Run) -> None:

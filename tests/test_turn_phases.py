@@ -66,11 +66,13 @@ from actors.turn.plan import (
     BaseFetch,
     CheckpointJobs,
     TurnKind,
+    exec_context,
     imported_history,
     plan_turn,
     wanted_blobs,
 )
 from actors.turn.tool_round import ToolRound
+from prompt import load_prompt_assets
 from store.blobs import blob_id_of
 from store.conversations import (
     RunStatus,
@@ -83,6 +85,7 @@ from store.llm_calls import CallStatus
 from wire.connect import EnvelopeReader
 from wire.errors import Code, ConnectError, cancelled_error
 from wire.proto import agent_v1_pb2 as agent
+from wire.tools.base import ModeTools
 
 CALL = "run-1:0"
 
@@ -225,6 +228,27 @@ def test_a_write_call_streams_its_content_into_the_card() -> None:
     names = kinds(frames)
     assert names[0] == "partial_tool_call" and "tool_call_delta" in names
     assert all(u.partial_tool_call.args_text_delta == "" for u in updates(frames))
+
+
+def test_a_tool_the_mode_does_not_offer_streams_no_card() -> None:
+    """Ask mode offers no Write: the editor sees neither its card nor its content, while the
+    offered Read (named the model's own way) streams as usual."""
+    call = ModelCall(CALL, 0, ("Glob", "Grep", "Read", "ReadLints"))
+    frames, _ = released(
+        call,
+        events(
+            ToolCallStarted(0, "w1", "Write"),
+            ToolCallArgumentsDelta(0, '{"path": "/b.txt", "contents": "line\\n"}'),
+            ToolCallStarted(1, "r1", "read"),
+            ToolCallArgumentsDelta(1, '{"path": "/a"}'),
+        ),
+    )
+    assert [
+        (u.partial_tool_call.call_id, u.partial_tool_call.args_text_delta) for u in updates(frames)
+    ] == [
+        ("r1", ""),
+        ("r1", '{"path": "/a"}'),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -407,7 +431,10 @@ def test_a_user_message_plans_a_new_turn_in_its_mode() -> None:
 @pytest.mark.parametrize(
     ("request_", "code", "words"),
     [
-        (user_request(agent.AGENT_MODE_ASK), Code.INVALID_ARGUMENT, "AGENT_MODE_ASK"),
+        (user_request(agent.AGENT_MODE_PROJECT), Code.INVALID_ARGUMENT, "AGENT_MODE_PROJECT"),
+        (user_request(agent.AGENT_MODE_UNSPECIFIED), Code.INVALID_ARGUMENT, "UNSPECIFIED"),
+        (user_request(agent.AGENT_MODE_TRIAGE), Code.INVALID_ARGUMENT, "AGENT_MODE_TRIAGE"),
+        (user_request(agent.AGENT_MODE_CUSTOM), Code.INVALID_ARGUMENT, "AGENT_MODE_CUSTOM"),
         (user_request(42), Code.INVALID_ARGUMENT, "42"),
         (agent.AgentRunRequest(), Code.UNIMPLEMENTED, "none"),
         (
@@ -435,6 +462,49 @@ def resume_request(roots: list[bytes], turns: list[bytes]) -> agent.AgentRunRequ
     request.conversation_state.root_prompt_messages_json.extend(roots)
     request.conversation_state.turns.extend(turns)
     return request
+
+
+SERVED_MODES = [
+    (agent.AGENT_MODE_AGENT, "agent"),
+    (agent.AGENT_MODE_ASK, "ask"),
+    (agent.AGENT_MODE_PLAN, "plan"),
+    (agent.AGENT_MODE_DEBUG, "debug"),
+    (agent.AGENT_MODE_MULTITASK, "multitask"),
+]
+
+
+@pytest.mark.parametrize(("number", "name"), SERVED_MODES)
+def test_each_served_mode_plans_its_assets_and_the_state_mode_does_not_override_it(
+    number: int, name: str
+) -> None:
+    request = user_request(number)
+    request.conversation_state.mode = agent.AGENT_MODE_PLAN  # the previous run's mode
+    plan = plan_turn("run-1", request)
+    assert (plan.mode_number, plan.mode_name) == (number, name)
+
+
+@pytest.mark.parametrize(("number", "name"), SERVED_MODES)
+def test_a_resume_runs_in_the_mode_its_state_records(number: int, name: str) -> None:
+    request = resume_request([b"r0"], [b"t0"])
+    request.conversation_state.mode = number  # type: ignore[assignment]
+    plan = plan_turn("run-1", request)
+    assert (plan.kind, plan.mode_number, plan.mode_name) == (TurnKind.RESUME, number, name)
+
+
+def test_a_resume_of_a_state_in_a_mode_without_assets_is_refused_naming_it() -> None:
+    request = resume_request([b"r0"], [b"t0"])
+    request.conversation_state.mode = agent.AGENT_MODE_PROJECT
+    with pytest.raises(ConnectError, match="unsupported agent mode: AGENT_MODE_PROJECT"):
+        plan_turn("run-1", request)
+
+
+def test_the_exec_context_carries_the_modes_label_and_tools() -> None:
+    plan = plan_turn("run-1", user_request(agent.AGENT_MODE_ASK))
+    ask = load_prompt_assets().mode("ask")
+    context = exec_context(plan, ask, user_request(agent.AGENT_MODE_ASK))
+    assert context.mode == ModeTools("Ask", tuple(ask.tool_names))
+    assert "Write" not in context.mode.tools
+    assert context.conversation_id == "conv"
 
 
 def test_the_base_fetches_images_roots_unless_indexed_and_the_resumed_turn_once() -> None:

@@ -40,7 +40,7 @@ from wire.interaction_updates import (
 )
 from wire.streamed_args import StreamedArgsDecoder
 from wire.tools.frames import partial_tool_call_frame
-from wire.tools.registry import UnsupportedTool
+from wire.tools.registry import find_tool
 from wire.tools.streaming import streamed_args_decoder, streamed_args_frames
 
 ProviderMessage = ProviderEventsReceived | ProviderCallEnded
@@ -124,11 +124,16 @@ class ModelCall:
 
     ``steps`` are the thinking and text steps the call produced (for its checkpoint);
     ``usage`` sums its usage reports; ``last_tokens`` is input plus output of the last report
-    that had both (the context the next request starts from)."""
+    that had both (the context the next request starts from). A streaming call gets a card
+    only for a tool of ``offered`` (the run's mode; None: every tool we run): the round refuses
+    any other, so the editor must not see it start."""
 
-    def __init__(self, model_call_id: str, call_index: int) -> None:
+    def __init__(
+        self, model_call_id: str, call_index: int, offered: tuple[str, ...] | None = None
+    ) -> None:
         self.model_call_id = model_call_id
         self.call_index = call_index
+        self._offered = offered
         self.steps: list[Step] = []
         self.usage: Usage | None = None
         self.last_tokens: int | None = None
@@ -186,8 +191,9 @@ class ModelCall:
                     self._add_step(ThinkingStep("".join(self._thinking), duration))
                 case ToolCallStarted(index=index, call_id=call_id, name=name):
                     self._calls[index] = (call_id, name)
-                    self._decoders[index] = streamed_args_decoder(name)
-                    frames.extend(self._partial_call(call_id, name, ""))
+                    if self._shows_card(name):
+                        self._decoders[index] = streamed_args_decoder(name)
+                        frames.extend(self._partial_call(call_id, name, ""))
                 case ToolCallArgumentsDelta(index=index, delta=delta):
                     frames.extend(self._arguments_delta(index, delta))
                 case UsageReported(usage=usage):
@@ -210,17 +216,22 @@ class ModelCall:
         """A call's arguments as they stream: an edit's content as it is written, else the
         raw argument text."""
         call_id, name = self._calls[index]
-        decoder = self._decoders.get(index)
+        if index not in self._decoders:
+            return []  # no card for a call the round refuses
+        decoder = self._decoders[index]
         if decoder is None:
             return self._partial_call(call_id, name, delta)
         events = decoder.feed(delta)
         return list(streamed_args_frames(call_id, name, self.model_call_id, events))
 
+    def _shows_card(self, name: str) -> bool:
+        definition = find_tool(name)
+        if definition is None:
+            return False  # the round refuses the unknown tool when it starts
+        return self._offered is None or definition.name in self._offered
+
     def _partial_call(self, call_id: str, name: str, delta: str) -> list[bytes]:
-        try:
-            return [partial_tool_call_frame(call_id, name, self.model_call_id, delta)]
-        except UnsupportedTool:
-            return []  # the round refuses the unknown tool when it starts
+        return [partial_tool_call_frame(call_id, name, self.model_call_id, delta)]
 
     def _outcome(self, message: ProviderCallEnded) -> CallOutcome:
         if message.failure is not None:

@@ -27,10 +27,18 @@ from prompt.runtime_message import RuntimeContextError
 from store.conversations import StoredMessage
 from wire.errors import Code, ConnectError, protocol_error
 from wire.proto import agent_v1_pb2 as agent
-from wire.tools.base import ExecContext
+from wire.tools.base import ExecContext, ModeTools
 
-# Cursor's AgentMode number -> our mode asset name. Other modes come later.
-MODE_NAMES = {agent.AGENT_MODE_AGENT: "agent"}
+# Cursor's AgentMode number -> our mode asset name. TRIAGE, PROJECT, CUSTOM and UNSPECIFIED
+# have no assets: a run asking for one ends ``invalid_argument`` naming it.
+MODE_NAMES = {
+    agent.AGENT_MODE_AGENT: "agent",
+    agent.AGENT_MODE_ASK: "ask",
+    agent.AGENT_MODE_PLAN: "plan",
+    agent.AGENT_MODE_DEBUG: "debug",
+    agent.AGENT_MODE_MULTITASK: "multitask",
+}
+_SERVED = ", ".join(agent.AgentMode.Name(number) for number in MODE_NAMES)
 
 
 class TurnKind(Enum):
@@ -67,7 +75,10 @@ class TurnPlan(msgspec.Struct, frozen=True):
 
 
 def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
-    """Read the action and the mode; a request this server cannot run raises ConnectError."""
+    """Read the action and the mode; a request this server cannot run raises ConnectError.
+
+    A new message runs in its ``UserMessage.mode``; a resume in the mode its state records,
+    which is the mode of the run that published it (the turn being resumed)."""
     action = request.action
     kind = action.WhichOneof("action")
     state = request.conversation_state if request.HasField("conversation_state") else None
@@ -86,7 +97,7 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
     mode_name = MODE_NAMES.get(number)
     if mode_name is None:
         label = agent.AgentMode.Name(number) if number in agent.AgentMode.values() else number
-        raise protocol_error(f"unsupported agent mode: {label} (this server runs AGENT_MODE_AGENT)")
+        raise protocol_error(f"unsupported agent mode: {label} (this server runs {_SERVED})")
     return TurnPlan(
         kind=turn,
         mode_number=number,
@@ -183,13 +194,18 @@ def runtime_parts(
         raise protocol_error(str(exc)) from exc
 
 
-def exec_context(plan: TurnPlan, request: agent.AgentRunRequest) -> ExecContext:
-    """What the run's exec requests carry besides the model's arguments."""
+def exec_context(plan: TurnPlan, mode: ModeAssets, request: agent.AgentRunRequest) -> ExecContext:
+    """What the run's exec requests carry besides the model's arguments, and the tools the
+    run's mode lets the model call."""
     action = request.action
     terminals = ""
     if action.WhichOneof("action") == "user_message_action":
         terminals = action.user_message_action.request_context.env.terminals_folder
-    return ExecContext(conversation_id=plan.conversation_id, terminals_folder=terminals)
+    return ExecContext(
+        conversation_id=plan.conversation_id,
+        terminals_folder=terminals,
+        mode=ModeTools(mode.label, mode.tool_names),
+    )
 
 
 def checkpoint_setup(

@@ -226,20 +226,32 @@ class UserMessage(_message.Message):
     def __init__(self, text: _Optional[str] = ..., message_id: _Optional[str] = ..., selected_context: _Optional[_Union[SelectedContext, _Mapping]] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., is_simulated_msg: _Optional[bool] = ..., simulated_msg_reason: _Optional[_Union[SimulatedMsgReason, str]] = ..., subagent_system_reminder: _Optional[str] = ..., simulated_message_metadata: _Optional[_Union[UserMessage.SimulatedMessageMetadata, _Mapping]] = ...) -> None: ...
 
 class RequestContext(_message.Message):
-    __slots__ = ("rules", "env", "git_repos", "cloud_rule", "agent_skills", "non_file_rules")
+    __slots__ = ("rules", "env", "git_repos", "debug_mode_config", "cloud_rule", "agent_skills", "non_file_rules")
     RULES_FIELD_NUMBER: _ClassVar[int]
     ENV_FIELD_NUMBER: _ClassVar[int]
     GIT_REPOS_FIELD_NUMBER: _ClassVar[int]
+    DEBUG_MODE_CONFIG_FIELD_NUMBER: _ClassVar[int]
     CLOUD_RULE_FIELD_NUMBER: _ClassVar[int]
     AGENT_SKILLS_FIELD_NUMBER: _ClassVar[int]
     NON_FILE_RULES_FIELD_NUMBER: _ClassVar[int]
     rules: _containers.RepeatedCompositeFieldContainer[CursorRule]
     env: RequestContextEnv
     git_repos: _containers.RepeatedCompositeFieldContainer[GitRepoInfo]
+    debug_mode_config: DebugModeConfig
     cloud_rule: str
     agent_skills: _containers.RepeatedCompositeFieldContainer[AgentSkill]
     non_file_rules: _containers.RepeatedCompositeFieldContainer[CursorRule]
-    def __init__(self, rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., env: _Optional[_Union[RequestContextEnv, _Mapping]] = ..., git_repos: _Optional[_Iterable[_Union[GitRepoInfo, _Mapping]]] = ..., cloud_rule: _Optional[str] = ..., agent_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ..., non_file_rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ...) -> None: ...
+    def __init__(self, rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., env: _Optional[_Union[RequestContextEnv, _Mapping]] = ..., git_repos: _Optional[_Iterable[_Union[GitRepoInfo, _Mapping]]] = ..., debug_mode_config: _Optional[_Union[DebugModeConfig, _Mapping]] = ..., cloud_rule: _Optional[str] = ..., agent_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ..., non_file_rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ...) -> None: ...
+
+class DebugModeConfig(_message.Message):
+    __slots__ = ("log_path", "server_endpoint", "session_id")
+    LOG_PATH_FIELD_NUMBER: _ClassVar[int]
+    SERVER_ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    log_path: str
+    server_endpoint: str
+    session_id: str
+    def __init__(self, log_path: _Optional[str] = ..., server_endpoint: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
 
 class RequestContextEnv(_message.Message):
     __slots__ = ("os_version", "workspace_paths", "shell", "terminals_folder", "time_zone")

@@ -47,12 +47,22 @@ class ToolChannel(StrEnum):
     LOCAL = "local"
 
 
+class ModeTools(msgspec.Struct, frozen=True):
+    """The run's mode as the user knows it ("Ask") and the tools it offers, in order: a call
+    of any other tool is refused with an error the model reads."""
+
+    label: str
+    tools: tuple[str, ...]
+
+
 class ExecContext(msgspec.Struct, frozen=True):
     """What a run's requests carry besides the model's arguments (from the RunRequest)."""
 
     conversation_id: str = ""
     terminals_folder: str = ""
     admin_command_denylist: tuple[str, ...] = ()
+    mode: ModeTools | None = None
+    """Set by every run; None only for a context built outside one (every tool may run)."""
 
 
 @dataclass(frozen=True, slots=True)

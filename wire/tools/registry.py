@@ -8,7 +8,7 @@ content fields, the execution to start) is read from here, never written down ag
 from __future__ import annotations
 
 from wire.tools.ask_question import ASK_QUESTION
-from wire.tools.base import ToolChannel, ToolDefinition
+from wire.tools.base import ExecContext, ModeTools, ToolChannel, ToolDefinition
 from wire.tools.delete import DELETE
 from wire.tools.edit import STR_REPLACE, WRITE
 from wire.tools.read import READ
@@ -81,6 +81,26 @@ def unknown_tool_result(name: str) -> str:
         f"Error: there is no tool named {name!r}. Call only the tools you were given, with "
         "their exact names."
     )
+
+
+def unavailable_tool_result(name: str, mode: ModeTools) -> str:
+    """What the model reads after calling a tool its run's mode does not offer (no card)."""
+    return (
+        f"Error: {name} is not available in {mode.label} mode. The tools you can call in this "
+        f"mode are: {', '.join(mode.tools)}. If the task needs {name}, say so to the user, who "
+        "can switch to a mode that offers it."
+    )
+
+
+def refused_call(name: str, context: ExecContext) -> str | None:
+    """The error result of a call the model may not make in this run (a tool that does not
+    exist, or one outside the run's mode), or None when the call may run."""
+    definition = find_tool(name)
+    if definition is None:
+        return unknown_tool_result(name)
+    if context.mode is not None and definition.name not in context.mode.tools:
+        return unavailable_tool_result(definition.name, context.mode)
+    return None
 
 
 class UnsupportedTool(Exception):
