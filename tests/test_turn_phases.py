@@ -66,6 +66,7 @@ from actors.turn.plan import (
     BaseFetch,
     CheckpointJobs,
     TurnKind,
+    exec_context,
     imported_history,
     plan_turn,
     wanted_blobs,
@@ -83,6 +84,7 @@ from store.llm_calls import CallStatus
 from wire.connect import EnvelopeReader
 from wire.errors import Code, ConnectError, cancelled_error
 from wire.proto import agent_v1_pb2 as agent
+from wire.tools.base import ExecContext
 
 CALL = "run-1:0"
 
@@ -435,6 +437,24 @@ def resume_request(roots: list[bytes], turns: list[bytes]) -> agent.AgentRunRequ
     request.conversation_state.root_prompt_messages_json.extend(roots)
     request.conversation_state.turns.extend(turns)
     return request
+
+
+def test_the_exec_context_comes_from_a_user_turns_or_a_resumes_request_context() -> None:
+    editor = agent.RequestContext(
+        env=agent.RequestContextEnv(terminals_folder="/t"), admin_command_denylist=["rm -rf /"]
+    )
+    expected = ExecContext(
+        conversation_id="conv", terminals_folder="/t", admin_command_denylist=("rm -rf /",)
+    )
+    user = user_request()
+    user.action.user_message_action.request_context.CopyFrom(editor)
+    assert exec_context(plan_turn("run-1", user), user) == expected
+    resume = resume_request([b"r0"], [])
+    resume.conversation_id = "conv"
+    plan = plan_turn("run-2", resume)
+    assert exec_context(plan, resume) == ExecContext(conversation_id="conv")  # none sent
+    resume.action.resume_action.request_context.CopyFrom(editor)
+    assert exec_context(plan, resume) == expected
 
 
 def test_the_base_fetches_images_roots_unless_indexed_and_the_resumed_turn_once() -> None:
