@@ -35,9 +35,8 @@ class ToolArgs:
             return None
         if not isinstance(value, dict):
             raise ToolArgumentError(f"'{self._name(key)}' must be an object")
-        inner = ToolArgs("{}")
-        inner.raw = value
-        inner._prefix = f"{self._name(key)}."
+        inner = ToolArgs.__new__(ToolArgs)
+        inner.raw, inner._prefix = value, f"{self._name(key)}."
         return inner
 
     def string(self, key: str, *, required: bool = False) -> str | None:
