@@ -1,5 +1,6 @@
 """EditNotebook end to end: the real server, the fake Cursor client reading and writing a real
-``.ipynb`` file in a temporary workspace, and the fake provider streaming the call.
+``.ipynb`` file in a temporary workspace, and the fake provider streaming the call in each of
+the three formats.
 
 What is checked is what each side gets: the file's JSON on disk afterwards, the cards the
 editor shows (streamed content, the started and completed edit cards), the two execs (hidden
@@ -12,8 +13,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from store import Store
 from tests.support.fake_cursor import CursorSession, FakeCursor, TurnLog, user_turn_message
-from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
+from tests.support.fake_provider import FakeProvider, FakeToolCall
+from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
 from wire.proto import agent_v1_pb2 as agent
 
 
@@ -48,13 +53,15 @@ def updates(log: TurnLog, kind: str) -> list[Any]:
     ]
 
 
-def tool_results(body: dict[str, Any]) -> dict[str, str]:
-    return {m["tool_call_id"]: m["content"] for m in body["messages"] if m["role"] == "tool"}
-
-
+@pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)
 async def test_edit_notebook_changes_one_cell_of_the_file_on_disk(
-    fake: FakeProvider, public_id: str, cursor: FakeCursor, tmp_path: Path
+    fmt: ProviderFormat,
+    fake: FakeProvider,
+    server_store: Store,
+    cursor: FakeCursor,
+    tmp_path: Path,
 ) -> None:
+    model = fmt.add_model(server_store, fake)
     workspace = tmp_path / "ws"
     workspace.mkdir()
     path = workspace / "report.ipynb"
@@ -71,11 +78,11 @@ async def test_edit_notebook_changes_one_cell_of_the_file_on_disk(
     cut = text.index("2026") + 2  # the model streams new_string in two pieces
     pieces = [text[:20], text[20:cut], text[cut:]]
     tools = [FakeToolCall("call_nb", "EditNotebook", pieces)]
-    fake.enqueue(Script.sse(chat_events(tools=tools)))
-    fake.enqueue(Script.sse(chat_events(text=["Updated the notebook."])))
+    fake.enqueue(fmt.tool_round(tools))
+    fake.enqueue(fmt.answer("Updated the notebook."))
 
     log = await CursorSession(cursor, "turn-nb", workspace=workspace).run(
-        user_turn_message("use the 2026 data", public_id)
+        user_turn_message("use the 2026 data", model)
     )
     assert log.end == {}, log.end
 
@@ -118,12 +125,18 @@ async def test_edit_notebook_changes_one_cell_of_the_file_on_disk(
     assert (success.lines_added, success.lines_removed) == (2, 1)
 
     # The model reads what happened in its next request.
-    assert tool_results(fake.requests[1].json) == {"call_nb": f"edited code cell 1 of {path}"}
+    assert fmt.tool_results(fake.requests[1].json) == {"call_nb": f"edited code cell 1 of {path}"}
 
 
+@pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)
 async def test_an_edit_notebook_mistake_is_the_models_error_and_nothing_is_written(
-    fake: FakeProvider, public_id: str, cursor: FakeCursor, tmp_path: Path
+    fmt: ProviderFormat,
+    fake: FakeProvider,
+    server_store: Store,
+    cursor: FakeCursor,
+    tmp_path: Path,
 ) -> None:
+    model = fmt.add_model(server_store, fake)
     workspace = tmp_path / "ws"
     workspace.mkdir()
     path = workspace / "report.ipynb"
@@ -137,11 +150,11 @@ async def test_an_edit_notebook_mistake_is_the_models_error_and_nothing_is_writt
         "new_string": "y",
     }
     tools = [FakeToolCall("call_nb", "EditNotebook", [json.dumps(arguments)])]
-    fake.enqueue(Script.sse(chat_events(tools=tools)))
-    fake.enqueue(Script.sse(chat_events(text=["Let me read it first."])))
+    fake.enqueue(fmt.tool_round(tools))
+    fake.enqueue(fmt.answer("Let me read it first."))
 
     log = await CursorSession(cursor, "turn-nb-bad", workspace=workspace).run(
-        user_turn_message("edit cell 5", public_id)
+        user_turn_message("edit cell 5", model)
     )
     assert log.end == {}, log.end  # the model's mistake does not fail the run
     assert path.read_text(encoding="utf-8") == nbformat_text(NOTEBOOK)
@@ -153,6 +166,5 @@ async def test_an_edit_notebook_mistake_is_the_models_error_and_nothing_is_writt
     )
     (completed,) = updates(log, "tool_call_completed")
     assert completed.tool_call.edit_tool_call.result.error.model_visible_error == error
-    body = fake.requests[1].json
-    assert tool_results(body) == {"call_nb": error}
+    assert fmt.tool_results(fake.requests[1].json) == {"call_nb": error}
     assert "turn_ended" in log.kinds()
