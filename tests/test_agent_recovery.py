@@ -287,6 +287,57 @@ async def test_resume_after_the_stream_dropped_mid_batch(
     assert conversations.run("run-resume").status == "completed"  # type: ignore[union-attr]
 
 
+async def test_a_resumed_run_takes_the_terminals_folder_and_denylist_of_its_resume_action(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor, tmp_path: Path
+) -> None:
+    """A Shell round whose stream dropped before the command ran; the resume carries the
+    editor's RequestContext, so the command sent again holds the admin's denylist and the
+    model is told where the backgrounded command's output goes."""
+    tools = [FakeToolCall("call_sh", "Shell", ['{"command": "sleep 60", "block_until_ms": 0}'])]
+    fake.enqueue(Script.sse(chat_events(tools=tools)))
+    dropped = CursorSession(cursor, "run-drop-sh")  # no workspace: the exec stays unanswered
+    stream = await cursor.open_run_sse("run-drop-sh")
+    await dropped.send(turn("start it", public_id, None, "m1"))
+    state: agent.ConversationStateStructure | None = None
+    first: agent.ExecServerMessage | None = None
+    while not (first is not None and state is not None and state.pending_tool_calls):
+        message, _ = await next_message(stream)
+        assert message is not None
+        kv = message.kv_server_message
+        if kv.HasField("set_blob_args"):
+            dropped.log.blobs[kv.set_blob_args.blob_id] = kv.set_blob_args.blob_data
+            await dropped.send(kv_ack_message(kv.id))
+        if message.HasField("conversation_checkpoint_update"):
+            state = message.conversation_checkpoint_update
+        if message.HasField("exec_server_message"):
+            first = message.exec_server_message
+    await stream.aclose()
+    assert not first.shell_stream_args.admin_command_denylist  # the user turn sent no context
+
+    fake.enqueue(Script.sse(chat_events(text=["It runs."])))
+    request = resume(public_id, state)
+    request.run_request.action.resume_action.request_context.CopyFrom(
+        agent.RequestContext(
+            env=agent.RequestContextEnv(terminals_folder="/home/u/.cursor/terminals"),
+            admin_command_denylist=["rm -rf /", "curl * | sh"],
+        )
+    )
+    resumed = CursorSession(
+        cursor, "run-resume-sh", workspace=tmp_path, blobs=dict(dropped.log.blobs)
+    )
+    log = await resumed.run(request)
+    assert log.end == {}, log.end
+    (shell,) = [m.exec_server_message for m in log.messages if m.HasField("exec_server_message")]
+    assert shell.exec_id == "call_sh"
+    assert list(shell.shell_stream_args.admin_command_denylist) == ["rm -rf /", "curl * | sh"]
+    results = {
+        m["tool_call_id"]: m["content"]
+        for m in fake.requests[-1].json["messages"]
+        if m["role"] == "tool"
+    }
+    assert "its output keeps going to /home/u/.cursor/terminals/1.txt" in results["call_sh"]
+
+
 def kv_ack_message(kv_id: int) -> agent.AgentClientMessage:
     return agent.AgentClientMessage(
         kv_client_message=agent.KvClientMessage(id=kv_id, set_blob_result=agent.SetBlobResult())

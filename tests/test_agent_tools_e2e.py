@@ -277,7 +277,8 @@ async def test_shell_requests_carry_the_run_context(
     context = agent.RequestContext(
         env=agent.RequestContextEnv(
             workspace_paths=[str(workspace)], terminals_folder="/home/u/.cursor/terminals"
-        )
+        ),
+        admin_command_denylist=["rm -rf /", "git push --force"],
     )
     tools = [FakeToolCall("call_ctx", "Shell", args(command="sleep 60", block_until_ms=0))]
     fake.enqueue(Script.sse(chat_events(tools=tools)))
@@ -288,6 +289,10 @@ async def test_shell_requests_carry_the_run_context(
     assert log.end == {}
     (shell_request,) = exec_requests(log)
     assert shell_request.shell_stream_args.conversation_id == "conv-1"
+    assert list(shell_request.shell_stream_args.admin_command_denylist) == [
+        "rm -rf /",
+        "git push --force",
+    ]
     content = tool_results(fake.requests[1].json)["call_ctx"]
     assert "its output keeps going to /home/u/.cursor/terminals/1.txt" in content
 

@@ -35,7 +35,7 @@ from wire.tools.frames import (
     tool_call_completed_frame,
     tool_call_started_frame,
 )
-from wire.tools.registry import UnsupportedTool, resolve_tool
+from wire.tools.registry import REGISTRY, UnsupportedTool, resolve_tool
 from wire.tools.shell import SHELL_DEFAULT_TIMEOUT_MS
 
 CALL_ID = "call-1\nfc_opaque"  # call ids are opaque and may hold a newline
@@ -118,10 +118,18 @@ def diagnostic(
 
 
 def test_each_tool_has_one_channel_and_unknown_names_are_refused() -> None:
-    channels = {
-        name: prep(name, {}).channel
-        for name in ("Read", "Write", "StrReplace", "Delete", "Grep", "Glob", "Shell", "ReadLints")
-    }
+    exec_tools = (
+        "Read",
+        "Write",
+        "StrReplace",
+        "EditNotebook",
+        "Delete",
+        "Grep",
+        "Glob",
+        "Shell",
+        "ReadLints",
+    )
+    channels = {name: prep(name, {}).channel for name in exec_tools}
     assert set(channels.values()) == {ToolChannel.EXEC}
     assert prep("TodoWrite", {}).channel is ToolChannel.LOCAL
     assert resolve_tool("str_replace") == "StrReplace"  # names are matched normalized
@@ -134,29 +142,62 @@ def test_each_tool_has_one_channel_and_unknown_names_are_refused() -> None:
 # ---- the common envelope ----
 
 
-@pytest.mark.parametrize(
-    ("name", "args", "variant"),
-    [
-        ("Read", {"path": "/p"}, "read_args"),
-        ("Write", {"path": "/p", "contents": "x"}, "read_args"),
-        ("StrReplace", {"path": "/p", "old_string": "a", "new_string": "b"}, "read_args"),
-        ("Delete", {"path": "/p"}, "delete_args"),
-        ("Grep", {"pattern": "x"}, "grep_args"),
-        ("Glob", {"glob_pattern": "*.py"}, "grep_args"),
-        ("Shell", {"command": "ls"}, "shell_stream_args"),
-        ("ReadLints", {}, "diagnostics_args"),
-    ],
-)
-def test_every_exec_request_is_keyed_by_the_call_id_and_accepts_hook_contexts(
-    name: str, args: dict[str, Any], variant: str
+NOTEBOOK = '{\n "cells": [{"cell_type": "code", "source": "x = 1"}]\n}\n'
+
+# Every Exec request each tool sends, and whether it lets the editor attach its hooks' extra
+# context (tools.md §1.2: true for all of these; false only for Task, GetMcpTools and the
+# AwaitShell terminal read). The edit tools' second request is their Write.
+EXEC_REQUESTS: list[tuple[str, dict[str, Any], list[str], bool]] = [
+    ("Read", {"path": "/p"}, ["read_args"], True),
+    ("Write", {"path": "/p", "contents": "x"}, ["read_args", "write_args"], True),
+    (
+        "StrReplace",
+        {"path": "/p", "old_string": "a", "new_string": "b"},
+        ["read_args", "write_args"],
+        True,
+    ),
+    (
+        "EditNotebook",
+        {
+            "target_notebook": "/p",
+            "cell_idx": 0,
+            "is_new_cell": False,
+            "cell_language": "python",
+            "old_string": "x = 1",
+            "new_string": "x = 2",
+        },
+        ["read_args", "write_args"],
+        True,
+    ),
+    ("Delete", {"path": "/p"}, ["delete_args"], True),
+    ("Grep", {"pattern": "x"}, ["grep_args"], True),
+    ("Glob", {"glob_pattern": "*.py"}, ["grep_args"], True),
+    ("Shell", {"command": "ls"}, ["shell_stream_args"], True),
+    ("ReadLints", {}, ["diagnostics_args"], True),
+]
+
+
+def test_every_exec_tool_pins_its_hook_context_flag() -> None:
+    pinned = {name for name, *_ in EXEC_REQUESTS}
+    assert pinned == {name for name, d in REGISTRY.items() if d.channel is ToolChannel.EXEC}
+
+
+@pytest.mark.parametrize(("name", "args", "variants", "accepts_hooks"), EXEC_REQUESTS)
+def test_every_exec_request_is_keyed_by_the_call_id_and_says_if_it_accepts_hook_contexts(
+    name: str, args: dict[str, Any], variants: list[str], accepts_hooks: bool
 ) -> None:
-    message = request(prep(name, args))
-    assert message.WhichOneof("message") == variant
-    assert message.exec_id == CALL_ID
-    assert message.HasField("accept_hook_additional_contexts")
-    assert message.accept_hook_additional_contexts is True
-    assert message.id == 0  # the wire id is the runtime's to allocate
-    assert getattr(message, variant).tool_call_id == CALL_ID
+    execution = prep(name, args)
+    messages = [request(execution)]
+    if "write_args" in variants:
+        content = NOTEBOOK if name == "EditNotebook" else "a"
+        messages.append(next_request(execution.feed(file_text(content))))
+    assert [message.WhichOneof("message") for message in messages] == variants
+    for message, variant in zip(messages, variants, strict=True):
+        assert message.exec_id == CALL_ID
+        assert message.HasField("accept_hook_additional_contexts")
+        assert message.accept_hook_additional_contexts is accepts_hooks
+        assert message.id == 0  # the wire id is the runtime's to allocate
+        assert getattr(message, variant).tool_call_id == CALL_ID
 
 
 def test_exec_request_frame_sets_the_wire_id_on_a_copy() -> None:
@@ -558,6 +599,94 @@ def test_shell_bad_block_until_ms_is_an_error_result_not_a_request(bad: object) 
     done = outcome(execution.begin())
     assert done.is_error
     assert done.content.startswith("invalid arguments for Shell: 'block_until_ms'")
+    assert done.tool_call.shell_tool_call.result.spawn_error.error == done.content
+
+
+def test_shell_passes_on_the_output_notification_and_the_smart_mode_approval() -> None:
+    shell = request(
+        prep(
+            "Shell",
+            {
+                "command": "npm run dev",
+                "block_until_ms": 0,
+                "notify_on_output": {
+                    "pattern": "ready on port \\d+",
+                    "reason": "start the browser tests",
+                    "debounce_ms": 250,
+                },
+                "request_smart_mode_approval": True,
+                "smart_mode_block_reason": "it opens a network port",
+            },
+        )
+    ).shell_stream_args
+    assert shell.output_notification == agent.ShellOutputNotificationConfig(
+        pattern="ready on port \\d+", reason="start the browser tests", debounce=250.0
+    )
+    assert not shell.output_notification.HasField("notification_limit")
+    assert shell.smart_mode_approval == agent.SmartModeApproval(
+        request_id=CALL_ID, reason="it opens a network port"
+    )
+    # Field numbers from Cursor's schema: output_notification 18, smart_mode_approval 19.
+    fields = {field.name: field.number for field in agent.ShellArgs.DESCRIPTOR.fields}
+    assert (fields["output_notification"], fields["smart_mode_approval"]) == (18, 19)
+    # The card keeps only what it shows.
+    card = prep("Shell", {"command": "ls", "notify_on_output": {"pattern": "x", "reason": "y"}})
+    assert not card.started().shell_tool_call.args.HasField("output_notification")
+
+
+def test_shell_without_them_sends_neither_and_a_declined_approval_needs_no_reason() -> None:
+    for args in (
+        {"command": "ls"},
+        {"command": "ls", "request_smart_mode_approval": False},
+        {"command": "ls", "request_smart_mode_approval": False, "smart_mode_block_reason": "x"},
+    ):
+        shell = request(prep("Shell", args)).shell_stream_args
+        assert not shell.HasField("output_notification")
+        assert not shell.HasField("smart_mode_approval")
+    plain = request(
+        prep(
+            "Shell", {"command": "tail -f log", "notify_on_output": {"pattern": "E", "reason": "r"}}
+        )
+    ).shell_stream_args
+    assert plain.output_notification.pattern == "E"
+    assert not plain.output_notification.HasField("debounce")
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ({"notify_on_output": "ready"}, "'notify_on_output' must be an object"),
+        ({"notify_on_output": {"reason": "r"}}, "'notify_on_output.pattern' is required"),
+        ({"notify_on_output": {"pattern": "p"}}, "'notify_on_output.reason' is required"),
+        (
+            {"notify_on_output": {"pattern": 1, "reason": "r"}},
+            "'notify_on_output.pattern' must be a string",
+        ),
+        (
+            {"notify_on_output": {"pattern": "p", "reason": "r", "debounce_ms": "soon"}},
+            "'notify_on_output.debounce_ms' must be a number",
+        ),
+        (
+            {"notify_on_output": {"pattern": "p", "reason": "r", "debounce_ms": -5}},
+            "'notify_on_output.debounce_ms' must be at least 0",
+        ),
+        ({"request_smart_mode_approval": "yes"}, "'request_smart_mode_approval' must be true"),
+        ({"request_smart_mode_approval": True}, "'smart_mode_block_reason' is required"),
+        (
+            {"request_smart_mode_approval": True, "smart_mode_block_reason": ""},
+            "'smart_mode_block_reason' is required",
+        ),
+        ({"smart_mode_block_reason": 3}, "'smart_mode_block_reason' must be a string"),
+    ],
+)
+def test_shell_notification_and_approval_of_the_wrong_shape_are_argument_errors(
+    extra: dict[str, Any], expected: str
+) -> None:
+    execution = prep("Shell", {"command": "ls", **extra})
+    assert isinstance(execution, InvalidCall)
+    done = outcome(execution.begin())
+    assert done.is_error
+    assert done.content.startswith(f"invalid arguments for Shell: {expected}"), done.content
     assert done.tool_call.shell_tool_call.result.spawn_error.error == done.content
 
 

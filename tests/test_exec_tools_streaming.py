@@ -1,4 +1,4 @@
-"""Write and StrReplace cards fill in while the model streams the arguments.
+"""Write, StrReplace and EditNotebook cards fill in while the model streams the arguments.
 
 The frames are checked twice: with our proto subset (which does not declare
 ``ToolCallDelta.edit_tool_call_delta``, so its bytes are checked as written) and with Cursor's
@@ -98,8 +98,16 @@ def client_message(tmp_path_factory: pytest.TempPathFactory) -> type[Message]:
 
 
 def test_only_the_edit_tools_get_a_decoder() -> None:
-    assert STREAMED_CONTENT_FIELDS == {"Write": "contents", "StrReplace": "new_string"}
-    for name, field in (("Write", "contents"), ("StrReplace", "new_string")):
+    assert STREAMED_CONTENT_FIELDS == {
+        "Write": "contents",
+        "StrReplace": "new_string",
+        "EditNotebook": "new_string",
+    }
+    for name, field in (
+        ("Write", "contents"),
+        ("StrReplace", "new_string"),
+        ("EditNotebook", "new_string"),
+    ):
         decoder = streamed_args_decoder(name)
         assert decoder is not None and decoder.content_field == field
     alias = streamed_args_decoder("str_replace")
@@ -183,6 +191,36 @@ def test_str_replace_streams_new_string_only_and_may_precede_the_path(
     streamed = [u.tool_call_delta.tool_call_delta.edit_tool_call_delta for u in decoded[:2]]
     assert [delta.stream_content_delta for delta in streamed] == ["n", "ew"]
     assert decoded[2].partial_tool_call.tool_call.edit_tool_call.args.path == "/w/b.py"
+
+
+def test_edit_notebook_streams_new_string_and_names_the_notebook(
+    client_message: type[Message],
+) -> None:
+    """Its path field is ``target_notebook``; ``old_string`` and the other fields stay out."""
+    pieces = [
+        '{"target_notebook": "/w/a.ip',
+        'ynb", "cell_idx": 2, "is_new_cell": false, "cell_language": "python", ',
+        '"old_string": "x = 1", "new_str',
+        'ing": "x = 2\\r\\n',
+        'print(x)"}',
+    ]
+    decoded = [
+        client_message.FromString(payload(frame)).interaction_update
+        for frame in stream("EditNotebook", pieces)
+    ]
+    assert [update.WhichOneof("message") for update in decoded] == [
+        "partial_tool_call",
+        "tool_call_delta",
+        "tool_call_delta",
+    ]
+    partial = decoded[0].partial_tool_call
+    assert partial.tool_call.edit_tool_call.args.path == "/w/a.ipynb"
+    assert partial.args_text_delta == ""
+    streamed = [u.tool_call_delta.tool_call_delta.edit_tool_call_delta for u in decoded[1:]]
+    assert [delta.stream_content_delta for delta in streamed] == ["x = 2\n", "print(x)"]
+    started = prepare_tool_call("EditNotebook", CALL_ID, "".join(pieces)).started()
+    assert started.edit_tool_call.args.path == "/w/a.ipynb"
+    assert started.edit_tool_call.args.stream_content == "x = 2\nprint(x)"
 
 
 def test_a_crlf_split_across_chunks_is_sent_as_one_newline() -> None:

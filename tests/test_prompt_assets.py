@@ -34,6 +34,7 @@ AGENT_TOOLS = [
     "Shell",
     "Grep",
     "Delete",
+    "EditNotebook",
     "TodoWrite",
     "StrReplace",
     "Write",
@@ -107,11 +108,25 @@ CURSOR_PARAMETERS: dict[str, tuple[dict[str, str], list[str]]] = {
         ["pattern"],
     ),
     "Glob": ({"glob_pattern": "string", "target_directory": "string"}, ["glob_pattern"]),
+    "EditNotebook": (
+        {
+            "target_notebook": "string",
+            "cell_idx": "number",
+            "is_new_cell": "boolean",
+            "cell_language": "string",
+            "old_string": "string",
+            "new_string": "string",
+        },
+        ["target_notebook", "cell_idx", "is_new_cell", "cell_language", "old_string", "new_string"],
+    ),
     "Shell": (
         {
             "command": "string",
             "block_until_ms": "number",
             "description": "string",
+            "notify_on_output": "object",
+            "request_smart_mode_approval": "boolean",
+            "smart_mode_block_reason": "string",
             "working_directory": "string",
         },
         ["command"],
@@ -120,10 +135,6 @@ CURSOR_PARAMETERS: dict[str, tuple[dict[str, str], list[str]]] = {
     "TodoWrite": ({"todos": "array", "merge": "boolean"}, ["todos", "merge"]),
     "AskQuestion": ({"title": "string", "questions": "array"}, ["questions"]),
 }
-
-# Cursor's Shell also takes these; we leave them out on purpose: notify_on_output needs
-# background wake-ups and smart-mode approval a flow this server does not run yet.
-SHELL_LEFT_OUT = {"notify_on_output", "request_smart_mode_approval", "smart_mode_block_reason"}
 
 
 def shipped_tools() -> dict[str, dict[str, Any]]:
@@ -219,7 +230,13 @@ def test_tool_parameter_details_match_cursors_table() -> None:
         "completed",
         "cancelled",
     ]
-    assert not SHELL_LEFT_OUT & set(tools["Shell"]["parameters"]["properties"])
+    notify = tools["Shell"]["parameters"]["properties"]["notify_on_output"]
+    assert {key: value["type"] for key, value in notify["properties"].items()} == {
+        "pattern": "string",
+        "reason": "string",
+        "debounce_ms": "number",
+    }
+    assert notify["required"] == ["pattern", "reason"]
 
 
 def test_loaded_tool_specs_are_the_json_schemas() -> None:

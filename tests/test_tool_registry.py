@@ -60,9 +60,16 @@ def test_each_tool_runs_on_cursors_channel_for_it() -> None:
 
 def test_every_streamed_field_is_a_string_parameter_of_the_tool() -> None:
     schemas = {tool.name: tool.parameters for tool in load_prompt_assets().tools}
-    assert STREAMED_CONTENT_FIELDS == {"Write": "contents", "StrReplace": "new_string"}
+    assert STREAMED_CONTENT_FIELDS == {
+        "Write": "contents",
+        "StrReplace": "new_string",
+        "EditNotebook": "new_string",
+    }
     for name, field in STREAMED_CONTENT_FIELDS.items():
         assert schemas[name]["properties"][field]["type"] == "string"
+        path_field = REGISTRY[name].streamed_path_field
+        assert schemas[name]["properties"][path_field]["type"] == "string", name
+    assert REGISTRY["EditNotebook"].streamed_path_field == "target_notebook"
 
 
 def _allowed(module: str) -> bool:

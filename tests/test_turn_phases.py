@@ -85,7 +85,7 @@ from store.llm_calls import CallStatus
 from wire.connect import EnvelopeReader
 from wire.errors import Code, ConnectError, cancelled_error
 from wire.proto import agent_v1_pb2 as agent
-from wire.tools.base import ModeTools
+from wire.tools.base import ExecContext, ModeTools
 
 CALL = "run-1:0"
 
@@ -505,6 +505,30 @@ def test_the_exec_context_carries_the_modes_label_and_tools() -> None:
     assert context.mode == ModeTools("Ask", tuple(ask.tool_names))
     assert "Write" not in context.mode.tools
     assert context.conversation_id == "conv"
+
+
+def test_the_exec_context_comes_from_a_user_turns_or_a_resumes_request_context() -> None:
+    editor = agent.RequestContext(
+        env=agent.RequestContextEnv(terminals_folder="/t"), admin_command_denylist=["rm -rf /"]
+    )
+    mode = load_prompt_assets().mode("agent")
+    tools = ModeTools(mode.label, mode.tool_names)
+    expected = ExecContext(
+        conversation_id="conv",
+        terminals_folder="/t",
+        admin_command_denylist=("rm -rf /",),
+        mode=tools,
+    )
+    user = user_request()
+    user.action.user_message_action.request_context.CopyFrom(editor)
+    assert exec_context(plan_turn("run-1", user), mode, user) == expected
+    resume = resume_request([b"r0"], [])
+    resume.conversation_id = "conv"
+    plan = plan_turn("run-2", resume)
+    none_sent = ExecContext(conversation_id="conv", mode=tools)
+    assert exec_context(plan, mode, resume) == none_sent
+    resume.action.resume_action.request_context.CopyFrom(editor)
+    assert exec_context(plan, mode, resume) == expected
 
 
 def test_the_base_fetches_images_roots_unless_indexed_and_the_resumed_turn_once() -> None:

@@ -181,29 +181,35 @@ def runtime_parts(
     now: datetime.datetime,
 ) -> tuple[TextPart | ImagePart, ...]:
     """The runtime message's content: the rendered text, then the request's images."""
-    action = request.action.user_message_action
-    context = runtime_context(
-        action.user_message,
-        action.request_context if action.HasField("request_context") else None,
-        now,
-    )
+    user_message = request.action.user_message_action.user_message
+    context = runtime_context(user_message, request_context(request), now)
     try:
-        images = runtime_images(action.user_message, fetched)
+        images = runtime_images(user_message, fetched)
         return (TextPart(mode.runtime_message(context)), *images)
     except RuntimeContextError as exc:
         raise protocol_error(str(exc)) from exc
 
 
+def request_context(request: agent.AgentRunRequest) -> agent.RequestContext | None:
+    """The editor's context of this run: a user turn's, or a resume's (which carries it too,
+    so a resumed run has the same terminals folder and denylist); None when it sent none."""
+    action = request.action
+    kind = action.WhichOneof("action")
+    if kind == "user_message_action" and action.user_message_action.HasField("request_context"):
+        return action.user_message_action.request_context
+    if kind == "resume_action" and action.resume_action.HasField("request_context"):
+        return action.resume_action.request_context
+    return None
+
+
 def exec_context(plan: TurnPlan, mode: ModeAssets, request: agent.AgentRunRequest) -> ExecContext:
     """What the run's exec requests carry besides the model's arguments, and the tools the
     run's mode lets the model call."""
-    action = request.action
-    terminals = ""
-    if action.WhichOneof("action") == "user_message_action":
-        terminals = action.user_message_action.request_context.env.terminals_folder
+    context = request_context(request) or agent.RequestContext()
     return ExecContext(
         conversation_id=plan.conversation_id,
-        terminals_folder=terminals,
+        terminals_folder=context.env.terminals_folder,
+        admin_command_denylist=tuple(context.admin_command_denylist),
         mode=ModeTools(mode.label, mode.tool_names),
     )
 

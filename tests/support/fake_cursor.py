@@ -469,9 +469,9 @@ class CursorSession:
     seqnos are taken in receive order and the server orders by them. A KV GET is answered from
     that store the same way (no data when the blob is unknown).
 
-    With a ``workspace``, execs are run against it: Read, Grep and Glob (Glob arrives as grep
-    args), and Shell (a real subprocess in the workspace whose stdout/stderr stream back as they
-    come, ending with exit, or backgrounded past its block-until time). Execs are collected
+    With a ``workspace``, execs are run against it: Read, Write, Grep and Glob (Glob arrives as
+    grep args), and Shell (a real subprocess in the workspace whose stdout/stderr stream back as
+    they come, ending with exit, or backgrounded past its block-until time). Execs are collected
     until ``batch_size`` wait, then answered one after the other in ``answer_order`` (reverse
     by default); an ``exec_server_control_message.abort`` stops the one it names.
     """
@@ -695,6 +695,8 @@ class CursorSession:
         variant = exec_message.WhichOneof("message")
         if variant == "read_args":
             await self._reply(exec_message, read_result=self._read(exec_message.read_args))
+        elif variant == "write_args":
+            await self._reply(exec_message, write_result=self._write(exec_message.write_args))
         elif variant == "grep_args":
             result = grep_workspace(self.workspace, exec_message.grep_args)
             await self._reply(exec_message, grep_result=result)
@@ -702,12 +704,18 @@ class CursorSession:
             await self._run_shell(exec_message)
             return  # the shell closed its own stream
         else:
-            raise AssertionError(f"this fake runs Read, Grep, Glob and Shell only, got {variant}")
+            raise AssertionError(
+                f"this fake runs Read, Write, Grep, Glob and Shell only, got {variant}"
+            )
         await self._close(exec_message)
 
     def _read(self, args: agent.ReadArgs) -> agent.ReadResult:
+        """The file's text as stored (line endings included), or file_not_found."""
         assert self.workspace is not None
-        text = workspace_path(self.workspace, args.path).read_text()
+        target = workspace_path(self.workspace, args.path)
+        if not target.exists():
+            return agent.ReadResult(file_not_found=agent.ReadFileNotFound(path=args.path))
+        text = target.read_bytes().decode()
         return agent.ReadResult(
             success=agent.ReadSuccess(
                 path=args.path,
@@ -716,6 +724,18 @@ class CursorSession:
                 file_size=len(text.encode()),
             )
         )
+
+    def _write(self, args: agent.WriteArgs) -> agent.WriteResult:
+        """The whole text written as sent (no line-ending translation)."""
+        assert self.workspace is not None
+        target = workspace_path(self.workspace, args.path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = args.file_text.encode()
+        target.write_bytes(data)
+        success = agent.WriteSuccess(
+            path=args.path, lines_created=args.file_text.count("\n") + 1, file_size=len(data)
+        )
+        return agent.WriteResult(success=success)
 
     async def _run_shell(self, exec_message: agent.ExecServerMessage) -> None:
         """start, then stdout/stderr as the command writes them, then exit; or, past the

@@ -226,7 +226,7 @@ class UserMessage(_message.Message):
     def __init__(self, text: _Optional[str] = ..., message_id: _Optional[str] = ..., selected_context: _Optional[_Union[SelectedContext, _Mapping]] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., is_simulated_msg: _Optional[bool] = ..., simulated_msg_reason: _Optional[_Union[SimulatedMsgReason, str]] = ..., subagent_system_reminder: _Optional[str] = ..., simulated_message_metadata: _Optional[_Union[UserMessage.SimulatedMessageMetadata, _Mapping]] = ...) -> None: ...
 
 class RequestContext(_message.Message):
-    __slots__ = ("rules", "env", "git_repos", "debug_mode_config", "cloud_rule", "agent_skills", "non_file_rules")
+    __slots__ = ("rules", "env", "git_repos", "debug_mode_config", "cloud_rule", "agent_skills", "non_file_rules", "admin_command_denylist")
     RULES_FIELD_NUMBER: _ClassVar[int]
     ENV_FIELD_NUMBER: _ClassVar[int]
     GIT_REPOS_FIELD_NUMBER: _ClassVar[int]
@@ -234,6 +234,7 @@ class RequestContext(_message.Message):
     CLOUD_RULE_FIELD_NUMBER: _ClassVar[int]
     AGENT_SKILLS_FIELD_NUMBER: _ClassVar[int]
     NON_FILE_RULES_FIELD_NUMBER: _ClassVar[int]
+    ADMIN_COMMAND_DENYLIST_FIELD_NUMBER: _ClassVar[int]
     rules: _containers.RepeatedCompositeFieldContainer[CursorRule]
     env: RequestContextEnv
     git_repos: _containers.RepeatedCompositeFieldContainer[GitRepoInfo]
@@ -241,7 +242,8 @@ class RequestContext(_message.Message):
     cloud_rule: str
     agent_skills: _containers.RepeatedCompositeFieldContainer[AgentSkill]
     non_file_rules: _containers.RepeatedCompositeFieldContainer[CursorRule]
-    def __init__(self, rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., env: _Optional[_Union[RequestContextEnv, _Mapping]] = ..., git_repos: _Optional[_Iterable[_Union[GitRepoInfo, _Mapping]]] = ..., debug_mode_config: _Optional[_Union[DebugModeConfig, _Mapping]] = ..., cloud_rule: _Optional[str] = ..., agent_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ..., non_file_rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ...) -> None: ...
+    admin_command_denylist: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., env: _Optional[_Union[RequestContextEnv, _Mapping]] = ..., git_repos: _Optional[_Iterable[_Union[GitRepoInfo, _Mapping]]] = ..., debug_mode_config: _Optional[_Union[DebugModeConfig, _Mapping]] = ..., cloud_rule: _Optional[str] = ..., agent_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ..., non_file_rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., admin_command_denylist: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DebugModeConfig(_message.Message):
     __slots__ = ("log_path", "server_endpoint", "session_id")
@@ -434,8 +436,10 @@ class SelectedCursorCommand(_message.Message):
     def __init__(self, name: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
 
 class ResumeAction(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("request_context",)
+    REQUEST_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    request_context: RequestContext
+    def __init__(self, request_context: _Optional[_Union[RequestContext, _Mapping]] = ...) -> None: ...
 
 class CancelAction(_message.Message):
     __slots__ = ("reason",)
@@ -1010,7 +1014,7 @@ class ShellToolCallStderrDelta(_message.Message):
     def __init__(self, content: _Optional[str] = ...) -> None: ...
 
 class ShellArgs(_message.Message):
-    __slots__ = ("command", "working_directory", "timeout", "tool_call_id", "file_output_threshold_bytes", "is_background", "skip_approval", "timeout_behavior", "hard_timeout", "description", "close_stdin", "conversation_id", "admin_command_denylist")
+    __slots__ = ("command", "working_directory", "timeout", "tool_call_id", "file_output_threshold_bytes", "is_background", "skip_approval", "timeout_behavior", "hard_timeout", "description", "close_stdin", "output_notification", "smart_mode_approval", "conversation_id", "admin_command_denylist")
     COMMAND_FIELD_NUMBER: _ClassVar[int]
     WORKING_DIRECTORY_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
@@ -1022,6 +1026,8 @@ class ShellArgs(_message.Message):
     HARD_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     CLOSE_STDIN_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_NOTIFICATION_FIELD_NUMBER: _ClassVar[int]
+    SMART_MODE_APPROVAL_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
     ADMIN_COMMAND_DENYLIST_FIELD_NUMBER: _ClassVar[int]
     command: str
@@ -1035,9 +1041,31 @@ class ShellArgs(_message.Message):
     hard_timeout: int
     description: str
     close_stdin: bool
+    output_notification: ShellOutputNotificationConfig
+    smart_mode_approval: SmartModeApproval
     conversation_id: str
     admin_command_denylist: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, command: _Optional[str] = ..., working_directory: _Optional[str] = ..., timeout: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., file_output_threshold_bytes: _Optional[int] = ..., is_background: _Optional[bool] = ..., skip_approval: _Optional[bool] = ..., timeout_behavior: _Optional[_Union[TimeoutBehavior, str]] = ..., hard_timeout: _Optional[int] = ..., description: _Optional[str] = ..., close_stdin: _Optional[bool] = ..., conversation_id: _Optional[str] = ..., admin_command_denylist: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, command: _Optional[str] = ..., working_directory: _Optional[str] = ..., timeout: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., file_output_threshold_bytes: _Optional[int] = ..., is_background: _Optional[bool] = ..., skip_approval: _Optional[bool] = ..., timeout_behavior: _Optional[_Union[TimeoutBehavior, str]] = ..., hard_timeout: _Optional[int] = ..., description: _Optional[str] = ..., close_stdin: _Optional[bool] = ..., output_notification: _Optional[_Union[ShellOutputNotificationConfig, _Mapping]] = ..., smart_mode_approval: _Optional[_Union[SmartModeApproval, _Mapping]] = ..., conversation_id: _Optional[str] = ..., admin_command_denylist: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ShellOutputNotificationConfig(_message.Message):
+    __slots__ = ("pattern", "reason", "debounce", "notification_limit")
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    DEBOUNCE_FIELD_NUMBER: _ClassVar[int]
+    NOTIFICATION_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    pattern: str
+    reason: str
+    debounce: float
+    notification_limit: int
+    def __init__(self, pattern: _Optional[str] = ..., reason: _Optional[str] = ..., debounce: _Optional[float] = ..., notification_limit: _Optional[int] = ...) -> None: ...
+
+class SmartModeApproval(_message.Message):
+    __slots__ = ("request_id", "reason")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    reason: str
+    def __init__(self, request_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class ShellStream(_message.Message):
     __slots__ = ("stdout", "stderr", "exit", "start", "rejected", "permission_denied", "backgrounded", "sandbox_unsupported")

@@ -73,7 +73,8 @@ class ToolDefinition:
     it, only Shell reads it) and raises ``ToolArgumentError`` when they do not fit; the card
     then holds only an error result, the message at ``error_path`` under the tool's card with
     each of ``error_fields`` set to the error text. ``streamed_content_field`` names the
-    argument whose text fills the edit card while the model streams it.
+    argument whose text fills the edit card while the model streams it, and
+    ``streamed_path_field`` the one naming the edited file, shown once its string is complete.
     """
 
     name: str
@@ -83,6 +84,7 @@ class ToolDefinition:
     error_path: str  # dotted, e.g. "result.error"
     error_fields: tuple[str, ...]
     streamed_content_field: str | None = None
+    streamed_path_field: str = "path"
 
     def invalid_card(self, error: str) -> agent.ToolCall:
         """The card of a call whose arguments do not fit: an error result and nothing else."""
@@ -206,9 +208,20 @@ def new_query(**query: Any) -> agent.InteractionQuery:
     return agent.InteractionQuery(**query)
 
 
-def new_exec(call_id: str, **request: Any) -> agent.ExecServerMessage:
-    """An Exec request for ``call_id`` (the wire id is the runtime's to set)."""
-    return agent.ExecServerMessage(exec_id=call_id, accept_hook_additional_contexts=True, **request)
+def new_exec(
+    call_id: str, *, accept_hook_additional_contexts: bool | None, **request: Any
+) -> agent.ExecServerMessage:
+    """An Exec request for ``call_id`` (the wire id is the runtime's to set).
+
+    Whether the editor may attach its hooks' additional context to the result is each
+    request's own (``tools.md`` §1.2), so every caller says it: true for the tools' own
+    requests, false for requests whose result is not the tool's answer (a terminal file polled
+    for AwaitShell, a subagent, the MCP state), None leaves the field unset.
+    """
+    message = agent.ExecServerMessage(exec_id=call_id, **request)
+    if accept_hook_additional_contexts is not None:
+        message.accept_hook_additional_contexts = accept_hook_additional_contexts
+    return message
 
 
 def empty_tool_call(definition: ToolDefinition) -> agent.ToolCall:

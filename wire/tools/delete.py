@@ -31,7 +31,9 @@ class DeleteExecution(ToolExecution):
         return agent.ToolCall(delete_tool_call=agent.DeleteToolCall(args=self._args()))
 
     def begin(self) -> SendExec:
-        return SendExec(new_exec(self.call_id, delete_args=self._args()))
+        return SendExec(
+            new_exec(self.call_id, accept_hook_additional_contexts=True, delete_args=self._args())
+        )
 
     def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
         if variant != "delete_result":

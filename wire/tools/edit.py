@@ -2,11 +2,13 @@
 
 The editor only knows plain reads and writes, so the edit is applied here. It works on LF text;
 a file whose lines all end in CRLF is written back with CRLF. Both tools' cards show the
-streamed argument (``contents``, ``new_string``) as ``EditArgs.stream_content``.
+streamed argument (``contents``, ``new_string``) as ``EditArgs.stream_content``. EditNotebook
+(``wire.tools.edit_notebook``) is the same lifecycle with a notebook patch.
 """
 
 from __future__ import annotations
 
+import abc
 import difflib
 
 from wire.proto import agent_v1_pb2 as agent
@@ -27,31 +29,41 @@ from wire.tools.text import lf, line_count, plural
 
 
 class EditExecution(ToolExecution):
-    """A hidden Read, the edit applied here, then a Write of the whole new text."""
+    """A hidden Read, the edit applied here, then a Write of the whole new text.
 
-    def __init__(self, definition: ToolDefinition, call_id: str, args: ToolArgs) -> None:
+    What differs per tool is in four hooks: the card's streamed content, what a missing file
+    means, the patch of the LF text, and the success line the model reads. Write, StrReplace
+    and EditNotebook (``wire.tools.edit_notebook``) are its subclasses.
+    """
+
+    def __init__(self, definition: ToolDefinition, call_id: str, path: str) -> None:
         super().__init__(definition, call_id)
-        self.path = args.required_string("path")
-        if self.tool == "Write":
-            self.contents = args.required_string("contents")
-            self.old_string = self.new_string = ""
-            self.replace_all = False
-        else:
-            self.contents = ""
-            self.old_string = args.required_string("old_string")
-            self.new_string = args.required_string("new_string")
-            self.replace_all = bool(args.boolean("replace_all"))
+        self.path = path
         self._writing = False
         self._created = False
-        self._replaced = 0
         self._before = ""  # as the file was (raw)
         self._before_lf = ""
         self._after_lf = ""
         self._file_text = ""  # as written
 
+    @abc.abstractmethod
+    def _streamed(self) -> str:
+        """The argument the card shows as ``stream_content`` (LF-normalized by the caller)."""
+
+    @abc.abstractmethod
+    def _missing(self) -> str | None:
+        """For a file that does not exist: None creates it, a text is the model's error."""
+
+    @abc.abstractmethod
+    def _patch(self, before: str) -> str:
+        """The new LF text from the old one; ``EditRefused`` for an edit that does not apply."""
+
+    @abc.abstractmethod
+    def _success_text(self) -> str:
+        """What the model reads once the Write succeeded."""
+
     def _ui_args(self) -> agent.EditArgs:
-        streamed = self.contents if self.tool == "Write" else self.new_string
-        return agent.EditArgs(path=self.path, stream_content=lf(streamed))
+        return agent.EditArgs(path=self.path, stream_content=lf(self._streamed()))
 
     def _tool_call(self, result: agent.EditResult | None = None) -> agent.ToolCall:
         return agent.ToolCall(
@@ -63,7 +75,9 @@ class EditExecution(ToolExecution):
 
     def begin(self) -> SendExec:
         read = agent.ReadArgs(path=self.path, tool_call_id=self.call_id)
-        return SendExec(new_exec(self.call_id, read_args=read))
+        return SendExec(
+            new_exec(self.call_id, accept_hook_additional_contexts=True, read_args=read)
+        )
 
     def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
         if not self._writing:
@@ -95,13 +109,12 @@ class EditExecution(ToolExecution):
                     f"cannot edit {self.path}: the file is too large to be read whole"
                 )
             self._before = success.content
-        elif kind == "file_not_found" and self.tool == "Write":
-            self._created = True
         elif kind == "file_not_found":
-            text = f"file not found: {self.path} (use Write to create a file)"
-            return self._fail(
-                text, agent.EditResult(file_not_found=agent.EditFileNotFound(path=self.path))
-            )
+            text = self._missing()
+            if text is not None:
+                missing = agent.EditFileNotFound(path=self.path)
+                return self._fail(text, agent.EditResult(file_not_found=missing))
+            self._created = True
         elif kind == "permission_denied":
             denied = agent.EditReadPermissionDenied(path=self.path)
             return self._fail(
@@ -114,15 +127,10 @@ class EditExecution(ToolExecution):
         else:
             return self._fail(read_error_text(self.path, read))
         self._before_lf = lf(self._before)
-        if self.tool == "Write":
-            self._after_lf = lf(self.contents)
-        else:
-            patched = apply_str_replace(
-                self._before_lf, self.old_string, self.new_string, self.replace_all, self.path
-            )
-            if isinstance(patched, str):
-                return self._fail(patched)
-            self._after_lf, self._replaced = patched
+        try:
+            self._after_lf = self._patch(self._before_lf)
+        except EditRefused as refused:
+            return self._fail(str(refused))
         crlf = "\r\n" in self._before and "\n" not in self._before.replace("\r\n", "")
         self._file_text = self._after_lf.replace("\n", "\r\n") if crlf else self._after_lf
         self._writing = True
@@ -132,7 +140,9 @@ class EditExecution(ToolExecution):
             tool_call_id=self.call_id,
             return_file_content_after_write=False,
         )
-        return SendExec(new_exec(self.call_id, write_args=write))
+        return SendExec(
+            new_exec(self.call_id, accept_hook_additional_contexts=True, write_args=write)
+        )
 
     def _on_write(self, write: agent.WriteResult) -> ToolOutcome:
         match write.WhichOneof("result"):
@@ -165,15 +175,65 @@ class EditExecution(ToolExecution):
             before_full_file_content=self._before,
             after_full_file_content=self._file_text,
         )
+        result = agent.EditResult(success=success)
+        return ToolOutcome(self._success_text(), False, self._tool_call(result))
+
+
+class EditRefused(Exception):
+    """The edit does not apply to the file as it is; the message is the model's error."""
+
+
+class WriteExecution(EditExecution):
+    """The whole new text; a missing file is created."""
+
+    def __init__(self, call_id: str, args: ToolArgs, context: ExecContext) -> None:
+        super().__init__(WRITE, call_id, args.required_string("path"))
+        self.contents = args.required_string("contents")
+
+    def _streamed(self) -> str:
+        return self.contents
+
+    def _missing(self) -> None:
+        return None
+
+    def _patch(self, before: str) -> str:
+        return lf(self.contents)
+
+    def _success_text(self) -> str:
         lines = plural(line_count(self._after_lf), "line")
-        if self.tool == "StrReplace":
-            replaced = plural(self._replaced, "occurrence")
-            text = f"edited {self.path}: replaced {replaced}; the file now has {lines}"
-        elif self._created:
-            text = f"created {self.path} ({lines})"
-        else:
-            text = f"wrote {self.path} ({lines})"
-        return ToolOutcome(text, False, self._tool_call(agent.EditResult(success=success)))
+        verb = "created" if self._created else "wrote"
+        return f"{verb} {self.path} ({lines})"
+
+
+class StrReplaceExecution(EditExecution):
+    """One exact match (or every one, with ``replace_all``) replaced in an existing file."""
+
+    def __init__(self, call_id: str, args: ToolArgs, context: ExecContext) -> None:
+        super().__init__(STR_REPLACE, call_id, args.required_string("path"))
+        self.old_string = args.required_string("old_string")
+        self.new_string = args.required_string("new_string")
+        self.replace_all = bool(args.boolean("replace_all"))
+        self._replaced = 0
+
+    def _streamed(self) -> str:
+        return self.new_string
+
+    def _missing(self) -> str:
+        return f"file not found: {self.path} (use Write to create a file)"
+
+    def _patch(self, before: str) -> str:
+        patched = apply_str_replace(
+            before, self.old_string, self.new_string, self.replace_all, self.path
+        )
+        if isinstance(patched, str):
+            raise EditRefused(patched)
+        after, self._replaced = patched
+        return after
+
+    def _success_text(self) -> str:
+        lines = plural(line_count(self._after_lf), "line")
+        replaced = plural(self._replaced, "occurrence")
+        return f"edited {self.path}: replaced {replaced}; the file now has {lines}"
 
 
 def apply_str_replace(
@@ -219,21 +279,12 @@ def unified_diff(path: str, before: str, after: str) -> str:
     return "".join(difflib.unified_diff(lines(before), lines(after), f"a/{path}", f"b/{path}"))
 
 
-def _write(call_id: str, args: ToolArgs, context: ExecContext) -> EditExecution:
-    """Write and StrReplace share one execution; the definition says which it is."""
-    return EditExecution(WRITE, call_id, args)
-
-
-def _str_replace(call_id: str, args: ToolArgs, context: ExecContext) -> EditExecution:
-    return EditExecution(STR_REPLACE, call_id, args)
-
-
 # The registry rows (``wire.tools.registry.REGISTRY``).
 WRITE = ToolDefinition(
     name="Write",
     channel=ToolChannel.EXEC,
     tool_call_field="edit_tool_call",
-    execution=_write,
+    execution=WriteExecution,
     error_path="result.error",
     error_fields=("error", "model_visible_error"),
     streamed_content_field="contents",
@@ -243,7 +294,7 @@ STR_REPLACE = ToolDefinition(
     name="StrReplace",
     channel=ToolChannel.EXEC,
     tool_call_field="edit_tool_call",
-    execution=_str_replace,
+    execution=StrReplaceExecution,
     error_path="result.error",
     error_fields=("error", "model_visible_error"),
     streamed_content_field="new_string",

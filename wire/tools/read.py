@@ -39,7 +39,9 @@ class ReadExecution(ToolExecution):
         read = agent.ReadArgs(
             path=self.path, tool_call_id=self.call_id, offset=self.offset, limit=self.limit
         )
-        return SendExec(new_exec(self.call_id, read_args=read))
+        return SendExec(
+            new_exec(self.call_id, accept_hook_additional_contexts=True, read_args=read)
+        )
 
     def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
         if variant not in ("read_result", "redacted_read_result"):

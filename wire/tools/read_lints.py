@@ -57,7 +57,11 @@ class ReadLintsExecution(ToolExecution):
 
     def _request(self, path: str) -> SendExec:
         diagnostics = agent.DiagnosticsArgs(path=path, tool_call_id=self.call_id)
-        return SendExec(new_exec(self.call_id, diagnostics_args=diagnostics))
+        return SendExec(
+            new_exec(
+                self.call_id, accept_hook_additional_contexts=True, diagnostics_args=diagnostics
+            )
+        )
 
     def begin(self) -> SendExec:
         return self._request(self._targets[0])

@@ -11,6 +11,7 @@ from wire.tools.ask_question import ASK_QUESTION
 from wire.tools.base import ExecContext, ModeTools, ToolChannel, ToolDefinition
 from wire.tools.delete import DELETE
 from wire.tools.edit import STR_REPLACE, WRITE
+from wire.tools.edit_notebook import EDIT_NOTEBOOK
 from wire.tools.read import READ
 from wire.tools.read_lints import READ_LINTS
 from wire.tools.search import GLOB, GREP
@@ -23,6 +24,7 @@ REGISTRY: dict[str, ToolDefinition] = {
         READ,
         WRITE,
         STR_REPLACE,
+        EDIT_NOTEBOOK,
         DELETE,
         GREP,
         GLOB,

@@ -118,7 +118,9 @@ class GrepExecution(ToolExecution):
         return agent.ToolCall(grep_tool_call=agent.GrepToolCall(args=self.args))
 
     def begin(self) -> SendExec:
-        return SendExec(new_exec(self.call_id, grep_args=self.args))
+        return SendExec(
+            new_exec(self.call_id, accept_hook_additional_contexts=True, grep_args=self.args)
+        )
 
     def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
         if variant != "grep_result":
@@ -156,7 +158,9 @@ class GlobExecution(ToolExecution):
             output_mode="files_with_matches",
             tool_call_id=self.call_id,
         )
-        return SendExec(new_exec(self.call_id, grep_args=grep))
+        return SendExec(
+            new_exec(self.call_id, accept_hook_additional_contexts=True, grep_args=grep)
+        )
 
     def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
         if variant != "grep_result":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from wire.proto import agent_v1_pb2 as agent
-from wire.tools.args import ToolArgs
+from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import (
     INT32_MAX,
     ExecContext,
@@ -50,6 +50,33 @@ _ABORT_REASONS = {
 }
 
 
+def _output_notification(args: ToolArgs) -> agent.ShellOutputNotificationConfig | None:
+    """``notify_on_output`` {pattern, reason, debounce_ms}: the editor tells the agent when the
+    output matches ``pattern``; None when the model asked for no notification."""
+    notify = args.nested("notify_on_output")
+    if notify is None:
+        return None
+    return agent.ShellOutputNotificationConfig(
+        pattern=notify.required_string("pattern"),
+        reason=notify.required_string("reason"),
+        debounce=notify.number("debounce_ms", minimum=0),
+    )
+
+
+def _smart_mode_approval(call_id: str, args: ToolArgs) -> agent.SmartModeApproval | None:
+    """The user's approval asked for this call (``request_smart_mode_approval``), with the
+    model's reason, which is then required; None when not asked."""
+    reason = args.string("smart_mode_block_reason")
+    if not args.boolean("request_smart_mode_approval"):
+        return None
+    if not reason:
+        raise ToolArgumentError(
+            "'smart_mode_block_reason' is required (a non-empty string) when "
+            "request_smart_mode_approval is true"
+        )
+    return agent.SmartModeApproval(request_id=call_id, reason=reason)
+
+
 class ShellExecution(ToolExecution):
     """A streamed command: output chunks become deltas; exit or backgrounding ends the call."""
 
@@ -60,6 +87,8 @@ class ShellExecution(ToolExecution):
         self.description = args.string("description")
         timeout = args.integer("block_until_ms", minimum=0, maximum=INT32_MAX)
         self.timeout = SHELL_DEFAULT_TIMEOUT_MS if timeout is None else timeout
+        self.output_notification = _output_notification(args)
+        self.smart_mode_approval = _smart_mode_approval(call_id, args)
         self.context = context
         self.stdout: list[str] = []
         self.stderr: list[str] = []
@@ -92,10 +121,14 @@ class ShellExecution(ToolExecution):
             hard_timeout=SHELL_HARD_TIMEOUT_MS,
             description=self.description,
             close_stdin=True,
+            output_notification=self.output_notification,
+            smart_mode_approval=self.smart_mode_approval,
             conversation_id=self.context.conversation_id or None,
             admin_command_denylist=self.context.admin_command_denylist,
         )
-        return SendExec(new_exec(self.call_id, shell_stream_args=shell))
+        return SendExec(
+            new_exec(self.call_id, accept_hook_additional_contexts=True, shell_stream_args=shell)
+        )
 
     def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
         if variant == "shell_result":
