@@ -39,6 +39,7 @@ from wire.tools.base import (
     ExecContext,
     SendExec,
     ShellOutput,
+    Todo,
     ToolExecution,
     ToolOutcome,
     Waiting,
@@ -121,10 +122,12 @@ class ToolRuntimeListener(Protocol):
 
 
 class StartToolRound(msgspec.Struct, frozen=True):
-    """Run these calls of the committed round ``round_id`` (dispatched in index order)."""
+    """Run these calls of the committed round ``round_id`` (dispatched in index order);
+    ``todos`` holds, for each TodoWrite call, the list it merges onto."""
 
     round_id: str
     calls: tuple[CanonicalToolCall, ...]
+    todos: dict[str, tuple[Todo, ...]] = msgspec.field(default_factory=dict)
 
 
 class ExecMessageReceived(msgspec.Struct, frozen=True):
@@ -287,7 +290,10 @@ class ToolRuntimeActor(pykka.ThreadingActor):
                     )
                 )
                 continue
-            execution = prepare_tool_call(call.name, call.call_id, call.arguments, self._context)
+            context = self._context
+            if call.call_id in request.todos:
+                context = msgspec.structs.replace(context, todos=request.todos[call.call_id])
+            execution = prepare_tool_call(call.name, call.call_id, call.arguments, context)
             started_at = self._clock()
             started = stamp_tool_call(execution.started(), call.call_id, started_at)
             self._output.send(tool_call_started_frame(call.call_id, call.model_call_id, started))

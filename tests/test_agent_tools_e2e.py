@@ -651,3 +651,53 @@ def test_the_fake_editor_answers_glob_as_grep_args(workspace: Path) -> None:
     result = grep_workspace(workspace, request)
     (union,) = result.success.workspace_results.values()
     assert list(union.files.files) == ["src/a.ts", "src/lib/b.tsx"]
+
+
+# ---- TodoWrite merge ----
+
+
+async def test_a_todo_write_merge_updates_the_checkpoint_todos_by_id(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor, workspace: Path
+) -> None:
+    """Two rounds: a list, then a merge naming one old id and one new id. The card, the text
+    the model reads and the final checkpoint's todos all hold the merged list."""
+    first = [
+        {"id": "1", "content": "Read the code", "status": "in_progress"},
+        {"id": "2", "content": "Fix the bug", "status": "pending"},
+    ]
+    merge = [
+        {"id": "3", "content": "Tell the user", "status": "pending"},
+        {"id": "1", "content": "Read the code", "status": "completed"},
+    ]
+    fake.enqueue(
+        Script.sse(
+            chat_events(tools=[FakeToolCall("t1", "TodoWrite", args(todos=first, merge=False))])
+        )
+    )
+    fake.enqueue(
+        Script.sse(
+            chat_events(tools=[FakeToolCall("t2", "TodoWrite", args(todos=merge, merge=True))])
+        )
+    )
+    fake.enqueue(Script.sse(chat_events(text=["Planned."])))
+    session = CursorSession(cursor, "turn-todos", workspace=workspace)
+    log = await session.run(user_turn_message("plan it", public_id))
+    assert log.end == {}
+    merged = [
+        ("1", "Read the code", agent.TODO_STATUS_COMPLETED),
+        ("2", "Fix the bug", agent.TODO_STATUS_PENDING),
+        ("3", "Tell the user", agent.TODO_STATUS_PENDING),
+    ]
+    completed = {c.call_id: c.tool_call for c in updates(log, "tool_call_completed")}
+    success = completed["t2"].update_todos_tool_call.result.success
+    assert [(t.id, t.content, t.status) for t in success.todos] == merged
+    assert (success.total_count, success.was_merge) == (3, True)
+    assert tool_results(fake.requests[2].json)["t2"] == (
+        "Merged 2 items into the todo list by id; it now holds 3 items:\n"
+        "- [completed] 1: Read the code\n"
+        "- [pending] 2: Fix the bug\n"
+        "- [pending] 3: Tell the user"
+    )
+    final = log.checkpoints()[-1]
+    items = [agent.TodoItem.FromString(log.blobs[blob_id]) for blob_id in final.todos]
+    assert [(t.id, t.content, t.status) for t in items] == merged

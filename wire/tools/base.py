@@ -42,12 +42,23 @@ class ToolChannel(StrEnum):
     LOCAL = "local"
 
 
+class Todo(msgspec.Struct, frozen=True):
+    """One item of the todo list (TodoWrite's, and the checkpoint's ``todos``)."""
+
+    id: str
+    content: str
+    status: str  # one of ``wire.tools.todo_write.TODO_STATUSES``
+    dependencies: tuple[str, ...] = ()
+
+
 class ExecContext(msgspec.Struct, frozen=True):
-    """What a run's requests carry besides the model's arguments (from the RunRequest)."""
+    """What a run's requests carry besides the model's arguments (from the RunRequest), and
+    ``todos``, the list a TodoWrite call merges onto (the round gives it per call)."""
 
     conversation_id: str = ""
     terminals_folder: str = ""
     admin_command_denylist: tuple[str, ...] = ()
+    todos: tuple[Todo, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
