@@ -41,6 +41,7 @@ from wire.tools.base import (
     ShellOutput,
     Todo,
     ToolExecution,
+    ToolImage,
     ToolOutcome,
     Waiting,
     WrongResult,
@@ -82,6 +83,7 @@ class ToolCompleted(msgspec.Struct, frozen=True):
     # The wire ids of the call's execs, in order (an edit reads, then writes); none for a call
     # completed without the editor (bad arguments, a local tool).
     wire_ids: tuple[int, ...] = ()
+    images: tuple[ToolImage, ...] = ()  # what the result shows the model besides its text
 
 
 class ToolRuntimeFailed(msgspec.Struct, frozen=True):
@@ -413,6 +415,7 @@ class ToolRuntimeActor(pykka.ThreadingActor):
                 started_at_ms=pending.started_at_ms,
                 completed_at_ms=completed_at,
                 wire_ids=tuple(pending.wire_ids),
+                images=outcome.images,
             )
         )
 

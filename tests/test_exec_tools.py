@@ -24,6 +24,7 @@ from wire.tools.base import (
     Todo,
     ToolChannel,
     ToolExecution,
+    ToolImage,
     ToolOutcome,
     Waiting,
     WrongResult,
@@ -37,6 +38,7 @@ from wire.tools.frames import (
     tool_call_completed_frame,
     tool_call_started_frame,
 )
+from wire.tools.read import MAX_READ_IMAGE_BYTES
 from wire.tools.registry import UnsupportedTool, resolve_tool
 from wire.tools.shell import SHELL_DEFAULT_TIMEOUT_MS
 from wire.tools.todo_write import TodoUpdate, apply_todo_update
@@ -211,15 +213,47 @@ def test_read_truncated_binary_and_empty_files_say_so() -> None:
     )
     assert done.tool_call.read_tool_call.result.success.exceeded_limit
 
-    binary = agent.ReadSuccess(path="/p", data=b"\x89PNG\r\n", file_size=6)
+    binary = agent.ReadSuccess(path="/p", data=b"\x00\x01PK\r\n", file_size=6)
     done = outcome(prep("Read", {"path": "/p"}).feed(read_result(success=binary)))
     assert done.content == "/p is a binary file (6 bytes); it cannot be shown as text"
-    assert not done.is_error
-    assert done.tool_call.read_tool_call.result.success.data == b"\x89PNG\r\n"
+    assert (done.is_error, done.images) == (False, ())
+    assert done.tool_call.read_tool_call.result.success.data == b"\x00\x01PK\r\n"
 
     done = outcome(prep("Read", {"path": "/p"}).feed(file_text("")))
     assert (done.content, done.is_error) == ("/p is empty", False)
     assert done.tool_call.read_tool_call.result.success.is_empty
+
+
+@pytest.mark.parametrize(
+    ("data", "mime_type"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "image/png"),
+        (b"\xff\xd8\xff\xe0\x00\x10JFIF", "image/jpeg"),
+        (b"GIF89a\x01\x00\x01\x00", "image/gif"),
+        (b"RIFF\x24\x00\x00\x00WEBPVP8 ", "image/webp"),
+    ],
+)
+def test_read_of_an_image_shows_it_to_the_model(data: bytes, mime_type: str) -> None:
+    success = agent.ReadSuccess(path="/pic", data=data, file_size=len(data))
+    done = outcome(prep("Read", {"path": "/pic"}).feed(read_result(success=success)))
+    assert done.images == (ToolImage(mime_type, data),)
+    size = f"{len(data)} bytes"
+    assert done.content == f"/pic is an image ({mime_type}, {size}); it is attached to this result"
+    assert not done.is_error
+    assert done.tool_call.read_tool_call.result.success.data == data
+
+
+def test_read_of_an_image_over_the_bound_is_only_described() -> None:
+    at_bound = b"\x89PNG\r\n\x1a\n" + b"\x00" * (MAX_READ_IMAGE_BYTES - 8)
+    success = agent.ReadSuccess(path="/big.png", data=at_bound)
+    assert outcome(prep("Read", {"path": "/p"}).feed(read_result(success=success))).images
+    success = agent.ReadSuccess(path="/big.png", data=at_bound + b"\x00")
+    done = outcome(prep("Read", {"path": "/p"}).feed(read_result(success=success)))
+    assert done.images == ()
+    assert done.content == (
+        "/big.png is an image (image/png, 3932161 bytes), larger than the 3932160 bytes "
+        "an image may have to be shown to you"
+    )
 
 
 @pytest.mark.parametrize(

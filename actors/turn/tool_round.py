@@ -19,6 +19,7 @@ from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
     CanonicalToolCall,
+    ImagePart,
     Origin,
     Role,
     ToolResultContent,
@@ -147,7 +148,11 @@ class ToolRound:
             role=Role.TOOL,
             origin=Origin.TOOL,
             content=ToolResultContent(
-                call.call_id, completed.name, completed.content, completed.is_error
+                call.call_id,
+                completed.name,
+                completed.content,
+                completed.is_error,
+                tuple(ImagePart(image.mime_type, image.data) for image in completed.images),
             ),
         )
         return ToolPair(call, assistant, result)

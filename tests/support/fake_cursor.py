@@ -660,8 +660,15 @@ class CursorSession:
         await self._close(exec_message)
 
     def _read(self, args: agent.ReadArgs) -> agent.ReadResult:
+        """The file's text; a file that is not UTF-8 comes back as its bytes (``data``), as
+        the editor sends a binary file."""
         assert self.workspace is not None
-        text = workspace_path(self.workspace, args.path).read_text()
+        raw = workspace_path(self.workspace, args.path).read_bytes()
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError:
+            success = agent.ReadSuccess(path=args.path, data=raw, file_size=len(raw))
+            return agent.ReadResult(success=success)
         return agent.ReadResult(
             success=agent.ReadSuccess(
                 path=args.path,

@@ -111,8 +111,16 @@ class SendExec(msgspec.Struct, frozen=True):
     message: agent.ExecServerMessage
 
 
+class ToolImage(msgspec.Struct, frozen=True):
+    """An image a result shows the model (a Read of an image file), with its mime type."""
+
+    mime_type: str
+    data: bytes
+
+
 class ToolOutcome(msgspec.Struct, frozen=True):
-    """The finished call: what the LLM reads and the typed ToolCall (args + result) for the UI.
+    """The finished call: what the LLM reads (text, and images for a vision model) and the
+    typed ToolCall (args + result) for the UI.
 
     ``tool_call`` has no id or timestamps; ``stamp_tool_call`` adds them.
     """
@@ -120,6 +128,7 @@ class ToolOutcome(msgspec.Struct, frozen=True):
     content: str
     is_error: bool
     tool_call: agent.ToolCall
+    images: tuple[ToolImage, ...] = ()
 
 
 class WrongResult(msgspec.Struct, frozen=True):
