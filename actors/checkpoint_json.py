@@ -505,13 +505,19 @@ def _decode_tool_result(value: dict[str, Any]) -> ToolResultContent:
 
 
 def _result_images(content: Any) -> tuple[ImagePart, ...]:
-    """The image parts of a tool result's ``experimental_content`` (its text is ``result``)."""
+    """The image parts of a tool result's ``experimental_content`` (its text is ``result``).
+
+    Only parts of the shape we write (``mimeType`` and ``data`` strings) are read: another
+    server's tool results may carry image parts of their own shape, which we do not replay."""
     if not isinstance(content, list):
         return ()
     return tuple(
         _decode_image(item)
         for item in content
-        if isinstance(item, dict) and item.get("type") == "image"
+        if isinstance(item, dict)
+        and item.get("type") == "image"
+        and isinstance(item.get("mimeType"), str)
+        and isinstance(item.get("data"), str)
     )
 
 
