@@ -59,7 +59,6 @@ from actors.tool_runtime import (
     ExecMessageReceived,
     InteractionResponseReceived,
     RoundSettled,
-    StartToolRound,
     ToolCompleted,
     ToolRuntimeFailed,
     ToolRuntimeMessage,
@@ -264,7 +263,7 @@ class AgentRun:
         )
         context = exec_context(self._turn.plan, self._turn.mode, self._request)
         self._children.record(*timeline.tools_dispatched(round_.pending, now_ms()))
-        self._children.tools(StartToolRound(round_.round_id, round_.pending), context)
+        self._children.tools(round_.start(self._messages), context)
 
     def on_tool_completed(self, message: ToolCompleted) -> None:
         """Commit the pair (in completion order), then show the card as completed."""

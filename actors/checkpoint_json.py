@@ -251,7 +251,10 @@ def _wire_message(message: CanonicalMessage, model_name: str) -> dict[str, Any]:
                 "toolCallId": content.call_id,
                 "toolName": content.name,
                 "result": content.content,
-                "experimental_content": [{"type": "text", "text": content.content}],
+                "experimental_content": [
+                    {"type": "text", "text": content.content},
+                    *(_wire_part(image) for image in content.images),
+                ],
                 "isError": content.is_error,
             }
         ]
@@ -422,17 +425,21 @@ def _decode_parts(value: dict[str, Any]) -> PartsContent:
         if kind == "text":
             parts.append(TextPart(_required_str(part, "text")))
         elif kind == "image":
-            mime_type = _required_str(part, "mimeType")
-            try:
-                data = base64.b64decode(_required_str(part, "data"), validate=True)
-            except binascii.Error as error:
-                raise CheckpointJsonError(f"invalid Cursor image base64: {error}") from error
-            parts.append(ImagePart(mime_type, data))
+            parts.append(_decode_image(part))
         elif kind is None:
             raise CheckpointJsonError("Cursor message content part is missing type")
         else:
             raise CheckpointJsonError(f"unsupported Cursor message content part: {kind}")
     return PartsContent(tuple(parts))
+
+
+def _decode_image(part: dict[str, Any]) -> ImagePart:
+    mime_type = _required_str(part, "mimeType")
+    try:
+        data = base64.b64decode(_required_str(part, "data"), validate=True)
+    except binascii.Error as error:
+        raise CheckpointJsonError(f"invalid Cursor image base64: {error}") from error
+    return ImagePart(mime_type, data)
 
 
 def _decode_assistant(
@@ -494,6 +501,24 @@ def _decode_tool_result(value: dict[str, Any]) -> ToolResultContent:
         name=_required_str(part, "toolName"),
         content=result if isinstance(result, str) else "",
         is_error=is_error if isinstance(is_error, bool) else False,
+        images=_result_images(part.get("experimental_content")),
+    )
+
+
+def _result_images(content: Any) -> tuple[ImagePart, ...]:
+    """The image parts of a tool result's ``experimental_content`` (its text is ``result``).
+
+    Only parts of the shape we write (``mimeType`` and ``data`` strings) are read: another
+    server's tool results may carry image parts of their own shape, which we do not replay."""
+    if not isinstance(content, list):
+        return ()
+    return tuple(
+        _decode_image(item)
+        for item in content
+        if isinstance(item, dict)
+        and item.get("type") == "image"
+        and isinstance(item.get("mimeType"), str)
+        and isinstance(item.get("data"), str)
     )
 
 

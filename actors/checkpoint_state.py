@@ -24,7 +24,9 @@ from actors.conversation.model import (
     ToolResultContent,
 )
 from wire.proto import agent_v1_pb2 as agent
-from wire.tools.todo_write import TODO_STATUSES
+from wire.tools.args import ToolArgs, ToolArgumentError
+from wire.tools.base import Todo
+from wire.tools.todo_write import TodoUpdate, apply_todo_update, parse_todo_update, todo_item
 
 BLOB_ID_SIZE = 32  # SHA-256, as in store.blobs
 _UINT32_MAX = 2**32 - 1
@@ -383,67 +385,44 @@ def _clamp_u32(value: int) -> int:
 _TASK_LIST_TOOLS = frozenset({"todowrite", "updatetodos"})
 
 
-def latest_todo_arguments(messages: Sequence[CanonicalMessage]) -> str | None:
-    """The arguments of the last TodoWrite (or UpdateTodos) call whose result succeeded, in
-    result order; ``None`` if there is none. A failed call never changed the list."""
+def is_todo_list_tool(name: str) -> bool:
+    """Whether a call of ``name`` sets the todo list (ours, or UpdateTodos in an imported
+    history)."""
+    return _normalized(name) in _TASK_LIST_TOOLS
+
+
+def todo_list(messages: Sequence[CanonicalMessage]) -> tuple[Todo, ...] | None:
+    """The todo list the history derives, ``None`` when no TodoWrite succeeded in it.
+
+    Each successful call, in result order, replaces the list or merges into it by id
+    (``apply_todo_update``); a failed call never changed it."""
     calls: dict[str, CanonicalToolCall] = {}
-    latest: str | None = None
+    todos: tuple[Todo, ...] | None = None
     for message in messages:
         content = message.content
         if isinstance(content, AssistantContent):
             calls.update((call.call_id, call) for call in content.tool_calls)
         elif isinstance(content, ToolResultContent) and not content.is_error:
             call = calls.get(content.call_id)
-            if call is not None and _normalized(call.name) in _TASK_LIST_TOOLS:
-                latest = call.arguments
-    return latest
+            if call is not None and is_todo_list_tool(call.name):
+                todos = apply_todo_update(todos or (), todo_update(call.arguments))
+    return todos
 
 
 def todos_from_messages(messages: Sequence[CanonicalMessage]) -> list[bytes] | None:
-    """TodoItem blobs of the last successful TodoWrite, or ``None`` (keep the client's todos)
-    when the history has none."""
-    arguments = latest_todo_arguments(messages)
-    return None if arguments is None else todo_items(arguments)
+    """TodoItem blobs of the list the history derives, or ``None`` (keep the client's todos)
+    when the history has no successful TodoWrite."""
+    todos = todo_list(messages)
+    return None if todos is None else [_serialize(todo_item(todo)) for todo in todos]
 
 
-def todo_items(arguments_json: str) -> list[bytes]:
-    """One ``TodoItem`` blob per entry of a TodoWrite call's ``todos``; the call's list
-    replaces the previous one. Timestamps are 0 (the call has none); an unknown status or a
-    missing id/content/status is an error, never a guess."""
+def todo_update(arguments_json: str) -> TodoUpdate:
+    """A history's TodoWrite arguments; an unknown status or a missing id/content/status is an
+    error, never a guess."""
     try:
-        arguments = msgspec.json.decode(arguments_json)
-    except msgspec.DecodeError as error:
-        raise CheckpointStateError("TodoWrite arguments are not JSON") from error
-    todos = arguments.get("todos") if isinstance(arguments, dict) else None
-    if not isinstance(todos, list):
-        raise CheckpointStateError("TodoWrite arguments are missing todos[]")
-    blobs: list[bytes] = []
-    for todo in todos:
-        if not isinstance(todo, dict):
-            raise CheckpointStateError("TodoWrite item is not an object")
-        status = _todo_str(todo, "status")
-        if status not in TODO_STATUSES:
-            raise CheckpointStateError(f"unknown TodoWrite status: {status}")
-        dependencies = todo.get("dependencies")
-        if not isinstance(dependencies, list):
-            dependencies = []
-        item = agent.TodoItem(
-            id=_todo_str(todo, "id"),
-            content=_todo_str(todo, "content"),
-            status=TODO_STATUSES[status],
-            created_at=0,
-            updated_at=0,
-            dependencies=[d for d in dependencies if isinstance(d, str)],
-        )
-        blobs.append(_serialize(item))
-    return blobs
-
-
-def _todo_str(todo: dict[str, Any], key: str) -> str:
-    value = todo.get(key)
-    if not isinstance(value, str):
-        raise CheckpointStateError(f"TodoWrite item is missing {key}")
-    return value
+        return parse_todo_update(ToolArgs(arguments_json), merge_required=False)
+    except ToolArgumentError as error:
+        raise CheckpointStateError(f"TodoWrite arguments: {error}") from error
 
 
 def _normalized(name: str) -> str:

@@ -41,7 +41,7 @@ def history_weight(history: tuple[CanonicalMessage, ...]) -> int:
             total += len(content.text) + len(content.thinking)
             total += sum(len(call.arguments) for call in content.tool_calls)
         elif isinstance(content, ToolResultContent):
-            total += len(content.content)
+            total += len(content.content) + sum(len(image.data) for image in content.images)
         total += 64  # ids, role, structure
     return total
 

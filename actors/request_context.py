@@ -110,6 +110,24 @@ def image_blob_ids(user_message: agent.UserMessage) -> tuple[bytes, ...]:
     return tuple(ids)
 
 
+def shell_command_context(action: agent.ShellCommandAction, output: agent.ShellOutput) -> str:
+    """The ``ACTION_CONTEXT`` of a command the user ran from the chat, with what it printed:
+    the model reads it as context, not as a request. The command and its output are element
+    bodies, kept verbatim; an empty stream is left out."""
+    lines = [
+        "<user_ran_command>",
+        "The user ran this command from the chat; it and its output are context for their "
+        "next message, not a task.",
+        f"<command>{action.shell_command.command}</command>",
+        f"<exit_code>{output.exit_code}</exit_code>",
+    ]
+    for name, text in (("stdout", output.stdout), ("stderr", output.stderr)):
+        if text:
+            lines.append(f"<{name}>\n{text.rstrip(chr(10))}\n</{name}>")
+    lines.append("</user_ran_command>")
+    return "\n".join(lines)
+
+
 # ---- request context ----
 
 

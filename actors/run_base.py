@@ -24,6 +24,7 @@ from actors.conversation.model import (
 )
 from actors.history_cache import HistoryCache
 from actors.turn.ending import RecordRunEnd
+from actors.turn.interrupted import interrupted_pairs
 from actors.turn.plan import TurnKind, TurnPlan, imported_history, stored
 from actors.turn.tool_round import ToolRound
 from store.conversations import (
@@ -38,6 +39,7 @@ from store.conversations import (
     roots_digest,
 )
 from wire.errors import Code, ConnectError, protocol_error
+from wire.proto import agent_v1_pb2 as agent
 
 logger = logging.getLogger("cursor_server.run")
 
@@ -106,6 +108,20 @@ def record_run_end(store: ConversationStore, run_id: str, record: RecordRunEnd) 
         )
     except (peewee.DatabaseError, ConversationStoreError):
         logger.exception("recording the end of run %s failed", run_id)
+
+
+def _pending_calls(
+    pending: PendingRound,
+) -> tuple[tuple[CanonicalToolCall, ...], AssistantContent]:
+    """The calls and the message of a round known only from the client's pending entry."""
+    calls = tuple(
+        CanonicalToolCall(c.index, c.call_id, c.name, c.arguments, pending.model_call_id)
+        for c in pending.calls
+    )
+    content = AssistantContent(
+        text=pending.text, thinking=pending.thinking, replay_state=pending.replay_state
+    )
+    return calls, content
 
 
 class RunBase:
@@ -200,22 +216,44 @@ class RunBase:
             adopted = self._store.adopt_tool_round(self._request_id, resume.existing.round_id)
             return ToolRound.adopted(adopted, pending.started_at_ms)
         # A round this server never stored (e.g. after losing its database).
-        calls = tuple(
-            CanonicalToolCall(c.index, c.call_id, c.name, c.arguments, pending.model_call_id)
-            for c in pending.calls
-        )
-        content = AssistantContent(
-            text=pending.text, thinking=pending.thinking, replay_state=pending.replay_state
-        )
+        calls, content = _pending_calls(pending)
         round_id = f"{self._request_id}:round:resume"
         return open_round(
             self._store, self._request_id, head, round_id, calls, content, pending.started_at_ms
         )
 
-    def _pending_round(self, base: int) -> tuple[PendingRound | None, ToolRoundRecord | None]:
-        """For a resume: the client's pending round, and this server's record of it if any."""
+    def close_interrupted(
+        self,
+        base: int | None,
+        resolutions: agent.InterruptedPendingToolCallResolutions | None,
+        at_ms: int,
+    ) -> int | None:
+        """For a user message sent while the state's round was pending: the revision whose
+        history closes that round, each pending call with the result the client resolved it
+        with (``actors.turn.interrupted``); ``base`` when nothing was pending."""
+        if base is None:
+            return base
+        pending, existing = self._pending_round(base, kind=TurnKind.NEW)
+        if pending is None:
+            return base
+        if existing is not None:
+            start = self._store.round_head(existing)
+            round_ = ToolRound.adopted(existing, pending.started_at_ms)
+        else:
+            start = base
+            round_id = f"{self._request_id}:round:interrupted"
+            round_ = ToolRound.opened(round_id, *_pending_calls(pending), pending.started_at_ms)
+        closing = interrupted_pairs(round_, resolutions, at_ms)
+        history = (*self.history(start), *closing)
+        return self._store.import_revision(self._plan.conversation_id, [stored(m) for m in history])
+
+    def _pending_round(
+        self, base: int, *, kind: TurnKind = TurnKind.RESUME
+    ) -> tuple[PendingRound | None, ToolRoundRecord | None]:
+        """For a run of ``kind``: the client's pending round, and this server's record of it
+        if any."""
         state = self._plan.state
-        if self._plan.kind is not TurnKind.RESUME or state is None:
+        if self._plan.kind is not kind or state is None:
             return None, None
         entries = list(state.pending_tool_calls)
         if len(entries) > 1:

@@ -134,6 +134,9 @@ class RunStart:
         revision = base.base_revision(known.indexed, fetch.fetched)
         instructions = mode.system_prompt(self._route.model_id)
         if plan.kind is TurnKind.NEW:
+            action = self._request.action.user_message_action
+            resolved = action.interrupted_pending_tool_call_resolutions
+            revision = base.close_interrupted(revision, resolved, now_ms())
             runtime = runtime_message(self._request_id, content)
             return self._user_turn(known, instructions, revision, runtime)
         turn_id = plan.resume_turn_id

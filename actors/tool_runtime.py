@@ -55,8 +55,10 @@ from wire.tools.base import (
     SendQuery,
     ServerWork,
     ShellOutput,
+    Todo,
     ToolChannel,
     ToolExecution,
+    ToolImage,
     ToolOutcome,
     Waiting,
     WakeAfter,
@@ -100,6 +102,7 @@ class ToolCompleted(msgspec.Struct, frozen=True):
     # The wire ids of the call's execs, in order (an edit reads, then writes); none for a call
     # completed without the editor (bad arguments, a local tool).
     wire_ids: tuple[int, ...] = ()
+    images: tuple[ToolImage, ...] = ()  # what the result shows the model besides its text
 
 
 class ToolRuntimeFailed(msgspec.Struct, frozen=True):
@@ -143,10 +146,12 @@ class ToolRuntimeListener(Protocol):
 
 
 class StartToolRound(msgspec.Struct, frozen=True):
-    """Run these calls of the committed round ``round_id`` (dispatched in index order)."""
+    """Run these calls of the committed round ``round_id`` (dispatched in index order);
+    ``todos`` holds, for each TodoWrite call, the list it merges onto."""
 
     round_id: str
     calls: tuple[CanonicalToolCall, ...]
+    todos: dict[str, tuple[Todo, ...]] = msgspec.field(default_factory=dict)
 
 
 class ExecMessageReceived(msgspec.Struct, frozen=True):
@@ -349,7 +354,10 @@ class ToolRuntimeActor(pykka.ThreadingActor):
                     )
                 )
                 continue
-            execution = prepare_tool_call(call.name, call.call_id, call.arguments, self._context)
+            context = self._context
+            if call.call_id in request.todos:
+                context = msgspec.structs.replace(context, todos=request.todos[call.call_id])
+            execution = prepare_tool_call(call.name, call.call_id, call.arguments, context)
             started_at = self._clock()
             started = stamp_tool_call(execution.started(), call.call_id, started_at)
             self._output.send(tool_call_started_frame(call.call_id, call.model_call_id, started))
@@ -541,6 +549,7 @@ class ToolRuntimeActor(pykka.ThreadingActor):
                 started_at_ms=pending.started_at_ms,
                 completed_at_ms=completed_at,
                 wire_ids=tuple(pending.wire_ids),
+                images=outcome.images,
             )
         )
 

@@ -9,7 +9,9 @@ branch; a ``resume_action`` continues an unfinished turn.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from actors.turn.interrupted import INTERRUPTED_RESULT
 from store import Store, connect_store
 from store.conversations import ConversationStore
 from tests.conftest import StartServer, add_fake_model
@@ -336,6 +338,107 @@ async def test_a_resumed_run_takes_the_terminals_folder_and_denylist_of_its_resu
         if m["role"] == "tool"
     }
     assert "its output keeps going to /home/u/.cursor/terminals/1.txt" in results["call_sh"]
+
+
+async def drop_after_first_result(
+    session: CursorSession, stream: Any
+) -> agent.ConversationStateStructure:
+    """Read ``stream`` until the staged checkpoint (a pending round) is in and the first exec's
+    result is committed, answering only that exec; the caller then drops the stream."""
+    state: agent.ConversationStateStructure | None = None
+    answered = completed = False
+    while not (completed and state is not None and state.pending_tool_calls):
+        message, _ = await next_message(stream)
+        assert message is not None
+        session.log.messages.append(message)
+        kv = message.kv_server_message
+        if kv.HasField("set_blob_args"):
+            session.log.blobs[kv.set_blob_args.blob_id] = kv.set_blob_args.blob_data
+            await session.send(kv_ack_message(kv.id))
+        if message.HasField("conversation_checkpoint_update"):
+            state = message.conversation_checkpoint_update
+        if message.HasField("exec_server_message") and not answered:
+            answered = True
+            await session.answer(message.exec_server_message)
+        if message.interaction_update.HasField("tool_call_completed"):
+            completed = True
+    return state
+
+
+async def test_a_new_message_closes_the_interrupted_round_with_the_clients_resolutions(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor, tmp_path: Path
+) -> None:
+    """A round of a Read (answered), a Shell and a second Read is left pending when the stream
+    drops. The user's next message resolves the Shell call with its result and names nothing
+    for the Read: the model sees every call with a result (the Shell's output, the Read cut
+    off), then the new message."""
+    (tmp_path / "a.txt").write_text("alpha contents\n")
+    (tmp_path / "b.txt").write_text("beta contents\n")
+    tools = [
+        FakeToolCall("call_a", "Read", ['{"path": "/a.txt"}']),
+        FakeToolCall("call_sh", "Shell", ['{"command": "make test"}']),
+        FakeToolCall("call_b", "Read", ['{"path": "/b.txt"}']),
+    ]
+    fake.enqueue(Script.sse(chat_events(text=["Working."], tools=tools)))
+    dropped = CursorSession(cursor, "run-drop", workspace=tmp_path)
+    stream = await cursor.open_run_sse("run-drop")
+    await dropped.send(turn("test it", public_id, None, "m1"))
+    state = await drop_after_first_result(dropped, stream)
+    await stream.aclose()
+
+    fake.enqueue(Script.sse(chat_events(text=["Fine."])))
+    message = turn("never mind, stop", public_id, state, "m2")
+    action = message.run_request.action.user_message_action
+    success = agent.ShellSuccess(command="make test", exit_code=0, stdout="42 passed\n")
+    action.interrupted_pending_tool_call_resolutions.resolutions.add(
+        tool_call_id="call_sh", shell_result=agent.ShellResult(success=success)
+    )
+    session = CursorSession(cursor, "run-next", workspace=tmp_path, blobs=dict(dropped.log.blobs))
+    log = await session.run(message)
+    assert log.end == {}, log.end
+    assert not any(m.HasField("exec_server_message") for m in log.messages)  # nothing re-runs
+    messages = fake.requests[-1].json["messages"]
+    roles = [m["role"] for m in messages]
+    assert roles == ["system", "user", "assistant", "tool", "tool", "tool", "user"]
+    assistant = messages[2]
+    assert assistant["content"] == "Working."
+    assert [c["id"] for c in assistant["tool_calls"]] == ["call_a", "call_sh", "call_b"]
+    results = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+    assert results == {
+        "call_a": "alpha contents\n",
+        "call_sh": "42 passed\n",
+        "call_b": INTERRUPTED_RESULT,
+    }
+    assert "never mind, stop" in messages[-1]["content"]
+    # The final checkpoint has no pending round left.
+    assert not log.checkpoints()[-1].pending_tool_calls
+
+
+async def test_a_resolution_for_a_call_that_was_not_pending_ends_the_run(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    tools = [
+        FakeToolCall("call_a", "Read", ['{"path": "/a.txt"}']),
+        FakeToolCall("call_b", "Read", ['{"path": "/a.txt"}']),
+    ]
+    fake.enqueue(Script.sse(chat_events(tools=tools)))
+    dropped = CursorSession(cursor, "run-drop", workspace=tmp_path)
+    stream = await cursor.open_run_sse("run-drop")
+    await dropped.send(turn("read", public_id, None, "m1"))
+    state = await drop_after_first_result(dropped, stream)
+    await stream.aclose()
+
+    message = turn("next", public_id, state, "m2")
+    resolutions = message.run_request.action.user_message_action
+    resolutions.interrupted_pending_tool_call_resolutions.resolutions.add(tool_call_id="call_a")
+    session = CursorSession(cursor, "run-next", workspace=tmp_path, blobs=dict(dropped.log.blobs))
+    log = await session.run(message)
+    assert log.end is not None
+    assert log.end["error"]["message"] == (  # type: ignore[index]
+        "protocol error: interrupted_pending_tool_call_resolutions: 'call_a' is not a pending call"
+    )
+    assert len(fake.requests) == 1
 
 
 def kv_ack_message(kv_id: int) -> agent.AgentClientMessage:

@@ -659,3 +659,93 @@ def test_the_fake_editor_answers_glob_as_grep_args(workspace: Path) -> None:
     result = grep_workspace(workspace, request)
     (union,) = result.success.workspace_results.values()
     assert list(union.files.files) == ["src/a.ts", "src/lib/b.tsx"]
+
+
+# ---- TodoWrite merge ----
+
+
+async def test_a_todo_write_merge_updates_the_checkpoint_todos_by_id(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor, workspace: Path
+) -> None:
+    """Two rounds: a list, then a merge naming one old id and one new id. The card, the text
+    the model reads and the final checkpoint's todos all hold the merged list."""
+    first = [
+        {"id": "1", "content": "Read the code", "status": "in_progress"},
+        {"id": "2", "content": "Fix the bug", "status": "pending"},
+    ]
+    merge = [
+        {"id": "3", "content": "Tell the user", "status": "pending"},
+        {"id": "1", "content": "Read the code", "status": "completed"},
+    ]
+    fake.enqueue(
+        Script.sse(
+            chat_events(tools=[FakeToolCall("t1", "TodoWrite", args(todos=first, merge=False))])
+        )
+    )
+    fake.enqueue(
+        Script.sse(
+            chat_events(tools=[FakeToolCall("t2", "TodoWrite", args(todos=merge, merge=True))])
+        )
+    )
+    fake.enqueue(Script.sse(chat_events(text=["Planned."])))
+    session = CursorSession(cursor, "turn-todos", workspace=workspace)
+    log = await session.run(user_turn_message("plan it", public_id))
+    assert log.end == {}
+    merged = [
+        ("1", "Read the code", agent.TODO_STATUS_COMPLETED),
+        ("2", "Fix the bug", agent.TODO_STATUS_PENDING),
+        ("3", "Tell the user", agent.TODO_STATUS_PENDING),
+    ]
+    completed = {c.call_id: c.tool_call for c in updates(log, "tool_call_completed")}
+    success = completed["t2"].update_todos_tool_call.result.success
+    assert [(t.id, t.content, t.status) for t in success.todos] == merged
+    assert (success.total_count, success.was_merge) == (3, True)
+    assert tool_results(fake.requests[2].json)["t2"] == (
+        "Merged 2 items into the todo list by id; it now holds 3 items:\n"
+        "- [completed] 1: Read the code\n"
+        "- [pending] 2: Fix the bug\n"
+        "- [pending] 3: Tell the user"
+    )
+    final = log.checkpoints()[-1]
+    items = [agent.TodoItem.FromString(log.blobs[blob_id]) for blob_id in final.todos]
+    assert [(t.id, t.content, t.status) for t in items] == merged
+
+
+# ---- a Read of an image ----
+
+
+async def test_a_read_png_reaches_the_model_as_an_image_and_other_binaries_as_text(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor, workspace: Path
+) -> None:
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR pixels"
+    (workspace / "shot.png").write_bytes(png)
+    (workspace / "blob.bin").write_bytes(b"\x00\xff\xfe binary")
+    tools = [
+        FakeToolCall("call_png", "Read", args(path="/shot.png")),
+        FakeToolCall("call_bin", "Read", args(path="/blob.bin")),
+    ]
+    fake.enqueue(Script.sse(chat_events(tools=tools)))
+    fake.enqueue(Script.sse(chat_events(text=["A screenshot."])))
+    session = CursorSession(cursor, "turn-image", workspace=workspace, batch_size=2)
+    log = await session.run(user_turn_message("what is in shot.png?", public_id))
+    assert log.end == {}
+    messages = fake.requests[1].json["messages"]
+    results = tool_results(fake.requests[1].json)
+    assert results["call_png"] == (
+        f"/shot.png is an image (image/png, {len(png)} bytes); it is attached to this result"
+    )
+    assert (
+        results["call_bin"] == "/blob.bin is a binary file (10 bytes); it cannot be shown as text"
+    )
+    last_tool = max(i for i, m in enumerate(messages) if m["role"] == "tool")
+    shown = messages[last_tool + 1]
+    url = "data:image/png;base64," + base64.b64encode(png).decode()
+    assert shown == {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "The image(s) returned by tool call call_png (Read):"},
+            {"type": "image_url", "image_url": {"url": url}},
+        ],
+    }
+    # Only the image's result carries one: the other binary shows nothing.
+    assert json.dumps(messages).count("data:image/") == 1

@@ -11,6 +11,7 @@ import hashlib
 import itertools
 import json
 
+import msgspec
 import pytest
 
 from actors.checkpoint_json import (
@@ -323,6 +324,23 @@ def test_tool_result_round_trips() -> None:
     )
     assert _round_trip(message) == CanonicalMessage(
         INTERNAL, Role.TOOL, Origin.TOOL, message.content
+    )
+
+
+def test_a_tool_results_images_go_into_its_experimental_content_and_come_back() -> None:
+    image = ImagePart("image/png", b"\x89PNG\r\n\x1a\n")
+    content = ToolResultContent("a", "Read", "an image", False, (image,))
+    message = CanonicalMessage("r", Role.TOOL, Origin.TOOL, content)
+    assert b'"experimental_content":[{"type":"text","text":"an image"},{"type":"image",' in (
+        encode_root(message, MODEL)
+    )
+    assert _round_trip(message) == CanonicalMessage(INTERNAL, Role.TOOL, Origin.TOOL, content)
+
+
+def test_a_tool_result_without_images_encodes_as_before_the_field_existed() -> None:
+    content = ToolResultContent("a", "Read", "out", False)
+    assert msgspec.json.encode(content) == (
+        b'{"kind":"tool_result","call_id":"a","name":"Read","content":"out","is_error":false}'
     )
 
 

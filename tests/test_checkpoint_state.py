@@ -15,10 +15,10 @@ from actors.checkpoint_state import (
     build_state,
     decode_turn,
     extend_turn_blob,
-    latest_todo_arguments,
     step_blob,
     thinking_step_blob,
-    todo_items,
+    todo_list,
+    todo_update,
     todos_from_messages,
     token_breakdown,
     token_details,
@@ -36,6 +36,7 @@ from actors.conversation.model import (
     ToolResultContent,
 )
 from wire.proto import agent_v1_pb2 as agent
+from wire.tools.base import Todo
 
 
 def _id(label: str) -> bytes:
@@ -462,7 +463,13 @@ def _call_and_result(
     ]
 
 
-def test_todos_come_from_the_last_successful_todo_write_only() -> None:
+def _items(blobs: list[bytes] | None) -> list[tuple[str, str, int]]:
+    assert blobs is not None
+    items = [agent.TodoItem.FromString(blob) for blob in blobs]
+    return [(i.id, i.content, i.status) for i in items]
+
+
+def test_todos_come_from_the_successful_todo_writes_only() -> None:
     first = _todo_args(("1", "Read the code", "completed"), ("2", "Fix it", "in_progress"))
     failed = _todo_args(("9", "never applied", "pending"))
     history = [
@@ -470,17 +477,48 @@ def test_todos_come_from_the_last_successful_todo_write_only() -> None:
         *_call_and_result("c2", "Read", '{"path":"/x"}', is_error=False),
         *_call_and_result("c3", "TodoWrite", failed, is_error=True),
     ]
-    assert latest_todo_arguments(history) == first
-    blobs = todos_from_messages(history)
-    assert blobs is not None
-    items = [agent.TodoItem.FromString(blob) for blob in blobs]
-    assert [(i.id, i.content, i.status) for i in items] == [
+    assert _items(todos_from_messages(history)) == [
         ("1", "Read the code", agent.TODO_STATUS_COMPLETED),
         ("2", "Fix it", agent.TODO_STATUS_IN_PROGRESS),
     ]
     later = _todo_args(("3", "Ship", "cancelled"))
     history += _call_and_result("c4", "update_todos", later, is_error=False)
-    assert latest_todo_arguments(history) == later
+    assert _items(todos_from_messages(history)) == [("3", "Ship", agent.TODO_STATUS_CANCELLED)]
+
+
+def test_a_merge_updates_named_ids_in_place_appends_new_ones_and_keeps_the_rest() -> None:
+    first = _todo_args(
+        ("a", "Read", "in_progress"), ("b", "Fix", "pending"), ("c", "Ship", "pending")
+    )
+    merge = msgspec.json.encode(
+        {
+            "merge": True,
+            "todos": [
+                {"id": "d", "content": "Write the notes", "status": "pending"},
+                {"id": "a", "content": "Read the code", "status": "completed"},
+            ],
+        }
+    ).decode()
+    history = [
+        *_call_and_result("c1", "TodoWrite", first, is_error=False),
+        *_call_and_result("c2", "TodoWrite", merge, is_error=False),
+    ]
+    assert todo_list(history) == (
+        Todo("a", "Read the code", "completed"),
+        Todo("b", "Fix", "pending"),
+        Todo("c", "Ship", "pending"),
+        Todo("d", "Write the notes", "pending"),
+    )
+    # Without merge the next call replaces the whole list again.
+    history += _call_and_result("c3", "TodoWrite", _todo_args(("z", "Only", "pending")), False)
+    assert todo_list(history) == (Todo("z", "Only", "pending"),)
+
+
+def test_a_merge_onto_no_list_is_its_own_items() -> None:
+    merge = '{"merge":true,"todos":[{"id":"1","content":"x","status":"pending"}]}'
+    assert todo_list(_call_and_result("c1", "TodoWrite", merge, False)) == (
+        Todo("1", "x", "pending"),
+    )
 
 
 def test_no_successful_todo_write_keeps_the_client_todos() -> None:
@@ -491,14 +529,14 @@ def test_no_successful_todo_write_keeps_the_client_todos() -> None:
 
 def test_a_call_without_result_does_not_count() -> None:
     pending = _call_and_result("c1", "TodoWrite", _todo_args(("1", "x", "pending")), False)[:1]
-    assert latest_todo_arguments(pending) is None
+    assert todo_list(pending) is None
 
 
 def test_todo_item_bytes_and_fields() -> None:
     arguments = msgspec.json.encode(
         {"todos": [{"id": "a", "content": "c", "status": "pending", "dependencies": ["b", 3]}]}
     ).decode()
-    (blob,) = todo_items(arguments)
+    (blob,) = todos_from_messages(_call_and_result("c1", "TodoWrite", arguments, False)) or []
     # id(1)="a", content(2)="c", status(3)=1, dependencies(6)=["b"]; zero timestamps omitted
     assert blob == b"\x0a\x01a\x12\x01c\x18\x01\x32\x01b"
     item = agent.TodoItem.FromString(blob)
@@ -506,15 +544,15 @@ def test_todo_item_bytes_and_fields() -> None:
 
 
 def test_todo_refusals() -> None:
-    with pytest.raises(CheckpointStateError, match="unknown TodoWrite status: done"):
-        todo_items(_todo_args(("1", "x", "done")))
-    with pytest.raises(CheckpointStateError, match="missing id"):
-        todo_items('{"todos":[{"content":"x","status":"pending"}]}')
-    with pytest.raises(CheckpointStateError, match="missing content"):
-        todo_items('{"todos":[{"id":"1","status":"pending"}]}')
-    with pytest.raises(CheckpointStateError, match="missing status"):
-        todo_items('{"todos":[{"id":"1","content":"x"}]}')
-    with pytest.raises(CheckpointStateError, match="missing todos"):
-        todo_items('{"items":[]}')
-    with pytest.raises(CheckpointStateError, match="not JSON"):
-        todo_items("{")
+    with pytest.raises(CheckpointStateError, match="status must be one of"):
+        todo_update(_todo_args(("1", "x", "done")))
+    with pytest.raises(CheckpointStateError, match=r"todos\[0\]\.id is required"):
+        todo_update('{"todos":[{"content":"x","status":"pending"}]}')
+    with pytest.raises(CheckpointStateError, match=r"todos\[0\]\.content is required"):
+        todo_update('{"todos":[{"id":"1","status":"pending"}]}')
+    with pytest.raises(CheckpointStateError, match=r"todos\[0\]\.status is required"):
+        todo_update('{"todos":[{"id":"1","content":"x"}]}')
+    with pytest.raises(CheckpointStateError, match="'todos' is required"):
+        todo_update('{"items":[]}')
+    with pytest.raises(CheckpointStateError, match="not valid JSON"):
+        todo_update("{")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 from wire.connect import EnvelopeReader
@@ -20,8 +21,10 @@ from wire.tools.base import (
     InvalidCall,
     SendExec,
     ShellOutput,
+    Todo,
     ToolChannel,
     ToolExecution,
+    ToolImage,
     ToolOutcome,
     Waiting,
     WrongResult,
@@ -35,8 +38,10 @@ from wire.tools.frames import (
     tool_call_completed_frame,
     tool_call_started_frame,
 )
+from wire.tools.read import MAX_READ_IMAGE_BYTES
 from wire.tools.registry import REGISTRY, UnsupportedTool, resolve_tool
 from wire.tools.shell import SHELL_DEFAULT_TIMEOUT_MS
+from wire.tools.todo_write import TodoUpdate, apply_todo_update
 
 CALL_ID = "call-1\nfc_opaque"  # call ids are opaque and may hold a newline
 CONTEXT = ExecContext(
@@ -249,15 +254,47 @@ def test_read_truncated_binary_and_empty_files_say_so() -> None:
     )
     assert done.tool_call.read_tool_call.result.success.exceeded_limit
 
-    binary = agent.ReadSuccess(path="/p", data=b"\x89PNG\r\n", file_size=6)
+    binary = agent.ReadSuccess(path="/p", data=b"\x00\x01PK\r\n", file_size=6)
     done = outcome(prep("Read", {"path": "/p"}).feed(read_result(success=binary)))
     assert done.content == "/p is a binary file (6 bytes); it cannot be shown as text"
-    assert not done.is_error
-    assert done.tool_call.read_tool_call.result.success.data == b"\x89PNG\r\n"
+    assert (done.is_error, done.images) == (False, ())
+    assert done.tool_call.read_tool_call.result.success.data == b"\x00\x01PK\r\n"
 
     done = outcome(prep("Read", {"path": "/p"}).feed(file_text("")))
     assert (done.content, done.is_error) == ("/p is empty", False)
     assert done.tool_call.read_tool_call.result.success.is_empty
+
+
+@pytest.mark.parametrize(
+    ("data", "mime_type"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "image/png"),
+        (b"\xff\xd8\xff\xe0\x00\x10JFIF", "image/jpeg"),
+        (b"GIF89a\x01\x00\x01\x00", "image/gif"),
+        (b"RIFF\x24\x00\x00\x00WEBPVP8 ", "image/webp"),
+    ],
+)
+def test_read_of_an_image_shows_it_to_the_model(data: bytes, mime_type: str) -> None:
+    success = agent.ReadSuccess(path="/pic", data=data, file_size=len(data))
+    done = outcome(prep("Read", {"path": "/pic"}).feed(read_result(success=success)))
+    assert done.images == (ToolImage(mime_type, data),)
+    size = f"{len(data)} bytes"
+    assert done.content == f"/pic is an image ({mime_type}, {size}); it is attached to this result"
+    assert not done.is_error
+    assert done.tool_call.read_tool_call.result.success.data == data
+
+
+def test_read_of_an_image_over_the_bound_is_only_described() -> None:
+    at_bound = b"\x89PNG\r\n\x1a\n" + b"\x00" * (MAX_READ_IMAGE_BYTES - 8)
+    success = agent.ReadSuccess(path="/big.png", data=at_bound)
+    assert outcome(prep("Read", {"path": "/p"}).feed(read_result(success=success))).images
+    success = agent.ReadSuccess(path="/big.png", data=at_bound + b"\x00")
+    done = outcome(prep("Read", {"path": "/p"}).feed(read_result(success=success)))
+    assert done.images == ()
+    assert done.content == (
+        "/big.png is an image (image/png, 3932161 bytes), larger than the 3932160 bytes "
+        "an image may have to be shown to you"
+    )
 
 
 @pytest.mark.parametrize(
@@ -837,7 +874,7 @@ def test_read_lints_without_paths_asks_for_the_workspace_and_errors_are_errors()
 # ---- TodoWrite (local) ----
 
 
-def test_todo_write_completes_locally_and_echoes_the_list() -> None:
+def test_todo_write_completes_locally_and_shows_the_list() -> None:
     args = {
         "todos": [
             {"id": "1", "content": "Write tests", "status": "in_progress"},
@@ -845,11 +882,16 @@ def test_todo_write_completes_locally_and_echoes_the_list() -> None:
         ],
         "merge": False,
     }
-    execution = prep("TodoWrite", args)
+    old = (Todo("0", "Something earlier", "pending"),)
+    execution = prep("TodoWrite", args, msgspec.structs.replace(CONTEXT, todos=old))
     assert execution.channel is ToolChannel.LOCAL
     done = outcome(execution.begin())
     assert not done.is_error
-    assert json.loads(done.content) == {"todos": args["todos"], "merge": False}
+    assert done.content == (
+        "Replaced the todo list; it now holds 2 items:\n"
+        "- [in_progress] 1: Write tests\n"
+        "- [pending] 2: Ship"
+    )
     update = done.tool_call.update_todos_tool_call
     assert [(t.id, t.status) for t in update.args.todos] == [
         ("1", agent.TODO_STATUS_IN_PROGRESS),
@@ -860,6 +902,70 @@ def test_todo_write_completes_locally_and_echoes_the_list() -> None:
         2,
         False,
         "Write tests",
+    )
+
+
+def test_todo_write_merge_updates_by_id_and_the_card_and_model_see_the_merged_list() -> None:
+    current = (
+        Todo("1", "Read the code", "in_progress"),
+        Todo("2", "Fix it", "pending"),
+        Todo("3", "Ship", "pending"),
+    )
+    args = {
+        "todos": [
+            {"id": "4", "content": "Tell the user", "status": "pending"},
+            {"id": "1", "content": "Read the code", "status": "completed"},
+        ],
+        "merge": True,
+    }
+    execution = prep("TodoWrite", args, msgspec.structs.replace(CONTEXT, todos=current))
+    done = outcome(execution.begin())
+    assert done.content == (
+        "Merged 2 items into the todo list by id; it now holds 4 items:\n"
+        "- [completed] 1: Read the code\n"
+        "- [pending] 2: Fix it\n"
+        "- [pending] 3: Ship\n"
+        "- [pending] 4: Tell the user"
+    )
+    update = done.tool_call.update_todos_tool_call
+    assert ([t.id for t in update.args.todos], update.args.merge) == (["4", "1"], True)
+    success = update.result.success
+    assert [(t.id, t.status) for t in success.todos] == [
+        ("1", agent.TODO_STATUS_COMPLETED),
+        ("2", agent.TODO_STATUS_PENDING),
+        ("3", agent.TODO_STATUS_PENDING),
+        ("4", agent.TODO_STATUS_PENDING),
+    ]
+    assert (success.total_count, success.was_merge) == (4, True)
+
+
+def test_apply_todo_update_merges_by_id() -> None:
+    current = (Todo("a", "A", "pending"), Todo("b", "B", "pending"))
+    same_id_twice = TodoUpdate(
+        (Todo("c", "C", "pending"), Todo("a", "A2", "completed"), Todo("c", "C2", "pending")),
+        merge=True,
+    )
+    assert apply_todo_update(current, same_id_twice) == (
+        Todo("a", "A2", "completed"),
+        Todo("b", "B", "pending"),
+        Todo("c", "C2", "pending"),
+    )
+    assert apply_todo_update((), same_id_twice) == (
+        Todo("c", "C2", "pending"),
+        Todo("a", "A2", "completed"),
+    )
+    replace = TodoUpdate((Todo("z", "Z", "pending"),), merge=False)
+    assert apply_todo_update(current, replace) == (Todo("z", "Z", "pending"),)
+    assert apply_todo_update(current, TodoUpdate((), merge=True)) == current
+
+
+def test_todo_write_merge_still_needs_every_field_of_an_item() -> None:
+    done = outcome(
+        prep("TodoWrite", {"todos": [{"id": "1", "status": "completed"}], "merge": True}).begin()
+    )
+    assert done.is_error
+    assert (
+        done.content == "invalid arguments for TodoWrite: todos[0].content is required (a string)"
     )
 
 

@@ -80,6 +80,7 @@ from tests.support.fake_provider import (
     responses_usage,
     split_at,
 )
+from tests.support.request_schemas import request_problems
 
 CHAT, RESPONSES, ANTHROPIC = (
     ProviderType.OPENAI_CHAT,
@@ -1268,3 +1269,86 @@ async def test_fake_lists_models_in_both_shapes() -> None:
         )
         rest = await client.get(f"{fake.base_url}/models", params={"limit": 2, "after_id": "m2"})
         assert ([m["id"] for m in rest.json()["data"]], rest.json()["has_more"]) == (["m3"], False)
+
+
+# ---- a tool result's images ----
+
+
+PNG = b"\x89PNG\r\n\x1a\n pixels"
+PNG_URL = "data:image/png;base64,iVBORw0KGgogcGl4ZWxz"
+
+
+def image_round() -> LlmRequest:
+    """A round of two Reads, the first of which showed an image, then the user again."""
+    calls = (
+        ProviderToolCall(0, "call_img", "Read", '{"path": "/a.png"}'),
+        ProviderToolCall(1, "call_txt", "Read", '{"path": "/a.txt"}'),
+    )
+    image = ProviderImagePart("image/png", PNG)
+    return make_request(
+        (
+            *HISTORY,
+            AssistantMessage(calls=calls),
+            ToolResultMessage("call_img", "Read", "an image", (image,)),
+            ToolResultMessage("call_txt", "Read", "alpha"),
+            UserMessage((ProviderTextPart("and now?"),)),
+        )
+    )
+
+
+def built_body(provider_type: ProviderType, request: LlmRequest) -> dict[str, Any]:
+    route = make_route(provider_type, "http://127.0.0.1:9/v1")
+    body: dict[str, Any] = msgspec.json.decode(
+        adapter_for(provider_type).build_call(request, route).body
+    )
+    assert request_problems_for(provider_type, body) == []
+    return body
+
+
+def request_problems_for(provider_type: ProviderType, body: dict[str, Any]) -> list[str]:
+    path = {CHAT: "/v1/chat/completions", RESPONSES: "/v1/responses", ANTHROPIC: "/v1/messages"}
+    return request_problems(path[provider_type], body)
+
+
+def test_chat_puts_a_results_image_in_a_user_message_after_the_rounds_tool_messages() -> None:
+    messages = built_body(CHAT, image_round())["messages"]
+    assert [m["role"] for m in messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "user",
+        "user",
+    ]
+    assert (messages[3]["tool_call_id"], messages[3]["content"]) == ("call_img", "an image")
+    assert messages[5]["content"] == [
+        {"type": "text", "text": "The image(s) returned by tool call call_img (Read):"},
+        {"type": "image_url", "image_url": {"url": PNG_URL}},
+    ]
+    assert messages[6]["content"] == "and now?"
+
+
+def test_responses_gives_a_results_image_as_function_call_output_content() -> None:
+    items = built_body(RESPONSES, image_round())["input"]
+    outputs = {i["call_id"]: i["output"] for i in items if i.get("type") == "function_call_output"}
+    assert outputs == {
+        "call_img": [
+            {"type": "input_text", "text": "an image"},
+            {"type": "input_image", "image_url": PNG_URL, "detail": "auto"},
+        ],
+        "call_txt": "alpha",
+    }
+
+
+def test_anthropic_gives_a_results_image_as_an_image_block_in_the_tool_result() -> None:
+    messages = built_body(ANTHROPIC, image_round())["messages"]
+    results = messages[2]["content"]
+    source = {"type": "base64", "media_type": "image/png", "data": PNG_URL.split(",")[1]}
+    assert results[0] == {
+        "type": "tool_result",
+        "tool_use_id": "call_img",
+        "content": [{"type": "text", "text": "an image"}, {"type": "image", "source": source}],
+    }
+    assert results[1] == {"type": "tool_result", "tool_use_id": "call_txt", "content": "alpha"}
+    assert results[2] == {"type": "text", "text": "and now?"}

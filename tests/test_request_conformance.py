@@ -11,6 +11,7 @@ cannot pass unnoticed.
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import json
@@ -47,9 +48,15 @@ FORMATS = ("openai-chat", "openai-responses", "anthropic")
 IMAGE = b"\x89PNG\r\n\x1a\n a picture"
 
 
-def answer(provider_type: str, text: str, *, tool: FakeToolCall | None = None) -> list[SseEvent]:
+def answer(
+    provider_type: str,
+    text: str,
+    *,
+    tool: FakeToolCall | None = None,
+    also: FakeToolCall | None = None,
+) -> list[SseEvent]:
     """One streamed answer with reasoning, in the format's own stream shape."""
-    tools = [tool] if tool else []
+    tools = [t for t in (tool, also) if t is not None]
     if provider_type == "openai-chat":
         return chat_events(thinking=["hm"], text=[text], tools=tools)
     if provider_type == "openai-responses":
@@ -94,14 +101,17 @@ async def test_a_whole_conversation_sends_only_conforming_bodies(
     tmp_path: Path,
 ) -> None:
     public_id = add_model(server_store, fake, provider_type)
+    data_url = "data:image/png;base64," + base64.b64encode(IMAGE).decode()
     (tmp_path / "a.txt").write_text("alpha\n")
+    (tmp_path / "pic.png").write_bytes(IMAGE)
     blob_id = hashlib.sha256(IMAGE).digest()
     first = turn("what is this?", public_id, "m1", None)
     selected = first.run_request.action.user_message_action.user_message.selected_context
     selected.selected_images.add(mime_type="image/png", blob_id=blob_id)
     read = FakeToolCall("call_1", "Read", ['{"path": "/a.txt"}'])
+    picture = FakeToolCall("call_2", "Read", ['{"path": "/pic.png"}'])
     fake.enqueue(
-        Script.sse(answer(provider_type, "Reading.", tool=read)),
+        Script.sse(answer(provider_type, "Reading.", tool=read, also=picture)),
         Script.sse(answer(provider_type, "A picture.")),
         Script.sse(answer(provider_type, "Still a picture.")),
         Script.sse(answer(provider_type, "Yes.")),
@@ -122,6 +132,7 @@ async def test_a_whole_conversation_sends_only_conforming_bodies(
     for recorded in fake.requests:
         assert recorded.problems == (), recorded.problems
     bodies = [r.json for r in fake.requests]
+    assert read_image_in(provider_type, bodies[1]) == data_url
     text = json.dumps(bodies[1])
     # What the schema requires and we once left out, on the bodies that carry it.
     if provider_type == "openai-responses":
@@ -143,6 +154,47 @@ async def test_a_whole_conversation_sends_only_conforming_bodies(
         assert bodies[2]["output_config"] == {"effort": "high"}
         assert "thinking" in bodies[2] and "thinking" not in bodies[3]
         assert '"signature": "sig"' in text
+
+
+def read_image_in(provider_type: str, body: dict[str, Any]) -> str:
+    """The data URL of the image the Read of ``/pic.png`` (call_2) showed, where each format
+    carries a tool result's image; asserts the result's text comes with it."""
+    text = "/pic.png is an image (image/png, 18 bytes); it is attached to this result"
+    if provider_type == "openai-chat":
+        messages = body["messages"]
+        tool = [i for i, m in enumerate(messages) if m["role"] == "tool"]
+        assert tool == [tool[0], tool[0] + 1]  # the round's two results, back to back
+        assert {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}[
+            "call_2"
+        ] == text
+        # The images follow the round's last tool message, in one user message.
+        images = messages[tool[-1] + 1]
+        assert images["role"] == "user"
+        label, image = images["content"]
+        assert label == {
+            "type": "text",
+            "text": "The image(s) returned by tool call call_2 (Read):",
+        }
+        return str(image["image_url"]["url"])
+    if provider_type == "openai-responses":
+        (output,) = [
+            item["output"]
+            for item in body["input"]
+            if item.get("type") == "function_call_output" and item["call_id"] == "call_2"
+        ]
+        assert output[0] == {"type": "input_text", "text": text}
+        assert output[1]["detail"] == "auto"
+        return str(output[1]["image_url"])
+    (result,) = [
+        block
+        for message in body["messages"]
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("tool_use_id") == "call_2"
+    ]
+    first, image = result["content"]
+    assert first == {"type": "text", "text": text}
+    source = image["source"]
+    return f"data:{source['media_type']};base64,{source['data']}"
 
 
 # -- the validator fails where the schema does --------------------------------------------------

@@ -12,12 +12,23 @@ from datetime import UTC, datetime
 import pytest
 
 from actors.conversation.model import ImagePart
-from actors.request_context import image_blob_ids, runtime_context, runtime_images
-from prompt import DebugSession, Environment, GitRepo, RuntimeContext, RuntimeContextError
+from actors.request_context import (
+    image_blob_ids,
+    runtime_context,
+    runtime_images,
+    shell_command_context,
+)
+from prompt import (
+    DebugSession,
+    Environment,
+    GitRepo,
+    RuntimeContextError,
+)
 from prompt.runtime_message import (
     ExternalLink,
     OpenFiles,
     RecentFile,
+    RuntimeContext,
     SelectedCode,
     SelectedCommand,
     SelectedContext,
@@ -541,3 +552,24 @@ def test_the_debug_mode_config_fills_the_debug_values_and_nothing_else() -> None
     assert runtime_context(message, None, None).debug is None
     assert render_runtime_message(template, runtime_context(message, None, None)) == "|||"
     assert render(context) == "<user_query>\nwhy does it crash\n</user_query>"
+
+
+def test_a_command_the_user_ran_is_rendered_with_its_output_as_action_context() -> None:
+    action = agent.ShellCommandAction(
+        shell_command=agent.ShellCommand(command="ls <dir> && false"), exec_id="e1"
+    )
+    output = agent.ShellOutput(stdout="a.txt\nb.txt\n", stderr="oops\n", exit_code=1)
+    context = RuntimeContext(action_context=shell_command_context(action, output), now=NOW)
+    text = render(context)
+    assert text.startswith(
+        "<user_ran_command>\n"
+        "The user ran this command from the chat; it and its output are context for their "
+        "next message, not a task.\n"
+        "<command>ls <dir> && false</command>\n"
+        "<exit_code>1</exit_code>\n"
+        "<stdout>\na.txt\nb.txt\n</stdout>\n"
+        "<stderr>\noops\n</stderr>\n"
+        "</user_ran_command>\n\n<timestamp>"
+    )
+    quiet = shell_command_context(action, agent.ShellOutput(exit_code=0))
+    assert "<stdout>" not in quiet and "<stderr>" not in quiet

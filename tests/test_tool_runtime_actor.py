@@ -34,7 +34,7 @@ from actors.tool_runtime import (
 from tests.support.actor_doubles import WAIT_S, QueueListener, RecordingOutput
 from wire.errors import Code
 from wire.proto import agent_v1_pb2 as agent
-from wire.tools.base import ExecContext, ModeTools
+from wire.tools.base import ExecContext, ModeTools, Todo
 from wire.tools.registry import unavailable_tool_result, unknown_tool_result
 
 MODEL_CALL_ID = "req-tools:0"
@@ -275,12 +275,25 @@ def test_todo_write_completes_locally_without_an_exec_frame(run: Run) -> None:
     assert started.interaction_update.tool_call_started.call_id == "t"
     done = run.listener.completed()
     assert (done.call_id, done.is_error) == ("t", False)
-    assert json.loads(done.content) == {"todos": todos, "merge": False}
+    assert done.content.splitlines()[1:] == ["- [completed] 1: a", "- [pending] 2: b"]
     assert agent.ToolCall.FromString(done.tool_call).update_todos_tool_call.result.success
     run.output.assert_silent()
     # It took no wire id: the next exec is still number 1.
     run.round("r2", call("r", "Read", 0, path="/a"))
     assert run.dispatched()[1].id == 1
+
+
+def test_each_todo_write_merges_onto_the_list_the_round_gives_it(run: Run) -> None:
+    item = {"id": "2", "content": "b", "status": "completed"}
+    given = (Todo("1", "a", "pending"), Todo("2", "b", "pending"))
+    calls = (call("t", "TodoWrite", 0, todos=[item], merge=True),)
+    run.ref.tell(StartToolRound("r1", calls, {"t": given}))
+    done = run.listener.completed()
+    success = agent.ToolCall.FromString(done.tool_call).update_todos_tool_call.result.success
+    assert [(t.id, t.status) for t in success.todos] == [
+        ("1", agent.TODO_STATUS_PENDING),
+        ("2", agent.TODO_STATUS_COMPLETED),
+    ]
 
 
 def test_bad_arguments_complete_at_once_as_an_error_without_a_request(run: Run) -> None:

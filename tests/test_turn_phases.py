@@ -53,6 +53,7 @@ from actors.turn.ending import (
     RunEnding,
     StopChildren,
 )
+from actors.turn.interrupted import INTERRUPTED_RESULT, interrupted_pairs
 from actors.turn.model_call import (
     CallAnswered,
     CallCancelled,
@@ -595,3 +596,48 @@ def test_the_phases_import_no_io() -> None:
                 names = [node.module]
             for name in names:
                 assert name.split(".")[0] not in IO_MODULES, f"{path.name} imports {name}"
+
+
+# ---- a round a new user message interrupted ----
+
+
+def _interrupted_round() -> ToolRound:
+    calls = (
+        CanonicalToolCall(1, "sh", "Shell", '{"command": "make"}', "m:0"),
+        CanonicalToolCall(0, "rd", "Read", '{"path": "/a"}', "m:0"),
+    )
+    return ToolRound.opened("r", calls, AssistantContent(text="On it."), 5)
+
+
+def test_interrupted_pairs_close_every_pending_call_in_index_order() -> None:
+    resolutions = agent.InterruptedPendingToolCallResolutions()
+    failure = agent.ShellFailure(command="make", exit_code=2, stderr="no rule\n")
+    resolutions.resolutions.add(tool_call_id="sh", shell_result=agent.ShellResult(failure=failure))
+    pairs = interrupted_pairs(_interrupted_round(), resolutions, 9)
+    assert [m.message_id for m in pairs] == [
+        "r:rd:assistant",
+        "r:rd:result",
+        "r:sh:assistant",
+        "r:sh:result",
+    ]
+    first, second = pairs[0].content, pairs[2].content
+    assert isinstance(first, AssistantContent) and isinstance(second, AssistantContent)
+    assert (first.text, second.text) == ("On it.", "")  # only the first pair carries the text
+    results = [m.content for m in pairs[1::2]]
+    assert all(isinstance(r, ToolResultContent) for r in results)
+    assert [(r.content, r.is_error) for r in results if isinstance(r, ToolResultContent)] == [
+        (INTERRUPTED_RESULT, True),
+        ("the command failed with exit code 2\n<stderr>\nno rule\n</stderr>", True),
+    ]
+
+
+def test_interrupted_resolutions_the_client_got_wrong_are_refused() -> None:
+    twice = agent.InterruptedPendingToolCallResolutions()
+    twice.resolutions.add(tool_call_id="sh")
+    twice.resolutions.add(tool_call_id="sh")
+    with pytest.raises(ConnectError, match="'sh' is resolved twice"):
+        interrupted_pairs(_interrupted_round(), twice, 9)
+    not_a_shell = agent.InterruptedPendingToolCallResolutions()
+    not_a_shell.resolutions.add(tool_call_id="rd", shell_result=agent.ShellResult())
+    with pytest.raises(ConnectError, match="a shell_result resolves tool call rd, a Read call"):
+        interrupted_pairs(_interrupted_round(), not_a_shell, 9)

@@ -77,13 +77,18 @@ class AssistantContent(
     tool_calls: tuple[CanonicalToolCall, ...] = ()
 
 
-class ToolResultContent(msgspec.Struct, frozen=True, tag="tool_result", tag_field="kind"):
-    """What the LLM sees of a tool's result: always a string."""
+class ToolResultContent(
+    msgspec.Struct, frozen=True, tag="tool_result", tag_field="kind", omit_defaults=True
+):
+    """What the LLM sees of a tool's result: a string, and the images it shows (a Read of
+    an image file). Only ``images`` has a default, so a result without images encodes to the
+    same bytes as before the field existed."""
 
     call_id: str
     name: str
     content: str
     is_error: bool
+    images: tuple[ImagePart, ...] = ()
 
 
 Content = PartsContent | AssistantContent | ToolResultContent

@@ -59,6 +59,10 @@ def project(messages: Sequence[CanonicalMessage]) -> tuple[neutral.ProjectedMess
 def _part(part: TextPart | ImagePart) -> neutral.ProviderTextPart | neutral.ProviderImagePart:
     if isinstance(part, TextPart):
         return neutral.ProviderTextPart(part.text)
+    return _image(part)
+
+
+def _image(part: ImagePart) -> neutral.ProviderImagePart:
     return neutral.ProviderImagePart(part.mime_type, part.data)
 
 
@@ -111,5 +115,8 @@ def _project_round(
             ),
         )
     )
-    out.extend(neutral.ToolResultMessage(r.call_id, r.name, r.content) for r in results)
+    out.extend(
+        neutral.ToolResultMessage(r.call_id, r.name, r.content, tuple(_image(i) for i in r.images))
+        for r in results
+    )
     return i

@@ -2,7 +2,8 @@
 
 The projection knows no provider format and no Cursor protobuf: the agent loop produces it from
 the stored canonical messages, and each adapter turns it into its own body. Tool results are
-always strings; assistant thinking is carried as replay state for the provider that made it.
+text with optional images; assistant thinking is carried as replay state for the provider that
+made it.
 """
 
 from __future__ import annotations
@@ -67,9 +68,13 @@ class AssistantMessage(msgspec.Struct, frozen=True, tag="assistant"):
 
 
 class ToolResultMessage(msgspec.Struct, frozen=True, tag="tool"):
+    """A tool's result: its text, and any images it shows (each adapter places them where its
+    format allows images)."""
+
     call_id: str
     name: str
     content: str
+    images: tuple[ProviderImagePart, ...] = ()
 
 
 ProjectedMessage = UserMessage | AssistantMessage | ToolResultMessage

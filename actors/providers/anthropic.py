@@ -135,9 +135,8 @@ def _messages(request: LlmRequest) -> list[dict[str, Any]]:
                 role, blocks = "user", _user_blocks(parts)
             case AssistantMessage():
                 role, blocks = "assistant", _assistant_blocks(message)
-            case ToolResultMessage(call_id=call_id, content=content):
-                role = "user"
-                blocks = [{"type": "tool_result", "tool_use_id": call_id, "content": content}]
+            case ToolResultMessage():
+                role, blocks = "user", [_tool_result(message)]
             case _:
                 raise TypeError(f"not a projected message: {type(message).__name__}")
         if not blocks:
@@ -147,6 +146,14 @@ def _messages(request: LlmRequest) -> list[dict[str, Any]]:
         else:
             out.append({"role": role, "content": blocks})
     return out
+
+
+def _tool_result(result: ToolResultMessage) -> dict[str, Any]:
+    """A ``tool_result`` block: its text, or with images a list of text and image blocks."""
+    content: str | list[dict[str, Any]] = result.content
+    if result.images:
+        content = _user_blocks((ProviderTextPart(result.content), *result.images))
+    return {"type": "tool_result", "tool_use_id": result.call_id, "content": content}
 
 
 def _user_blocks(parts: tuple[ProviderTextPart | ProviderImagePart, ...]) -> list[dict[str, Any]]:

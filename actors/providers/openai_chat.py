@@ -138,7 +138,11 @@ def _messages(request: LlmRequest, route: ModelRoute) -> list[dict[str, Any]]:
     here = origin(route) if route.replay_reasoning else None  # once per request
     if request.instructions:
         out.append({"role": "system", "content": request.instructions})
+    shown: list[ToolResultMessage] = []  # this round's results with images, not yet sent
     for message in request.messages:
+        if shown and not isinstance(message, ToolResultMessage):
+            out.append(_result_images(shown))
+            shown = []
         match message:
             case UserMessage(parts=parts):
                 out.append({"role": "user", "content": _user_content(parts)})
@@ -146,9 +150,29 @@ def _messages(request: LlmRequest, route: ModelRoute) -> list[dict[str, Any]]:
                 out.append(_assistant(message, _replayed_reasoning(message, here)))
             case ToolResultMessage(call_id=call_id, content=content):
                 out.append({"role": "tool", "tool_call_id": call_id, "content": content})
+                if message.images:
+                    shown.append(message)
             case _:
                 raise TypeError(f"not a projected message: {type(message).__name__}")
+    if shown:
+        out.append(_result_images(shown))
     return out
+
+
+def _result_images(results: list[ToolResultMessage]) -> dict[str, Any]:
+    """The images of a round's results, as one user message after its last tool message.
+
+    A Chat Completions tool message holds only text, and the tool messages must follow their
+    assistant message without a break, so the images come right after them, each result's
+    under a line naming its call."""
+    content: list[dict[str, Any]] = []
+    for result in results:
+        text = f"The image(s) returned by tool call {result.call_id} ({result.name}):"
+        content.append({"type": "text", "text": text})
+        for image in result.images:
+            url = data_url(image.mime_type, image.data)
+            content.append({"type": "image_url", "image_url": {"url": url}})
+    return {"role": "user", "content": content}
 
 
 def _user_content(

@@ -147,11 +147,26 @@ def _input(request: LlmRequest) -> list[dict[str, Any]]:
                     items.append({"type": "message", "role": "user", "content": content})
             case AssistantMessage():
                 items.extend(_assistant(message))
-            case ToolResultMessage(call_id=call_id, content=output):
-                items.append({"type": "function_call_output", "call_id": call_id, "output": output})
+            case ToolResultMessage():
+                items.append(_function_call_output(message))
             case _:
                 raise TypeError(f"not a projected message: {type(message).__name__}")
     return items
+
+
+def _function_call_output(result: ToolResultMessage) -> dict[str, Any]:
+    """A result's text as its output string, or, with images, a list of input content: the
+    text, then each image (the schema's function_call_output takes either)."""
+    output: str | list[dict[str, Any]] = result.content
+    if result.images:
+        parts: list[dict[str, Any]] = []
+        if result.content:
+            parts.append({"type": "input_text", "text": result.content})
+        for image in result.images:
+            url = data_url(image.mime_type, image.data)
+            parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
+        output = parts
+    return {"type": "function_call_output", "call_id": result.call_id, "output": output}
 
 
 def replayable(item: dict[str, Any]) -> bool:

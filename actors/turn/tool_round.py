@@ -9,20 +9,28 @@ gives it) and then reports the commit (``committed``), which gives the card's co
 
 from __future__ import annotations
 
+import contextlib
+
 import msgspec
 
 from actors.checkpoint import Step, ToolCallStep
+from actors.checkpoint_state import todo_list
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
     CanonicalToolCall,
+    ImagePart,
     Origin,
     Role,
     ToolResultContent,
 )
-from actors.tool_runtime import ToolCompleted
+from actors.tool_runtime import StartToolRound, ToolCompleted
 from store.conversations import ToolCallSpec, ToolCallStatus, ToolRoundRecord
+from wire.tools.args import ToolArgs, ToolArgumentError
+from wire.tools.base import Todo
 from wire.tools.frames import tool_call_completed_frame
+from wire.tools.registry import find_tool
+from wire.tools.todo_write import TODO_WRITE, apply_todo_update, parse_todo_update
 
 
 class NewToolRound(msgspec.Struct, frozen=True):
@@ -102,6 +110,22 @@ class ToolRound:
             self.started_at_ms,
         )
 
+    def start(self, history: tuple[CanonicalMessage, ...]) -> StartToolRound:
+        """The runtime's order to run the pending calls after ``history`` (which holds the
+        round's committed pairs). Each TodoWrite call merges onto the list the history derives
+        as changed by the round's earlier TodoWrite calls: local calls complete in index order,
+        so its result lands where the checkpoint's fold applies it."""
+        todos = todo_list(history) or ()
+        before: dict[str, tuple[Todo, ...]] = {}
+        for call in sorted(self.pending, key=lambda c: c.index):
+            if find_tool(call.name) is not TODO_WRITE:
+                continue
+            before[call.call_id] = todos
+            # A call whose arguments do not fit gets an error result: it changes nothing.
+            with contextlib.suppress(ToolArgumentError):
+                todos = apply_todo_update(todos, parse_todo_update(ToolArgs(call.arguments)))
+        return StartToolRound(self.round_id, self.pending, before)
+
     def pair_for(self, completed: ToolCompleted) -> ToolPair:
         """The pair to commit for a completed call of this round."""
         call = next(c for c in self.assistant.tool_calls if c.call_id == completed.call_id)
@@ -124,7 +148,11 @@ class ToolRound:
             role=Role.TOOL,
             origin=Origin.TOOL,
             content=ToolResultContent(
-                call.call_id, completed.name, completed.content, completed.is_error
+                call.call_id,
+                completed.name,
+                completed.content,
+                completed.is_error,
+                tuple(ImagePart(image.mime_type, image.data) for image in completed.images),
             ),
         )
         return ToolPair(call, assistant, result)

@@ -710,12 +710,19 @@ class CursorSession:
         await self._close(exec_message)
 
     def _read(self, args: agent.ReadArgs) -> agent.ReadResult:
-        """The file's text as stored (line endings included), or file_not_found."""
+        """The file's text as stored (line endings included), or file_not_found; a file
+        that is not UTF-8 comes back as its bytes (``data``), as the editor sends a binary
+        file."""
         assert self.workspace is not None
         target = workspace_path(self.workspace, args.path)
         if not target.exists():
             return agent.ReadResult(file_not_found=agent.ReadFileNotFound(path=args.path))
-        text = target.read_bytes().decode()
+        raw = target.read_bytes()
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError:
+            success = agent.ReadSuccess(path=args.path, data=raw, file_size=len(raw))
+            return agent.ReadResult(success=success)
         return agent.ReadResult(
             success=agent.ReadSuccess(
                 path=args.path,

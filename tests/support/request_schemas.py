@@ -295,4 +295,22 @@ def _anthropic_block(where: str, block: dict[str, Any]) -> list[str]:
         source = block.get("source", {})
         if source.get("type") != "base64" or not source.get("media_type") or not source.get("data"):
             errors.append(f"{where}.source: a base64 source with media_type and data")
+    if kind == "tool_result":
+        errors.extend(_tool_result_content(where, block.get("content")))
+    return errors
+
+
+def _tool_result_content(where: str, content: Any) -> list[str]:
+    """A tool_result's content: a string, or a non-empty list of text and image blocks."""
+    if content is None or isinstance(content, str):
+        return []
+    if not isinstance(content, list) or not content:
+        return [f"{where}.content: a string or a non-empty array of text and image blocks"]
+    errors = []
+    for j, block in enumerate(content):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind not in ("text", "image"):
+            errors.append(f"{where}.content[{j}].type: {kind!r} is not a tool_result block")
+            continue
+        errors.extend(_anthropic_block(f"{where}.content[{j}]", block))
     return errors

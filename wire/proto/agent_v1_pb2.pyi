@@ -179,24 +179,66 @@ class ThinkingDetails(_message.Message):
     def __init__(self) -> None: ...
 
 class ConversationAction(_message.Message):
-    __slots__ = ("user_message_action", "resume_action", "cancel_action")
+    __slots__ = ("user_message_action", "resume_action", "cancel_action", "shell_command_action")
     USER_MESSAGE_ACTION_FIELD_NUMBER: _ClassVar[int]
     RESUME_ACTION_FIELD_NUMBER: _ClassVar[int]
     CANCEL_ACTION_FIELD_NUMBER: _ClassVar[int]
+    SHELL_COMMAND_ACTION_FIELD_NUMBER: _ClassVar[int]
     user_message_action: UserMessageAction
     resume_action: ResumeAction
     cancel_action: CancelAction
-    def __init__(self, user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ...) -> None: ...
+    shell_command_action: ShellCommandAction
+    def __init__(self, user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ..., shell_command_action: _Optional[_Union[ShellCommandAction, _Mapping]] = ...) -> None: ...
 
 class UserMessageAction(_message.Message):
-    __slots__ = ("user_message", "request_context", "prepend_user_messages")
+    __slots__ = ("user_message", "request_context", "prepend_user_messages", "interrupted_pending_tool_call_resolutions")
     USER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     REQUEST_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     PREPEND_USER_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    INTERRUPTED_PENDING_TOOL_CALL_RESOLUTIONS_FIELD_NUMBER: _ClassVar[int]
     user_message: UserMessage
     request_context: RequestContext
     prepend_user_messages: _containers.RepeatedCompositeFieldContainer[UserMessage]
-    def __init__(self, user_message: _Optional[_Union[UserMessage, _Mapping]] = ..., request_context: _Optional[_Union[RequestContext, _Mapping]] = ..., prepend_user_messages: _Optional[_Iterable[_Union[UserMessage, _Mapping]]] = ...) -> None: ...
+    interrupted_pending_tool_call_resolutions: InterruptedPendingToolCallResolutions
+    def __init__(self, user_message: _Optional[_Union[UserMessage, _Mapping]] = ..., request_context: _Optional[_Union[RequestContext, _Mapping]] = ..., prepend_user_messages: _Optional[_Iterable[_Union[UserMessage, _Mapping]]] = ..., interrupted_pending_tool_call_resolutions: _Optional[_Union[InterruptedPendingToolCallResolutions, _Mapping]] = ...) -> None: ...
+
+class InterruptedPendingToolCallResolutions(_message.Message):
+    __slots__ = ("resolutions",)
+    RESOLUTIONS_FIELD_NUMBER: _ClassVar[int]
+    resolutions: _containers.RepeatedCompositeFieldContainer[InterruptedPendingToolCallResolution]
+    def __init__(self, resolutions: _Optional[_Iterable[_Union[InterruptedPendingToolCallResolution, _Mapping]]] = ...) -> None: ...
+
+class InterruptedPendingToolCallResolution(_message.Message):
+    __slots__ = ("tool_call_id", "shell_result")
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    SHELL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    shell_result: ShellResult
+    def __init__(self, tool_call_id: _Optional[str] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ...) -> None: ...
+
+class ShellCommandAction(_message.Message):
+    __slots__ = ("shell_command", "exec_id")
+    SHELL_COMMAND_FIELD_NUMBER: _ClassVar[int]
+    EXEC_ID_FIELD_NUMBER: _ClassVar[int]
+    shell_command: ShellCommand
+    exec_id: str
+    def __init__(self, shell_command: _Optional[_Union[ShellCommand, _Mapping]] = ..., exec_id: _Optional[str] = ...) -> None: ...
+
+class ShellCommand(_message.Message):
+    __slots__ = ("command",)
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    command: str
+    def __init__(self, command: _Optional[str] = ...) -> None: ...
+
+class ShellOutput(_message.Message):
+    __slots__ = ("stdout", "stderr", "exit_code")
+    STDOUT_FIELD_NUMBER: _ClassVar[int]
+    STDERR_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    stdout: str
+    stderr: str
+    exit_code: int
+    def __init__(self, stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., exit_code: _Optional[int] = ...) -> None: ...
 
 class UserMessage(_message.Message):
     __slots__ = ("text", "message_id", "selected_context", "mode", "is_simulated_msg", "simulated_msg_reason", "subagent_system_reminder", "simulated_message_metadata")

@@ -55,14 +55,25 @@ class ModeTools(msgspec.Struct, frozen=True):
     tools: tuple[str, ...]
 
 
+class Todo(msgspec.Struct, frozen=True):
+    """One item of the todo list (TodoWrite's, and the checkpoint's ``todos``)."""
+
+    id: str
+    content: str
+    status: str  # one of ``wire.tools.todo_write.TODO_STATUSES``
+    dependencies: tuple[str, ...] = ()
+
+
 class ExecContext(msgspec.Struct, frozen=True):
-    """What a run's requests carry besides the model's arguments (from the RunRequest)."""
+    """What a run's requests carry besides the model's arguments (from the RunRequest), and
+    ``todos``, the list a TodoWrite call merges onto (the round gives it per call)."""
 
     conversation_id: str = ""
     terminals_folder: str = ""
     admin_command_denylist: tuple[str, ...] = ()
     mode: ModeTools | None = None
     """Set by every run; None only for a context built outside one (every tool may run)."""
+    todos: tuple[Todo, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +156,16 @@ class ServerWorkFailed(msgspec.Struct, frozen=True):
     error: str
 
 
+class ToolImage(msgspec.Struct, frozen=True):
+    """An image a result shows the model (a Read of an image file), with its mime type."""
+
+    mime_type: str
+    data: bytes
+
+
 class ToolOutcome(msgspec.Struct, frozen=True):
-    """The finished call: what the LLM reads and the typed ToolCall (args + result) for the UI.
+    """The finished call: what the LLM reads (text, and images for a vision model) and the
+    typed ToolCall (args + result) for the UI.
 
     ``tool_call`` has no id or timestamps; ``stamp_tool_call`` adds them.
     """
@@ -154,6 +173,7 @@ class ToolOutcome(msgspec.Struct, frozen=True):
     content: str
     is_error: bool
     tool_call: agent.ToolCall
+    images: tuple[ToolImage, ...] = ()
 
 
 class WrongResult(msgspec.Struct, frozen=True):

@@ -1,4 +1,9 @@
-"""Read: one ``read_args`` request; the model reads the file text, the card its range and size."""
+"""Read: one ``read_args`` request; the model reads the file text, the card its range and size.
+
+A binary file whose bytes are a PNG, JPEG, GIF or WebP image (by their magic bytes) of at most
+``MAX_READ_IMAGE_BYTES`` is shown to the model as an image beside the result's text; any other
+binary file, or a larger image, is only described in words.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +18,28 @@ from wire.tools.base import (
     ToolChannel,
     ToolDefinition,
     ToolExecution,
+    ToolImage,
     ToolOutcome,
     WrongResult,
     new_exec,
 )
 from wire.tools.text import join_note, plural
+
+# 3.75 MiB: its base64 is 5 MiB, the most Anthropic takes for one image (OpenAI takes more).
+MAX_READ_IMAGE_BYTES = 3_932_160
+
+
+def image_type(data: bytes) -> str | None:
+    """The mime type of an image format every provider reads, from its magic bytes."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
 
 
 class ReadExecution(ToolExecution):
@@ -46,11 +68,13 @@ class ReadExecution(ToolExecution):
     def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
         if variant not in ("read_result", "redacted_read_result"):
             return WrongResult(variant)
-        content, is_error, result = self._render(getattr(message, variant))
+        read = getattr(message, variant)
+        content, is_error, result = self._render(read)
         tool_call = agent.ToolCall(
             read_tool_call=agent.ReadToolCall(args=self._ui_args(), result=result)
         )
-        return ToolOutcome(content, is_error, tool_call)
+        image = _shown_image(read) if not is_error else None
+        return ToolOutcome(content, is_error, tool_call, () if image is None else (image,))
 
     def _render(self, read: agent.ReadResult) -> tuple[str, bool, agent.ReadToolResult]:
         kind = read.WhichOneof("result")
@@ -74,9 +98,7 @@ class ReadExecution(ToolExecution):
         if output == "data":
             ui.data = success.data
             ui.is_empty = not success.data
-            size = success.file_size or len(success.data)
-            text = f"{path} is a binary file ({plural(size, 'byte')}); it cannot be shown as text"
-            return text, False, agent.ReadToolResult(success=ui)
+            return _binary_text(path, success), False, agent.ReadToolResult(success=ui)
         content = success.content
         ui.content = content
         ui.is_empty = not content
@@ -98,6 +120,33 @@ class ReadExecution(ToolExecution):
         else:
             text = content
         return text, False, agent.ReadToolResult(success=ui)
+
+
+def _shown_image(read: agent.ReadResult) -> ToolImage | None:
+    """The image a successful read shows the model, if its data is one within the bound."""
+    if read.WhichOneof("result") != "success" or read.success.WhichOneof("output") != "data":
+        return None
+    data = read.success.data
+    mime_type = image_type(data)
+    if mime_type is None or len(data) > MAX_READ_IMAGE_BYTES:
+        return None
+    return ToolImage(mime_type, data)
+
+
+def _binary_text(path: str, success: agent.ReadSuccess) -> str:
+    """What the model reads of a binary file: the image follows, or why nothing does."""
+    data = success.data
+    size = plural(len(data), "byte")
+    mime_type = image_type(data)
+    if mime_type is None:
+        size = plural(success.file_size or len(data), "byte")
+        return f"{path} is a binary file ({size}); it cannot be shown as text"
+    if len(data) > MAX_READ_IMAGE_BYTES:
+        return (
+            f"{path} is an image ({mime_type}, {size}), larger than the "
+            f"{plural(MAX_READ_IMAGE_BYTES, 'byte')} an image may have to be shown to you"
+        )
+    return f"{path} is an image ({mime_type}, {size}); it is attached to this result"
 
 
 def read_error_text(path: str, read: agent.ReadResult) -> str:
