@@ -179,6 +179,8 @@ EXEC_REQUESTS: list[tuple[str, dict[str, Any], list[str], bool]] = [
     ("Glob", {"glob_pattern": "*.py"}, ["grep_args"], True),
     ("Shell", {"command": "ls"}, ["shell_stream_args"], True),
     ("ReadLints", {}, ["diagnostics_args"], True),
+    # A poll of the background shell's terminal file is not the tool's answer.
+    ("AwaitShell", {"shell_id": "7", "pattern": "ready"}, ["read_args"], False),
 ]
 
 

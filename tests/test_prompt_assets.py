@@ -42,6 +42,7 @@ AGENT_TOOLS = [
     "ReadLints",
     "Glob",
     "AskQuestion",
+    "AwaitShell",
 ]
 MODE_TOOLS: dict[str, list[str]] = {
     "agent": AGENT_TOOLS,
@@ -134,6 +135,11 @@ CURSOR_PARAMETERS: dict[str, tuple[dict[str, str], list[str]]] = {
     "ReadLints": ({"paths": "array"}, []),
     "TodoWrite": ({"todos": "array", "merge": "boolean"}, ["todos", "merge"]),
     "AskQuestion": ({"title": "string", "questions": "array"}, ["questions"]),
+    # Cursor's also has waiting_for_subagent, which does nothing (§2.4): left out.
+    "AwaitShell": (
+        {"shell_id": "string", "pattern": "string", "block_until_ms": "number"},
+        [],
+    ),
 }
 
 
@@ -215,6 +221,8 @@ def test_tool_parameter_details_match_cursors_table() -> None:
     assert grep["head_limit"]["minimum"] == 0
     assert grep["offset"]["minimum"] == 0
     assert tools["ReadLints"]["parameters"]["properties"]["paths"]["items"] == {"type": "string"}
+    block = tools["AwaitShell"]["parameters"]["properties"]["block_until_ms"]
+    assert (block["minimum"], block["maximum"]) == (0, 7_140_000)
     todos = tools["TodoWrite"]["parameters"]["properties"]["todos"]
     assert todos["minItems"] == 2
     item = todos["items"]

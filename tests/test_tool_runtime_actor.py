@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-from collections.abc import Iterator
+import queue
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pykka
@@ -31,7 +33,7 @@ from actors.tool_runtime import (
     ToolRuntimeStopped,
     start_tool_runtime,
 )
-from tests.support.actor_doubles import WAIT_S, QueueListener, RecordingOutput
+from tests.support.actor_doubles import QUIET_S, WAIT_S, QueueListener, RecordingOutput
 from wire.errors import Code
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ExecContext, ModeTools, Todo
@@ -613,3 +615,166 @@ def test_abort_sends_one_abort_per_pending_exec_in_ascending_order_then_stops(ru
     )
     assert run.ref.actor_stopped.wait(WAIT_S)
     run.output.assert_silent()
+
+
+# ---- pauses (AwaitShell's polls and timer) ----
+
+
+class ManualTimer:
+    """One scheduled callback the test fires by hand."""
+
+    def __init__(self, delay: float, callback: Callable[[], None]) -> None:
+        self.delay = delay
+        self.callback = callback
+        self.cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+
+    def fire(self) -> None:
+        self.callback()
+
+
+class ManualTimers:
+    """The ``Timers`` port with no clock: every pause waits until the test fires it."""
+
+    def __init__(self) -> None:
+        self.scheduled: queue.Queue[ManualTimer] = queue.Queue()
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> ManualTimer:
+        timer = ManualTimer(delay, callback)
+        self.scheduled.put(timer)
+        return timer
+
+    def next(self) -> ManualTimer:
+        return self.scheduled.get(timeout=WAIT_S)
+
+    def assert_none(self) -> None:
+        with pytest.raises(queue.Empty):
+            timer = self.scheduled.get(timeout=QUIET_S)
+            pytest.fail(f"unexpected pause of {timer.delay} s")
+
+
+@pytest.fixture
+def timers() -> ManualTimers:
+    return ManualTimers()
+
+
+@pytest.fixture
+def timed_run(timers: ManualTimers) -> Iterator[Run]:
+    output, listener = RecordingOutput(), Listener()
+    clock = itertools.count(1_700_000_000_000, 7)
+    ref = start_tool_runtime(
+        "req-tools",
+        output,
+        listener,
+        ExecContext(conversation_id="conv-1", terminals_folder="/t"),
+        clock=lambda: next(clock),
+        timers=timers,
+    )
+    yield Run(ref, output, listener)
+    with contextlib.suppress(pykka.ActorDeadError):
+        ref.stop(timeout=WAIT_S)
+
+
+def test_each_poll_takes_a_fresh_wire_id_after_a_timer_pause(
+    timed_run: Run, timers: ManualTimers
+) -> None:
+    run = timed_run
+    run.round(
+        "r1",
+        call("w", "AwaitShell", 0, shell_id="7", pattern="^ready", block_until_ms=5000),
+        call("a", "Read", 1, path="/a"),
+    )
+    _, first = run.dispatched()
+    assert (first.id, first.read_args.path, first.accept_hook_additional_contexts) == (
+        1,
+        "/t/7.txt",
+        False,
+    )
+    assert run.dispatched()[1].id == 2
+    run.client(read_ok(1, "booting\n"))
+    pause = timers.next()
+    assert pause.delay == 1.0
+    run.output.assert_silent()  # a pause sends nothing
+    run.client(read_ok(2, "A"))  # and the mailbox is not asleep meanwhile
+    assert run.listener.completed().call_id == "a"
+    pause.fire()
+    second = run.exec_request()
+    assert (second.id, second.read_args.path) == (3, "/t/7.txt")
+    run.client(read_ok(1, "late"))  # the first poll's id took its answer already
+    run.failed("protocol error: duplicate terminal ExecClientMessage id: 1")
+
+
+def test_a_poll_that_sees_the_pattern_completes_with_every_polls_id(
+    timed_run: Run, timers: ManualTimers
+) -> None:
+    run = timed_run
+    run.round("r1", call("w", "AwaitShell", 0, shell_id="7", pattern="^ready", block_until_ms=5000))
+    run.dispatched()
+    run.client(read_ok(1, "booting\n"))
+    timers.next().fire()
+    assert run.exec_request().id == 2
+    run.client(read_ok(2, "booting\nready at last\n"))
+    done = run.listener.completed()
+    assert (done.call_id, done.is_error, done.wire_ids) == ("w", False, (1, 2))
+    assert json.loads(done.content)["match"] == "ready"
+    card = agent.ToolCall.FromString(done.tool_call).await_tool_call
+    assert card.result.success.still_running.runtime_ms == 1000
+    timers.assert_none()
+
+
+def test_a_timer_only_wait_sends_only_its_started_card_and_completes_when_due(
+    timed_run: Run, timers: ManualTimers
+) -> None:
+    run = timed_run
+    run.round("r1", call("w", "AwaitShell", 0, block_until_ms=1500))
+    (started,) = run.output.take(1)
+    assert started.interaction_update.tool_call_started.call_id == "w"
+    pause = timers.next()
+    assert pause.delay == 1.5
+    run.listener.assert_silent()
+    pause.fire()
+    done = run.listener.completed()
+    assert (done.content, done.is_error, done.wire_ids) == ("Waited 1500 ms", False, ())
+    run.output.assert_silent()  # no exec, before or after
+
+
+def test_abort_closes_a_pause_cancels_its_timer_and_aborts_only_the_pending_execs(
+    timed_run: Run, timers: ManualTimers
+) -> None:
+    run = timed_run
+    run.round(
+        "r1",
+        call("w", "AwaitShell", 0, shell_id="7", pattern="ready"),
+        call("a", "Read", 1, path="/a"),
+    )
+    run.dispatched()
+    run.dispatched()
+    run.client(read_ok(1, "booting\n"))
+    pause = timers.next()
+    run.ref.tell(AbortPendingExecs("user cancelled"))
+    (abort,) = run.output.take(1)
+    assert abort.exec_server_control_message.abort.id == 2
+    assert run.listener.next() == ToolRuntimeStopped(
+        (AbortedExec("a", "Read", (2,)),), (AbortedExec("w", "AwaitShell", (1,)),)
+    )
+    assert pause.cancelled.is_set()
+    assert run.ref.actor_stopped.wait(WAIT_S)
+    pause.fire()  # a timer that fires anyway finds the actor gone: nothing happens
+    run.output.assert_silent()
+
+
+def test_abort_while_a_poll_is_pending_aborts_that_read(
+    timed_run: Run, timers: ManualTimers
+) -> None:
+    run = timed_run
+    run.round("r1", call("w", "AwaitShell", 0, shell_id="7"))
+    run.dispatched()
+    run.client(read_ok(1, "booting\n"))
+    timers.next().fire()
+    assert run.exec_request().id == 2
+    run.ref.tell(AbortPendingExecs("user cancelled"))
+    (abort,) = run.output.take(1)
+    assert abort.exec_server_control_message.abort.id == 2
+    assert run.listener.next() == ToolRuntimeStopped((AbortedExec("w", "AwaitShell", (1, 2)),))

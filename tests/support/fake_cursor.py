@@ -406,6 +406,8 @@ class RunningShell:
     forwarding: bool = True
     later_output: list[str] = field(default_factory=list)
     pumps: list[asyncio.Task[None]] = field(default_factory=list)
+    transcript: list[str] = field(default_factory=list)  # all its output, in order
+    terminal_file: Path | None = None  # where its output goes once backgrounded
 
     def stop(self) -> None:
         """Kill the command and everything it started (its own process group)."""
@@ -419,6 +421,21 @@ class RunningShell:
         await asyncio.gather(*self.pumps)
         code = await self.process.wait()
         return 128 - code if code < 0 else code
+
+
+def write_terminal_header(pid: int, cwd: Path, command: str) -> str:
+    """The metadata a terminal file opens with, between two ``---`` lines."""
+    return f"---\npid: {pid}\ncwd: {cwd}\ncommand: {command}\n---\n"
+
+
+async def write_terminal_footer(path: Path, finished: asyncio.Task[int], started: float) -> None:
+    """Once the command ended: its exit record, a last ``---`` block holding ``exit_code``."""
+    code = await finished
+    elapsed_ms = round((time.monotonic() - started) * 1000)
+    text = path.read_text()
+    lead = "" if not text or text.endswith("\n") else "\n"
+    with path.open("a") as terminal:
+        terminal.write(f"{lead}---\nexit_code: {code}\nelapsed_ms: {elapsed_ms}\n---\n")
 
 
 def reversed_order(batch: list[agent.ExecServerMessage]) -> list[agent.ExecServerMessage]:
@@ -473,7 +490,10 @@ class CursorSession:
     grep args), and Shell (a real subprocess in the workspace whose stdout/stderr stream back as
     they come, ending with exit, or backgrounded past its block-until time). Execs are collected
     until ``batch_size`` wait, then answered one after the other in ``answer_order`` (reverse
-    by default); an ``exec_server_control_message.abort`` stops the one it names.
+    by default); an ``exec_server_control_message.abort`` stops the one it names. With a
+    ``terminals_folder``, a backgrounded shell's output goes on into ``<shell_id>.txt`` there
+    as Cursor's does: a ``---`` metadata header, the output, and once it exits a footer with
+    ``exit_code``.
     """
 
     def __init__(
@@ -488,10 +508,13 @@ class CursorSession:
         ] = reversed_order,
         blobs: Mapping[bytes, bytes] | None = None,
         answer_query: QueryAnswer = hold_queries,
+        terminals_folder: Path | None = None,
     ) -> None:
         """``workspace``: where execs run (none: execs stay unanswered). ``blobs``: what the
         client's blob store already holds (from earlier turns), as is (unchecked).
-        ``answer_query``: the user's answer to each interaction query (default: none)."""
+        ``answer_query``: the user's answer to each interaction query (default: none).
+        ``terminals_folder``: where a backgrounded shell's terminal file is written
+        (``write_terminal_header``); inside the workspace, so Read finds it."""
         self.cursor = cursor
         self.request_id = request_id
         self.seqno = 0
@@ -500,6 +523,7 @@ class CursorSession:
         self.batch_size = batch_size
         self.answer_order = answer_order
         self.answer_query = answer_query
+        self.terminals_folder = terminals_folder
         self.rejected: list[int] = []  # KV ids answered with a SetBlobResult error
         self.background_shells: dict[int, RunningShell] = {}  # by shell_id
         self._waiting_execs: list[agent.ExecServerMessage] = []
@@ -783,7 +807,7 @@ class CursorSession:
             if not done:
                 if args.is_background or args.timeout_behavior == agent.TIMEOUT_BEHAVIOR_BACKGROUND:
                     backgrounded = True
-                    await self._background(exec_message, shell, cwd)
+                    await self._background(exec_message, shell, cwd, finished, started)
                     return
                 shell.stop()  # the command's time is up and it may not go to the background
                 aborted = True
@@ -803,13 +827,24 @@ class CursorSession:
                 shell.stop()  # aborted, or the run ended: the command goes with it
 
     async def _background(
-        self, exec_message: agent.ExecServerMessage, shell: RunningShell, cwd: Path
+        self,
+        exec_message: agent.ExecServerMessage,
+        shell: RunningShell,
+        cwd: Path,
+        finished: asyncio.Task[int],
+        started: float,
     ) -> None:
         args = exec_message.shell_stream_args
         shell.forwarding = False  # from here on its output goes to the terminal file
         shell_id = self._next_shell_id
         self._next_shell_id += 1
         self.background_shells[shell_id] = shell
+        if self.terminals_folder is not None:
+            path = self.terminals_folder / f"{shell_id}.txt"
+            header = write_terminal_header(shell.process.pid, cwd, args.command)
+            path.write_text(header + "".join(shell.transcript))
+            shell.terminal_file = path
+            self._spawn(write_terminal_footer(path, finished, started), self._work)
         event = agent.ShellStreamBackgrounded(
             shell_id=shell_id,
             command=args.command,
@@ -834,6 +869,11 @@ class CursorSession:
         while True:
             chunk = await reader.read(65536)
             text = decoder.decode(chunk, final=not chunk)
+            if text:
+                shell.transcript.append(text)
+                if shell.terminal_file is not None:
+                    with shell.terminal_file.open("a") as terminal:
+                        terminal.write(text)
             if text and shell.forwarding:
                 event = (
                     agent.ShellStream(stdout=agent.ShellStreamStdout(data=text))

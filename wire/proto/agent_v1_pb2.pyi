@@ -810,7 +810,7 @@ class ThinkingMessage(_message.Message):
     def __init__(self, text: _Optional[str] = ..., duration_ms: _Optional[int] = ...) -> None: ...
 
 class ToolCall(_message.Message):
-    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call", "ask_question_tool_call")
+    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call", "ask_question_tool_call", "await_tool_call")
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_AT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -823,6 +823,7 @@ class ToolCall(_message.Message):
     EDIT_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     READ_LINTS_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    AWAIT_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     tool_call_id: str
     started_at_ms: int
     completed_at_ms: int
@@ -835,7 +836,8 @@ class ToolCall(_message.Message):
     edit_tool_call: EditToolCall
     read_lints_tool_call: ReadLintsToolCall
     ask_question_tool_call: AskQuestionToolCall
-    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ...) -> None: ...
+    await_tool_call: AwaitToolCall
+    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ...) -> None: ...
 
 class TodoItem(_message.Message):
     __slots__ = ("id", "content", "status", "created_at", "updated_at", "dependencies")
@@ -2149,6 +2151,84 @@ class UpdateTodosError(_message.Message):
     ERROR_FIELD_NUMBER: _ClassVar[int]
     error: str
     def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class AwaitToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: AwaitArgs
+    result: AwaitResult
+    def __init__(self, args: _Optional[_Union[AwaitArgs, _Mapping]] = ..., result: _Optional[_Union[AwaitResult, _Mapping]] = ...) -> None: ...
+
+class AwaitArgs(_message.Message):
+    __slots__ = ("task_id", "block_until_ms", "regex")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    BLOCK_UNTIL_MS_FIELD_NUMBER: _ClassVar[int]
+    REGEX_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    block_until_ms: int
+    regex: str
+    def __init__(self, task_id: _Optional[str] = ..., block_until_ms: _Optional[int] = ..., regex: _Optional[str] = ...) -> None: ...
+
+class AwaitResult(_message.Message):
+    __slots__ = ("error", "success")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    error: AwaitError
+    success: AwaitSuccess
+    def __init__(self, error: _Optional[_Union[AwaitError, _Mapping]] = ..., success: _Optional[_Union[AwaitSuccess, _Mapping]] = ...) -> None: ...
+
+class AwaitError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class AwaitSuccess(_message.Message):
+    __slots__ = ("complete", "still_running")
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    STILL_RUNNING_FIELD_NUMBER: _ClassVar[int]
+    complete: AwaitTaskComplete
+    still_running: AwaitTaskStillRunning
+    def __init__(self, complete: _Optional[_Union[AwaitTaskComplete, _Mapping]] = ..., still_running: _Optional[_Union[AwaitTaskStillRunning, _Mapping]] = ...) -> None: ...
+
+class AwaitTaskComplete(_message.Message):
+    __slots__ = ("task_id", "runtime_ms", "output_file_path", "output_length", "regex_requested", "regex_match", "exit_code", "wake_reason")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    RUNTIME_MS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FILE_PATH_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    REGEX_REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    REGEX_MATCH_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    WAKE_REASON_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    runtime_ms: int
+    output_file_path: str
+    output_length: int
+    regex_requested: bool
+    regex_match: str
+    exit_code: int
+    wake_reason: str
+    def __init__(self, task_id: _Optional[str] = ..., runtime_ms: _Optional[int] = ..., output_file_path: _Optional[str] = ..., output_length: _Optional[int] = ..., regex_requested: _Optional[bool] = ..., regex_match: _Optional[str] = ..., exit_code: _Optional[int] = ..., wake_reason: _Optional[str] = ...) -> None: ...
+
+class AwaitTaskStillRunning(_message.Message):
+    __slots__ = ("task_id", "runtime_ms", "output_file_path", "output_length", "regex_requested", "regex_match", "wake_reason")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    RUNTIME_MS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FILE_PATH_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    REGEX_REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    REGEX_MATCH_FIELD_NUMBER: _ClassVar[int]
+    WAKE_REASON_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    runtime_ms: int
+    output_file_path: str
+    output_length: int
+    regex_requested: bool
+    regex_match: str
+    wake_reason: str
+    def __init__(self, task_id: _Optional[str] = ..., runtime_ms: _Optional[int] = ..., output_file_path: _Optional[str] = ..., output_length: _Optional[int] = ..., regex_requested: _Optional[bool] = ..., regex_match: _Optional[str] = ..., wake_reason: _Optional[str] = ...) -> None: ...
 
 class GetUsableModelsResponse(_message.Message):
     __slots__ = ("models",)

@@ -8,6 +8,7 @@ content fields, the execution to start) is read from here, never written down ag
 from __future__ import annotations
 
 from wire.tools.ask_question import ASK_QUESTION
+from wire.tools.await_shell import AWAIT_SHELL
 from wire.tools.base import ExecContext, ModeTools, ToolChannel, ToolDefinition
 from wire.tools.delete import DELETE
 from wire.tools.edit import STR_REPLACE, WRITE
@@ -32,6 +33,7 @@ REGISTRY: dict[str, ToolDefinition] = {
         READ_LINTS,
         TODO_WRITE,
         ASK_QUESTION,
+        AWAIT_SHELL,
     )
 }
 
