@@ -34,6 +34,8 @@ AGENT_TOOLS = [
     "Shell",
     "Grep",
     "Delete",
+    "WebSearch",
+    "WebFetch",
     "TodoWrite",
     "StrReplace",
     "Write",
@@ -88,6 +90,9 @@ CURSOR_PARAMETERS: dict[str, tuple[dict[str, str], list[str]]] = {
     "ReadLints": ({"paths": "array"}, []),
     "TodoWrite": ({"todos": "array", "merge": "boolean"}, ["todos", "merge"]),
     "AskQuestion": ({"title": "string", "questions": "array"}, ["questions"]),
+    "WebSearch": ({"search_term": "string", "explanation": "string"}, ["search_term"]),
+    # Cursor's also takes the smart-mode approval pair, a flow this server does not run.
+    "WebFetch": ({"url": "string"}, ["url"]),
 }
 
 # Cursor's Shell also takes these; we leave them out on purpose: notify_on_output needs
