@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+import httpx
 import msgspec
 import peewee
 import pykka
@@ -38,6 +39,7 @@ from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
 from actors.server_work import LoopServerWorkers, ServerWorkHandler
 from actors.session import SessionActor
+from actors.web_search import PUBLIC_ENDPOINTS, SearchEndpoints, WebSearcher
 from console.api import ConsoleRoutes
 from console.auth import TOKEN_VARIABLE, ConsoleAuth, check_console_token, is_loopback_host
 from console.model_check_api import MODEL_CHECK_TIMEOUT_S, ModelCheckDeps
@@ -55,11 +57,18 @@ from wire.http.limits import EdgeLimits
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
 from wire.log import log_event
+from wire.tools.web_search import WebSearchRequest
 
 logger = logging.getLogger("cursor_server")
 
-# What each kind of server work (``wire.tools.base.ServerWork``) runs: request type -> handler.
-SERVER_WORK_HANDLERS: dict[type, ServerWorkHandler] = {}
+
+def server_work_handlers(
+    database: peewee.Database, client: httpx.AsyncClient, endpoints: SearchEndpoints
+) -> dict[type, ServerWorkHandler]:
+    """What each kind of server work (``wire.tools.base.ServerWork``) runs: request type ->
+    handler. Each bounds its own time, so they share the providers' client."""
+    return {WebSearchRequest: WebSearcher(database, client, endpoints)}
+
 
 T = TypeVar("T")
 
@@ -190,6 +199,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
     model_check_timeout_s: float = MODEL_CHECK_TIMEOUT_S
     # The console API's token; without one the server must listen on loopback.
     console_token: Secret | None = None
+    # Where the keyed web search backends answer (their public APIs unless a test says).
+    search_endpoints: SearchEndpoints = PUBLIC_ENDPOINTS
 
 
 class RunningServer:
@@ -309,8 +320,11 @@ async def start_server(
             tasks=provider_deps.tasks,
             # Before any run, so ``stop_all`` stops it after every run has told it its end.
             run_events=start_run_event_recorder(database),
-            # One handler per kind of work a tool asks the server for (none yet).
-            server_work=LoopServerWorkers(provider_deps.tasks, SERVER_WORK_HANDLERS),
+            # One handler per kind of work a tool asks the server for.
+            server_work=LoopServerWorkers(
+                provider_deps.tasks,
+                server_work_handlers(database, provider_deps.client, config.search_endpoints),
+            ),
         )
     if start_session is None:
         resolver = None if database is None else StoreModelResolver(database)

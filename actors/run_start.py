@@ -18,6 +18,7 @@ import logging
 from typing import Any
 
 import msgspec
+import peewee
 import pykka
 
 from actors.blob_sync import BlobFetched
@@ -27,6 +28,7 @@ from actors.conversation.request import ModelRoute
 from actors.messages import CancelRun
 from actors.run_base import RunBase, check_started
 from actors.run_children import AgentDeps, RunChildren
+from actors.turn.capabilities import ServerCapabilities, offered_tools
 from actors.turn.plan import (
     BaseFetch,
     CheckpointJobs,
@@ -41,6 +43,7 @@ from actors.turn.plan import (
 from actors.turn.timeline import run_started
 from actors.turn.tool_round import ToolRound
 from prompt.assets import ModeAssets, UnknownModeError
+from store.catalog import get_web_search
 from store.clock import now_ms
 from store.conversations import ClaimedRun, ConversationStore
 from wire.errors import protocol_error
@@ -48,6 +51,11 @@ from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
 
 logger = logging.getLogger("cursor_server.run")
+
+
+def server_capabilities(database: peewee.Database) -> ServerCapabilities:
+    """What the server can do for this run's tools (read once, at the run's start)."""
+    return ServerCapabilities(web_search=get_web_search(database).backend is not None)
 
 
 class TurnOpened(msgspec.Struct, frozen=True):
@@ -109,6 +117,7 @@ class RunStart:
             mode = self._deps.prompts.mode(plan.mode_name)
         except UnknownModeError as exc:
             raise protocol_error(str(exc)) from exc
+        mode = offered_tools(mode, server_capabilities(self._deps.store.database))
         self._children.start_blob_sync()
         base = RunBase(self._store, self._deps.histories, self._request_id, plan)
         known = _Base(plan, mode, base, base.indexed_base())

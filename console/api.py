@@ -1,4 +1,5 @@
-"""The console's JSON API for providers, models and settings, under ``/console/api/``.
+"""The console's JSON API for providers, models and settings (recording, the web search
+backend), under ``/console/api/``.
 
 Every answer is JSON; every error is ``{"code","message"}`` (400 malformed JSON, 422 a value
 that breaks a rule, 404 unknown, 409 forbidden by the current data, 502 provider trouble), never
@@ -8,9 +9,10 @@ refuse unknown fields so a typo (``apikey``) is an error instead of a silently i
 The database is synchronous (peewee), so every store call runs in ``asyncio.to_thread``: the
 event loop also carries the agent streams and must never wait on a disk write.
 
-A provider's key is write-only. Answers carry ``has_api_key`` and null secret-looking header
-values; discovery errors replace the key and secret header values with ``[redacted]`` in case a
-provider echoes them; logs name providers by id, name and URL only.
+A provider's key, like the web search backend's, is write-only. Answers carry ``has_api_key``
+and null secret-looking header values; discovery errors replace the key and secret header
+values with ``[redacted]`` in case a provider echoes them; logs name providers by id, name and
+URL only, and the web search backend by its kind.
 """
 
 from __future__ import annotations
@@ -299,6 +301,8 @@ class ConsoleApi:
         router.add_delete(f"{API_PREFIX}/models/{{public_id}}", self.delete_model)
         router.add_get(f"{API_PREFIX}/settings/observability", self.get_observability)
         router.add_put(f"{API_PREFIX}/settings/observability", self.put_observability)
+        router.add_get(f"{API_PREFIX}/settings/web-search", self.get_web_search)
+        router.add_put(f"{API_PREFIX}/settings/web-search", self.put_web_search)
 
     @answers_errors
     async def list_providers(self, request: web.Request) -> web.StreamResponse:
@@ -375,6 +379,23 @@ class ConsoleApi:
             if (value := getattr(body, name)) is not msgspec.UNSET
         }
         return json_response(await self._store(catalog.update_observability, **changes))
+
+    @answers_errors
+    async def get_web_search(self, request: web.Request) -> web.StreamResponse:
+        return json_response(await self._store(catalog.get_web_search))
+
+    @answers_errors
+    async def put_web_search(self, request: web.Request) -> web.StreamResponse:
+        data = await decode_body(request, catalog.WebSearchInput)
+        shown = await self._store(catalog.update_web_search, data)
+        log_event(
+            logger,
+            logging.INFO,
+            "web search backend saved",
+            backend=shown.backend,
+            has_api_key=shown.has_api_key,
+        )
+        return json_response(shown)
 
 
 def _log_provider(event: str, record: catalog.ProviderRecord) -> None:

@@ -23,6 +23,7 @@ import threading
 import weakref
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import msgspec
 import peewee
@@ -760,3 +761,130 @@ def update_observability(
             value_json=msgspec.json.encode(result).decode(), updated_at_ms=now_ms()
         ).where(setting.key == OBSERVABILITY_KEY).execute()
     return result
+
+
+# --- web search backend ------------------------------------------------------------------------
+
+WEB_SEARCH_KEY = "web_search"
+# The backends the server can search with: a SearXNG instance (its URL, no key), or the
+# Tavily or Brave Search API (fixed endpoints, a key).
+WEB_SEARCH_BACKENDS = ("searxng", "tavily", "brave")
+_KEYED_BACKENDS = {"tavily": "Tavily", "brave": "Brave Search"}
+
+
+class WebSearchInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The backend as the console sends it. ``backend`` null turns web search off (and forgets
+    the URL and key); ``api_key`` absent or null keeps the stored key, ``""`` clears it."""
+
+    backend: str | None
+    url: str | None = None
+    api_key: str | None = None
+
+
+class WebSearchSettings(msgspec.Struct, frozen=True):
+    """The backend as shown to a client: never the key, only whether one is set."""
+
+    backend: str | None = None
+    url: str | None = None
+    has_api_key: bool = False
+
+
+class WebSearchConfig(msgspec.Struct, frozen=True):
+    """The stored backend with its real key. Internal only: never serialise it."""
+
+    backend: str
+    url: str
+    api_key: str
+
+    def __repr__(self) -> str:
+        return f"WebSearchConfig(backend={self.backend!r}, url={self.url!r}, api_key=<redacted>)"
+
+
+class _StoredWebSearch(msgspec.Struct, frozen=True):
+    backend: str | None = None
+    url: str = ""
+    api_key: str = ""
+
+
+def _stored_web_search(db: peewee.Database) -> _StoredWebSearch:
+    # Read at the start of every run (it decides whether WebSearch is offered): fixed SQL.
+    sql = _OBSERVABILITY_SQL.format(param=db.param)
+    row = db.execute_sql(sql, (WEB_SEARCH_KEY,)).fetchone()
+    if row is None:
+        return _StoredWebSearch()
+    return msgspec.json.decode(row[0], type=_StoredWebSearch)
+
+
+def _shown(stored: _StoredWebSearch) -> WebSearchSettings:
+    return WebSearchSettings(
+        backend=stored.backend, url=stored.url or None, has_api_key=bool(stored.api_key)
+    )
+
+
+def get_web_search(db: peewee.Database) -> WebSearchSettings:
+    """The configured backend (off when none was saved), without its key."""
+    return _shown(_stored_web_search(db))
+
+
+def web_search_config(db: peewee.Database) -> WebSearchConfig | None:
+    """The backend a search uses, with its key; None when web search is off."""
+    stored = _stored_web_search(db)
+    if stored.backend is None:
+        return None
+    return WebSearchConfig(stored.backend, stored.url, stored.api_key)
+
+
+def _check_search_url(url: str | None) -> str:
+    text = (url or "").strip()
+    if not text:
+        raise Invalid("url", "a SearXNG instance needs its URL (https://search.example.org)")
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname
+    except ValueError:
+        raise Invalid("url", "not a valid URL") from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise Invalid("url", "must be an http:// or https:// URL with a host")
+    if parts.query or parts.fragment:
+        raise Invalid("url", "must not have a query or fragment")
+    return text.rstrip("/")
+
+
+def _web_search_change(data: WebSearchInput, current: _StoredWebSearch) -> _StoredWebSearch:
+    """What ``data`` makes of the stored backend; a rule it breaks raises ``Invalid``."""
+    backend = data.backend
+    if backend is None:
+        return _StoredWebSearch()
+    if backend not in WEB_SEARCH_BACKENDS:
+        raise Invalid("backend", f"must be one of {', '.join(WEB_SEARCH_BACKENDS)}, or null")
+    if backend == "searxng":
+        if data.api_key:
+            raise Invalid("api_key", "a SearXNG instance takes no key")
+        return _StoredWebSearch(backend, _check_search_url(data.url), "")
+    if data.url:
+        raise Invalid("url", f"{_KEYED_BACKENDS[backend]} has a fixed address; leave it empty")
+    if data.api_key is not None:
+        key = _check_api_key(data.api_key)
+    elif current.backend == backend:
+        key = current.api_key
+    else:
+        key = ""  # a key is never carried over to another service
+    if not key:
+        raise Invalid("api_key", f"{_KEYED_BACKENDS[backend]} needs an API key")
+    return _StoredWebSearch(backend, "", key)
+
+
+def update_web_search(db: peewee.Database, data: WebSearchInput) -> WebSearchSettings:
+    """Replace the web search backend and return it as shown (without the key)."""
+    setting = _tables(db).setting
+    with db.atomic():
+        default = msgspec.json.encode(_StoredWebSearch()).decode()
+        setting.insert(
+            key=WEB_SEARCH_KEY, value_json=default, updated_at_ms=now_ms()
+        ).on_conflict_ignore().execute()
+        _lock_row(setting.select().where(setting.key == WEB_SEARCH_KEY), db).first()
+        result = _web_search_change(data, _stored_web_search(db))
+        setting.update(
+            value_json=msgspec.json.encode(result).decode(), updated_at_ms=now_ms()
+        ).where(setting.key == WEB_SEARCH_KEY).execute()
+    return _shown(result)

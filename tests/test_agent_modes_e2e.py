@@ -33,10 +33,19 @@ from tests.support.fake_provider import (
     chat_events,
     responses_events,
 )
-from tests.test_prompt_assets import MODE_TOOLS  # each mode's exact ordered tools
+from tests.test_prompt_assets import MODE_TOOLS as MANIFEST_TOOLS
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ModeTools
 from wire.tools.registry import unavailable_tool_result
+
+# Each mode's exact ordered tools as these servers offer them: they have no web search
+# backend and no image model, so the tools needing one are left out
+# (``actors/turn/capabilities.py``).
+NEEDS_THE_SERVER = {"WebSearch", "GenerateImage"}
+MODE_TOOLS = {
+    mode: [name for name in tools if name not in NEEDS_THE_SERVER]
+    for mode, tools in MANIFEST_TOOLS.items()
+}
 
 FORMATS = ["openai-chat", "openai-responses", "anthropic"]
 MODES = {

@@ -259,17 +259,68 @@ async def test_settings_save_and_a_narrow_window_still_shows_the_navigation(
     await page.set_viewport_size({"width": 480, "height": 800})
     await page.goto(f"http://{server}/console/#/settings")
     await expect(page.get_by_role("navigation", name="Console")).to_be_visible()
-    await page.locator("input[name=verbose]").check()
-    await page.locator("input[name=retained_calls]").fill("500")
-    await page.get_by_role("button", name="Save").click()
-    await expect(page.get_by_text("Saved.")).to_be_visible()
+    recording = page.get_by_role("form", name="Recording settings")
+    await recording.locator("input[name=verbose]").check()
+    await recording.locator("input[name=retained_calls]").fill("500")
+    await recording.get_by_role("button", name="Save").click()
+    await expect(recording.get_by_text("Saved.")).to_be_visible()
     settings = (await api(server, "GET", "/settings/observability")).json()
     assert settings == {"verbose": True, "retained_calls": 500}
-    await page.locator("input[name=retained_calls]").fill("0")
-    await page.get_by_role("button", name="Save").click()
+    await recording.locator("input[name=retained_calls]").fill("0")
+    await recording.get_by_role("button", name="Save").click()
     await expect(page.locator("[data-field=retained_calls] [role=alert]")).to_contain_text(
         "retained_calls"
     )
+
+
+SEARCH_KEY = "tvly-browser-SECRET-0123456789"
+
+
+async def test_the_web_search_backend_is_saved_and_its_key_never_reaches_the_page(
+    page: Page, server: str
+) -> None:
+    await page.goto(f"http://{server}/console/#/settings")
+    form = page.get_by_role("form", name="Web search")
+    await expect(form.locator("select[name=backend]")).to_have_value("")
+    # SearXNG: a URL, no key.
+    await form.locator("select[name=backend]").select_option("searxng")
+    await expect(form.locator("input[name=api_key]")).to_have_count(0)
+    await form.locator("input[name=url]").fill("ftp://search.example.org")
+    await form.get_by_role("button", name="Save web search").click()
+    await expect(form.locator("[data-field=url] [role=alert]")).to_contain_text("http://")
+    await form.locator("input[name=url]").fill("https://search.example.org/")
+    await form.get_by_role("button", name="Save web search").click()
+    await expect(form.get_by_text("Web search backend saved.")).to_be_visible()
+    assert (await api(server, "GET", "/settings/web-search")).json() == {
+        "backend": "searxng",
+        "url": "https://search.example.org",
+        "has_api_key": False,
+    }
+    # Tavily: no key is refused at the key field; with one, the page says only that it is set.
+    await form.locator("select[name=backend]").select_option("tavily")
+    await expect(form.locator("input[name=url]")).to_have_count(0)
+    await form.get_by_role("button", name="Save web search").click()
+    await expect(form.locator("[data-field=api_key] [role=alert]")).to_contain_text(
+        "needs an API key"
+    )
+    await form.locator("input[name=api_key]").fill(SEARCH_KEY)
+    await form.get_by_role("button", name="Save web search").click()
+    await expect(form.get_by_text("Web search backend saved.")).to_be_visible()
+    await expect(form.locator("[data-field=api_key] label")).to_have_text("API key (set)")
+    await expect(form.locator("input[name=api_key]")).to_have_value("")
+    # A reload shows the stored backend; saving again keeps the key.
+    await page.reload()
+    form = page.get_by_role("form", name="Web search")
+    await expect(form.locator("select[name=backend]")).to_have_value("tavily")
+    await form.get_by_role("button", name="Save web search").click()
+    await expect(form.get_by_text("Web search backend saved.")).to_be_visible()
+    assert (await api(server, "GET", "/settings/web-search")).json() == {
+        "backend": "tavily",
+        "url": None,
+        "has_api_key": True,
+    }
+    assert SEARCH_KEY not in await answers_seen(page)
+    assert SEARCH_KEY not in await page.content()
 
 
 async def test_a_model_test_shows_the_answer_and_tools_and_reasoning_its_steps(

@@ -34,6 +34,8 @@ AGENT_TOOLS = [
     "Shell",
     "Grep",
     "Delete",
+    "WebSearch",
+    "WebFetch",
     "EditNotebook",
     "TodoWrite",
     "StrReplace",
@@ -46,8 +48,18 @@ AGENT_TOOLS = [
 ]
 MODE_TOOLS: dict[str, list[str]] = {
     "agent": AGENT_TOOLS,
-    "ask": ["AskQuestion", "Glob", "Grep", "Read", "ReadLints"],
-    "plan": ["Shell", "Glob", "Grep", "Read", "TodoWrite", "ReadLints", "AskQuestion"],
+    "ask": ["AskQuestion", "Glob", "Grep", "Read", "ReadLints", "WebFetch", "WebSearch"],
+    "plan": [
+        "Shell",
+        "Glob",
+        "Grep",
+        "Read",
+        "TodoWrite",
+        "ReadLints",
+        "WebSearch",
+        "WebFetch",
+        "AskQuestion",
+    ],
     "debug": [
         "AskQuestion",
         "Delete",
@@ -58,6 +70,8 @@ MODE_TOOLS: dict[str, list[str]] = {
         "Shell",
         "StrReplace",
         "TodoWrite",
+        "WebFetch",
+        "WebSearch",
         "Write",
     ],
     "multitask": [
@@ -70,6 +84,8 @@ MODE_TOOLS: dict[str, list[str]] = {
         "Shell",
         "StrReplace",
         "TodoWrite",
+        "WebFetch",
+        "WebSearch",
         "Write",
     ],
 }
@@ -140,6 +156,9 @@ CURSOR_PARAMETERS: dict[str, tuple[dict[str, str], list[str]]] = {
         {"shell_id": "string", "pattern": "string", "block_until_ms": "number"},
         [],
     ),
+    "WebSearch": ({"search_term": "string", "explanation": "string"}, ["search_term"]),
+    # Cursor's also takes the smart-mode approval pair, a flow this server does not run.
+    "WebFetch": ({"url": "string"}, ["url"]),
 }
 
 

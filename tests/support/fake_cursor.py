@@ -18,7 +18,7 @@ import os
 import re
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -478,6 +478,52 @@ def answer_questions(
     return answer
 
 
+# Approval queries: the query's field -> the response's field and message (each has an
+# ``Approved`` and a ``Rejected{reason}`` of its own).
+_APPROVALS: dict[str, tuple[str, Any]] = {
+    "web_search_request_query": ("web_search_request_response", agent.WebSearchRequestResponse),
+    "web_fetch_request_query": ("web_fetch_request_response", agent.WebFetchRequestResponse),
+}
+
+
+def approve_queries(*, reject: str | None = None) -> QueryAnswer:
+    """Answer every approval query (WebSearch, WebFetch) as the user would: approve it, or
+    with ``reject``, refuse it with that reason."""
+
+    def answer(query: agent.InteractionQuery) -> agent.InteractionResponse | None:
+        variant = query.WhichOneof("query")
+        assert variant in _APPROVALS, query
+        field, response_type = _APPROVALS[variant]
+        if reject is None:
+            response = response_type(approved=response_type.Approved())
+        else:
+            response = response_type(rejected=response_type.Rejected(reason=reject))
+        return agent.InteractionResponse(**{field: response})
+
+    return answer
+
+
+FetchAnswer = Callable[[agent.FetchArgs], Awaitable[agent.FetchResult]]
+"""How the fake editor answers a WebFetch's ``fetch_args``."""
+
+
+async def fetch_over_http(args: agent.FetchArgs) -> agent.FetchResult:
+    """Fetch the page for real, as the editor does (any status is a page; no answer is an
+    error)."""
+    async with httpx.AsyncClient(timeout=5.0) as client:
+        try:
+            response = await client.get(args.url)
+        except httpx.HTTPError as exc:
+            return agent.FetchResult(error=agent.FetchError(url=args.url, error=repr(exc)))
+    success = agent.FetchSuccess(
+        url=args.url,
+        content=response.text,
+        status_code=response.status_code,
+        content_type=response.headers.get("content-type", ""),
+    )
+    return agent.FetchResult(success=success)
+
+
 class CursorSession:
     """The client side of one request id, like the editor.
 
@@ -509,12 +555,14 @@ class CursorSession:
         blobs: Mapping[bytes, bytes] | None = None,
         answer_query: QueryAnswer = hold_queries,
         terminals_folder: Path | None = None,
+        answer_fetch: FetchAnswer | None = None,
     ) -> None:
         """``workspace``: where execs run (none: execs stay unanswered). ``blobs``: what the
         client's blob store already holds (from earlier turns), as is (unchecked).
         ``answer_query``: the user's answer to each interaction query (default: none).
         ``terminals_folder``: where a backgrounded shell's terminal file is written
-        (``write_terminal_header``); inside the workspace, so Read finds it."""
+        (``write_terminal_header``); inside the workspace, so Read finds it.
+        ``answer_fetch``: how a WebFetch's ``fetch_args`` is answered (none: never)."""
         self.cursor = cursor
         self.request_id = request_id
         self.seqno = 0
@@ -524,6 +572,7 @@ class CursorSession:
         self.answer_order = answer_order
         self.answer_query = answer_query
         self.terminals_folder = terminals_folder
+        self.answer_fetch = answer_fetch
         self.rejected: list[int] = []  # KV ids answered with a SetBlobResult error
         self.background_shells: dict[int, RunningShell] = {}  # by shell_id
         self._waiting_execs: list[agent.ExecServerMessage] = []
@@ -675,16 +724,24 @@ class CursorSession:
                 task = self._exec_tasks.get(message.exec_server_control_message.abort.id)
                 if task is not None:
                     task.cancel()
-            if message.HasField("exec_server_message") and self.workspace is not None:
-                self._waiting_execs.append(message.exec_server_message)
-                if len(self._waiting_execs) >= self.batch_size:
-                    batch, self._waiting_execs = self._waiting_execs, []
-                    previous: asyncio.Task[None] | None = None
-                    for exec_message in self.answer_order(batch):
-                        previous = self._spawn(
-                            self._answer_after(previous, exec_message), self._work
-                        )
-                        self._exec_tasks[exec_message.id] = previous
+            if message.HasField("exec_server_message"):
+                self._on_exec(message.exec_server_message)
+
+    def _on_exec(self, exec_message: agent.ExecServerMessage) -> None:
+        """A WebFetch's fetch goes to ``answer_fetch``; the others wait for their batch."""
+        if exec_message.HasField("fetch_args"):
+            if self.answer_fetch is not None:
+                self._spawn(self._fetch(exec_message), self._work)
+            return
+        if self.workspace is None:
+            return
+        self._waiting_execs.append(exec_message)
+        if len(self._waiting_execs) >= self.batch_size:
+            batch, self._waiting_execs = self._waiting_execs, []
+            previous: asyncio.Task[None] | None = None
+            for waiting in self.answer_order(batch):
+                previous = self._spawn(self._answer_after(previous, waiting), self._work)
+                self._exec_tasks[waiting.id] = previous
 
     async def _answer_after(
         self, previous: asyncio.Task[None] | None, exec_message: agent.ExecServerMessage
@@ -708,6 +765,12 @@ class CursorSession:
         )
         message = agent.AgentClientMessage(exec_client_control_message=close)
         await asyncio.shield(self._dispatch(message, "stream_close"))
+
+    async def _fetch(self, exec_message: agent.ExecServerMessage) -> None:
+        assert self.answer_fetch is not None
+        result = await self.answer_fetch(exec_message.fetch_args)
+        await self._reply(exec_message, fetch_result=result)
+        await self._close(exec_message)
 
     async def answer(self, exec_message: agent.ExecServerMessage) -> None:
         """Run one exec against the workspace now and answer it (outside ``run`` too)."""

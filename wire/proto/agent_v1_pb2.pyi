@@ -490,7 +490,7 @@ class CancelAction(_message.Message):
     def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class ExecClientMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "local_execution_time_ms", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "redacted_read_result", "diagnostics_result", "shell_stream")
+    __slots__ = ("id", "exec_id", "local_execution_time_ms", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "redacted_read_result", "diagnostics_result", "shell_stream", "fetch_result")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     LOCAL_EXECUTION_TIME_MS_FIELD_NUMBER: _ClassVar[int]
@@ -502,6 +502,7 @@ class ExecClientMessage(_message.Message):
     REDACTED_READ_RESULT_FIELD_NUMBER: _ClassVar[int]
     DIAGNOSTICS_RESULT_FIELD_NUMBER: _ClassVar[int]
     SHELL_STREAM_FIELD_NUMBER: _ClassVar[int]
+    FETCH_RESULT_FIELD_NUMBER: _ClassVar[int]
     id: int
     exec_id: str
     local_execution_time_ms: int
@@ -513,7 +514,8 @@ class ExecClientMessage(_message.Message):
     redacted_read_result: ReadResult
     diagnostics_result: DiagnosticsResult
     shell_stream: ShellStream
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ...) -> None: ...
+    fetch_result: FetchResult
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ...) -> None: ...
 
 class ExecClientControlMessage(_message.Message):
     __slots__ = ("stream_close", "throw", "heartbeat")
@@ -580,12 +582,16 @@ class Error(_message.Message):
     def __init__(self, message: _Optional[str] = ...) -> None: ...
 
 class InteractionResponse(_message.Message):
-    __slots__ = ("id", "ask_question_interaction_response")
+    __slots__ = ("id", "web_search_request_response", "ask_question_interaction_response", "web_fetch_request_response")
     ID_FIELD_NUMBER: _ClassVar[int]
+    WEB_SEARCH_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_INTERACTION_RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    WEB_FETCH_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     id: int
+    web_search_request_response: WebSearchRequestResponse
     ask_question_interaction_response: AskQuestionInteractionResponse
-    def __init__(self, id: _Optional[int] = ..., ask_question_interaction_response: _Optional[_Union[AskQuestionInteractionResponse, _Mapping]] = ...) -> None: ...
+    web_fetch_request_response: WebFetchRequestResponse
+    def __init__(self, id: _Optional[int] = ..., web_search_request_response: _Optional[_Union[WebSearchRequestResponse, _Mapping]] = ..., ask_question_interaction_response: _Optional[_Union[AskQuestionInteractionResponse, _Mapping]] = ..., web_fetch_request_response: _Optional[_Union[WebFetchRequestResponse, _Mapping]] = ...) -> None: ...
 
 class ClientHeartbeat(_message.Message):
     __slots__ = ()
@@ -684,7 +690,7 @@ class HeartbeatUpdate(_message.Message):
     def __init__(self) -> None: ...
 
 class ExecServerMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "accept_hook_additional_contexts", "write_args", "delete_args", "grep_args", "read_args", "diagnostics_args", "shell_stream_args")
+    __slots__ = ("id", "exec_id", "accept_hook_additional_contexts", "write_args", "delete_args", "grep_args", "read_args", "diagnostics_args", "shell_stream_args", "fetch_args")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     ACCEPT_HOOK_ADDITIONAL_CONTEXTS_FIELD_NUMBER: _ClassVar[int]
@@ -694,6 +700,7 @@ class ExecServerMessage(_message.Message):
     READ_ARGS_FIELD_NUMBER: _ClassVar[int]
     DIAGNOSTICS_ARGS_FIELD_NUMBER: _ClassVar[int]
     SHELL_STREAM_ARGS_FIELD_NUMBER: _ClassVar[int]
+    FETCH_ARGS_FIELD_NUMBER: _ClassVar[int]
     id: int
     exec_id: str
     accept_hook_additional_contexts: bool
@@ -703,7 +710,8 @@ class ExecServerMessage(_message.Message):
     read_args: ReadArgs
     diagnostics_args: DiagnosticsArgs
     shell_stream_args: ShellArgs
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ...) -> None: ...
+    fetch_args: FetchArgs
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ...) -> None: ...
 
 class ExecServerControlMessage(_message.Message):
     __slots__ = ("abort",)
@@ -810,7 +818,7 @@ class ThinkingMessage(_message.Message):
     def __init__(self, text: _Optional[str] = ..., duration_ms: _Optional[int] = ...) -> None: ...
 
 class ToolCall(_message.Message):
-    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call", "ask_question_tool_call", "await_tool_call")
+    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call", "web_search_tool_call", "ask_question_tool_call", "await_tool_call", "web_fetch_tool_call")
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_AT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -822,8 +830,10 @@ class ToolCall(_message.Message):
     UPDATE_TODOS_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     EDIT_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     READ_LINTS_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    WEB_SEARCH_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     AWAIT_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    WEB_FETCH_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     tool_call_id: str
     started_at_ms: int
     completed_at_ms: int
@@ -835,9 +845,11 @@ class ToolCall(_message.Message):
     update_todos_tool_call: UpdateTodosToolCall
     edit_tool_call: EditToolCall
     read_lints_tool_call: ReadLintsToolCall
+    web_search_tool_call: WebSearchToolCall
     ask_question_tool_call: AskQuestionToolCall
     await_tool_call: AwaitToolCall
-    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ...) -> None: ...
+    web_fetch_tool_call: WebFetchToolCall
+    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., web_search_tool_call: _Optional[_Union[WebSearchToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ..., web_fetch_tool_call: _Optional[_Union[WebFetchToolCall, _Mapping]] = ...) -> None: ...
 
 class TodoItem(_message.Message):
     __slots__ = ("id", "content", "status", "created_at", "updated_at", "dependencies")
@@ -880,12 +892,16 @@ class SetBlobArgs(_message.Message):
     def __init__(self, blob_id: _Optional[bytes] = ..., blob_data: _Optional[bytes] = ...) -> None: ...
 
 class InteractionQuery(_message.Message):
-    __slots__ = ("id", "ask_question_interaction_query")
+    __slots__ = ("id", "web_search_request_query", "ask_question_interaction_query", "web_fetch_request_query")
     ID_FIELD_NUMBER: _ClassVar[int]
+    WEB_SEARCH_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_INTERACTION_QUERY_FIELD_NUMBER: _ClassVar[int]
+    WEB_FETCH_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     id: int
+    web_search_request_query: WebSearchRequestQuery
     ask_question_interaction_query: AskQuestionInteractionQuery
-    def __init__(self, id: _Optional[int] = ..., ask_question_interaction_query: _Optional[_Union[AskQuestionInteractionQuery, _Mapping]] = ...) -> None: ...
+    web_fetch_request_query: WebFetchRequestQuery
+    def __init__(self, id: _Optional[int] = ..., web_search_request_query: _Optional[_Union[WebSearchRequestQuery, _Mapping]] = ..., ask_question_interaction_query: _Optional[_Union[AskQuestionInteractionQuery, _Mapping]] = ..., web_fetch_request_query: _Optional[_Union[WebFetchRequestQuery, _Mapping]] = ...) -> None: ...
 
 class AskQuestionInteractionQuery(_message.Message):
     __slots__ = ("args", "tool_call_id")
@@ -2229,6 +2245,188 @@ class AwaitTaskStillRunning(_message.Message):
     regex_match: str
     wake_reason: str
     def __init__(self, task_id: _Optional[str] = ..., runtime_ms: _Optional[int] = ..., output_file_path: _Optional[str] = ..., output_length: _Optional[int] = ..., regex_requested: _Optional[bool] = ..., regex_match: _Optional[str] = ..., wake_reason: _Optional[str] = ...) -> None: ...
+
+class WebFetchRequestQuery(_message.Message):
+    __slots__ = ("args",)
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    args: WebFetchArgs
+    def __init__(self, args: _Optional[_Union[WebFetchArgs, _Mapping]] = ...) -> None: ...
+
+class WebFetchArgs(_message.Message):
+    __slots__ = ("url", "tool_call_id")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    tool_call_id: str
+    def __init__(self, url: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class WebFetchRequestResponse(_message.Message):
+    __slots__ = ("approved", "rejected")
+    class Approved(_message.Message):
+        __slots__ = ()
+        def __init__(self) -> None: ...
+    class Rejected(_message.Message):
+        __slots__ = ("reason",)
+        REASON_FIELD_NUMBER: _ClassVar[int]
+        reason: str
+        def __init__(self, reason: _Optional[str] = ...) -> None: ...
+    APPROVED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    approved: WebFetchRequestResponse.Approved
+    rejected: WebFetchRequestResponse.Rejected
+    def __init__(self, approved: _Optional[_Union[WebFetchRequestResponse.Approved, _Mapping]] = ..., rejected: _Optional[_Union[WebFetchRequestResponse.Rejected, _Mapping]] = ...) -> None: ...
+
+class FetchArgs(_message.Message):
+    __slots__ = ("url", "tool_call_id")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    tool_call_id: str
+    def __init__(self, url: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class FetchResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: FetchSuccess
+    error: FetchError
+    def __init__(self, success: _Optional[_Union[FetchSuccess, _Mapping]] = ..., error: _Optional[_Union[FetchError, _Mapping]] = ...) -> None: ...
+
+class FetchSuccess(_message.Message):
+    __slots__ = ("url", "content", "status_code", "content_type")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_CODE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    content: str
+    status_code: int
+    content_type: str
+    def __init__(self, url: _Optional[str] = ..., content: _Optional[str] = ..., status_code: _Optional[int] = ..., content_type: _Optional[str] = ...) -> None: ...
+
+class FetchError(_message.Message):
+    __slots__ = ("url", "error")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    error: str
+    def __init__(self, url: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class WebFetchToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: WebFetchArgs
+    result: WebFetchResult
+    def __init__(self, args: _Optional[_Union[WebFetchArgs, _Mapping]] = ..., result: _Optional[_Union[WebFetchResult, _Mapping]] = ...) -> None: ...
+
+class WebFetchResult(_message.Message):
+    __slots__ = ("success", "error", "rejected")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    success: WebFetchSuccess
+    error: WebFetchError
+    rejected: WebFetchRejected
+    def __init__(self, success: _Optional[_Union[WebFetchSuccess, _Mapping]] = ..., error: _Optional[_Union[WebFetchError, _Mapping]] = ..., rejected: _Optional[_Union[WebFetchRejected, _Mapping]] = ...) -> None: ...
+
+class WebFetchSuccess(_message.Message):
+    __slots__ = ("url", "markdown")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    MARKDOWN_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    markdown: str
+    def __init__(self, url: _Optional[str] = ..., markdown: _Optional[str] = ...) -> None: ...
+
+class WebFetchError(_message.Message):
+    __slots__ = ("url", "error")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    error: str
+    def __init__(self, url: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class WebFetchRejected(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class WebSearchRequestQuery(_message.Message):
+    __slots__ = ("args",)
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    args: WebSearchArgs
+    def __init__(self, args: _Optional[_Union[WebSearchArgs, _Mapping]] = ...) -> None: ...
+
+class WebSearchArgs(_message.Message):
+    __slots__ = ("search_term", "tool_call_id")
+    SEARCH_TERM_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    search_term: str
+    tool_call_id: str
+    def __init__(self, search_term: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class WebSearchRequestResponse(_message.Message):
+    __slots__ = ("approved", "rejected")
+    class Approved(_message.Message):
+        __slots__ = ()
+        def __init__(self) -> None: ...
+    class Rejected(_message.Message):
+        __slots__ = ("reason",)
+        REASON_FIELD_NUMBER: _ClassVar[int]
+        reason: str
+        def __init__(self, reason: _Optional[str] = ...) -> None: ...
+    APPROVED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    approved: WebSearchRequestResponse.Approved
+    rejected: WebSearchRequestResponse.Rejected
+    def __init__(self, approved: _Optional[_Union[WebSearchRequestResponse.Approved, _Mapping]] = ..., rejected: _Optional[_Union[WebSearchRequestResponse.Rejected, _Mapping]] = ...) -> None: ...
+
+class WebSearchToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: WebSearchArgs
+    result: WebSearchResult
+    def __init__(self, args: _Optional[_Union[WebSearchArgs, _Mapping]] = ..., result: _Optional[_Union[WebSearchResult, _Mapping]] = ...) -> None: ...
+
+class WebSearchResult(_message.Message):
+    __slots__ = ("success", "error", "rejected")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    success: WebSearchSuccess
+    error: WebSearchError
+    rejected: WebSearchRejected
+    def __init__(self, success: _Optional[_Union[WebSearchSuccess, _Mapping]] = ..., error: _Optional[_Union[WebSearchError, _Mapping]] = ..., rejected: _Optional[_Union[WebSearchRejected, _Mapping]] = ...) -> None: ...
+
+class WebSearchSuccess(_message.Message):
+    __slots__ = ("references",)
+    REFERENCES_FIELD_NUMBER: _ClassVar[int]
+    references: _containers.RepeatedCompositeFieldContainer[WebSearchReference]
+    def __init__(self, references: _Optional[_Iterable[_Union[WebSearchReference, _Mapping]]] = ...) -> None: ...
+
+class WebSearchReference(_message.Message):
+    __slots__ = ("title", "url", "chunk")
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_FIELD_NUMBER: _ClassVar[int]
+    title: str
+    url: str
+    chunk: str
+    def __init__(self, title: _Optional[str] = ..., url: _Optional[str] = ..., chunk: _Optional[str] = ...) -> None: ...
+
+class WebSearchError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class WebSearchRejected(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class GetUsableModelsResponse(_message.Message):
     __slots__ = ("models",)

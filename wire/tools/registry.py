@@ -18,6 +18,8 @@ from wire.tools.read_lints import READ_LINTS
 from wire.tools.search import GLOB, GREP
 from wire.tools.shell import SHELL
 from wire.tools.todo_write import TODO_WRITE
+from wire.tools.web_fetch import WEB_FETCH
+from wire.tools.web_search import WEB_SEARCH
 
 REGISTRY: dict[str, ToolDefinition] = {
     definition.name: definition
@@ -34,6 +36,8 @@ REGISTRY: dict[str, ToolDefinition] = {
         TODO_WRITE,
         ASK_QUESTION,
         AWAIT_SHELL,
+        WEB_SEARCH,
+        WEB_FETCH,
     )
 }
 

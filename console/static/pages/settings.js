@@ -1,8 +1,9 @@
-// Settings: whether calls keep their full request and response (verbose), and how many call
-// records are kept.
+// Settings: whether calls keep their full request and response (verbose), how many call
+// records are kept, and the web search backend.
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.js";
 import { Field, FormError, html, invalid } from "../ui.js";
+import { WebSearchSettings } from "./web_search_settings.js";
 
 export function SettingsPage() {
   const [form, setForm] = useState(null);
@@ -43,5 +44,6 @@ export function SettingsPage() {
       ${saved && html`<div class="notice">Saved.</div>`}
       <div class="actions"><button class="primary" type="submit">Save</button></div>
     </form>
+    <${WebSearchSettings} />
   </div>`;
 }
