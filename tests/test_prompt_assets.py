@@ -43,6 +43,7 @@ AGENT_TOOLS = [
     "Glob",
     "AskQuestion",
     "AwaitShell",
+    "SwitchMode",
 ]
 MODE_TOOLS: dict[str, list[str]] = {
     "agent": AGENT_TOOLS,
@@ -134,7 +135,17 @@ CURSOR_PARAMETERS: dict[str, tuple[dict[str, str], list[str]]] = {
     ),
     "ReadLints": ({"paths": "array"}, []),
     "TodoWrite": ({"todos": "array", "merge": "boolean"}, ["todos", "merge"]),
-    "AskQuestion": ({"title": "string", "questions": "array"}, ["questions"]),
+    "AskQuestion": (
+        {"title": "string", "questions": "array", "run_async": "boolean"},
+        ["questions"],
+    ),
+    "SwitchMode": ({"target_mode_id": "string", "explanation": "string"}, ["target_mode_id"]),
+    # None required: a later plan of a conversation leaves out its name (CreatePlan checks
+    # that the plan text is there).
+    "CreatePlan": (
+        {"name": "string", "overview": "string", "plan": "string", "todos": "array"},
+        [],
+    ),
     # Cursor's also has waiting_for_subagent, which does nothing (§2.4): left out.
     "AwaitShell": (
         {"shell_id": "string", "pattern": "string", "block_until_ms": "number"},
