@@ -14,7 +14,6 @@ from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ToolChannel
 from wire.tools.registry import REGISTRY, STREAMED_CONTENT_FIELDS, resolve_tool
 
-
 # Registered tools Agent mode does not offer (tools.md §4.3): only Plan mode plans.
 NOT_IN_AGENT_MODE = {"CreatePlan"}
 

@@ -38,13 +38,11 @@ def _todo(raw: Any, position: int) -> agent.TodoItem:
     where = f"todos[{position}]"
     if not isinstance(raw, dict):
         raise ToolArgumentError(f"{where} must be an object")
-    fields: dict[str, str] = {}
     for key in ("id", "content"):
         value = raw.get(key)
         if not isinstance(value, str) or not value:
             raise ToolArgumentError(f"{where}.{key} is required (a non-empty string)")
-        fields[key] = value
-    return agent.TodoItem(status=agent.TODO_STATUS_PENDING, **fields)
+    return agent.TodoItem(id=raw["id"], content=raw["content"], status=agent.TODO_STATUS_PENDING)
 
 
 class CreatePlanExecution(ToolExecution):
