@@ -343,6 +343,8 @@ async def test_two_plans_the_second_without_name_and_executing_runs_the_latest(
     final = log.checkpoints()[-1]
     assert final.mode == agent.AGENT_MODE_AGENT
     assert plan_of(log, final) == SECOND_PLAN
+    sets = [m.kv_server_message.set_blob_args.blob_id for m in log.messages]
+    assert final.plan not in sets  # the client's state named it: it has the blob
     turn = agent.ConversationTurnStructure.FromString(log.blobs[final.turns[-1]])
     user = agent.UserMessage.FromString(log.blobs[turn.agent_conversation_turn.user_message])
     assert user.is_simulated_msg
