@@ -41,7 +41,7 @@ from actors.session import SessionActor
 from console.api import ConsoleRoutes
 from console.auth import TOKEN_VARIABLE, ConsoleAuth, check_console_token, is_loopback_host
 from console.model_check_api import MODEL_CHECK_TIMEOUT_S, ModelCheckDeps
-from prompt import PromptAssetError, PromptAssets, load_prompt_assets
+from prompt import PromptAssetError, load_prompt_assets
 from store import DatabaseDriverMissing, Store, connect_store
 from store.catalog import enabled_models
 from store.clock import now_ms
@@ -256,14 +256,12 @@ async def start_server(
     config: ServerConfig,
     start_session: SessionFactory | None = None,
     store: Store | None = None,
-    prompts: PromptAssets | None = None,
 ) -> RunningServer:
     """Build the app, bind the listener and return once it accepts connections.
 
     With a ``store`` the console API is served under ``/console/api/``, the model-list
     routes append the enabled user models, and runs resolve their model and run the agent.
-    ``start_session`` defaults to :func:`start_session_actor` (tests pass scripted ones);
-    ``prompts`` to the shipped assets (tests pass a validated copy).
+    ``start_session`` defaults to :func:`start_session_actor` (tests pass scripted ones).
     """
     if config.console_token is None and not is_loopback_host(config.host):
         raise ValueError(f"{TOKEN_VARIABLE} is required to listen on {config.host}")
@@ -305,7 +303,7 @@ async def start_server(
         ).register(app)
         agent_deps = AgentDeps(
             store=store,
-            prompts=load_prompt_assets() if prompts is None else prompts,
+            prompts=load_prompt_assets(),
             provider=provider_deps,
             owners=RunOwners(),
             tasks=provider_deps.tasks,

@@ -4,20 +4,19 @@ each of the three formats.
 
 A run keeps its mode; an approved switch is the mode of the checkpoints published after it,
 so the next run that takes the state's mode runs in the new one. The conversation's plan is
-the last successful CreatePlan's, and a plan action runs it as a new Agent-mode turn."""
+the last successful CreatePlan's (Plan mode's tool), and a plan action runs it as a new
+Agent-mode turn."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from actors.turn.actions import EXECUTE_PLAN_QUERY
-from prompt import PromptAssets
+from prompt import load_prompt_assets
 from store import Store
 from tests.support.fake_cursor import (
     CursorSession,
@@ -33,26 +32,17 @@ from tests.support.fake_cursor import (
 )
 from tests.support.fake_provider import FakeProvider, FakeToolCall
 from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
-from tests.support.plans import action_message, assets_with_create_plan, user_texts
+from tests.support.plans import action_message, user_texts
 from wire.proto import agent_v1_pb2 as agent
 
+PLAN = agent.AGENT_MODE_PLAN
 PLAN_URI = "file:///work/.cursor/plans/cache.plan.md"
 FIRST_PLAN = "1. Add a cache module\n2. Use it in the reader"
 SECOND_PLAN = "1. Add a cache module with a size bound\n2. Use it in the reader\n3. Test it"
 
 
-@pytest.fixture
-def plan_prompts(tmp_path: Path) -> PromptAssets:
-    return assets_with_create_plan(tmp_path / "assets")
-
-
-@pytest.fixture
-async def plan_cursor(make_server: Any, plan_prompts: PromptAssets) -> AsyncIterator[FakeCursor]:
-    """A client of a server whose Agent mode also offers CreatePlan."""
-    server = await make_server(prompts=plan_prompts)
-    client = FakeCursor(f"http://{server.address}")
-    yield client
-    await client.aclose()
+def mode_tools(name: str) -> list[str]:
+    return list(load_prompt_assets().mode(name).tool_names)
 
 
 def call(call_id: str, name: str, arguments: dict[str, Any]) -> FakeToolCall:
@@ -205,22 +195,26 @@ async def test_a_resume_after_an_approved_switch_runs_in_the_new_mode(
     fmt = FORMATS[0]
     model = fmt.add_model(server_store, fake)
     first, task, state = await mid_turn_state(fmt, fake, cursor, model, answer_switch_mode())
-    assert state.mode == agent.AGENT_MODE_PLAN
-    resumed = CursorSession(cursor, "turn-resumed", blobs=first.log.blobs)
+    assert state.mode == PLAN
+    # The reconnecting client resumes: the pending question is asked again, and the model's
+    # next call is a Plan-mode call (Plan's prompt and tools), while the first run's calls
+    # all offered Agent's.
+    assert fmt.tool_names(fake.requests[1].json) == mode_tools("agent")
+    fake.enqueue(fmt.answer("Planning it, then."))
+    resumed = CursorSession(
+        cursor, "turn-resumed", blobs=first.log.blobs, answer_query=answer_questions({"q": ["y"]})
+    )
     log = await resumed.run(
         resume_message(model, conversation_id="conv-1", conversation_state=state)
     )
-    # The resume takes the state's mode. This server ships no Plan mode assets yet, so the
-    # run names it and ends; with them it runs in Plan mode.
-    assert log.end == {
-        "error": {
-            "code": "invalid_argument",
-            "message": "protocol error: unsupported agent mode: AGENT_MODE_PLAN (this server runs "
-            "AGENT_MODE_AGENT)",
-        }
-    }
-    await first.send(cancel_message())
-    assert (await asyncio.wait_for(task, 10)).end["error"]["code"] == "canceled"  # type: ignore[index]
+    assert log.end == {}
+    body = fake.requests[-1].json
+    assert fmt.tool_names(body) == mode_tools("plan")
+    assert "Plan mode" in json.dumps(body["messages"][0])
+    assert fmt.tool_results(body)["call_ask"] == "q: y"
+    assert {s.mode for s in log.checkpoints()} == {PLAN}
+    superseded = await asyncio.wait_for(task, 10)
+    assert superseded.end == {"error": {"code": "canceled", "message": "run was cancelled"}}
 
 
 async def test_a_resume_after_a_declined_switch_stays_in_agent_mode(
@@ -273,8 +267,7 @@ async def test_two_plans_the_second_without_name_and_executing_runs_the_latest(
     fmt: ProviderFormat,
     fake: FakeProvider,
     server_store: Store,
-    plan_cursor: FakeCursor,
-    plan_prompts: PromptAssets,
+    cursor: FakeCursor,
 ) -> None:
     model = fmt.add_model(server_store, fake)
     first_args = {
@@ -286,8 +279,8 @@ async def test_two_plans_the_second_without_name_and_executing_runs_the_latest(
     fake.enqueue(fmt.tool_round([call("call_plan_1", "CreatePlan", first_args)]))
     fake.enqueue(fmt.answer("Here is the plan."))
     save = answer_create_plan(PLAN_URI)
-    log = await CursorSession(plan_cursor, "turn-plan-1", answer_query=save).run(
-        user_turn_message("plan a reader cache", model)
+    log = await CursorSession(cursor, "turn-plan-1", answer_query=save).run(
+        user_turn_message("plan a reader cache", model, mode=PLAN)
     )
     assert log.end == {}
     (query,) = queries(log)
@@ -315,9 +308,13 @@ async def test_two_plans_the_second_without_name_and_executing_runs_the_latest(
     fake.enqueue(fmt.tool_round([call("call_plan_2", "CreatePlan", second_args)]))
     fake.enqueue(fmt.answer("Revised."))
     message = user_turn_message(
-        "bound its size", model, message_id="msg-2", conversation_state=log.checkpoints()[-1]
+        "bound its size",
+        model,
+        message_id="msg-2",
+        mode=PLAN,
+        conversation_state=log.checkpoints()[-1],
     )
-    log = await CursorSession(plan_cursor, "turn-plan-2", answer_query=save, blobs=log.blobs).run(
+    log = await CursorSession(cursor, "turn-plan-2", answer_query=save, blobs=log.blobs).run(
         message
     )
     assert log.end == {}
@@ -329,7 +326,7 @@ async def test_two_plans_the_second_without_name_and_executing_runs_the_latest(
     # Executing the plan: a new Agent-mode turn whose runtime message holds the latest plan.
     fake.enqueue(fmt.answer("Starting on step 1."))
     execute = agent.ExecutePlanAction(plan_file_uri=PLAN_URI)
-    log = await CursorSession(plan_cursor, "turn-execute", blobs=log.blobs).run(
+    log = await CursorSession(cursor, "turn-execute", blobs=log.blobs).run(
         action_message(model, log.checkpoints()[-1], execute_plan_action=execute)
     )
     assert log.end == {}
@@ -338,8 +335,8 @@ async def test_two_plans_the_second_without_name_and_executing_runs_the_latest(
     assert f'<approved_plan uri="{PLAN_URI}">\n{SECOND_PLAN}\n</approved_plan>' in runtime
     assert FIRST_PLAN not in runtime
     assert runtime.endswith(f"<user_query>\n{EXECUTE_PLAN_QUERY}\n</user_query>")
-    agent_tools = [tool.name for tool in plan_prompts.mode("agent").tools]
-    assert fmt.tool_names(body) == agent_tools
+    assert "CreatePlan" in fmt.tool_names(fake.requests[0].json)
+    assert fmt.tool_names(body) == mode_tools("agent")
     final = log.checkpoints()[-1]
     assert final.mode == agent.AGENT_MODE_AGENT
     assert plan_of(log, final) == SECOND_PLAN
@@ -352,12 +349,12 @@ async def test_two_plans_the_second_without_name_and_executing_runs_the_latest(
 
 
 async def test_plan_actions_take_their_own_plan_or_the_users_words_and_need_a_plan(
-    fake: FakeProvider, server_store: Store, plan_cursor: FakeCursor
+    fake: FakeProvider, server_store: Store, cursor: FakeCursor
 ) -> None:
     fmt = FORMATS[1]
     model = fmt.add_model(server_store, fake)
     # No plan anywhere: the run names the problem.
-    log = await CursorSession(plan_cursor, "turn-no-plan").run(
+    log = await CursorSession(cursor, "turn-no-plan").run(
         action_message(model, None, execute_plan_action=agent.ExecutePlanAction())
     )
     assert log.end == {
@@ -371,7 +368,7 @@ async def test_plan_actions_take_their_own_plan_or_the_users_words_and_need_a_pl
     # The action's own plan text.
     fake.enqueue(fmt.answer("On it."))
     own = agent.ExecutePlanAction(plan=agent.ConversationPlan(plan="Rename foo to bar."))
-    log = await CursorSession(plan_cursor, "turn-own-plan").run(
+    log = await CursorSession(cursor, "turn-own-plan").run(
         action_message(model, None, execute_plan_action=own)
     )
     assert log.end == {}
@@ -382,14 +379,14 @@ async def test_plan_actions_take_their_own_plan_or_the_users_words_and_need_a_pl
     # start_plan_action: the conversation's plan, with what the user typed as the query.
     fake.enqueue(fmt.tool_round([call("call_plan", "CreatePlan", {"plan": FIRST_PLAN})]))
     fake.enqueue(fmt.answer("Planned."))
-    log = await CursorSession(plan_cursor, "turn-plan", answer_query=answer_create_plan()).run(
-        user_turn_message("plan it", model, conversation_id="conv-2")
+    log = await CursorSession(cursor, "turn-plan", answer_query=answer_create_plan()).run(
+        user_turn_message("plan it", model, conversation_id="conv-2", mode=PLAN)
     )
     fake.enqueue(fmt.answer("Building."))
     start = agent.StartPlanAction(
         user_message=agent.UserMessage(text="build it, but skip the tests", message_id="m-b")
     )
-    log = await CursorSession(plan_cursor, "turn-start", blobs=log.blobs).run(
+    log = await CursorSession(cursor, "turn-start", blobs=log.blobs).run(
         action_message(
             model, log.checkpoints()[-1], conversation_id="conv-2", start_plan_action=start
         )
@@ -401,7 +398,7 @@ async def test_plan_actions_take_their_own_plan_or_the_users_words_and_need_a_pl
 
 
 async def test_a_plan_without_text_or_not_saved_is_an_error_the_model_reads(
-    fake: FakeProvider, server_store: Store, plan_cursor: FakeCursor
+    fake: FakeProvider, server_store: Store, cursor: FakeCursor
 ) -> None:
     fmt = FORMATS[2]
     model = fmt.add_model(server_store, fake)
@@ -409,8 +406,8 @@ async def test_a_plan_without_text_or_not_saved_is_an_error_the_model_reads(
     fake.enqueue(fmt.tool_round([call("call_full", "CreatePlan", {"plan": FIRST_PLAN})]))
     fake.enqueue(fmt.answer("I could not save it."))
     failing = answer_create_plan(error="the plans folder is read-only")
-    log = await CursorSession(plan_cursor, "turn-bad-plan", answer_query=failing).run(
-        user_turn_message("plan it", model)
+    log = await CursorSession(cursor, "turn-bad-plan", answer_query=failing).run(
+        user_turn_message("plan it", model, mode=PLAN)
     )
     assert log.end == {}
     assert len(queries(log)) == 1  # the call without a plan never reached the editor
@@ -427,18 +424,21 @@ async def test_a_plan_without_text_or_not_saved_is_an_error_the_model_reads(
 
 
 @pytest.mark.parametrize(
-    "tool_call",
-    [switch(), call("call_plan", "CreatePlan", {"plan": FIRST_PLAN})],
+    ("tool_call", "mode"),
+    [
+        (switch(), agent.AGENT_MODE_AGENT),
+        (call("call_plan", "CreatePlan", {"plan": FIRST_PLAN}), PLAN),
+    ],
     ids=["SwitchMode", "CreatePlan"],
 )
 async def test_cancel_while_the_query_is_pending_ends_canceled(
-    tool_call: FakeToolCall, fake: FakeProvider, server_store: Store, plan_cursor: FakeCursor
+    tool_call: FakeToolCall, mode: int, fake: FakeProvider, server_store: Store, cursor: FakeCursor
 ) -> None:
     fmt = FORMATS[0]
     model = fmt.add_model(server_store, fake)
     fake.enqueue(fmt.tool_round([tool_call]))
-    session = CursorSession(plan_cursor, "turn-cancel")  # nobody answers
-    task = asyncio.create_task(session.run(user_turn_message("go", model)))
+    session = CursorSession(cursor, "turn-cancel")  # nobody answers
+    task = asyncio.create_task(session.run(user_turn_message("go", model, mode=mode)))
     await until_queries(session, 1)
     await session.send(cancel_message())
     log = await asyncio.wait_for(task, 10)

@@ -29,7 +29,8 @@ from tests.support.process import REPO
 ASSETS = Path(prompt.__file__).parent / "cursor"
 
 # Each mode's tools in the reference's manifest order (tools.md §4.3) restricted to the tools
-# this server runs. Ask has no reference list: it is the read-only tools, in Debug's order.
+# this server runs. Ask has no reference list: it is the read-only tools, in Debug's order, and
+# SwitchMode, so the model can propose Agent mode when the user asks for changes.
 AGENT_TOOLS = [
     "Shell",
     "Grep",
@@ -47,8 +48,17 @@ AGENT_TOOLS = [
 ]
 MODE_TOOLS: dict[str, list[str]] = {
     "agent": AGENT_TOOLS,
-    "ask": ["AskQuestion", "Glob", "Grep", "Read", "ReadLints"],
-    "plan": ["Shell", "Glob", "Grep", "Read", "TodoWrite", "ReadLints", "AskQuestion"],
+    "ask": ["AskQuestion", "Glob", "Grep", "Read", "ReadLints", "SwitchMode"],
+    "plan": [
+        "Shell",
+        "Glob",
+        "Grep",
+        "Read",
+        "TodoWrite",
+        "ReadLints",
+        "AskQuestion",
+        "CreatePlan",
+    ],
     "debug": [
         "AskQuestion",
         "Delete",
@@ -70,6 +80,7 @@ MODE_TOOLS: dict[str, list[str]] = {
         "ReadLints",
         "Shell",
         "StrReplace",
+        "SwitchMode",
         "TodoWrite",
         "Write",
     ],

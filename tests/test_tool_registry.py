@@ -23,6 +23,7 @@ def test_the_prompt_offers_exactly_the_registered_tools() -> None:
     assert {tool.name for tool in assets.tools} == set(REGISTRY)
     agent_tools = {tool.name for tool in assets.mode("agent").tools}
     assert agent_tools == set(REGISTRY) - NOT_IN_AGENT_MODE
+    assert set().union(*(mode.tool_names for mode in assets.modes)) == set(REGISTRY)
 
 
 def test_every_row_is_keyed_by_its_name_and_resolves_to_itself() -> None:

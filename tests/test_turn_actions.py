@@ -13,6 +13,7 @@ from actors.turn.actions import (
     read_action,
 )
 from actors.turn.plan import TurnKind, exec_context, plan_turn
+from prompt import load_prompt_assets
 from wire.errors import ConnectError
 from wire.proto import agent_v1_pb2 as agent
 
@@ -44,7 +45,7 @@ def test_execute_plan_runs_a_new_agent_turn_with_a_simulated_message() -> None:
         "execute_plan_action", EXECUTE_PLAN_QUERY, None, "file:///p.md", context
     )
     # The plan run's execs see the terminals folder of the action's own request context.
-    assert exec_context(plan, run).terminals_folder == "/t"
+    assert exec_context(plan, load_prompt_assets().mode("agent"), run).terminals_folder == "/t"
 
 
 def test_the_mode_each_action_runs_in() -> None:

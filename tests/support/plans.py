@@ -1,29 +1,11 @@
-"""What the SwitchMode, CreatePlan and plan-action tests share: a server whose Agent mode also
-offers CreatePlan (a validated copy of the shipped assets: Plan mode's assets are not shipped
-yet), RunRequests for the actions, and reading what the model was sent."""
+"""What the plan-action and async-answer tests share: RunRequests for the actions, and reading
+what the model was sent."""
 
 from __future__ import annotations
 
-import json
-import shutil
-from pathlib import Path
 from typing import Any
 
-import prompt
-from prompt import PromptAssets, load_prompt_assets_from
 from wire.proto import agent_v1_pb2 as agent
-
-ASSETS = Path(prompt.__file__).parent / "cursor"
-
-
-def assets_with_create_plan(target: Path) -> PromptAssets:
-    """The shipped assets with CreatePlan added to the agent manifest, validated as a whole."""
-    shutil.copytree(ASSETS, target)
-    manifest = target / "modes" / "agent.json"
-    data = json.loads(manifest.read_text(encoding="utf-8"))
-    data["tools"].append("CreatePlan")
-    manifest.write_text(json.dumps(data), encoding="utf-8")
-    return load_prompt_assets_from(target)
 
 
 def action_message(
