@@ -80,7 +80,9 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
     """Read the action and the mode; a request this server cannot run raises ConnectError.
 
     A new message runs in its ``UserMessage.mode``; a resume in the mode its state records,
-    which is the mode of the run that published it (the turn being resumed)."""
+    which is the mode of the run that published it (the turn being resumed) or the one an
+    approved SwitchMode of that turn chose; the actions of ``actors.turn.actions`` start a new
+    turn in the mode each reads."""
     action = request.action
     kind = action.WhichOneof("action")
     state = request.conversation_state if request.HasField("conversation_state") else None
