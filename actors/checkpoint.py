@@ -31,6 +31,8 @@ from actors.checkpoint_state import (
     assistant_step_blob,
     build_state,
     extend_turn_blob,
+    plan_blob,
+    switched_mode,
     thinking_step_blob,
     todos_from_messages,
     token_details,
@@ -207,6 +209,8 @@ class CheckpointActor(pykka.ThreadingActor):
             self._sent.update(base.root_prompt_messages_json)
             self._sent.update(base.turns)
             self._sent.update(base.todos)
+            if base.HasField("plan"):
+                self._sent.add(base.plan)
         if setup.resume_turn is not None:
             # The resumed turn replaces the client's last one (same turn, more steps).
             self._base_turns = self._base_turns[:-1]
@@ -462,6 +466,11 @@ class CheckpointActor(pykka.ThreadingActor):
             for data in todo_blobs:
                 todo_ids.append(blob_id_of(data))
                 new.setdefault(todo_ids[-1], data)
+        plan = plan_blob(messages)
+        plan_id: bytes | None = None
+        if plan is not None:
+            plan_id = blob_id_of(plan)
+            new.setdefault(plan_id, plan)
         base = setup.base
         details = token_details(
             base.token_details if base is not None and base.HasField("token_details") else None,
@@ -477,8 +486,10 @@ class CheckpointActor(pykka.ThreadingActor):
             roots=roots,
             turns=turns,
             pending=pending,
-            mode=setup.mode,
+            # An approved SwitchMode is the next run's mode; this run keeps its own.
+            mode=switched_mode(messages) or setup.mode,
             todos=todo_ids,
+            plan=plan_id,
             token_details=details,
         )
 

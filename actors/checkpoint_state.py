@@ -20,13 +20,20 @@ from actors.conversation.model import (
     CanonicalToolCall,
     Origin,
     PartsContent,
+    Role,
     TextPart,
     ToolResultContent,
 )
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import Todo
-from wire.tools.todo_write import TodoUpdate, apply_todo_update, parse_todo_update, todo_item
+from wire.tools.switch_mode import MODE_IDS
+from wire.tools.todo_write import (
+    TodoUpdate,
+    apply_todo_update,
+    parse_todo_update,
+    todo_item,
+)
 
 BLOB_ID_SIZE = 32  # SHA-256, as in store.blobs
 _UINT32_MAX = 2**32 - 1
@@ -118,14 +125,15 @@ def build_state(
     mode: int,
     read_paths: Iterable[str] = (),
     todos: Sequence[bytes] | None = None,
+    plan: bytes | None = None,
     token_details: agent.ConversationTokenDetails | None = None,
 ) -> agent.ConversationStateStructure:
     """The checkpoint: ``base`` (the client's state) with the fields the server owns replaced.
 
     Everything else in ``base`` (file states, summaries, subagent state, fields this subset
     does not declare) is copied through unchanged. ``read_paths`` are added to the base's,
-    keeping order and dropping repeats; ``todos`` and ``token_details`` replace the base's
-    when given and keep it when ``None``.
+    keeping order and dropping repeats; ``todos``, ``plan`` (a ``ConversationPlan`` blob id)
+    and ``token_details`` replace the base's when given and keep it when ``None``.
     """
     state = agent.ConversationStateStructure()
     if base is not None:
@@ -141,6 +149,8 @@ def build_state(
             state.read_paths.append(path)
     if todos is not None:
         _replace(state.todos, [_blob_id(t, "todo") for t in todos])
+    if plan is not None:
+        state.plan = _blob_id(plan, "plan")
     if token_details is not None:
         state.token_details.CopyFrom(token_details)
     return state
@@ -427,6 +437,71 @@ def todo_update(arguments_json: str) -> TodoUpdate:
 
 def _normalized(name: str) -> str:
     return "".join(char.lower() for char in name if char.isascii() and char.isalnum())
+
+
+# ---- what the model's interaction calls leave behind: the plan, the mode -------------------
+
+
+def _successful_calls(messages: Sequence[CanonicalMessage]) -> Iterable[CanonicalToolCall]:
+    """Every call whose result succeeded, in result order."""
+    calls: dict[str, CanonicalToolCall] = {}
+    for message in messages:
+        content = message.content
+        if isinstance(content, AssistantContent):
+            calls.update((call.call_id, call) for call in content.tool_calls)
+        elif isinstance(content, ToolResultContent) and not content.is_error:
+            call = calls.get(content.call_id)
+            if call is not None:
+                yield call
+
+
+def _arguments(call: CanonicalToolCall) -> dict[str, Any]:
+    try:
+        arguments = msgspec.json.decode(call.arguments)
+    except msgspec.DecodeError as error:
+        raise CheckpointStateError(f"{call.name} arguments are not JSON") from error
+    if not isinstance(arguments, dict):
+        raise CheckpointStateError(f"{call.name} arguments are not an object")
+    return arguments
+
+
+def latest_plan(messages: Sequence[CanonicalMessage]) -> dict[str, Any] | None:
+    """The arguments of the last CreatePlan whose result succeeded (a later plan replaces an
+    earlier one), ``None`` without one. Its ``plan`` text is always there: a call without it
+    is refused before it reaches the editor."""
+    latest: dict[str, Any] | None = None
+    for call in _successful_calls(messages):
+        if _normalized(call.name) == "createplan":
+            latest = _arguments(call)
+            if not isinstance(latest.get("plan"), str):
+                raise CheckpointStateError("a successful CreatePlan has no plan text")
+    return latest
+
+
+def plan_blob(messages: Sequence[CanonicalMessage]) -> bytes | None:
+    """The ``ConversationPlan`` blob of the conversation's plan, or ``None`` (keep the
+    client's) when the history has none."""
+    arguments = latest_plan(messages)
+    if arguments is None:
+        return None
+    return _serialize(agent.ConversationPlan(plan=arguments["plan"]))
+
+
+def switched_mode(messages: Sequence[CanonicalMessage]) -> int | None:
+    """The AgentMode of the last approved SwitchMode of the current turn (after the last user
+    message: a new message carries its own mode), ``None`` without one."""
+    start = 0
+    for position, message in enumerate(messages):
+        if message.role is Role.USER:
+            start = position
+    mode: int | None = None
+    for call in _successful_calls(messages[start:]):
+        if _normalized(call.name) == "switchmode":
+            target = _arguments(call).get("target_mode_id")
+            if target not in MODE_IDS:
+                raise CheckpointStateError(f"an approved SwitchMode names no mode: {target!r}")
+            mode = MODE_IDS[target]
+    return mode
 
 
 # ---- helpers ---------------------------------------------------------------------------------

@@ -167,13 +167,19 @@ class RunBase:
         self._histories.put(revision_id, history)
         return history
 
+    def turn_base(self, from_state: int | None) -> tuple[int | None, tuple[CanonicalMessage, ...]]:
+        """The revision a new turn starts from (the head when the client sent no state; None:
+        a new conversation) and its history."""
+        base = (
+            from_state if from_state is not None else self._store.head(self._plan.conversation_id)
+        )
+        return base, self.history(base) if base is not None else ()
+
     def user_turn(self, base: int | None, runtime: CanonicalMessage) -> UserTurnStart:
         """Read what the user turn will start from (the head when the client sent no state)."""
         from_state = base
-        if base is None:
-            # The head now (None: a new conversation); the commit must still find it there.
-            base = self._store.head(self._plan.conversation_id)
-        history = self.history(base) if base is not None else ()
+        # The head now, if no state; the commit must still find it there.
+        base, history = self.turn_base(from_state)
         replayed = any(m.message_id == runtime.message_id for m in history)
         return UserTurnStart(from_state, base, history, runtime, replayed)
 

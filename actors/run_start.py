@@ -28,6 +28,7 @@ from actors.conversation.request import ModelRoute
 from actors.messages import CancelRun
 from actors.run_base import RunBase, check_started
 from actors.run_children import AgentDeps, RunChildren
+from actors.turn.actions import action_parts
 from actors.turn.capabilities import ServerCapabilities, offered_tools
 from actors.turn.plan import (
     BaseFetch,
@@ -137,8 +138,8 @@ class RunStart:
         (known, fetch), self._fetching = self._fetching, None
         plan, mode, base = known.plan, known.mode, known.base
         content: tuple[TextPart | ImagePart, ...] = ()
-        if plan.user_message is not None:
-            now = datetime.datetime.now(datetime.UTC)
+        now = datetime.datetime.now(datetime.UTC)
+        if plan.user_message is not None and plan.action is None:
             content = runtime_parts(mode, self._request, fetch.fetched, now)
         revision = base.base_revision(known.indexed, fetch.fetched)
         instructions = mode.system_prompt(self._route.model_id)
@@ -146,6 +147,9 @@ class RunStart:
             action = self._request.action.user_message_action
             resolved = action.interrupted_pending_tool_call_resolutions
             revision = base.close_interrupted(revision, resolved, now_ms())
+            if plan.action is not None:
+                # What an action brings is checked against the history it starts from.
+                content = action_parts(mode, plan.action, base.turn_base(revision)[1], now)
             runtime = runtime_message(self._request_id, content)
             return self._user_turn(known, instructions, revision, runtime)
         turn_id = plan.resume_turn_id

@@ -15,7 +15,10 @@ from actors.checkpoint_state import (
     build_state,
     decode_turn,
     extend_turn_blob,
+    latest_plan,
+    plan_blob,
     step_blob,
+    switched_mode,
     thinking_step_blob,
     todo_list,
     todo_update,
@@ -556,3 +559,58 @@ def test_todo_refusals() -> None:
         todo_update('{"items":[]}')
     with pytest.raises(CheckpointStateError, match="not valid JSON"):
         todo_update("{")
+
+
+# ---- the plan and the mode the model's interaction calls leave ----
+
+
+def _args(**values: object) -> str:
+    return msgspec.json.encode(values).decode()
+
+
+def test_the_plan_is_the_last_successful_create_plan_and_replaces_the_earlier_one() -> None:
+    history = [
+        *_call_and_result("p1", "CreatePlan", _args(name="Cache", plan="first"), False),
+        *_call_and_result("p2", "CreatePlan", _args(plan="never saved"), True),
+    ]
+    blob = plan_blob(history)
+    assert blob is not None and agent.ConversationPlan.FromString(blob).plan == "first"
+    assert blob == agent.ConversationPlan(plan="first").SerializeToString(deterministic=True)
+    history += _call_and_result("p3", "create_plan", _args(plan="second"), False)
+    assert latest_plan(history) == {"plan": "second"}
+    blob = plan_blob(history)
+    assert blob is not None and agent.ConversationPlan.FromString(blob).plan == "second"
+
+
+def test_no_successful_plan_keeps_the_clients_and_a_plan_without_text_is_refused() -> None:
+    assert plan_blob([_runtime("hi")]) is None
+    assert plan_blob(_call_and_result("p1", "CreatePlan", _args(plan="x"), True)) is None
+    broken = _call_and_result("p1", "CreatePlan", _args(overview="only"), False)
+    with pytest.raises(CheckpointStateError, match="no plan text"):
+        plan_blob(broken)
+
+
+def test_build_state_names_the_plan_blob_and_keeps_the_bases_without_one() -> None:
+    base = agent.ConversationStateStructure(plan=_id("old-plan"))
+    kept = build_state(base, roots=[], turns=[], pending=[], mode=agent.AGENT_MODE_AGENT)
+    assert kept.plan == _id("old-plan")
+    state = build_state(
+        base, roots=[], turns=[], pending=[], mode=agent.AGENT_MODE_AGENT, plan=_id("new-plan")
+    )
+    assert state.plan == _id("new-plan")
+    with pytest.raises(CheckpointStateError, match="plan blob id"):
+        build_state(None, roots=[], turns=[], pending=[], mode=1, plan=b"plan text")
+
+
+def test_the_mode_is_the_last_approved_switch_of_the_current_turn() -> None:
+    def switch(call_id: str, target: str, approved: bool) -> list[CanonicalMessage]:
+        return _call_and_result(call_id, "SwitchMode", _args(target_mode_id=target), not approved)
+
+    turn = [_runtime("go"), *switch("s1", "plan", True), *switch("s2", "ask", False)]
+    assert switched_mode(turn) == agent.AGENT_MODE_PLAN
+    assert switched_mode([*turn, *switch("s3", "debug", True)]) == agent.AGENT_MODE_DEBUG
+    # A later user message carries its own mode: an earlier turn's switch no longer counts.
+    assert switched_mode([*turn, _runtime("next")]) is None
+    assert switched_mode([_runtime("go"), *switch("s1", "plan", False)]) is None
+    with pytest.raises(CheckpointStateError, match="names no mode"):
+        switched_mode(switch("s1", "turbo", True))

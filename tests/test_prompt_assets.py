@@ -29,7 +29,8 @@ from tests.support.process import REPO
 ASSETS = Path(prompt.__file__).parent / "cursor"
 
 # Each mode's tools in the reference's manifest order (tools.md §4.3) restricted to the tools
-# this server runs. Ask has no reference list: it is the read-only tools, in Debug's order.
+# this server runs. Ask has no reference list: it is the read-only tools, in Debug's order, and
+# SwitchMode, so the model can propose Agent mode when the user asks for changes.
 AGENT_TOOLS = [
     "Shell",
     "Grep",
@@ -45,10 +46,20 @@ AGENT_TOOLS = [
     "Glob",
     "AskQuestion",
     "AwaitShell",
+    "SwitchMode",
 ]
 MODE_TOOLS: dict[str, list[str]] = {
     "agent": AGENT_TOOLS,
-    "ask": ["AskQuestion", "Glob", "Grep", "Read", "ReadLints", "WebFetch", "WebSearch"],
+    "ask": [
+        "AskQuestion",
+        "Glob",
+        "Grep",
+        "Read",
+        "ReadLints",
+        "WebFetch",
+        "WebSearch",
+        "SwitchMode",
+    ],
     "plan": [
         "Shell",
         "Glob",
@@ -59,6 +70,7 @@ MODE_TOOLS: dict[str, list[str]] = {
         "WebSearch",
         "WebFetch",
         "AskQuestion",
+        "CreatePlan",
     ],
     "debug": [
         "AskQuestion",
@@ -83,6 +95,7 @@ MODE_TOOLS: dict[str, list[str]] = {
         "ReadLints",
         "Shell",
         "StrReplace",
+        "SwitchMode",
         "TodoWrite",
         "WebFetch",
         "WebSearch",
@@ -150,7 +163,17 @@ CURSOR_PARAMETERS: dict[str, tuple[dict[str, str], list[str]]] = {
     ),
     "ReadLints": ({"paths": "array"}, []),
     "TodoWrite": ({"todos": "array", "merge": "boolean"}, ["todos", "merge"]),
-    "AskQuestion": ({"title": "string", "questions": "array"}, ["questions"]),
+    "AskQuestion": (
+        {"title": "string", "questions": "array", "run_async": "boolean"},
+        ["questions"],
+    ),
+    "SwitchMode": ({"target_mode_id": "string", "explanation": "string"}, ["target_mode_id"]),
+    # None required: a later plan of a conversation leaves out its name (CreatePlan checks
+    # that the plan text is there).
+    "CreatePlan": (
+        {"name": "string", "overview": "string", "plan": "string", "todos": "array"},
+        [],
+    ),
     # Cursor's also has waiting_for_subagent, which does nothing (§2.4): left out.
     "AwaitShell": (
         {"shell_id": "string", "pattern": "string", "block_until_ms": "number"},

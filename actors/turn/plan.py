@@ -22,6 +22,7 @@ from actors.conversation.model import (
 )
 from actors.conversation.request import ModelRoute
 from actors.request_context import image_blob_ids, runtime_context, runtime_images
+from actors.turn.actions import ACTION_KINDS, ReadAction, read_action
 from prompt.assets import ModeAssets
 from prompt.runtime_message import RuntimeContextError
 from store.conversations import StoredMessage
@@ -55,6 +56,7 @@ class TurnPlan(msgspec.Struct, frozen=True):
     conversation_id: str
     user_message: agent.UserMessage | None
     state: agent.ConversationStateStructure | None
+    action: ReadAction | None = None  # a turn started by an action, not a typed message
 
     @property
     def roots(self) -> tuple[bytes, ...]:
@@ -78,11 +80,14 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
     """Read the action and the mode; a request this server cannot run raises ConnectError.
 
     A new message runs in its ``UserMessage.mode``; a resume in the mode its state records,
-    which is the mode of the run that published it (the turn being resumed)."""
+    which is the mode of the run that published it (the turn being resumed) or the one an
+    approved SwitchMode of that turn chose; the actions of ``actors.turn.actions`` start a new
+    turn in the mode each reads."""
     action = request.action
     kind = action.WhichOneof("action")
     state = request.conversation_state if request.HasField("conversation_state") else None
     user_message: agent.UserMessage | None = None
+    read: ReadAction | None = None
     if kind == "user_message_action":
         user_message = action.user_message_action.user_message
         turn, number = TurnKind.NEW, user_message.mode
@@ -90,6 +95,9 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
         if state is None or not state.root_prompt_messages_json:
             raise protocol_error("resume_action needs the conversation_state to resume from")
         turn, number = TurnKind.RESUME, state.mode or agent.AGENT_MODE_AGENT
+    elif kind in ACTION_KINDS:
+        read = read_action(kind, request_id, action, state)
+        turn, number, user_message = TurnKind.NEW, read.mode, read.user_message
     else:
         raise ConnectError(
             Code.UNIMPLEMENTED, f"conversation action {kind or 'none'} is not available"
@@ -105,6 +113,7 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
         conversation_id=request.conversation_id or request_id,
         user_message=user_message,
         state=state,
+        action=read,
     )
 
 
@@ -112,7 +121,7 @@ def wanted_blobs(plan: TurnPlan, *, roots_indexed: bool) -> tuple[bytes, ...]:
     """The blobs the run needs and the server may lack, each once: the images sent by blob
     id, the state's roots unless the checkpoint index knows them, a resume's last turn."""
     wanted: list[bytes] = []
-    if plan.user_message is not None:
+    if plan.user_message is not None and plan.action is None:
         wanted.extend(image_blob_ids(plan.user_message))
     if plan.roots and not roots_indexed:
         wanted.extend(plan.roots)
@@ -191,14 +200,19 @@ def runtime_parts(
 
 
 def request_context(request: agent.AgentRunRequest) -> agent.RequestContext | None:
-    """The editor's context of this run: a user turn's, or a resume's (which carries it too,
-    so a resumed run has the same terminals folder and denylist); None when it sent none."""
+    """The editor's context of this run: a user turn's, a plan action's, or a resume's (which
+    carries it too, so a resumed run has the same terminals folder and denylist); None when it
+    sent none."""
     action = request.action
     kind = action.WhichOneof("action")
     if kind == "user_message_action" and action.user_message_action.HasField("request_context"):
         return action.user_message_action.request_context
     if kind == "resume_action" and action.resume_action.HasField("request_context"):
         return action.resume_action.request_context
+    if kind == "start_plan_action" and action.start_plan_action.HasField("request_context"):
+        return action.start_plan_action.request_context
+    if kind == "execute_plan_action" and action.execute_plan_action.HasField("request_context"):
+        return action.execute_plan_action.request_context
     return None
 
 

@@ -503,6 +503,30 @@ def approve_queries(*, reject: str | None = None) -> QueryAnswer:
     return answer
 
 
+def answer_questions_later(query: agent.InteractionQuery) -> agent.InteractionResponse:
+    """Answer an AskQuestion that runs with ``run_async`` as the editor does: ``async`` at once
+    (the answers come later, in a run of their own)."""
+    assert query.ask_question_interaction_query.args.run_async, query
+    result = agent.AskQuestionResult(**{"async": agent.AskQuestionAsync()})
+    response = agent.AskQuestionInteractionResponse(result=result)
+    return agent.InteractionResponse(ask_question_interaction_response=response)
+
+
+def answer_switch_mode(*, reject: str | None = None) -> QueryAnswer:
+    """Approve a SwitchMode, or with ``reject`` decline it with that reason."""
+
+    def answer(query: agent.InteractionQuery) -> agent.InteractionResponse:
+        assert query.WhichOneof("query") == "switch_mode_request_query", query
+        Response = agent.SwitchModeRequestResponse
+        if reject is None:
+            response = Response(approved=Response.Approved())
+        else:
+            response = Response(rejected=Response.Rejected(reason=reject))
+        return agent.InteractionResponse(switch_mode_request_response=response)
+
+    return answer
+
+
 FetchAnswer = Callable[[agent.FetchArgs], Awaitable[agent.FetchResult]]
 """How the fake editor answers a WebFetch's ``fetch_args``."""
 
@@ -522,6 +546,34 @@ async def fetch_over_http(args: agent.FetchArgs) -> agent.FetchResult:
         content_type=response.headers.get("content-type", ""),
     )
     return agent.FetchResult(success=success)
+
+
+def answer_create_plan(
+    plan_uri: str = "file:///work/.cursor/plans/plan.md", *, error: str | None = None
+) -> QueryAnswer:
+    """Save a CreatePlan's plan at ``plan_uri``, or with ``error`` fail to."""
+
+    def answer(query: agent.InteractionQuery) -> agent.InteractionResponse:
+        assert query.WhichOneof("query") == "create_plan_request_query", query
+        if error is None:
+            result = agent.CreatePlanResult(plan_uri=plan_uri, success=agent.CreatePlanSuccess())
+        else:
+            result = agent.CreatePlanResult(error=agent.CreatePlanError(error=error))
+        response = agent.CreatePlanRequestResponse(result=result)
+        return agent.InteractionResponse(create_plan_request_response=response)
+
+    return answer
+
+
+def answer_by_kind(**answerers: QueryAnswer) -> QueryAnswer:
+    """Answer each query with the answerer named by its variant (e.g.
+    ``switch_mode_request_query=answer_switch_mode()``); any other query is held."""
+
+    def answer(query: agent.InteractionQuery) -> agent.InteractionResponse | None:
+        answerer = answerers.get(query.WhichOneof("query") or "", hold_queries)
+        return answerer(query)
+
+    return answer
 
 
 class CursorSession:

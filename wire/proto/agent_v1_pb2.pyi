@@ -22,6 +22,7 @@ class AgentMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
 class SimulatedMsgReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     SIMULATED_MSG_REASON_UNSPECIFIED: _ClassVar[SimulatedMsgReason]
+    SIMULATED_MSG_REASON_PLAN_EXECUTION: _ClassVar[SimulatedMsgReason]
     SIMULATED_MSG_REASON_BACKGROUND_TASK_COMPLETION: _ClassVar[SimulatedMsgReason]
 
 class ThinkingStyle(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
@@ -74,6 +75,7 @@ AGENT_MODE_PROJECT: AgentMode
 AGENT_MODE_MULTITASK: AgentMode
 AGENT_MODE_CUSTOM: AgentMode
 SIMULATED_MSG_REASON_UNSPECIFIED: SimulatedMsgReason
+SIMULATED_MSG_REASON_PLAN_EXECUTION: SimulatedMsgReason
 SIMULATED_MSG_REASON_BACKGROUND_TASK_COMPLETION: SimulatedMsgReason
 THINKING_STYLE_UNSPECIFIED: ThinkingStyle
 THINKING_STYLE_DEFAULT: ThinkingStyle
@@ -179,16 +181,22 @@ class ThinkingDetails(_message.Message):
     def __init__(self) -> None: ...
 
 class ConversationAction(_message.Message):
-    __slots__ = ("user_message_action", "resume_action", "cancel_action", "shell_command_action")
+    __slots__ = ("user_message_action", "resume_action", "cancel_action", "shell_command_action", "start_plan_action", "execute_plan_action", "async_ask_question_completion_action")
     USER_MESSAGE_ACTION_FIELD_NUMBER: _ClassVar[int]
     RESUME_ACTION_FIELD_NUMBER: _ClassVar[int]
     CANCEL_ACTION_FIELD_NUMBER: _ClassVar[int]
     SHELL_COMMAND_ACTION_FIELD_NUMBER: _ClassVar[int]
+    START_PLAN_ACTION_FIELD_NUMBER: _ClassVar[int]
+    EXECUTE_PLAN_ACTION_FIELD_NUMBER: _ClassVar[int]
+    ASYNC_ASK_QUESTION_COMPLETION_ACTION_FIELD_NUMBER: _ClassVar[int]
     user_message_action: UserMessageAction
     resume_action: ResumeAction
     cancel_action: CancelAction
     shell_command_action: ShellCommandAction
-    def __init__(self, user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ..., shell_command_action: _Optional[_Union[ShellCommandAction, _Mapping]] = ...) -> None: ...
+    start_plan_action: StartPlanAction
+    execute_plan_action: ExecutePlanAction
+    async_ask_question_completion_action: AsyncAskQuestionCompletionAction
+    def __init__(self, user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ..., shell_command_action: _Optional[_Union[ShellCommandAction, _Mapping]] = ..., start_plan_action: _Optional[_Union[StartPlanAction, _Mapping]] = ..., execute_plan_action: _Optional[_Union[ExecutePlanAction, _Mapping]] = ..., async_ask_question_completion_action: _Optional[_Union[AsyncAskQuestionCompletionAction, _Mapping]] = ...) -> None: ...
 
 class UserMessageAction(_message.Message):
     __slots__ = ("user_message", "request_context", "prepend_user_messages", "interrupted_pending_tool_call_resolutions")
@@ -582,16 +590,20 @@ class Error(_message.Message):
     def __init__(self, message: _Optional[str] = ...) -> None: ...
 
 class InteractionResponse(_message.Message):
-    __slots__ = ("id", "web_search_request_response", "ask_question_interaction_response", "web_fetch_request_response")
+    __slots__ = ("id", "web_search_request_response", "ask_question_interaction_response", "web_fetch_request_response", "switch_mode_request_response", "create_plan_request_response")
     ID_FIELD_NUMBER: _ClassVar[int]
     WEB_SEARCH_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_INTERACTION_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     WEB_FETCH_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    SWITCH_MODE_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    CREATE_PLAN_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     id: int
     web_search_request_response: WebSearchRequestResponse
     ask_question_interaction_response: AskQuestionInteractionResponse
     web_fetch_request_response: WebFetchRequestResponse
-    def __init__(self, id: _Optional[int] = ..., web_search_request_response: _Optional[_Union[WebSearchRequestResponse, _Mapping]] = ..., ask_question_interaction_response: _Optional[_Union[AskQuestionInteractionResponse, _Mapping]] = ..., web_fetch_request_response: _Optional[_Union[WebFetchRequestResponse, _Mapping]] = ...) -> None: ...
+    switch_mode_request_response: SwitchModeRequestResponse
+    create_plan_request_response: CreatePlanRequestResponse
+    def __init__(self, id: _Optional[int] = ..., web_search_request_response: _Optional[_Union[WebSearchRequestResponse, _Mapping]] = ..., ask_question_interaction_response: _Optional[_Union[AskQuestionInteractionResponse, _Mapping]] = ..., web_fetch_request_response: _Optional[_Union[WebFetchRequestResponse, _Mapping]] = ..., switch_mode_request_response: _Optional[_Union[SwitchModeRequestResponse, _Mapping]] = ..., create_plan_request_response: _Optional[_Union[CreatePlanRequestResponse, _Mapping]] = ...) -> None: ...
 
 class ClientHeartbeat(_message.Message):
     __slots__ = ()
@@ -818,7 +830,7 @@ class ThinkingMessage(_message.Message):
     def __init__(self, text: _Optional[str] = ..., duration_ms: _Optional[int] = ...) -> None: ...
 
 class ToolCall(_message.Message):
-    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call", "web_search_tool_call", "ask_question_tool_call", "await_tool_call", "web_fetch_tool_call")
+    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call", "web_search_tool_call", "create_plan_tool_call", "ask_question_tool_call", "switch_mode_tool_call", "await_tool_call", "web_fetch_tool_call")
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_AT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -831,7 +843,9 @@ class ToolCall(_message.Message):
     EDIT_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     READ_LINTS_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     WEB_SEARCH_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    CREATE_PLAN_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    SWITCH_MODE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     AWAIT_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     WEB_FETCH_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     tool_call_id: str
@@ -846,10 +860,12 @@ class ToolCall(_message.Message):
     edit_tool_call: EditToolCall
     read_lints_tool_call: ReadLintsToolCall
     web_search_tool_call: WebSearchToolCall
+    create_plan_tool_call: CreatePlanToolCall
     ask_question_tool_call: AskQuestionToolCall
+    switch_mode_tool_call: SwitchModeToolCall
     await_tool_call: AwaitToolCall
     web_fetch_tool_call: WebFetchToolCall
-    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., web_search_tool_call: _Optional[_Union[WebSearchToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ..., web_fetch_tool_call: _Optional[_Union[WebFetchToolCall, _Mapping]] = ...) -> None: ...
+    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., web_search_tool_call: _Optional[_Union[WebSearchToolCall, _Mapping]] = ..., create_plan_tool_call: _Optional[_Union[CreatePlanToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., switch_mode_tool_call: _Optional[_Union[SwitchModeToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ..., web_fetch_tool_call: _Optional[_Union[WebFetchToolCall, _Mapping]] = ...) -> None: ...
 
 class TodoItem(_message.Message):
     __slots__ = ("id", "content", "status", "created_at", "updated_at", "dependencies")
@@ -892,16 +908,20 @@ class SetBlobArgs(_message.Message):
     def __init__(self, blob_id: _Optional[bytes] = ..., blob_data: _Optional[bytes] = ...) -> None: ...
 
 class InteractionQuery(_message.Message):
-    __slots__ = ("id", "web_search_request_query", "ask_question_interaction_query", "web_fetch_request_query")
+    __slots__ = ("id", "web_search_request_query", "ask_question_interaction_query", "web_fetch_request_query", "switch_mode_request_query", "create_plan_request_query")
     ID_FIELD_NUMBER: _ClassVar[int]
     WEB_SEARCH_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_INTERACTION_QUERY_FIELD_NUMBER: _ClassVar[int]
     WEB_FETCH_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
+    SWITCH_MODE_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
+    CREATE_PLAN_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     id: int
     web_search_request_query: WebSearchRequestQuery
     ask_question_interaction_query: AskQuestionInteractionQuery
     web_fetch_request_query: WebFetchRequestQuery
-    def __init__(self, id: _Optional[int] = ..., web_search_request_query: _Optional[_Union[WebSearchRequestQuery, _Mapping]] = ..., ask_question_interaction_query: _Optional[_Union[AskQuestionInteractionQuery, _Mapping]] = ..., web_fetch_request_query: _Optional[_Union[WebFetchRequestQuery, _Mapping]] = ...) -> None: ...
+    switch_mode_request_query: SwitchModeRequestQuery
+    create_plan_request_query: CreatePlanRequestQuery
+    def __init__(self, id: _Optional[int] = ..., web_search_request_query: _Optional[_Union[WebSearchRequestQuery, _Mapping]] = ..., ask_question_interaction_query: _Optional[_Union[AskQuestionInteractionQuery, _Mapping]] = ..., web_fetch_request_query: _Optional[_Union[WebFetchRequestQuery, _Mapping]] = ..., switch_mode_request_query: _Optional[_Union[SwitchModeRequestQuery, _Mapping]] = ..., create_plan_request_query: _Optional[_Union[CreatePlanRequestQuery, _Mapping]] = ...) -> None: ...
 
 class AskQuestionInteractionQuery(_message.Message):
     __slots__ = ("args", "tool_call_id")
@@ -996,6 +1016,168 @@ class AskQuestionToolCall(_message.Message):
     args: AskQuestionArgs
     result: AskQuestionResult
     def __init__(self, args: _Optional[_Union[AskQuestionArgs, _Mapping]] = ..., result: _Optional[_Union[AskQuestionResult, _Mapping]] = ...) -> None: ...
+
+class SwitchModeRequestQuery(_message.Message):
+    __slots__ = ("args",)
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    args: SwitchModeArgs
+    def __init__(self, args: _Optional[_Union[SwitchModeArgs, _Mapping]] = ...) -> None: ...
+
+class SwitchModeRequestResponse(_message.Message):
+    __slots__ = ("approved", "rejected")
+    class Approved(_message.Message):
+        __slots__ = ()
+        def __init__(self) -> None: ...
+    class Rejected(_message.Message):
+        __slots__ = ("reason",)
+        REASON_FIELD_NUMBER: _ClassVar[int]
+        reason: str
+        def __init__(self, reason: _Optional[str] = ...) -> None: ...
+    APPROVED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    approved: SwitchModeRequestResponse.Approved
+    rejected: SwitchModeRequestResponse.Rejected
+    def __init__(self, approved: _Optional[_Union[SwitchModeRequestResponse.Approved, _Mapping]] = ..., rejected: _Optional[_Union[SwitchModeRequestResponse.Rejected, _Mapping]] = ...) -> None: ...
+
+class SwitchModeArgs(_message.Message):
+    __slots__ = ("target_mode_id", "explanation", "tool_call_id")
+    TARGET_MODE_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPLANATION_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    target_mode_id: str
+    explanation: str
+    tool_call_id: str
+    def __init__(self, target_mode_id: _Optional[str] = ..., explanation: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class SwitchModeResult(_message.Message):
+    __slots__ = ("success", "error", "rejected")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    success: SwitchModeSuccess
+    error: SwitchModeError
+    rejected: SwitchModeRejected
+    def __init__(self, success: _Optional[_Union[SwitchModeSuccess, _Mapping]] = ..., error: _Optional[_Union[SwitchModeError, _Mapping]] = ..., rejected: _Optional[_Union[SwitchModeRejected, _Mapping]] = ...) -> None: ...
+
+class SwitchModeSuccess(_message.Message):
+    __slots__ = ("from_mode_id", "to_mode_id")
+    FROM_MODE_ID_FIELD_NUMBER: _ClassVar[int]
+    TO_MODE_ID_FIELD_NUMBER: _ClassVar[int]
+    from_mode_id: str
+    to_mode_id: str
+    def __init__(self, from_mode_id: _Optional[str] = ..., to_mode_id: _Optional[str] = ...) -> None: ...
+
+class SwitchModeError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class SwitchModeRejected(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class SwitchModeToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: SwitchModeArgs
+    result: SwitchModeResult
+    def __init__(self, args: _Optional[_Union[SwitchModeArgs, _Mapping]] = ..., result: _Optional[_Union[SwitchModeResult, _Mapping]] = ...) -> None: ...
+
+class CreatePlanRequestQuery(_message.Message):
+    __slots__ = ("args", "tool_call_id")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    args: CreatePlanArgs
+    tool_call_id: str
+    def __init__(self, args: _Optional[_Union[CreatePlanArgs, _Mapping]] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class CreatePlanRequestResponse(_message.Message):
+    __slots__ = ("result",)
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    result: CreatePlanResult
+    def __init__(self, result: _Optional[_Union[CreatePlanResult, _Mapping]] = ...) -> None: ...
+
+class CreatePlanArgs(_message.Message):
+    __slots__ = ("plan", "todos", "overview", "name")
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    TODOS_FIELD_NUMBER: _ClassVar[int]
+    OVERVIEW_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    plan: str
+    todos: _containers.RepeatedCompositeFieldContainer[TodoItem]
+    overview: str
+    name: str
+    def __init__(self, plan: _Optional[str] = ..., todos: _Optional[_Iterable[_Union[TodoItem, _Mapping]]] = ..., overview: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class CreatePlanResult(_message.Message):
+    __slots__ = ("plan_uri", "success", "error")
+    PLAN_URI_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    plan_uri: str
+    success: CreatePlanSuccess
+    error: CreatePlanError
+    def __init__(self, plan_uri: _Optional[str] = ..., success: _Optional[_Union[CreatePlanSuccess, _Mapping]] = ..., error: _Optional[_Union[CreatePlanError, _Mapping]] = ...) -> None: ...
+
+class CreatePlanSuccess(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CreatePlanError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class CreatePlanToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: CreatePlanArgs
+    result: CreatePlanResult
+    def __init__(self, args: _Optional[_Union[CreatePlanArgs, _Mapping]] = ..., result: _Optional[_Union[CreatePlanResult, _Mapping]] = ...) -> None: ...
+
+class ConversationPlan(_message.Message):
+    __slots__ = ("plan",)
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    plan: str
+    def __init__(self, plan: _Optional[str] = ...) -> None: ...
+
+class StartPlanAction(_message.Message):
+    __slots__ = ("user_message", "request_context")
+    USER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    user_message: UserMessage
+    request_context: RequestContext
+    def __init__(self, user_message: _Optional[_Union[UserMessage, _Mapping]] = ..., request_context: _Optional[_Union[RequestContext, _Mapping]] = ...) -> None: ...
+
+class ExecutePlanAction(_message.Message):
+    __slots__ = ("request_context", "plan", "plan_file_uri", "plan_file_content", "execution_mode")
+    REQUEST_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FILE_URI_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FILE_CONTENT_FIELD_NUMBER: _ClassVar[int]
+    EXECUTION_MODE_FIELD_NUMBER: _ClassVar[int]
+    request_context: RequestContext
+    plan: ConversationPlan
+    plan_file_uri: str
+    plan_file_content: str
+    execution_mode: AgentMode
+    def __init__(self, request_context: _Optional[_Union[RequestContext, _Mapping]] = ..., plan: _Optional[_Union[ConversationPlan, _Mapping]] = ..., plan_file_uri: _Optional[str] = ..., plan_file_content: _Optional[str] = ..., execution_mode: _Optional[_Union[AgentMode, str]] = ...) -> None: ...
+
+class AsyncAskQuestionCompletionAction(_message.Message):
+    __slots__ = ("original_tool_call_id", "original_args", "result")
+    ORIGINAL_TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    original_tool_call_id: str
+    original_args: AskQuestionArgs
+    result: AskQuestionResult
+    def __init__(self, original_tool_call_id: _Optional[str] = ..., original_args: _Optional[_Union[AskQuestionArgs, _Mapping]] = ..., result: _Optional[_Union[AskQuestionResult, _Mapping]] = ...) -> None: ...
 
 class ToolCallStartedUpdate(_message.Message):
     __slots__ = ("call_id", "tool_call", "model_call_id")

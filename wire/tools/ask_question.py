@@ -3,6 +3,10 @@
 The card keeps the editor's ``AskQuestionResult`` as it came; the model reads one line per
 answer, ``<question id>: <answer>``, where the answer is the user's own words when they typed
 some, else the ids of the options they picked.
+
+With ``run_async`` the editor shows the questions and answers at once with ``async``: the call
+completes, the model keeps working, and the answers arrive later as a run of their own
+(``async_ask_question_completion_action``, see ``actors.turn.actions``).
 """
 
 from __future__ import annotations
@@ -67,6 +71,12 @@ def answers_text(success: agent.AskQuestionSuccess) -> str:
     return "\n".join(lines) if lines else "the user answered no question"
 
 
+ASYNC_PENDING_TEXT = (
+    "The questions are shown to the user, who will answer when ready. Go on with the work "
+    "without the answers; they will reach you in a later message."
+)
+
+
 class AskQuestionExecution(ToolExecution):
     """One query; the editor shows the questions and answers with the user's choices."""
 
@@ -79,7 +89,11 @@ class AskQuestionExecution(ToolExecution):
         ids = [question.id for question in questions]
         if len(set(ids)) != len(ids):
             raise ToolArgumentError("each question needs its own id")
-        self.args = agent.AskQuestionArgs(title=args.string("title") or "", questions=questions)
+        self.args = agent.AskQuestionArgs(
+            title=args.string("title") or "",
+            questions=questions,
+            run_async=bool(args.boolean("run_async")),
+        )
 
     def started(self) -> agent.ToolCall:
         return agent.ToolCall(ask_question_tool_call=agent.AskQuestionToolCall(args=self.args))
@@ -106,7 +120,7 @@ class AskQuestionExecution(ToolExecution):
                 text = "the user declined to answer" + (f": {reason}" if reason else "")
                 is_error = True
             case "async":
-                text, is_error = "the question is shown to the user; the answer comes later", False
+                text, is_error = ASYNC_PENDING_TEXT, False
             case _:
                 return WrongResult("AskQuestionResult with no result")
         card = agent.AskQuestionToolCall(args=self.args, result=result)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from wire.tools.ask_question import ASK_QUESTION
 from wire.tools.await_shell import AWAIT_SHELL
 from wire.tools.base import ExecContext, ModeTools, ToolChannel, ToolDefinition
+from wire.tools.create_plan import CREATE_PLAN
 from wire.tools.delete import DELETE
 from wire.tools.edit import STR_REPLACE, WRITE
 from wire.tools.edit_notebook import EDIT_NOTEBOOK
@@ -17,6 +18,7 @@ from wire.tools.read import READ
 from wire.tools.read_lints import READ_LINTS
 from wire.tools.search import GLOB, GREP
 from wire.tools.shell import SHELL
+from wire.tools.switch_mode import SWITCH_MODE
 from wire.tools.todo_write import TODO_WRITE
 from wire.tools.web_fetch import WEB_FETCH
 from wire.tools.web_search import WEB_SEARCH
@@ -38,6 +40,8 @@ REGISTRY: dict[str, ToolDefinition] = {
         AWAIT_SHELL,
         WEB_SEARCH,
         WEB_FETCH,
+        SWITCH_MODE,
+        CREATE_PLAN,
     )
 }
 

@@ -1,0 +1,235 @@
+"""The conversation actions that start a turn with no typed message: carrying out the plan
+(``start_plan_action``, ``execute_plan_action``) and the late answers of an AskQuestion that
+ran with ``run_async`` (``async_ask_question_completion_action``).
+
+Each becomes a new turn whose runtime message carries what the action brings in its
+ACTION_CONTEXT (the plan, the answers) and a short instruction as its USER_QUERY. What the
+action names is checked against the conversation's committed messages (the plan of its last
+successful CreatePlan, the AskQuestion call the answers belong to), so that history is the
+one source of both; a request that does not fit ends ``invalid_argument`` naming the problem.
+No IO here.
+"""
+
+from __future__ import annotations
+
+import datetime
+import html
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from actors.checkpoint_state import CheckpointStateError, latest_plan
+from actors.conversation.model import (
+    AssistantContent,
+    CanonicalMessage,
+    ImagePart,
+    TextPart,
+    ToolResultContent,
+)
+from actors.request_context import runtime_context
+from prompt.assets import ModeAssets
+from prompt.runtime_message import RuntimeContextError
+from wire.errors import protocol_error
+from wire.proto import agent_v1_pb2 as agent
+from wire.tools.ask_question import ASK_QUESTION
+from wire.tools.registry import normalize_tool_name
+
+ACTION_KINDS = frozenset(
+    {"start_plan_action", "execute_plan_action", "async_ask_question_completion_action"}
+)
+
+EXECUTE_PLAN_QUERY = (
+    "The user approved the plan above: carry it out now, step by step, and keep the todo "
+    "list up to date as you go. If something you find in the code makes a step wrong, say so "
+    "and adapt the step instead of following it blindly."
+)
+
+ASYNC_ANSWERS_QUERY = (
+    "The user has answered the questions you asked earlier (above). Take the answers into "
+    "account: go on with the task, and revisit anything you already did that they change."
+)
+
+
+class PlanRun(msgspec.Struct, frozen=True):
+    """Carry out the plan: the action's own plan text when it sends one, else the
+    conversation's (its last successful CreatePlan)."""
+
+    action: str
+    query: str
+    plan_text: str | None
+    plan_uri: str
+    request_context: agent.RequestContext | None
+
+
+class AsyncAnswers(msgspec.Struct, frozen=True):
+    """The answers to the AskQuestion call ``call_id``, which completed with ``async``."""
+
+    call_id: str
+    result: agent.AskQuestionResult
+
+
+ActionTurn = PlanRun | AsyncAnswers
+
+
+class ReadAction(msgspec.Struct, frozen=True):
+    """An action read from the request: the turn it starts, its mode and its UserMessage (the
+    turn's user message blob)."""
+
+    turn: ActionTurn
+    mode: agent.AgentMode
+    user_message: agent.UserMessage
+
+
+def read_action(
+    kind: str,
+    request_id: str,
+    action: agent.ConversationAction,
+    state: agent.ConversationStateStructure | None,
+) -> ReadAction:
+    """Read one of ``ACTION_KINDS``. The plan actions run in Agent mode (an execute action's
+    ``execution_mode`` when it names one); the answers run in the state's mode, as any
+    turn that continues the conversation without a new message does."""
+    if kind == "start_plan_action":
+        return _start_plan(request_id, action.start_plan_action)
+    if kind == "execute_plan_action":
+        return _execute_plan(request_id, action.execute_plan_action)
+    return _async_answers(action.async_ask_question_completion_action, state)
+
+
+def _start_plan(request_id: str, start: agent.StartPlanAction) -> ReadAction:
+    user = agent.UserMessage()
+    user.CopyFrom(start.user_message)
+    user.message_id = user.message_id or f"plan-execution:{request_id}"
+    context = start.request_context if start.HasField("request_context") else None
+    turn = PlanRun("start_plan_action", user.text.strip() or EXECUTE_PLAN_QUERY, None, "", context)
+    return ReadAction(turn, agent.AGENT_MODE_AGENT, user)
+
+
+def _execute_plan(request_id: str, execute: agent.ExecutePlanAction) -> ReadAction:
+    own = execute.plan.plan if execute.HasField("plan") else ""
+    own = own or execute.plan_file_content
+    context = execute.request_context if execute.HasField("request_context") else None
+    turn = PlanRun(
+        "execute_plan_action", EXECUTE_PLAN_QUERY, own or None, execute.plan_file_uri, context
+    )
+    mode = execute.execution_mode or agent.AGENT_MODE_AGENT
+    user = _simulated(EXECUTE_PLAN_QUERY, f"plan-execution:{request_id}")
+    user.simulated_msg_reason = agent.SIMULATED_MSG_REASON_PLAN_EXECUTION
+    return ReadAction(turn, mode, user)
+
+
+def _async_answers(
+    completion: agent.AsyncAskQuestionCompletionAction,
+    state: agent.ConversationStateStructure | None,
+) -> ReadAction:
+    call_id = completion.original_tool_call_id
+    where = "async_ask_question_completion_action"
+    if not call_id:
+        raise protocol_error(f"{where}: original_tool_call_id is empty")
+    if completion.result.WhichOneof("result") not in ("success", "rejected", "error"):
+        raise protocol_error(f"{where}: the result for {call_id} carries no answers")
+    mode = state.mode if state is not None and state.mode else agent.AGENT_MODE_AGENT
+    user = _simulated(ASYNC_ANSWERS_QUERY, f"async-answers:{call_id}")
+    return ReadAction(AsyncAnswers(call_id, completion.result), mode, user)
+
+
+def _simulated(text: str, message_id: str) -> agent.UserMessage:
+    """The turn's user message for an action the user did not type."""
+    return agent.UserMessage(text=text, message_id=message_id, is_simulated_msg=True)
+
+
+def action_parts(
+    mode: ModeAssets,
+    read: ReadAction,
+    history: Sequence[CanonicalMessage],
+    now: datetime.datetime,
+) -> tuple[TextPart | ImagePart, ...]:
+    """The runtime message's content for an action turn on ``history``."""
+    turn = read.turn
+    match turn:
+        case PlanRun():
+            action_text = _plan_context(turn, history)
+            request_context, query = turn.request_context, turn.query
+        case AsyncAnswers():
+            action_text = _answers_context(turn, history)
+            request_context, query = None, ASYNC_ANSWERS_QUERY
+    context = runtime_context(read.user_message, request_context, now)
+    context = msgspec.structs.replace(context, action_context=action_text, user_query=query)
+    try:
+        return (TextPart(mode.runtime_message(context)),)
+    except RuntimeContextError as exc:
+        raise protocol_error(str(exc)) from exc
+
+
+def _plan_context(turn: PlanRun, history: Sequence[CanonicalMessage]) -> str:
+    text, name = turn.plan_text, ""
+    if text is None:
+        try:
+            latest = latest_plan(history)
+        except CheckpointStateError as exc:
+            raise protocol_error(f"{turn.action}: {exc}") from exc
+        if latest is None:
+            raise protocol_error(
+                f"{turn.action}: the conversation has no plan (no successful CreatePlan) "
+                "and the action carries none"
+            )
+        text, name = latest["plan"], latest.get("name") or ""
+    attributes = "".join(
+        f' {key}="{html.escape(value, quote=True)}"'
+        for key, value in (("name", name), ("uri", turn.plan_uri))
+        if value
+    )
+    return f"<approved_plan{attributes}>\n{text.strip()}\n</approved_plan>"
+
+
+def _answers_context(turn: AsyncAnswers, history: Sequence[CanonicalMessage]) -> str:
+    arguments = _async_call_arguments(turn.call_id, history)
+    prompts = {
+        question.get("id"): question.get("prompt")
+        for question in arguments.get("questions", [])
+        if isinstance(question, dict)
+    }
+    result = turn.result
+    match result.WhichOneof("result"):
+        case "success":
+            lines = [
+                f"- {answer.question_id} ({prompts.get(answer.question_id) or 'no prompt'}): "
+                + (answer.freeform_text or ", ".join(answer.selected_option_ids) or "no answer")
+                for answer in result.success.answers
+            ]
+            body = "The user has answered them:\n" + ("\n".join(lines) or "- no question")
+        case "rejected":
+            reason = result.rejected.reason
+            body = "The user declined to answer them" + (f": {reason}" if reason else ".")
+        case _:
+            body = "They could not be shown: " + (result.error.error_message or "no reason given")
+    call = html.escape(turn.call_id, quote=True)
+    return (
+        f'<async_question_answers tool_call_id="{call}">\n'
+        f"Earlier you asked the user questions with AskQuestion (call {turn.call_id}) and "
+        f"went on without waiting. {body}\n</async_question_answers>"
+    )
+
+
+def _async_call_arguments(call_id: str, history: Sequence[CanonicalMessage]) -> dict[str, Any]:
+    """The arguments of the AskQuestion call ``call_id`` of the history, which must have run
+    with ``run_async`` and completed without an error."""
+    where = "async_ask_question_completion_action"
+    call = None
+    completed = False
+    for message in history:
+        content = message.content
+        if isinstance(content, AssistantContent):
+            call = call or next((c for c in content.tool_calls if c.call_id == call_id), None)
+        elif isinstance(content, ToolResultContent) and content.call_id == call_id:
+            completed = not content.is_error
+    if call is None or normalize_tool_name(call.name) != normalize_tool_name(ASK_QUESTION.name):
+        raise protocol_error(f"{where}: no AskQuestion call {call_id!r} in this conversation")
+    try:
+        arguments = msgspec.json.decode(call.arguments)
+    except msgspec.DecodeError:
+        arguments = None
+    if not isinstance(arguments, dict) or arguments.get("run_async") is not True or not completed:
+        raise protocol_error(f"{where}: AskQuestion call {call_id!r} did not run asynchronously")
+    return arguments
