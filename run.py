@@ -21,12 +21,14 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+import httpx
 import msgspec
 import peewee
 import pykka
 from aiohttp import web
 
 from actors.conversation.secret import Secret
+from actors.image_generation import ImageGenerator
 from actors.loop.bridge import LoopTasks
 from actors.model_selection import ModelResolver, StoreModelResolver
 from actors.providers.actor import ProviderDeps
@@ -38,12 +40,13 @@ from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
 from actors.server_work import LoopServerWorkers, ServerWorkHandler
 from actors.session import SessionActor
+from actors.turn.offered_tools import ServerCapabilities
 from console.api import ConsoleRoutes
 from console.auth import TOKEN_VARIABLE, ConsoleAuth, check_console_token, is_loopback_host
 from console.model_check_api import MODEL_CHECK_TIMEOUT_S, ModelCheckDeps
 from prompt import PromptAssetError, load_prompt_assets
 from store import DatabaseDriverMissing, Store, connect_store
-from store.catalog import enabled_models
+from store.catalog import enabled_models, has_image_model
 from store.clock import now_ms
 from store.conversations import ConversationStore
 from store.llm_calls import CallRecords
@@ -55,11 +58,23 @@ from wire.http.limits import EdgeLimits
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
 from wire.log import log_event
+from wire.tools.generate_image import ImageRequest
 
 logger = logging.getLogger("cursor_server")
 
-# What each kind of server work (``wire.tools.base.ServerWork``) runs: request type -> handler.
-SERVER_WORK_HANDLERS: dict[type, ServerWorkHandler] = {}
+
+def server_work_handlers(
+    database: peewee.Database, client: httpx.AsyncClient
+) -> dict[type, ServerWorkHandler]:
+    """What each kind of server work (``wire.tools.base.ServerWork``) runs: request type ->
+    handler, given the store and the shared provider HTTP client."""
+    return {ImageRequest: ImageGenerator(database, client)}
+
+
+def server_capabilities(database: peewee.Database) -> ServerCapabilities:
+    """What the server can do for tools now (read as each run starts)."""
+    return ServerCapabilities(image_generation=has_image_model(database))
+
 
 T = TypeVar("T")
 
@@ -309,8 +324,11 @@ async def start_server(
             tasks=provider_deps.tasks,
             # Before any run, so ``stop_all`` stops it after every run has told it its end.
             run_events=start_run_event_recorder(database),
-            # One handler per kind of work a tool asks the server for (none yet).
-            server_work=LoopServerWorkers(provider_deps.tasks, SERVER_WORK_HANDLERS),
+            # One handler per kind of work a tool asks the server for.
+            server_work=LoopServerWorkers(
+                provider_deps.tasks, server_work_handlers(database, provider_deps.client)
+            ),
+            capabilities=functools.partial(server_capabilities, database),
         )
     if start_session is None:
         resolver = None if database is None else StoreModelResolver(database)

@@ -13,6 +13,7 @@ raising ``ActorDeadError`` in the run's thread.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -41,6 +42,7 @@ from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
 from actors.server_work import ServerWorkers
 from actors.tool_runtime import AbortPendingExecs, ToolRuntimeMessage, start_tool_runtime
+from actors.turn.offered_tools import ServerCapabilities, no_capabilities
 from actors.turn.timeline import checkpoint_submitted
 from prompt.assets import PromptAssets
 from store import Store
@@ -64,6 +66,9 @@ class AgentDeps(msgspec.Struct, frozen=True):
     run_events: pykka.ActorRef[Any] | None = None
     # What tools need the server itself to do (``actors.server_work``); None: no tool can.
     server_work: ServerWorkers | None = None
+    # What the server can do for tools right now, read as each run starts (the tools a run
+    # offers depend on it: ``actors.turn.offered_tools``).
+    capabilities: Callable[[], ServerCapabilities] = no_capabilities
 
 
 def _tell(actor: pykka.ActorRef[Any] | None, message: object) -> None:

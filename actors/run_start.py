@@ -27,6 +27,7 @@ from actors.conversation.request import ModelRoute
 from actors.messages import CancelRun
 from actors.run_base import RunBase, check_started
 from actors.run_children import AgentDeps, RunChildren
+from actors.turn.offered_tools import offered_mode
 from actors.turn.plan import (
     BaseFetch,
     CheckpointJobs,
@@ -109,6 +110,7 @@ class RunStart:
             mode = self._deps.prompts.mode(plan.mode_name)
         except UnknownModeError as exc:
             raise protocol_error(str(exc)) from exc
+        mode = offered_mode(mode, self._deps.capabilities())
         self._children.start_blob_sync()
         base = RunBase(self._store, self._deps.histories, self._request_id, plan)
         known = _Base(plan, mode, base, base.indexed_base())

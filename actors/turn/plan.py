@@ -186,10 +186,14 @@ def runtime_parts(
 def exec_context(plan: TurnPlan, request: agent.AgentRunRequest) -> ExecContext:
     """What the run's exec requests carry besides the model's arguments."""
     action = request.action
-    terminals = ""
+    terminals = workspace = ""
     if action.WhichOneof("action") == "user_message_action":
-        terminals = action.user_message_action.request_context.env.terminals_folder
-    return ExecContext(conversation_id=plan.conversation_id, terminals_folder=terminals)
+        env = action.user_message_action.request_context.env
+        terminals = env.terminals_folder
+        workspace = next((path for path in env.workspace_paths if path), "")
+    return ExecContext(
+        conversation_id=plan.conversation_id, terminals_folder=terminals, workspace_root=workspace
+    )
 
 
 def checkpoint_setup(

@@ -53,6 +53,7 @@ class ExecContext(msgspec.Struct, frozen=True):
     conversation_id: str = ""
     terminals_folder: str = ""
     admin_command_denylist: tuple[str, ...] = ()
+    workspace_root: str = ""  # the first workspace path, where relative files a tool makes go
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +61,10 @@ class ToolDefinition:
     """One tool's row in ``wire.tools.registry.REGISTRY``: everything a lookup by name needs.
 
     ``execution`` builds the call from parsed arguments and the run's context (every tool takes
-    it, only Shell reads it) and raises ``ToolArgumentError`` when they do not fit; the card
-    then holds only an error result, the message at ``error_path`` under the tool's card with
-    each of ``error_fields`` set to the error text. ``streamed_content_field`` names the
-    argument whose text fills the edit card while the model streams it.
+    it, Shell and GenerateImage read it) and raises ``ToolArgumentError`` when they do not fit;
+    the card then holds only an error result, the message at ``error_path`` under the tool's
+    card with each of ``error_fields`` set to the error text. ``streamed_content_field`` names
+    the argument whose text fills the edit card while the model streams it.
     """
 
     name: str

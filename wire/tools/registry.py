@@ -11,6 +11,7 @@ from wire.tools.ask_question import ASK_QUESTION
 from wire.tools.base import ToolChannel, ToolDefinition
 from wire.tools.delete import DELETE
 from wire.tools.edit import STR_REPLACE, WRITE
+from wire.tools.generate_image import GENERATE_IMAGE
 from wire.tools.read import READ
 from wire.tools.read_lints import READ_LINTS
 from wire.tools.search import GLOB, GREP
@@ -30,6 +31,7 @@ REGISTRY: dict[str, ToolDefinition] = {
         READ_LINTS,
         TODO_WRITE,
         ASK_QUESTION,
+        GENERATE_IMAGE,
     )
 }
 
