@@ -34,6 +34,7 @@ AGENT_TOOLS = [
     "Shell",
     "Grep",
     "Delete",
+    "GenerateImage",
     "TodoWrite",
     "StrReplace",
     "Write",

@@ -32,11 +32,13 @@ def no_capabilities() -> ServerCapabilities:
     return ServerCapabilities()
 
 
+def _always(capabilities: ServerCapabilities) -> bool:
+    return True
+
+
 def offered_mode(mode: ModeAssets, capabilities: ServerCapabilities) -> ModeAssets:
     """``mode`` with only the tools ``capabilities`` can run, in the manifest's order."""
-    tools = tuple(
-        tool for tool in mode.tools if _NEEDS.get(tool.name, lambda _: True)(capabilities)
-    )
+    tools = tuple(tool for tool in mode.tools if _NEEDS.get(tool.name, _always)(capabilities))
     if len(tools) == len(mode.tools):
         return mode
     return msgspec.structs.replace(mode, tools=tools)

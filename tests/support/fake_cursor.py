@@ -461,6 +461,31 @@ def answer_questions(
     return answer
 
 
+def approve_images(description: str = "") -> QueryAnswer:
+    """Approve every GenerateImage query, as the user pressing "Generate"; a ``description``
+    stands for the user's edit of the model's description (empty: kept as it was)."""
+
+    def answer(query: agent.InteractionQuery) -> agent.InteractionResponse | None:
+        assert query.WhichOneof("query") == "generate_image_request_query", query
+        approved = agent.GenerateImageRequestResponse.Approved(description=description)
+        response = agent.GenerateImageRequestResponse(approved=approved)
+        return agent.InteractionResponse(generate_image_request_response=response)
+
+    return answer
+
+
+def reject_images(reason: str) -> QueryAnswer:
+    """Decline every GenerateImage query with ``reason``."""
+
+    def answer(query: agent.InteractionQuery) -> agent.InteractionResponse | None:
+        assert query.WhichOneof("query") == "generate_image_request_query", query
+        rejected = agent.GenerateImageRequestResponse.Rejected(reason=reason)
+        response = agent.GenerateImageRequestResponse(rejected=rejected)
+        return agent.InteractionResponse(generate_image_request_response=response)
+
+    return answer
+
+
 class CursorSession:
     """The client side of one request id, like the editor.
 
@@ -469,9 +494,9 @@ class CursorSession:
     seqnos are taken in receive order and the server orders by them. A KV GET is answered from
     that store the same way (no data when the blob is unknown).
 
-    With a ``workspace``, execs are run against it: Read, Grep and Glob (Glob arrives as grep
-    args), and Shell (a real subprocess in the workspace whose stdout/stderr stream back as they
-    come, ending with exit, or backgrounded past its block-until time). Execs are collected
+    With a ``workspace``, execs are run against it: Read, Write, Grep and Glob (Glob arrives as
+    grep args), and Shell (a real subprocess in the workspace whose stdout/stderr stream back as
+    they come, ending with exit, or backgrounded past its block-until time). Execs are collected
     until ``batch_size`` wait, then answered one after the other in ``answer_order`` (reverse
     by default); an ``exec_server_control_message.abort`` stops the one it names.
     """
@@ -698,12 +723,29 @@ class CursorSession:
         elif variant == "grep_args":
             result = grep_workspace(self.workspace, exec_message.grep_args)
             await self._reply(exec_message, grep_result=result)
+        elif variant == "write_args":
+            await self._reply(exec_message, write_result=self._write(exec_message.write_args))
         elif variant == "shell_stream_args":
             await self._run_shell(exec_message)
             return  # the shell closed its own stream
         else:
-            raise AssertionError(f"this fake runs Read, Grep, Glob and Shell only, got {variant}")
+            raise AssertionError(
+                f"this fake runs Read, Write, Grep, Glob and Shell only, got {variant}"
+            )
         await self._close(exec_message)
+
+    def _write(self, args: agent.WriteArgs) -> agent.WriteResult:
+        """Write ``file_bytes`` when set, else ``file_text``, creating folders as the editor
+        does."""
+        assert self.workspace is not None
+        target = workspace_path(self.workspace, args.path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = args.file_bytes or args.file_text.encode()
+        target.write_bytes(data)
+        success = agent.WriteSuccess(
+            path=args.path, lines_created=data.count(b"\n") + 1, file_size=len(data)
+        )
+        return agent.WriteResult(success=success)
 
     def _read(self, args: agent.ReadArgs) -> agent.ReadResult:
         assert self.workspace is not None
