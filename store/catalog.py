@@ -1,5 +1,6 @@
 """Providers, their models and service settings: typed, synchronous queries over migration 2
-(with migration 5's ``replay_reasoning`` and migration 8's model prices).
+(with migration 5's ``replay_reasoning`` and migration 8's model prices). The image model is a
+setting naming one model (no column: a second image model cannot exist).
 
 Why typed records instead of peewee rows: the console, the model catalog and the provider
 router all read this data, and none of them should see a peewee object or, except for the one
