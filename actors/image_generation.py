@@ -126,7 +126,7 @@ class ImageGenerator:
         body = msgspec.json.encode(generation_body(model_id, request))
         headers = {**_headers(connection), "content-type": "application/json"}
         async with self._client.stream("POST", url, content=body, headers=headers) as response:
-            if response.status_code >= 400:
+            if not response.is_success:  # a redirect too: it is never followed
                 error = await _read_error(response)
                 raise _Failed(f"the image model refused ({response.status_code}): {error}")
             answer = await _read(response, MAX_IMAGE_ANSWER_BYTES)
@@ -148,7 +148,7 @@ class ImageGenerator:
 
     async def _download(self, url: str) -> bytes:
         async with self._client.stream("GET", url) as response:
-            if response.status_code >= 400:
+            if not response.is_success:
                 status = response.status_code
                 raise _Failed(f"the generated image could not be downloaded ({status})")
             return await _read(response, MAX_IMAGE_ANSWER_BYTES)

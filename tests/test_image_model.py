@@ -170,6 +170,10 @@ async def test_a_url_answer_is_downloaded_without_the_providers_key(
             Script.error(400, {"error": {"message": f"bad prompt for key {KEY}"}}),
             "the image model refused (400): bad prompt for key [redacted]",
         ),
+        (
+            Script.error(307, {"error": {"message": "moved"}}),
+            "the image model refused (307): moved",
+        ),
         (Script.image_json({"created": 0, "data": []}), "the image model answered with no image"),
         (
             Script.image_json({"data": [{"b64_json": "not base64!"}]}),
