@@ -28,6 +28,7 @@ import pykka
 from aiohttp import web
 
 from actors.conversation.secret import Secret
+from actors.image_generation import ImageGenerator
 from actors.loop.bridge import LoopTasks
 from actors.model_selection import ModelResolver, StoreModelResolver
 from actors.providers.actor import ProviderDeps
@@ -57,6 +58,7 @@ from wire.http.limits import EdgeLimits
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
 from wire.log import log_event
+from wire.tools.generate_image import ImageRequest
 from wire.tools.web_search import WebSearchRequest
 
 logger = logging.getLogger("cursor_server")
@@ -67,7 +69,10 @@ def server_work_handlers(
 ) -> dict[type, ServerWorkHandler]:
     """What each kind of server work (``wire.tools.base.ServerWork``) runs: request type ->
     handler. Each bounds its own time, so they share the providers' client."""
-    return {WebSearchRequest: WebSearcher(database, client, endpoints)}
+    return {
+        WebSearchRequest: WebSearcher(database, client, endpoints),
+        ImageRequest: ImageGenerator(database, client),
+    }
 
 
 T = TypeVar("T")

@@ -44,7 +44,7 @@ from actors.turn.plan import (
 from actors.turn.timeline import run_started
 from actors.turn.tool_round import ToolRound
 from prompt.assets import ModeAssets, UnknownModeError
-from store.catalog import get_web_search
+from store.catalog import get_web_search, has_image_model
 from store.clock import now_ms
 from store.conversations import ClaimedRun, ConversationStore
 from wire.errors import protocol_error
@@ -56,7 +56,10 @@ logger = logging.getLogger("cursor_server.run")
 
 def server_capabilities(database: peewee.Database) -> ServerCapabilities:
     """What the server can do for this run's tools (read once, at the run's start)."""
-    return ServerCapabilities(web_search=get_web_search(database).backend is not None)
+    return ServerCapabilities(
+        web_search=get_web_search(database).backend is not None,
+        image_generation=has_image_model(database),
+    )
 
 
 class TurnOpened(msgspec.Struct, frozen=True):

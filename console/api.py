@@ -144,6 +144,12 @@ class ObservabilityBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     retained_calls: catalog.PositiveInt | msgspec.UnsetType = msgspec.UNSET
 
 
+class ImageModelBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``{"public_id": "…"}`` marks that model as the image model; ``null`` unmarks it."""
+
+    public_id: str | None
+
+
 class DiscoveredModels(msgspec.Struct, frozen=True):
     models: list[str]
 
@@ -303,6 +309,8 @@ class ConsoleApi:
         router.add_put(f"{API_PREFIX}/settings/observability", self.put_observability)
         router.add_get(f"{API_PREFIX}/settings/web-search", self.get_web_search)
         router.add_put(f"{API_PREFIX}/settings/web-search", self.put_web_search)
+        router.add_get(f"{API_PREFIX}/settings/image-model", self.get_image_model)
+        router.add_put(f"{API_PREFIX}/settings/image-model", self.put_image_model)
 
     @answers_errors
     async def list_providers(self, request: web.Request) -> web.StreamResponse:
@@ -396,6 +404,21 @@ class ConsoleApi:
             has_api_key=shown.has_api_key,
         )
         return json_response(shown)
+
+    @answers_errors
+    async def get_image_model(self, request: web.Request) -> web.StreamResponse:
+        return json_response(await self._store(catalog.get_image_model))
+
+    @answers_errors
+    async def put_image_model(self, request: web.Request) -> web.StreamResponse:
+        body = await decode_body(request, ImageModelBody)
+        try:
+            saved = await self._store(catalog.set_image_model, body.public_id)
+        except catalog.Invalid as exc:
+            # Not a value the body's type refuses but a model this setting cannot name: 400.
+            raise ApiError(400, "invalid_argument", exc.message) from None
+        log_event(logger, logging.INFO, "image model marked", public_id=saved.public_id)
+        return json_response(saved)
 
 
 def _log_provider(event: str, record: catalog.ProviderRecord) -> None:

@@ -1,5 +1,6 @@
 """Providers, their models and service settings: typed, synchronous queries over migration 2
-(with migration 5's ``replay_reasoning`` and migration 8's model prices).
+(with migration 5's ``replay_reasoning`` and migration 8's model prices). The image model is a
+setting naming one model (no column: a second image model cannot exist).
 
 Why typed records instead of peewee rows: the console, the model catalog and the provider
 router all read this data, and none of them should see a peewee object or, except for the one
@@ -474,6 +475,10 @@ def delete_provider(db: peewee.Database, provider_id: int) -> None:
     """Delete a provider and its models; its call records stay (they hold no foreign key)."""
     tables = _tables(db)
     with db.atomic():
+        models = tables.model.select(tables.model.public_id).where(
+            tables.model.provider == provider_id
+        )
+        _forget_image_model(db, [row.public_id for row in models])
         tables.model.delete().where(tables.model.provider == provider_id).execute()
         deleted = tables.provider.delete().where(tables.provider.id == provider_id).execute()
         if not deleted:
@@ -597,6 +602,7 @@ def delete_model(db: peewee.Database, public_id: str) -> None:
     """Delete one model by public id; ``NotFound`` if there is none."""
     model = _tables(db).model
     with db.atomic():
+        _forget_image_model(db, [public_id])
         if not model.delete().where(model.public_id == public_id).execute():
             raise NotFound(f"model {public_id} not found")
 
@@ -888,3 +894,80 @@ def update_web_search(db: peewee.Database, data: WebSearchInput) -> WebSearchSet
             value_json=msgspec.json.encode(result).decode(), updated_at_ms=now_ms()
         ).where(setting.key == WEB_SEARCH_KEY).execute()
     return _shown(result)
+
+
+# --- the image model ---------------------------------------------------------------------------
+
+IMAGE_MODEL_KEY = "image_model"
+# The provider types whose API has OpenAI's ``POST /images/generations``.
+IMAGE_PROVIDER_TYPES = ("openai-chat", "openai-responses")
+
+
+class ImageModelSetting(msgspec.Struct, frozen=True):
+    """Which saved model generates images (GenerateImage); None: none, so the tool is not
+    offered. One setting names one model, so there is never more than one image model."""
+
+    public_id: str | None = None
+
+
+def get_image_model(db: peewee.Database) -> ImageModelSetting:
+    """The marked image model (a model deleted since is no longer one)."""
+    found = _image_model_row(db)
+    return ImageModelSetting(None if found is None else found[0].public_id)
+
+
+def _image_model_row(db: peewee.Database) -> tuple[Any, Any] | None:
+    """The marked model's row and its provider's row, or None."""
+    row = _tables(db).setting.get_or_none(key=IMAGE_MODEL_KEY)
+    if row is None:
+        return None
+    public_id = msgspec.json.decode(row.value_json, type=ImageModelSetting).public_id
+    if public_id is None:
+        return None
+    model = _models_query(db).where(_tables(db).model.public_id == public_id).first()
+    return None if model is None else (model, model.provider)
+
+
+def has_image_model(db: peewee.Database) -> bool:
+    """Whether GenerateImage can run: read when a run starts, to decide the tools it offers."""
+    return _image_model_row(db) is not None
+
+
+def image_model_connection(db: peewee.Database) -> tuple[str, ProviderConnection] | None:
+    """The image model's id at its provider and the provider's real connection values."""
+    found = _image_model_row(db)
+    return None if found is None else (found[0].model_id, _connection(found[1]))
+
+
+def set_image_model(db: peewee.Database, public_id: str | None) -> ImageModelSetting:
+    """Mark ``public_id`` as the image model (None: no image model). ``Invalid`` names a
+    model that does not exist or whose provider has no OpenAI images API."""
+    setting = _tables(db).setting
+    with db.atomic():
+        if public_id is not None:
+            model = _models_query(db).where(_tables(db).model.public_id == public_id).first()
+            if model is None:
+                raise Invalid("public_id", f"there is no model {public_id}")
+            if model.provider.type not in IMAGE_PROVIDER_TYPES:
+                raise Invalid(
+                    "public_id",
+                    f"model {public_id} is on an {model.provider.type} provider; the image "
+                    "model must be on an OpenAI-compatible one "
+                    f"({', '.join(IMAGE_PROVIDER_TYPES)})",
+                )
+        value = msgspec.json.encode(ImageModelSetting(public_id)).decode()
+        setting.insert(key=IMAGE_MODEL_KEY, value_json=value, updated_at_ms=now_ms()).on_conflict(
+            conflict_target=[setting.key],
+            update={setting.value_json: value, setting.updated_at_ms: now_ms()},
+        ).execute()
+    return ImageModelSetting(public_id)
+
+
+def _forget_image_model(db: peewee.Database, public_ids: Iterable[str]) -> None:
+    """Unmark the image model when it is among the models being deleted (in their
+    transaction), so a model added again later is not an image model by surprise."""
+    row = _tables(db).setting.get_or_none(key=IMAGE_MODEL_KEY)
+    if row is None:
+        return
+    if msgspec.json.decode(row.value_json, type=ImageModelSetting).public_id in set(public_ids):
+        _tables(db).setting.delete().where(_tables(db).setting.key == IMAGE_MODEL_KEY).execute()

@@ -161,6 +161,52 @@ async def test_a_price_typed_key_by_key_is_saved_as_typed(
     assert (saved["price_input_per_mtok"], saved["price_output_per_mtok"]) == (0.28, 1.5)
 
 
+async def test_one_image_model_is_marked_moved_and_unmarked_from_the_models_page(
+    page: Page, server: str, fake: FakeProvider
+) -> None:
+    await add_provider_from_a_preset(page, server, fake)
+    openai_id = (await api(server, "GET", "/providers")).json()[0]["id"]
+    images = [
+        {"model_id": "gpt-image-1", "display_name": "Image One", "enabled": False},
+        {"model_id": "gpt-image-2", "display_name": "Image Two", "enabled": False},
+    ]
+    await api(server, "POST", f"/providers/{openai_id}/models", {"models": images})
+    anthropic = {"name": "Claude", "type": "anthropic", "base_url": fake.base_url}
+    claude_id = (await api(server, "POST", "/providers", anthropic)).json()["id"]
+    claude = {"model_id": "claude-x", "display_name": "Claude X", "enabled": False}
+    await api(server, "POST", f"/providers/{claude_id}/models", {"models": [claude]})
+    await page.goto(f"http://{server}/console/#/models")
+    one, two = (
+        page.locator("tr[data-model=gpt-image-1]"),
+        page.locator("tr[data-model=gpt-image-2]"),
+    )
+    # Only an OpenAI-compatible model can be the image model: Anthropic's row offers nothing.
+    await expect(page.locator("tr[data-model=claude-x]")).to_contain_text("—")
+    await expect(
+        page.locator("tr[data-model=claude-x] button", has_text="Use for images")
+    ).to_have_count(0)
+    await one.get_by_role("button", name="Generate images with Image One").click()
+    await expect(one.locator("td[data-image=marked]")).to_contain_text("image model")
+    marked = (await api(server, "GET", "/settings/image-model")).json()
+    assert marked["public_id"] == next(
+        m["public_id"]
+        for m in (await api(server, "GET", "/models")).json()
+        if m["model_id"] == "gpt-image-1"
+    )
+    # Marking another moves the mark: there is one image model at most.
+    await two.get_by_role("button", name="Generate images with Image Two").click()
+    await expect(two.locator("td[data-image=marked]")).to_contain_text("image model")
+    await expect(page.locator("td[data-image=marked]")).to_have_count(1)
+    await expect(one.get_by_role("button", name="Generate images with Image One")).to_be_visible()
+    # A reload shows the stored mark; Unmark clears it.
+    await page.reload()
+    await expect(two.locator("td[data-image=marked]")).to_contain_text("image model")
+    await two.get_by_role("button", name="Stop generating images with Image Two").click()
+    await expect(page.locator("td[data-image=marked]")).to_have_count(0)
+    assert (await api(server, "GET", "/settings/image-model")).json() == {"public_id": None}
+    assert KEY not in await answers_seen(page)
+
+
 async def test_a_refused_form_shows_the_servers_message_next_to_its_field(
     page: Page, server: str
 ) -> None:

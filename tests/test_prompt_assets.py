@@ -37,6 +37,7 @@ AGENT_TOOLS = [
     "Delete",
     "WebSearch",
     "WebFetch",
+    "GenerateImage",
     "EditNotebook",
     "TodoWrite",
     "StrReplace",
@@ -100,6 +101,7 @@ MODE_TOOLS: dict[str, list[str]] = {
         "WebFetch",
         "WebSearch",
         "Write",
+        "GenerateImage",
     ],
 }
 # Tools that change files or run commands; Ask mode must never offer one.

@@ -99,7 +99,7 @@ async def test_an_approved_search_runs_on_the_server_and_its_results_reach_card_
     assert log.end == {}
     # With a backend, WebSearch is offered, in the manifest's place (after Delete).
     offered = fmt.tool_names(fake.requests[0].json)
-    assert offered == agent_tools()
+    assert offered == [n for n in agent_tools() if n != "GenerateImage"]  # no image model
     assert offered.index("WebSearch") == offered.index("Delete") + 1
     (query,) = queries(log)
     assert query.id == 1
@@ -130,7 +130,8 @@ async def test_without_a_backend_websearch_is_not_offered(
     assert log.end == {}
     manifest = agent_tools()
     assert "WebSearch" in manifest
-    assert fmt.tool_names(fake.requests[0].json) == [n for n in manifest if n != "WebSearch"]
+    unavailable = {"WebSearch", "GenerateImage"}  # no backend, and no image model either
+    assert fmt.tool_names(fake.requests[0].json) == [n for n in manifest if n not in unavailable]
 
 
 async def test_a_failing_backend_is_an_error_result_and_the_turn_goes_on(

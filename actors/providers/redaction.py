@@ -19,8 +19,13 @@ REDACTED = "[redacted]"
 def route_secrets(route: ModelRoute) -> tuple[str, ...]:
     """The key and the secret header values (and the token part of ``Bearer x``), longest first
     so that a whole value is replaced before a token inside it."""
-    found = [route.api_key.reveal()]
-    for name, value in route.headers:
+    return credential_strings(route.api_key.reveal(), route.headers)
+
+
+def credential_strings(api_key: str, headers: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """``route_secrets`` for a key and headers held outside a route (the image model's)."""
+    found = [api_key]
+    for name, value in headers:
         if is_secret_header(name):
             found.append(value)
             found.extend(value.split()[1:])

@@ -225,6 +225,7 @@ def exec_context(plan: TurnPlan, mode: ModeAssets, request: agent.AgentRunReques
         terminals_folder=context.env.terminals_folder,
         admin_command_denylist=tuple(context.admin_command_denylist),
         mode=ModeTools(mode.label, mode.tool_names),
+        workspace_root=next((path for path in context.env.workspace_paths if path), ""),
     )
 
 

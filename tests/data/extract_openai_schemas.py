@@ -1,4 +1,4 @@
-"""Extract the two OpenAI request schemas our conformance test needs, with every schema they
+"""Extract the three OpenAI request schemas our conformance tests need, with every schema they
 reference, from OpenAI's published OpenAPI description into ``openai_request_schemas.json``.
 
 Run by hand when the spec is updated (needs PyYAML, which is not a dependency)::
@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-ROOTS = ("CreateChatCompletionRequest", "CreateResponse")
+ROOTS = ("CreateChatCompletionRequest", "CreateResponse", "CreateImageRequest")
 PREFIX = "#/components/schemas/"
 OUT = Path(__file__).with_name("openai_request_schemas.json")
 

@@ -503,6 +503,19 @@ def approve_queries(*, reject: str | None = None) -> QueryAnswer:
     return answer
 
 
+def approve_images(description: str = "") -> QueryAnswer:
+    """Approve every GenerateImage query, as the user pressing "Generate"; a ``description``
+    stands for the user's edit of the model's description (empty: kept as it was)."""
+
+    def answer(query: agent.InteractionQuery) -> agent.InteractionResponse | None:
+        assert query.WhichOneof("query") == "generate_image_request_query", query
+        approved = agent.GenerateImageRequestResponse.Approved(description=description)
+        response = agent.GenerateImageRequestResponse(approved=approved)
+        return agent.InteractionResponse(generate_image_request_response=response)
+
+    return answer
+
+
 def answer_questions_later(query: agent.InteractionQuery) -> agent.InteractionResponse:
     """Answer an AskQuestion that runs with ``run_async`` as the editor does: ``async`` at once
     (the answers come later, in a run of their own)."""
@@ -572,6 +585,18 @@ def answer_by_kind(**answerers: QueryAnswer) -> QueryAnswer:
     def answer(query: agent.InteractionQuery) -> agent.InteractionResponse | None:
         answerer = answerers.get(query.WhichOneof("query") or "", hold_queries)
         return answerer(query)
+
+    return answer
+
+
+def reject_images(reason: str) -> QueryAnswer:
+    """Decline every GenerateImage query with ``reason``."""
+
+    def answer(query: agent.InteractionQuery) -> agent.InteractionResponse | None:
+        assert query.WhichOneof("query") == "generate_image_request_query", query
+        rejected = agent.GenerateImageRequestResponse.Rejected(reason=reason)
+        response = agent.GenerateImageRequestResponse(rejected=rejected)
+        return agent.InteractionResponse(generate_image_request_response=response)
 
     return answer
 
@@ -848,6 +873,19 @@ class CursorSession:
             )
         await self._close(exec_message)
 
+    def _write(self, args: agent.WriteArgs) -> agent.WriteResult:
+        """Write ``file_bytes`` when set, else ``file_text`` as sent (no line-ending
+        translation), creating folders as the editor does."""
+        assert self.workspace is not None
+        target = workspace_path(self.workspace, args.path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = args.file_bytes or args.file_text.encode()
+        target.write_bytes(data)
+        success = agent.WriteSuccess(
+            path=args.path, lines_created=data.count(b"\n") + 1, file_size=len(data)
+        )
+        return agent.WriteResult(success=success)
+
     def _read(self, args: agent.ReadArgs) -> agent.ReadResult:
         """The file's text as stored (line endings included), or file_not_found; a file
         that is not UTF-8 comes back as its bytes (``data``), as the editor sends a binary
@@ -870,18 +908,6 @@ class CursorSession:
                 file_size=len(text.encode()),
             )
         )
-
-    def _write(self, args: agent.WriteArgs) -> agent.WriteResult:
-        """The whole text written as sent (no line-ending translation)."""
-        assert self.workspace is not None
-        target = workspace_path(self.workspace, args.path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        data = args.file_text.encode()
-        target.write_bytes(data)
-        success = agent.WriteSuccess(
-            path=args.path, lines_created=args.file_text.count("\n") + 1, file_size=len(data)
-        )
-        return agent.WriteResult(success=success)
 
     async def _run_shell(self, exec_message: agent.ExecServerMessage) -> None:
         """start, then stdout/stderr as the command writes them, then exit; or, past the

@@ -17,6 +17,10 @@ Routes, all under ``fake.base_url`` (``http://127.0.0.1:PORT/v1``):
   message with ``tool_calls`` but no ``reasoning_content`` is answered as DeepSeek's thinking
   mode answers it (400 ``invalid_request_error``, ``DEEPSEEK_MISSING_REASONING``) without
   taking a script.
+- ``POST /v1/images/generations`` (OpenAI's images API): the next of ``image_scripts`` (its own
+  FIFO, played like a ``Script``: ``Script.error``, ``Script.hang_before_headers``, or
+  ``Script.image_json``), or with none queued ``{"created":…,"data":[{"b64_json": FAKE_PNG}]}``.
+  ``GET /v1/files/{name}`` serves ``FAKE_PNG`` for an answer that gives a ``url``.
 - ``GET /v1/models``: the model list in ``models_style`` shape. ``"openai"``:
   ``{"object":"list","data":[{"id":…}]}``. ``"anthropic"``: one page per request, following the
   ``limit`` (default 20), ``after_id`` and ``before_id`` query parameters, answered as
@@ -37,6 +41,7 @@ its connection before the fake was done with it (observed while streaming, stall
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import itertools
 import json
@@ -59,6 +64,9 @@ DEEPSEEK_MISSING_REASONING = (
     "Missing `reasoning_content` field in the assistant message at message index {index}. For "
     "more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
 )
+
+# What the fake's image model draws: a PNG signature and a recognisable tail.
+FAKE_PNG = b"\x89PNG\r\n\x1a\n" + b"fake image drawn by the fake provider"
 
 # How often a waiting handler looks at its connection to notice that the client went away.
 _DISCONNECT_POLL_S = 0.005
@@ -180,6 +188,13 @@ class Script:
         return cls(kind="body", chunks=chunks, then_stall=True)
 
     @classmethod
+    def image_json(cls, body: Any) -> Script:
+        """A 200 JSON answer of the images API (``body`` as JSON)."""
+        return cls(
+            kind="body", content_type="application/json", chunks=(json.dumps(body).encode(),)
+        )
+
+    @classmethod
     def hang_before_headers(cls) -> Script:
         """Read the whole request, then never answer (not even headers)."""
         return cls(kind="hang")
@@ -236,6 +251,7 @@ class FakeProvider:
         # perf_counter() when each request arrived (benchmarks compare it with client times)
         self.request_times: list[float] = []
         self._scripts: deque[Script] = deque()
+        self.image_scripts: deque[Script] = deque()  # for /images/generations only
         self._connections: list[_Connection] = []
         self._closing = asyncio.Event()
         self._runner: web.AppRunner | None = None
@@ -249,6 +265,8 @@ class FakeProvider:
         app.router.add_post("/v1/responses", self._scripted)
         app.router.add_post("/v1/messages", self._scripted)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/images/generations", self._images)
+        app.router.add_get("/v1/files/{name}", self._file)
         self._runner = web.AppRunner(app, shutdown_timeout=1.0, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -332,6 +350,22 @@ class FakeProvider:
             _drop(request)
             return web.Response(status=204)
         return await self._play(request, index, script)
+
+    async def _images(self, request: web.Request) -> web.StreamResponse:
+        index = await self._record(request)
+        if not self.image_scripts:
+            image = base64.b64encode(FAKE_PNG).decode()
+            return web.json_response({"created": 0, "data": [{"b64_json": image}]})
+        script = self.image_scripts.popleft()
+        if script.kind == "hang":
+            await self._wait_until_gone(request, index)
+            _drop(request)
+            return web.Response(status=204)
+        return await self._play(request, index, script)
+
+    async def _file(self, request: web.Request) -> web.Response:
+        await self._record(request)
+        return web.Response(body=FAKE_PNG, content_type="image/png")
 
     def _deepseek_refusal(self, path: str, body: Any) -> web.Response | None:
         """DeepSeek's 400 for a tool-call message without ``reasoning_content``, if in that mode."""

@@ -1,7 +1,8 @@
 """Checks a provider request body against the published request schema of its format.
 
 OpenAI's two formats are checked against ``CreateChatCompletionRequest`` and ``CreateResponse``
-from OpenAI's own OpenAPI description (extracted into ``tests/data``), read the way the shared
+(and an image generation, GenerateImage's, against ``CreateImageRequest``) from OpenAI's own
+OpenAPI description (extracted into ``tests/data``), read the way the shared
 reference says: ``nullable: true`` as ``anyOf [schema, null]`` and ``oneOf`` as ``anyOf`` (some
 choices overlap, so a body matching two would otherwise fail). A strict pass lists the keys no
 schema declares: what a server validating against the SDK's types may refuse.
@@ -28,6 +29,7 @@ _PREFIX = "#/components/schemas/"
 OPENAI_SCHEMAS = {
     "/chat/completions": "CreateChatCompletionRequest",
     "/responses": "CreateResponse",
+    "/images/generations": "CreateImageRequest",
 }
 
 
@@ -168,6 +170,7 @@ ALLOWED_UNDECLARED: dict[str, dict[str, str]] = {
         ),
     },
     "CreateResponse": {},
+    "CreateImageRequest": {},
 }
 
 

@@ -590,20 +590,22 @@ class Error(_message.Message):
     def __init__(self, message: _Optional[str] = ...) -> None: ...
 
 class InteractionResponse(_message.Message):
-    __slots__ = ("id", "web_search_request_response", "ask_question_interaction_response", "web_fetch_request_response", "switch_mode_request_response", "create_plan_request_response")
+    __slots__ = ("id", "web_search_request_response", "ask_question_interaction_response", "generate_image_request_response", "web_fetch_request_response", "switch_mode_request_response", "create_plan_request_response")
     ID_FIELD_NUMBER: _ClassVar[int]
     WEB_SEARCH_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_INTERACTION_RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    GENERATE_IMAGE_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     WEB_FETCH_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     SWITCH_MODE_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     CREATE_PLAN_REQUEST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     id: int
     web_search_request_response: WebSearchRequestResponse
     ask_question_interaction_response: AskQuestionInteractionResponse
+    generate_image_request_response: GenerateImageRequestResponse
     web_fetch_request_response: WebFetchRequestResponse
     switch_mode_request_response: SwitchModeRequestResponse
     create_plan_request_response: CreatePlanRequestResponse
-    def __init__(self, id: _Optional[int] = ..., web_search_request_response: _Optional[_Union[WebSearchRequestResponse, _Mapping]] = ..., ask_question_interaction_response: _Optional[_Union[AskQuestionInteractionResponse, _Mapping]] = ..., web_fetch_request_response: _Optional[_Union[WebFetchRequestResponse, _Mapping]] = ..., switch_mode_request_response: _Optional[_Union[SwitchModeRequestResponse, _Mapping]] = ..., create_plan_request_response: _Optional[_Union[CreatePlanRequestResponse, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., web_search_request_response: _Optional[_Union[WebSearchRequestResponse, _Mapping]] = ..., ask_question_interaction_response: _Optional[_Union[AskQuestionInteractionResponse, _Mapping]] = ..., generate_image_request_response: _Optional[_Union[GenerateImageRequestResponse, _Mapping]] = ..., web_fetch_request_response: _Optional[_Union[WebFetchRequestResponse, _Mapping]] = ..., switch_mode_request_response: _Optional[_Union[SwitchModeRequestResponse, _Mapping]] = ..., create_plan_request_response: _Optional[_Union[CreatePlanRequestResponse, _Mapping]] = ...) -> None: ...
 
 class ClientHeartbeat(_message.Message):
     __slots__ = ()
@@ -830,7 +832,7 @@ class ThinkingMessage(_message.Message):
     def __init__(self, text: _Optional[str] = ..., duration_ms: _Optional[int] = ...) -> None: ...
 
 class ToolCall(_message.Message):
-    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call", "web_search_tool_call", "create_plan_tool_call", "ask_question_tool_call", "switch_mode_tool_call", "await_tool_call", "web_fetch_tool_call")
+    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call", "web_search_tool_call", "create_plan_tool_call", "ask_question_tool_call", "generate_image_tool_call", "switch_mode_tool_call", "await_tool_call", "web_fetch_tool_call")
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_AT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -845,6 +847,7 @@ class ToolCall(_message.Message):
     WEB_SEARCH_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     CREATE_PLAN_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    GENERATE_IMAGE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     SWITCH_MODE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     AWAIT_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     WEB_FETCH_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
@@ -862,10 +865,11 @@ class ToolCall(_message.Message):
     web_search_tool_call: WebSearchToolCall
     create_plan_tool_call: CreatePlanToolCall
     ask_question_tool_call: AskQuestionToolCall
+    generate_image_tool_call: GenerateImageToolCall
     switch_mode_tool_call: SwitchModeToolCall
     await_tool_call: AwaitToolCall
     web_fetch_tool_call: WebFetchToolCall
-    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., web_search_tool_call: _Optional[_Union[WebSearchToolCall, _Mapping]] = ..., create_plan_tool_call: _Optional[_Union[CreatePlanToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., switch_mode_tool_call: _Optional[_Union[SwitchModeToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ..., web_fetch_tool_call: _Optional[_Union[WebFetchToolCall, _Mapping]] = ...) -> None: ...
+    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., web_search_tool_call: _Optional[_Union[WebSearchToolCall, _Mapping]] = ..., create_plan_tool_call: _Optional[_Union[CreatePlanToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., generate_image_tool_call: _Optional[_Union[GenerateImageToolCall, _Mapping]] = ..., switch_mode_tool_call: _Optional[_Union[SwitchModeToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ..., web_fetch_tool_call: _Optional[_Union[WebFetchToolCall, _Mapping]] = ...) -> None: ...
 
 class TodoItem(_message.Message):
     __slots__ = ("id", "content", "status", "created_at", "updated_at", "dependencies")
@@ -908,20 +912,22 @@ class SetBlobArgs(_message.Message):
     def __init__(self, blob_id: _Optional[bytes] = ..., blob_data: _Optional[bytes] = ...) -> None: ...
 
 class InteractionQuery(_message.Message):
-    __slots__ = ("id", "web_search_request_query", "ask_question_interaction_query", "web_fetch_request_query", "switch_mode_request_query", "create_plan_request_query")
+    __slots__ = ("id", "web_search_request_query", "ask_question_interaction_query", "generate_image_request_query", "web_fetch_request_query", "switch_mode_request_query", "create_plan_request_query")
     ID_FIELD_NUMBER: _ClassVar[int]
     WEB_SEARCH_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_INTERACTION_QUERY_FIELD_NUMBER: _ClassVar[int]
+    GENERATE_IMAGE_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     WEB_FETCH_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     SWITCH_MODE_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     CREATE_PLAN_REQUEST_QUERY_FIELD_NUMBER: _ClassVar[int]
     id: int
     web_search_request_query: WebSearchRequestQuery
     ask_question_interaction_query: AskQuestionInteractionQuery
+    generate_image_request_query: GenerateImageRequestQuery
     web_fetch_request_query: WebFetchRequestQuery
     switch_mode_request_query: SwitchModeRequestQuery
     create_plan_request_query: CreatePlanRequestQuery
-    def __init__(self, id: _Optional[int] = ..., web_search_request_query: _Optional[_Union[WebSearchRequestQuery, _Mapping]] = ..., ask_question_interaction_query: _Optional[_Union[AskQuestionInteractionQuery, _Mapping]] = ..., web_fetch_request_query: _Optional[_Union[WebFetchRequestQuery, _Mapping]] = ..., switch_mode_request_query: _Optional[_Union[SwitchModeRequestQuery, _Mapping]] = ..., create_plan_request_query: _Optional[_Union[CreatePlanRequestQuery, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., web_search_request_query: _Optional[_Union[WebSearchRequestQuery, _Mapping]] = ..., ask_question_interaction_query: _Optional[_Union[AskQuestionInteractionQuery, _Mapping]] = ..., generate_image_request_query: _Optional[_Union[GenerateImageRequestQuery, _Mapping]] = ..., web_fetch_request_query: _Optional[_Union[WebFetchRequestQuery, _Mapping]] = ..., switch_mode_request_query: _Optional[_Union[SwitchModeRequestQuery, _Mapping]] = ..., create_plan_request_query: _Optional[_Union[CreatePlanRequestQuery, _Mapping]] = ...) -> None: ...
 
 class AskQuestionInteractionQuery(_message.Message):
     __slots__ = ("args", "tool_call_id")
@@ -2349,6 +2355,74 @@ class UpdateTodosError(_message.Message):
     ERROR_FIELD_NUMBER: _ClassVar[int]
     error: str
     def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class GenerateImageRequestQuery(_message.Message):
+    __slots__ = ("args", "tool_call_id")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    args: GenerateImageArgs
+    tool_call_id: str
+    def __init__(self, args: _Optional[_Union[GenerateImageArgs, _Mapping]] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class GenerateImageRequestResponse(_message.Message):
+    __slots__ = ("approved", "rejected")
+    class Approved(_message.Message):
+        __slots__ = ("description",)
+        DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+        description: str
+        def __init__(self, description: _Optional[str] = ...) -> None: ...
+    class Rejected(_message.Message):
+        __slots__ = ("reason",)
+        REASON_FIELD_NUMBER: _ClassVar[int]
+        reason: str
+        def __init__(self, reason: _Optional[str] = ...) -> None: ...
+    APPROVED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    approved: GenerateImageRequestResponse.Approved
+    rejected: GenerateImageRequestResponse.Rejected
+    def __init__(self, approved: _Optional[_Union[GenerateImageRequestResponse.Approved, _Mapping]] = ..., rejected: _Optional[_Union[GenerateImageRequestResponse.Rejected, _Mapping]] = ...) -> None: ...
+
+class GenerateImageArgs(_message.Message):
+    __slots__ = ("description", "file_path", "reference_image_paths", "aspect_ratio")
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    FILE_PATH_FIELD_NUMBER: _ClassVar[int]
+    REFERENCE_IMAGE_PATHS_FIELD_NUMBER: _ClassVar[int]
+    ASPECT_RATIO_FIELD_NUMBER: _ClassVar[int]
+    description: str
+    file_path: str
+    reference_image_paths: _containers.RepeatedScalarFieldContainer[str]
+    aspect_ratio: str
+    def __init__(self, description: _Optional[str] = ..., file_path: _Optional[str] = ..., reference_image_paths: _Optional[_Iterable[str]] = ..., aspect_ratio: _Optional[str] = ...) -> None: ...
+
+class GenerateImageResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: GenerateImageSuccess
+    error: GenerateImageError
+    def __init__(self, success: _Optional[_Union[GenerateImageSuccess, _Mapping]] = ..., error: _Optional[_Union[GenerateImageError, _Mapping]] = ...) -> None: ...
+
+class GenerateImageSuccess(_message.Message):
+    __slots__ = ("file_path", "image_data")
+    FILE_PATH_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_DATA_FIELD_NUMBER: _ClassVar[int]
+    file_path: str
+    image_data: str
+    def __init__(self, file_path: _Optional[str] = ..., image_data: _Optional[str] = ...) -> None: ...
+
+class GenerateImageError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class GenerateImageToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: GenerateImageArgs
+    result: GenerateImageResult
+    def __init__(self, args: _Optional[_Union[GenerateImageArgs, _Mapping]] = ..., result: _Optional[_Union[GenerateImageResult, _Mapping]] = ...) -> None: ...
 
 class AwaitToolCall(_message.Message):
     __slots__ = ("args", "result")

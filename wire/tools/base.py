@@ -74,6 +74,7 @@ class ExecContext(msgspec.Struct, frozen=True):
     mode: ModeTools | None = None
     """Set by every run; None only for a context built outside one (every tool may run)."""
     todos: tuple[Todo, ...] = ()
+    workspace_root: str = ""  # the first workspace path, where relative files a tool makes go
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +82,12 @@ class ToolDefinition:
     """One tool's row in ``wire.tools.registry.REGISTRY``: everything a lookup by name needs.
 
     ``execution`` builds the call from parsed arguments and the run's context (every tool takes
-    it, only Shell reads it) and raises ``ToolArgumentError`` when they do not fit; the card
-    then holds only an error result, the message at ``error_path`` under the tool's card with
-    each of ``error_fields`` set to the error text. ``streamed_content_field`` names the
-    argument whose text fills the edit card while the model streams it, and
-    ``streamed_path_field`` the one naming the edited file, shown once its string is complete.
+    it; Shell, AwaitShell and GenerateImage read it) and raises ``ToolArgumentError`` when they
+    do not fit; the card then holds only an error result, the message at ``error_path`` under
+    the tool's card with each of ``error_fields`` set to the error text.
+    ``streamed_content_field`` names the argument whose text fills the edit card while the
+    model streams it, and ``streamed_path_field`` the one naming the edited file, shown once
+    its string is complete.
     """
 
     name: str

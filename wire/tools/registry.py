@@ -14,6 +14,7 @@ from wire.tools.create_plan import CREATE_PLAN
 from wire.tools.delete import DELETE
 from wire.tools.edit import STR_REPLACE, WRITE
 from wire.tools.edit_notebook import EDIT_NOTEBOOK
+from wire.tools.generate_image import GENERATE_IMAGE
 from wire.tools.read import READ
 from wire.tools.read_lints import READ_LINTS
 from wire.tools.search import GLOB, GREP
@@ -42,6 +43,7 @@ REGISTRY: dict[str, ToolDefinition] = {
         WEB_FETCH,
         SWITCH_MODE,
         CREATE_PLAN,
+        GENERATE_IMAGE,
     )
 }
 

@@ -1,5 +1,5 @@
 // Models: discover a provider's models and add the chosen ones in one save; edit or delete one.
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.js";
 import { useCatalog } from "../catalog.js";
 import { Field, FormError, count, html, invalid, ms } from "../ui.js";
@@ -37,6 +37,39 @@ const PRICES = [
   ["price_cache_read_per_mtok", "Cache read"],
   ["price_cache_write_per_mtok", "Cache write"],
 ];
+
+// The provider types with OpenAI's images API: only their models can generate images.
+const IMAGE_TYPES = ["openai-chat", "openai-responses"];
+
+// The image model (GenerateImage's): one at most, marked or unmarked from its row.
+function useImageModel(onError) {
+  const [imageModel, setImageModel] = useState(null);
+  async function reload() {
+    try {
+      setImageModel((await api("GET", "/settings/image-model")).public_id);
+    } catch (err) {
+      onError(err);
+    }
+  }
+  async function mark(publicId) {
+    try {
+      setImageModel((await api("PUT", "/settings/image-model", { public_id: publicId })).public_id);
+    } catch (err) {
+      onError(err);
+    }
+  }
+  useEffect(() => { reload(); }, []);
+  return { imageModel, reloadImageModel: reload, markImageModel: mark };
+}
+
+function ImageCell({ model, providerType, imageModel, onMark }) {
+  if (model.public_id === imageModel) {
+    return html`<span class="badge ok">image model</span>
+      <button aria-label=${`Stop generating images with ${model.display_name}`} onClick=${() => onMark(null)}>Unmark</button>`;
+  }
+  if (!IMAGE_TYPES.includes(providerType)) return html`<span class="muted">—</span>`;
+  return html`<button aria-label=${`Generate images with ${model.display_name}`} onClick=${() => onMark(model.public_id)}>Use for images</button>`;
+}
 
 // "models[0].max_output_tokens" -> "max_output_tokens": a one-model save names index 0.
 function localError(error) {
@@ -256,7 +289,14 @@ export function ModelsPage({ providerId }) {
     }
   }
 
-  const { providers, models, reload: load } = useCatalog(setError);
+  const { providers, models, reload: loadCatalog } = useCatalog(setError);
+  const { imageModel, reloadImageModel, markImageModel } = useImageModel(setError);
+  // A deleted model stops being the image model: both are read again after a change.
+  const load = () => { loadCatalog(); reloadImageModel(); };
+  async function mark(publicId) {
+    setError(null);
+    await markImageModel(publicId);
+  }
 
   async function remove(model) {
     if (!window.confirm(`Delete the model ${model.display_name}? Its call records stay.`)) return;
@@ -285,7 +325,7 @@ export function ModelsPage({ providerId }) {
     ${models.length > 0 &&
     html`<div class="table-wrap"><table>
       <thead><tr><th>Model</th><th>Provider</th><th>Public id</th><th>Enabled</th><th class="num">Max output</th>
-        <th class="num">Context</th><th>Reasoning</th><th></th></tr></thead>
+        <th class="num">Context</th><th>Reasoning</th><th>Images</th><th></th></tr></thead>
       <tbody>${models
         .filter((m) => !providerId || String(m.provider_id) === String(providerId))
         .map(
@@ -295,6 +335,8 @@ export function ModelsPage({ providerId }) {
             <td>${m.enabled ? html`<span class="badge ok">on</span>` : html`<span class="badge">off</span>`}</td>
             <td class="num">${m.max_output_tokens ?? "—"}</td><td class="num">${m.context_window_tokens ?? "—"}</td>
             <td>${m.reasoning_enabled ? m.reasoning_effort || "on" : "off"}</td>
+            <td data-image=${m.public_id === imageModel ? "marked" : ""}><${ImageCell} model=${m} providerType=${typeOf(m.provider_id)}
+              imageModel=${imageModel} onMark=${mark} /></td>
             <td><div class="actions">
               <button onClick=${() => runCheck(m, "test")} disabled=${checking !== null}>
                 ${checking === `${m.public_id}:test` ? "Testing…" : "Test"}</button>
@@ -303,6 +345,7 @@ export function ModelsPage({ providerId }) {
               <button onClick=${() => setEditing(m)}>Edit</button>
               <button class="danger" onClick=${() => remove(m)}>Delete</button>
             </div></td></tr>`,
-        )}</tbody></table></div>`}
+        )}</tbody></table></div>
+      <p class="muted">The image model (an OpenAI-compatible provider's, such as gpt-image-1) makes the images the agent's GenerateImage asks for; with none marked, the agent is not offered that tool.</p>`}
   </div>`;
 }
