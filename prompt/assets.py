@@ -41,9 +41,11 @@ from prompt.runtime_message import (
     render_runtime_message,
 )
 from wire.tools.registry import REGISTRY
+from wire.tools.switch_mode import MODE_IDS
 
-MODES: tuple[str, ...] = ("agent", "ask", "plan", "debug", "multitask")
-"""The modes this server serves; each needs a manifest, a prompt and a runtime template."""
+MODES: tuple[str, ...] = tuple(MODE_IDS)
+"""The modes this server serves (Cursor's mode ids, ``wire.tools.switch_mode.MODE_IDS``); each
+needs a manifest, a prompt and a runtime template."""
 
 SYSTEM_PROMPT_PLACEHOLDERS: tuple[str, ...] = ("MODEL_NAME",)
 

@@ -29,16 +29,12 @@ from store.conversations import StoredMessage
 from wire.errors import Code, ConnectError, protocol_error
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ExecContext, ModeTools
+from wire.tools.switch_mode import MODE_IDS
 
-# Cursor's AgentMode number -> our mode asset name. TRIAGE, PROJECT, CUSTOM and UNSPECIFIED
-# have no assets: a run asking for one ends ``invalid_argument`` naming it.
-MODE_NAMES = {
-    agent.AGENT_MODE_AGENT: "agent",
-    agent.AGENT_MODE_ASK: "ask",
-    agent.AGENT_MODE_PLAN: "plan",
-    agent.AGENT_MODE_DEBUG: "debug",
-    agent.AGENT_MODE_MULTITASK: "multitask",
-}
+# Cursor's AgentMode number -> our mode asset name (Cursor's mode id, as SwitchMode names it).
+# TRIAGE, PROJECT, CUSTOM and UNSPECIFIED have no assets: a run asking for one ends
+# ``invalid_argument`` naming it.
+MODE_NAMES = {number: name for name, number in MODE_IDS.items()}
 _SERVED = ", ".join(agent.AgentMode.Name(number) for number in MODE_NAMES)
 
 
