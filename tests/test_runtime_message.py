@@ -149,10 +149,9 @@ MODE_REMINDERS: dict[str, str] = {
         "\n"
         "<system_reminder>\n"
         "Research the code the request touches. When an important point is unclear, "
-        "ask the user a few focused questions (with AskQuestion if you have it) before "
-        "settling the plan. End the turn by calling CreatePlan with a concrete plan: "
-        "goal, files and changes, order of steps, how to verify. If CreatePlan is not "
-        "among your tools, write the plan as your reply.\n"
+        "ask the user a few focused questions with AskQuestion before settling the plan. "
+        "End the turn by calling CreatePlan with a concrete plan: goal, files and changes, "
+        "order of steps, how to verify.\n"
         "</system_reminder>"
     ),
     "debug": (
