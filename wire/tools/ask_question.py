@@ -18,13 +18,11 @@ from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import (
     ExecContext,
     ExecStep,
-    SendQuery,
+    InteractionExecution,
     ToolChannel,
     ToolDefinition,
-    ToolExecution,
     ToolOutcome,
     WrongResult,
-    new_query,
 )
 
 
@@ -77,8 +75,10 @@ ASYNC_PENDING_TEXT = (
 )
 
 
-class AskQuestionExecution(ToolExecution):
+class AskQuestionExecution(InteractionExecution):
     """One query; the editor shows the questions and answers with the user's choices."""
+
+    query_field = "ask_question_interaction_query"
 
     def __init__(self, call_id: str, args: ToolArgs, context: ExecContext) -> None:
         super().__init__(ASK_QUESTION, call_id)
@@ -98,17 +98,11 @@ class AskQuestionExecution(ToolExecution):
     def started(self) -> agent.ToolCall:
         return agent.ToolCall(ask_question_tool_call=agent.AskQuestionToolCall(args=self.args))
 
-    def begin(self) -> SendQuery:
-        query = agent.AskQuestionInteractionQuery(args=self.args, tool_call_id=self.call_id)
-        return SendQuery(new_query(ask_question_interaction_query=query))
+    def _query(self) -> Any:
+        return agent.AskQuestionInteractionQuery(args=self.args, tool_call_id=self.call_id)
 
-    def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
-        return WrongResult(variant)
-
-    def _on_response(self, variant: str, response: agent.InteractionResponse) -> ExecStep:
-        if variant != "ask_question_interaction_response":
-            return WrongResult(variant)
-        result = response.ask_question_interaction_response.result
+    def _on_answer(self, answer: Any) -> ExecStep:
+        result = answer.result
         match result.WhichOneof("result"):
             case "success":
                 text, is_error = answers_text(result.success), False

@@ -23,7 +23,7 @@ import abc
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import msgspec
 from google.protobuf import unknown_fields
@@ -303,6 +303,35 @@ class ToolExecution(abc.ABC):
     def answered(self, answer: Any) -> ExecStep:
         """The answer to the ``ServerWork`` this call asked for, or ``ServerWorkFailed``."""
         raise AssertionError(f"{self.tool} never asked for server work")
+
+
+class InteractionExecution(ToolExecution):
+    """A call that starts with one interaction query, the ``query_field`` variant of
+    ``InteractionQuery``. Only the answer of its own kind (the ``…_response`` variant of that
+    name) reaches ``_on_answer``; any other answer, and any exec result unless the tool sends
+    an exec after the answer (it then overrides ``_on_result``), is ``WrongResult``."""
+
+    query_field: ClassVar[str]
+
+    def begin(self) -> SendQuery:
+        return SendQuery(new_query(**{self.query_field: self._query()}))
+
+    @abc.abstractmethod
+    def _query(self) -> Any:
+        """The query message (``AskQuestionInteractionQuery``, ``WebFetchRequestQuery``…)."""
+
+    def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
+        return WrongResult(variant)
+
+    def _on_response(self, variant: str, response: agent.InteractionResponse) -> ExecStep:
+        field = self.query_field.removesuffix("query") + "response"
+        if variant != field:
+            return WrongResult(variant)
+        return self._on_answer(getattr(response, field))
+
+    @abc.abstractmethod
+    def _on_answer(self, answer: Any) -> ExecStep:
+        """The editor's answer to the query: the outcome, or the call's next step."""
 
 
 class InvalidCall(ToolExecution):

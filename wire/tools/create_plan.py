@@ -16,13 +16,11 @@ from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import (
     ExecContext,
     ExecStep,
-    SendQuery,
+    InteractionExecution,
     ToolChannel,
     ToolDefinition,
-    ToolExecution,
     ToolOutcome,
     WrongResult,
-    new_query,
 )
 
 
@@ -45,8 +43,10 @@ def _todo(raw: Any, position: int) -> agent.TodoItem:
     return agent.TodoItem(id=raw["id"], content=raw["content"], status=agent.TODO_STATUS_PENDING)
 
 
-class CreatePlanExecution(ToolExecution):
+class CreatePlanExecution(InteractionExecution):
     """One query; the editor saves the plan and answers with its location."""
+
+    query_field = "create_plan_request_query"
 
     def __init__(self, call_id: str, args: ToolArgs, context: ExecContext) -> None:
         super().__init__(CREATE_PLAN, call_id)
@@ -63,17 +63,11 @@ class CreatePlanExecution(ToolExecution):
     def started(self) -> agent.ToolCall:
         return agent.ToolCall(create_plan_tool_call=agent.CreatePlanToolCall(args=self.args))
 
-    def begin(self) -> SendQuery:
-        query = agent.CreatePlanRequestQuery(args=self.args, tool_call_id=self.call_id)
-        return SendQuery(new_query(create_plan_request_query=query))
+    def _query(self) -> Any:
+        return agent.CreatePlanRequestQuery(args=self.args, tool_call_id=self.call_id)
 
-    def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
-        return WrongResult(variant)
-
-    def _on_response(self, variant: str, response: agent.InteractionResponse) -> ExecStep:
-        if variant != "create_plan_request_response":
-            return WrongResult(variant)
-        result = response.create_plan_request_response.result
+    def _on_answer(self, answer: Any) -> ExecStep:
+        result = answer.result
         match result.WhichOneof("result"):
             case "success":
                 where = f" at {result.plan_uri}" if result.plan_uri else ""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import re
+from typing import Any
 
 import msgspec
 
@@ -24,17 +25,15 @@ from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import (
     ExecContext,
     ExecStep,
+    InteractionExecution,
     SendExec,
-    SendQuery,
     ServerWork,
     ServerWorkFailed,
     ToolChannel,
     ToolDefinition,
-    ToolExecution,
     ToolOutcome,
     WrongResult,
     new_exec,
-    new_query,
 )
 
 # Each aspect ratio the tool takes -> the nearest of the sizes every GPT image model accepts
@@ -100,8 +99,10 @@ def _args(args: ToolArgs) -> agent.GenerateImageArgs:
     return built
 
 
-class GenerateImageExecution(ToolExecution):
+class GenerateImageExecution(InteractionExecution):
     """Approval query, then server work, then a Write exec of the image's bytes."""
+
+    query_field = "generate_image_request_query"
 
     def __init__(self, call_id: str, args: ToolArgs, context: ExecContext) -> None:
         super().__init__(GENERATE_IMAGE, call_id)
@@ -125,14 +126,10 @@ class GenerateImageExecution(ToolExecution):
     def started(self) -> agent.ToolCall:
         return self._card()
 
-    def begin(self) -> SendQuery:
-        query = agent.GenerateImageRequestQuery(args=self.args, tool_call_id=self.call_id)
-        return SendQuery(new_query(generate_image_request_query=query))
+    def _query(self) -> Any:
+        return agent.GenerateImageRequestQuery(args=self.args, tool_call_id=self.call_id)
 
-    def _on_response(self, variant: str, response: agent.InteractionResponse) -> ExecStep:
-        if variant != "generate_image_request_response":
-            return WrongResult(variant)
-        answer = response.generate_image_request_response
+    def _on_answer(self, answer: Any) -> ExecStep:
         match answer.WhichOneof("result"):
             case "approved":
                 # The user may have changed the description when approving it.

@@ -8,18 +8,18 @@ switch is read back from the committed messages when a checkpoint is built
 
 from __future__ import annotations
 
+from typing import Any
+
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import (
     ExecContext,
     ExecStep,
-    SendQuery,
+    InteractionExecution,
     ToolChannel,
     ToolDefinition,
-    ToolExecution,
     ToolOutcome,
     WrongResult,
-    new_query,
 )
 
 # The mode ids the model may name, and the AgentMode each stands for.
@@ -41,8 +41,10 @@ def target_mode(arguments: ToolArgs) -> str:
     return target
 
 
-class SwitchModeExecution(ToolExecution):
+class SwitchModeExecution(InteractionExecution):
     """One query; the editor asks the user whether to switch."""
+
+    query_field = "switch_mode_request_query"
 
     def __init__(self, call_id: str, args: ToolArgs, context: ExecContext) -> None:
         super().__init__(SWITCH_MODE, call_id)
@@ -54,17 +56,10 @@ class SwitchModeExecution(ToolExecution):
     def started(self) -> agent.ToolCall:
         return agent.ToolCall(switch_mode_tool_call=agent.SwitchModeToolCall(args=self.args))
 
-    def begin(self) -> SendQuery:
-        query = agent.SwitchModeRequestQuery(args=self.args)
-        return SendQuery(new_query(switch_mode_request_query=query))
+    def _query(self) -> Any:
+        return agent.SwitchModeRequestQuery(args=self.args)
 
-    def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
-        return WrongResult(variant)
-
-    def _on_response(self, variant: str, response: agent.InteractionResponse) -> ExecStep:
-        if variant != "switch_mode_request_response":
-            return WrongResult(variant)
-        answer = response.switch_mode_request_response
+    def _on_answer(self, answer: Any) -> ExecStep:
         mode = self.target.capitalize()
         match answer.WhichOneof("result"):
             case "approved":

@@ -9,6 +9,7 @@ a rejection or a failed fetch is an error it reads.
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
 from wire.proto import agent_v1_pb2 as agent
@@ -16,15 +17,13 @@ from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import (
     ExecContext,
     ExecStep,
+    InteractionExecution,
     SendExec,
-    SendQuery,
     ToolChannel,
     ToolDefinition,
-    ToolExecution,
     ToolOutcome,
     WrongResult,
     new_exec,
-    new_query,
 )
 from wire.tools.text import join_note
 
@@ -75,8 +74,10 @@ def page_text(url: str, success: agent.FetchSuccess) -> tuple[str, bool]:
     return content, False
 
 
-class WebFetchExecution(ToolExecution):
+class WebFetchExecution(InteractionExecution):
     """An approval query, then the editor's fetch under a new wire id."""
+
+    query_field = "web_fetch_request_query"
 
     def __init__(self, call_id: str, args: ToolArgs, context: ExecContext) -> None:
         super().__init__(WEB_FETCH, call_id)
@@ -93,14 +94,10 @@ class WebFetchExecution(ToolExecution):
     def started(self) -> agent.ToolCall:
         return agent.ToolCall(web_fetch_tool_call=agent.WebFetchToolCall(args=self._args()))
 
-    def begin(self) -> SendQuery:
-        query = agent.WebFetchRequestQuery(args=self._args())
-        return SendQuery(new_query(web_fetch_request_query=query))
+    def _query(self) -> Any:
+        return agent.WebFetchRequestQuery(args=self._args())
 
-    def _on_response(self, variant: str, response: agent.InteractionResponse) -> ExecStep:
-        if variant != "web_fetch_request_response":
-            return WrongResult(variant)
-        answer = response.web_fetch_request_response
+    def _on_answer(self, answer: Any) -> ExecStep:
         match answer.WhichOneof("result"):
             case "approved":
                 fetch = agent.FetchArgs(url=self.url, tool_call_id=self.call_id)

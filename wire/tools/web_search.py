@@ -19,15 +19,13 @@ from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import (
     ExecContext,
     ExecStep,
-    SendQuery,
+    InteractionExecution,
     ServerWork,
     ServerWorkFailed,
     ToolChannel,
     ToolDefinition,
-    ToolExecution,
     ToolOutcome,
     WrongResult,
-    new_query,
 )
 
 # The most results the model reads from one search (the backend is asked for this many).
@@ -92,8 +90,10 @@ def results_text(search_term: str, refs: list[agent.WebSearchReference]) -> str:
     return "\n".join(lines)
 
 
-class WebSearchExecution(ToolExecution):
+class WebSearchExecution(InteractionExecution):
     """An approval query, then the server's search."""
+
+    query_field = "web_search_request_query"
 
     def __init__(self, call_id: str, args: ToolArgs, context: ExecContext) -> None:
         super().__init__(WEB_SEARCH, call_id)
@@ -116,17 +116,10 @@ class WebSearchExecution(ToolExecution):
     def started(self) -> agent.ToolCall:
         return agent.ToolCall(web_search_tool_call=agent.WebSearchToolCall(args=self._args()))
 
-    def begin(self) -> SendQuery:
-        query = agent.WebSearchRequestQuery(args=self._args())
-        return SendQuery(new_query(web_search_request_query=query))
+    def _query(self) -> Any:
+        return agent.WebSearchRequestQuery(args=self._args())
 
-    def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
-        return WrongResult(variant)
-
-    def _on_response(self, variant: str, response: agent.InteractionResponse) -> ExecStep:
-        if variant != "web_search_request_response":
-            return WrongResult(variant)
-        answer = response.web_search_request_response
+    def _on_answer(self, answer: Any) -> ExecStep:
         match answer.WhichOneof("result"):
             case "approved":
                 return ServerWork(WebSearchRequest(self.search_term))
