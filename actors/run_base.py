@@ -24,7 +24,7 @@ from actors.conversation.model import (
 )
 from actors.history_cache import HistoryCache
 from actors.turn.ending import RecordRunEnd
-from actors.turn.interrupted import interrupted_pairs
+from actors.turn.interrupted import interrupted_pairs, refuse_resolutions_without_round
 from actors.turn.plan import TurnKind, TurnPlan, imported_history, stored
 from actors.turn.tool_round import ToolRound
 from store.conversations import (
@@ -236,11 +236,14 @@ class RunBase:
     ) -> int | None:
         """For a user message sent while the state's round was pending: the revision whose
         history closes that round, each pending call with the result the client resolved it
-        with (``actors.turn.interrupted``); ``base`` when nothing was pending."""
+        with (``actors.turn.interrupted``); ``base`` when nothing was pending, where a
+        resolution the client sent anyway is its error."""
         if base is None:
+            refuse_resolutions_without_round(resolutions)
             return base
         pending, existing = self._pending_round(base, kind=TurnKind.NEW)
         if pending is None:
+            refuse_resolutions_without_round(resolutions)
             return base
         if existing is not None:
             start = self._store.round_head(existing)

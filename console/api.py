@@ -412,11 +412,7 @@ class ConsoleApi:
     @answers_errors
     async def put_image_model(self, request: web.Request) -> web.StreamResponse:
         body = await decode_body(request, ImageModelBody)
-        try:
-            saved = await self._store(catalog.set_image_model, body.public_id)
-        except catalog.Invalid as exc:
-            # Not a value the body's type refuses but a model this setting cannot name: 400.
-            raise ApiError(400, "invalid_argument", exc.message) from None
+        saved = await self._store(catalog.set_image_model, body.public_id)
         log_event(logger, logging.INFO, "image model marked", public_id=saved.public_id)
         return json_response(saved)
 

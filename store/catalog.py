@@ -853,6 +853,9 @@ def _check_search_url(url: str | None) -> str:
         raise Invalid("url", "must be an http:// or https:// URL with a host")
     if parts.query or parts.fragment:
         raise Invalid("url", "must not have a query or fragment")
+    if parts.username is not None or parts.password is not None:
+        # The URL is shown back by the settings API: a credential in it would leak.
+        raise Invalid("url", "must not hold a user name or password")
     return text.rstrip("/")
 
 

@@ -441,6 +441,23 @@ async def test_a_resolution_for_a_call_that_was_not_pending_ends_the_run(
     assert len(fake.requests) == 1
 
 
+async def test_a_resolution_sent_when_no_round_is_pending_ends_the_run(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor, tmp_path: Path
+) -> None:
+    """Nothing is pending, so the resolution is not silently dropped: it is the client's error."""
+    message = turn("hello", public_id, None, "m1")
+    action = message.run_request.action.user_message_action
+    action.interrupted_pending_tool_call_resolutions.resolutions.add(tool_call_id="call_x")
+    log = await CursorSession(cursor, "run-none-pending", workspace=tmp_path).run(message)
+    assert log.end is not None
+    assert log.end["error"] == {  # type: ignore[index]
+        "code": "invalid_argument",
+        "message": "protocol error: interrupted_pending_tool_call_resolutions: 'call_x' is not "
+        "a pending call (no tool round is pending)",
+    }
+    assert fake.requests == []
+
+
 def kv_ack_message(kv_id: int) -> agent.AgentClientMessage:
     return agent.AgentClientMessage(
         kv_client_message=agent.KvClientMessage(id=kv_id, set_blob_result=agent.SetBlobResult())

@@ -17,6 +17,8 @@ from wire.tools.await_shell import (
     AWAIT_DEFAULT_MS,
     AWAIT_MAX_MS,
     MATCH_TEXT_LIMIT,
+    MATCH_TIMEOUT_S,
+    MATCH_WINDOW_CHARS,
     POLL_INTERVAL_MS,
 )
 from wire.tools.base import (
@@ -289,3 +291,26 @@ def test_the_pattern_is_multiline_as_the_schema_promises() -> None:
     execution = prep({"shell_id": "7", "pattern": "^done$"})
     poll(execution.begin())
     assert summary(execution.feed(read("step 1\ndone\nstep 3\n")))["match"] == "done"
+
+
+def test_a_pattern_that_backtracks_for_ever_ends_the_wait_with_an_error_not_a_hang() -> None:
+    """The model's pattern runs in the tool runtime's mailbox: a catastrophic one gives up after
+    its timeout instead of holding the mailbox (``re`` would take years on this input)."""
+    execution = prep({"shell_id": "7", "pattern": "(x+x+)+y"})
+    poll(execution.begin())
+    done = outcome(execution.feed(read(HEADER + "x" * 5000 + "\n")))
+    assert done.is_error
+    assert done.content.startswith(f"the pattern took over {int(MATCH_TIMEOUT_S * 1000)} ms")
+    card = done.tool_call.await_tool_call.result
+    assert card.error.error == done.content
+
+
+def test_the_pattern_sees_only_the_end_of_a_long_output() -> None:
+    early = "READY\n" + "." * MATCH_WINDOW_CHARS + "\n"
+    execution = prep({"shell_id": "7", "pattern": "READY", "block_until_ms": 0})
+    poll(execution.begin())
+    assert summary(execution.feed(read(HEADER + early)))["pattern_matched"] is False
+    execution = prep({"shell_id": "7", "pattern": "READY", "block_until_ms": 0})
+    poll(execution.begin())
+    late = "." * MATCH_WINDOW_CHARS + "\nREADY\n"
+    assert summary(execution.feed(read(HEADER + late)))["match"] == "READY"

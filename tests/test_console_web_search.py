@@ -69,6 +69,11 @@ async def test_searxng_needs_an_http_url_and_no_key(
     refused(await api.put({"backend": "searxng"}), "url")
     refused(await api.put({"backend": "searxng", "url": "ftp://search.example.org"}), "url")
     refused(await api.put({"backend": "searxng", "url": "https://s.org/?q=1"}), "url")
+    # A credential in the URL would come back in every GET of the setting.
+    with_password = await api.put({"backend": "searxng", "url": "https://u:sekrit@s.org"})
+    refused(with_password, "url")
+    assert "sekrit" not in with_password.text
+    refused(await api.put({"backend": "searxng", "url": "https://u@s.org"}), "url")
     refused(
         await api.put({"backend": "searxng", "url": "https://s.org", "api_key": "k"}), "api_key"
     )

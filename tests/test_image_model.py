@@ -113,9 +113,9 @@ async def test_the_console_refuses_a_model_that_cannot_generate_images(console: 
     refused = await console.call(
         "PUT", "/settings/image-model", json={"public_id": saved["public_id"]}
     )
-    assert_error(refused, 400, "invalid_argument", "public_id", "OpenAI-compatible")
+    assert_error(refused, 422, "invalid_argument", "public_id", "OpenAI-compatible")
     unknown = await console.call("PUT", "/settings/image-model", json={"public_id": "ffffffff"})
-    assert_error(unknown, 400, "invalid_argument", "there is no model ffffffff")
+    assert_error(unknown, 422, "invalid_argument", "there is no model ffffffff")
     not_json = await console.call("PUT", "/settings/image-model", content=b"{")
     assert_error(not_json, 400, "invalid_argument", "not valid JSON")
     misspelt = await console.call("PUT", "/settings/image-model", json={"model": "x"})

@@ -1,6 +1,6 @@
 """The registry is the single source of the tools we run: the prompt offers exactly its tools,
 and every row names a real ToolCall oneof field and a real argument to stream. The package
-stays sans-IO: protobuf, msgspec, the standard library and ``wire``, nothing else."""
+stays sans-IO: protobuf, msgspec, regex, the standard library and ``wire``, nothing else."""
 
 from __future__ import annotations
 
@@ -81,7 +81,8 @@ def _allowed(module: str) -> bool:
     root = module.split(".")[0]
     if root == "google":
         return module == "google.protobuf" or module.startswith("google.protobuf.")
-    return root in {"msgspec", "wire"} or root in sys.stdlib_module_names
+    # ``regex``: pure computation, for AwaitShell's model-written patterns (a match timeout).
+    return root in {"msgspec", "regex", "wire"} or root in sys.stdlib_module_names
 
 
 def test_the_tools_package_imports_only_protobuf_msgspec_the_stdlib_and_wire() -> None:

@@ -552,12 +552,16 @@ def test_an_interaction_response_for_an_exec_id_is_unknown_even_after_its_result
     "response",
     [
         agent.InteractionResponse(id=1),  # no result at all
-        # A variant this subset does not declare (switch_mode_request_response, field 4).
+        # A variant this subset does not declare (field 5; 4 is SwitchMode's, declared).
         agent.InteractionResponse.FromString(
-            agent.InteractionResponse(id=1).SerializeToString() + b"\x22\x00"
+            agent.InteractionResponse(id=1).SerializeToString() + b"\x2a\x00"
+        ),
+        # A declared variant of another tool (SwitchMode's).
+        agent.InteractionResponse(
+            id=1, switch_mode_request_response=agent.SwitchModeRequestResponse()
         ),
     ],
-    ids=["empty", "another-tools-response"],
+    ids=["empty", "undeclared-variant", "another-tools-response"],
 )
 def test_a_response_that_is_not_this_tools_answer_fails_the_run(
     run: Run, response: agent.InteractionResponse

@@ -57,6 +57,18 @@ def interrupted_pairs(
     return tuple(messages)
 
 
+def refuse_resolutions_without_round(
+    resolutions: agent.InterruptedPendingToolCallResolutions | None,
+) -> None:
+    """No round is pending, so a resolution names a call that is not (the client's error)."""
+    if resolutions is not None and resolutions.resolutions:
+        call_id = resolutions.resolutions[0].tool_call_id
+        raise protocol_error(
+            f"interrupted_pending_tool_call_resolutions: {call_id!r} is not a pending call "
+            "(no tool round is pending)"
+        )
+
+
 def _by_call(
     round_: ToolRound, resolutions: agent.InterruptedPendingToolCallResolutions | None
 ) -> dict[str, agent.InterruptedPendingToolCallResolution]:

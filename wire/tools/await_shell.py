@@ -11,17 +11,21 @@ known, ``still_running`` otherwise.
 Without ``shell_id`` it is a plain timer: one pause, no wire message, then "Waited N ms".
 
 The wait counts the pauses it asked for, not wall time, so the state machine stays pure; the
-polls' own round trips come on top of ``block_until_ms``. The pattern is compiled with Python's
-``re`` and ``re.MULTILINE`` (the schema promises a JavaScript regex with the ``m`` flag; the
-common syntax agrees, and what Python refuses is an argument error the model reads).
+polls' own round trips come on top of ``block_until_ms``. The pattern is compiled with the
+``regex`` package and ``MULTILINE`` (the schema promises a JavaScript regex with the ``m``
+flag; the common syntax agrees, and what it refuses is an argument error the model reads).
+The model writes the pattern and this runs in the tool runtime's mailbox, so a match is bounded
+twice: it sees only the last ``MATCH_WINDOW_CHARS`` of the output, and gives up after
+``MATCH_TIMEOUT_S`` (``regex``'s own timeout; Python's ``re`` has none, and a pattern such as
+``(x+x+)+y`` backtracks for ever), which ends the call with an error the model reads.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import msgspec
+import regex
 
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs, ToolArgumentError
@@ -46,6 +50,9 @@ AWAIT_MAX_MS = 7_140_000
 POLL_INTERVAL_MS = 1_000
 # The matched text the model and the card get, at most (a pattern like [\s\S]* matches it all).
 MATCH_TEXT_LIMIT = 2_000
+# The end of the output a pattern is matched against, and the longest one match may take.
+MATCH_WINDOW_CHARS = 200_000
+MATCH_TIMEOUT_S = 0.05
 
 # AwaitTaskComplete/StillRunning.wake_reason values (tools.md §2.4).
 WAKE_TASK_COMPLETE = "task_complete"
@@ -75,13 +82,13 @@ def _shell_id(args: ToolArgs) -> str | None:
     raise ToolArgumentError("'shell_id' must be a string (the shell id a Shell result named)")
 
 
-def _pattern(args: ToolArgs) -> re.Pattern[str] | None:
+def _pattern(args: ToolArgs) -> regex.Pattern[str] | None:
     text = args.string("pattern")
     if not text:
         return None
     try:
-        return re.compile(text, re.MULTILINE)
-    except re.error as exc:
+        return regex.compile(text, regex.MULTILINE)
+    except regex.error as exc:
         raise ToolArgumentError(f"'pattern' is not a valid regular expression ({exc})") from exc
 
 
@@ -166,14 +173,24 @@ class AwaitShellExecution(ToolExecution):
 
     def _check(self, text: str) -> ExecStep:
         terminal = parse_terminal_file(text)
-        found = self.pattern.search(terminal.output) if self.pattern is not None else None
+        found = None
+        if self.pattern is not None:
+            window = terminal.output[-MATCH_WINDOW_CHARS:]
+            try:
+                found = self.pattern.search(window, timeout=MATCH_TIMEOUT_S)
+            except TimeoutError:
+                return self._error(
+                    f"the pattern took over {int(MATCH_TIMEOUT_S * 1000)} ms to match the "
+                    "output, so the wait stopped; use a simpler pattern (a plain word or a "
+                    "short literal phrase works best)"
+                )
         remaining = self.block_ms - self.waited_ms
         if found is None and terminal.exit_code is None and remaining > 0:
             return self._pause(min(remaining, POLL_INTERVAL_MS))
         return self._finish(terminal.output, terminal.exit_code, found)
 
     def _finish(
-        self, output: str, exit_code: int | None, found: re.Match[str] | None
+        self, output: str, exit_code: int | None, found: regex.Match[str] | None
     ) -> ToolOutcome:
         assert self.shell_id is not None
         matched = found.group(0)[:MATCH_TEXT_LIMIT] if found is not None else None
