@@ -27,6 +27,7 @@ from actors.conversation.model import (
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import Todo
+from wire.tools.registry import normalize_tool_name
 from wire.tools.switch_mode import MODE_IDS
 from wire.tools.todo_write import (
     TodoUpdate,
@@ -398,7 +399,7 @@ _TASK_LIST_TOOLS = frozenset({"todowrite", "updatetodos"})
 def is_todo_list_tool(name: str) -> bool:
     """Whether a call of ``name`` sets the todo list (ours, or UpdateTodos in an imported
     history)."""
-    return _normalized(name) in _TASK_LIST_TOOLS
+    return normalize_tool_name(name) in _TASK_LIST_TOOLS
 
 
 def todo_list(messages: Sequence[CanonicalMessage]) -> tuple[Todo, ...] | None:
@@ -406,16 +407,10 @@ def todo_list(messages: Sequence[CanonicalMessage]) -> tuple[Todo, ...] | None:
 
     Each successful call, in result order, replaces the list or merges into it by id
     (``apply_todo_update``); a failed call never changed it."""
-    calls: dict[str, CanonicalToolCall] = {}
     todos: tuple[Todo, ...] | None = None
-    for message in messages:
-        content = message.content
-        if isinstance(content, AssistantContent):
-            calls.update((call.call_id, call) for call in content.tool_calls)
-        elif isinstance(content, ToolResultContent) and not content.is_error:
-            call = calls.get(content.call_id)
-            if call is not None and is_todo_list_tool(call.name):
-                todos = apply_todo_update(todos or (), todo_update(call.arguments))
+    for call in _successful_calls(messages):
+        if is_todo_list_tool(call.name):
+            todos = apply_todo_update(todos or (), todo_update(call.arguments))
     return todos
 
 
@@ -433,10 +428,6 @@ def todo_update(arguments_json: str) -> TodoUpdate:
         return parse_todo_update(ToolArgs(arguments_json), merge_required=False)
     except ToolArgumentError as error:
         raise CheckpointStateError(f"TodoWrite arguments: {error}") from error
-
-
-def _normalized(name: str) -> str:
-    return "".join(char.lower() for char in name if char.isascii() and char.isalnum())
 
 
 # ---- what the model's interaction calls leave behind: the plan, the mode -------------------
@@ -471,7 +462,7 @@ def latest_plan(messages: Sequence[CanonicalMessage]) -> dict[str, Any] | None:
     is refused before it reaches the editor."""
     latest: dict[str, Any] | None = None
     for call in _successful_calls(messages):
-        if _normalized(call.name) == "createplan":
+        if normalize_tool_name(call.name) == "createplan":
             latest = _arguments(call)
             if not isinstance(latest.get("plan"), str):
                 raise CheckpointStateError("a successful CreatePlan has no plan text")
@@ -496,7 +487,7 @@ def switched_mode(messages: Sequence[CanonicalMessage]) -> int | None:
             start = position
     mode: int | None = None
     for call in _successful_calls(messages[start:]):
-        if _normalized(call.name) == "switchmode":
+        if normalize_tool_name(call.name) == "switchmode":
             target = _arguments(call).get("target_mode_id")
             if target not in MODE_IDS:
                 raise CheckpointStateError(f"an approved SwitchMode names no mode: {target!r}")

@@ -111,7 +111,7 @@ class ToolRuntimeFailed(msgspec.Struct, frozen=True):
     error: ConnectError
 
 
-class AbortedExec(msgspec.Struct, frozen=True):
+class EndedCall(msgspec.Struct, frozen=True):
     """A call ended unfinished: the wire ids of its requests and queries, the pending one last
     (none for a call that was only pausing)."""
 
@@ -124,8 +124,8 @@ class ToolRuntimeStopped(msgspec.Struct, frozen=True):
     """Aborts were sent for these calls' pending execs (ascending ids); ``closed`` calls were
     waiting on a query or a pause and ended with no wire message; the actor has stopped."""
 
-    aborted: tuple[AbortedExec, ...]
-    closed: tuple[AbortedExec, ...] = ()
+    aborted: tuple[EndedCall, ...]
+    closed: tuple[EndedCall, ...] = ()
 
     @property
     def aborted_ids(self) -> tuple[int, ...]:
@@ -615,8 +615,8 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         self.stop()
 
 
-def _ended(pending: _Pending) -> AbortedExec:
-    return AbortedExec(pending.call.call_id, pending.call.name, tuple(pending.wire_ids))
+def _ended(pending: _Pending) -> EndedCall:
+    return EndedCall(pending.call.call_id, pending.call.name, tuple(pending.wire_ids))
 
 
 def start_tool_runtime(

@@ -12,7 +12,7 @@ each search, so a change applies to the next search, and asks it over HTTP:
 
 A search takes at most ``WEB_SEARCH_TIMEOUT_S`` and reads at most ``WEB_SEARCH_MAX_BODY_BYTES``.
 Every failure (no backend, a timeout, a refused connection, an HTTP error status, an answer it
-cannot read) is a ``SearchFailed`` in our own words, which the model reads: never the key, the
+cannot read) is a ``ServerWorkFailed`` in our own words, which the model reads: never the key, the
 backend's URL or its error body (a backend may echo the key), and the log names only the
 backend's kind and what went wrong.
 """
@@ -30,7 +30,8 @@ import peewee
 
 from store.catalog import WebSearchConfig, web_search_config
 from wire.log import log_event
-from wire.tools.web_search import SearchFailed, SearchHit, SearchHits, WebSearchRequest
+from wire.tools.base import ServerWorkFailed
+from wire.tools.web_search import SearchHit, SearchHits, WebSearchRequest
 
 logger = logging.getLogger("cursor_server.web_search")
 
@@ -142,10 +143,10 @@ class WebSearcher:
         self._endpoints = endpoints
         self._timeout_s = timeout_s
 
-    async def __call__(self, request: WebSearchRequest) -> SearchHits | SearchFailed:
+    async def __call__(self, request: WebSearchRequest) -> SearchHits | ServerWorkFailed:
         config = await asyncio.to_thread(web_search_config, self._db)
         if config is None:
-            return SearchFailed("web search is not set up on this server")
+            return ServerWorkFailed("web search is not set up on this server")
         try:
             hits = await self._search(config, request)
         except _Refused as exc:
@@ -156,7 +157,7 @@ class WebSearcher:
                 backend=config.backend,
                 reason=exc.reason,
             )
-            return SearchFailed(exc.message)
+            return ServerWorkFailed(exc.message)
         log_event(
             logger, logging.DEBUG, "web search answered", backend=config.backend, hits=len(hits)
         )

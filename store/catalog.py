@@ -730,14 +730,14 @@ def _refuse_collision(db: peewee.Database, public_id: str, provider_id: int, mod
 def get_observability(db: peewee.Database) -> ObservabilitySettings:
     """The stored observability settings, or the defaults when none were saved."""
     # Read at the start of every provider call: SQL written once, not built by peewee each time.
-    sql = _OBSERVABILITY_SQL.format(param=db.param)
+    sql = _SETTING_SQL.format(param=db.param)
     row = db.execute_sql(sql, (OBSERVABILITY_KEY,)).fetchone()
     if row is None:
         return ObservabilitySettings()
     return msgspec.json.decode(row[0], type=ObservabilitySettings)
 
 
-_OBSERVABILITY_SQL = 'SELECT "value_json" FROM "settings" WHERE "key" = {param}'
+_SETTING_SQL = 'SELECT "value_json" FROM "settings" WHERE "key" = {param}'
 
 
 def update_observability(
@@ -814,7 +814,7 @@ class _StoredWebSearch(msgspec.Struct, frozen=True):
 
 def _stored_web_search(db: peewee.Database) -> _StoredWebSearch:
     # Read at the start of every run (it decides whether WebSearch is offered): fixed SQL.
-    sql = _OBSERVABILITY_SQL.format(param=db.param)
+    sql = _SETTING_SQL.format(param=db.param)
     row = db.execute_sql(sql, (WEB_SEARCH_KEY,)).fetchone()
     if row is None:
         return _StoredWebSearch()

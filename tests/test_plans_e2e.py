@@ -111,8 +111,8 @@ async def test_an_approved_switch_reaches_the_model_and_becomes_the_checkpoints_
     assert card.result.WhichOneof("result") == "success"
     assert card.result.success.to_mode_id == "plan"
     assert fmt.tool_results(fake.requests[1].json) == {
-        "call_switch": "The user approved: the conversation is now in Plan mode. This turn "
-        "keeps the tools it started with; the next turn runs with Plan mode's."
+        "call_switch": "The user approved: the conversation is now in Plan mode. This run "
+        "keeps the tools it started with until it ends; the next runs with Plan mode's."
     }
     # The run keeps its mode: the request after the switch offers the same tools.
     names = fmt.tool_names(fake.requests[0].json)

@@ -10,7 +10,7 @@ import pykka
 
 from actors.conversation.model import CanonicalToolCall
 from actors.run_children import AgentDeps, RunChildren
-from actors.tool_runtime import AbortedExec, StartToolRound, ToolRuntimeStopped
+from actors.tool_runtime import EndedCall, StartToolRound, ToolRuntimeStopped
 from tests.support.actor_doubles import QueueListener, RecordingOutput
 from wire.tools.base import ExecContext
 
@@ -32,7 +32,7 @@ def test_aborting_a_running_tool_runtime_waits_for_its_stop() -> None:
     assert children.tools_running
     assert children.abort_tools("the run ended") is True
     # The pending Read's exec id.
-    assert listener.next() == ToolRuntimeStopped((AbortedExec("c1", "Read", (1,)),))
+    assert listener.next() == ToolRuntimeStopped((EndedCall("c1", "Read", (1,)),))
 
 
 def test_aborting_a_tool_runtime_that_already_stopped_says_nothing_will_answer() -> None:

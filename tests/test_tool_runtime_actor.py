@@ -20,8 +20,8 @@ import pytest
 
 from actors.conversation.model import CanonicalToolCall
 from actors.tool_runtime import (
-    AbortedExec,
     AbortPendingExecs,
+    EndedCall,
     ExecControlReceived,
     ExecMessageReceived,
     InteractionResponseReceived,
@@ -344,7 +344,7 @@ def test_stream_close_before_the_result_fails_the_run(run: Run) -> None:
     # The closed exec is consumed; the other one is still pending and gets the abort.
     run.ref.tell(AbortPendingExecs("run failed"))
     assert run.output.next().exec_server_control_message.abort.id == 1
-    assert run.listener.next() == ToolRuntimeStopped((AbortedExec("a", "Read", (1,)),))
+    assert run.listener.next() == ToolRuntimeStopped((EndedCall("a", "Read", (1,)),))
 
 
 def test_a_throw_fails_the_run_with_the_clients_error(run: Run) -> None:
@@ -584,7 +584,7 @@ def test_abort_closes_a_pending_query_without_a_wire_message(run: Run) -> None:
     (abort,) = run.output.take(1)
     assert abort.exec_server_control_message.abort.id == 2
     assert run.listener.next() == ToolRuntimeStopped(
-        (AbortedExec("a", "Read", (2,)),), (AbortedExec("q", "AskQuestion", (1,)),)
+        (EndedCall("a", "Read", (2,)),), (EndedCall("q", "AskQuestion", (1,)),)
     )
     assert run.ref.actor_stopped.wait(WAIT_S)
     run.output.assert_silent()
@@ -612,9 +612,9 @@ def test_abort_sends_one_abort_per_pending_exec_in_ascending_order_then_stops(ru
     assert aborts == [2, 3, 4]
     assert run.listener.next() == ToolRuntimeStopped(
         (
-            AbortedExec("b", "Shell", (2,)),
-            AbortedExec("c", "Grep", (3,)),
-            AbortedExec("d", "Delete", (4,)),
+            EndedCall("b", "Shell", (2,)),
+            EndedCall("c", "Grep", (3,)),
+            EndedCall("d", "Delete", (4,)),
         )
     )
     assert run.ref.actor_stopped.wait(WAIT_S)
@@ -761,7 +761,7 @@ def test_abort_closes_a_pause_cancels_its_timer_and_aborts_only_the_pending_exec
     (abort,) = run.output.take(1)
     assert abort.exec_server_control_message.abort.id == 2
     assert run.listener.next() == ToolRuntimeStopped(
-        (AbortedExec("a", "Read", (2,)),), (AbortedExec("w", "AwaitShell", (1,)),)
+        (EndedCall("a", "Read", (2,)),), (EndedCall("w", "AwaitShell", (1,)),)
     )
     assert pause.cancelled.is_set()
     assert run.ref.actor_stopped.wait(WAIT_S)
@@ -781,4 +781,4 @@ def test_abort_while_a_poll_is_pending_aborts_that_read(
     run.ref.tell(AbortPendingExecs("user cancelled"))
     (abort,) = run.output.take(1)
     assert abort.exec_server_control_message.abort.id == 2
-    assert run.listener.next() == ToolRuntimeStopped((AbortedExec("w", "AwaitShell", (1, 2)),))
+    assert run.listener.next() == ToolRuntimeStopped((EndedCall("w", "AwaitShell", (1, 2)),))

@@ -18,7 +18,7 @@ from actors.conversation.model import (
     Role,
 )
 from actors.run_events import SpanClosed, SpanOpened
-from actors.tool_runtime import AbortedExec, ToolCompleted, ToolRuntimeStopped
+from actors.tool_runtime import EndedCall, ToolCompleted, ToolRuntimeStopped
 from actors.turn import timeline
 from store.run_events import EventKind
 from tests.support.fake_cursor import resume_message, user_turn_message
@@ -115,7 +115,7 @@ def test_a_completion_closes_its_call_with_the_runtimes_times_and_wire_ids() -> 
 
 
 def test_an_abort_closes_each_aborted_call() -> None:
-    stopped = ToolRuntimeStopped((AbortedExec("c2", "StrReplace", (4, 5)),))
+    stopped = ToolRuntimeStopped((EndedCall("c2", "StrReplace", (4, 5)),))
     assert stopped.aborted_ids == (5,)
     assert timeline.tools_aborted(stopped, 30) == (
         SpanClosed(

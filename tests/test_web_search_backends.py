@@ -1,7 +1,7 @@
 """The server's web search against fakes of each backend's HTTP API on loopback: the request
 each is sent (SearXNG's query string, Tavily's body and bearer key, Brave's token header), the
 hits read from each answer shape, and every failure (no backend, HTTP 500, a timeout, nothing
-listening, an answer it cannot read) as a ``SearchFailed`` in our words with no key or URL."""
+listening, an answer it cannot read) as a ``ServerWorkFailed`` in our words with no key or URL."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from tests.support.web_fakes import (
     serving,
     tavily_answer,
 )
-from wire.tools.web_search import SearchFailed, SearchHit, SearchHits, WebSearchRequest
+from wire.tools.base import ServerWorkFailed
+from wire.tools.web_search import SearchHit, SearchHits, WebSearchRequest
 
 KEY = "tvly-secret-key-0123456789"
 HITS = (
@@ -117,7 +118,7 @@ async def test_no_backend_is_a_failure_the_model_can_read(
     server_store: Store, client: httpx.AsyncClient, backend: FakeBackend
 ) -> None:
     answer = await searcher(server_store, client, backend)(WebSearchRequest("x"))
-    assert answer == SearchFailed("web search is not set up on this server")
+    assert answer == ServerWorkFailed("web search is not set up on this server")
     assert backend.asked == []
 
 
@@ -132,15 +133,17 @@ async def test_failures_are_ours_and_leak_neither_key_nor_url(
     search = searcher(server_store, client, backend, timeout_s=0.3)
     # A backend that echoes the key in its error body.
     backend.status, backend.answer = 500, {"detail": f"bad key {KEY}"}
-    assert await search(WebSearchRequest("x")) == SearchFailed("Tavily answered HTTP 500")
+    assert await search(WebSearchRequest("x")) == ServerWorkFailed("Tavily answered HTTP 500")
     backend.status, backend.answer = 200, ["not", "an", "object"]
-    assert await search(WebSearchRequest("x")) == SearchFailed(
+    assert await search(WebSearchRequest("x")) == ServerWorkFailed(
         "Tavily sent an answer this server cannot read"
     )
     backend.answer, backend.delay_s = tavily_answer(*HITS), 2.0
-    assert await search(WebSearchRequest("x")) == SearchFailed("Tavily did not answer within 0.3 s")
+    assert await search(WebSearchRequest("x")) == ServerWorkFailed(
+        "Tavily did not answer within 0.3 s"
+    )
     update_web_search(server_store.database, WebSearchInput("searxng", "http://127.0.0.1:9"))
-    assert await search(WebSearchRequest("x")) == SearchFailed(
+    assert await search(WebSearchRequest("x")) == ServerWorkFailed(
         "the SearXNG instance could not be reached (ConnectError)"
     )
     assert KEY not in caplog.text  # no log line at all, httpx's debug lines included

@@ -11,7 +11,6 @@ from wire.tools.dispatch import prepare_tool_call
 from wire.tools.web_search import (
     WEB_SEARCH_MAX_RESULTS,
     WEB_SEARCH_SNIPPET_MAX_CHARS,
-    SearchFailed,
     SearchHit,
     SearchHits,
     WebSearchRequest,
@@ -72,15 +71,11 @@ def test_a_search_that_found_nothing_or_failed_says_so() -> None:
     nothing = search.answered(SearchHits(()))
     assert isinstance(nothing, ToolOutcome)
     assert (nothing.content, nothing.is_error) == ("The web search for 'zzz' found nothing.", False)
-    for failure in (
-        SearchFailed("Tavily answered HTTP 401"),
-        ServerWorkFailed("Tavily answered HTTP 401"),
-    ):
-        outcome = search.answered(failure)
-        assert isinstance(outcome, ToolOutcome) and outcome.is_error
-        assert outcome.content == "The web search failed: Tavily answered HTTP 401"
-        card = outcome.tool_call.web_search_tool_call
-        assert card.result.error.error == "Tavily answered HTTP 401"
+    outcome = search.answered(ServerWorkFailed("Tavily answered HTTP 401"))
+    assert isinstance(outcome, ToolOutcome) and outcome.is_error
+    assert outcome.content == "The web search failed: Tavily answered HTTP 401"
+    card = outcome.tool_call.web_search_tool_call
+    assert card.result.error.error == "Tavily answered HTTP 401"
 
 
 def test_a_blank_search_term_is_an_argument_error() -> None:

@@ -67,8 +67,9 @@ class SwitchModeExecution(InteractionExecution):
                     success=agent.SwitchModeSuccess(to_mode_id=self.target)
                 )
                 text = (
-                    f"The user approved: the conversation is now in {mode} mode. This turn "
-                    f"keeps the tools it started with; the next turn runs with {mode} mode's."
+                    f"The user approved: the conversation is now in {mode} mode. This run "
+                    f"keeps the tools it started with until it ends; the next runs with {mode} "
+                    "mode's."
                 )
                 is_error = False
             case "rejected":

@@ -55,12 +55,6 @@ class SearchHits(msgspec.Struct, frozen=True):
     hits: tuple[SearchHit, ...]
 
 
-class SearchFailed(msgspec.Struct, frozen=True):
-    """The search did not answer; ``error`` is safe to show the model (no key, no URL)."""
-
-    error: str
-
-
 def _snippet(text: str) -> str:
     text = " ".join(text.split())
     if len(text) <= WEB_SEARCH_SNIPPET_MAX_CHARS:
@@ -138,7 +132,7 @@ class WebSearchExecution(InteractionExecution):
                 success = agent.WebSearchSuccess(references=refs)
                 text = results_text(self.search_term, refs)
                 return self._outcome(text, False, agent.WebSearchResult(success=success))
-            case SearchFailed(error=error) | ServerWorkFailed(error=error):
+            case ServerWorkFailed(error=error):
                 return self._failed(error)
             case _:
                 raise TypeError(f"WebSearch got {type(answer).__name__} for its search")
