@@ -24,6 +24,7 @@ import peewee
 
 from actors.providers.adapter import provider_error_message
 from actors.providers.redaction import credential_strings, scrub_text
+from actors.providers.transport import read_error_body
 from store.catalog import ProviderConnection, image_model_connection
 from wire.log import log_event
 from wire.tools.base import ServerWorkFailed
@@ -35,8 +36,6 @@ logger = logging.getLogger("cursor_server.image_generation")
 IMAGE_GENERATION_TIMEOUT_S = 180.0
 # An answer (base64 JSON, or the downloaded file) larger than this is refused unread.
 MAX_IMAGE_ANSWER_BYTES = 48 * 1024 * 1024
-# How much of an error body is read for the provider's message.
-MAX_ERROR_BODY_BYTES = 64 * 1024
 
 
 class _Image(msgspec.Struct, frozen=True):
@@ -155,9 +154,4 @@ class ImageGenerator:
 
 
 async def _read_error(response: httpx.Response) -> str:
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) >= MAX_ERROR_BODY_BYTES:
-            break
-    return provider_error_message(bytes(body[:MAX_ERROR_BODY_BYTES]))
+    return provider_error_message(await read_error_body(response))

@@ -147,7 +147,8 @@ def new_provider_client() -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=None, follow_redirects=False)
 
 
-async def _read_error_body(response: httpx.Response) -> bytes:
+async def read_error_body(response: httpx.Response) -> bytes:
+    """At most ``MAX_ERROR_BODY_BYTES`` of a refused call's body, for its message."""
     body = bytearray()
     async for chunk in response.aiter_bytes():
         body += chunk
@@ -172,9 +173,7 @@ async def stream_call(
             try:
                 report(ResponseHeadersReceived(response.status_code, time.monotonic()))
                 if not response.is_success:
-                    report(
-                        ErrorBodyReceived(response.status_code, await _read_error_body(response))
-                    )
+                    report(ErrorBodyReceived(response.status_code, await read_error_body(response)))
                     return
                 batcher = ChunkBatcher(report)
                 watchdog = IdleWatchdog(limits.idle_s)
