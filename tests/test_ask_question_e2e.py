@@ -147,3 +147,29 @@ async def test_cancel_while_the_question_is_pending_closes_it_and_ends_canceled(
     assert not any(m.HasField("exec_server_control_message") for m in log.messages)
     assert updates(log, "tool_call_completed") == []
     assert len(fake.requests) == 1
+
+
+async def test_a_new_message_while_the_question_is_pending_ends_the_first_run_canceled(
+    fake: FakeProvider, server_store: Store, cursor: FakeCursor
+) -> None:
+    """An interrupt (a new run on the conversation) closes the pending question as a cancel
+    does: the first stream ends ``canceled`` with no abort frame, the new run answers."""
+    fmt = FORMATS[1]
+    model = fmt.add_model(server_store, fake)
+    fake.enqueue(fmt.tool_round([ask()]))
+    first = CursorSession(cursor, "turn-ask-first")  # the user never answers
+    old = asyncio.create_task(first.run(user_turn_message("set up", model)))
+    for _ in range(200):
+        if queries(first.log):
+            break
+        await asyncio.sleep(0.02)
+    assert queries(first.log), "the question was never asked"
+    fake.enqueue(fmt.answer("Never mind the question."))
+    new = await CursorSession(cursor, "turn-ask-second").run(
+        user_turn_message("forget it", model, message_id="msg-2")
+    )
+    old_log = await asyncio.wait_for(old, 10)
+    assert old_log.end == {"error": {"code": "canceled", "message": "run was cancelled"}}
+    assert not any(m.HasField("exec_server_control_message") for m in old_log.messages)
+    assert updates(old_log, "tool_call_completed") == []
+    assert new.end == {}
