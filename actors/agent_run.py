@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import peewee
 import pykka
 
 from actors.blob_sync import BlobFetched, BlobSyncFailed
@@ -37,8 +36,6 @@ from actors.checkpoint import (
     PublishStaged,
     Step,
 )
-from actors.checkpoint_json import CheckpointJsonError
-from actors.checkpoint_state import CheckpointStateError
 from actors.conversation.events import Usage
 from actors.conversation.model import (
     AssistantContent,
@@ -50,8 +47,9 @@ from actors.conversation.model import (
 from actors.conversation.projection import project
 from actors.conversation.request import LlmRequest, ModelRoute
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived, StartProviderCall
-from actors.run_base import open_round, record_run_end
+from actors.run_base import open_round
 from actors.run_children import AgentDeps, RunChildren
+from actors.run_end import RunEnd, run_guarded
 from actors.run_output import RunOutput
 from actors.run_start import RunStart, TurnOpened
 from actors.tool_runtime import (
@@ -64,8 +62,7 @@ from actors.tool_runtime import (
     ToolRuntimeMessage,
     ToolRuntimeStopped,
 )
-from actors.turn import ending, timeline
-from actors.turn.ending import EndEffect, RunEnding
+from actors.turn import timeline
 from actors.turn.model_call import (
     CallAnswered,
     CallCancelled,
@@ -84,7 +81,7 @@ from actors.turn.plan import (
 from actors.turn.tool_round import ToolRound
 from store.clock import now_ms
 from store.conversations import ConversationStore, ConversationStoreError, StaleRun
-from wire.errors import Code, ConnectError, cancelled_error, protocol_error
+from wire.errors import ConnectError, cancelled_error, protocol_error
 from wire.proto import agent_v1_pb2 as agent
 
 logger = logging.getLogger("cursor_server.run")
@@ -116,7 +113,6 @@ class AgentRun:
         self._deps = deps
         self._output = output
         self._self = self_ref
-        self._end_session = end
         self._store = ConversationStore(deps.store.database)
         self.conversation_id = request.conversation_id or request_id
         self._children = RunChildren(request_id, output, deps, self_ref, self.conversation_id)
@@ -126,7 +122,9 @@ class AgentRun:
         )
         self._turn: TurnOpened | None = None
         self._phase: Phase = None
-        self._ending = RunEnding()
+        self._ending = RunEnd(
+            request_id, self.conversation_id, self._store, self._children, deps.owners, end
+        )
         self._head = 0
         self._messages: tuple[CanonicalMessage, ...] = ()
         self._usage: Usage | None = None
@@ -303,8 +301,7 @@ class AgentRun:
 
     def on_tool_runtime_stopped(self, message: ToolRuntimeStopped) -> None:
         self._children.record(*timeline.tools_aborted(message, now_ms()))
-        self._children.tools_stopped()
-        self._apply(self._ending.tools_stopped())
+        self._ending.tools_stopped()
 
     def on_exec_message(self, message: agent.ExecClientMessage) -> None:
         self._to_tools(ExecMessageReceived(message), f"unknown ExecClientMessage id: {message.id}")
@@ -355,42 +352,8 @@ class AgentRun:
     def _guarded(self, step: Callable[[], object]) -> None:
         """Run a step that reads or writes the store or decodes the client's state; its
         failure ends the run with the matching error."""
-        try:
-            step()
-        except ConnectError as error:
-            self._finish(error)
-        except StaleRun:
-            self._finish(cancelled_error())
-        except (CheckpointJsonError, CheckpointStateError) as exc:
-            self._finish(protocol_error(f"conversation_state: {exc}"))
-        except (peewee.DatabaseError, ConversationStoreError) as exc:
-            self._finish(ConnectError(Code.INTERNAL, f"store error: {exc}"))
+        run_guarded(step, self._finish)
 
     def _finish(self, error: ConnectError | None) -> None:
         """End the run (None: completed); only the first end counts."""
-        running = self._children.tools_running
-        end = self._ending.end(
-            error, claimed=self._start.claimed, usage=self._usage, tools_running=running
-        )
-        self._apply(end)
-
-    def _apply(self, effects: tuple[EndEffect, ...]) -> None:
-        after: tuple[EndEffect, ...] = ()
-        for effect in effects:
-            match effect:
-                case ending.RecordRunEnd():
-                    record_run_end(self._store, self.request_id, effect)
-                case ending.AbortPendingCalls(reason=reason):
-                    if not self._children.abort_tools(reason):
-                        after = self._ending.tools_stopped()  # it had stopped: no answer comes
-                case ending.StopChildren():
-                    self._children.stop()
-                case ending.ReleaseConversation():
-                    self._deps.owners.release(self.conversation_id, self.request_id)
-                case ending.EndStream(error=error):
-                    self._children.record(timeline.run_ended(error, now_ms()))
-                    self._end_session(error)
-                case _:
-                    raise TypeError(f"unknown end effect {effect!r}")
-        if after:
-            self._apply(after)
+        self._ending.finish(error, claimed=self._start.claimed, usage=self._usage)

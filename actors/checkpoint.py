@@ -32,6 +32,7 @@ from actors.checkpoint_state import (
     build_state,
     extend_turn_blob,
     plan_blob,
+    shell_turn_blob,
     switched_mode,
     thinking_step_blob,
     todos_from_messages,
@@ -91,9 +92,19 @@ class CheckpointSetup(msgspec.Struct, frozen=True):
     conversation_id: str = ""
 
 
+class ShellTurn(msgspec.Struct, frozen=True):
+    """A command the user ran from the chat, as the checkpoint's turn keeps it: a serialized
+    ``ShellCommand`` and its serialized ``ShellOutput``."""
+
+    command: bytes
+    output: bytes
+
+
 class PublishSettled(msgspec.Struct, frozen=True):
     """Publish the settled state of ``messages`` (no pending calls), e.g. the new user turn.
     ``revision_id`` is the revision those messages are (indexed so the state maps back).
+    ``shell_turn``: the run's turn is that command (the run ends with this checkpoint, so it
+    is indexed before the run hears it is out).
 
     ``awaits_commit``: the messages are still being committed; the blobs are SET now, and
     the checkpoint is published only after ``MessagesCommitted`` (which names the revision)."""
@@ -104,6 +115,7 @@ class PublishSettled(msgspec.Struct, frozen=True):
     used_tokens: int | None
     revision_id: int | None = None
     awaits_commit: bool = False
+    shell_turn: ShellTurn | None = None
 
 
 class MessagesCommitted(msgspec.Struct, frozen=True):
@@ -291,7 +303,8 @@ class CheckpointActor(pykka.ThreadingActor):
             job=type(job).__name__,
             roots=len(self._published_roots),
         )
-        if isinstance(job, PublishFinal):
+        ends_run = isinstance(job, PublishSettled) and job.shell_turn is not None
+        if isinstance(job, PublishFinal) or ends_run:
             # Indexed before the run may end: the EndStream, after which the editor sends
             # this state back, waits for CheckpointPublished.
             self._record(digest, revision_id)
@@ -334,6 +347,8 @@ class CheckpointActor(pykka.ThreadingActor):
         new: dict[bytes, bytes] = {}
         self._add_steps(job.steps, new)
         turn_id = self._turn(new)
+        if isinstance(job, PublishSettled) and job.shell_turn is not None:
+            turn_id = self._shell_turn(job.shell_turn, new)
         turns = [*self._base_turns, *([turn_id] if turn_id is not None else [])]
         if isinstance(job, PublishSettled):
             roots = self._roots(job.messages, new)
@@ -445,6 +460,16 @@ class CheckpointActor(pykka.ThreadingActor):
         user_id, user_data = self._user_blob
         new.setdefault(user_id, user_data)
         data = turn_blob(user_id, self._step_ids, self._setup.request_id)
+        turn_id = blob_id_of(data)
+        new.setdefault(turn_id, data)
+        return turn_id
+
+    @staticmethod
+    def _shell_turn(shell: ShellTurn, new: dict[bytes, bytes]) -> bytes:
+        command_id, output_id = blob_id_of(shell.command), blob_id_of(shell.output)
+        new.setdefault(command_id, shell.command)
+        new.setdefault(output_id, shell.output)
+        data = shell_turn_blob(command_id, output_id)
         turn_id = blob_id_of(data)
         new.setdefault(turn_id, data)
         return turn_id

@@ -96,6 +96,16 @@ def turn_blob(user_message_blob_id: bytes, step_ids: Sequence[bytes], request_id
     return _serialize(agent.ConversationTurnStructure(agent_conversation_turn=turn))
 
 
+def shell_turn_blob(shell_command_blob_id: bytes, shell_output_blob_id: bytes) -> bytes:
+    """A ``ConversationTurnStructure`` blob for a command the user ran from the chat: the blob
+    ids of its ``ShellCommand`` and its ``ShellOutput``."""
+    turn = agent.ShellConversationTurnStructure(
+        shell_command=_blob_id(shell_command_blob_id, "shell_command"),
+        shell_output=_blob_id(shell_output_blob_id, "shell_output"),
+    )
+    return _serialize(agent.ConversationTurnStructure(shell_conversation_turn=turn))
+
+
 def decode_turn(data: bytes) -> agent.AgentConversationTurnStructure:
     """The agent turn of a turn blob; a shell (or unknown) turn cannot be resumed."""
     wrapper = agent.ConversationTurnStructure.FromString(data)

@@ -110,16 +110,20 @@ def image_blob_ids(user_message: agent.UserMessage) -> tuple[bytes, ...]:
     return tuple(ids)
 
 
-def shell_command_context(action: agent.ShellCommandAction, output: agent.ShellOutput) -> str:
+def shell_command_context(
+    action: agent.ShellCommandAction, output: agent.ShellOutput, status: str | None = None
+) -> str:
     """The ``ACTION_CONTEXT`` of a command the user ran from the chat, with what it printed:
     the model reads it as context, not as a request. The command and its output are element
-    bodies, kept verbatim; an empty stream is left out."""
+    bodies, kept verbatim; an empty stream is left out. ``status`` says how a command that
+    did not exit ended (backgrounded, refused, not started); it replaces the exit code."""
+    ended = f"<status>{status}</status>" if status else f"<exit_code>{output.exit_code}</exit_code>"
     lines = [
         "<user_ran_command>",
         "The user ran this command from the chat; it and its output are context for their "
         "next message, not a task.",
         f"<command>{action.shell_command.command}</command>",
-        f"<exit_code>{output.exit_code}</exit_code>",
+        ended,
     ]
     for name, text in (("stdout", output.stdout), ("stderr", output.stderr)):
         if text:

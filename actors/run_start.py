@@ -47,7 +47,7 @@ from prompt.assets import ModeAssets, UnknownModeError
 from store.catalog import get_web_search, has_image_model
 from store.clock import now_ms
 from store.conversations import ClaimedRun, ConversationStore
-from wire.errors import protocol_error
+from wire.errors import Code, ConnectError, protocol_error
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
 
@@ -59,6 +59,34 @@ def server_capabilities(database: peewee.Database) -> ServerCapabilities:
     return ServerCapabilities(
         web_search=get_web_search(database).backend is not None,
         image_generation=has_image_model(database),
+    )
+
+
+def took_over(
+    deps: AgentDeps,
+    self_ref: pykka.ActorRef[Any],
+    plan: TurnPlan,
+    claimed: ClaimedRun,
+    model: str,
+    base: int | None,
+) -> None:
+    """The store made the run the conversation's active run: the run before it in this
+    process is cancelled at once (the store already refuses its writes)."""
+    previous = deps.owners.claim(plan.conversation_id, claimed.run_id, self_ref)
+    if previous is not None:
+        with contextlib.suppress(pykka.ActorDeadError):  # it may have just ended
+            previous.tell(CancelRun(f"superseded by {claimed.run_id}"))
+    log_event(
+        logger,
+        logging.INFO,
+        "run started",
+        request_id=claimed.run_id,
+        conversation_id=plan.conversation_id,
+        model=model,
+        superseded=claimed.superseded_run_id,
+        resumed=plan.kind is TurnKind.RESUME,
+        shell_command=True if plan.kind is TurnKind.SHELL_COMMAND else None,
+        base_revision=base,
     )
 
 
@@ -117,6 +145,8 @@ class RunStart:
     def start(self) -> TurnOpened | None:
         self._children.record(run_started(self._request, self._route.public_id, now_ms()))
         plan = plan_turn(self._request_id, self._request)
+        if plan.kind is TurnKind.SHELL_COMMAND:
+            raise ConnectError(Code.INTERNAL, "a shell command action is not an agent turn")
         try:
             mode = self._deps.prompts.mode(plan.mode_name)
         except UnknownModeError as exc:
@@ -203,24 +233,8 @@ class RunStart:
         return opened
 
     def _claimed(self, plan: TurnPlan, claimed: ClaimedRun, base: int | None) -> None:
-        """The run owns the conversation now: the run before it in this process is cancelled
-        at once (the store already refuses its writes)."""
         self.claimed = True
-        previous = self._deps.owners.claim(plan.conversation_id, self._request_id, self._self)
-        if previous is not None:
-            with contextlib.suppress(pykka.ActorDeadError):  # it may have just ended
-                previous.tell(CancelRun(f"superseded by {self._request_id}"))
-        log_event(
-            logger,
-            logging.INFO,
-            "run started",
-            request_id=self._request_id,
-            conversation_id=plan.conversation_id,
-            model=self._route.public_id,
-            superseded=claimed.superseded_run_id,
-            resumed=plan.kind is TurnKind.RESUME,
-            base_revision=base,
-        )
+        took_over(self._deps, self._self, plan, claimed, self._route.public_id, base)
 
     def _start_checkpoint_actor(
         self, known: _Base, instructions: str, base_count: int, resume_turn: bytes | None

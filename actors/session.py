@@ -3,7 +3,8 @@
 It receives client messages in ``append_seqno`` order and decides what they mean. A RunRequest
 first has its model resolved (``actors.model_selection``); a failure ends the run with that
 error. With the agent's dependencies the turn then runs (``actors.agent_run``); without them
-(a server with no store) a resolved run ends with ``unimplemented``.
+(a server with no store) a resolved run ends with ``unimplemented``. A command the user ran
+from the chat (``shell_command_action``) runs as a ``ShellCommandRun`` instead of a turn.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from actors.session_protocol import (
     ToolRuntimeFailed,
     ToolRuntimeStopped,
 )
+from actors.shell_command_run import ShellCommandRun
+from actors.turn.shell_command import runs_shell_command
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
@@ -61,7 +64,7 @@ class SessionActor(pykka.ThreadingActor):
         self._output = output
         self._resolve_model = resolve_model
         self._deps = deps
-        self._run: AgentRun | None = None
+        self._run: AgentRun | ShellCommandRun | None = None
         self._run_started = False
         self._ended = False
 
@@ -197,7 +200,8 @@ class SessionActor(pykka.ThreadingActor):
         if self._deps is None:
             self._end(ConnectError(Code.UNIMPLEMENTED, AGENT_LOOP_UNAVAILABLE))
             return
-        self._run = AgentRun(
+        driver = ShellCommandRun if runs_shell_command(request) else AgentRun
+        self._run = driver(
             self.request_id, request, route, self._deps, self._output, self.actor_ref, self._end
         )
         self._run.start()

@@ -48,6 +48,7 @@ from store.clock import now_ms
 from wire.errors import Code, ConnectError, protocol_error
 from wire.log import format_event, log_event
 from wire.proto import agent_v1_pb2 as agent
+from wire.tools.args import ToolArgumentError
 from wire.tools.base import (
     ExecContext,
     ExecStep,
@@ -73,6 +74,7 @@ from wire.tools.frames import (
     tool_call_started_frame,
 )
 from wire.tools.registry import refused_call
+from wire.tools.shell import user_command_execution
 
 logger = logging.getLogger("cursor_server.tool_runtime")
 
@@ -154,6 +156,17 @@ class StartToolRound(msgspec.Struct, frozen=True):
     todos: dict[str, tuple[Todo, ...]] = msgspec.field(default_factory=dict)
 
 
+class RunUserCommand(msgspec.Struct, frozen=True):
+    """Run the command the user typed in the chat (``ShellCommandAction``) as one Shell exec
+    whose ``exec_id`` is ``exec_id``: no card is started for it (the model did not call it),
+    its output streams as the Shell card's deltas under ``exec_id``, and it completes as
+    ``ToolCompleted`` of round ``round_id`` like any call."""
+
+    round_id: str
+    exec_id: str
+    command: str
+
+
 class ExecMessageReceived(msgspec.Struct, frozen=True):
     """The editor answered an exec (forwarded by the SessionActor in seqno order)."""
 
@@ -199,6 +212,7 @@ class AbortPendingExecs(msgspec.Struct, frozen=True):
 
 ToolRuntimeMessage = (
     StartToolRound
+    | RunUserCommand
     | ExecMessageReceived
     | ExecControlReceived
     | InteractionResponseReceived
@@ -295,6 +309,8 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         match message:
             case StartToolRound():
                 self._on_round(message)
+            case RunUserCommand():
+                self._on_user_command(message)
             case ExecMessageReceived(message=exec_message):
                 if self._failure is None:
                     self._on_exec_message(exec_message)
@@ -375,6 +391,24 @@ class ToolRuntimeActor(pykka.ThreadingActor):
                 tool=execution.tool,
                 channel=execution.channel.value,
             )
+
+    def _on_user_command(self, request: RunUserCommand) -> None:
+        if self._failure is not None:
+            self._tell(ToolRuntimeFailed(self._failure))
+            return
+        if request.exec_id in self._dispatched:
+            self._fail(protocol_error(f"exec id {request.exec_id} was dispatched twice"))
+            return
+        self._dispatched.add(request.exec_id)
+        try:
+            execution = user_command_execution(request.exec_id, request.command, self._context)
+        except ToolArgumentError as exc:
+            self._fail(protocol_error(f"shell_command_action: {exc}"))
+            return
+        arguments = msgspec.json.encode({"command": request.command}).decode()
+        call = CanonicalToolCall(0, request.exec_id, execution.tool, arguments, "")
+        pending = _Pending(request.round_id, call, execution, self._clock())
+        self._advance(pending, execution.begin())
 
     def _advance(self, pending: _Pending, step: ExecStep, channel: str = "Exec result") -> None:
         """Carry out what a call's state machine said; ``channel`` names the kind of answer

@@ -30,6 +30,7 @@ from actors.checkpoint import (
     PublishFinal,
     PublishSettled,
     PublishStaged,
+    ShellTurn,
     ThinkingStep,
     ToolCallStep,
     start_checkpoint_actor,
@@ -584,3 +585,42 @@ def test_a_crash_with_no_job_pending_still_tells_the_run(run: Run) -> None:
     run.ref.tell(object())
     failed = run.failed()
     assert failed.job_id == 0 and failed.error.code is Code.INTERNAL
+
+
+def test_a_shell_turn_is_the_runs_turn_and_is_indexed_before_the_run_hears_of_it(
+    start: Any,
+) -> None:
+    """A command the user ran: no user message, the turn is a ShellConversationTurnStructure of
+    the command's and output's blobs, after the client's turns; its state is indexed before
+    ``CheckpointPublished`` (the run ends on it, and the client then sends this state back)."""
+    earlier_turn = sha(b"an earlier turn")
+    base = agent.ConversationStateStructure(
+        root_prompt_messages_json=[SYSTEM_ROOT], turns=[earlier_turn]
+    )
+    run = start(user_message=None, base=base, conversation_id="conv-sh")
+    told: list[object] = []  # every reply the run was told, in order
+    told_at_index: list[int] = []  # how many it had been told when the state was indexed
+    record, tell = run.index.record_checkpoint, run.listener.tell
+
+    def record_then_note(conversation_id: str, digest: bytes, revision_id: int) -> None:
+        told_at_index.append(len(told))
+        record(conversation_id, digest, revision_id)
+
+    def note_then_tell(message: Any) -> None:
+        told.append(message)
+        tell(message)
+
+    run.index.record_checkpoint = record_then_note
+    run.listener.tell = note_then_tell
+    command = agent.ShellCommand(command="ls").SerializeToString(deterministic=True)
+    output = agent.ShellOutput(stdout="a\n", exit_code=0).SerializeToString(deterministic=True)
+    job = PublishSettled(1, (U1,), (), None, revision_id=5, shell_turn=ShellTurn(command, output))
+    _, (frame,) = run.publish(job)
+    state = frame.conversation_checkpoint_update
+    assert list(state.turns[:1]) == [earlier_turn] and len(state.turns) == 2
+    turn = agent.ConversationTurnStructure.FromString(run.blobs[state.turns[1]])
+    shell = turn.shell_conversation_turn
+    assert (run.blobs[shell.shell_command], run.blobs[shell.shell_output]) == (command, output)
+    assert list(state.root_prompt_messages_json) == [SYSTEM_ROOT, root_id(U1)]
+    assert run.index.records == [("conv-sh", roots_digest([root_id(U1)]), 5)]
+    assert told_at_index == [0]  # the run had not been told yet

@@ -26,6 +26,7 @@ from actors.tool_runtime import (
     ExecMessageReceived,
     InteractionResponseReceived,
     RoundSettled,
+    RunUserCommand,
     StartToolRound,
     ToolCompleted,
     ToolRuntimeFailed,
@@ -782,3 +783,44 @@ def test_abort_while_a_poll_is_pending_aborts_that_read(
     (abort,) = run.output.take(1)
     assert abort.exec_server_control_message.abort.id == 2
     assert run.listener.next() == ToolRuntimeStopped((EndedCall("w", "AwaitShell", (1, 2)),))
+
+
+# ---- a command the user ran ----
+
+
+def test_a_user_command_is_one_shell_exec_under_its_exec_id_without_a_card(run: Run) -> None:
+    run.ref.tell(RunUserCommand("req-tools:shell", "user-exec-1", "make test"))
+    request = run.exec_request()  # no tool_call_started before it: the model did not call it
+    assert (request.id, request.exec_id) == (1, "user-exec-1")
+    args = request.shell_stream_args
+    assert (args.command, args.tool_call_id, args.conversation_id) == (
+        "make test",
+        "user-exec-1",
+        "conv-1",
+    )
+    run.client(shell(1, stdout=agent.ShellStreamStdout(data="ok\n")))
+    delta = run.output.next().interaction_update.tool_call_delta
+    assert (delta.call_id, delta.model_call_id) == ("user-exec-1", "")
+    assert delta.tool_call_delta.shell_tool_call_delta.stdout.content == "ok\n"
+    run.client(shell(1, exit=agent.ShellStreamExit(code=2)))
+    done = run.listener.completed()
+    assert (done.round_id, done.call_id, done.wire_ids, done.is_error) == (
+        "req-tools:shell",
+        "user-exec-1",
+        (1,),
+        True,
+    )
+    result = agent.ToolCall.FromString(done.tool_call).shell_tool_call.result
+    assert (result.failure.exit_code, result.failure.stdout) == (2, "ok\n")
+    run.output.assert_silent()
+
+
+def test_a_user_command_is_aborted_like_any_pending_exec(run: Run) -> None:
+    run.ref.tell(RunUserCommand("req-tools:shell", "user-exec-1", "sleep 100"))
+    run.exec_request()
+    run.ref.tell(AbortPendingExecs("the run ended"))
+    abort = run.output.next().exec_server_control_message.abort
+    assert abort.id == 1
+    stopped = run.listener.next()
+    assert isinstance(stopped, ToolRuntimeStopped)
+    assert stopped.aborted == (EndedCall("user-exec-1", "Shell", (1,)),)

@@ -23,6 +23,7 @@ from actors.conversation.model import (
 from actors.conversation.request import ModelRoute
 from actors.request_context import image_blob_ids, runtime_context, runtime_images
 from actors.turn.actions import ACTION_KINDS, ReadAction, read_action
+from actors.turn.shell_command import SHELL_COMMAND_ACTION, read_shell_command
 from prompt.assets import ModeAssets
 from prompt.runtime_message import RuntimeContextError
 from store.conversations import StoredMessage
@@ -41,6 +42,7 @@ _SERVED = ", ".join(agent.AgentMode.Name(number) for number in MODE_NAMES)
 class TurnKind(Enum):
     NEW = auto()  # a user message starts a turn
     RESUME = auto()  # the client reconnected: continue the turn of its last checkpoint
+    SHELL_COMMAND = auto()  # the user ran a command from the chat (``actors.turn.shell_command``)
 
 
 class TurnPlan(msgspec.Struct, frozen=True):
@@ -53,6 +55,7 @@ class TurnPlan(msgspec.Struct, frozen=True):
     user_message: agent.UserMessage | None
     state: agent.ConversationStateStructure | None
     action: ReadAction | None = None  # a turn started by an action, not a typed message
+    shell_command: agent.ShellCommandAction | None = None  # a SHELL_COMMAND run's command
 
     @property
     def roots(self) -> tuple[bytes, ...]:
@@ -78,12 +81,13 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
     A new message runs in its ``UserMessage.mode``; a resume in the mode its state records,
     which is the mode of the run that published it (the turn being resumed) or the one an
     approved SwitchMode of that turn chose; the actions of ``actors.turn.actions`` start a new
-    turn in the mode each reads."""
+    turn in the mode each reads; a command the user ran keeps the state's mode."""
     action = request.action
     kind = action.WhichOneof("action")
     state = request.conversation_state if request.HasField("conversation_state") else None
     user_message: agent.UserMessage | None = None
     read: ReadAction | None = None
+    shell: agent.ShellCommandAction | None = None
     if kind == "user_message_action":
         user_message = action.user_message_action.user_message
         turn, number = TurnKind.NEW, user_message.mode
@@ -91,6 +95,10 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
         if state is None or not state.root_prompt_messages_json:
             raise protocol_error("resume_action needs the conversation_state to resume from")
         turn, number = TurnKind.RESUME, state.mode or agent.AGENT_MODE_AGENT
+    elif kind == SHELL_COMMAND_ACTION:
+        shell = read_shell_command(action.shell_command_action)
+        mode = state.mode if state is not None and state.mode else agent.AGENT_MODE_AGENT
+        turn, number = TurnKind.SHELL_COMMAND, mode
     elif kind in ACTION_KINDS:
         read = read_action(kind, request_id, action, state)
         turn, number, user_message = TurnKind.NEW, read.mode, read.user_message
@@ -110,6 +118,7 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
         user_message=user_message,
         state=state,
         action=read,
+        shell_command=shell,
     )
 
 

@@ -792,10 +792,20 @@ class PromptTokenBreakdownCategory(_message.Message):
     def __init__(self, id: _Optional[str] = ..., label: _Optional[str] = ..., estimated_tokens: _Optional[int] = ..., character_count: _Optional[int] = ...) -> None: ...
 
 class ConversationTurnStructure(_message.Message):
-    __slots__ = ("agent_conversation_turn",)
+    __slots__ = ("agent_conversation_turn", "shell_conversation_turn")
     AGENT_CONVERSATION_TURN_FIELD_NUMBER: _ClassVar[int]
+    SHELL_CONVERSATION_TURN_FIELD_NUMBER: _ClassVar[int]
     agent_conversation_turn: AgentConversationTurnStructure
-    def __init__(self, agent_conversation_turn: _Optional[_Union[AgentConversationTurnStructure, _Mapping]] = ...) -> None: ...
+    shell_conversation_turn: ShellConversationTurnStructure
+    def __init__(self, agent_conversation_turn: _Optional[_Union[AgentConversationTurnStructure, _Mapping]] = ..., shell_conversation_turn: _Optional[_Union[ShellConversationTurnStructure, _Mapping]] = ...) -> None: ...
+
+class ShellConversationTurnStructure(_message.Message):
+    __slots__ = ("shell_command", "shell_output")
+    SHELL_COMMAND_FIELD_NUMBER: _ClassVar[int]
+    SHELL_OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    shell_command: bytes
+    shell_output: bytes
+    def __init__(self, shell_command: _Optional[bytes] = ..., shell_output: _Optional[bytes] = ...) -> None: ...
 
 class AgentConversationTurnStructure(_message.Message):
     __slots__ = ("user_message", "steps", "request_id")

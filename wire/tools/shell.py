@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import (
@@ -256,6 +258,14 @@ class ShellExecution(ToolExecution):
                 return result.permission_denied.error or "permission denied", True
             case _:
                 return "the editor returned no shell result", True
+
+
+def user_command_execution(exec_id: str, command: str, context: ExecContext) -> ShellExecution:
+    """The command the user ran from the chat (``ShellCommandAction``), run as a Shell call
+    with the model's defaults and no options: its exec and tool call ids are ``exec_id``, the
+    id the editor gave the command. Raises ``ToolArgumentError`` for an empty command."""
+    arguments = msgspec.json.encode({"command": command}).decode()
+    return ShellExecution(exec_id, ToolArgs(arguments), context)
 
 
 # The registry row (``wire.tools.registry.REGISTRY``).
