@@ -392,6 +392,28 @@ def grep_workspace(workspace: Path, args: agent.GrepArgs) -> agent.GrepResult:
     return agent.GrepResult(success=success)
 
 
+def lint_workspace(workspace: Path, args: agent.DiagnosticsArgs) -> agent.DiagnosticsResult:
+    """A fake linter: each line of the file holding ``FIXME`` is a warning at its column."""
+    target = workspace_path(workspace, args.path)
+    if not target.is_file():
+        return agent.DiagnosticsResult(
+            file_not_found=agent.DiagnosticsFileNotFound(path=args.path)
+        )
+    success = agent.DiagnosticsSuccess(path=args.path)
+    for number, line in enumerate(target.read_text().splitlines(), 1):
+        column = line.find("FIXME")
+        if column >= 0:
+            at = agent.Position(line=number, column=column + 1)
+            success.diagnostics.add(
+                severity=agent.DIAGNOSTIC_SEVERITY_WARNING,
+                range=agent.Range(start=at, end=at),
+                message="unfinished work",
+                source="fakelint",
+            )
+    success.total_diagnostics = len(success.diagnostics)
+    return agent.DiagnosticsResult(success=success)
+
+
 def mode_field(mode: str) -> str:
     """The GrepUnionResult field of an output mode."""
     return {"files_with_matches": "files", "count": "count"}.get(mode, "content")
@@ -864,12 +886,18 @@ class CursorSession:
         elif variant == "grep_args":
             result = grep_workspace(self.workspace, exec_message.grep_args)
             await self._reply(exec_message, grep_result=result)
+        elif variant == "delete_args":
+            await self._reply(exec_message, delete_result=self._delete(exec_message.delete_args))
+        elif variant == "diagnostics_args":
+            result = lint_workspace(self.workspace, exec_message.diagnostics_args)
+            await self._reply(exec_message, diagnostics_result=result)
         elif variant == "shell_stream_args":
             await self._run_shell(exec_message)
             return  # the shell closed its own stream
         else:
             raise AssertionError(
-                f"this fake runs Read, Write, Grep, Glob and Shell only, got {variant}"
+                f"this fake runs Read, Write, Delete, Grep, Glob, ReadLints and Shell only, "
+                f"got {variant}"
             )
         await self._close(exec_message)
 
@@ -885,6 +913,19 @@ class CursorSession:
             path=args.path, lines_created=data.count(b"\n") + 1, file_size=len(data)
         )
         return agent.WriteResult(success=success)
+
+    def _delete(self, args: agent.DeleteArgs) -> agent.DeleteResult:
+        """Remove the file, as the editor does; a missing one is file_not_found."""
+        assert self.workspace is not None
+        target = workspace_path(self.workspace, args.path)
+        if not target.is_file():
+            return agent.DeleteResult(file_not_found=agent.DeleteFileNotFound(path=args.path))
+        data = target.read_bytes()
+        target.unlink()
+        success = agent.DeleteSuccess(
+            path=args.path, deleted_file=args.path, file_size=len(data), prev_content=data.decode()
+        )
+        return agent.DeleteResult(success=success)
 
     def _read(self, args: agent.ReadArgs) -> agent.ReadResult:
         """The file's text as stored (line endings included), or file_not_found; a file
