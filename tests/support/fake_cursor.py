@@ -396,9 +396,7 @@ def lint_workspace(workspace: Path, args: agent.DiagnosticsArgs) -> agent.Diagno
     """A fake linter: each line of the file holding ``FIXME`` is a warning at its column."""
     target = workspace_path(workspace, args.path)
     if not target.is_file():
-        return agent.DiagnosticsResult(
-            file_not_found=agent.DiagnosticsFileNotFound(path=args.path)
-        )
+        return agent.DiagnosticsResult(file_not_found=agent.DiagnosticsFileNotFound(path=args.path))
     success = agent.DiagnosticsSuccess(path=args.path)
     for number, line in enumerate(target.read_text().splitlines(), 1):
         column = line.find("FIXME")
