@@ -286,7 +286,7 @@ def _overlay(context: agent.RequestContext, part: Message) -> None:
             continue
         context.ClearField(field.name)
         value = getattr(part, field.name)
-        if field.label == field.LABEL_REPEATED:
+        if field.is_repeated:
             getattr(context, field.name).extend(value)
         elif field.message_type is not None:
             if part.HasField(field.name):
