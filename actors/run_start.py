@@ -65,6 +65,15 @@ def server_capabilities(database: peewee.Database) -> ServerCapabilities:
     )
 
 
+def stored_pre_fetched(deps: AgentDeps, request: agent.AgentRunRequest) -> dict[bytes, bytes]:
+    """The blobs the request sent along, checked against their ids and put in the CAS, so no
+    fetch of the run (the base's, the checkpoints' later ones) sends a KV GET for them."""
+    have = pre_fetched_blobs(request)
+    if have:
+        deps.store.blobs.put_many(have)
+    return have
+
+
 def took_over(
     deps: AgentDeps,
     self_ref: pykka.ActorRef[Any],
@@ -148,7 +157,6 @@ class RunStart:
     def start(self) -> TurnOpened | None:
         self._children.record(run_started(self._request, self._route.public_id, now_ms()))
         plan = plan_turn(self._request_id, self._request)
-        have = pre_fetched_blobs(self._request)
         if plan.kind is TurnKind.SHELL_COMMAND:
             raise ConnectError(Code.INTERNAL, "a shell command action is not an agent turn")
         try:
@@ -156,8 +164,7 @@ class RunStart:
         except UnknownModeError as exc:
             raise protocol_error(str(exc)) from exc
         mode = offered_tools(mode, server_capabilities(self._deps.store.database))
-        if have:
-            self._deps.store.blobs.put_many(have)  # later fetches of the run find them too
+        have = stored_pre_fetched(self._deps, self._request)
         self._children.start_blob_sync()
         base = RunBase(self._store, self._deps.histories, self._request_id, plan)
         known = _Base(plan, mode, base, base.indexed_base())

@@ -17,6 +17,7 @@ from store import Store, connect_store
 from tests.conftest import StartServer, add_fake_model
 from tests.support.fake_cursor import CursorSession, FakeCursor, TurnLog, user_turn_message
 from tests.support.fake_provider import FakeProvider, Script, chat_events
+from tests.test_shell_command_e2e import shell_command_message
 from wire.proto import agent_v1_pb2 as agent
 
 
@@ -238,3 +239,16 @@ async def test_a_pre_fetched_blob_that_does_not_match_its_id_ends_the_run_naming
     assert f"pre_fetched_blobs: blob {b64(wrong_id)} does not match" in error["message"]  # type: ignore[index]
     assert fake.requests == []
     assert server_store.blobs.get(sha(good)) is None  # nothing of a refused request is kept
+
+
+async def test_a_command_run_from_the_chat_checks_its_pre_fetched_blobs_too(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor, server_store: Store
+) -> None:
+    message = shell_command_message("echo hi", "user-exec-1", public_id)
+    wrong_id = sha(b"another blob")
+    message.run_request.pre_fetched_blobs.add(id=wrong_id, value=b"not that blob")
+    log = await CursorSession(cursor, "pre-bad-shell").run(message)
+    assert log.end is not None
+    assert log.end["error"]["code"] == "invalid_argument"  # type: ignore[index]
+    assert f"blob {b64(wrong_id)} does not match" in log.end["error"]["message"]  # type: ignore[index]
+    assert not any(m.HasField("exec_server_message") for m in log.messages)
