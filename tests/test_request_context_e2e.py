@@ -17,6 +17,7 @@ from store import Store, connect_store
 from tests.conftest import StartServer, add_fake_model
 from tests.support.fake_cursor import CursorSession, FakeCursor, TurnLog, user_turn_message
 from tests.support.fake_provider import FakeProvider, Script, chat_events
+from tests.support.plans import action_message
 from tests.test_shell_command_e2e import shell_command_message
 from wire.proto import agent_v1_pb2 as agent
 
@@ -99,6 +100,23 @@ async def test_context_parts_by_blob_id_are_fetched_and_rendered(
     assert '<mcp_meta_tool_server name="user-github" tools="search" />' in text
     order = [text.index(tag) for tag in ("<user_info>", "<rules>", "<subagents>", "<mcp_meta")]
     assert order == sorted(order)
+
+
+async def test_a_plan_action_renders_its_context_parts_too(
+    fake: FakeProvider, public_id: str, cursor: FakeCursor
+) -> None:
+    execute = agent.ExecutePlanAction(plan=agent.ConversationPlan(plan="Rename foo to bar."))
+    message = action_message(public_id, None, execute_plan_action=execute)
+    with_parts(message, subagents=SUBAGENTS)
+    fake.enqueue(Script.sse(chat_events(text=["On it."])))
+    session = CursorSession(cursor, "ctx-plan", blobs={sha(SUBAGENTS): SUBAGENTS})
+    log = await session.run(message)
+    assert log.end == {}
+    assert kv_gets(log) == [sha(SUBAGENTS)]
+    text = runtime_text(fake)
+    assert "Operating system: linux 6.8" in text
+    assert '<subagent name="reviewer">Reviews diffs.</subagent>' in text
+    assert "Rename foo to bar." in text
 
 
 async def test_a_context_part_of_another_length_ends_the_run_naming_it(
