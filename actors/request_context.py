@@ -7,7 +7,8 @@ Two pure functions of the protobuf messages, used once per user turn:
   message) is left out, so the runtime message never shows an empty block. It reads
   ``RequestContext.env`` and ``git_repos`` (``<user_info>``, ``<git_status>``), ``rules``,
   ``non_file_rules`` and ``cloud_rule`` (``<rules>``), ``agent_skills`` (``<agent_skills>``,
-  skipping a skill with ``disable_model_invocation``), ``debug_mode_config`` (the ``DEBUG_*``
+  skipping a skill with ``disable_model_invocation``), ``custom_subagents`` (``<subagents>``),
+  ``mcp_meta_tool_options`` (``<mcp_meta_tools>``), ``debug_mode_config`` (the ``DEBUG_*``
   values of Debug mode's template), and from
   ``UserMessage.selected_context``: ``invocation_context.ide_state`` (open and recently viewed
   files) and the attachments (``extra_context``, ``files``, ``code_selections``,
@@ -19,13 +20,19 @@ Two pure functions of the protobuf messages, used once per user turn:
   inline (``data``, or ``blob_id_with_data`` whose SHA-256 is its blob id), or by blob id
   alone, fetched beforehand by the caller (``image_blob_ids`` lists them; the BlobSyncActor
   checks what a KV GET returns). A malformed image is a ``RuntimeContextError``.
+- ``context_parts`` and ``merged_context``: the parts of the RequestContext a
+  ``ConversationAction.request_context_parts`` gives by blob id and byte length (rules,
+  skills, subagents, MCP): the blobs to fetch, then the context with each fetched part laid
+  over its base (``dynamic_context``, else the action's own context). A part with an empty id
+  but a length, a blob of another length or one that does not decode is a
+  ``RuntimeContextError``.
 
 Fields are read by the names of Cursor's schema. A field our ``.proto`` subset
 (``wire/proto/agent_v1.proto``) does not declare yet reads as absent, so each section starts
 working as soon as its fields are added there. Not read: an ``invocation_context`` given by
 blob id or as a Slack/Teams thread or GitHub PR, ``extra_context_entries``, folders, git diffs
-and commits, documentation, pull requests, past chats, subagents, MCP, the skill descriptors
-of ``skill_options`` and the blob-referenced request context parts.
+and commits, documentation, pull requests, past chats, the MCP tool definitions and instructions
+of ``tools``/``mcp_instructions``, and the skill descriptors of ``skill_options``.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 
 from actors.conversation.model import ImagePart
 from prompt.runtime_message import (
@@ -42,6 +49,7 @@ from prompt.runtime_message import (
     Environment,
     ExternalLink,
     GitRepo,
+    McpServer,
     OpenFiles,
     RecentFile,
     RuntimeContext,
@@ -53,6 +61,7 @@ from prompt.runtime_message import (
     SelectedRule,
     SelectedSkill,
     Skill,
+    Subagent,
     Terminal,
     TerminalSelection,
     VisibleFile,
@@ -74,6 +83,8 @@ def runtime_context(
         environment=_environment(context),
         rules=_rules(context),
         skills=_skills(context),
+        subagents=_subagents(context),
+        mcp_servers=_mcp_servers(context),
         open_files=_open_files(selected),
         selected=_selected(selected),
         now=now,
@@ -165,6 +176,27 @@ def _skills(context: agent.RequestContext) -> tuple[Skill, ...]:
     )
 
 
+def _subagents(context: agent.RequestContext) -> tuple[Subagent, ...]:
+    return tuple(
+        Subagent(name=subagent.name, description=subagent.description)
+        for subagent in _items(context, "custom_subagents")
+        if subagent.name
+    )
+
+
+def _mcp_servers(context: agent.RequestContext) -> tuple[McpServer, ...]:
+    options = _message(context, "mcp_meta_tool_options")
+    return tuple(
+        McpServer(
+            name=server.server_identifier,
+            tools=tuple(tool.tool_name for tool in server.tools if tool.tool_name),
+            use_instructions=server.server_use_instructions,
+        )
+        for server in _items(options, "mcp_descriptors")
+        if server.server_identifier
+    )
+
+
 def _debug(context: agent.RequestContext) -> DebugSession | None:
     config = _message(context, "debug_mode_config")
     if config is None:
@@ -174,6 +206,93 @@ def _debug(context: agent.RequestContext) -> DebugSession | None:
         log_path=config.log_path,
         session_id=config.session_id,
     )
+
+
+# ---- request context parts given by blob id ----
+
+# Each part: its name in error messages, its field prefix in RequestContextPartReferences,
+# and the message its blob holds.
+_PARTS: tuple[tuple[str, type[Message]], ...] = (
+    ("rules", agent.RequestContextRulesPart),
+    ("skills", agent.RequestContextSkillsPart),
+    ("subagents", agent.RequestContextSubagentsPart),
+    ("mcps", agent.RequestContextMcpsPart),
+)
+
+
+def context_parts(refs: agent.RequestContextPartReferences | None) -> tuple[tuple[str, bytes], ...]:
+    """(part name, blob id) of every part given by blob id: the blobs to fetch. An empty id
+    with a non-zero byte length is a ``RuntimeContextError``."""
+    if refs is None:
+        return ()
+    parts = []
+    for name, _ in _PARTS:
+        blob_id: bytes = getattr(refs, f"{name}_blob_id")
+        length: int = getattr(refs, f"{name}_byte_length")
+        if blob_id:
+            parts.append((name, blob_id))
+        elif length:
+            raise RuntimeContextError(
+                f"request_context_parts: the {name} part has {length} bytes but no blob id"
+            )
+    return tuple(parts)
+
+
+def merged_context(
+    base: agent.RequestContext | None,
+    refs: agent.RequestContextPartReferences | None,
+    blobs: Mapping[bytes, bytes],
+) -> agent.RequestContext | None:
+    """``base`` with each part of ``refs`` laid over it: every field of the part replaces
+    the RequestContext field of the same name. The blobs were fetched (and their SHA-256
+    checked) beforehand; a blob missing, of another length than declared, or that does not
+    decode as its part is a ``RuntimeContextError``."""
+    ids = dict(context_parts(refs))
+    if not ids:
+        return base
+    assert refs is not None
+    merged = agent.RequestContext()
+    if base is not None:
+        merged.CopyFrom(base)
+    for name, part_type in _PARTS:
+        if name in ids:
+            length = getattr(refs, f"{name}_byte_length")
+            _overlay(merged, _decoded_part(name, ids[name], length, part_type, blobs))
+    return merged
+
+
+def _decoded_part(
+    name: str, blob_id: bytes, length: int, part_type: type[Message], blobs: Mapping[bytes, bytes]
+) -> Message:
+    label = f"request_context_parts: the {name} part (blob {blob_id.hex()})"
+    data = blobs.get(blob_id)
+    if data is None:
+        raise RuntimeContextError(f"{label} was not fetched")
+    if len(data) != length:
+        raise RuntimeContextError(f"{label} is {len(data)} bytes, not the {length} declared")
+    part = part_type()
+    try:
+        part.ParseFromString(data)
+    except DecodeError as exc:
+        raise RuntimeContextError(f"{label} does not decode: {exc}") from None
+    return part
+
+
+def _overlay(context: agent.RequestContext, part: Message) -> None:
+    """Replace each RequestContext field the part declares by the part's value."""
+    fields = context.DESCRIPTOR.fields_by_name
+    for field in part.DESCRIPTOR.fields:
+        if field.name not in fields:
+            continue
+        context.ClearField(field.name)
+        value = getattr(part, field.name)
+        if field.is_repeated:
+            getattr(context, field.name).extend(value)
+        elif field.message_type is not None:
+            if part.HasField(field.name):
+                getattr(context, field.name).CopyFrom(value)
+        elif not field.has_presence or part.HasField(field.name):
+            setattr(context, field.name, value)
 
 
 # ---- selected context ----

@@ -1,5 +1,6 @@
-"""The start of a run, up to the moment its loop takes over: read the request, fetch what its
-base needs (local CAS, else KV GET), find the base revision, start the CheckpointActor and
+"""The start of a run, up to the moment its loop takes over: read the request, store the blobs
+it sent along (``pre_fetched_blobs``), fetch what its base and its context need (those, else
+local CAS, else KV GET), find the base revision, start the CheckpointActor and
 commit the turn's start.
 
 A user turn's first checkpoint is built, and its blobs SET, while the turn's start is being
@@ -37,9 +38,11 @@ from actors.turn.plan import (
     TurnPlan,
     checkpoint_setup,
     plan_turn,
+    pre_fetched_blobs,
     runtime_message,
     runtime_parts,
     wanted_blobs,
+    with_context,
 )
 from actors.turn.timeline import run_started
 from actors.turn.tool_round import ToolRound
@@ -60,6 +63,15 @@ def server_capabilities(database: peewee.Database) -> ServerCapabilities:
         web_search=get_web_search(database).backend is not None,
         image_generation=has_image_model(database),
     )
+
+
+def stored_pre_fetched(deps: AgentDeps, request: agent.AgentRunRequest) -> dict[bytes, bytes]:
+    """The blobs the request sent along, checked against their ids and put in the CAS, so no
+    fetch of the run (the base's, the checkpoints' later ones) sends a KV GET for them."""
+    have = pre_fetched_blobs(request)
+    if have:
+        deps.store.blobs.put_many(have)
+    return have
 
 
 def took_over(
@@ -152,10 +164,11 @@ class RunStart:
         except UnknownModeError as exc:
             raise protocol_error(str(exc)) from exc
         mode = offered_tools(mode, server_capabilities(self._deps.store.database))
+        have = stored_pre_fetched(self._deps, self._request)
         self._children.start_blob_sync()
         base = RunBase(self._store, self._deps.histories, self._request_id, plan)
         known = _Base(plan, mode, base, base.indexed_base())
-        fetch = BaseFetch(wanted_blobs(plan, roots_indexed=known.indexed is not None))
+        fetch = BaseFetch(wanted_blobs(plan, roots_indexed=known.indexed is not None), have)
         self._children.fetch(fetch.requests())
         self._fetching = (known, fetch)
         return self._open() if fetch.done else None
@@ -169,11 +182,13 @@ class RunStart:
     def _open(self) -> TurnOpened:
         assert self._fetching is not None
         (known, fetch), self._fetching = self._fetching, None
-        plan, mode, base = known.plan, known.mode, known.base
+        plan = with_context(known.plan, self._request, fetch.fetched)
+        known = msgspec.structs.replace(known, plan=plan)
+        mode, base = known.mode, known.base
         content: tuple[TextPart | ImagePart, ...] = ()
         now = datetime.datetime.now(datetime.UTC)
         if plan.user_message is not None and plan.action is None:
-            content = runtime_parts(mode, self._request, fetch.fetched, now)
+            content = runtime_parts(mode, plan, self._request, fetch.fetched, now)
         revision = base.base_revision(known.indexed, fetch.fetched)
         instructions = mode.system_prompt(self._route.model_id)
         if plan.kind is TurnKind.NEW:
@@ -182,7 +197,8 @@ class RunStart:
             revision = base.close_interrupted(revision, resolved, now_ms())
             if plan.action is not None:
                 # What an action brings is checked against the history it starts from.
-                content = action_parts(mode, plan.action, base.turn_base(revision)[1], now)
+                history = base.turn_base(revision)[1]
+                content = action_parts(mode, plan.action, history, now, plan.context)
             runtime = runtime_message(self._request_id, content)
             return self._user_turn(known, instructions, revision, runtime)
         turn_id = plan.resume_turn_id

@@ -30,7 +30,7 @@ from actors.run_base import RunBase
 from actors.run_children import AgentDeps, RunChildren
 from actors.run_end import RunEnd, run_guarded
 from actors.run_output import RunOutput
-from actors.run_start import took_over
+from actors.run_start import stored_pre_fetched, took_over
 from actors.tool_runtime import (
     ExecControlReceived,
     ExecMessageReceived,
@@ -115,10 +115,11 @@ class ShellCommandRun:
             mode = self._deps.prompts.mode(plan.mode_name)
         except UnknownModeError as exc:
             raise protocol_error(str(exc)) from exc
+        have = stored_pre_fetched(self._deps, self._request)
         self._children.start_blob_sync()
         base = RunBase(self._store, self._deps.histories, self.request_id, plan)
         indexed = base.indexed_base()
-        fetch = BaseFetch(wanted_blobs(plan, roots_indexed=indexed is not None))
+        fetch = BaseFetch(wanted_blobs(plan, roots_indexed=indexed is not None), have)
         self._children.fetch(fetch.requests())
         self._fetching = _Fetching(plan, mode, base, indexed, fetch)
         if fetch.done:

@@ -7,7 +7,9 @@ one blank line, or by nothing at all when the request does not carry it, so a mi
 leaves no tag and no blank line behind. The sections, in template order:
 
 - ``REQUEST_CONTEXT``: ``<user_info>`` (environment), one ``<git_status>`` per repository with a
-  status, ``<rules>`` (``<user_rule>`` each) and ``<agent_skills>``, joined by blank lines;
+  status, ``<rules>`` (``<user_rule>`` each), ``<agent_skills>``, ``<subagents>`` (the user's
+  custom subagents) and ``<mcp_meta_tools>`` (the MCP servers and their tool names), joined by
+  blank lines;
 - ``OPEN_FILES``: ``<open_and_recently_viewed_files>`` (recently viewed, then visible files,
   the first visible one marked as focused);
 - ``SELECTED_CONTEXT``: ``<selected_context>`` with, in this order, the extra context texts
@@ -96,6 +98,21 @@ class Skill(msgspec.Struct, frozen=True, kw_only=True):
     path: str
     name: str = ""
     description: str = ""
+
+
+class Subagent(msgspec.Struct, frozen=True, kw_only=True):
+    """A custom subagent the user defined, by name, with what it is for."""
+
+    name: str
+    description: str = ""
+
+
+class McpServer(msgspec.Struct, frozen=True, kw_only=True):
+    """An MCP server the editor has connected: its id, its tools' names and how to use it."""
+
+    name: str
+    tools: tuple[str, ...] = ()
+    use_instructions: str = ""
 
 
 class RecentFile(msgspec.Struct, frozen=True, kw_only=True):
@@ -203,6 +220,8 @@ class RuntimeContext(msgspec.Struct, frozen=True, kw_only=True):
     environment: Environment | None = None
     rules: tuple[str, ...] = ()
     skills: tuple[Skill, ...] = ()
+    subagents: tuple[Subagent, ...] = ()
+    mcp_servers: tuple[McpServer, ...] = ()
     open_files: OpenFiles | None = None
     selected: SelectedContext | None = None
     action_context: str | None = None
@@ -235,6 +254,8 @@ def runtime_values(context: RuntimeContext) -> Mapping[str, str]:
             *_git_statuses(context.environment),
             _rules(context.rules),
             _skills(context.skills),
+            _subagents(context.subagents),
+            _mcp_servers(context.mcp_servers),
         ),
         "OPEN_FILES": _open_files(context.open_files),
         "SELECTED_CONTEXT": _selected_context(context.selected),
@@ -396,6 +417,46 @@ def _skills(skills: tuple[Skill, ...]) -> str:
         *entries,
         "</available_skills>",
         "</agent_skills>",
+    )
+
+
+def _subagents(subagents: tuple[Subagent, ...]) -> str:
+    if not subagents:
+        return ""
+    entries = (
+        f"<subagent{_attrs(('name', agent.name))}>{agent.description.strip()}</subagent>"
+        for agent in subagents
+    )
+    return _lines(
+        "<subagents>",
+        "Custom subagents the user defined. When you hand a task to a subagent, pick the one "
+        "whose description fits the task and name it as given here.",
+        *entries,
+        "</subagents>",
+    )
+
+
+def _mcp_servers(servers: tuple[McpServer, ...]) -> str:
+    if not servers:
+        return ""
+    entries = (
+        "<mcp_meta_tool_server"
+        + _attrs(
+            ("name", server.name),
+            ("tools", ", ".join(server.tools)),
+            ("serverUseInstructions", server.use_instructions),
+        )
+        + " />"
+        for server in servers
+    )
+    return _lines(
+        "<mcp_meta_tools>",
+        "MCP servers connected in the editor, each with the names of its tools. To use one of "
+        "these tools, name its server by the name given here.",
+        "<mcp_meta_tool_servers>",
+        *entries,
+        "</mcp_meta_tool_servers>",
+        "</mcp_meta_tools>",
     )
 
 

@@ -13,7 +13,9 @@ import pytest
 
 from actors.conversation.model import ImagePart
 from actors.request_context import (
+    context_parts,
     image_blob_ids,
+    merged_context,
     runtime_context,
     runtime_images,
     shell_command_context,
@@ -26,6 +28,7 @@ from prompt import (
 )
 from prompt.runtime_message import (
     ExternalLink,
+    McpServer,
     OpenFiles,
     RecentFile,
     RuntimeContext,
@@ -36,6 +39,7 @@ from prompt.runtime_message import (
     SelectedRule,
     SelectedSkill,
     Skill,
+    Subagent,
     Terminal,
     TerminalSelection,
     VisibleFile,
@@ -142,6 +146,8 @@ ALL_TAGS = (
     "git_status",
     "rules",
     "agent_skills",
+    "subagents",
+    "mcp_meta_tools",
     "open_and_recently_viewed_files",
     "selected_context",
     "timestamp",
@@ -219,6 +225,167 @@ def _skills_context() -> agent.RequestContext:
             ),
         ]
     )
+
+
+def _subagents_context() -> agent.RequestContext:
+    return agent.RequestContext(
+        custom_subagents=[
+            agent.CustomSubagent(
+                full_path="/Users/ada/.cursor/agents/reviewer.md",
+                name="reviewer",
+                description="Reviews a diff for bugs.",
+            ),
+            agent.CustomSubagent(full_path="/nameless.md", description="no name"),
+        ]
+    )
+
+
+def _mcp_context() -> agent.RequestContext:
+    return agent.RequestContext(
+        mcp_meta_tool_options=agent.McpMetaToolOptions(
+            enabled=True,
+            mcp_descriptors=[
+                agent.McpDescriptor(
+                    server_name="GitHub",
+                    server_identifier="user-github",
+                    server_use_instructions="Prefer search before create.",
+                    tools=[
+                        agent.McpToolDescriptor(tool_name="create_issue"),
+                        agent.McpToolDescriptor(tool_name="search"),
+                    ],
+                ),
+                agent.McpDescriptor(server_name="no id"),
+            ],
+        )
+    )
+
+
+def test_custom_subagents_are_listed_by_name() -> None:
+    context = runtime_context(agent.UserMessage(text="q"), _subagents_context(), None)
+    assert context.subagents == (Subagent(name="reviewer", description="Reviews a diff for bugs."),)
+    text = render(context)
+    assert tags_in(text) == ["subagents", "user_query"]
+    assert '<subagent name="reviewer">Reviews a diff for bugs.</subagent>' in text
+    assert "no name" not in text
+
+
+def test_mcp_servers_are_listed_by_id_with_their_tools_and_instructions() -> None:
+    context = runtime_context(agent.UserMessage(text="q"), _mcp_context(), None)
+    assert context.mcp_servers == (
+        McpServer(
+            name="user-github",
+            tools=("create_issue", "search"),
+            use_instructions="Prefer search before create.",
+        ),
+    )
+    text = render(context)
+    assert tags_in(text) == ["mcp_meta_tools", "user_query"]
+    assert (
+        '<mcp_meta_tool_server name="user-github" tools="create_issue, search" '
+        'serverUseInstructions="Prefer search before create." />'
+    ) in text
+    assert "no id" not in text
+
+
+def test_no_subagents_and_no_mcp_servers_leave_no_section() -> None:
+    for request_context in (
+        agent.RequestContext(mcp_meta_tool_options=agent.McpMetaToolOptions(enabled=True)),
+        agent.RequestContext(custom_subagents=[agent.CustomSubagent(description="x")]),
+    ):
+        context = runtime_context(agent.UserMessage(text="q"), request_context, None)
+        assert (context.subagents, context.mcp_servers) == ((), ())
+        assert render(context) == "<user_query>\nq\n</user_query>"
+
+
+# ---- request context parts given by blob id ----
+
+
+def _refs(**parts: bytes) -> agent.RequestContextPartReferences:
+    """References to each part's blob (its SHA-256 and length), over a dynamic context."""
+    refs = agent.RequestContextPartReferences(
+        dynamic_context=agent.RequestContext(
+            rules=[agent.CursorRule(content="Dynamic rule.")],
+            custom_subagents=[agent.CustomSubagent(name="old")],
+            admin_command_denylist=["rm"],
+        )
+    )
+    for name, data in parts.items():
+        setattr(refs, f"{name}_blob_id", hashlib.sha256(data).digest())
+        setattr(refs, f"{name}_byte_length", len(data))
+    return refs
+
+
+def _blobs(*datas: bytes) -> dict[bytes, bytes]:
+    return {hashlib.sha256(data).digest(): data for data in datas}
+
+
+RULES_PART = agent.RequestContextRulesPart(
+    rules=[agent.CursorRule(content="Blob rule.")], cloud_rule="Cloud rule."
+).SerializeToString()
+SKILLS_PART = agent.RequestContextSkillsPart(
+    agent_skills=[agent.AgentSkill(full_path="/s/SKILL.md", description="A skill")]
+).SerializeToString()
+SUBAGENTS_PART = agent.RequestContextSubagentsPart(
+    custom_subagents=list(_subagents_context().custom_subagents)
+).SerializeToString()
+MCPS_PART = agent.RequestContextMcpsPart(
+    mcp_meta_tool_options=_mcp_context().mcp_meta_tool_options
+).SerializeToString()
+
+
+def test_each_part_replaces_its_fields_of_the_dynamic_context() -> None:
+    parts = {
+        "rules": RULES_PART,
+        "skills": SKILLS_PART,
+        "subagents": SUBAGENTS_PART,
+        "mcps": MCPS_PART,
+    }
+    refs = _refs(**parts)
+    assert context_parts(refs) == tuple(
+        (name, hashlib.sha256(data).digest()) for name, data in parts.items()
+    )
+    merged = merged_context(refs.dynamic_context, refs, _blobs(*parts.values()))
+    assert merged is not None
+    assert [rule.content for rule in merged.rules] == ["Blob rule."]
+    assert merged.cloud_rule == "Cloud rule."
+    assert [skill.full_path for skill in merged.agent_skills] == ["/s/SKILL.md"]
+    assert [agent.name for agent in merged.custom_subagents] == ["reviewer", ""]
+    assert merged.mcp_meta_tool_options == _mcp_context().mcp_meta_tool_options
+    assert list(merged.admin_command_denylist) == ["rm"]  # from the dynamic context
+    text = render(runtime_context(agent.UserMessage(text="q"), merged, None))
+    assert tags_in(text) == ["rules", "agent_skills", "subagents", "mcp_meta_tools", "user_query"]
+
+
+def test_without_parts_the_context_is_the_base_and_a_part_leaves_the_others_alone() -> None:
+    base = _request_context()
+    assert merged_context(base, None, {}) is base
+    assert merged_context(base, agent.RequestContextPartReferences(), {}) is base
+    merged = merged_context(base, _refs(subagents=SUBAGENTS_PART), _blobs(SUBAGENTS_PART))
+    assert merged is not None
+    assert [rule.content for rule in merged.rules] == ["Use tabs."]  # base kept
+    assert merged.cloud_rule == "Never push to main."
+    assert [agent.name for agent in merged.custom_subagents] == ["reviewer", ""]
+
+
+def test_a_part_with_a_length_but_no_blob_id_is_refused() -> None:
+    refs = agent.RequestContextPartReferences(mcps_byte_length=12)
+    with pytest.raises(RuntimeContextError, match="the mcps part has 12 bytes but no blob id"):
+        context_parts(refs)
+
+
+def test_a_part_of_another_length_than_declared_is_refused_naming_it() -> None:
+    refs = _refs(rules=RULES_PART)
+    refs.rules_byte_length += 1
+    blob = hashlib.sha256(RULES_PART).hexdigest()
+    with pytest.raises(RuntimeContextError, match=f"rules part \\(blob {blob}\\) is"):
+        merged_context(None, refs, _blobs(RULES_PART))
+
+
+def test_a_part_that_does_not_decode_is_refused_naming_it() -> None:
+    junk = b"\xff\xff\xff"
+    blob = hashlib.sha256(junk).hexdigest()
+    with pytest.raises(RuntimeContextError, match=f"skills part \\(blob {blob}\\) does not"):
+        merged_context(None, _refs(skills=junk), _blobs(junk))
 
 
 def test_open_files_are_mapped_and_rendered() -> None:
@@ -308,6 +475,8 @@ def test_skills_are_listed_except_those_the_model_may_not_invoke() -> None:
 def test_every_section_together_keeps_template_order() -> None:
     request_context = agent.RequestContext()
     request_context.MergeFrom(_skills_context())
+    request_context.MergeFrom(_subagents_context())
+    request_context.MergeFrom(_mcp_context())
     request_context.MergeFromString(_request_context().SerializeToString())
     selected = agent.SelectedContext(invocation_context=_open_files())
     selected.MergeFrom(_selected())
@@ -348,6 +517,8 @@ SINGLE_SECTIONS: dict[
         "selected_context",
     ),
     "skills": (None, _skills_context(), "agent_skills"),
+    "subagents": (None, _subagents_context(), "subagents"),
+    "mcp servers": (None, _mcp_context(), "mcp_meta_tools"),
 }
 
 

@@ -28,9 +28,11 @@ from prompt import (
 from prompt.runtime_message import (
     DebugSession,
     ExternalLink,
+    McpServer,
     SelectedCommand,
     SelectedRule,
     SelectedSkill,
+    Subagent,
     Terminal,
     runtime_values,
 )
@@ -49,6 +51,8 @@ ALL_TAGS = (
     "git_status",
     "rules",
     "agent_skills",
+    "subagents",
+    "mcp_meta_tools",
     "open_and_recently_viewed_files",
     "selected_context",
     "timestamp",
@@ -88,6 +92,10 @@ FULL = RuntimeContext(
     rules=("Always use type hints.", "Answer in English."),
     skills=(
         Skill(name="release", path="/home/ada/skills/release.md", description="Cut a release"),
+    ),
+    subagents=(Subagent(name="reviewer", description="Reviews a diff for bugs."),),
+    mcp_servers=(
+        McpServer(name="user-github", tools=("create_issue", "search"), use_instructions="Ask"),
     ),
     open_files=OPEN,
     selected=SELECTED,
@@ -211,6 +219,7 @@ WITHOUT: dict[str, dict[str, object]] = {
     "none": {},
     "environment": {"environment": None},
     "rules and skills": {"rules": (), "skills": ()},
+    "subagents and mcp": {"subagents": (), "mcp_servers": ()},
     "open files": {"open_files": None},
     "selected": {"selected": None},
     "action context": {"action_context": None},
@@ -220,6 +229,8 @@ WITHOUT: dict[str, dict[str, object]] = {
         "environment": None,
         "rules": (),
         "skills": (),
+        "subagents": (),
+        "mcp_servers": (),
         "open_files": None,
         "selected": None,
         "action_context": None,
@@ -294,6 +305,8 @@ SINGLE_SECTIONS: dict[str, tuple[RuntimeContext, list[str]]] = {
     "environment": (RuntimeContext(environment=ENV), ["user_info", "git_status"]),
     "rules": (RuntimeContext(rules=("Be brief.",)), ["rules"]),
     "skills": (RuntimeContext(skills=FULL.skills), ["agent_skills"]),
+    "subagents": (RuntimeContext(subagents=FULL.subagents), ["subagents"]),
+    "mcp servers": (RuntimeContext(mcp_servers=FULL.mcp_servers), ["mcp_meta_tools"]),
     "open files": (RuntimeContext(open_files=OPEN), ["open_and_recently_viewed_files"]),
     "selected": (RuntimeContext(selected=SELECTED), ["selected_context"]),
     "now": (RuntimeContext(now=NOW), ["timestamp"]),
@@ -347,7 +360,15 @@ def test_full_context_keeps_template_order_with_one_blank_line_between_sections(
     action = text.index("<background_task_completion>")
     assert text.index("</selected_context>") < action < text.index("<timestamp>")
     assert_tidy(text)
-    for closing in ("</user_info>", "</git_status>", "</rules>", "</selected_context>"):
+    for closing in (
+        "</user_info>",
+        "</git_status>",
+        "</rules>",
+        "</agent_skills>",
+        "</subagents>",
+        "</mcp_meta_tools>",
+        "</selected_context>",
+    ):
         assert f"{closing}\n\n<" in text
 
 
@@ -393,11 +414,48 @@ def test_rules_skills_open_files_and_selection_bodies() -> None:
     assert '<terminal_selection title="zsh">\n$ pytest\n1 failed\n</terminal_selection>' in text
 
 
+def test_subagents_and_mcp_servers_after_the_skills_in_full() -> None:
+    text = runtime_values(FULL)["REQUEST_CONTEXT"]
+    skills_end = text.index("</agent_skills>")
+    subagents = text[text.index("<subagents>") : text.index("</subagents>") + len("</subagents>")]
+    mcp = text[text.index("<mcp_meta_tools>") :].strip()
+    assert skills_end < text.index("<subagents>") < text.index("<mcp_meta_tools>")
+    lines = subagents.splitlines()
+    assert lines[0] == "<subagents>" and lines[-1] == "</subagents>"
+    assert lines[2:] == [
+        '<subagent name="reviewer">Reviews a diff for bugs.</subagent>',
+        "</subagents>",
+    ]
+    lines = mcp.splitlines()
+    assert (lines[0], lines[2:]) == (
+        "<mcp_meta_tools>",
+        [
+            "<mcp_meta_tool_servers>",
+            '<mcp_meta_tool_server name="user-github" tools="create_issue, search" '
+            'serverUseInstructions="Ask" />',
+            "</mcp_meta_tool_servers>",
+            "</mcp_meta_tools>",
+        ],
+    )
+
+
+def test_an_mcp_server_without_instructions_or_tools_leaves_those_attributes_out() -> None:
+    text = render(
+        RuntimeContext(mcp_servers=(McpServer(name="s1"), McpServer(name="s2", tools=("t",))))
+    )
+    assert (
+        '<mcp_meta_tool_server name="s1" />\n<mcp_meta_tool_server name="s2" tools="t" />' in text
+    )
+    assert "serverUseInstructions" not in text
+
+
 def test_attribute_values_are_escaped_and_bodies_are_not() -> None:
     nasty = 'a&b "c" <d>'
     escaped = "a&amp;b &quot;c&quot; &lt;d&gt;"
     context = RuntimeContext(
         skills=(Skill(name=nasty, path=nasty, description="x < y && z"),),
+        subagents=(Subagent(name=nasty, description="a <b> & c"),),
+        mcp_servers=(McpServer(name=nasty, tools=(nasty, "t"), use_instructions=nasty),),
         selected=SelectedContext(
             files=(SelectedFile(path=nasty),),
             code=(SelectedCode(path=nasty, content="a < b && c"),),
@@ -407,6 +465,11 @@ def test_attribute_values_are_escaped_and_bodies_are_not() -> None:
     )
     text = render(context)
     assert f'<agent_skill name="{escaped}" fullPath="{escaped}">x < y && z</agent_skill>' in text
+    assert f'<subagent name="{escaped}">a <b> & c</subagent>' in text
+    assert (
+        f'<mcp_meta_tool_server name="{escaped}" tools="{escaped}, t" '
+        f'serverUseInstructions="{escaped}" />'
+    ) in text
     assert f'<file path="{escaped}" />' in text
     assert f'<code path="{escaped}">\na < b && c\n</code>' in text
     assert f'<terminal_selection title="{escaped}">\n<tag> & more\n' in text

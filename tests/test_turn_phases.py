@@ -556,6 +556,28 @@ def test_base_fetch_waits_for_every_blob_and_refuses_one_the_client_lacks() -> N
     assert BaseFetch(()).done
 
 
+def test_blobs_the_request_sent_along_are_in_at_once_and_never_fetched() -> None:
+    fetch = BaseFetch((b"a", b"b", b"c"), {b"b": b"B", b"x": b"X"})
+    assert fetch.requests() == ((1, b"a"), (2, b"c"))
+    assert fetch.fetched == {b"b": b"B"}  # only the wanted ones
+    assert fetch.receive(BlobFetched(1, b"a", b"A")) is False
+    assert fetch.receive(BlobFetched(2, b"c", b"C")) is True
+    assert fetch.fetched == {b"a": b"A", b"b": b"B", b"c": b"C"}
+    assert BaseFetch((b"b",), {b"b": b"B"}).done
+
+
+def test_the_context_parts_are_wanted_and_the_dynamic_context_is_the_runs_context() -> None:
+    request = user_request()
+    refs = request.action.request_context_parts
+    refs.dynamic_context.env.terminals_folder = "/dynamic/terminals"
+    refs.rules_blob_id, refs.rules_byte_length = b"r" * 32, 3
+    refs.mcps_blob_id, refs.mcps_byte_length = b"m" * 32, 0
+    plan = plan_turn("run-1", request)
+    assert wanted_blobs(plan, roots_indexed=False) == (b"r" * 32, b"m" * 32)
+    mode = load_prompt_assets().mode("agent")
+    assert exec_context(plan, mode, request).terminals_folder == "/dynamic/terminals"
+
+
 def root(role: Role, text: str) -> bytes:
     message = CanonicalMessage(f"m-{text}", role, Origin.USER, PartsContent((TextPart(text),)))
     return encode_root(message, "model")

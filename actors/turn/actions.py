@@ -144,13 +144,16 @@ def action_parts(
     read: ReadAction,
     history: Sequence[CanonicalMessage],
     now: datetime.datetime,
+    merged: agent.RequestContext | None = None,
 ) -> tuple[TextPart | ImagePart, ...]:
-    """The runtime message's content for an action turn on ``history``."""
+    """The runtime message's content for an action turn on ``history``; a plan action's
+    context is ``merged`` when given (its parts given by blob id laid over it)."""
     turn = read.turn
     match turn:
         case PlanRun():
             action_text = _plan_context(turn, history)
-            request_context, query = turn.request_context, turn.query
+            request_context = turn.request_context if merged is None else merged
+            query = turn.query
         case AsyncAnswers():
             action_text = _answers_context(turn, history)
             request_context, query = None, ASYNC_ANSWERS_QUERY

@@ -1,5 +1,7 @@
 """What a RunRequest asks for, read once before the turn starts: its kind, its mode, the blobs
-it needs fetched, its runtime message, and the messages of a client state being imported."""
+it needs fetched (those it sent along in ``pre_fetched_blobs`` are not), the RequestContext its
+parts given by blob id make up, its runtime message, and the messages of a client state being
+imported."""
 
 from __future__ import annotations
 
@@ -21,11 +23,18 @@ from actors.conversation.model import (
     encode_message,
 )
 from actors.conversation.request import ModelRoute
-from actors.request_context import image_blob_ids, runtime_context, runtime_images
+from actors.request_context import (
+    context_parts,
+    image_blob_ids,
+    merged_context,
+    runtime_context,
+    runtime_images,
+)
 from actors.turn.actions import ACTION_KINDS, ReadAction, read_action
 from actors.turn.shell_command import SHELL_COMMAND_ACTION, read_shell_command
 from prompt.assets import ModeAssets
 from prompt.runtime_message import RuntimeContextError
+from store.blobs import blob_id_of
 from store.conversations import StoredMessage
 from wire.errors import Code, ConnectError, protocol_error
 from wire.proto import agent_v1_pb2 as agent
@@ -56,6 +65,10 @@ class TurnPlan(msgspec.Struct, frozen=True):
     state: agent.ConversationStateStructure | None
     action: ReadAction | None = None  # a turn started by an action, not a typed message
     shell_command: agent.ShellCommandAction | None = None  # a SHELL_COMMAND run's command
+    # ``ConversationAction.request_context_parts``: RequestContext parts given by blob id.
+    context_parts: agent.RequestContextPartReferences | None = None
+    # The RequestContext with its parts merged in, once their blobs are in (``with_context``).
+    context: agent.RequestContext | None = None
 
     @property
     def roots(self) -> tuple[bytes, ...]:
@@ -106,6 +119,11 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
         raise ConnectError(
             Code.UNIMPLEMENTED, f"conversation action {kind or 'none'} is not available"
         )
+    parts = action.request_context_parts if action.HasField("request_context_parts") else None
+    try:
+        context_parts(parts)
+    except RuntimeContextError as exc:
+        raise protocol_error(str(exc)) from exc
     mode_name = MODE_NAMES.get(number)
     if mode_name is None:
         label = agent.AgentMode.Name(number) if number in agent.AgentMode.values() else number
@@ -119,15 +137,32 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
         state=state,
         action=read,
         shell_command=shell,
+        context_parts=parts,
     )
+
+
+def pre_fetched_blobs(request: agent.AgentRunRequest) -> dict[bytes, bytes]:
+    """The blobs the client sent with the request, by id; one whose value does not hash to
+    its id is the client's error."""
+    blobs: dict[bytes, bytes] = {}
+    for blob in request.pre_fetched_blobs:
+        if blob_id_of(blob.value) != blob.id:
+            raise protocol_error(
+                f"pre_fetched_blobs: blob {b64(blob.id)} does not match the SHA-256 of its value"
+            )
+        blobs[blob.id] = blob.value
+    return blobs
 
 
 def wanted_blobs(plan: TurnPlan, *, roots_indexed: bool) -> tuple[bytes, ...]:
     """The blobs the run needs and the server may lack, each once: the images sent by blob
-    id, the state's roots unless the checkpoint index knows them, a resume's last turn."""
+    id, the request context's parts, the state's roots unless the checkpoint index knows
+    them, a resume's last turn."""
     wanted: list[bytes] = []
     if plan.user_message is not None and plan.action is None:
         wanted.extend(image_blob_ids(plan.user_message))
+    if plan.kind is not TurnKind.SHELL_COMMAND:
+        wanted.extend(blob_id for _, blob_id in context_parts(plan.context_parts))
     if plan.roots and not roots_indexed:
         wanted.extend(plan.roots)
     if plan.resume_turn_id is not None:
@@ -136,11 +171,14 @@ def wanted_blobs(plan: TurnPlan, *, roots_indexed: bool) -> tuple[bytes, ...]:
 
 
 class BaseFetch:
-    """The blobs being fetched before the turn can start, by fetch id (1, 2, ...)."""
+    """The blobs being fetched before the turn can start, by fetch id (1, 2, ...); those in
+    ``have`` (the request's pre-fetched blobs) are in from the start and never fetched."""
 
-    def __init__(self, wanted: tuple[bytes, ...]) -> None:
-        self._fetching = dict(enumerate(wanted, start=1))
-        self.fetched: dict[bytes, bytes] = {}
+    def __init__(self, wanted: tuple[bytes, ...], have: dict[bytes, bytes] | None = None) -> None:
+        have = have or {}
+        self.fetched: dict[bytes, bytes] = {b: have[b] for b in wanted if b in have}
+        missing = (blob_id for blob_id in wanted if blob_id not in have)
+        self._fetching = dict(enumerate(missing, start=1))
 
     def requests(self) -> tuple[tuple[int, bytes], ...]:
         """(fetch id, blob id) for every blob to fetch."""
@@ -188,15 +226,27 @@ def runtime_message(request_id: str, content: tuple[TextPart | ImagePart, ...]) 
     )
 
 
+def with_context(
+    plan: TurnPlan, request: agent.AgentRunRequest, fetched: dict[bytes, bytes]
+) -> TurnPlan:
+    """The plan with the run's RequestContext: the request's, its fetched parts laid over it."""
+    try:
+        context = merged_context(request_context(request), plan.context_parts, fetched)
+    except RuntimeContextError as exc:
+        raise protocol_error(str(exc)) from exc
+    return msgspec.structs.replace(plan, context=context)
+
+
 def runtime_parts(
     mode: ModeAssets,
+    plan: TurnPlan,
     request: agent.AgentRunRequest,
     fetched: dict[bytes, bytes],
     now: datetime.datetime,
 ) -> tuple[TextPart | ImagePart, ...]:
     """The runtime message's content: the rendered text, then the request's images."""
     user_message = request.action.user_message_action.user_message
-    context = runtime_context(user_message, request_context(request), now)
+    context = runtime_context(user_message, _context(plan, request), now)
     try:
         images = runtime_images(user_message, fetched)
         return (TextPart(mode.runtime_message(context)), *images)
@@ -205,10 +255,14 @@ def runtime_parts(
 
 
 def request_context(request: agent.AgentRunRequest) -> agent.RequestContext | None:
-    """The editor's context of this run: a user turn's, a plan action's, or a resume's (which
-    carries it too, so a resumed run has the same terminals folder and denylist); None when it
-    sent none."""
+    """The editor's context of this run: ``request_context_parts.dynamic_context`` when sent,
+    else a user turn's, a plan action's, or a resume's (which carries it too, so a resumed run
+    has the same terminals folder and denylist); None when it sent none. Without the parts
+    given by blob id (see ``with_context``)."""
     action = request.action
+    parts = action.request_context_parts
+    if action.HasField("request_context_parts") and parts.HasField("dynamic_context"):
+        return parts.dynamic_context
     kind = action.WhichOneof("action")
     if kind == "user_message_action" and action.user_message_action.HasField("request_context"):
         return action.user_message_action.request_context
@@ -221,10 +275,14 @@ def request_context(request: agent.AgentRunRequest) -> agent.RequestContext | No
     return None
 
 
+def _context(plan: TurnPlan, request: agent.AgentRunRequest) -> agent.RequestContext | None:
+    return plan.context if plan.context is not None else request_context(request)
+
+
 def exec_context(plan: TurnPlan, mode: ModeAssets, request: agent.AgentRunRequest) -> ExecContext:
     """What the run's exec requests carry besides the model's arguments, and the tools the
     run's mode lets the model call."""
-    context = request_context(request) or agent.RequestContext()
+    context = _context(plan, request) or agent.RequestContext()
     return ExecContext(
         conversation_id=plan.conversation_id,
         terminals_folder=context.env.terminals_folder,

@@ -128,20 +128,30 @@ class AgentClientMessage(_message.Message):
     def __init__(self, run_request: _Optional[_Union[AgentRunRequest, _Mapping]] = ..., exec_client_message: _Optional[_Union[ExecClientMessage, _Mapping]] = ..., exec_client_control_message: _Optional[_Union[ExecClientControlMessage, _Mapping]] = ..., kv_client_message: _Optional[_Union[KvClientMessage, _Mapping]] = ..., conversation_action: _Optional[_Union[ConversationAction, _Mapping]] = ..., interaction_response: _Optional[_Union[InteractionResponse, _Mapping]] = ..., client_heartbeat: _Optional[_Union[ClientHeartbeat, _Mapping]] = ..., prewarm_request: _Optional[_Union[PrewarmRequest, _Mapping]] = ...) -> None: ...
 
 class AgentRunRequest(_message.Message):
-    __slots__ = ("conversation_state", "action", "model_details", "requested_model", "conversation_id", "run_id")
+    __slots__ = ("conversation_state", "action", "model_details", "requested_model", "conversation_id", "pre_fetched_blobs", "run_id")
     CONVERSATION_STATE_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     MODEL_DETAILS_FIELD_NUMBER: _ClassVar[int]
     REQUESTED_MODEL_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    PRE_FETCHED_BLOBS_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     conversation_state: ConversationStateStructure
     action: ConversationAction
     model_details: ModelDetails
     requested_model: RequestedModel
     conversation_id: str
+    pre_fetched_blobs: _containers.RepeatedCompositeFieldContainer[PreFetchedBlob]
     run_id: str
-    def __init__(self, conversation_state: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., action: _Optional[_Union[ConversationAction, _Mapping]] = ..., model_details: _Optional[_Union[ModelDetails, _Mapping]] = ..., requested_model: _Optional[_Union[RequestedModel, _Mapping]] = ..., conversation_id: _Optional[str] = ..., run_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, conversation_state: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., action: _Optional[_Union[ConversationAction, _Mapping]] = ..., model_details: _Optional[_Union[ModelDetails, _Mapping]] = ..., requested_model: _Optional[_Union[RequestedModel, _Mapping]] = ..., conversation_id: _Optional[str] = ..., pre_fetched_blobs: _Optional[_Iterable[_Union[PreFetchedBlob, _Mapping]]] = ..., run_id: _Optional[str] = ...) -> None: ...
+
+class PreFetchedBlob(_message.Message):
+    __slots__ = ("id", "value")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    id: bytes
+    value: bytes
+    def __init__(self, id: _Optional[bytes] = ..., value: _Optional[bytes] = ...) -> None: ...
 
 class RequestedModel(_message.Message):
     __slots__ = ("model_id", "max_mode", "parameters")
@@ -181,7 +191,8 @@ class ThinkingDetails(_message.Message):
     def __init__(self) -> None: ...
 
 class ConversationAction(_message.Message):
-    __slots__ = ("user_message_action", "resume_action", "cancel_action", "shell_command_action", "start_plan_action", "execute_plan_action", "async_ask_question_completion_action")
+    __slots__ = ("request_context_parts", "user_message_action", "resume_action", "cancel_action", "shell_command_action", "start_plan_action", "execute_plan_action", "async_ask_question_completion_action")
+    REQUEST_CONTEXT_PARTS_FIELD_NUMBER: _ClassVar[int]
     USER_MESSAGE_ACTION_FIELD_NUMBER: _ClassVar[int]
     RESUME_ACTION_FIELD_NUMBER: _ClassVar[int]
     CANCEL_ACTION_FIELD_NUMBER: _ClassVar[int]
@@ -189,6 +200,7 @@ class ConversationAction(_message.Message):
     START_PLAN_ACTION_FIELD_NUMBER: _ClassVar[int]
     EXECUTE_PLAN_ACTION_FIELD_NUMBER: _ClassVar[int]
     ASYNC_ASK_QUESTION_COMPLETION_ACTION_FIELD_NUMBER: _ClassVar[int]
+    request_context_parts: RequestContextPartReferences
     user_message_action: UserMessageAction
     resume_action: ResumeAction
     cancel_action: CancelAction
@@ -196,7 +208,7 @@ class ConversationAction(_message.Message):
     start_plan_action: StartPlanAction
     execute_plan_action: ExecutePlanAction
     async_ask_question_completion_action: AsyncAskQuestionCompletionAction
-    def __init__(self, user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ..., shell_command_action: _Optional[_Union[ShellCommandAction, _Mapping]] = ..., start_plan_action: _Optional[_Union[StartPlanAction, _Mapping]] = ..., execute_plan_action: _Optional[_Union[ExecutePlanAction, _Mapping]] = ..., async_ask_question_completion_action: _Optional[_Union[AsyncAskQuestionCompletionAction, _Mapping]] = ...) -> None: ...
+    def __init__(self, request_context_parts: _Optional[_Union[RequestContextPartReferences, _Mapping]] = ..., user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ..., shell_command_action: _Optional[_Union[ShellCommandAction, _Mapping]] = ..., start_plan_action: _Optional[_Union[StartPlanAction, _Mapping]] = ..., execute_plan_action: _Optional[_Union[ExecutePlanAction, _Mapping]] = ..., async_ask_question_completion_action: _Optional[_Union[AsyncAskQuestionCompletionAction, _Mapping]] = ...) -> None: ...
 
 class UserMessageAction(_message.Message):
     __slots__ = ("user_message", "request_context", "prepend_user_messages", "interrupted_pending_tool_call_resolutions")
@@ -276,13 +288,15 @@ class UserMessage(_message.Message):
     def __init__(self, text: _Optional[str] = ..., message_id: _Optional[str] = ..., selected_context: _Optional[_Union[SelectedContext, _Mapping]] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., is_simulated_msg: _Optional[bool] = ..., simulated_msg_reason: _Optional[_Union[SimulatedMsgReason, str]] = ..., subagent_system_reminder: _Optional[str] = ..., simulated_message_metadata: _Optional[_Union[UserMessage.SimulatedMessageMetadata, _Mapping]] = ...) -> None: ...
 
 class RequestContext(_message.Message):
-    __slots__ = ("rules", "env", "git_repos", "debug_mode_config", "cloud_rule", "agent_skills", "non_file_rules", "admin_command_denylist")
+    __slots__ = ("rules", "env", "git_repos", "debug_mode_config", "cloud_rule", "custom_subagents", "agent_skills", "mcp_meta_tool_options", "non_file_rules", "admin_command_denylist")
     RULES_FIELD_NUMBER: _ClassVar[int]
     ENV_FIELD_NUMBER: _ClassVar[int]
     GIT_REPOS_FIELD_NUMBER: _ClassVar[int]
     DEBUG_MODE_CONFIG_FIELD_NUMBER: _ClassVar[int]
     CLOUD_RULE_FIELD_NUMBER: _ClassVar[int]
+    CUSTOM_SUBAGENTS_FIELD_NUMBER: _ClassVar[int]
     AGENT_SKILLS_FIELD_NUMBER: _ClassVar[int]
+    MCP_META_TOOL_OPTIONS_FIELD_NUMBER: _ClassVar[int]
     NON_FILE_RULES_FIELD_NUMBER: _ClassVar[int]
     ADMIN_COMMAND_DENYLIST_FIELD_NUMBER: _ClassVar[int]
     rules: _containers.RepeatedCompositeFieldContainer[CursorRule]
@@ -290,10 +304,98 @@ class RequestContext(_message.Message):
     git_repos: _containers.RepeatedCompositeFieldContainer[GitRepoInfo]
     debug_mode_config: DebugModeConfig
     cloud_rule: str
+    custom_subagents: _containers.RepeatedCompositeFieldContainer[CustomSubagent]
     agent_skills: _containers.RepeatedCompositeFieldContainer[AgentSkill]
+    mcp_meta_tool_options: McpMetaToolOptions
     non_file_rules: _containers.RepeatedCompositeFieldContainer[CursorRule]
     admin_command_denylist: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., env: _Optional[_Union[RequestContextEnv, _Mapping]] = ..., git_repos: _Optional[_Iterable[_Union[GitRepoInfo, _Mapping]]] = ..., debug_mode_config: _Optional[_Union[DebugModeConfig, _Mapping]] = ..., cloud_rule: _Optional[str] = ..., agent_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ..., non_file_rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., admin_command_denylist: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., env: _Optional[_Union[RequestContextEnv, _Mapping]] = ..., git_repos: _Optional[_Iterable[_Union[GitRepoInfo, _Mapping]]] = ..., debug_mode_config: _Optional[_Union[DebugModeConfig, _Mapping]] = ..., cloud_rule: _Optional[str] = ..., custom_subagents: _Optional[_Iterable[_Union[CustomSubagent, _Mapping]]] = ..., agent_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ..., mcp_meta_tool_options: _Optional[_Union[McpMetaToolOptions, _Mapping]] = ..., non_file_rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., admin_command_denylist: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RequestContextPartReferences(_message.Message):
+    __slots__ = ("rules_blob_id", "rules_byte_length", "skills_blob_id", "skills_byte_length", "subagents_blob_id", "subagents_byte_length", "mcps_blob_id", "mcps_byte_length", "dynamic_context")
+    RULES_BLOB_ID_FIELD_NUMBER: _ClassVar[int]
+    RULES_BYTE_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    SKILLS_BLOB_ID_FIELD_NUMBER: _ClassVar[int]
+    SKILLS_BYTE_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENTS_BLOB_ID_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENTS_BYTE_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    MCPS_BLOB_ID_FIELD_NUMBER: _ClassVar[int]
+    MCPS_BYTE_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    DYNAMIC_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    rules_blob_id: bytes
+    rules_byte_length: int
+    skills_blob_id: bytes
+    skills_byte_length: int
+    subagents_blob_id: bytes
+    subagents_byte_length: int
+    mcps_blob_id: bytes
+    mcps_byte_length: int
+    dynamic_context: RequestContext
+    def __init__(self, rules_blob_id: _Optional[bytes] = ..., rules_byte_length: _Optional[int] = ..., skills_blob_id: _Optional[bytes] = ..., skills_byte_length: _Optional[int] = ..., subagents_blob_id: _Optional[bytes] = ..., subagents_byte_length: _Optional[int] = ..., mcps_blob_id: _Optional[bytes] = ..., mcps_byte_length: _Optional[int] = ..., dynamic_context: _Optional[_Union[RequestContext, _Mapping]] = ...) -> None: ...
+
+class RequestContextRulesPart(_message.Message):
+    __slots__ = ("rules", "non_file_rules", "cloud_rule")
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    NON_FILE_RULES_FIELD_NUMBER: _ClassVar[int]
+    CLOUD_RULE_FIELD_NUMBER: _ClassVar[int]
+    rules: _containers.RepeatedCompositeFieldContainer[CursorRule]
+    non_file_rules: _containers.RepeatedCompositeFieldContainer[CursorRule]
+    cloud_rule: str
+    def __init__(self, rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., non_file_rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., cloud_rule: _Optional[str] = ...) -> None: ...
+
+class RequestContextSkillsPart(_message.Message):
+    __slots__ = ("agent_skills",)
+    AGENT_SKILLS_FIELD_NUMBER: _ClassVar[int]
+    agent_skills: _containers.RepeatedCompositeFieldContainer[AgentSkill]
+    def __init__(self, agent_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ...) -> None: ...
+
+class RequestContextSubagentsPart(_message.Message):
+    __slots__ = ("custom_subagents",)
+    CUSTOM_SUBAGENTS_FIELD_NUMBER: _ClassVar[int]
+    custom_subagents: _containers.RepeatedCompositeFieldContainer[CustomSubagent]
+    def __init__(self, custom_subagents: _Optional[_Iterable[_Union[CustomSubagent, _Mapping]]] = ...) -> None: ...
+
+class RequestContextMcpsPart(_message.Message):
+    __slots__ = ("mcp_meta_tool_options",)
+    MCP_META_TOOL_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    mcp_meta_tool_options: McpMetaToolOptions
+    def __init__(self, mcp_meta_tool_options: _Optional[_Union[McpMetaToolOptions, _Mapping]] = ...) -> None: ...
+
+class CustomSubagent(_message.Message):
+    __slots__ = ("full_path", "name", "description")
+    FULL_PATH_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    full_path: str
+    name: str
+    description: str
+    def __init__(self, full_path: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+
+class McpMetaToolOptions(_message.Message):
+    __slots__ = ("enabled", "mcp_descriptors")
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    MCP_DESCRIPTORS_FIELD_NUMBER: _ClassVar[int]
+    enabled: bool
+    mcp_descriptors: _containers.RepeatedCompositeFieldContainer[McpDescriptor]
+    def __init__(self, enabled: _Optional[bool] = ..., mcp_descriptors: _Optional[_Iterable[_Union[McpDescriptor, _Mapping]]] = ...) -> None: ...
+
+class McpDescriptor(_message.Message):
+    __slots__ = ("server_name", "server_identifier", "server_use_instructions", "tools")
+    SERVER_NAME_FIELD_NUMBER: _ClassVar[int]
+    SERVER_IDENTIFIER_FIELD_NUMBER: _ClassVar[int]
+    SERVER_USE_INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    server_name: str
+    server_identifier: str
+    server_use_instructions: str
+    tools: _containers.RepeatedCompositeFieldContainer[McpToolDescriptor]
+    def __init__(self, server_name: _Optional[str] = ..., server_identifier: _Optional[str] = ..., server_use_instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[McpToolDescriptor, _Mapping]]] = ...) -> None: ...
+
+class McpToolDescriptor(_message.Message):
+    __slots__ = ("tool_name",)
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    tool_name: str
+    def __init__(self, tool_name: _Optional[str] = ...) -> None: ...
 
 class DebugModeConfig(_message.Message):
     __slots__ = ("log_path", "server_endpoint", "session_id")
