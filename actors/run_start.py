@@ -36,20 +36,25 @@ from actors.turn.plan import (
     TurnKind,
     TurnPlan,
     checkpoint_setup,
+    exec_context,
     plan_turn,
+    progress_tool_kept,
     runtime_message,
     runtime_parts,
+    subagent_models,
     wanted_blobs,
 )
 from actors.turn.timeline import run_started
 from actors.turn.tool_round import ToolRound
 from prompt.assets import ModeAssets, UnknownModeError
-from store.catalog import get_web_search, has_image_model
+from store.catalog import enabled_models, get_web_search, has_image_model
 from store.clock import now_ms
 from store.conversations import ClaimedRun, ConversationStore
 from wire.errors import Code, ConnectError, protocol_error
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
+from wire.tools.base import ExecContext
+from wire.tools.task import TASK
 
 logger = logging.getLogger("cursor_server.run")
 
@@ -105,6 +110,7 @@ class TurnOpened(msgspec.Struct, frozen=True):
     commit_job: int | None = None
     round: ToolRound | None = None
     stable: tuple[CanonicalMessage, ...] = ()
+    context: ExecContext = ExecContext()  # what the run's tool calls carry
 
 
 class _Base(msgspec.Struct, frozen=True):
@@ -114,6 +120,7 @@ class _Base(msgspec.Struct, frozen=True):
     mode: ModeAssets
     base: RunBase
     indexed: int | None  # the checkpoint index's revision for the client's roots
+    context: ExecContext
 
 
 class RunStart:
@@ -151,10 +158,17 @@ class RunStart:
             mode = self._deps.prompts.mode(plan.mode_name)
         except UnknownModeError as exc:
             raise protocol_error(str(exc)) from exc
-        mode = offered_tools(mode, server_capabilities(self._deps.store.database))
+        database = self._deps.store.database
+        mode = offered_tools(mode, server_capabilities(database))
+        if plan.subagent_type is not None:
+            mode = progress_tool_kept(mode, self._request)
+        models = None
+        if TASK.name in mode.tool_names:
+            models = subagent_models(self._request, self._route.public_id, enabled_models(database))
+        context = exec_context(plan, mode, self._request, models)
         self._children.start_blob_sync()
         base = RunBase(self._store, self._deps.histories, self._request_id, plan)
-        known = _Base(plan, mode, base, base.indexed_base())
+        known = _Base(plan, mode, base, base.indexed_base(), context)
         fetch = BaseFetch(wanted_blobs(plan, roots_indexed=known.indexed is not None))
         self._children.fetch(fetch.requests())
         self._fetching = (known, fetch)
@@ -207,6 +221,7 @@ class RunStart:
             turn.predicted,
             call_index=started.call_index,
             commit_job=job,
+            context=known.context,
         )
 
     def _resume(
@@ -219,7 +234,9 @@ class RunStart:
         head = resume.claimed.base_revision_id
         self._start_checkpoint_actor(known, instructions, resume.base_count, turn)
         messages = base.history(head)
-        opened = TurnOpened(known.plan, known.mode, instructions, head, messages)
+        opened = TurnOpened(
+            known.plan, known.mode, instructions, head, messages, context=known.context
+        )
         if resume.pending is not None:
             # Its calls without a committed result run again at once (the client sees the
             # staged checkpoint and the execs before any model call). The stable roots stay
