@@ -190,6 +190,8 @@ class SessionActor(pykka.ThreadingActor):
             "run request received",
             request_id=self.request_id,
             conversation_id=request.conversation_id or self.request_id,
+            parent_request_id=self._parent.request_id if self._parent else None,
+            parent_tool_call_id=self._parent.tool_call_id if self._parent else None,
         )
         if request.HasField("subagent_type_name") and self._parent is None:
             self._end(protocol_error(MISSING_PARENT))
