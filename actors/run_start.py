@@ -197,7 +197,8 @@ class RunStart:
             if plan.action is not None:
                 # What an action brings is checked against the history it starts from.
                 content = action_parts(mode, plan.action, base.turn_base(revision)[1], now)
-            runtime = runtime_message(self._request_id, content)
+            event = plan.action.event_id if plan.action is not None else None
+            runtime = runtime_message(self._request_id, content, event)
             return self._user_turn(known, instructions, revision, runtime)
         turn_id = plan.resume_turn_id
         turn = fetch.fetched[turn_id] if turn_id is not None else None

@@ -185,14 +185,19 @@ def imported_history(
     return messages[1:]
 
 
-def runtime_message(request_id: str, content: tuple[TextPart | ImagePart, ...]) -> CanonicalMessage:
-    """The turn's runtime user message (its ids are stable: a retry replays it)."""
+def runtime_message(
+    request_id: str, content: tuple[TextPart | ImagePart, ...], event: str | None = None
+) -> CanonicalMessage:
+    """The turn's runtime user message (its ids are stable: a retry replays it). ``event``
+    names an event of the conversation's own (a background completion) instead of the
+    request, so that a repeat of it replays the turn it started."""
+    event = event or f"run-request:{request_id}"
     return CanonicalMessage(
-        message_id=f"runtime:run-request:{request_id}",
+        message_id=f"runtime:{event}",
         role=Role.USER,
         origin=Origin.RUNTIME,
         content=PartsContent(content),
-        runtime_event_id=f"run-request:{request_id}",
+        runtime_event_id=event,
     )
 
 

@@ -690,6 +690,7 @@ class CursorSession:
         self.parent_headers = dict(parent_headers or {})
         self.run_subagents = run_subagents
         self.subagents: list[CursorSession] = []  # the child runs started for Tasks
+        self.background_tasks: list[agent.SubagentArgs] = []  # background Tasks, answered
         self.rejected: list[int] = []  # KV ids answered with a SetBlobResult error
         self.background_shells: dict[int, RunningShell] = {}  # by shell_id
         self._waiting_execs: list[agent.ExecServerMessage] = []
@@ -903,6 +904,17 @@ class CursorSession:
         headers on every append) in the workspace; its final message answers the Task. When
         the Task's exec is aborted, the child run is cancelled."""
         args = exec_message.subagent_args
+        if args.run_in_background:
+            # Started and answered at once, as the editor does; this fake runs no child for it
+            # (its end comes as a ``background_task_completion_action`` the test sends).
+            self.background_tasks.append(args)
+            success = agent.SubagentSuccess(
+                agent_id=f"background-{len(self.background_tasks)}",
+                background_reason=agent.SUBAGENT_BACKGROUND_REASON_AGENT_REQUEST,
+            )
+            await self._reply(exec_message, subagent_result=agent.SubagentResult(success=success))
+            await self._close(exec_message)
+            return
         child = CursorSession(
             self.cursor,
             f"{self.request_id}.sub{exec_message.id}",

@@ -84,6 +84,26 @@ class SubagentBackgroundReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper
     SUBAGENT_BACKGROUND_REASON_AGENT_REQUEST: _ClassVar[SubagentBackgroundReason]
     SUBAGENT_BACKGROUND_REASON_USER_REQUEST: _ClassVar[SubagentBackgroundReason]
     SUBAGENT_BACKGROUND_REASON_QUEUED_FOLLOW_UP: _ClassVar[SubagentBackgroundReason]
+
+class BackgroundTaskCompletionReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BACKGROUND_TASK_COMPLETION_REASON_UNSPECIFIED: _ClassVar[BackgroundTaskCompletionReason]
+    BACKGROUND_TASK_COMPLETION_REASON_TASK_FINISHED: _ClassVar[BackgroundTaskCompletionReason]
+    BACKGROUND_TASK_COMPLETION_REASON_TASK_PROGRESS: _ClassVar[BackgroundTaskCompletionReason]
+    BACKGROUND_TASK_COMPLETION_REASON_WORKER_REPARENTED: _ClassVar[BackgroundTaskCompletionReason]
+
+class BackgroundTaskKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BACKGROUND_TASK_KIND_UNSPECIFIED: _ClassVar[BackgroundTaskKind]
+    BACKGROUND_TASK_KIND_SHELL: _ClassVar[BackgroundTaskKind]
+    BACKGROUND_TASK_KIND_SUBAGENT: _ClassVar[BackgroundTaskKind]
+
+class BackgroundTaskStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BACKGROUND_TASK_STATUS_UNSPECIFIED: _ClassVar[BackgroundTaskStatus]
+    BACKGROUND_TASK_STATUS_SUCCESS: _ClassVar[BackgroundTaskStatus]
+    BACKGROUND_TASK_STATUS_ERROR: _ClassVar[BackgroundTaskStatus]
+    BACKGROUND_TASK_STATUS_ABORTED: _ClassVar[BackgroundTaskStatus]
 AGENT_MODE_UNSPECIFIED: AgentMode
 AGENT_MODE_AGENT: AgentMode
 AGENT_MODE_ASK: AgentMode
@@ -129,6 +149,17 @@ SUBAGENT_BACKGROUND_REASON_UNSPECIFIED: SubagentBackgroundReason
 SUBAGENT_BACKGROUND_REASON_AGENT_REQUEST: SubagentBackgroundReason
 SUBAGENT_BACKGROUND_REASON_USER_REQUEST: SubagentBackgroundReason
 SUBAGENT_BACKGROUND_REASON_QUEUED_FOLLOW_UP: SubagentBackgroundReason
+BACKGROUND_TASK_COMPLETION_REASON_UNSPECIFIED: BackgroundTaskCompletionReason
+BACKGROUND_TASK_COMPLETION_REASON_TASK_FINISHED: BackgroundTaskCompletionReason
+BACKGROUND_TASK_COMPLETION_REASON_TASK_PROGRESS: BackgroundTaskCompletionReason
+BACKGROUND_TASK_COMPLETION_REASON_WORKER_REPARENTED: BackgroundTaskCompletionReason
+BACKGROUND_TASK_KIND_UNSPECIFIED: BackgroundTaskKind
+BACKGROUND_TASK_KIND_SHELL: BackgroundTaskKind
+BACKGROUND_TASK_KIND_SUBAGENT: BackgroundTaskKind
+BACKGROUND_TASK_STATUS_UNSPECIFIED: BackgroundTaskStatus
+BACKGROUND_TASK_STATUS_SUCCESS: BackgroundTaskStatus
+BACKGROUND_TASK_STATUS_ERROR: BackgroundTaskStatus
+BACKGROUND_TASK_STATUS_ABORTED: BackgroundTaskStatus
 
 class BidiRequestId(_message.Message):
     __slots__ = ("request_id",)
@@ -218,7 +249,7 @@ class ThinkingDetails(_message.Message):
     def __init__(self) -> None: ...
 
 class ConversationAction(_message.Message):
-    __slots__ = ("user_message_action", "resume_action", "cancel_action", "shell_command_action", "start_plan_action", "execute_plan_action", "async_ask_question_completion_action")
+    __slots__ = ("user_message_action", "resume_action", "cancel_action", "shell_command_action", "start_plan_action", "execute_plan_action", "async_ask_question_completion_action", "background_task_completion_action")
     USER_MESSAGE_ACTION_FIELD_NUMBER: _ClassVar[int]
     RESUME_ACTION_FIELD_NUMBER: _ClassVar[int]
     CANCEL_ACTION_FIELD_NUMBER: _ClassVar[int]
@@ -226,6 +257,7 @@ class ConversationAction(_message.Message):
     START_PLAN_ACTION_FIELD_NUMBER: _ClassVar[int]
     EXECUTE_PLAN_ACTION_FIELD_NUMBER: _ClassVar[int]
     ASYNC_ASK_QUESTION_COMPLETION_ACTION_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUND_TASK_COMPLETION_ACTION_FIELD_NUMBER: _ClassVar[int]
     user_message_action: UserMessageAction
     resume_action: ResumeAction
     cancel_action: CancelAction
@@ -233,7 +265,8 @@ class ConversationAction(_message.Message):
     start_plan_action: StartPlanAction
     execute_plan_action: ExecutePlanAction
     async_ask_question_completion_action: AsyncAskQuestionCompletionAction
-    def __init__(self, user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ..., shell_command_action: _Optional[_Union[ShellCommandAction, _Mapping]] = ..., start_plan_action: _Optional[_Union[StartPlanAction, _Mapping]] = ..., execute_plan_action: _Optional[_Union[ExecutePlanAction, _Mapping]] = ..., async_ask_question_completion_action: _Optional[_Union[AsyncAskQuestionCompletionAction, _Mapping]] = ...) -> None: ...
+    background_task_completion_action: BackgroundTaskCompletionAction
+    def __init__(self, user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ..., shell_command_action: _Optional[_Union[ShellCommandAction, _Mapping]] = ..., start_plan_action: _Optional[_Union[StartPlanAction, _Mapping]] = ..., execute_plan_action: _Optional[_Union[ExecutePlanAction, _Mapping]] = ..., async_ask_question_completion_action: _Optional[_Union[AsyncAskQuestionCompletionAction, _Mapping]] = ..., background_task_completion_action: _Optional[_Union[BackgroundTaskCompletionAction, _Mapping]] = ...) -> None: ...
 
 class UserMessageAction(_message.Message):
     __slots__ = ("user_message", "request_context", "prepend_user_messages", "interrupted_pending_tool_call_resolutions")
@@ -3012,3 +3045,33 @@ class CommunicateUpdateError(_message.Message):
     ERROR_FIELD_NUMBER: _ClassVar[int]
     error: str
     def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class BackgroundTaskCompletionAction(_message.Message):
+    __slots__ = ("completions",)
+    COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
+    completions: _containers.RepeatedCompositeFieldContainer[BackgroundTaskCompletion]
+    def __init__(self, completions: _Optional[_Iterable[_Union[BackgroundTaskCompletion, _Mapping]]] = ...) -> None: ...
+
+class BackgroundTaskCompletion(_message.Message):
+    __slots__ = ("task_id", "kind", "status", "title", "detail", "output_path", "thread_id", "reason", "subagent_id", "tool_call_id")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_PATH_FIELD_NUMBER: _ClassVar[int]
+    THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    kind: BackgroundTaskKind
+    status: BackgroundTaskStatus
+    title: str
+    detail: str
+    output_path: str
+    thread_id: str
+    reason: BackgroundTaskCompletionReason
+    subagent_id: str
+    tool_call_id: str
+    def __init__(self, task_id: _Optional[str] = ..., kind: _Optional[_Union[BackgroundTaskKind, str]] = ..., status: _Optional[_Union[BackgroundTaskStatus, str]] = ..., title: _Optional[str] = ..., detail: _Optional[str] = ..., output_path: _Optional[str] = ..., thread_id: _Optional[str] = ..., reason: _Optional[_Union[BackgroundTaskCompletionReason, str]] = ..., subagent_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
