@@ -209,6 +209,27 @@ CURSOR_PARAMETERS: dict[str, tuple[dict[str, str], list[str]]] = {
     "WebSearch": ({"search_term": "string", "explanation": "string"}, ["search_term"]),
     # Cursor's also takes the smart-mode approval pair, a flow this server does not run.
     "WebFetch": ({"url": "string"}, ["url"]),
+    # Cursor's subagent_type is an enum of nine names; ours is a string (custom subagents too).
+    "Task": (
+        {
+            "description": "string",
+            "prompt": "string",
+            "subagent_type": "string",
+            "model": "string",
+            "resume": "string",
+            "interrupt": "boolean",
+            "run_in_background": "boolean",
+            "file_attachments": "array",
+            "environment": "string",
+            "cloud_base_branch": "string",
+        },
+        ["description", "prompt"],
+    ),
+    # Cursor's two later fields are $refs to current_step, which some providers refuse.
+    "UpdateCurrentStep": (
+        {"current_step": "string", "final_summary": "string", "completed_subtitle": "string"},
+        [],
+    ),
 }
 
 
