@@ -75,7 +75,6 @@ from actors.turn.model_call import (
 )
 from actors.turn.plan import (
     CheckpointJobs,
-    exec_context,
     stored,
 )
 from actors.turn.tool_round import ToolRound
@@ -259,7 +258,7 @@ class AgentRun:
                 round_.started_at_ms,
             )
         )
-        context = exec_context(self._turn.plan, self._turn.mode, self._request)
+        context = self._turn.context
         self._children.record(*timeline.tools_dispatched(round_.pending, now_ms()))
         self._children.tools(round_.start(self._messages), context)
 

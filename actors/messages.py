@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
+from wire.bidi import ParentLink
 from wire.proto import agent_v1_pb2 as agent
 
 
@@ -17,6 +18,7 @@ class ClientMessageReceived(msgspec.Struct, frozen=True):
 
     seqno: int
     message: agent.AgentClientMessage
+    parent: ParentLink | None = None  # the request's parent headers, once any append had them
 
 
 class CancelRun(msgspec.Struct, frozen=True):

@@ -180,8 +180,10 @@ class RunBase:
         from_state = base
         # The head now, if no state; the commit must still find it there.
         base, history = self.turn_base(from_state)
-        replayed = any(m.message_id == runtime.message_id for m in history)
-        return UserTurnStart(from_state, base, history, runtime, replayed)
+        held = next((m for m in history if m.message_id == runtime.message_id), None)
+        # A replay keeps the message as the history holds it (its timestamp, its context).
+        runtime = held or runtime
+        return UserTurnStart(from_state, base, history, runtime, held is not None)
 
     def commit_user_turn(self, turn: UserTurnStart) -> StartedTurn:
         """Claim, the runtime message and the first call index: one commit. Without client

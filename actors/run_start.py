@@ -37,22 +37,27 @@ from actors.turn.plan import (
     TurnKind,
     TurnPlan,
     checkpoint_setup,
+    exec_context,
     plan_turn,
     pre_fetched_blobs,
+    progress_tool_kept,
     runtime_message,
     runtime_parts,
+    subagent_models,
     wanted_blobs,
     with_context,
 )
 from actors.turn.timeline import run_started
 from actors.turn.tool_round import ToolRound
 from prompt.assets import ModeAssets, UnknownModeError
-from store.catalog import get_web_search, has_image_model
+from store.catalog import enabled_models, get_web_search, has_image_model
 from store.clock import now_ms
 from store.conversations import ClaimedRun, ConversationStore
 from wire.errors import Code, ConnectError, protocol_error
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
+from wire.tools.base import ExecContext, SubagentModels
+from wire.tools.task import TASK
 
 logger = logging.getLogger("cursor_server.run")
 
@@ -117,6 +122,7 @@ class TurnOpened(msgspec.Struct, frozen=True):
     commit_job: int | None = None
     round: ToolRound | None = None
     stable: tuple[CanonicalMessage, ...] = ()
+    context: ExecContext = ExecContext()  # what the run's tool calls carry
 
 
 class _Base(msgspec.Struct, frozen=True):
@@ -126,6 +132,9 @@ class _Base(msgspec.Struct, frozen=True):
     mode: ModeAssets
     base: RunBase
     indexed: int | None  # the checkpoint index's revision for the client's roots
+    models: SubagentModels | None  # what a Task's child model is chosen from (None: no Task)
+    # What the run's tool calls carry; built once the context parts are in (``_open``).
+    context: ExecContext = ExecContext()
 
 
 class RunStart:
@@ -163,11 +172,17 @@ class RunStart:
             mode = self._deps.prompts.mode(plan.mode_name)
         except UnknownModeError as exc:
             raise protocol_error(str(exc)) from exc
-        mode = offered_tools(mode, server_capabilities(self._deps.store.database))
+        database = self._deps.store.database
+        mode = offered_tools(mode, server_capabilities(database))
+        if plan.subagent_type is not None:
+            mode = progress_tool_kept(mode, self._request)
+        models = None
+        if TASK.name in mode.tool_names:
+            models = subagent_models(self._request, self._route.public_id, enabled_models(database))
         have = stored_pre_fetched(self._deps, self._request)
         self._children.start_blob_sync()
         base = RunBase(self._store, self._deps.histories, self._request_id, plan)
-        known = _Base(plan, mode, base, base.indexed_base())
+        known = _Base(plan, mode, base, base.indexed_base(), models)
         fetch = BaseFetch(wanted_blobs(plan, roots_indexed=known.indexed is not None), have)
         self._children.fetch(fetch.requests())
         self._fetching = (known, fetch)
@@ -183,7 +198,8 @@ class RunStart:
         assert self._fetching is not None
         (known, fetch), self._fetching = self._fetching, None
         plan = with_context(known.plan, self._request, fetch.fetched)
-        known = msgspec.structs.replace(known, plan=plan)
+        context = exec_context(plan, known.mode, self._request, known.models)
+        known = msgspec.structs.replace(known, plan=plan, context=context)
         mode, base = known.mode, known.base
         content: tuple[TextPart | ImagePart, ...] = ()
         now = datetime.datetime.now(datetime.UTC)
@@ -199,7 +215,8 @@ class RunStart:
                 # What an action brings is checked against the history it starts from.
                 history = base.turn_base(revision)[1]
                 content = action_parts(mode, plan.action, history, now, plan.context)
-            runtime = runtime_message(self._request_id, content)
+            event = plan.action.event_id if plan.action is not None else None
+            runtime = runtime_message(self._request_id, content, event)
             return self._user_turn(known, instructions, revision, runtime)
         turn_id = plan.resume_turn_id
         turn = fetch.fetched[turn_id] if turn_id is not None else None
@@ -223,6 +240,7 @@ class RunStart:
             turn.predicted,
             call_index=started.call_index,
             commit_job=job,
+            context=known.context,
         )
 
     def _resume(
@@ -235,7 +253,9 @@ class RunStart:
         head = resume.claimed.base_revision_id
         self._start_checkpoint_actor(known, instructions, resume.base_count, turn)
         messages = base.history(head)
-        opened = TurnOpened(known.plan, known.mode, instructions, head, messages)
+        opened = TurnOpened(
+            known.plan, known.mode, instructions, head, messages, context=known.context
+        )
         if resume.pending is not None:
             # Its calls without a committed result run again at once (the client sees the
             # staged checkpoint and the execs before any model call). The stable roots stay

@@ -34,6 +34,7 @@ from actors.session_protocol import (
 )
 from actors.shell_command_run import ShellCommandRun
 from actors.turn.shell_command import runs_shell_command
+from wire.bidi import PARENT_REQUEST_HEADER, PARENT_TOOL_CALL_HEADER, ParentLink
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
@@ -43,6 +44,13 @@ logger = logging.getLogger("cursor_server.session")
 AGENT_LOOP_UNAVAILABLE = (
     "agent runs are not available yet: this server does not run the agent loop "
     "(RunRequest accepted and refused)"
+)
+
+
+MISSING_PARENT = (
+    f"a subagent run (subagent_type_name set) needs its parent run and tool call: the "
+    f"BidiAppend carrying it has no {PARENT_REQUEST_HEADER.title()} and "
+    f"{PARENT_TOOL_CALL_HEADER.title()} headers"
 )
 
 
@@ -67,12 +75,14 @@ class SessionActor(pykka.ThreadingActor):
         self._run: AgentRun | ShellCommandRun | None = None
         self._run_started = False
         self._ended = False
+        self._parent: ParentLink | None = None
 
     def on_receive(self, message: SessionMessage) -> None:
         if self._ended:
             return
         match message:
-            case ClientMessageReceived(message=client_message):
+            case ClientMessageReceived(message=client_message, parent=parent):
+                self._parent = parent or self._parent
                 self._on_client_message(client_message)
             case CancelRun(reason=reason):
                 log_event(
@@ -180,7 +190,12 @@ class SessionActor(pykka.ThreadingActor):
             "run request received",
             request_id=self.request_id,
             conversation_id=request.conversation_id or self.request_id,
+            parent_request_id=self._parent.request_id if self._parent else None,
+            parent_tool_call_id=self._parent.tool_call_id if self._parent else None,
         )
+        if request.HasField("subagent_type_name") and self._parent is None:
+            self._end(protocol_error(MISSING_PARENT))
+            return
         if self._resolve_model is None:
             self._end(ConnectError(Code.UNIMPLEMENTED, AGENT_LOOP_UNAVAILABLE))
             return

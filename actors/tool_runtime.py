@@ -154,6 +154,7 @@ class StartToolRound(msgspec.Struct, frozen=True):
     round_id: str
     calls: tuple[CanonicalToolCall, ...]
     todos: dict[str, tuple[Todo, ...]] = msgspec.field(default_factory=dict)
+    message_indexes: dict[str, int] = msgspec.field(default_factory=dict)  # UpdateCurrentStep's
 
 
 class RunUserCommand(msgspec.Struct, frozen=True):
@@ -373,6 +374,9 @@ class ToolRuntimeActor(pykka.ThreadingActor):
             context = self._context
             if call.call_id in request.todos:
                 context = msgspec.structs.replace(context, todos=request.todos[call.call_id])
+            if call.call_id in request.message_indexes:
+                index = request.message_indexes[call.call_id]
+                context = msgspec.structs.replace(context, message_index=index)
             execution = prepare_tool_call(call.name, call.call_id, call.arguments, context)
             started_at = self._clock()
             started = stamp_tool_call(execution.started(), call.call_id, started_at)

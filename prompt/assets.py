@@ -43,9 +43,13 @@ from prompt.runtime_message import (
 from wire.tools.registry import REGISTRY
 from wire.tools.switch_mode import MODE_IDS
 
-MODES: tuple[str, ...] = tuple(MODE_IDS)
-"""The modes this server serves (Cursor's mode ids, ``wire.tools.switch_mode.MODE_IDS``); each
-needs a manifest, a prompt and a runtime template."""
+SUBAGENT_MODE = "subagent"
+"""The mode of every run the editor starts for a Task (``subagent_type_name`` set), whatever
+its ``UserMessage.mode``; it is no AgentMode, so SwitchMode cannot name it."""
+
+MODES: tuple[str, ...] = (*MODE_IDS, SUBAGENT_MODE)
+"""The modes this server serves (Cursor's mode ids, ``wire.tools.switch_mode.MODE_IDS``, and
+Subagent mode); each needs a manifest, a prompt and a runtime template."""
 
 SYSTEM_PROMPT_PLACEHOLDERS: tuple[str, ...] = ("MODEL_NAME",)
 

@@ -34,6 +34,7 @@ from tests.support.fake_provider import (
     responses_events,
 )
 from tests.test_prompt_assets import MODE_TOOLS as MANIFEST_TOOLS
+from tests.test_prompt_assets import manifest_names
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ModeTools
 from wire.tools.registry import unavailable_tool_result
@@ -43,8 +44,8 @@ from wire.tools.registry import unavailable_tool_result
 # (``actors/turn/capabilities.py``).
 NEEDS_THE_SERVER = {"WebSearch", "GenerateImage"}
 MODE_TOOLS = {
-    mode: [name for name in tools if name not in NEEDS_THE_SERVER]
-    for mode, tools in MANIFEST_TOOLS.items()
+    mode: [name for name in manifest_names(mode) if name not in NEEDS_THE_SERVER]
+    for mode in MANIFEST_TOOLS
 }
 
 FORMATS = ["openai-chat", "openai-responses", "anthropic"]

@@ -93,13 +93,13 @@ def test_step_blob_bytes_are_exact() -> None:
 
 
 def test_a_tool_call_step_keeps_the_typed_fields_we_do_not_declare() -> None:
-    typed = _len_field(19, _len_field(1, b"args")) + _len_field(
+    typed = _len_field(22, _len_field(1, b"args")) + _len_field(
         57, b"call_1"
-    )  # task_tool_call (undeclared)
+    )  # apply_agent_diff_tool_call (undeclared)
     tool = agent.ToolCall.FromString(typed)
     step = agent.ConversationStep.FromString(step_blob(tool))
     assert step.tool_call.SerializeToString() == tool.SerializeToString()
-    assert _unknown(step.tool_call) == [(19, 2, _len_field(1, b"args"))]
+    assert _unknown(step.tool_call) == [(22, 2, _len_field(1, b"args"))]
 
 
 def test_empty_steps_are_refused_and_durations_clamped() -> None:

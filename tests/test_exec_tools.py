@@ -175,6 +175,8 @@ EXEC_REQUESTS: list[tuple[str, dict[str, Any], list[str], bool]] = [
         True,
     ),
     ("Delete", {"path": "/p"}, ["delete_args"], True),
+    # A subagent's result is its report, not the tool's own answer: no hook contexts.
+    ("Task", {"description": "d", "prompt": "p"}, ["subagent_args"], False),
     ("Grep", {"pattern": "x"}, ["grep_args"], True),
     ("Glob", {"glob_pattern": "*.py"}, ["grep_args"], True),
     ("Shell", {"command": "ls"}, ["shell_stream_args"], True),

@@ -46,10 +46,11 @@ AGENT_TOOLS = [
     "ReadLints",
     "Glob",
     "AskQuestion",
+    "Task",
     "AwaitShell",
     "SwitchMode",
 ]
-MODE_TOOLS: dict[str, list[str]] = {
+MODE_TOOLS: dict[str, list[Any]] = {
     "agent": AGENT_TOOLS,
     "ask": [
         "AskQuestion",
@@ -72,6 +73,7 @@ MODE_TOOLS: dict[str, list[str]] = {
         "WebFetch",
         "AskQuestion",
         "CreatePlan",
+        "Task",
     ],
     "debug": [
         "AskQuestion",
@@ -82,6 +84,7 @@ MODE_TOOLS: dict[str, list[str]] = {
         "ReadLints",
         "Shell",
         "StrReplace",
+        "Task",
         "TodoWrite",
         "WebFetch",
         "WebSearch",
@@ -97,11 +100,33 @@ MODE_TOOLS: dict[str, list[str]] = {
         "Shell",
         "StrReplace",
         "SwitchMode",
+        "Task",
         "TodoWrite",
         "WebFetch",
         "WebSearch",
         "Write",
         "GenerateImage",
+    ],
+    # tools.md §4.3's Subagent list restricted to the tools this server runs; Task is its
+    # variant without the cloud fields.
+    "subagent": [
+        "Shell",
+        "Grep",
+        "Delete",
+        "WebSearch",
+        "WebFetch",
+        "GenerateImage",
+        "ReadLints",
+        "EditNotebook",
+        "TodoWrite",
+        "StrReplace",
+        "Write",
+        "Read",
+        "Glob",
+        {"name": "Task", "variant": "subagent"},
+        "AwaitShell",
+        "SwitchMode",
+        "UpdateCurrentStep",
     ],
 }
 # Tools that change files or run commands; Ask mode must never offer one.
@@ -184,7 +209,33 @@ CURSOR_PARAMETERS: dict[str, tuple[dict[str, str], list[str]]] = {
     "WebSearch": ({"search_term": "string", "explanation": "string"}, ["search_term"]),
     # Cursor's also takes the smart-mode approval pair, a flow this server does not run.
     "WebFetch": ({"url": "string"}, ["url"]),
+    # Cursor's subagent_type is an enum of nine names; ours is a string (custom subagents too).
+    "Task": (
+        {
+            "description": "string",
+            "prompt": "string",
+            "subagent_type": "string",
+            "model": "string",
+            "resume": "string",
+            "interrupt": "boolean",
+            "run_in_background": "boolean",
+            "file_attachments": "array",
+            "environment": "string",
+            "cloud_base_branch": "string",
+        },
+        ["description", "prompt"],
+    ),
+    # Cursor's two later fields are $refs to current_step, which some providers refuse.
+    "UpdateCurrentStep": (
+        {"current_step": "string", "final_summary": "string", "completed_subtitle": "string"},
+        [],
+    ),
 }
+
+
+def manifest_names(mode: str) -> list[str]:
+    """The tool names a mode offers: a variant entry is offered under its base name."""
+    return [entry if isinstance(entry, str) else entry["name"] for entry in MODE_TOOLS[mode]]
 
 
 def shipped_tools() -> dict[str, dict[str, Any]]:
@@ -195,9 +246,16 @@ def shipped_tools() -> dict[str, dict[str, Any]]:
 def test_shipped_assets_load_once_and_validate() -> None:
     assets = load_prompt_assets()
     assert assets is load_prompt_assets()
-    assert [mode.name for mode in assets.modes] == ["agent", "ask", "plan", "debug", "multitask"]
+    assert [mode.name for mode in assets.modes] == [
+        "agent",
+        "ask",
+        "plan",
+        "debug",
+        "multitask",
+        "subagent",
+    ]
     for mode in assets.modes:
-        assert list(mode.tool_names) == MODE_TOOLS[mode.name], mode.name
+        assert list(mode.tool_names) == manifest_names(mode.name), mode.name
         assert mode.runtime_template.startswith(
             "{{REQUEST_CONTEXT}}{{OPEN_FILES}}{{SELECTED_CONTEXT}}{{ACTION_CONTEXT}}"
         )
@@ -232,7 +290,8 @@ def test_every_mode_tool_is_defined_in_tools_json() -> None:
     manifests = sorted((ASSETS / "modes").glob("*.json"))
     assert sorted(path.stem for path in manifests) == sorted(MODE_TOOLS)
     for manifest in manifests:
-        names = json.loads(manifest.read_text(encoding="utf-8"))["tools"]
+        entries = json.loads(manifest.read_text(encoding="utf-8"))["tools"]
+        names = [entry if isinstance(entry, str) else entry["name"] for entry in entries]
         assert names, manifest
         assert [name for name in names if name not in defined] == []
         assert len(set(names)) == len(names)
@@ -292,10 +351,25 @@ def test_tool_parameter_details_match_cursors_table() -> None:
 
 
 def test_loaded_tool_specs_are_the_json_schemas() -> None:
-    for tool in [tool for mode in load_prompt_assets().modes for tool in mode.tools]:
-        source = shipped_tools()[tool.name]
-        assert tool.description == source["description"]
-        assert tool.parameters == source["parameters"]
+    data = json.loads((ASSETS / "tools.json").read_text(encoding="utf-8"))
+    subagent_task = data["variants"]["Task.subagent"]["function"]
+    for mode in load_prompt_assets().modes:
+        for tool in mode.tools:
+            variant = mode.name == "subagent" and tool.name == "Task"
+            source = subagent_task if variant else shipped_tools()[tool.name]
+            assert tool.description == source["description"]
+            assert tool.parameters == source["parameters"]
+
+
+def test_the_subagent_task_variant_is_task_without_the_cloud_fields() -> None:
+    data = json.loads((ASSETS / "tools.json").read_text(encoding="utf-8"))
+    base = shipped_tools()["Task"]["parameters"]
+    variant = data["variants"]["Task.subagent"]["function"]["parameters"]
+    assert set(base["properties"]) - set(variant["properties"]) == {
+        "environment",
+        "cloud_base_branch",
+    }
+    assert variant["required"] == base["required"] == ["description", "prompt"]
 
 
 def test_system_prompt_substitutes_the_model_name() -> None:
@@ -651,6 +725,7 @@ def test_a_variant_entry_offers_the_variant_under_its_base_name_in_manifest_orde
 
 def test_variants_may_be_absent_or_empty(copy: Path) -> None:
     edit_json(copy / "tools.json", lambda data: {**data, "variants": {}})
+    edit_json(copy / "modes/subagent.json", lambda data: {"tools": ["Read"]})
     assert (
         load_prompt_assets_from(copy).mode("agent").tools
         == load_prompt_assets().mode("agent").tools

@@ -15,7 +15,7 @@ from wire.tools.base import ToolChannel
 from wire.tools.registry import REGISTRY, STREAMED_CONTENT_FIELDS, resolve_tool
 
 # Registered tools Agent mode does not offer (tools.md §4.3): only Plan mode plans.
-NOT_IN_AGENT_MODE = {"CreatePlan"}
+NOT_IN_AGENT_MODE = {"CreatePlan", "UpdateCurrentStep"}
 
 
 def test_the_prompt_offers_exactly_the_registered_tools() -> None:
@@ -114,6 +114,6 @@ def test_every_rows_invalid_card_is_its_tool_card_holding_only_the_error() -> No
 
 def test_every_mode_offers_only_registered_tools() -> None:
     modes = load_prompt_assets().modes
-    assert len(modes) == 5
+    assert len(modes) == 6
     for mode in modes:
         assert set(mode.tool_names) <= set(REGISTRY), mode.name

@@ -516,6 +516,7 @@ def test_the_exec_context_comes_from_a_user_turns_or_a_resumes_request_context()
     tools = ModeTools(mode.label, mode.tool_names)
     expected = ExecContext(
         conversation_id="conv",
+        root_conversation_id="conv",
         terminals_folder="/t",
         admin_command_denylist=("rm -rf /",),
         mode=tools,
@@ -526,7 +527,7 @@ def test_the_exec_context_comes_from_a_user_turns_or_a_resumes_request_context()
     resume = resume_request([b"r0"], [])
     resume.conversation_id = "conv"
     plan = plan_turn("run-2", resume)
-    none_sent = ExecContext(conversation_id="conv", mode=tools)
+    none_sent = ExecContext(conversation_id="conv", root_conversation_id="conv", mode=tools)
     assert exec_context(plan, mode, resume) == none_sent
     resume.action.resume_action.request_context.CopyFrom(editor)
     assert exec_context(plan, mode, resume) == expected

@@ -1,6 +1,7 @@
 """The conversation actions that start a turn with no typed message: carrying out the plan
-(``start_plan_action``, ``execute_plan_action``) and the late answers of an AskQuestion that
-ran with ``run_async`` (``async_ask_question_completion_action``).
+(``start_plan_action``, ``execute_plan_action``), the late answers of an AskQuestion that
+ran with ``run_async`` (``async_ask_question_completion_action``) and the end of background
+subagents (``background_task_completion_action``).
 
 Each becomes a new turn whose runtime message carries what the action brings in its
 ACTION_CONTEXT (the plan, the answers) and a short instruction as its USER_QUERY. What the
@@ -35,8 +36,21 @@ from wire.proto import agent_v1_pb2 as agent
 from wire.tools.ask_question import ASK_QUESTION
 from wire.tools.registry import normalize_tool_name
 
+BACKGROUND_COMPLETION = "background_task_completion_action"
+
 ACTION_KINDS = frozenset(
-    {"start_plan_action", "execute_plan_action", "async_ask_question_completion_action"}
+    {
+        "start_plan_action",
+        "execute_plan_action",
+        "async_ask_question_completion_action",
+        BACKGROUND_COMPLETION,
+    }
+)
+
+BACKGROUND_DONE_QUERY = (
+    "Background subagents you started earlier have finished (above). Read what each "
+    "reported, follow up on it where the task needs it, and tell the user what came of it; "
+    "when you mention a subagent, name it by its title."
 )
 
 EXECUTE_PLAN_QUERY = (
@@ -69,7 +83,13 @@ class AsyncAnswers(msgspec.Struct, frozen=True):
     result: agent.AskQuestionResult
 
 
-ActionTurn = PlanRun | AsyncAnswers
+class BackgroundDone(msgspec.Struct, frozen=True):
+    """Background subagents of the conversation have finished."""
+
+    completions: tuple[agent.BackgroundTaskCompletion, ...]
+
+
+ActionTurn = PlanRun | AsyncAnswers | BackgroundDone
 
 
 class ReadAction(msgspec.Struct, frozen=True):
@@ -79,6 +99,9 @@ class ReadAction(msgspec.Struct, frozen=True):
     turn: ActionTurn
     mode: agent.AgentMode
     user_message: agent.UserMessage
+    event_id: str | None = None
+    """The turn's runtime event when it is the action's own, not the request's: a repeated
+    completion then names the turn already in the history instead of adding one."""
 
 
 def read_action(
@@ -94,6 +117,8 @@ def read_action(
         return _start_plan(request_id, action.start_plan_action)
     if kind == "execute_plan_action":
         return _execute_plan(request_id, action.execute_plan_action)
+    if kind == BACKGROUND_COMPLETION:
+        return _background_done(action.background_task_completion_action, state)
     return _async_answers(action.async_ask_question_completion_action, state)
 
 
@@ -134,6 +159,62 @@ def _async_answers(
     return ReadAction(AsyncAnswers(call_id, completion.result), mode, user)
 
 
+def _background_done(
+    action: agent.BackgroundTaskCompletionAction, state: agent.ConversationStateStructure | None
+) -> ReadAction:
+    completions = tuple(action.completions)
+    if not completions:
+        raise protocol_error(f"{BACKGROUND_COMPLETION}: no completion")
+    for completion in completions:
+        _check_completion(completion)
+    ids = [completion.subagent_id for completion in completions]
+    if len(set(ids)) != len(ids):
+        raise protocol_error(f"{BACKGROUND_COMPLETION}: a subagent_id repeats")
+    mode = state.mode if state is not None and state.mode else agent.AGENT_MODE_AGENT
+    event = "subagent-completed:" + ":".join(sorted(ids))
+    user = _simulated(BACKGROUND_DONE_QUERY, event)
+    user.simulated_msg_reason = agent.SIMULATED_MSG_REASON_BACKGROUND_TASK_COMPLETION
+    first = completions[0]
+    user.simulated_message_metadata.title = first.title
+    user.simulated_message_metadata.task_id = first.task_id
+    return ReadAction(BackgroundDone(completions), mode, user, event_id=event)
+
+
+def _check_completion(completion: agent.BackgroundTaskCompletion) -> None:
+    """A finished subagent with its ids, title and status; anything else is refused."""
+    where = f"{BACKGROUND_COMPLETION}: completion {completion.task_id or '(no task_id)'}"
+    if completion.kind != agent.BACKGROUND_TASK_KIND_SUBAGENT:
+        raise protocol_error(f"{where}: only subagent completions are taken")
+    if completion.reason != agent.BACKGROUND_TASK_COMPLETION_REASON_TASK_FINISHED:
+        raise protocol_error(f"{where}: only a finished task is taken")
+    for field in ("subagent_id", "task_id", "title"):
+        if not getattr(completion, field):
+            raise protocol_error(f"{where}: {field} is empty")
+    if completion.status == agent.BACKGROUND_TASK_STATUS_UNSPECIFIED:
+        raise protocol_error(f"{where}: the status is unspecified")
+
+
+def _completion_context(turn: BackgroundDone) -> str:
+    blocks = []
+    for completion in turn.completions:
+        status = agent.BackgroundTaskStatus.Name(completion.status)
+        lines = [
+            "<background_task_completion>",
+            f"Title: {completion.title}",
+            f"Subagent ID: {completion.subagent_id}",
+            f"Status: {status.removeprefix('BACKGROUND_TASK_STATUS_')}",
+        ]
+        if completion.tool_call_id:
+            lines.append(f"Tool call ID: {completion.tool_call_id}")
+        if completion.output_path:
+            lines.append(f"Output path: {completion.output_path}")
+        if completion.detail.strip():
+            lines.append(completion.detail.strip())
+        lines.append("</background_task_completion>")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
 def _simulated(text: str, message_id: str) -> agent.UserMessage:
     """The turn's user message for an action the user did not type."""
     return agent.UserMessage(text=text, message_id=message_id, is_simulated_msg=True)
@@ -157,6 +238,9 @@ def action_parts(
         case AsyncAnswers():
             action_text = _answers_context(turn, history)
             request_context, query = None, ASYNC_ANSWERS_QUERY
+        case BackgroundDone():
+            action_text = _completion_context(turn)
+            request_context, query = None, BACKGROUND_DONE_QUERY
     context = runtime_context(read.user_message, request_context, now)
     context = msgspec.structs.replace(context, action_context=action_text, user_query=query)
     try:

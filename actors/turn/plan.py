@@ -6,6 +6,7 @@ imported."""
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable
 from enum import Enum, auto
 
 import msgspec
@@ -32,14 +33,16 @@ from actors.request_context import (
 )
 from actors.turn.actions import ACTION_KINDS, ReadAction, read_action
 from actors.turn.shell_command import SHELL_COMMAND_ACTION, read_shell_command
-from prompt.assets import ModeAssets
+from prompt.assets import SUBAGENT_MODE, ModeAssets
 from prompt.runtime_message import RuntimeContextError
 from store.blobs import blob_id_of
+from store.catalog import ModelRecord
 from store.conversations import StoredMessage
 from wire.errors import Code, ConnectError, protocol_error
 from wire.proto import agent_v1_pb2 as agent
-from wire.tools.base import ExecContext, ModeTools
+from wire.tools.base import ExecContext, ModeTools, SubagentModels
 from wire.tools.switch_mode import MODE_IDS
+from wire.tools.update_current_step import UPDATE_CURRENT_STEP
 
 # Cursor's AgentMode number -> our mode asset name (Cursor's mode id, as SwitchMode names it).
 # TRIAGE, PROJECT, CUSTOM and UNSPECIFIED have no assets: a run asking for one ends
@@ -69,6 +72,7 @@ class TurnPlan(msgspec.Struct, frozen=True):
     context_parts: agent.RequestContextPartReferences | None = None
     # The RequestContext with its parts merged in, once their blobs are in (``with_context``).
     context: agent.RequestContext | None = None
+    subagent_type: str | None = None  # set: the editor runs this for a Task, in Subagent mode
 
     @property
     def roots(self) -> tuple[bytes, ...]:
@@ -124,6 +128,9 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
         context_parts(parts)
     except RuntimeContextError as exc:
         raise protocol_error(str(exc)) from exc
+    subagent = request.subagent_type_name if request.HasField("subagent_type_name") else None
+    if subagent is not None and number not in MODE_NAMES:
+        number = agent.AGENT_MODE_AGENT  # the checkpoint's mode; the run's is Subagent
     mode_name = MODE_NAMES.get(number)
     if mode_name is None:
         label = agent.AgentMode.Name(number) if number in agent.AgentMode.values() else number
@@ -131,13 +138,14 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
     return TurnPlan(
         kind=turn,
         mode_number=number,
-        mode_name=mode_name,
+        mode_name=mode_name if subagent is None else SUBAGENT_MODE,
         conversation_id=request.conversation_id or request_id,
         user_message=user_message,
         state=state,
         action=read,
         shell_command=shell,
         context_parts=parts,
+        subagent_type=subagent,
     )
 
 
@@ -215,14 +223,19 @@ def imported_history(
     return messages[1:]
 
 
-def runtime_message(request_id: str, content: tuple[TextPart | ImagePart, ...]) -> CanonicalMessage:
-    """The turn's runtime user message (its ids are stable: a retry replays it)."""
+def runtime_message(
+    request_id: str, content: tuple[TextPart | ImagePart, ...], event: str | None = None
+) -> CanonicalMessage:
+    """The turn's runtime user message (its ids are stable: a retry replays it). ``event``
+    names an event of the conversation's own (a background completion) instead of the
+    request, so that a repeat of it replays the turn it started."""
+    event = event or f"run-request:{request_id}"
     return CanonicalMessage(
-        message_id=f"runtime:run-request:{request_id}",
+        message_id=f"runtime:{event}",
         role=Role.USER,
         origin=Origin.RUNTIME,
         content=PartsContent(content),
-        runtime_event_id=f"run-request:{request_id}",
+        runtime_event_id=event,
     )
 
 
@@ -279,17 +292,57 @@ def _context(plan: TurnPlan, request: agent.AgentRunRequest) -> agent.RequestCon
     return plan.context if plan.context is not None else request_context(request)
 
 
-def exec_context(plan: TurnPlan, mode: ModeAssets, request: agent.AgentRunRequest) -> ExecContext:
-    """What the run's exec requests carry besides the model's arguments, and the tools the
-    run's mode lets the model call."""
+def exec_context(
+    plan: TurnPlan,
+    mode: ModeAssets,
+    request: agent.AgentRunRequest,
+    models: SubagentModels | None = None,
+) -> ExecContext:
+    """What the run's exec requests carry besides the model's arguments, the tools the run's
+    mode lets the model call, and what a Task's child model is chosen from. ``plan`` must hold
+    its merged context (``with_context``) when the request sent context parts."""
     context = _context(plan, request) or agent.RequestContext()
     return ExecContext(
         conversation_id=plan.conversation_id,
+        root_conversation_id=request.conversation_group_id or plan.conversation_id,
+        subagent_models=models or SubagentModels(),
         terminals_folder=context.env.terminals_folder,
         admin_command_denylist=tuple(context.admin_command_denylist),
         mode=ModeTools(mode.label, mode.tool_names),
         workspace_root=next((path for path in context.env.workspace_paths if path), ""),
     )
+
+
+def subagent_models(
+    request: agent.AgentRunRequest, parent: str, configured: Iterable[ModelRecord]
+) -> SubagentModels:
+    """The run's model (``parent``, a public id), the user's per-type choices from
+    ``subagent_model_overrides`` (a selection that is false or empty is no choice), and every
+    name a Task may give one of the ``configured`` models."""
+    overrides: dict[str, str | None] = {}
+    for override in request.subagent_model_overrides:
+        match override.WhichOneof("selection"):
+            case "model" if override.model.model_id:
+                overrides[override.subagent_type] = override.model.model_id
+            case "inherit" if override.inherit:
+                overrides[override.subagent_type] = parent
+            case "disabled" if override.disabled:
+                overrides[override.subagent_type] = None
+    names: dict[str, str] = {}
+    for record in configured:
+        for name in (record.display_name, record.model_id, record.public_id):
+            if name:
+                names[name.lower()] = record.public_id
+    return SubagentModels(parent, tuple(overrides.items()), tuple(names.items()))
+
+
+def progress_tool_kept(mode: ModeAssets, request: agent.AgentRunRequest) -> ModeAssets:
+    """``mode`` without UpdateCurrentStep when the editor asks a subagent not to report its
+    progress (``suppress_subagent_progress_update_tool``)."""
+    if not request.suppress_subagent_progress_update_tool:
+        return mode
+    tools = tuple(tool for tool in mode.tools if tool.name != UPDATE_CURRENT_STEP.name)
+    return msgspec.structs.replace(mode, tools=tools)
 
 
 def checkpoint_setup(

@@ -31,6 +31,7 @@ from wire.tools.base import Todo
 from wire.tools.frames import tool_call_completed_frame
 from wire.tools.registry import find_tool
 from wire.tools.todo_write import TODO_WRITE, apply_todo_update, parse_todo_update
+from wire.tools.update_current_step import UPDATE_CURRENT_STEP
 
 
 class NewToolRound(msgspec.Struct, frozen=True):
@@ -124,7 +125,8 @@ class ToolRound:
             # A call whose arguments do not fit gets an error result: it changes nothing.
             with contextlib.suppress(ToolArgumentError):
                 todos = apply_todo_update(todos, parse_todo_update(ToolArgs(call.arguments)))
-        return StartToolRound(self.round_id, self.pending, before)
+        indexes = message_indexes(history, self.round_id, self.assistant)
+        return StartToolRound(self.round_id, self.pending, before, indexes)
 
     def pair_for(self, completed: ToolCompleted) -> ToolPair:
         """The pair to commit for a completed call of this round."""
@@ -167,3 +169,24 @@ class ToolRound:
         self.steps.append(ToolCallStep(completed.tool_call))
         call = pair.call
         return tool_call_completed_frame(call.call_id, call.model_call_id, completed.tool_call)
+
+
+def message_indexes(
+    history: tuple[CanonicalMessage, ...], round_id: str, message: AssistantContent
+) -> dict[str, int]:
+    """For each UpdateCurrentStep call of the round, its step in the turn as Cursor counts
+    them, from 1: every thinking, every text and every tool call of the turn's assistant
+    messages before this one (after the last user message), then this message's thinking and
+    text, then its calls up to this one."""
+    calls = [c for c in message.tool_calls if find_tool(c.name) is UPDATE_CURRENT_STEP]
+    if not calls:
+        return {}
+    last_user = max((i for i, m in enumerate(history) if m.role is Role.USER), default=-1)
+    steps = 0
+    for earlier in history[last_user + 1 :]:
+        content = earlier.content
+        if isinstance(content, AssistantContent) and content.tool_round_id != round_id:
+            steps += bool(content.thinking) + bool(content.text) + len(content.tool_calls)
+    steps += bool(message.thinking) + bool(message.text)
+    position = {c.call_id: n for n, c in enumerate(message.tool_calls)}
+    return {c.call_id: steps + 1 + position[c.call_id] for c in calls}

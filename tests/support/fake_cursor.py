@@ -261,6 +261,18 @@ class TurnLog:
         ]
 
 
+def final_text(log: TurnLog) -> str:
+    """The text of the run's last model call: the text deltas after its last tool card."""
+    texts: list[str] = []
+    for message in log.messages:
+        update = message.interaction_update
+        if update.HasField("tool_call_completed"):
+            texts = []
+        elif update.HasField("text_delta"):
+            texts.append(update.text_delta.text)
+    return "".join(texts)
+
+
 # ---- the editor's side of the tools ----
 
 
@@ -653,13 +665,18 @@ class CursorSession:
         answer_query: QueryAnswer = hold_queries,
         terminals_folder: Path | None = None,
         answer_fetch: FetchAnswer | None = None,
+        parent_headers: Mapping[str, str] | None = None,
+        run_subagents: bool = False,
     ) -> None:
         """``workspace``: where execs run (none: execs stay unanswered). ``blobs``: what the
         client's blob store already holds (from earlier turns), as is (unchecked).
         ``answer_query``: the user's answer to each interaction query (default: none).
         ``terminals_folder``: where a backgrounded shell's terminal file is written
         (``write_terminal_header``); inside the workspace, so Read finds it.
-        ``answer_fetch``: how a WebFetch's ``fetch_args`` is answered (none: never)."""
+        ``answer_fetch``: how a WebFetch's ``fetch_args`` is answered (none: never).
+        ``parent_headers``: sent on every BidiAppend (a subagent's link to its parent).
+        ``run_subagents``: a Task's ``subagent_args`` is answered as the editor does: a child
+        run of its own (``subagents``), whose final message is the ``SubagentSuccess``."""
         self.cursor = cursor
         self.request_id = request_id
         self.seqno = 0
@@ -670,6 +687,10 @@ class CursorSession:
         self.answer_query = answer_query
         self.terminals_folder = terminals_folder
         self.answer_fetch = answer_fetch
+        self.parent_headers = dict(parent_headers or {})
+        self.run_subagents = run_subagents
+        self.subagents: list[CursorSession] = []  # the child runs started for Tasks
+        self.background_tasks: list[agent.SubagentArgs] = []  # background Tasks, answered
         self.rejected: list[int] = []  # KV ids answered with a SetBlobResult error
         self.background_shells: dict[int, RunningShell] = {}  # by shell_id
         self._waiting_execs: list[agent.ExecServerMessage] = []
@@ -690,7 +711,9 @@ class CursorSession:
 
     async def send(self, message: agent.AgentClientMessage) -> httpx.Response:
         """Append ``message`` now and check it was accepted (200)."""
-        response = await self.cursor.append(self.request_id, self._take_seqno(), message)
+        response = await self.cursor.append(
+            self.request_id, self._take_seqno(), message, headers=self.parent_headers
+        )
         assert response.status_code == 200, (message.WhichOneof("message"), response.text)
         return response
 
@@ -700,7 +723,9 @@ class CursorSession:
         return self._spawn(self._post(seqno, message, label), self._sends)
 
     async def _post(self, seqno: int, message: agent.AgentClientMessage, label: str) -> None:
-        response = await self.cursor.append(self.request_id, seqno, message)
+        response = await self.cursor.append(
+            self.request_id, seqno, message, headers=self.parent_headers
+        )
         if response.status_code == 404:
             # The run may have ended meanwhile; ``run`` decides whether that was allowed.
             self._gone.append((label, seqno))
@@ -830,6 +855,11 @@ class CursorSession:
             if self.answer_fetch is not None:
                 self._spawn(self._fetch(exec_message), self._work)
             return
+        if exec_message.HasField("subagent_args"):
+            if self.run_subagents:
+                task = self._spawn(self._subagent(exec_message), self._work)
+                self._exec_tasks[exec_message.id] = task
+            return
         if self.workspace is None:
             return
         self._waiting_execs.append(exec_message)
@@ -868,6 +898,66 @@ class CursorSession:
         result = await self.answer_fetch(exec_message.fetch_args)
         await self._reply(exec_message, fetch_result=result)
         await self._close(exec_message)
+
+    async def _subagent(self, exec_message: agent.ExecServerMessage) -> None:
+        """A Task as the editor runs it: a child run (its own RunSSE/BidiAppend, the parent
+        headers on every append) in the workspace; its final message answers the Task. When
+        the Task's exec is aborted, the child run is cancelled."""
+        args = exec_message.subagent_args
+        if args.run_in_background:
+            # Started and answered at once, as the editor does; this fake runs no child for it
+            # (its end comes as a ``background_task_completion_action`` the test sends).
+            self.background_tasks.append(args)
+            success = agent.SubagentSuccess(
+                agent_id=f"background-{len(self.background_tasks)}",
+                background_reason=agent.SUBAGENT_BACKGROUND_REASON_AGENT_REQUEST,
+            )
+            await self._reply(exec_message, subagent_result=agent.SubagentResult(success=success))
+            await self._close(exec_message)
+            return
+        child = CursorSession(
+            self.cursor,
+            f"{self.request_id}.sub{exec_message.id}",
+            workspace=self.workspace,
+            answer_query=self.answer_query,
+            terminals_folder=self.terminals_folder,
+            parent_headers={
+                "x-parent-request-id": self.request_id,
+                "x-parent-agent-tool-call-id": exec_message.exec_id,
+            },
+        )
+        self.subagents.append(child)
+        agent_id = f"subagent-{len(self.subagents)}"
+        first = user_turn_message(
+            args.prompt, args.model_id, conversation_id=agent_id, message_id=f"{agent_id}-msg"
+        )
+        first.run_request.subagent_type_name = args.subagent_type or "generalPurpose"
+        run = asyncio.create_task(child.run(first))
+        try:
+            log = await asyncio.shield(run)
+        except asyncio.CancelledError:
+            # Cancel the child and see it end, even if this task is cancelled again meanwhile.
+            cancelling = asyncio.ensure_future(self._cancel_child(child, run))
+            while not cancelling.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(cancelling)
+            raise
+        if isinstance(log.end, dict) and "error" in log.end:
+            error = agent.SubagentError(agent_id=agent_id, error=json.dumps(log.end["error"]))
+            result = agent.SubagentResult(error=error)
+        else:
+            success = agent.SubagentSuccess(agent_id=agent_id, final_message=final_text(log))
+            result = agent.SubagentResult(success=success)
+        await self._reply(exec_message, subagent_result=result)
+        await self._close(exec_message)
+
+    @staticmethod
+    async def _cancel_child(child: CursorSession, run: asyncio.Task[TurnLog]) -> None:
+        cancel = cancel_message("the parent's Task was aborted")
+        await child.cursor.append(
+            child.request_id, child._take_seqno(), cancel, headers=child.parent_headers
+        )
+        await asyncio.wait([run])
 
     async def answer(self, exec_message: agent.ExecServerMessage) -> None:
         """Run one exec against the workspace now and answer it (outside ``run`` too)."""

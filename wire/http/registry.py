@@ -93,7 +93,7 @@ class RunRegistry:
         if append.parent is not None:
             self._link_parent(channel, append.parent)
         for seqno, message in channel.inbox.offer(append.seqno, (append.seqno, append.message)):
-            channel.tell(ClientMessageReceived(seqno, message))
+            channel.tell(ClientMessageReceived(seqno, message, channel.parent))
 
     def shutdown(self) -> None:
         """Cancel every run: each open stream gets the ``canceled`` EndStream."""
@@ -164,7 +164,7 @@ class RunRegistry:
         return True
 
     def _link_parent(self, channel: RunChannel, parent: ParentLink) -> None:
-        # The edge owns the link (one owner): the run reads it from here once subagents exist.
+        # The edge owns the link (one owner); the run hears it with each message.
         if channel.parent is None:
             channel.parent = parent
         elif channel.parent != parent:

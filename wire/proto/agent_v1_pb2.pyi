@@ -65,6 +65,45 @@ class DiagnosticSeverity(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DIAGNOSTIC_SEVERITY_WARNING: _ClassVar[DiagnosticSeverity]
     DIAGNOSTIC_SEVERITY_INFORMATION: _ClassVar[DiagnosticSeverity]
     DIAGNOSTIC_SEVERITY_HINT: _ClassVar[DiagnosticSeverity]
+
+class SubagentExecutionEnvironment(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SUBAGENT_EXECUTION_ENVIRONMENT_UNSPECIFIED: _ClassVar[SubagentExecutionEnvironment]
+    SUBAGENT_EXECUTION_ENVIRONMENT_LOCAL: _ClassVar[SubagentExecutionEnvironment]
+    SUBAGENT_EXECUTION_ENVIRONMENT_CLOUD: _ClassVar[SubagentExecutionEnvironment]
+
+class TaskMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TASK_MODE_UNSPECIFIED: _ClassVar[TaskMode]
+    TASK_MODE_AGENT: _ClassVar[TaskMode]
+    TASK_MODE_PLAN: _ClassVar[TaskMode]
+
+class SubagentBackgroundReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SUBAGENT_BACKGROUND_REASON_UNSPECIFIED: _ClassVar[SubagentBackgroundReason]
+    SUBAGENT_BACKGROUND_REASON_AGENT_REQUEST: _ClassVar[SubagentBackgroundReason]
+    SUBAGENT_BACKGROUND_REASON_USER_REQUEST: _ClassVar[SubagentBackgroundReason]
+    SUBAGENT_BACKGROUND_REASON_QUEUED_FOLLOW_UP: _ClassVar[SubagentBackgroundReason]
+
+class BackgroundTaskCompletionReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BACKGROUND_TASK_COMPLETION_REASON_UNSPECIFIED: _ClassVar[BackgroundTaskCompletionReason]
+    BACKGROUND_TASK_COMPLETION_REASON_TASK_FINISHED: _ClassVar[BackgroundTaskCompletionReason]
+    BACKGROUND_TASK_COMPLETION_REASON_TASK_PROGRESS: _ClassVar[BackgroundTaskCompletionReason]
+    BACKGROUND_TASK_COMPLETION_REASON_WORKER_REPARENTED: _ClassVar[BackgroundTaskCompletionReason]
+
+class BackgroundTaskKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BACKGROUND_TASK_KIND_UNSPECIFIED: _ClassVar[BackgroundTaskKind]
+    BACKGROUND_TASK_KIND_SHELL: _ClassVar[BackgroundTaskKind]
+    BACKGROUND_TASK_KIND_SUBAGENT: _ClassVar[BackgroundTaskKind]
+
+class BackgroundTaskStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BACKGROUND_TASK_STATUS_UNSPECIFIED: _ClassVar[BackgroundTaskStatus]
+    BACKGROUND_TASK_STATUS_SUCCESS: _ClassVar[BackgroundTaskStatus]
+    BACKGROUND_TASK_STATUS_ERROR: _ClassVar[BackgroundTaskStatus]
+    BACKGROUND_TASK_STATUS_ABORTED: _ClassVar[BackgroundTaskStatus]
 AGENT_MODE_UNSPECIFIED: AgentMode
 AGENT_MODE_AGENT: AgentMode
 AGENT_MODE_ASK: AgentMode
@@ -100,6 +139,27 @@ DIAGNOSTIC_SEVERITY_ERROR: DiagnosticSeverity
 DIAGNOSTIC_SEVERITY_WARNING: DiagnosticSeverity
 DIAGNOSTIC_SEVERITY_INFORMATION: DiagnosticSeverity
 DIAGNOSTIC_SEVERITY_HINT: DiagnosticSeverity
+SUBAGENT_EXECUTION_ENVIRONMENT_UNSPECIFIED: SubagentExecutionEnvironment
+SUBAGENT_EXECUTION_ENVIRONMENT_LOCAL: SubagentExecutionEnvironment
+SUBAGENT_EXECUTION_ENVIRONMENT_CLOUD: SubagentExecutionEnvironment
+TASK_MODE_UNSPECIFIED: TaskMode
+TASK_MODE_AGENT: TaskMode
+TASK_MODE_PLAN: TaskMode
+SUBAGENT_BACKGROUND_REASON_UNSPECIFIED: SubagentBackgroundReason
+SUBAGENT_BACKGROUND_REASON_AGENT_REQUEST: SubagentBackgroundReason
+SUBAGENT_BACKGROUND_REASON_USER_REQUEST: SubagentBackgroundReason
+SUBAGENT_BACKGROUND_REASON_QUEUED_FOLLOW_UP: SubagentBackgroundReason
+BACKGROUND_TASK_COMPLETION_REASON_UNSPECIFIED: BackgroundTaskCompletionReason
+BACKGROUND_TASK_COMPLETION_REASON_TASK_FINISHED: BackgroundTaskCompletionReason
+BACKGROUND_TASK_COMPLETION_REASON_TASK_PROGRESS: BackgroundTaskCompletionReason
+BACKGROUND_TASK_COMPLETION_REASON_WORKER_REPARENTED: BackgroundTaskCompletionReason
+BACKGROUND_TASK_KIND_UNSPECIFIED: BackgroundTaskKind
+BACKGROUND_TASK_KIND_SHELL: BackgroundTaskKind
+BACKGROUND_TASK_KIND_SUBAGENT: BackgroundTaskKind
+BACKGROUND_TASK_STATUS_UNSPECIFIED: BackgroundTaskStatus
+BACKGROUND_TASK_STATUS_SUCCESS: BackgroundTaskStatus
+BACKGROUND_TASK_STATUS_ERROR: BackgroundTaskStatus
+BACKGROUND_TASK_STATUS_ABORTED: BackgroundTaskStatus
 
 class BidiRequestId(_message.Message):
     __slots__ = ("request_id",)
@@ -128,7 +188,7 @@ class AgentClientMessage(_message.Message):
     def __init__(self, run_request: _Optional[_Union[AgentRunRequest, _Mapping]] = ..., exec_client_message: _Optional[_Union[ExecClientMessage, _Mapping]] = ..., exec_client_control_message: _Optional[_Union[ExecClientControlMessage, _Mapping]] = ..., kv_client_message: _Optional[_Union[KvClientMessage, _Mapping]] = ..., conversation_action: _Optional[_Union[ConversationAction, _Mapping]] = ..., interaction_response: _Optional[_Union[InteractionResponse, _Mapping]] = ..., client_heartbeat: _Optional[_Union[ClientHeartbeat, _Mapping]] = ..., prewarm_request: _Optional[_Union[PrewarmRequest, _Mapping]] = ...) -> None: ...
 
 class AgentRunRequest(_message.Message):
-    __slots__ = ("conversation_state", "action", "model_details", "requested_model", "conversation_id", "pre_fetched_blobs", "run_id")
+    __slots__ = ("conversation_state", "action", "model_details", "requested_model", "conversation_id", "pre_fetched_blobs", "run_id", "subagent_type_name", "conversation_group_id", "subagent_model_overrides", "suppress_subagent_progress_update_tool")
     CONVERSATION_STATE_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     MODEL_DETAILS_FIELD_NUMBER: _ClassVar[int]
@@ -136,6 +196,10 @@ class AgentRunRequest(_message.Message):
     CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
     PRE_FETCHED_BLOBS_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_TYPE_NAME_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_GROUP_ID_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_MODEL_OVERRIDES_FIELD_NUMBER: _ClassVar[int]
+    SUPPRESS_SUBAGENT_PROGRESS_UPDATE_TOOL_FIELD_NUMBER: _ClassVar[int]
     conversation_state: ConversationStateStructure
     action: ConversationAction
     model_details: ModelDetails
@@ -143,7 +207,11 @@ class AgentRunRequest(_message.Message):
     conversation_id: str
     pre_fetched_blobs: _containers.RepeatedCompositeFieldContainer[PreFetchedBlob]
     run_id: str
-    def __init__(self, conversation_state: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., action: _Optional[_Union[ConversationAction, _Mapping]] = ..., model_details: _Optional[_Union[ModelDetails, _Mapping]] = ..., requested_model: _Optional[_Union[RequestedModel, _Mapping]] = ..., conversation_id: _Optional[str] = ..., pre_fetched_blobs: _Optional[_Iterable[_Union[PreFetchedBlob, _Mapping]]] = ..., run_id: _Optional[str] = ...) -> None: ...
+    subagent_type_name: str
+    conversation_group_id: str
+    subagent_model_overrides: _containers.RepeatedCompositeFieldContainer[SubagentModelOverride]
+    suppress_subagent_progress_update_tool: bool
+    def __init__(self, conversation_state: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., action: _Optional[_Union[ConversationAction, _Mapping]] = ..., model_details: _Optional[_Union[ModelDetails, _Mapping]] = ..., requested_model: _Optional[_Union[RequestedModel, _Mapping]] = ..., conversation_id: _Optional[str] = ..., pre_fetched_blobs: _Optional[_Iterable[_Union[PreFetchedBlob, _Mapping]]] = ..., run_id: _Optional[str] = ..., subagent_type_name: _Optional[str] = ..., conversation_group_id: _Optional[str] = ..., subagent_model_overrides: _Optional[_Iterable[_Union[SubagentModelOverride, _Mapping]]] = ..., suppress_subagent_progress_update_tool: _Optional[bool] = ...) -> None: ...
 
 class PreFetchedBlob(_message.Message):
     __slots__ = ("id", "value")
@@ -191,7 +259,7 @@ class ThinkingDetails(_message.Message):
     def __init__(self) -> None: ...
 
 class ConversationAction(_message.Message):
-    __slots__ = ("request_context_parts", "user_message_action", "resume_action", "cancel_action", "shell_command_action", "start_plan_action", "execute_plan_action", "async_ask_question_completion_action")
+    __slots__ = ("request_context_parts", "user_message_action", "resume_action", "cancel_action", "shell_command_action", "start_plan_action", "execute_plan_action", "async_ask_question_completion_action", "background_task_completion_action")
     REQUEST_CONTEXT_PARTS_FIELD_NUMBER: _ClassVar[int]
     USER_MESSAGE_ACTION_FIELD_NUMBER: _ClassVar[int]
     RESUME_ACTION_FIELD_NUMBER: _ClassVar[int]
@@ -200,6 +268,7 @@ class ConversationAction(_message.Message):
     START_PLAN_ACTION_FIELD_NUMBER: _ClassVar[int]
     EXECUTE_PLAN_ACTION_FIELD_NUMBER: _ClassVar[int]
     ASYNC_ASK_QUESTION_COMPLETION_ACTION_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUND_TASK_COMPLETION_ACTION_FIELD_NUMBER: _ClassVar[int]
     request_context_parts: RequestContextPartReferences
     user_message_action: UserMessageAction
     resume_action: ResumeAction
@@ -208,7 +277,8 @@ class ConversationAction(_message.Message):
     start_plan_action: StartPlanAction
     execute_plan_action: ExecutePlanAction
     async_ask_question_completion_action: AsyncAskQuestionCompletionAction
-    def __init__(self, request_context_parts: _Optional[_Union[RequestContextPartReferences, _Mapping]] = ..., user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ..., shell_command_action: _Optional[_Union[ShellCommandAction, _Mapping]] = ..., start_plan_action: _Optional[_Union[StartPlanAction, _Mapping]] = ..., execute_plan_action: _Optional[_Union[ExecutePlanAction, _Mapping]] = ..., async_ask_question_completion_action: _Optional[_Union[AsyncAskQuestionCompletionAction, _Mapping]] = ...) -> None: ...
+    background_task_completion_action: BackgroundTaskCompletionAction
+    def __init__(self, request_context_parts: _Optional[_Union[RequestContextPartReferences, _Mapping]] = ..., user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ..., shell_command_action: _Optional[_Union[ShellCommandAction, _Mapping]] = ..., start_plan_action: _Optional[_Union[StartPlanAction, _Mapping]] = ..., execute_plan_action: _Optional[_Union[ExecutePlanAction, _Mapping]] = ..., async_ask_question_completion_action: _Optional[_Union[AsyncAskQuestionCompletionAction, _Mapping]] = ..., background_task_completion_action: _Optional[_Union[BackgroundTaskCompletionAction, _Mapping]] = ...) -> None: ...
 
 class UserMessageAction(_message.Message):
     __slots__ = ("user_message", "request_context", "prepend_user_messages", "interrupted_pending_tool_call_resolutions")
@@ -450,7 +520,7 @@ class AgentSkill(_message.Message):
     def __init__(self, full_path: _Optional[str] = ..., content: _Optional[str] = ..., description: _Optional[str] = ..., disable_model_invocation: _Optional[bool] = ...) -> None: ...
 
 class SelectedContext(_message.Message):
-    __slots__ = ("selected_images", "invocation_context", "extra_context", "files", "code_selections", "terminals", "terminal_selections", "external_links", "cursor_rules", "cursor_commands", "selected_skills")
+    __slots__ = ("selected_images", "invocation_context", "extra_context", "files", "code_selections", "terminals", "terminal_selections", "external_links", "cursor_rules", "cursor_commands", "selected_skills", "selected_videos")
     SELECTED_IMAGES_FIELD_NUMBER: _ClassVar[int]
     INVOCATION_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     EXTRA_CONTEXT_FIELD_NUMBER: _ClassVar[int]
@@ -462,6 +532,7 @@ class SelectedContext(_message.Message):
     CURSOR_RULES_FIELD_NUMBER: _ClassVar[int]
     CURSOR_COMMANDS_FIELD_NUMBER: _ClassVar[int]
     SELECTED_SKILLS_FIELD_NUMBER: _ClassVar[int]
+    SELECTED_VIDEOS_FIELD_NUMBER: _ClassVar[int]
     selected_images: _containers.RepeatedCompositeFieldContainer[SelectedImage]
     invocation_context: InvocationContext
     extra_context: _containers.RepeatedScalarFieldContainer[str]
@@ -473,10 +544,11 @@ class SelectedContext(_message.Message):
     cursor_rules: _containers.RepeatedCompositeFieldContainer[SelectedCursorRule]
     cursor_commands: _containers.RepeatedCompositeFieldContainer[SelectedCursorCommand]
     selected_skills: _containers.RepeatedCompositeFieldContainer[AgentSkill]
-    def __init__(self, selected_images: _Optional[_Iterable[_Union[SelectedImage, _Mapping]]] = ..., invocation_context: _Optional[_Union[InvocationContext, _Mapping]] = ..., extra_context: _Optional[_Iterable[str]] = ..., files: _Optional[_Iterable[_Union[SelectedFile, _Mapping]]] = ..., code_selections: _Optional[_Iterable[_Union[SelectedCodeSelection, _Mapping]]] = ..., terminals: _Optional[_Iterable[_Union[SelectedTerminal, _Mapping]]] = ..., terminal_selections: _Optional[_Iterable[_Union[SelectedTerminalSelection, _Mapping]]] = ..., external_links: _Optional[_Iterable[_Union[SelectedExternalLink, _Mapping]]] = ..., cursor_rules: _Optional[_Iterable[_Union[SelectedCursorRule, _Mapping]]] = ..., cursor_commands: _Optional[_Iterable[_Union[SelectedCursorCommand, _Mapping]]] = ..., selected_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ...) -> None: ...
+    selected_videos: _containers.RepeatedCompositeFieldContainer[SelectedVideo]
+    def __init__(self, selected_images: _Optional[_Iterable[_Union[SelectedImage, _Mapping]]] = ..., invocation_context: _Optional[_Union[InvocationContext, _Mapping]] = ..., extra_context: _Optional[_Iterable[str]] = ..., files: _Optional[_Iterable[_Union[SelectedFile, _Mapping]]] = ..., code_selections: _Optional[_Iterable[_Union[SelectedCodeSelection, _Mapping]]] = ..., terminals: _Optional[_Iterable[_Union[SelectedTerminal, _Mapping]]] = ..., terminal_selections: _Optional[_Iterable[_Union[SelectedTerminalSelection, _Mapping]]] = ..., external_links: _Optional[_Iterable[_Union[SelectedExternalLink, _Mapping]]] = ..., cursor_rules: _Optional[_Iterable[_Union[SelectedCursorRule, _Mapping]]] = ..., cursor_commands: _Optional[_Iterable[_Union[SelectedCursorCommand, _Mapping]]] = ..., selected_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ..., selected_videos: _Optional[_Iterable[_Union[SelectedVideo, _Mapping]]] = ...) -> None: ...
 
 class SelectedImage(_message.Message):
-    __slots__ = ("mime_type", "blob_id", "data", "blob_id_with_data", "prompt_upload_ref")
+    __slots__ = ("path", "mime_type", "blob_id", "data", "blob_id_with_data", "prompt_upload_ref")
     class BlobIdWithData(_message.Message):
         __slots__ = ("blob_id", "data")
         BLOB_ID_FIELD_NUMBER: _ClassVar[int]
@@ -484,17 +556,29 @@ class SelectedImage(_message.Message):
         blob_id: bytes
         data: bytes
         def __init__(self, blob_id: _Optional[bytes] = ..., data: _Optional[bytes] = ...) -> None: ...
+    PATH_FIELD_NUMBER: _ClassVar[int]
     MIME_TYPE_FIELD_NUMBER: _ClassVar[int]
     BLOB_ID_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
     BLOB_ID_WITH_DATA_FIELD_NUMBER: _ClassVar[int]
     PROMPT_UPLOAD_REF_FIELD_NUMBER: _ClassVar[int]
+    path: str
     mime_type: str
     blob_id: bytes
     data: bytes
     blob_id_with_data: SelectedImage.BlobIdWithData
     prompt_upload_ref: PromptUploadRef
-    def __init__(self, mime_type: _Optional[str] = ..., blob_id: _Optional[bytes] = ..., data: _Optional[bytes] = ..., blob_id_with_data: _Optional[_Union[SelectedImage.BlobIdWithData, _Mapping]] = ..., prompt_upload_ref: _Optional[_Union[PromptUploadRef, _Mapping]] = ...) -> None: ...
+    def __init__(self, path: _Optional[str] = ..., mime_type: _Optional[str] = ..., blob_id: _Optional[bytes] = ..., data: _Optional[bytes] = ..., blob_id_with_data: _Optional[_Union[SelectedImage.BlobIdWithData, _Mapping]] = ..., prompt_upload_ref: _Optional[_Union[PromptUploadRef, _Mapping]] = ...) -> None: ...
+
+class SelectedVideo(_message.Message):
+    __slots__ = ("path", "filename", "materialize_to_filesystem")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    FILENAME_FIELD_NUMBER: _ClassVar[int]
+    MATERIALIZE_TO_FILESYSTEM_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    filename: str
+    materialize_to_filesystem: bool
+    def __init__(self, path: _Optional[str] = ..., filename: _Optional[str] = ..., materialize_to_filesystem: _Optional[bool] = ...) -> None: ...
 
 class PromptUploadRef(_message.Message):
     __slots__ = ("upload_id",)
@@ -600,7 +684,7 @@ class CancelAction(_message.Message):
     def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class ExecClientMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "local_execution_time_ms", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "redacted_read_result", "diagnostics_result", "shell_stream", "fetch_result")
+    __slots__ = ("id", "exec_id", "local_execution_time_ms", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "redacted_read_result", "diagnostics_result", "shell_stream", "fetch_result", "subagent_result")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     LOCAL_EXECUTION_TIME_MS_FIELD_NUMBER: _ClassVar[int]
@@ -613,6 +697,7 @@ class ExecClientMessage(_message.Message):
     DIAGNOSTICS_RESULT_FIELD_NUMBER: _ClassVar[int]
     SHELL_STREAM_FIELD_NUMBER: _ClassVar[int]
     FETCH_RESULT_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_RESULT_FIELD_NUMBER: _ClassVar[int]
     id: int
     exec_id: str
     local_execution_time_ms: int
@@ -625,7 +710,8 @@ class ExecClientMessage(_message.Message):
     diagnostics_result: DiagnosticsResult
     shell_stream: ShellStream
     fetch_result: FetchResult
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ...) -> None: ...
+    subagent_result: SubagentResult
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ..., subagent_result: _Optional[_Union[SubagentResult, _Mapping]] = ...) -> None: ...
 
 class ExecClientControlMessage(_message.Message):
     __slots__ = ("stream_close", "throw", "heartbeat")
@@ -806,7 +892,7 @@ class HeartbeatUpdate(_message.Message):
     def __init__(self) -> None: ...
 
 class ExecServerMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "accept_hook_additional_contexts", "write_args", "delete_args", "grep_args", "read_args", "diagnostics_args", "shell_stream_args", "fetch_args")
+    __slots__ = ("id", "exec_id", "accept_hook_additional_contexts", "write_args", "delete_args", "grep_args", "read_args", "diagnostics_args", "shell_stream_args", "fetch_args", "subagent_args")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     ACCEPT_HOOK_ADDITIONAL_CONTEXTS_FIELD_NUMBER: _ClassVar[int]
@@ -817,6 +903,7 @@ class ExecServerMessage(_message.Message):
     DIAGNOSTICS_ARGS_FIELD_NUMBER: _ClassVar[int]
     SHELL_STREAM_ARGS_FIELD_NUMBER: _ClassVar[int]
     FETCH_ARGS_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_ARGS_FIELD_NUMBER: _ClassVar[int]
     id: int
     exec_id: str
     accept_hook_additional_contexts: bool
@@ -827,7 +914,8 @@ class ExecServerMessage(_message.Message):
     diagnostics_args: DiagnosticsArgs
     shell_stream_args: ShellArgs
     fetch_args: FetchArgs
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ...) -> None: ...
+    subagent_args: SubagentArgs
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ..., subagent_args: _Optional[_Union[SubagentArgs, _Mapping]] = ...) -> None: ...
 
 class ExecServerControlMessage(_message.Message):
     __slots__ = ("abort",)
@@ -944,7 +1032,7 @@ class ThinkingMessage(_message.Message):
     def __init__(self, text: _Optional[str] = ..., duration_ms: _Optional[int] = ...) -> None: ...
 
 class ToolCall(_message.Message):
-    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call", "web_search_tool_call", "create_plan_tool_call", "ask_question_tool_call", "generate_image_tool_call", "switch_mode_tool_call", "await_tool_call", "web_fetch_tool_call")
+    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call", "web_search_tool_call", "create_plan_tool_call", "ask_question_tool_call", "generate_image_tool_call", "switch_mode_tool_call", "await_tool_call", "web_fetch_tool_call", "task_tool_call", "communicate_update_tool_call")
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_AT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -963,6 +1051,8 @@ class ToolCall(_message.Message):
     SWITCH_MODE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     AWAIT_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     WEB_FETCH_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    TASK_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    COMMUNICATE_UPDATE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     tool_call_id: str
     started_at_ms: int
     completed_at_ms: int
@@ -981,7 +1071,9 @@ class ToolCall(_message.Message):
     switch_mode_tool_call: SwitchModeToolCall
     await_tool_call: AwaitToolCall
     web_fetch_tool_call: WebFetchToolCall
-    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., web_search_tool_call: _Optional[_Union[WebSearchToolCall, _Mapping]] = ..., create_plan_tool_call: _Optional[_Union[CreatePlanToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., generate_image_tool_call: _Optional[_Union[GenerateImageToolCall, _Mapping]] = ..., switch_mode_tool_call: _Optional[_Union[SwitchModeToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ..., web_fetch_tool_call: _Optional[_Union[WebFetchToolCall, _Mapping]] = ...) -> None: ...
+    task_tool_call: TaskToolCall
+    communicate_update_tool_call: CommunicateUpdateToolCall
+    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., web_search_tool_call: _Optional[_Union[WebSearchToolCall, _Mapping]] = ..., create_plan_tool_call: _Optional[_Union[CreatePlanToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., generate_image_tool_call: _Optional[_Union[GenerateImageToolCall, _Mapping]] = ..., switch_mode_tool_call: _Optional[_Union[SwitchModeToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ..., web_fetch_tool_call: _Optional[_Union[WebFetchToolCall, _Mapping]] = ..., task_tool_call: _Optional[_Union[TaskToolCall, _Mapping]] = ..., communicate_update_tool_call: _Optional[_Union[CommunicateUpdateToolCall, _Mapping]] = ...) -> None: ...
 
 class TodoItem(_message.Message):
     __slots__ = ("id", "content", "status", "created_at", "updated_at", "dependencies")
@@ -2801,3 +2893,287 @@ class GetUsableModelsResponse(_message.Message):
     MODELS_FIELD_NUMBER: _ClassVar[int]
     models: _containers.RepeatedCompositeFieldContainer[ModelDetails]
     def __init__(self, models: _Optional[_Iterable[_Union[ModelDetails, _Mapping]]] = ...) -> None: ...
+
+class SubagentModelOverride(_message.Message):
+    __slots__ = ("subagent_type", "model", "inherit", "disabled")
+    SUBAGENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    INHERIT_FIELD_NUMBER: _ClassVar[int]
+    DISABLED_FIELD_NUMBER: _ClassVar[int]
+    subagent_type: str
+    model: RequestedModel
+    inherit: bool
+    disabled: bool
+    def __init__(self, subagent_type: _Optional[str] = ..., model: _Optional[_Union[RequestedModel, _Mapping]] = ..., inherit: _Optional[bool] = ..., disabled: _Optional[bool] = ...) -> None: ...
+
+class SubagentArgs(_message.Message):
+    __slots__ = ("tool_call_id", "subagent_type", "model_id", "prompt", "readonly", "resume_agent_id", "run_in_background", "parent_conversation_id", "interrupt", "mode", "root_parent_conversation_id", "selected_context", "environment", "cloud_base_branch")
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    RESUME_AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_IN_BACKGROUND_FIELD_NUMBER: _ClassVar[int]
+    PARENT_CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    INTERRUPT_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    ROOT_PARENT_CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    SELECTED_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    ENVIRONMENT_FIELD_NUMBER: _ClassVar[int]
+    CLOUD_BASE_BRANCH_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    subagent_type: str
+    model_id: str
+    prompt: str
+    readonly: bool
+    resume_agent_id: str
+    run_in_background: bool
+    parent_conversation_id: str
+    interrupt: bool
+    mode: TaskMode
+    root_parent_conversation_id: str
+    selected_context: SelectedContext
+    environment: SubagentExecutionEnvironment
+    cloud_base_branch: str
+    def __init__(self, tool_call_id: _Optional[str] = ..., subagent_type: _Optional[str] = ..., model_id: _Optional[str] = ..., prompt: _Optional[str] = ..., readonly: _Optional[bool] = ..., resume_agent_id: _Optional[str] = ..., run_in_background: _Optional[bool] = ..., parent_conversation_id: _Optional[str] = ..., interrupt: _Optional[bool] = ..., mode: _Optional[_Union[TaskMode, str]] = ..., root_parent_conversation_id: _Optional[str] = ..., selected_context: _Optional[_Union[SelectedContext, _Mapping]] = ..., environment: _Optional[_Union[SubagentExecutionEnvironment, str]] = ..., cloud_base_branch: _Optional[str] = ...) -> None: ...
+
+class SubagentResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: SubagentSuccess
+    error: SubagentError
+    def __init__(self, success: _Optional[_Union[SubagentSuccess, _Mapping]] = ..., error: _Optional[_Union[SubagentError, _Mapping]] = ...) -> None: ...
+
+class SubagentSuccess(_message.Message):
+    __slots__ = ("agent_id", "final_message", "tool_call_count", "background_reason", "transcript_path")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    FINAL_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_COUNT_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUND_REASON_FIELD_NUMBER: _ClassVar[int]
+    TRANSCRIPT_PATH_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    final_message: str
+    tool_call_count: int
+    background_reason: SubagentBackgroundReason
+    transcript_path: str
+    def __init__(self, agent_id: _Optional[str] = ..., final_message: _Optional[str] = ..., tool_call_count: _Optional[int] = ..., background_reason: _Optional[_Union[SubagentBackgroundReason, str]] = ..., transcript_path: _Optional[str] = ...) -> None: ...
+
+class SubagentError(_message.Message):
+    __slots__ = ("agent_id", "error")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    error: str
+    def __init__(self, agent_id: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class SubagentType(_message.Message):
+    __slots__ = ("unspecified", "computer_use", "custom", "explore", "media_review", "bash", "browser_use", "shell", "vm_setup_helper", "debug", "cursor_guide", "watch_video")
+    UNSPECIFIED_FIELD_NUMBER: _ClassVar[int]
+    COMPUTER_USE_FIELD_NUMBER: _ClassVar[int]
+    CUSTOM_FIELD_NUMBER: _ClassVar[int]
+    EXPLORE_FIELD_NUMBER: _ClassVar[int]
+    MEDIA_REVIEW_FIELD_NUMBER: _ClassVar[int]
+    BASH_FIELD_NUMBER: _ClassVar[int]
+    BROWSER_USE_FIELD_NUMBER: _ClassVar[int]
+    SHELL_FIELD_NUMBER: _ClassVar[int]
+    VM_SETUP_HELPER_FIELD_NUMBER: _ClassVar[int]
+    DEBUG_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_GUIDE_FIELD_NUMBER: _ClassVar[int]
+    WATCH_VIDEO_FIELD_NUMBER: _ClassVar[int]
+    unspecified: SubagentTypeUnspecified
+    computer_use: SubagentTypeComputerUse
+    custom: SubagentTypeCustom
+    explore: SubagentTypeExplore
+    media_review: SubagentTypeMediaReview
+    bash: SubagentTypeBash
+    browser_use: SubagentTypeBrowserUse
+    shell: SubagentTypeShell
+    vm_setup_helper: SubagentTypeVmSetupHelper
+    debug: SubagentTypeDebug
+    cursor_guide: SubagentTypeCursorGuide
+    watch_video: SubagentTypeWatchVideo
+    def __init__(self, unspecified: _Optional[_Union[SubagentTypeUnspecified, _Mapping]] = ..., computer_use: _Optional[_Union[SubagentTypeComputerUse, _Mapping]] = ..., custom: _Optional[_Union[SubagentTypeCustom, _Mapping]] = ..., explore: _Optional[_Union[SubagentTypeExplore, _Mapping]] = ..., media_review: _Optional[_Union[SubagentTypeMediaReview, _Mapping]] = ..., bash: _Optional[_Union[SubagentTypeBash, _Mapping]] = ..., browser_use: _Optional[_Union[SubagentTypeBrowserUse, _Mapping]] = ..., shell: _Optional[_Union[SubagentTypeShell, _Mapping]] = ..., vm_setup_helper: _Optional[_Union[SubagentTypeVmSetupHelper, _Mapping]] = ..., debug: _Optional[_Union[SubagentTypeDebug, _Mapping]] = ..., cursor_guide: _Optional[_Union[SubagentTypeCursorGuide, _Mapping]] = ..., watch_video: _Optional[_Union[SubagentTypeWatchVideo, _Mapping]] = ...) -> None: ...
+
+class SubagentTypeUnspecified(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SubagentTypeComputerUse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SubagentTypeCustom(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class SubagentTypeExplore(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SubagentTypeMediaReview(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SubagentTypeBash(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SubagentTypeBrowserUse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SubagentTypeShell(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SubagentTypeVmSetupHelper(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SubagentTypeDebug(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SubagentTypeCursorGuide(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SubagentTypeWatchVideo(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class TaskToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: TaskArgs
+    result: TaskResult
+    def __init__(self, args: _Optional[_Union[TaskArgs, _Mapping]] = ..., result: _Optional[_Union[TaskResult, _Mapping]] = ...) -> None: ...
+
+class TaskArgs(_message.Message):
+    __slots__ = ("description", "prompt", "subagent_type", "model", "resume", "agent_id", "attachments", "mode", "responding_to_message_ids", "environment")
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    RESUME_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    ATTACHMENTS_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    RESPONDING_TO_MESSAGE_IDS_FIELD_NUMBER: _ClassVar[int]
+    ENVIRONMENT_FIELD_NUMBER: _ClassVar[int]
+    description: str
+    prompt: str
+    subagent_type: SubagentType
+    model: str
+    resume: str
+    agent_id: str
+    attachments: _containers.RepeatedScalarFieldContainer[str]
+    mode: TaskMode
+    responding_to_message_ids: _containers.RepeatedScalarFieldContainer[str]
+    environment: SubagentExecutionEnvironment
+    def __init__(self, description: _Optional[str] = ..., prompt: _Optional[str] = ..., subagent_type: _Optional[_Union[SubagentType, _Mapping]] = ..., model: _Optional[str] = ..., resume: _Optional[str] = ..., agent_id: _Optional[str] = ..., attachments: _Optional[_Iterable[str]] = ..., mode: _Optional[_Union[TaskMode, str]] = ..., responding_to_message_ids: _Optional[_Iterable[str]] = ..., environment: _Optional[_Union[SubagentExecutionEnvironment, str]] = ...) -> None: ...
+
+class TaskResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: TaskSuccess
+    error: TaskError
+    def __init__(self, success: _Optional[_Union[TaskSuccess, _Mapping]] = ..., error: _Optional[_Union[TaskError, _Mapping]] = ...) -> None: ...
+
+class TaskSuccess(_message.Message):
+    __slots__ = ("agent_id", "is_background", "duration_ms", "result_suffix", "background_reason", "transcript_path")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    IS_BACKGROUND_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_SUFFIX_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUND_REASON_FIELD_NUMBER: _ClassVar[int]
+    TRANSCRIPT_PATH_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    is_background: bool
+    duration_ms: int
+    result_suffix: str
+    background_reason: SubagentBackgroundReason
+    transcript_path: str
+    def __init__(self, agent_id: _Optional[str] = ..., is_background: _Optional[bool] = ..., duration_ms: _Optional[int] = ..., result_suffix: _Optional[str] = ..., background_reason: _Optional[_Union[SubagentBackgroundReason, str]] = ..., transcript_path: _Optional[str] = ...) -> None: ...
+
+class TaskError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class CommunicateUpdateToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: CommunicateUpdateArgs
+    result: CommunicateUpdateResult
+    def __init__(self, args: _Optional[_Union[CommunicateUpdateArgs, _Mapping]] = ..., result: _Optional[_Union[CommunicateUpdateResult, _Mapping]] = ...) -> None: ...
+
+class CommunicateUpdateArgs(_message.Message):
+    __slots__ = ("current_step", "final_summary", "completed_subtitle")
+    CURRENT_STEP_FIELD_NUMBER: _ClassVar[int]
+    FINAL_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_SUBTITLE_FIELD_NUMBER: _ClassVar[int]
+    current_step: str
+    final_summary: str
+    completed_subtitle: str
+    def __init__(self, current_step: _Optional[str] = ..., final_summary: _Optional[str] = ..., completed_subtitle: _Optional[str] = ...) -> None: ...
+
+class CommunicateUpdateResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: CommunicateUpdateSuccess
+    error: CommunicateUpdateError
+    def __init__(self, success: _Optional[_Union[CommunicateUpdateSuccess, _Mapping]] = ..., error: _Optional[_Union[CommunicateUpdateError, _Mapping]] = ...) -> None: ...
+
+class CommunicateUpdateSuccess(_message.Message):
+    __slots__ = ("current_step", "message_index")
+    CURRENT_STEP_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_INDEX_FIELD_NUMBER: _ClassVar[int]
+    current_step: str
+    message_index: int
+    def __init__(self, current_step: _Optional[str] = ..., message_index: _Optional[int] = ...) -> None: ...
+
+class CommunicateUpdateError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class BackgroundTaskCompletionAction(_message.Message):
+    __slots__ = ("completions",)
+    COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
+    completions: _containers.RepeatedCompositeFieldContainer[BackgroundTaskCompletion]
+    def __init__(self, completions: _Optional[_Iterable[_Union[BackgroundTaskCompletion, _Mapping]]] = ...) -> None: ...
+
+class BackgroundTaskCompletion(_message.Message):
+    __slots__ = ("task_id", "kind", "status", "title", "detail", "output_path", "thread_id", "reason", "subagent_id", "tool_call_id")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_PATH_FIELD_NUMBER: _ClassVar[int]
+    THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    kind: BackgroundTaskKind
+    status: BackgroundTaskStatus
+    title: str
+    detail: str
+    output_path: str
+    thread_id: str
+    reason: BackgroundTaskCompletionReason
+    subagent_id: str
+    tool_call_id: str
+    def __init__(self, task_id: _Optional[str] = ..., kind: _Optional[_Union[BackgroundTaskKind, str]] = ..., status: _Optional[_Union[BackgroundTaskStatus, str]] = ..., title: _Optional[str] = ..., detail: _Optional[str] = ..., output_path: _Optional[str] = ..., thread_id: _Optional[str] = ..., reason: _Optional[_Union[BackgroundTaskCompletionReason, str]] = ..., subagent_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...

@@ -64,11 +64,26 @@ class Todo(msgspec.Struct, frozen=True):
     dependencies: tuple[str, ...] = ()
 
 
+class SubagentModels(msgspec.Struct, frozen=True):
+    """What a Task's child model is chosen from (``wire.tools.task.child_model``): the run's
+    own model, the user's per-subagent-type settings (``subagent_model_overrides``: a model's
+    public id, or None for a disabled type; an inherited type is the run's model), and the
+    models the server has, by every name a Task may give one (lowercased) -> public id."""
+
+    parent: str = ""
+    overrides: tuple[tuple[str, str | None], ...] = ()
+    configured: tuple[tuple[str, str], ...] = ()
+
+
 class ExecContext(msgspec.Struct, frozen=True):
     """What a run's requests carry besides the model's arguments (from the RunRequest), and
-    ``todos``, the list a TodoWrite call merges onto (the round gives it per call)."""
+    ``todos``, the list a TodoWrite call merges onto, and ``message_index``, the step an
+    UpdateCurrentStep call stands at in its turn (the round gives both per call)."""
 
     conversation_id: str = ""
+    root_conversation_id: str = ""  # the conversation group's id, else ``conversation_id``
+    subagent_models: SubagentModels = SubagentModels()
+    message_index: int = 0
     terminals_folder: str = ""
     admin_command_denylist: tuple[str, ...] = ()
     mode: ModeTools | None = None

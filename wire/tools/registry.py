@@ -20,7 +20,9 @@ from wire.tools.read_lints import READ_LINTS
 from wire.tools.search import GLOB, GREP
 from wire.tools.shell import SHELL
 from wire.tools.switch_mode import SWITCH_MODE
+from wire.tools.task import TASK
 from wire.tools.todo_write import TODO_WRITE
+from wire.tools.update_current_step import UPDATE_CURRENT_STEP
 from wire.tools.web_fetch import WEB_FETCH
 from wire.tools.web_search import WEB_SEARCH
 
@@ -44,6 +46,8 @@ REGISTRY: dict[str, ToolDefinition] = {
         SWITCH_MODE,
         CREATE_PLAN,
         GENERATE_IMAGE,
+        TASK,
+        UPDATE_CURRENT_STEP,
     )
 }
 
