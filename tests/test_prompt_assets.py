@@ -30,7 +30,8 @@ ASSETS = Path(prompt.__file__).parent / "cursor"
 
 # Each mode's tools in the reference's manifest order (tools.md §4.3) restricted to the tools
 # this server runs. Ask has no reference list: it is the read-only tools, in Debug's order, and
-# SwitchMode, so the model can propose Agent mode when the user asks for changes.
+# SwitchMode, so the model can propose Agent mode when the user asks for changes; of the MCP
+# tools it has FetchMcpResource (a read) and not CallMcpTool (a tool may change anything).
 AGENT_TOOLS = [
     "Shell",
     "Grep",
@@ -47,12 +48,16 @@ AGENT_TOOLS = [
     "Glob",
     "AskQuestion",
     "AwaitShell",
+    "GetMcpTools",
+    "FetchMcpResource",
     "SwitchMode",
+    "CallMcpTool",
 ]
 MODE_TOOLS: dict[str, list[str]] = {
     "agent": AGENT_TOOLS,
     "ask": [
         "AskQuestion",
+        "FetchMcpResource",
         "Glob",
         "Grep",
         "Read",
@@ -72,10 +77,14 @@ MODE_TOOLS: dict[str, list[str]] = {
         "WebFetch",
         "AskQuestion",
         "CreatePlan",
+        "FetchMcpResource",
+        "CallMcpTool",
     ],
     "debug": [
         "AskQuestion",
+        "CallMcpTool",
         "Delete",
+        "FetchMcpResource",
         "Glob",
         "Grep",
         "Read",
@@ -89,7 +98,9 @@ MODE_TOOLS: dict[str, list[str]] = {
     ],
     "multitask": [
         "AskQuestion",
+        "CallMcpTool",
         "Delete",
+        "FetchMcpResource",
         "Glob",
         "Grep",
         "Read",
@@ -184,6 +195,16 @@ CURSOR_PARAMETERS: dict[str, tuple[dict[str, str], list[str]]] = {
     "WebSearch": ({"search_term": "string", "explanation": "string"}, ["search_term"]),
     # Cursor's also takes the smart-mode approval pair, a flow this server does not run.
     "WebFetch": ({"url": "string"}, ["url"]),
+    "GetMcpTools": ({"server": "string", "toolName": "string", "pattern": "string"}, []),
+    # The smart-mode pair and CallMcpTool's description are left out, as for WebFetch.
+    "CallMcpTool": (
+        {"server": "string", "toolName": "string", "arguments": "object"},
+        ["server", "toolName"],
+    ),
+    "FetchMcpResource": (
+        {"server": "string", "uri": "string", "downloadPath": "string"},
+        ["server", "uri"],
+    ),
 }
 
 

@@ -30,6 +30,7 @@ from store.conversations import StoredMessage
 from wire.errors import Code, ConnectError, protocol_error
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ExecContext, ModeTools
+from wire.tools.mcp_catalog import request_catalog
 from wire.tools.switch_mode import MODE_IDS
 
 # Cursor's AgentMode number -> our mode asset name (Cursor's mode id, as SwitchMode names it).
@@ -231,6 +232,7 @@ def exec_context(plan: TurnPlan, mode: ModeAssets, request: agent.AgentRunReques
         admin_command_denylist=tuple(context.admin_command_denylist),
         mode=ModeTools(mode.label, mode.tool_names),
         workspace_root=next((path for path in context.env.workspace_paths if path), ""),
+        mcp=request_catalog(request, context),
     )
 
 
