@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from google.protobuf import json_format
 
 from wire.connect import Envelope, EnvelopeReader, encode_envelope
 from wire.proto import agent_v1_pb2 as agent
@@ -396,9 +397,7 @@ def lint_workspace(workspace: Path, args: agent.DiagnosticsArgs) -> agent.Diagno
     """A fake linter: each line of the file holding ``FIXME`` is a warning at its column."""
     target = workspace_path(workspace, args.path)
     if not target.is_file():
-        return agent.DiagnosticsResult(
-            file_not_found=agent.DiagnosticsFileNotFound(path=args.path)
-        )
+        return agent.DiagnosticsResult(file_not_found=agent.DiagnosticsFileNotFound(path=args.path))
     success = agent.DiagnosticsSuccess(path=args.path)
     for number, line in enumerate(target.read_text().splitlines(), 1):
         column = line.find("FIXME")
@@ -467,6 +466,85 @@ def reversed_order(batch: list[agent.ExecServerMessage]) -> list[agent.ExecServe
 QueryAnswer = Callable[[agent.InteractionQuery], agent.InteractionResponse | None]
 """How the fake user answers an interaction query: the response (its id is set by the
 session), or None to hold it unanswered."""
+
+
+@dataclass
+class FakeMcpServer:
+    """One MCP server the fake editor hosts: its tools (name -> description), canned results
+    by tool name (an ``McpResult``, or a function of the call's arguments giving one), its
+    resources by URI, and, when ``error`` is set, a server that failed to start (listed with
+    that error and no tools)."""
+
+    identifier: str
+    tools: dict[str, str] = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)
+    resources: dict[str, agent.ReadMcpResourceSuccess] = field(default_factory=dict)
+    error: str | None = None
+
+    def definitions(self) -> list[agent.McpToolDefinition]:
+        return [
+            agent.McpToolDefinition(
+                name=f"mcp-{self.identifier}-{name}",
+                provider_identifier=f"provider-{self.identifier}",
+                tool_name=name,
+                description=description,
+                input_schema_json=json.dumps(
+                    {"type": "object", "properties": {"q": {"type": "string"}}}
+                ),
+            )
+            for name, description in self.tools.items()
+        ]
+
+    def state(self) -> agent.McpStateServer:
+        server = agent.McpStateServer(
+            server_name=self.identifier.title(), server_identifier=self.identifier
+        )
+        if self.error is not None:
+            server.status = "error"
+            server.error_message = self.error
+        else:
+            server.tools.extend(self.definitions())
+        return server
+
+
+def answer_mcp(
+    servers: list[FakeMcpServer], exec_message: agent.ExecServerMessage
+) -> dict[str, Any]:
+    """The fake editor's answer to an MCP exec, as ``ExecClientMessage`` keyword arguments."""
+    by_id = {server.identifier: server for server in servers}
+    variant = exec_message.WhichOneof("message")
+    if variant == "mcp_state_exec_args":
+        wanted = list(exec_message.mcp_state_exec_args.server_identifiers)
+        states = [s.state() for s in servers if not wanted or s.identifier in wanted]
+        success = agent.McpStateSuccess(servers=states)
+        return {"mcp_state_exec_result": agent.McpStateExecResult(success=success)}
+    if variant == "mcp_args":
+        args = exec_message.mcp_args
+        server = by_id.get(args.server_identifier)
+        if server is None:
+            missing = agent.McpServerNotFound(
+                name=args.server_identifier, available_servers=list(by_id)
+            )
+            return {"mcp_result": agent.McpResult(server_not_found=missing)}
+        result = server.results.get(args.tool_name)
+        if result is None:
+            missing_tool = agent.McpToolNotFound(
+                name=args.tool_name, available_tools=list(server.tools)
+            )
+            return {"mcp_result": agent.McpResult(tool_not_found=missing_tool)}
+        if callable(result):
+            result = result({k: json_format.MessageToDict(v) for k, v in args.args.items()})
+        return {"mcp_result": result}
+    args_r = exec_message.read_mcp_resource_exec_args
+    server = by_id.get(args_r.server)
+    resource = server.resources.get(args_r.uri) if server is not None else None
+    if resource is None:
+        found = agent.ReadMcpResourceNotFound(uri=args_r.uri)
+        return {"read_mcp_resource_exec_result": agent.ReadMcpResourceExecResult(not_found=found)}
+    return {"read_mcp_resource_exec_result": agent.ReadMcpResourceExecResult(success=resource)}
+
+
+MCP_EXECS = ("mcp_state_exec_args", "mcp_args", "read_mcp_resource_exec_args")
 
 
 def hold_queries(query: agent.InteractionQuery) -> None:
@@ -655,13 +733,15 @@ class CursorSession:
         answer_query: QueryAnswer = hold_queries,
         terminals_folder: Path | None = None,
         answer_fetch: FetchAnswer | None = None,
+        mcp_servers: list[FakeMcpServer] | None = None,
     ) -> None:
         """``workspace``: where execs run (none: execs stay unanswered). ``blobs``: what the
         client's blob store already holds (from earlier turns), as is (unchecked).
         ``answer_query``: the user's answer to each interaction query (default: none).
         ``terminals_folder``: where a backgrounded shell's terminal file is written
         (``write_terminal_header``); inside the workspace, so Read finds it.
-        ``answer_fetch``: how a WebFetch's ``fetch_args`` is answered (none: never)."""
+        ``answer_fetch``: how a WebFetch's ``fetch_args`` is answered (none: never).
+        ``mcp_servers``: the MCP servers that answer MCP execs (none: never answered)."""
         self.cursor = cursor
         self.request_id = request_id
         self.seqno = 0
@@ -672,6 +752,7 @@ class CursorSession:
         self.answer_query = answer_query
         self.terminals_folder = terminals_folder
         self.answer_fetch = answer_fetch
+        self.mcp_servers = mcp_servers
         self.rejected: list[int] = []  # KV ids answered with a SetBlobResult error
         self.background_shells: dict[int, RunningShell] = {}  # by shell_id
         self._waiting_execs: list[agent.ExecServerMessage] = []
@@ -832,6 +913,10 @@ class CursorSession:
             if self.answer_fetch is not None:
                 self._spawn(self._fetch(exec_message), self._work)
             return
+        if exec_message.WhichOneof("message") in MCP_EXECS:
+            if self.mcp_servers is not None:
+                self._spawn(self._mcp(exec_message), self._work)
+            return
         if self.workspace is None:
             return
         self._waiting_execs.append(exec_message)
@@ -869,6 +954,16 @@ class CursorSession:
         assert self.answer_fetch is not None
         result = await self.answer_fetch(exec_message.fetch_args)
         await self._reply(exec_message, fetch_result=result)
+        await self._close(exec_message)
+
+    async def _mcp(self, exec_message: agent.ExecServerMessage) -> None:
+        assert self.mcp_servers is not None
+        result = answer_mcp(self.mcp_servers, exec_message)
+        if exec_message.HasField("mcp_args"):  # the user approves first, as the editor asks
+            await self._reply(
+                exec_message, mcp_result=agent.McpResult(approved=agent.McpApproved())
+            )
+        await self._reply(exec_message, **result)
         await self._close(exec_message)
 
     async def answer(self, exec_message: agent.ExecServerMessage) -> None:

@@ -13,6 +13,7 @@ most ``MAX_READ_IMAGE_BYTES``, as Read's), other images are described in words.
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 from google.protobuf import json_format
@@ -212,10 +213,8 @@ def _arguments(args: ToolArgs) -> dict[str, object]:
     if value is None:
         return {}
     if isinstance(value, str):  # some models send the object as JSON text
-        try:
+        with contextlib.suppress(ValueError):
             value = json.loads(value) if value.strip() else {}
-        except ValueError:
-            pass
     if not isinstance(value, dict):
         raise ToolArgumentError("'arguments' must be an object of the tool's arguments")
     return value

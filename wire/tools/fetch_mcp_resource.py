@@ -38,7 +38,9 @@ def resource_text(success: agent.ReadMcpResourceSuccess) -> tuple[str, ToolImage
         size = plural(len(data), "byte")
         mime = image_type(data)
         if mime is not None and len(data) <= MAX_READ_IMAGE_BYTES:
-            return f"{uri} is an image ({mime}, {size}){saved}; it is attached", ToolImage(mime, data)
+            return f"{uri} is an image ({mime}, {size}){saved}; it is attached", ToolImage(
+                mime, data
+            )
         kind = success.mime_type if success.HasField("mime_type") else "binary"
         return f"{uri} is binary content ({kind}, {size}){saved}; it cannot be shown as text", None
     text = success.text

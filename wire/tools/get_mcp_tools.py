@@ -129,7 +129,9 @@ class GetMcpToolsExecution(ToolExecution):
                 return self._error(result.error.error or "the editor could not list MCP tools")
             case "rejected":
                 reason = result.rejected.reason
-                return self._error("listing MCP tools was rejected" + (f": {reason}" if reason else ""))
+                return self._error(
+                    "listing MCP tools was rejected" + (f": {reason}" if reason else "")
+                )
             case _:
                 return self._error("the editor returned no MCP state")
 
