@@ -112,16 +112,16 @@ def mcp_failure_text(result: agent.McpResult, server: str, tool_name: str) -> st
             error = result.permission_denied.error
             return f"permission denied for {tool_name}" + (f": {error}" if error else "")
         case "tool_not_found":
-            found = result.tool_not_found
-            text = f"MCP server {server} has no tool {found.name or tool_name}"
-            if found.available_tools:
-                text += f"; its tools: {', '.join(found.available_tools)}"
+            no_tool = result.tool_not_found
+            text = f"MCP server {server} has no tool {no_tool.name or tool_name}"
+            if no_tool.available_tools:
+                text += f"; its tools: {', '.join(no_tool.available_tools)}"
             return text
         case "server_not_found":
-            found = result.server_not_found
-            text = f"there is no MCP server {found.name or server}"
-            if found.available_servers:
-                text += f"; servers: {', '.join(found.available_servers)}"
+            no_server = result.server_not_found
+            text = f"there is no MCP server {no_server.name or server}"
+            if no_server.available_servers:
+                text += f"; servers: {', '.join(no_server.available_servers)}"
             return text
         case _:
             return f"the editor returned no result for MCP tool {tool_name}"
