@@ -561,6 +561,10 @@ class ToolRuntimeActor(pykka.ThreadingActor):
 
     def _complete(self, pending: _Pending, outcome: ToolOutcome) -> None:
         call = pending.call
+        if outcome.mcp_update is not None:
+            # The run's MCP definitions (GetMcpTools' live answer), for the calls after it.
+            mcp = self._context.mcp.updated(outcome.mcp_update)
+            self._context = msgspec.structs.replace(self._context, mcp=mcp)
         completed_at = max(self._clock(), pending.started_at_ms)
         tool_call = stamp_tool_call(
             outcome.tool_call, call.call_id, pending.started_at_ms, completed_at

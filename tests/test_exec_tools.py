@@ -38,6 +38,7 @@ from wire.tools.frames import (
     tool_call_completed_frame,
     tool_call_started_frame,
 )
+from wire.tools.mcp_catalog import McpCatalog, McpTool
 from wire.tools.read import MAX_READ_IMAGE_BYTES
 from wire.tools.registry import REGISTRY, UnsupportedTool, resolve_tool
 from wire.tools.shell import SHELL_DEFAULT_TIMEOUT_MS
@@ -48,6 +49,7 @@ CONTEXT = ExecContext(
     conversation_id="conv-1",
     terminals_folder="/home/u/.cursor/terminals/",
     admin_command_denylist=("rm -rf /",),
+    mcp=McpCatalog((McpTool("s", "t", "srv-s-t", "srv-s"),)),
 )
 
 
@@ -183,6 +185,10 @@ EXEC_REQUESTS: list[tuple[str, dict[str, Any], list[str], bool]] = [
     ("ReadLints", {}, ["diagnostics_args"], True),
     # A poll of the background shell's terminal file is not the tool's answer.
     ("AwaitShell", {"shell_id": "7", "pattern": "ready"}, ["read_args"], False),
+    # The MCP state is not the tool's answer either.
+    ("GetMcpTools", {}, ["mcp_state_exec_args"], False),
+    ("CallMcpTool", {"server": "s", "toolName": "t"}, ["mcp_args"], True),
+    ("FetchMcpResource", {"server": "s", "uri": "u://x"}, ["read_mcp_resource_exec_args"], True),
 ]
 
 
@@ -206,7 +212,9 @@ def test_every_exec_request_is_keyed_by_the_call_id_and_says_if_it_accepts_hook_
         assert message.HasField("accept_hook_additional_contexts")
         assert message.accept_hook_additional_contexts is accepts_hooks
         assert message.id == 0  # the wire id is the runtime's to allocate
-        assert getattr(message, variant).tool_call_id == CALL_ID
+        args = getattr(message, variant)
+        if "tool_call_id" in args.DESCRIPTOR.fields_by_name:  # the MCP state has none
+            assert args.tool_call_id == CALL_ID
 
 
 def test_exec_request_frame_sets_the_wire_id_on_a_copy() -> None:

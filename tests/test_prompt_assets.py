@@ -30,7 +30,8 @@ ASSETS = Path(prompt.__file__).parent / "cursor"
 
 # Each mode's tools in the reference's manifest order (tools.md §4.3) restricted to the tools
 # this server runs. Ask has no reference list: it is the read-only tools, in Debug's order, and
-# SwitchMode, so the model can propose Agent mode when the user asks for changes.
+# SwitchMode, so the model can propose Agent mode when the user asks for changes; of the MCP
+# tools it has FetchMcpResource (a read) and not CallMcpTool (a tool may change anything).
 AGENT_TOOLS = [
     "Shell",
     "Grep",
@@ -48,12 +49,16 @@ AGENT_TOOLS = [
     "AskQuestion",
     "Task",
     "AwaitShell",
+    "GetMcpTools",
+    "FetchMcpResource",
     "SwitchMode",
+    "CallMcpTool",
 ]
 MODE_TOOLS: dict[str, list[Any]] = {
     "agent": AGENT_TOOLS,
     "ask": [
         "AskQuestion",
+        "FetchMcpResource",
         "Glob",
         "Grep",
         "Read",
@@ -74,10 +79,14 @@ MODE_TOOLS: dict[str, list[Any]] = {
         "AskQuestion",
         "CreatePlan",
         "Task",
+        "FetchMcpResource",
+        "CallMcpTool",
     ],
     "debug": [
         "AskQuestion",
+        "CallMcpTool",
         "Delete",
+        "FetchMcpResource",
         "Glob",
         "Grep",
         "Read",
@@ -92,7 +101,9 @@ MODE_TOOLS: dict[str, list[Any]] = {
     ],
     "multitask": [
         "AskQuestion",
+        "CallMcpTool",
         "Delete",
+        "FetchMcpResource",
         "Glob",
         "Grep",
         "Read",
@@ -107,8 +118,6 @@ MODE_TOOLS: dict[str, list[Any]] = {
         "Write",
         "GenerateImage",
     ],
-    # tools.md §4.3's Subagent list restricted to the tools this server runs; Task is its
-    # variant without the cloud fields.
     "subagent": [
         "Shell",
         "Grep",
@@ -125,8 +134,11 @@ MODE_TOOLS: dict[str, list[Any]] = {
         "Glob",
         {"name": "Task", "variant": "subagent"},
         "AwaitShell",
+        "GetMcpTools",
+        "FetchMcpResource",
         "SwitchMode",
         "UpdateCurrentStep",
+        "CallMcpTool",
     ],
 }
 # Tools that change files or run commands; Ask mode must never offer one.
@@ -229,6 +241,16 @@ CURSOR_PARAMETERS: dict[str, tuple[dict[str, str], list[str]]] = {
     "UpdateCurrentStep": (
         {"current_step": "string", "final_summary": "string", "completed_subtitle": "string"},
         [],
+    ),
+    "GetMcpTools": ({"server": "string", "toolName": "string", "pattern": "string"}, []),
+    # The smart-mode pair and CallMcpTool's description are left out, as for WebFetch.
+    "CallMcpTool": (
+        {"server": "string", "toolName": "string", "arguments": "object"},
+        ["server", "toolName"],
+    ),
+    "FetchMcpResource": (
+        {"server": "string", "uri": "string", "downloadPath": "string"},
+        ["server", "uri"],
     ),
 }
 

@@ -41,6 +41,7 @@ from store.conversations import StoredMessage
 from wire.errors import Code, ConnectError, protocol_error
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ExecContext, ModeTools, SubagentModels
+from wire.tools.mcp_catalog import request_catalog
 from wire.tools.switch_mode import MODE_IDS
 from wire.tools.update_current_step import UPDATE_CURRENT_STEP
 
@@ -310,6 +311,7 @@ def exec_context(
         admin_command_denylist=tuple(context.admin_command_denylist),
         mode=ModeTools(mode.label, mode.tool_names),
         workspace_root=next((path for path in context.env.workspace_paths if path), ""),
+        mcp=request_catalog(request, context),
     )
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from google.protobuf import json_format
 
 from wire.connect import Envelope, EnvelopeReader, encode_envelope
 from wire.proto import agent_v1_pb2 as agent
@@ -479,6 +480,85 @@ QueryAnswer = Callable[[agent.InteractionQuery], agent.InteractionResponse | Non
 session), or None to hold it unanswered."""
 
 
+@dataclass
+class FakeMcpServer:
+    """One MCP server the fake editor hosts: its tools (name -> description), canned results
+    by tool name (an ``McpResult``, or a function of the call's arguments giving one), its
+    resources by URI, and, when ``error`` is set, a server that failed to start (listed with
+    that error and no tools)."""
+
+    identifier: str
+    tools: dict[str, str] = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)
+    resources: dict[str, agent.ReadMcpResourceSuccess] = field(default_factory=dict)
+    error: str | None = None
+
+    def definitions(self) -> list[agent.McpToolDefinition]:
+        return [
+            agent.McpToolDefinition(
+                name=f"mcp-{self.identifier}-{name}",
+                provider_identifier=f"provider-{self.identifier}",
+                tool_name=name,
+                description=description,
+                input_schema_json=json.dumps(
+                    {"type": "object", "properties": {"q": {"type": "string"}}}
+                ),
+            )
+            for name, description in self.tools.items()
+        ]
+
+    def state(self) -> agent.McpStateServer:
+        server = agent.McpStateServer(
+            server_name=self.identifier.title(), server_identifier=self.identifier
+        )
+        if self.error is not None:
+            server.status = "error"
+            server.error_message = self.error
+        else:
+            server.tools.extend(self.definitions())
+        return server
+
+
+def answer_mcp(
+    servers: list[FakeMcpServer], exec_message: agent.ExecServerMessage
+) -> dict[str, Any]:
+    """The fake editor's answer to an MCP exec, as ``ExecClientMessage`` keyword arguments."""
+    by_id = {server.identifier: server for server in servers}
+    variant = exec_message.WhichOneof("message")
+    if variant == "mcp_state_exec_args":
+        wanted = list(exec_message.mcp_state_exec_args.server_identifiers)
+        states = [s.state() for s in servers if not wanted or s.identifier in wanted]
+        success = agent.McpStateSuccess(servers=states)
+        return {"mcp_state_exec_result": agent.McpStateExecResult(success=success)}
+    if variant == "mcp_args":
+        args = exec_message.mcp_args
+        server = by_id.get(args.server_identifier)
+        if server is None:
+            missing = agent.McpServerNotFound(
+                name=args.server_identifier, available_servers=list(by_id)
+            )
+            return {"mcp_result": agent.McpResult(server_not_found=missing)}
+        result = server.results.get(args.tool_name)
+        if result is None:
+            missing_tool = agent.McpToolNotFound(
+                name=args.tool_name, available_tools=list(server.tools)
+            )
+            return {"mcp_result": agent.McpResult(tool_not_found=missing_tool)}
+        if callable(result):
+            result = result({k: json_format.MessageToDict(v) for k, v in args.args.items()})
+        return {"mcp_result": result}
+    args_r = exec_message.read_mcp_resource_exec_args
+    server = by_id.get(args_r.server)
+    resource = server.resources.get(args_r.uri) if server is not None else None
+    if resource is None:
+        found = agent.ReadMcpResourceNotFound(uri=args_r.uri)
+        return {"read_mcp_resource_exec_result": agent.ReadMcpResourceExecResult(not_found=found)}
+    return {"read_mcp_resource_exec_result": agent.ReadMcpResourceExecResult(success=resource)}
+
+
+MCP_EXECS = ("mcp_state_exec_args", "mcp_args", "read_mcp_resource_exec_args")
+
+
 def hold_queries(query: agent.InteractionQuery) -> None:
     """Never answer (the user looks away): the query stays pending."""
     return None
@@ -667,6 +747,7 @@ class CursorSession:
         answer_fetch: FetchAnswer | None = None,
         parent_headers: Mapping[str, str] | None = None,
         run_subagents: bool = False,
+        mcp_servers: list[FakeMcpServer] | None = None,
     ) -> None:
         """``workspace``: where execs run (none: execs stay unanswered). ``blobs``: what the
         client's blob store already holds (from earlier turns), as is (unchecked).
@@ -676,7 +757,8 @@ class CursorSession:
         ``answer_fetch``: how a WebFetch's ``fetch_args`` is answered (none: never).
         ``parent_headers``: sent on every BidiAppend (a subagent's link to its parent).
         ``run_subagents``: a Task's ``subagent_args`` is answered as the editor does: a child
-        run of its own (``subagents``), whose final message is the ``SubagentSuccess``."""
+        run of its own (``subagents``), whose final message is the ``SubagentSuccess``.
+        ``mcp_servers``: the MCP servers that answer MCP execs (none: never answered)."""
         self.cursor = cursor
         self.request_id = request_id
         self.seqno = 0
@@ -691,6 +773,7 @@ class CursorSession:
         self.run_subagents = run_subagents
         self.subagents: list[CursorSession] = []  # the child runs started for Tasks
         self.background_tasks: list[agent.SubagentArgs] = []  # background Tasks, answered
+        self.mcp_servers = mcp_servers
         self.rejected: list[int] = []  # KV ids answered with a SetBlobResult error
         self.background_shells: dict[int, RunningShell] = {}  # by shell_id
         self._waiting_execs: list[agent.ExecServerMessage] = []
@@ -860,6 +943,10 @@ class CursorSession:
                 task = self._spawn(self._subagent(exec_message), self._work)
                 self._exec_tasks[exec_message.id] = task
             return
+        if exec_message.WhichOneof("message") in MCP_EXECS:
+            if self.mcp_servers is not None:
+                self._spawn(self._mcp(exec_message), self._work)
+            return
         if self.workspace is None:
             return
         self._waiting_execs.append(exec_message)
@@ -958,6 +1045,16 @@ class CursorSession:
             child.request_id, child._take_seqno(), cancel, headers=child.parent_headers
         )
         await asyncio.wait([run])
+
+    async def _mcp(self, exec_message: agent.ExecServerMessage) -> None:
+        assert self.mcp_servers is not None
+        result = answer_mcp(self.mcp_servers, exec_message)
+        if exec_message.HasField("mcp_args"):  # the user approves first, as the editor asks
+            await self._reply(
+                exec_message, mcp_result=agent.McpResult(approved=agent.McpApproved())
+            )
+        await self._reply(exec_message, **result)
+        await self._close(exec_message)
 
     async def answer(self, exec_message: agent.ExecServerMessage) -> None:
         """Run one exec against the workspace now and answer it (outside ``run`` too)."""

@@ -1,3 +1,4 @@
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -188,11 +189,12 @@ class AgentClientMessage(_message.Message):
     def __init__(self, run_request: _Optional[_Union[AgentRunRequest, _Mapping]] = ..., exec_client_message: _Optional[_Union[ExecClientMessage, _Mapping]] = ..., exec_client_control_message: _Optional[_Union[ExecClientControlMessage, _Mapping]] = ..., kv_client_message: _Optional[_Union[KvClientMessage, _Mapping]] = ..., conversation_action: _Optional[_Union[ConversationAction, _Mapping]] = ..., interaction_response: _Optional[_Union[InteractionResponse, _Mapping]] = ..., client_heartbeat: _Optional[_Union[ClientHeartbeat, _Mapping]] = ..., prewarm_request: _Optional[_Union[PrewarmRequest, _Mapping]] = ...) -> None: ...
 
 class AgentRunRequest(_message.Message):
-    __slots__ = ("conversation_state", "action", "model_details", "requested_model", "conversation_id", "pre_fetched_blobs", "run_id", "subagent_type_name", "conversation_group_id", "subagent_model_overrides", "suppress_subagent_progress_update_tool")
+    __slots__ = ("conversation_state", "action", "model_details", "requested_model", "mcp_tools", "conversation_id", "pre_fetched_blobs", "run_id", "subagent_type_name", "conversation_group_id", "subagent_model_overrides", "suppress_subagent_progress_update_tool")
     CONVERSATION_STATE_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     MODEL_DETAILS_FIELD_NUMBER: _ClassVar[int]
     REQUESTED_MODEL_FIELD_NUMBER: _ClassVar[int]
+    MCP_TOOLS_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
     PRE_FETCHED_BLOBS_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -204,6 +206,7 @@ class AgentRunRequest(_message.Message):
     action: ConversationAction
     model_details: ModelDetails
     requested_model: RequestedModel
+    mcp_tools: McpTools
     conversation_id: str
     pre_fetched_blobs: _containers.RepeatedCompositeFieldContainer[PreFetchedBlob]
     run_id: str
@@ -211,7 +214,7 @@ class AgentRunRequest(_message.Message):
     conversation_group_id: str
     subagent_model_overrides: _containers.RepeatedCompositeFieldContainer[SubagentModelOverride]
     suppress_subagent_progress_update_tool: bool
-    def __init__(self, conversation_state: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., action: _Optional[_Union[ConversationAction, _Mapping]] = ..., model_details: _Optional[_Union[ModelDetails, _Mapping]] = ..., requested_model: _Optional[_Union[RequestedModel, _Mapping]] = ..., conversation_id: _Optional[str] = ..., pre_fetched_blobs: _Optional[_Iterable[_Union[PreFetchedBlob, _Mapping]]] = ..., run_id: _Optional[str] = ..., subagent_type_name: _Optional[str] = ..., conversation_group_id: _Optional[str] = ..., subagent_model_overrides: _Optional[_Iterable[_Union[SubagentModelOverride, _Mapping]]] = ..., suppress_subagent_progress_update_tool: _Optional[bool] = ...) -> None: ...
+    def __init__(self, conversation_state: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., action: _Optional[_Union[ConversationAction, _Mapping]] = ..., model_details: _Optional[_Union[ModelDetails, _Mapping]] = ..., requested_model: _Optional[_Union[RequestedModel, _Mapping]] = ..., mcp_tools: _Optional[_Union[McpTools, _Mapping]] = ..., conversation_id: _Optional[str] = ..., pre_fetched_blobs: _Optional[_Iterable[_Union[PreFetchedBlob, _Mapping]]] = ..., run_id: _Optional[str] = ..., subagent_type_name: _Optional[str] = ..., conversation_group_id: _Optional[str] = ..., subagent_model_overrides: _Optional[_Iterable[_Union[SubagentModelOverride, _Mapping]]] = ..., suppress_subagent_progress_update_tool: _Optional[bool] = ...) -> None: ...
 
 class PreFetchedBlob(_message.Message):
     __slots__ = ("id", "value")
@@ -358,9 +361,10 @@ class UserMessage(_message.Message):
     def __init__(self, text: _Optional[str] = ..., message_id: _Optional[str] = ..., selected_context: _Optional[_Union[SelectedContext, _Mapping]] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., is_simulated_msg: _Optional[bool] = ..., simulated_msg_reason: _Optional[_Union[SimulatedMsgReason, str]] = ..., subagent_system_reminder: _Optional[str] = ..., simulated_message_metadata: _Optional[_Union[UserMessage.SimulatedMessageMetadata, _Mapping]] = ...) -> None: ...
 
 class RequestContext(_message.Message):
-    __slots__ = ("rules", "env", "git_repos", "debug_mode_config", "cloud_rule", "custom_subagents", "agent_skills", "mcp_meta_tool_options", "non_file_rules", "admin_command_denylist")
+    __slots__ = ("rules", "env", "tools", "git_repos", "debug_mode_config", "cloud_rule", "custom_subagents", "agent_skills", "mcp_meta_tool_options", "non_file_rules", "admin_command_denylist")
     RULES_FIELD_NUMBER: _ClassVar[int]
     ENV_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
     GIT_REPOS_FIELD_NUMBER: _ClassVar[int]
     DEBUG_MODE_CONFIG_FIELD_NUMBER: _ClassVar[int]
     CLOUD_RULE_FIELD_NUMBER: _ClassVar[int]
@@ -371,6 +375,7 @@ class RequestContext(_message.Message):
     ADMIN_COMMAND_DENYLIST_FIELD_NUMBER: _ClassVar[int]
     rules: _containers.RepeatedCompositeFieldContainer[CursorRule]
     env: RequestContextEnv
+    tools: _containers.RepeatedCompositeFieldContainer[McpToolDefinition]
     git_repos: _containers.RepeatedCompositeFieldContainer[GitRepoInfo]
     debug_mode_config: DebugModeConfig
     cloud_rule: str
@@ -379,7 +384,7 @@ class RequestContext(_message.Message):
     mcp_meta_tool_options: McpMetaToolOptions
     non_file_rules: _containers.RepeatedCompositeFieldContainer[CursorRule]
     admin_command_denylist: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., env: _Optional[_Union[RequestContextEnv, _Mapping]] = ..., git_repos: _Optional[_Iterable[_Union[GitRepoInfo, _Mapping]]] = ..., debug_mode_config: _Optional[_Union[DebugModeConfig, _Mapping]] = ..., cloud_rule: _Optional[str] = ..., custom_subagents: _Optional[_Iterable[_Union[CustomSubagent, _Mapping]]] = ..., agent_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ..., mcp_meta_tool_options: _Optional[_Union[McpMetaToolOptions, _Mapping]] = ..., non_file_rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., admin_command_denylist: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., env: _Optional[_Union[RequestContextEnv, _Mapping]] = ..., tools: _Optional[_Iterable[_Union[McpToolDefinition, _Mapping]]] = ..., git_repos: _Optional[_Iterable[_Union[GitRepoInfo, _Mapping]]] = ..., debug_mode_config: _Optional[_Union[DebugModeConfig, _Mapping]] = ..., cloud_rule: _Optional[str] = ..., custom_subagents: _Optional[_Iterable[_Union[CustomSubagent, _Mapping]]] = ..., agent_skills: _Optional[_Iterable[_Union[AgentSkill, _Mapping]]] = ..., mcp_meta_tool_options: _Optional[_Union[McpMetaToolOptions, _Mapping]] = ..., non_file_rules: _Optional[_Iterable[_Union[CursorRule, _Mapping]]] = ..., admin_command_denylist: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RequestContextPartReferences(_message.Message):
     __slots__ = ("rules_blob_id", "rules_byte_length", "skills_blob_id", "skills_byte_length", "subagents_blob_id", "subagents_byte_length", "mcps_blob_id", "mcps_byte_length", "dynamic_context")
@@ -462,10 +467,16 @@ class McpDescriptor(_message.Message):
     def __init__(self, server_name: _Optional[str] = ..., server_identifier: _Optional[str] = ..., server_use_instructions: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[McpToolDescriptor, _Mapping]]] = ...) -> None: ...
 
 class McpToolDescriptor(_message.Message):
-    __slots__ = ("tool_name",)
+    __slots__ = ("tool_name", "description", "input_schema", "input_schema_json")
     TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
     tool_name: str
-    def __init__(self, tool_name: _Optional[str] = ...) -> None: ...
+    description: str
+    input_schema: _struct_pb2.Value
+    input_schema_json: str
+    def __init__(self, tool_name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., input_schema_json: _Optional[str] = ...) -> None: ...
 
 class DebugModeConfig(_message.Message):
     __slots__ = ("log_path", "server_endpoint", "session_id")
@@ -684,7 +695,7 @@ class CancelAction(_message.Message):
     def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class ExecClientMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "local_execution_time_ms", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "redacted_read_result", "diagnostics_result", "shell_stream", "fetch_result", "subagent_result")
+    __slots__ = ("id", "exec_id", "local_execution_time_ms", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "redacted_read_result", "diagnostics_result", "mcp_result", "shell_stream", "read_mcp_resource_exec_result", "fetch_result", "subagent_result", "mcp_state_exec_result")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     LOCAL_EXECUTION_TIME_MS_FIELD_NUMBER: _ClassVar[int]
@@ -695,9 +706,12 @@ class ExecClientMessage(_message.Message):
     READ_RESULT_FIELD_NUMBER: _ClassVar[int]
     REDACTED_READ_RESULT_FIELD_NUMBER: _ClassVar[int]
     DIAGNOSTICS_RESULT_FIELD_NUMBER: _ClassVar[int]
+    MCP_RESULT_FIELD_NUMBER: _ClassVar[int]
     SHELL_STREAM_FIELD_NUMBER: _ClassVar[int]
+    READ_MCP_RESOURCE_EXEC_RESULT_FIELD_NUMBER: _ClassVar[int]
     FETCH_RESULT_FIELD_NUMBER: _ClassVar[int]
     SUBAGENT_RESULT_FIELD_NUMBER: _ClassVar[int]
+    MCP_STATE_EXEC_RESULT_FIELD_NUMBER: _ClassVar[int]
     id: int
     exec_id: str
     local_execution_time_ms: int
@@ -708,10 +722,13 @@ class ExecClientMessage(_message.Message):
     read_result: ReadResult
     redacted_read_result: ReadResult
     diagnostics_result: DiagnosticsResult
+    mcp_result: McpResult
     shell_stream: ShellStream
+    read_mcp_resource_exec_result: ReadMcpResourceExecResult
     fetch_result: FetchResult
     subagent_result: SubagentResult
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ..., subagent_result: _Optional[_Union[SubagentResult, _Mapping]] = ...) -> None: ...
+    mcp_state_exec_result: McpStateExecResult
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., mcp_result: _Optional[_Union[McpResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., read_mcp_resource_exec_result: _Optional[_Union[ReadMcpResourceExecResult, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ..., subagent_result: _Optional[_Union[SubagentResult, _Mapping]] = ..., mcp_state_exec_result: _Optional[_Union[McpStateExecResult, _Mapping]] = ...) -> None: ...
 
 class ExecClientControlMessage(_message.Message):
     __slots__ = ("stream_close", "throw", "heartbeat")
@@ -892,7 +909,7 @@ class HeartbeatUpdate(_message.Message):
     def __init__(self) -> None: ...
 
 class ExecServerMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "accept_hook_additional_contexts", "write_args", "delete_args", "grep_args", "read_args", "diagnostics_args", "shell_stream_args", "fetch_args", "subagent_args")
+    __slots__ = ("id", "exec_id", "accept_hook_additional_contexts", "write_args", "delete_args", "grep_args", "read_args", "diagnostics_args", "mcp_args", "shell_stream_args", "read_mcp_resource_exec_args", "fetch_args", "subagent_args", "mcp_state_exec_args")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     ACCEPT_HOOK_ADDITIONAL_CONTEXTS_FIELD_NUMBER: _ClassVar[int]
@@ -901,9 +918,12 @@ class ExecServerMessage(_message.Message):
     GREP_ARGS_FIELD_NUMBER: _ClassVar[int]
     READ_ARGS_FIELD_NUMBER: _ClassVar[int]
     DIAGNOSTICS_ARGS_FIELD_NUMBER: _ClassVar[int]
+    MCP_ARGS_FIELD_NUMBER: _ClassVar[int]
     SHELL_STREAM_ARGS_FIELD_NUMBER: _ClassVar[int]
+    READ_MCP_RESOURCE_EXEC_ARGS_FIELD_NUMBER: _ClassVar[int]
     FETCH_ARGS_FIELD_NUMBER: _ClassVar[int]
     SUBAGENT_ARGS_FIELD_NUMBER: _ClassVar[int]
+    MCP_STATE_EXEC_ARGS_FIELD_NUMBER: _ClassVar[int]
     id: int
     exec_id: str
     accept_hook_additional_contexts: bool
@@ -912,10 +932,13 @@ class ExecServerMessage(_message.Message):
     grep_args: GrepArgs
     read_args: ReadArgs
     diagnostics_args: DiagnosticsArgs
+    mcp_args: McpArgs
     shell_stream_args: ShellArgs
+    read_mcp_resource_exec_args: ReadMcpResourceExecArgs
     fetch_args: FetchArgs
     subagent_args: SubagentArgs
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ..., subagent_args: _Optional[_Union[SubagentArgs, _Mapping]] = ...) -> None: ...
+    mcp_state_exec_args: McpStateExecArgs
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., mcp_args: _Optional[_Union[McpArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., read_mcp_resource_exec_args: _Optional[_Union[ReadMcpResourceExecArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ..., subagent_args: _Optional[_Union[SubagentArgs, _Mapping]] = ..., mcp_state_exec_args: _Optional[_Union[McpStateExecArgs, _Mapping]] = ...) -> None: ...
 
 class ExecServerControlMessage(_message.Message):
     __slots__ = ("abort",)
@@ -1032,7 +1055,7 @@ class ThinkingMessage(_message.Message):
     def __init__(self, text: _Optional[str] = ..., duration_ms: _Optional[int] = ...) -> None: ...
 
 class ToolCall(_message.Message):
-    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call", "web_search_tool_call", "create_plan_tool_call", "ask_question_tool_call", "generate_image_tool_call", "switch_mode_tool_call", "await_tool_call", "web_fetch_tool_call", "task_tool_call", "communicate_update_tool_call")
+    __slots__ = ("tool_call_id", "started_at_ms", "completed_at_ms", "shell_tool_call", "delete_tool_call", "glob_tool_call", "grep_tool_call", "read_tool_call", "update_todos_tool_call", "edit_tool_call", "read_lints_tool_call", "mcp_tool_call", "web_search_tool_call", "read_mcp_resource_tool_call", "create_plan_tool_call", "ask_question_tool_call", "generate_image_tool_call", "switch_mode_tool_call", "await_tool_call", "web_fetch_tool_call", "task_tool_call", "communicate_update_tool_call", "get_mcp_tools_tool_call")
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_AT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -1044,7 +1067,9 @@ class ToolCall(_message.Message):
     UPDATE_TODOS_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     EDIT_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     READ_LINTS_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    MCP_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     WEB_SEARCH_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    READ_MCP_RESOURCE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     CREATE_PLAN_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     ASK_QUESTION_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     GENERATE_IMAGE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
@@ -1053,6 +1078,7 @@ class ToolCall(_message.Message):
     WEB_FETCH_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     TASK_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     COMMUNICATE_UPDATE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    GET_MCP_TOOLS_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     tool_call_id: str
     started_at_ms: int
     completed_at_ms: int
@@ -1064,7 +1090,9 @@ class ToolCall(_message.Message):
     update_todos_tool_call: UpdateTodosToolCall
     edit_tool_call: EditToolCall
     read_lints_tool_call: ReadLintsToolCall
+    mcp_tool_call: McpToolCall
     web_search_tool_call: WebSearchToolCall
+    read_mcp_resource_tool_call: ReadMcpResourceToolCall
     create_plan_tool_call: CreatePlanToolCall
     ask_question_tool_call: AskQuestionToolCall
     generate_image_tool_call: GenerateImageToolCall
@@ -1073,7 +1101,8 @@ class ToolCall(_message.Message):
     web_fetch_tool_call: WebFetchToolCall
     task_tool_call: TaskToolCall
     communicate_update_tool_call: CommunicateUpdateToolCall
-    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., web_search_tool_call: _Optional[_Union[WebSearchToolCall, _Mapping]] = ..., create_plan_tool_call: _Optional[_Union[CreatePlanToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., generate_image_tool_call: _Optional[_Union[GenerateImageToolCall, _Mapping]] = ..., switch_mode_tool_call: _Optional[_Union[SwitchModeToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ..., web_fetch_tool_call: _Optional[_Union[WebFetchToolCall, _Mapping]] = ..., task_tool_call: _Optional[_Union[TaskToolCall, _Mapping]] = ..., communicate_update_tool_call: _Optional[_Union[CommunicateUpdateToolCall, _Mapping]] = ...) -> None: ...
+    get_mcp_tools_tool_call: GetMcpToolsToolCall
+    def __init__(self, tool_call_id: _Optional[str] = ..., started_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., glob_tool_call: _Optional[_Union[GlobToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., update_todos_tool_call: _Optional[_Union[UpdateTodosToolCall, _Mapping]] = ..., edit_tool_call: _Optional[_Union[EditToolCall, _Mapping]] = ..., read_lints_tool_call: _Optional[_Union[ReadLintsToolCall, _Mapping]] = ..., mcp_tool_call: _Optional[_Union[McpToolCall, _Mapping]] = ..., web_search_tool_call: _Optional[_Union[WebSearchToolCall, _Mapping]] = ..., read_mcp_resource_tool_call: _Optional[_Union[ReadMcpResourceToolCall, _Mapping]] = ..., create_plan_tool_call: _Optional[_Union[CreatePlanToolCall, _Mapping]] = ..., ask_question_tool_call: _Optional[_Union[AskQuestionToolCall, _Mapping]] = ..., generate_image_tool_call: _Optional[_Union[GenerateImageToolCall, _Mapping]] = ..., switch_mode_tool_call: _Optional[_Union[SwitchModeToolCall, _Mapping]] = ..., await_tool_call: _Optional[_Union[AwaitToolCall, _Mapping]] = ..., web_fetch_tool_call: _Optional[_Union[WebFetchToolCall, _Mapping]] = ..., task_tool_call: _Optional[_Union[TaskToolCall, _Mapping]] = ..., communicate_update_tool_call: _Optional[_Union[CommunicateUpdateToolCall, _Mapping]] = ..., get_mcp_tools_tool_call: _Optional[_Union[GetMcpToolsToolCall, _Mapping]] = ...) -> None: ...
 
 class TodoItem(_message.Message):
     __slots__ = ("id", "content", "status", "created_at", "updated_at", "dependencies")
@@ -3177,3 +3206,336 @@ class BackgroundTaskCompletion(_message.Message):
     subagent_id: str
     tool_call_id: str
     def __init__(self, task_id: _Optional[str] = ..., kind: _Optional[_Union[BackgroundTaskKind, str]] = ..., status: _Optional[_Union[BackgroundTaskStatus, str]] = ..., title: _Optional[str] = ..., detail: _Optional[str] = ..., output_path: _Optional[str] = ..., thread_id: _Optional[str] = ..., reason: _Optional[_Union[BackgroundTaskCompletionReason, str]] = ..., subagent_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class McpTools(_message.Message):
+    __slots__ = ("mcp_tools",)
+    MCP_TOOLS_FIELD_NUMBER: _ClassVar[int]
+    mcp_tools: _containers.RepeatedCompositeFieldContainer[McpToolDefinition]
+    def __init__(self, mcp_tools: _Optional[_Iterable[_Union[McpToolDefinition, _Mapping]]] = ...) -> None: ...
+
+class McpToolDefinition(_message.Message):
+    __slots__ = ("name", "provider_identifier", "tool_name", "description", "input_schema", "input_schema_json")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_IDENTIFIER_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    provider_identifier: str
+    tool_name: str
+    description: str
+    input_schema: _struct_pb2.Value
+    input_schema_json: str
+    def __init__(self, name: _Optional[str] = ..., provider_identifier: _Optional[str] = ..., tool_name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., input_schema_json: _Optional[str] = ...) -> None: ...
+
+class McpStateExecArgs(_message.Message):
+    __slots__ = ("server_identifiers", "kick_only")
+    SERVER_IDENTIFIERS_FIELD_NUMBER: _ClassVar[int]
+    KICK_ONLY_FIELD_NUMBER: _ClassVar[int]
+    server_identifiers: _containers.RepeatedScalarFieldContainer[str]
+    kick_only: bool
+    def __init__(self, server_identifiers: _Optional[_Iterable[str]] = ..., kick_only: _Optional[bool] = ...) -> None: ...
+
+class McpStateExecResult(_message.Message):
+    __slots__ = ("success", "error", "rejected")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    success: McpStateSuccess
+    error: McpStateError
+    rejected: McpStateRejected
+    def __init__(self, success: _Optional[_Union[McpStateSuccess, _Mapping]] = ..., error: _Optional[_Union[McpStateError, _Mapping]] = ..., rejected: _Optional[_Union[McpStateRejected, _Mapping]] = ...) -> None: ...
+
+class McpStateSuccess(_message.Message):
+    __slots__ = ("servers",)
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    servers: _containers.RepeatedCompositeFieldContainer[McpStateServer]
+    def __init__(self, servers: _Optional[_Iterable[_Union[McpStateServer, _Mapping]]] = ...) -> None: ...
+
+class McpStateServer(_message.Message):
+    __slots__ = ("server_name", "server_identifier", "tools", "status", "error_message")
+    SERVER_NAME_FIELD_NUMBER: _ClassVar[int]
+    SERVER_IDENTIFIER_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    server_name: str
+    server_identifier: str
+    tools: _containers.RepeatedCompositeFieldContainer[McpToolDefinition]
+    status: str
+    error_message: str
+    def __init__(self, server_name: _Optional[str] = ..., server_identifier: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[McpToolDefinition, _Mapping]]] = ..., status: _Optional[str] = ..., error_message: _Optional[str] = ...) -> None: ...
+
+class McpStateError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class McpStateRejected(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class GetMcpToolsToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: GetMcpToolsArgs
+    result: GetMcpToolsAgentResult
+    def __init__(self, args: _Optional[_Union[GetMcpToolsArgs, _Mapping]] = ..., result: _Optional[_Union[GetMcpToolsAgentResult, _Mapping]] = ...) -> None: ...
+
+class GetMcpToolsArgs(_message.Message):
+    __slots__ = ("server", "tool_name", "pattern", "tool_call_id")
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    server: str
+    tool_name: str
+    pattern: str
+    tool_call_id: str
+    def __init__(self, server: _Optional[str] = ..., tool_name: _Optional[str] = ..., pattern: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class GetMcpToolsAgentResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: GetMcpToolsSuccess
+    error: GetMcpToolsError
+    def __init__(self, success: _Optional[_Union[GetMcpToolsSuccess, _Mapping]] = ..., error: _Optional[_Union[GetMcpToolsError, _Mapping]] = ...) -> None: ...
+
+class GetMcpToolsSuccess(_message.Message):
+    __slots__ = ("content",)
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    def __init__(self, content: _Optional[str] = ...) -> None: ...
+
+class GetMcpToolsError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class McpArgs(_message.Message):
+    __slots__ = ("name", "args", "tool_call_id", "provider_identifier", "tool_name", "smart_mode_approval", "server_identifier")
+    class ArgsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _struct_pb2.Value
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_IDENTIFIER_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    SMART_MODE_APPROVAL_FIELD_NUMBER: _ClassVar[int]
+    SERVER_IDENTIFIER_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    args: _containers.MessageMap[str, _struct_pb2.Value]
+    tool_call_id: str
+    provider_identifier: str
+    tool_name: str
+    smart_mode_approval: SmartModeApproval
+    server_identifier: str
+    def __init__(self, name: _Optional[str] = ..., args: _Optional[_Mapping[str, _struct_pb2.Value]] = ..., tool_call_id: _Optional[str] = ..., provider_identifier: _Optional[str] = ..., tool_name: _Optional[str] = ..., smart_mode_approval: _Optional[_Union[SmartModeApproval, _Mapping]] = ..., server_identifier: _Optional[str] = ...) -> None: ...
+
+class McpResult(_message.Message):
+    __slots__ = ("success", "error", "rejected", "permission_denied", "tool_not_found", "server_not_found", "approved")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_DENIED_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
+    SERVER_NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
+    APPROVED_FIELD_NUMBER: _ClassVar[int]
+    success: McpSuccess
+    error: McpError
+    rejected: McpRejected
+    permission_denied: McpPermissionDenied
+    tool_not_found: McpToolNotFound
+    server_not_found: McpServerNotFound
+    approved: McpApproved
+    def __init__(self, success: _Optional[_Union[McpSuccess, _Mapping]] = ..., error: _Optional[_Union[McpError, _Mapping]] = ..., rejected: _Optional[_Union[McpRejected, _Mapping]] = ..., permission_denied: _Optional[_Union[McpPermissionDenied, _Mapping]] = ..., tool_not_found: _Optional[_Union[McpToolNotFound, _Mapping]] = ..., server_not_found: _Optional[_Union[McpServerNotFound, _Mapping]] = ..., approved: _Optional[_Union[McpApproved, _Mapping]] = ...) -> None: ...
+
+class McpSuccess(_message.Message):
+    __slots__ = ("content", "is_error", "structured_content")
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    STRUCTURED_CONTENT_FIELD_NUMBER: _ClassVar[int]
+    content: _containers.RepeatedCompositeFieldContainer[McpToolResultContentItem]
+    is_error: bool
+    structured_content: _struct_pb2.Struct
+    def __init__(self, content: _Optional[_Iterable[_Union[McpToolResultContentItem, _Mapping]]] = ..., is_error: _Optional[bool] = ..., structured_content: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class McpToolResultContentItem(_message.Message):
+    __slots__ = ("text", "image")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    text: McpTextContent
+    image: McpImageContent
+    def __init__(self, text: _Optional[_Union[McpTextContent, _Mapping]] = ..., image: _Optional[_Union[McpImageContent, _Mapping]] = ...) -> None: ...
+
+class McpTextContent(_message.Message):
+    __slots__ = ("text", "output_location")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_LOCATION_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    output_location: OutputLocation
+    def __init__(self, text: _Optional[str] = ..., output_location: _Optional[_Union[OutputLocation, _Mapping]] = ...) -> None: ...
+
+class McpImageContent(_message.Message):
+    __slots__ = ("data", "mime_type")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    MIME_TYPE_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    mime_type: str
+    def __init__(self, data: _Optional[bytes] = ..., mime_type: _Optional[str] = ...) -> None: ...
+
+class McpError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class McpRejected(_message.Message):
+    __slots__ = ("reason", "is_readonly")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    IS_READONLY_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    is_readonly: bool
+    def __init__(self, reason: _Optional[str] = ..., is_readonly: _Optional[bool] = ...) -> None: ...
+
+class McpPermissionDenied(_message.Message):
+    __slots__ = ("error", "is_readonly")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    IS_READONLY_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    is_readonly: bool
+    def __init__(self, error: _Optional[str] = ..., is_readonly: _Optional[bool] = ...) -> None: ...
+
+class McpToolNotFound(_message.Message):
+    __slots__ = ("name", "available_tools")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    AVAILABLE_TOOLS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    available_tools: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., available_tools: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class McpServerNotFound(_message.Message):
+    __slots__ = ("name", "available_servers")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    AVAILABLE_SERVERS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    available_servers: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., available_servers: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class McpApproved(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class McpToolCall(_message.Message):
+    __slots__ = ("args", "result", "description")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    args: McpArgs
+    result: McpToolResult
+    description: str
+    def __init__(self, args: _Optional[_Union[McpArgs, _Mapping]] = ..., result: _Optional[_Union[McpToolResult, _Mapping]] = ..., description: _Optional[str] = ...) -> None: ...
+
+class McpToolResult(_message.Message):
+    __slots__ = ("success", "error", "rejected", "permission_denied")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_DENIED_FIELD_NUMBER: _ClassVar[int]
+    success: McpSuccess
+    error: McpToolError
+    rejected: McpRejected
+    permission_denied: McpPermissionDenied
+    def __init__(self, success: _Optional[_Union[McpSuccess, _Mapping]] = ..., error: _Optional[_Union[McpToolError, _Mapping]] = ..., rejected: _Optional[_Union[McpRejected, _Mapping]] = ..., permission_denied: _Optional[_Union[McpPermissionDenied, _Mapping]] = ...) -> None: ...
+
+class McpToolError(_message.Message):
+    __slots__ = ("error", "read_tool_def_reminder")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    READ_TOOL_DEF_REMINDER_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    read_tool_def_reminder: str
+    def __init__(self, error: _Optional[str] = ..., read_tool_def_reminder: _Optional[str] = ...) -> None: ...
+
+class ReadMcpResourceExecArgs(_message.Message):
+    __slots__ = ("server", "uri", "download_path", "tool_call_id", "smart_mode_approval")
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    URI_FIELD_NUMBER: _ClassVar[int]
+    DOWNLOAD_PATH_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    SMART_MODE_APPROVAL_FIELD_NUMBER: _ClassVar[int]
+    server: str
+    uri: str
+    download_path: str
+    tool_call_id: str
+    smart_mode_approval: SmartModeApproval
+    def __init__(self, server: _Optional[str] = ..., uri: _Optional[str] = ..., download_path: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., smart_mode_approval: _Optional[_Union[SmartModeApproval, _Mapping]] = ...) -> None: ...
+
+class ReadMcpResourceExecResult(_message.Message):
+    __slots__ = ("success", "error", "rejected", "not_found")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
+    success: ReadMcpResourceSuccess
+    error: ReadMcpResourceError
+    rejected: ReadMcpResourceRejected
+    not_found: ReadMcpResourceNotFound
+    def __init__(self, success: _Optional[_Union[ReadMcpResourceSuccess, _Mapping]] = ..., error: _Optional[_Union[ReadMcpResourceError, _Mapping]] = ..., rejected: _Optional[_Union[ReadMcpResourceRejected, _Mapping]] = ..., not_found: _Optional[_Union[ReadMcpResourceNotFound, _Mapping]] = ...) -> None: ...
+
+class ReadMcpResourceSuccess(_message.Message):
+    __slots__ = ("uri", "name", "mime_type", "download_path", "text", "blob")
+    URI_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    MIME_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DOWNLOAD_PATH_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    BLOB_FIELD_NUMBER: _ClassVar[int]
+    uri: str
+    name: str
+    mime_type: str
+    download_path: str
+    text: str
+    blob: bytes
+    def __init__(self, uri: _Optional[str] = ..., name: _Optional[str] = ..., mime_type: _Optional[str] = ..., download_path: _Optional[str] = ..., text: _Optional[str] = ..., blob: _Optional[bytes] = ...) -> None: ...
+
+class ReadMcpResourceError(_message.Message):
+    __slots__ = ("uri", "error")
+    URI_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    uri: str
+    error: str
+    def __init__(self, uri: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class ReadMcpResourceRejected(_message.Message):
+    __slots__ = ("uri", "reason")
+    URI_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    uri: str
+    reason: str
+    def __init__(self, uri: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ReadMcpResourceNotFound(_message.Message):
+    __slots__ = ("uri",)
+    URI_FIELD_NUMBER: _ClassVar[int]
+    uri: str
+    def __init__(self, uri: _Optional[str] = ...) -> None: ...
+
+class ReadMcpResourceToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: ReadMcpResourceExecArgs
+    result: ReadMcpResourceExecResult
+    def __init__(self, args: _Optional[_Union[ReadMcpResourceExecArgs, _Mapping]] = ..., result: _Optional[_Union[ReadMcpResourceExecResult, _Mapping]] = ...) -> None: ...

@@ -30,6 +30,7 @@ from google.protobuf import unknown_fields
 
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs
+from wire.tools.mcp_catalog import McpCatalog, McpToolsUpdate
 
 INT32_MAX = 2**31 - 1
 UINT32_MAX = 2**32 - 1
@@ -90,6 +91,8 @@ class ExecContext(msgspec.Struct, frozen=True):
     """Set by every run; None only for a context built outside one (every tool may run)."""
     todos: tuple[Todo, ...] = ()
     workspace_root: str = ""  # the first workspace path, where relative files a tool makes go
+    mcp: McpCatalog = McpCatalog()
+    """The MCP tool definitions the run knows so far (the request's, then GetMcpTools')."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +194,8 @@ class ToolOutcome(msgspec.Struct, frozen=True):
     is_error: bool
     tool_call: agent.ToolCall
     images: tuple[ToolImage, ...] = ()
+    mcp_update: McpToolsUpdate | None = None
+    """What a GetMcpTools learnt, for the runtime to apply to the run's ``ExecContext.mcp``."""
 
 
 class WrongResult(msgspec.Struct, frozen=True):

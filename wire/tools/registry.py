@@ -10,11 +10,14 @@ from __future__ import annotations
 from wire.tools.ask_question import ASK_QUESTION
 from wire.tools.await_shell import AWAIT_SHELL
 from wire.tools.base import ExecContext, ModeTools, ToolChannel, ToolDefinition
+from wire.tools.call_mcp_tool import CALL_MCP_TOOL
 from wire.tools.create_plan import CREATE_PLAN
 from wire.tools.delete import DELETE
 from wire.tools.edit import STR_REPLACE, WRITE
 from wire.tools.edit_notebook import EDIT_NOTEBOOK
+from wire.tools.fetch_mcp_resource import FETCH_MCP_RESOURCE
 from wire.tools.generate_image import GENERATE_IMAGE
+from wire.tools.get_mcp_tools import GET_MCP_TOOLS
 from wire.tools.read import READ
 from wire.tools.read_lints import READ_LINTS
 from wire.tools.search import GLOB, GREP
@@ -48,6 +51,9 @@ REGISTRY: dict[str, ToolDefinition] = {
         GENERATE_IMAGE,
         TASK,
         UPDATE_CURRENT_STEP,
+        GET_MCP_TOOLS,
+        CALL_MCP_TOOL,
+        FETCH_MCP_RESOURCE,
     )
 }
 
