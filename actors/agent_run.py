@@ -52,15 +52,10 @@ from actors.run_children import AgentDeps, RunChildren
 from actors.run_end import RunEnd, run_guarded
 from actors.run_output import RunOutput
 from actors.run_start import RunStart, TurnOpened
+from actors.tool_relay import ToolRelay
 from actors.tool_runtime import (
-    ExecControlReceived,
-    ExecMessageReceived,
-    InteractionResponseReceived,
     RoundSettled,
     ToolCompleted,
-    ToolRuntimeFailed,
-    ToolRuntimeMessage,
-    ToolRuntimeStopped,
 )
 from actors.turn import timeline
 from actors.turn.model_call import (
@@ -93,7 +88,7 @@ class PublishingFinal:
 Phase = ModelCall | ToolRound | PublishingFinal | None
 
 
-class AgentRun:
+class AgentRun(ToolRelay):
     """The turn of one RunRequest. ``end`` is called exactly once, with None on success."""
 
     def __init__(
@@ -294,28 +289,6 @@ class AgentRun:
         # release of the round follow it.
         self._publish_settled_then_call(committed.call_index, lead=completed)
         self._children.to_running_tools(RoundSettled(round_.round_id))
-
-    def on_tool_runtime_failed(self, message: ToolRuntimeFailed) -> None:
-        self._finish(message.error)
-
-    def on_tool_runtime_stopped(self, message: ToolRuntimeStopped) -> None:
-        self._children.record(*timeline.tools_aborted(message, now_ms()))
-        self._ending.tools_stopped()
-
-    def on_exec_message(self, message: agent.ExecClientMessage) -> None:
-        self._to_tools(ExecMessageReceived(message), f"unknown ExecClientMessage id: {message.id}")
-
-    def on_exec_control(self, message: agent.ExecClientControlMessage) -> None:
-        if message.WhichOneof("message") != "heartbeat":
-            self._to_tools(ExecControlReceived(message), "exec control message before any exec")
-
-    def on_interaction_response(self, message: agent.InteractionResponse) -> None:
-        error = f"unknown InteractionResponse id: {message.id}"
-        self._to_tools(InteractionResponseReceived(message), error)
-
-    def _to_tools(self, message: ToolRuntimeMessage, error_without_tools: str) -> None:
-        if not self._children.to_running_tools(message):
-            self._finish(protocol_error(error_without_tools))
 
     # ---- the checkpoint barrier and the other actors ----
 

@@ -31,14 +31,9 @@ from actors.run_children import AgentDeps, RunChildren
 from actors.run_end import RunEnd, run_guarded
 from actors.run_output import RunOutput
 from actors.run_start import stored_pre_fetched, took_over
+from actors.tool_relay import ToolRelay
 from actors.tool_runtime import (
-    ExecControlReceived,
-    ExecMessageReceived,
-    InteractionResponseReceived,
     ToolCompleted,
-    ToolRuntimeFailed,
-    ToolRuntimeMessage,
-    ToolRuntimeStopped,
 )
 from actors.turn import timeline
 from actors.turn.plan import (
@@ -70,7 +65,7 @@ class _Fetching(msgspec.Struct, frozen=True):
     fetch: BaseFetch
 
 
-class ShellCommandRun:
+class ShellCommandRun(ToolRelay):
     """The run of one ``shell_command_action``. ``end`` is called exactly once."""
 
     def __init__(
@@ -185,28 +180,6 @@ class ShellCommandRun:
             self._jobs.next(), self._messages, (), None, head, shell_turn=recorded.turn
         )
         self._children.checkpoint(job)
-
-    def on_tool_runtime_failed(self, message: ToolRuntimeFailed) -> None:
-        self._finish(message.error)
-
-    def on_tool_runtime_stopped(self, message: ToolRuntimeStopped) -> None:
-        self._children.record(*timeline.tools_aborted(message, now_ms()))
-        self._ending.tools_stopped()
-
-    def on_exec_message(self, message: agent.ExecClientMessage) -> None:
-        self._to_tools(ExecMessageReceived(message), f"unknown ExecClientMessage id: {message.id}")
-
-    def on_exec_control(self, message: agent.ExecClientControlMessage) -> None:
-        if message.WhichOneof("message") != "heartbeat":
-            self._to_tools(ExecControlReceived(message), "exec control message before any exec")
-
-    def on_interaction_response(self, message: agent.InteractionResponse) -> None:
-        error = f"unknown InteractionResponse id: {message.id}"
-        self._to_tools(InteractionResponseReceived(message), error)
-
-    def _to_tools(self, message: ToolRuntimeMessage, error_without_tools: str) -> None:
-        if not self._children.to_running_tools(message):
-            self._finish(protocol_error(error_without_tools))
 
     def on_provider_message(self, message: ProviderEventsReceived | ProviderCallEnded) -> None:
         raise TypeError(f"a shell command run calls no model, yet got {type(message).__name__}")

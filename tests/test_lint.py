@@ -39,6 +39,9 @@ def test_mypy_strict_is_clean_on_the_sans_io_layers() -> None:
 TURN_MODULES = (
     "actors/turn",
     "actors/agent_run.py",
+    "actors/shell_command_run.py",
+    "actors/tool_relay.py",
+    "actors/run_end.py",
     "actors/run_start.py",
     "actors/run_base.py",
     "actors/run_children.py",
