@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from store import Store
-from tests.support.fake_cursor import CursorSession, FakeCursor, TurnLog, user_turn_message
+from tests.support.fake_cursor import CursorSession, FakeCursor, updates, user_turn_message
 from tests.support.fake_provider import FakeProvider, FakeToolCall
 from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
 from wire.proto import agent_v1_pb2 as agent
@@ -43,14 +43,6 @@ NOTEBOOK = {
     "nbformat": 4,
     "nbformat_minor": 5,
 }
-
-
-def updates(log: TurnLog, kind: str) -> list[Any]:
-    return [
-        getattr(m.interaction_update, kind)
-        for m in log.messages
-        if m.interaction_update.HasField(kind)
-    ]
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)

@@ -27,6 +27,7 @@ from tests.support.fake_cursor import (
     grep_workspace,
     kv_ack,
     resume_message,
+    updates,
     user_turn_message,
 )
 from tests.support.fake_provider import (
@@ -71,14 +72,6 @@ def args(**values: Any) -> list[str]:
 def tool_results(body: dict[str, Any]) -> dict[str, str]:
     """The tool messages of an OpenAI Chat request body: call id -> content."""
     return {m["tool_call_id"]: m["content"] for m in body["messages"] if m["role"] == "tool"}
-
-
-def updates(log: TurnLog, kind: str) -> list[Any]:
-    return [
-        getattr(m.interaction_update, kind)
-        for m in log.messages
-        if m.interaction_update.HasField(kind)
-    ]
 
 
 def shell_deltas(log: TurnLog) -> list[tuple[str, str]]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
 import pytest
 
@@ -14,14 +13,14 @@ from store import Store
 from tests.support.fake_cursor import (
     CursorSession,
     FakeCursor,
-    TurnLog,
     answer_questions,
     cancel_message,
+    queries,
+    updates,
     user_turn_message,
 )
 from tests.support.fake_provider import FakeProvider, FakeToolCall
 from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
-from wire.proto import agent_v1_pb2 as agent
 
 QUESTIONS = {
     "title": "Before I start",
@@ -44,18 +43,6 @@ QUESTIONS = {
 def ask(call_id: str = "call_ask") -> FakeToolCall:
     text = json.dumps(QUESTIONS)
     return FakeToolCall(call_id, "AskQuestion", [text[:7], text[7:]])
-
-
-def queries(log: TurnLog) -> list[agent.InteractionQuery]:
-    return [m.interaction_query for m in log.messages if m.HasField("interaction_query")]
-
-
-def updates(log: TurnLog, kind: str) -> list[Any]:
-    return [
-        getattr(m.interaction_update, kind)
-        for m in log.messages
-        if m.interaction_update.HasField(kind)
-    ]
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)

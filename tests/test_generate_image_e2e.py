@@ -21,7 +21,9 @@ from tests.support.fake_cursor import (
     TurnLog,
     approve_images,
     cancel_message,
+    queries,
     reject_images,
+    updates,
     user_turn_message,
 )
 from tests.support.fake_provider import (
@@ -74,20 +76,8 @@ def image_calls(fake: FakeProvider) -> list[RecordedRequest]:
     return [r for r in fake.requests if r.path.endswith("/images/generations")]
 
 
-def updates(log: TurnLog, kind: str) -> list[Any]:
-    return [
-        getattr(m.interaction_update, kind)
-        for m in log.messages
-        if m.interaction_update.HasField(kind)
-    ]
-
-
 def execs(log: TurnLog) -> list[agent.ExecServerMessage]:
     return [m.exec_server_message for m in log.messages if m.HasField("exec_server_message")]
-
-
-def queries(log: TurnLog) -> list[agent.InteractionQuery]:
-    return [m.interaction_query for m in log.messages if m.HasField("interaction_query")]
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)

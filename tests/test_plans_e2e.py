@@ -28,7 +28,9 @@ from tests.support.fake_cursor import (
     answer_questions,
     answer_switch_mode,
     cancel_message,
+    queries,
     resume_message,
+    updates,
     user_turn_message,
 )
 from tests.support.fake_provider import FakeProvider, FakeToolCall
@@ -55,18 +57,6 @@ def call(call_id: str, name: str, arguments: dict[str, Any]) -> FakeToolCall:
 
 def switch(target: str = "plan", call_id: str = "call_switch") -> FakeToolCall:
     return call(call_id, "SwitchMode", {"target_mode_id": target, "explanation": "Big change."})
-
-
-def queries(log: TurnLog) -> list[agent.InteractionQuery]:
-    return [m.interaction_query for m in log.messages if m.HasField("interaction_query")]
-
-
-def updates(log: TurnLog, kind: str) -> list[Any]:
-    return [
-        getattr(m.interaction_update, kind)
-        for m in log.messages
-        if m.interaction_update.HasField(kind)
-    ]
 
 
 def plan_of(log: TurnLog, state: agent.ConversationStateStructure) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import Any
 
 import msgspec
 import pytest
@@ -21,6 +20,8 @@ from tests.support.fake_cursor import (
     approve_queries,
     cancel_message,
     fetch_over_http,
+    queries,
+    updates,
     user_turn_message,
 )
 from tests.support.fake_provider import FakeProvider, FakeToolCall
@@ -46,20 +47,8 @@ def fetch(url: str, call_id: str = "call_fetch") -> FakeToolCall:
     return FakeToolCall(call_id, "WebFetch", [text[:5], text[5:]])
 
 
-def queries(log: TurnLog) -> list[agent.InteractionQuery]:
-    return [m.interaction_query for m in log.messages if m.HasField("interaction_query")]
-
-
 def execs(log: TurnLog) -> list[agent.ExecServerMessage]:
     return [m.exec_server_message for m in log.messages if m.HasField("exec_server_message")]
-
-
-def updates(log: TurnLog, kind: str) -> list[Any]:
-    return [
-        getattr(m.interaction_update, kind)
-        for m in log.messages
-        if m.interaction_update.HasField(kind)
-    ]
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)

@@ -8,7 +8,6 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 import pytest
@@ -22,9 +21,10 @@ from tests.conftest import TEST_LIMITS
 from tests.support.fake_cursor import (
     CursorSession,
     FakeCursor,
-    TurnLog,
     approve_queries,
     cancel_message,
+    queries,
+    updates,
     user_turn_message,
 )
 from tests.support.fake_provider import FakeProvider, FakeToolCall
@@ -68,18 +68,6 @@ def search(term: str = "aiohttp 3.10 changes", call_id: str = "call_search") -> 
 
 def agent_tools() -> list[str]:
     return [tool.name for tool in load_prompt_assets().mode("agent").tools]
-
-
-def queries(log: TurnLog) -> list[agent.InteractionQuery]:
-    return [m.interaction_query for m in log.messages if m.HasField("interaction_query")]
-
-
-def updates(log: TurnLog, kind: str) -> list[Any]:
-    return [
-        getattr(m.interaction_update, kind)
-        for m in log.messages
-        if m.interaction_update.HasField(kind)
-    ]
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)

@@ -277,6 +277,20 @@ def final_text(log: TurnLog) -> str:
 # ---- the editor's side of the tools ----
 
 
+def updates(log: TurnLog, kind: str) -> list[Any]:
+    """Every ``interaction_update`` of ``kind`` the client received, in order."""
+    return [
+        getattr(m.interaction_update, kind)
+        for m in log.messages
+        if m.interaction_update.HasField(kind)
+    ]
+
+
+def queries(log: TurnLog) -> list[agent.InteractionQuery]:
+    """Every interaction query the client received, in order."""
+    return [m.interaction_query for m in log.messages if m.HasField("interaction_query")]
+
+
 def workspace_path(workspace: Path, path: str) -> Path:
     """Where a path the server names lives: an absolute path inside the workspace as is,
     anything else (``/a.txt`` included) relative to the workspace root."""
