@@ -38,6 +38,7 @@ from wire.interaction_updates import (
     token_delta_frame,
     turn_ended_frame,
 )
+from wire.proto import agent_v1_pb2 as agent
 from wire.streamed_args import StreamedArgsDecoder
 from wire.tools.dynamic_mcp import placeholder_card
 from wire.tools.frames import partial_tool_call_frame
@@ -152,6 +153,7 @@ class ModelCall:
         self._thinking_started = 0.0
         self._calls: dict[int, tuple[str, str]] = {}
         self._decoders: dict[int, StreamedArgsDecoder | None] = {}
+        self._placeholders: dict[str, agent.ToolCall] = {}  # call id -> a dynamic tool's card
 
     def receive(self, message: ProviderMessage, now: float) -> CallStep:
         """One message of the provider (another call's messages are ignored)."""
@@ -241,8 +243,9 @@ class ModelCall:
         return self._offered is None or definition.name in self._offered
 
     def _partial_call(self, call_id: str, name: str, delta: str) -> list[bytes]:
-        tool = self._dynamic.find(name)
-        card = placeholder_card(name, tool, call_id) if tool is not None else None
+        card = self._placeholders.get(call_id)
+        if card is None and (tool := self._dynamic.find(name)) is not None:
+            card = self._placeholders[call_id] = placeholder_card(name, tool, call_id)
         return [partial_tool_call_frame(call_id, name, self.model_call_id, delta, card)]
 
     def _outcome(self, message: ProviderCallEnded) -> CallOutcome:
