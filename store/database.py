@@ -325,7 +325,8 @@ def key_file_for(url: str) -> str | None:
     if scheme != "sqlite":
         return os.path.abspath(SERVER_KEY_FILE)
     path = sqlite_path(rest)
-    return None if path == SQLITE_MEMORY else path + ".key"
+    # realpath: ``sqlite:////abs`` gives ``//abs``, which names the same file but reads oddly.
+    return None if path == SQLITE_MEMORY else os.path.realpath(path) + ".key"
 
 
 def sqlite_path(rest: str) -> str:

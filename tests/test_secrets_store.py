@@ -8,8 +8,8 @@ import msgspec
 import peewee
 import pytest
 
-from store import connect_store
 from store import catalog as cat
+from store import connect_store
 from store.secrets import SEALED_PREFIX, new_secret_key
 
 KEY = "sk-at-rest-0123456789"
