@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -15,6 +17,7 @@ from actors.conversation.secret import Secret
 from run import ServerConfig, load_settings, start_server
 from store import Store
 from tests.conftest import TEST_LIMITS
+from tests.support.process import ServerProcess, server_env
 from wire.http.agent_access import (
     LOOPBACK_NETWORKS,
     TOKEN_HEADER,
@@ -162,3 +165,38 @@ async def test_a_peer_outside_the_allowed_networks_is_refused_even_with_the_toke
     finally:
         await client.aclose()
         await server.stop()  # type: ignore[attr-defined]
+
+
+async def test_run_py_bound_to_all_addresses_applies_the_allow_list(
+    backend: Upstream, tmp_path: Path
+) -> None:
+    """``python run.py`` on 0.0.0.0: the startup line names the networks; a loopback peer is
+    refused while they exclude it and let through (with the token) by the default."""
+    for allow, expected in (("10.0.0.0/8", 403), (None, 299)):
+        extra = {} if allow is None else {"CURSOR_AGENT_ALLOW": allow}
+        env = server_env(
+            tmp_path,
+            CURSOR_LISTEN_ADDR="0.0.0.0:0",
+            CURSOR_CONSOLE_TOKEN=TOKEN,
+            CURSOR_UPSTREAM_URL=backend.url,
+            **extra,
+        )
+        server = ServerProcess(env)
+        try:
+            port = (await asyncio.to_thread(server.wait_for_address)).rsplit(":", 1)[1]
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+                answer = await client.post(
+                    "/aiserver.v1.DashboardService/GetTeams",
+                    headers={TOKEN_HEADER: TOKEN},
+                    content=b"x",
+                )
+            assert answer.status_code == expected, answer.text
+        finally:
+            server.stop()
+        shown = allow or "127.0.0.0/8,::1/128"
+        assert f"agent_allow={shown}" in server.log
+        if expected == 403:
+            assert "agent request refused peer=127.0.0.1" in server.log
+            assert backend.seen == []
+    assert [path for path, _ in backend.seen] == ["/aiserver.v1.DashboardService/GetTeams"]
+    assert TOKEN not in server.log
