@@ -455,6 +455,7 @@ async def serve(settings: Settings, store: Store, key: SecretKeySource | None = 
         address=server.address,
         console_login="token" if settings.console_token is not None else "off",
         secret_key=key.source if key is not None else "none (in-memory database)",
+        key_file_created=None if key is None or key.created_file is None else "true",
         agent_allow=(
             "loopback listener"
             if is_loopback_host(settings.host)
@@ -486,19 +487,13 @@ def main() -> int:
         return EXIT_BAD_SETTING
     try:
         key = resolve_secret_key(settings)
-    except ValueError as exc:  # the database URL names no usable file
-        print(f"CURSOR_DATABASE_URL: {exc}", file=sys.stderr)
-        return EXIT_BAD_SETTING
-    except KeyFileError as exc:
-        print(f"{SECRET_KEY_VARIABLE}: unset, and {exc}", file=sys.stderr)
-        return EXIT_BAD_SETTING
-    if key is not None and key.created_file is not None:
-        log_event(logger, logging.INFO, "secret key file created", path=key.created_file)
-    try:
         secret = None if key is None else parse_secret_key(key.key.reveal())
         store = connect_store(settings.database_url, secret)
     except (ValueError, DatabaseDriverMissing, peewee.OperationalError) as exc:
         print(f"CURSOR_DATABASE_URL: {exc}", file=sys.stderr)
+        return EXIT_BAD_SETTING
+    except KeyFileError as exc:
+        print(f"{SECRET_KEY_VARIABLE}: unset, and {exc}", file=sys.stderr)
         return EXIT_BAD_SETTING
     try:
         return asyncio.run(serve(settings, store, key))

@@ -320,7 +320,9 @@ def key_file_for(url: str) -> str | None:
     """Where the secret key of ``url``'s database lives without ``CURSOR_SECRET_KEY``: next to
     a SQLite file (``<file>.key``), ``cursor-server.key`` in the working directory for
     PostgreSQL, and nowhere for ``sqlite://:memory:`` (nothing outlives the process anyway).
-    ``url`` has been opened already, so it is valid."""
+    ``ValueError`` (or ``DatabaseDriverMissing``) for a URL ``open_database`` refuses, so no
+    key file is made for a database that cannot be opened."""
+    open_database(url)  # unconnected: only the checks
     scheme, _, rest = url.partition("://")
     if scheme != "sqlite":
         return os.path.abspath(SERVER_KEY_FILE)

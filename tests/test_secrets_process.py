@@ -99,8 +99,7 @@ async def test_a_fresh_start_makes_a_private_key_file_and_no_key_is_stored_in_pl
 ) -> None:
     server, base = start(servers, server_env(tmp_path))
     key_file = tmp_path / "server.db.key"
-    assert f"secret key file created path={key_file}" in server.log
-    assert f'secret_key="file {key_file}"' in server.log
+    assert f'secret_key="file {key_file}" key_file_created=true' in server.log
     assert key_file.stat().st_mode & 0o777 == 0o600
     _, public_id = add_provider(base, fake)
     with httpx.Client(base_url=f"{base}/console/api") as api:
@@ -223,3 +222,19 @@ def test_a_bad_secret_key_stops_startup_naming_the_variable(tmp_path: Path) -> N
             server.stop()
         assert server.log.startswith("CURSOR_SECRET_KEY: must be 32 bytes in base64")
         assert reason in server.log and value not in server.log.replace("CURSOR_SECRET", "")
+
+
+def test_a_key_file_open_to_others_stops_startup_naming_it(tmp_path: Path) -> None:
+    key_file = tmp_path / "server.db.key"
+    key_file.write_text(fernet_like_key() + "\n")
+    key_file.chmod(0o644)
+    server = ServerProcess(server_env(tmp_path))
+    try:
+        assert server.proc.wait(15) == 2
+    finally:
+        server.stop()
+    assert server.log == (
+        f"CURSOR_SECRET_KEY: unset, and the secret key file {key_file} is open to other users "
+        "(mode 0644); make it private with chmod 600"
+    )
+    assert not (tmp_path / "server.db").exists()  # nothing was opened with it
