@@ -62,7 +62,7 @@ from playhouse import db_url
 from store.blobs import BlobStore
 from store.catalog import seal_plaintext_secrets
 from store.migrations import apply_migrations
-from store.secrets import SecretBox, bind_secret_box, new_secret_key
+from store.secrets import SecretBox, bind_secret_box, process_secret_key
 
 # peewee logs every statement with its parameters at DEBUG, provider keys included; those
 # lines must never be written, whatever level the process logs at.
@@ -429,13 +429,14 @@ def connect_store(url: str, secret_key: bytes | None = None) -> Store:
     plaintext (``store.secrets``).
 
     ``secret_key`` is the server's key (``run.py`` always passes it); without one the store
-    gets a new random key of its own, for tests and in-memory databases: secrets it seals
-    cannot be read by a later process.
+    uses this process's random key (``process_secret_key``), for tests and in-memory
+    databases: every store the process opens reads what another sealed, a later process
+    reads none of it.
     """
     database = open_database(url)
     database.connect()
     apply_migrations(database)
-    bind_secret_box(database, SecretBox(secret_key or new_secret_key()))
+    bind_secret_box(database, SecretBox(secret_key or process_secret_key()))
     sealed = seal_plaintext_secrets(database)
     if sealed:
         logger.info("sealed %d secret(s) stored as plaintext by an older version", sealed)

@@ -72,6 +72,15 @@ def new_secret_key() -> bytes:
     return secrets.token_bytes(KEY_BYTES)
 
 
+_PROCESS_KEY = new_secret_key()
+
+
+def process_secret_key() -> bytes:
+    """A random key made once per process: what a store opened without a key uses (tests,
+    in-memory databases), so stores reopened within the process read each other's secrets."""
+    return _PROCESS_KEY
+
+
 def encode_secret_key(key: bytes) -> str:
     """The key as URL-safe base64 with padding (the form of a Fernet key)."""
     return base64.urlsafe_b64encode(key).decode("ascii")

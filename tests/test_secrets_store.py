@@ -190,3 +190,17 @@ def test_a_value_in_the_stored_form_is_refused_as_input(db_url: str) -> None:
             assert caught.value.field == field
     finally:
         store.close()
+
+
+def test_stores_opened_without_a_key_share_the_processs_key(db_url: str) -> None:
+    """Tests reopen a store within one process (a restart in-process): without a key given
+    both use the process's own, so the provider's key still opens."""
+    first = connect_store(db_url)
+    record = cat.create_provider(first.database, provider())
+    first.close()
+    second = connect_store(db_url)
+    try:
+        connection = cat.provider_connection(second.database, record.id)
+        assert connection is not None and connection.api_key == KEY
+    finally:
+        second.close()
