@@ -7,6 +7,12 @@ router all read this data, and none of them should see a peewee object or, excep
 record built for sending requests (``ProviderConnection``), a provider's key. ``ProviderRecord``
 is safe to serialise to a client: it says ``has_api_key`` and nulls secret-looking header values.
 
+Secrets are sealed at rest (``store.secrets``): a provider's key, its secret-looking header
+values (``is_secret_header``) and the web search key are written sealed and opened only where
+the real value is needed (``ProviderConnection``, ``WebSearchConfig``). One that does not open
+under this server's key raises ``KeyUnreadable`` naming its owner there, and shows as
+``unreadable`` / ``key_unreadable`` ("key unreadable, set it again") in the client's records.
+
 Every function takes the peewee database and runs on the calling thread (callers on an event
 loop use ``asyncio.to_thread``). Writes run in one transaction each; validation failures raise
 ``Invalid`` (naming the field), a missing row ``NotFound`` and a rule that the current state
