@@ -60,7 +60,9 @@ import peewee
 from playhouse import db_url
 
 from store.blobs import BlobStore
+from store.catalog import seal_plaintext_secrets
 from store.migrations import apply_migrations
+from store.secrets import SecretBox, bind_secret_box, process_secret_key
 
 # peewee logs every statement with its parameters at DEBUG, provider keys included; those
 # lines must never be written, whatever level the process logs at.
@@ -310,6 +312,25 @@ def open_database(url: str) -> peewee.Database:
     raise ValueError(f"unsupported scheme {scheme!r}: use sqlite:// or postgresql://")
 
 
+# The key file of a database that is not a local file (PostgreSQL): in the working directory.
+SERVER_KEY_FILE = "cursor-server.key"
+
+
+def key_file_for(url: str) -> str | None:
+    """Where the secret key of ``url``'s database lives without ``CURSOR_SECRET_KEY``: next to
+    a SQLite file (``<file>.key``), ``cursor-server.key`` in the working directory for
+    PostgreSQL, and nowhere for ``sqlite://:memory:`` (nothing outlives the process anyway).
+    ``ValueError`` (or ``DatabaseDriverMissing``) for a URL ``open_database`` refuses, so no
+    key file is made for a database that cannot be opened."""
+    open_database(url)  # unconnected: only the checks
+    scheme, _, rest = url.partition("://")
+    if scheme != "sqlite":
+        return os.path.abspath(SERVER_KEY_FILE)
+    path = sqlite_path(rest)
+    # realpath: ``sqlite:////abs`` gives ``//abs``, which names the same file but reads oddly.
+    return None if path == SQLITE_MEMORY else os.path.realpath(path) + ".key"
+
+
 def sqlite_path(rest: str) -> str:
     """The file for the part after ``sqlite://``: made absolute, or ``:memory:``.
 
@@ -402,9 +423,21 @@ class Store:
             self.database.close_idle()
 
 
-def connect_store(url: str) -> Store:
-    """Open ``url``, connect (so a bad path or server fails at startup), and apply migrations."""
+def connect_store(url: str, secret_key: bytes | None = None) -> Store:
+    """Open ``url``, connect (so a bad path or server fails at startup), apply migrations,
+    bind the key the store's secrets are sealed with and seal any an older version left as
+    plaintext (``store.secrets``).
+
+    ``secret_key`` is the server's key (``run.py`` always passes it); without one the store
+    uses this process's random key (``process_secret_key``), for tests and in-memory
+    databases: every store the process opens reads what another sealed, a later process
+    reads none of it.
+    """
     database = open_database(url)
     database.connect()
     apply_migrations(database)
+    bind_secret_box(database, SecretBox(secret_key or process_secret_key()))
+    sealed = seal_plaintext_secrets(database)
+    if sealed:
+        logger.info("sealed %d secret(s) stored as plaintext by an older version", sealed)
     return Store(database=database, blobs=BlobStore(database))
