@@ -33,6 +33,7 @@ from actors.loop.bridge import LoopTasks
 from actors.model_selection import ModelResolver, StoreModelResolver
 from actors.providers.actor import ProviderDeps
 from actors.providers.recorder import start_call_recorder
+from actors.providers.retry import RetryPolicy
 from actors.providers.transport import CallLimits, new_provider_client
 from actors.run_children import AgentDeps
 from actors.run_events import start_run_event_recorder
@@ -91,6 +92,9 @@ class Settings(msgspec.Struct, frozen=True):
     provider_timeout_s: float
     log_level: str
     console_token: Secret | None  # a Secret: never shown by a repr or a log line
+    # Provider stalls and retries (CURSOR_PROVIDER_IDLE_SECONDS, CURSOR_PROVIDER_ATTEMPTS).
+    provider_idle_s: float = CallLimits().idle_s
+    provider_attempts: int = RetryPolicy().max_attempts
 
 
 class SettingError(Exception):
@@ -138,6 +142,12 @@ def parse_timeout(value: str) -> float:
     return seconds
 
 
+def parse_attempts(value: str) -> int:
+    if not value.strip().isdigit() or not 1 <= int(value) <= 10:
+        raise ValueError(f"expected a whole number from 1 to 10, got {value!r}")
+    return int(value)
+
+
 def parse_log_level(value: str) -> str:
     level = value.strip().lower()
     if level not in LOG_LEVELS:
@@ -168,6 +178,8 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         provider_timeout_s=read("CURSOR_PROVIDER_TIMEOUT_SECONDS", "300", parse_timeout),
         log_level=read("CURSOR_LOG_LEVEL", "info", parse_log_level),
         console_token=console_token,
+        provider_idle_s=read("CURSOR_PROVIDER_IDLE_SECONDS", "120", parse_timeout),
+        provider_attempts=read("CURSOR_PROVIDER_ATTEMPTS", "3", parse_attempts),
     )
 
 
@@ -200,6 +212,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
     upstream_url: str
     limits: EdgeLimits = EdgeLimits()
     provider_limits: CallLimits = CallLimits()
+    # When a failed provider attempt is tried again (``actors/providers/retry.py``).
+    provider_retry: RetryPolicy = RetryPolicy()
     # One provider call of a console model check (Test, Tools and reasoning).
     model_check_timeout_s: float = MODEL_CHECK_TIMEOUT_S
     # The console API's token; without one the server must listen on loopback.
@@ -308,6 +322,7 @@ async def start_server(
             tasks=LoopTasks(asyncio.get_running_loop()),
             client=new_provider_client(),
             limits=config.provider_limits,
+            retry=config.provider_retry,
         )
         checks = ModelCheckDeps(provider_deps, config.model_check_timeout_s)
         ConsoleRoutes(
@@ -367,7 +382,10 @@ async def serve(settings: Settings, store: Store) -> int:
         host=settings.host,
         port=settings.port,
         upstream_url=settings.upstream_url,
-        provider_limits=CallLimits(total_s=settings.provider_timeout_s),
+        provider_limits=CallLimits(
+            total_s=settings.provider_timeout_s, idle_s=settings.provider_idle_s
+        ),
+        provider_retry=RetryPolicy(max_attempts=settings.provider_attempts),
         console_token=settings.console_token,
     )
     try:
