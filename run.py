@@ -95,6 +95,8 @@ class Settings(msgspec.Struct, frozen=True):
     # Provider stalls and retries (CURSOR_PROVIDER_IDLE_SECONDS, CURSOR_PROVIDER_ATTEMPTS).
     provider_idle_s: float = CallLimits().idle_s
     provider_attempts: int = RetryPolicy().max_attempts
+    # How long an append_seqno gap may stay open (CURSOR_APPEND_GAP_SECONDS).
+    append_gap_s: float = EdgeLimits().append_gap_timeout_s
 
 
 class SettingError(Exception):
@@ -180,6 +182,7 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         console_token=console_token,
         provider_idle_s=read("CURSOR_PROVIDER_IDLE_SECONDS", "120", parse_timeout),
         provider_attempts=read("CURSOR_PROVIDER_ATTEMPTS", "3", parse_attempts),
+        append_gap_s=read("CURSOR_APPEND_GAP_SECONDS", "30", parse_timeout),
     )
 
 
@@ -382,6 +385,7 @@ async def serve(settings: Settings, store: Store) -> int:
         host=settings.host,
         port=settings.port,
         upstream_url=settings.upstream_url,
+        limits=EdgeLimits(append_gap_timeout_s=settings.append_gap_s),
         provider_limits=CallLimits(
             total_s=settings.provider_timeout_s, idle_s=settings.provider_idle_s
         ),

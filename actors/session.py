@@ -18,6 +18,7 @@ from actors.model_selection import ModelResolver, ModelSelectionError
 from actors.run_children import AgentDeps
 from actors.run_output import RunOutput
 from actors.session_protocol import (
+    AppendGapDeadlinePassed,
     BlobFetched,
     BlobSyncFailed,
     CancelRun,
@@ -113,6 +114,10 @@ class SessionActor(pykka.ThreadingActor):
                             f"no RunRequest arrived within {waited:g} s",
                         )
                     )
+            case AppendGapDeadlinePassed(seqno=seqno, waited_seconds=waited):
+                self._fail_run(
+                    protocol_error(f"append_seqno {seqno} did not arrive within {waited:g} s")
+                )
             case _:
                 raise TypeError(f"SessionActor cannot handle {type(message).__name__}")
         self._tell_recorded()
@@ -249,10 +254,14 @@ class SessionActor(pykka.ThreadingActor):
         self._end(protocol_error(f"unknown {name} id: {getattr(control, kind).id}"))
 
     def _cancel(self) -> None:
+        self._fail_run(cancelled_error())
+
+    def _fail_run(self, error: ConnectError) -> None:
+        """End the run (its children stopped, pending execs aborted) with ``error``."""
         if self._run is not None:
-            self._run.cancel(cancelled_error())
+            self._run.cancel(error)
         else:
-            self._end(cancelled_error())
+            self._end(error)
 
     def on_failure(
         self, exception_type: object, exception_value: object, traceback: object

@@ -11,6 +11,7 @@ from __future__ import annotations
 from actors.blob_sync import BlobFetched, BlobSyncFailed
 from actors.checkpoint import CheckpointFailed, CheckpointPublished
 from actors.messages import (
+    AppendGapDeadlinePassed,
     CancelRun,
     ClientMessageReceived,
     EdgeMessage,
@@ -20,6 +21,7 @@ from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
 from actors.tool_runtime import ToolCompleted, ToolRuntimeFailed, ToolRuntimeStopped
 
 __all__ = [
+    "AppendGapDeadlinePassed",
     "BlobFetched",
     "BlobSyncFailed",
     "CancelRun",

@@ -6,6 +6,8 @@ none twice, every ``llm_calls`` row of the run ended)."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +18,18 @@ from store import Store, connect_store
 from store.conversations import ConversationStore
 from store.llm_calls import CallFilter, CallRecords, CallSummary
 from tests.conftest import add_fake_model
-from tests.support.fake_cursor import CursorSession, FakeCursor, final_text, user_turn_message
+from tests.support.fake_cursor import (
+    CursorSession,
+    FakeCursor,
+    final_text,
+    heartbeat_message,
+    user_turn_message,
+)
 from tests.support.fake_provider import FakeProvider, Script, chat_events
-from tests.support.process import ServerProcess, server_env
+from tests.support.process import REPO, ServerProcess, server_env
 
-IDLE_S = "0.5"
+IDLE_S = "1"
+GAP_S = "0.3"
 
 
 @dataclass
@@ -42,7 +51,8 @@ async def served(tmp_path: Path, fake: FakeProvider) -> AsyncIterator[Served]:
     seeded = connect_store(db_url)
     public_id = add_fake_model(seeded, fake)
     seeded.close()
-    process = ServerProcess(server_env(tmp_path, CURSOR_PROVIDER_IDLE_SECONDS=IDLE_S))
+    env = server_env(tmp_path, CURSOR_PROVIDER_IDLE_SECONDS=IDLE_S, CURSOR_APPEND_GAP_SECONDS=GAP_S)
+    process = ServerProcess(env)
     try:
         address = await asyncio.to_thread(process.wait_for_address)
         cursor = FakeCursor(f"http://{address}")
@@ -163,3 +173,50 @@ async def test_a_failure_after_the_first_event_is_not_retried_and_ends_clearly(
     assert [r.status for r in rows] == ["failed"]
     assert all(r.ended_at_ms is not None for r in rows)
     assert origins(stored) == ["runtime"]
+
+
+async def test_a_seqno_gap_that_does_not_fill_ends_the_run_naming_it(
+    served: Served, fake: FakeProvider, stored: Store
+) -> None:
+    fake.enqueue(Script.hang_before_headers())
+    cursor = served.cursor
+    stream = await cursor.open_run_sse("run-gap")
+    first = user_turn_message("hello", served.public_id)
+    assert (await cursor.append("run-gap", 0, first)).status_code == 200
+    await fake.wait_for_request(1)
+    assert (await cursor.append("run-gap", 2, heartbeat_message())).status_code == 200
+    result = await stream.read_to_end(timeout=10)
+    assert result.end == {
+        "error": {
+            "code": "invalid_argument",
+            "message": f"protocol error: append_seqno 1 did not arrive within {GAP_S} s",
+        }
+    }
+    await asyncio.wait_for(fake.disconnected(0).wait(), 5)
+    await asyncio.sleep(0.3)  # the recorder writes the cancelled call's end
+    rows = calls_of(stored, "run-gap")
+    assert [r.status for r in rows] == ["cancelled"]
+    assert all(r.ended_at_ms is not None for r in rows)
+    assert origins(stored) == ["runtime"]  # the committed user turn is kept
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("CURSOR_PROVIDER_IDLE_SECONDS", "0"),
+        ("CURSOR_PROVIDER_ATTEMPTS", "0"),
+        ("CURSOR_PROVIDER_ATTEMPTS", "two"),
+        ("CURSOR_APPEND_GAP_SECONDS", "-1"),
+    ],
+)
+def test_a_bad_fault_setting_exits_2_naming_it(tmp_path: Path, variable: str, value: str) -> None:
+    result = subprocess.run(
+        [sys.executable, str(REPO / "run.py")],
+        env=server_env(tmp_path, **{variable: value}),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().startswith(f"{variable}: "), result.stderr
