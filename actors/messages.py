@@ -40,5 +40,17 @@ class AppendGapDeadlinePassed(msgspec.Struct, frozen=True):
     waited_seconds: float
 
 
+class RunSseStalled(msgspec.Struct, frozen=True):
+    """The client took nothing of its RunSSE stream for ``waited_seconds``: it was cut."""
+
+    waited_seconds: float
+
+
 # What the edge may tell a run, and nothing else.
-EdgeMessage = ClientMessageReceived | CancelRun | RunRequestDeadlinePassed | AppendGapDeadlinePassed
+EdgeMessage = (
+    ClientMessageReceived
+    | CancelRun
+    | RunRequestDeadlinePassed
+    | AppendGapDeadlinePassed
+    | RunSseStalled
+)

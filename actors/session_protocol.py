@@ -16,6 +16,7 @@ from actors.messages import (
     ClientMessageReceived,
     EdgeMessage,
     RunRequestDeadlinePassed,
+    RunSseStalled,
 )
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
 from actors.tool_runtime import ToolCompleted, ToolRuntimeFailed, ToolRuntimeStopped
@@ -31,6 +32,7 @@ __all__ = [
     "ProviderCallEnded",
     "ProviderEventsReceived",
     "RunRequestDeadlinePassed",
+    "RunSseStalled",
     "SessionMessage",
     "ToolCompleted",
     "ToolRuntimeFailed",

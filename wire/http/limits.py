@@ -25,3 +25,6 @@ class EdgeLimits(msgspec.Struct, frozen=True):
     # An append_seqno gap (later appends wait for a missing one) that does not fill within
     # this long ends the run invalid_argument naming the missing number.
     append_gap_timeout_s: float = 30.0
+    # A RunSSE write the client does not take (it stopped reading, its socket buffer is full)
+    # for this long cuts that stream and ends the run deadline_exceeded.
+    slow_reader_timeout_s: float = 30.0

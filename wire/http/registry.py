@@ -22,6 +22,7 @@ from actors.messages import (
     ClientMessageReceived,
     EdgeMessage,
     RunRequestDeadlinePassed,
+    RunSseStalled,
 )
 from actors.run_output import RunOutput
 from wire.bidi import BidiAppend, ParentLink
@@ -132,6 +133,12 @@ class RunRegistry:
             waited_s=timeout,
         )
         self._tell_quietly(channel, AppendGapDeadlinePassed(missing, timeout))
+
+    def reader_stalled(self, request_id: str, waited_s: float) -> None:
+        """A RunSSE reader of ``request_id`` took nothing for ``waited_s``: end its run."""
+        channel = self._channels.get(request_id)
+        if channel is not None:
+            self._tell_quietly(channel, RunSseStalled(waited_s))
 
     def shutdown(self) -> None:
         """Cancel every run: each open stream gets the ``canceled`` EndStream."""
