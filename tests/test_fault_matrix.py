@@ -6,6 +6,8 @@ none twice, every ``llm_calls`` row of the run ended)."""
 from __future__ import annotations
 
 import asyncio
+import resource
+import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -82,7 +84,8 @@ def origins(store: Store) -> list[str]:
 
 async def turn(served: Served, request_id: str) -> dict[str, object]:
     log = await CursorSession(served.cursor, request_id).run(
-        user_turn_message("hello", served.public_id), timeout=15.0
+        user_turn_message("hello", served.public_id, message_id=f"msg-{request_id}"),
+        timeout=15.0,
     )
     assert log.end is not None
     return {"end": log.end, "text": final_text(log), "log": log}
@@ -220,3 +223,59 @@ def test_a_bad_fault_setting_exits_2_naming_it(tmp_path: Path, variable: str, va
     )
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().startswith(f"{variable}: "), result.stderr
+
+
+async def test_a_locked_database_ends_the_turn_unavailable_and_the_next_turn_works(
+    served: Served, fake: FakeProvider, stored: Store, tmp_path: Path
+) -> None:
+    fake.enqueue(Script.sse(chat_events(text=["first"])))
+    assert (await turn(served, "run-before-lock"))["end"] == {}
+    blocker = sqlite3.connect(tmp_path / "server.db", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another writer holds the lock past busy_timeout
+    try:
+        result = await turn(served, "run-locked")
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    error = result["end"]["error"]  # type: ignore[index]
+    assert error["code"] == "unavailable", error
+    assert "database is locked" in error["message"]
+    assert fake.pending_scripts == 0 and len(fake.requests) == 1  # no model call was made
+
+    fake.enqueue(Script.sse(chat_events(text=["after the lock"])))
+    after = await turn(served, "run-after-lock")
+    assert after["end"] == {} and after["text"] == "after the lock"
+    assert origins(stored) == ["runtime", "assistant", "runtime", "assistant"]
+    assert all(r.ended_at_ms is not None for r in calls_of(stored, "run-after-lock"))
+
+
+async def test_a_full_disk_ends_the_turn_unavailable_and_the_next_turn_works_once_space_is_back(
+    served: Served, fake: FakeProvider, stored: Store, tmp_path: Path
+) -> None:
+    """The server's files may not grow past their size now (RLIMIT_FSIZE, set on the running
+    process as a full disk would): the answer's commit fails; raised again, the next turn
+    works."""
+    fake.enqueue(Script.sse(chat_events(text=["first"])))
+    assert (await turn(served, "run-before-full"))["end"] == {}
+    pid = served.process.proc.pid
+    files = [tmp_path / name for name in ("server.db", "server.db-wal")]
+    room = max(path.stat().st_size for path in files if path.exists()) + 256 * 1024
+    resource.prlimit(pid, resource.RLIMIT_FSIZE, (room, resource.RLIM_INFINITY))
+    try:
+        fake.enqueue(Script.sse(chat_events(text=["z" * 65536] * (room // 65536 + 16))))
+        result = await turn(served, "run-full")
+    finally:
+        resource.prlimit(pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY,) * 2)
+    error = result["end"]["error"]  # type: ignore[index]
+    assert error["code"] == "unavailable", error
+    assert "what was saved before is kept" in error["message"]
+    assert "Traceback" not in served.process.log
+    assert "turn_ended" not in result["log"].kinds()  # type: ignore[attr-defined]
+    # The user turn before the answer is committed and kept; the answer is not.
+    assert origins(stored) == ["runtime", "assistant", "runtime"]
+    assert all(r.ended_at_ms is not None for r in calls_of(stored, "run-full"))
+
+    fake.enqueue(Script.sse(chat_events(text=["space again"])))
+    after = await turn(served, "run-after-full")
+    assert after["end"] == {} and after["text"] == "space again"
+    assert origins(stored) == ["runtime", "assistant", "runtime", "runtime", "assistant"]
