@@ -27,6 +27,11 @@ Routes, all under ``fake.base_url`` (``http://127.0.0.1:PORT/v1``):
   ``{"data":[…],"has_more":…,"first_id":…,"last_id":…}``. ``models_error = (status, body)``
   makes the listing fail instead.
 
+Scripted failures: ``Script.error(status, body, retry_after=...)`` (a refusal with its
+``Retry-After``), ``script.delayed(s)`` (headers only after ``s`` seconds), ``Script.stall``
+(events, then silence), ``Script.cut`` (events, then the connection dropped mid-body),
+``Script.raw`` (any bytes: a malformed event), ``Script.hang_before_headers``.
+
 Every POSTed body is checked against its format's published request schema
 (``tests/support/request_schemas.py``): what breaks it is kept on the recorded request
 (``problems``) and in ``NONCONFORMING``, which the suite's autouse fixture turns into a failure
