@@ -34,6 +34,7 @@ from actors.loop.bridge import LoopTasks
 from actors.model_selection import ModelResolver, StoreModelResolver
 from actors.providers.actor import ProviderDeps
 from actors.providers.recorder import start_call_recorder
+from actors.providers.retry import RetryPolicy
 from actors.providers.transport import CallLimits, new_provider_client
 from actors.run_children import AgentDeps
 from actors.run_events import start_run_event_recorder
@@ -112,6 +113,11 @@ class Settings(msgspec.Struct, frozen=True):
     secret_key: Secret | None = None
     # Who may use the agent RPCs when listening beyond loopback (CURSOR_AGENT_ALLOW).
     agent_allow: tuple[Network, ...] = LOOPBACK_NETWORKS
+    # Provider stalls and retries (CURSOR_PROVIDER_IDLE_SECONDS, CURSOR_PROVIDER_ATTEMPTS).
+    provider_idle_s: float = CallLimits().idle_s
+    provider_attempts: int = RetryPolicy().max_attempts
+    # How long an append_seqno gap may stay open (CURSOR_APPEND_GAP_SECONDS).
+    append_gap_s: float = EdgeLimits().append_gap_timeout_s
 
 
 class SettingError(Exception):
@@ -157,6 +163,12 @@ def parse_timeout(value: str) -> float:
     if not 0 < seconds < float("inf"):
         raise ValueError(f"must be a positive number of seconds, got {value!r}")
     return seconds
+
+
+def parse_attempts(value: str) -> int:
+    if not value.strip().isdigit() or not 1 <= int(value) <= 10:
+        raise ValueError(f"expected a whole number from 1 to 10, got {value!r}")
+    return int(value)
 
 
 def parse_log_level(value: str) -> str:
@@ -208,6 +220,9 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
             if ALLOW_VARIABLE in environ
             else LOOPBACK_NETWORKS
         ),
+        provider_idle_s=read("CURSOR_PROVIDER_IDLE_SECONDS", "120", parse_timeout),
+        provider_attempts=read("CURSOR_PROVIDER_ATTEMPTS", "3", parse_attempts),
+        append_gap_s=read("CURSOR_APPEND_GAP_SECONDS", "30", parse_timeout),
     )
 
 
@@ -263,6 +278,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
     upstream_url: str
     limits: EdgeLimits = EdgeLimits()
     provider_limits: CallLimits = CallLimits()
+    # When a failed provider attempt is tried again (``actors/providers/retry.py``).
+    provider_retry: RetryPolicy = RetryPolicy()
     # One provider call of a console model check (Test, Tools and reasoning).
     model_check_timeout_s: float = MODEL_CHECK_TIMEOUT_S
     # The console API's token; without one the server must listen on loopback.
@@ -376,6 +393,7 @@ async def start_server(
             tasks=LoopTasks(asyncio.get_running_loop()),
             client=new_provider_client(),
             limits=config.provider_limits,
+            retry=config.provider_retry,
         )
         checks = ModelCheckDeps(provider_deps, config.model_check_timeout_s)
         ConsoleRoutes(
@@ -435,7 +453,11 @@ async def serve(settings: Settings, store: Store, key: SecretKeySource | None = 
         host=settings.host,
         port=settings.port,
         upstream_url=settings.upstream_url,
-        provider_limits=CallLimits(total_s=settings.provider_timeout_s),
+        limits=EdgeLimits(append_gap_timeout_s=settings.append_gap_s),
+        provider_limits=CallLimits(
+            total_s=settings.provider_timeout_s, idle_s=settings.provider_idle_s
+        ),
+        provider_retry=RetryPolicy(max_attempts=settings.provider_attempts),
         console_token=settings.console_token,
         agent_allow=settings.agent_allow,
     )

@@ -441,3 +441,37 @@ def connect_store(url: str, secret_key: bytes | None = None) -> Store:
     if sealed:
         logger.info("sealed %d secret(s) stored as plaintext by an older version", sealed)
     return Store(database=database, blobs=BlobStore(database))
+
+
+# SQLite's words for a write it cannot take now: another writer held the lock past
+# busy_timeout, the file (or max_page_count) is full, or the disk failed.
+_SQLITE_UNAVAILABLE = ("database is locked", "database table is locked", "disk is full", "disk i/o")
+# PostgreSQL SQLSTATE classes of the same kind: insufficient resources (53: disk full, out of
+# memory, too many connections), connection exceptions (08), operator intervention (57).
+_POSTGRES_UNAVAILABLE = ("53", "08", "57")
+
+
+def unavailable_cause(exc: BaseException) -> peewee.OperationalError | None:
+    """The database failure behind ``exc`` that is the database's state, not our statement: a
+    locked or full database, a lost connection; None if there is none. The write did not
+    happen and may work later. The chain is followed because SQLite rolls back a transaction
+    itself on a full disk, and the rollback peewee then tries fails on its own ("no transaction
+    is active") while the full disk is the context."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, peewee.OperationalError) and _is_unavailable(seen):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    return unavailable_cause(exc) is not None
+
+
+def _is_unavailable(exc: peewee.OperationalError) -> bool:
+    pgcode = getattr(exc.__cause__, "pgcode", None) or getattr(exc, "pgcode", None)
+    if isinstance(pgcode, str):
+        return pgcode[:2] in _POSTGRES_UNAVAILABLE
+    text = str(exc).lower()
+    return any(words in text for words in _SQLITE_UNAVAILABLE)
