@@ -273,6 +273,7 @@ class AgentRun(ToolRelay):
                 pair.call.call_id,
                 (stored(pair.assistant), stored(pair.result)),
                 reserve_call_when_settled=True,
+                tool_call=message.tool_call,
             )
         except StaleRun:
             self._finish(cancelled_error())

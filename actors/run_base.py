@@ -222,7 +222,8 @@ class RunBase:
         result run again), else stored anew from the client's entry (every call runs)."""
         if resume.existing is not None:
             adopted = self._store.adopt_tool_round(self._request_id, resume.existing.round_id)
-            return ToolRound.adopted(adopted, pending.started_at_ms)
+            cards = self._store.tool_call_cards(adopted.round_id)
+            return ToolRound.adopted(adopted, pending.started_at_ms, cards)
         # A round this server never stored (e.g. after losing its database).
         calls, content = _pending_calls(pending)
         round_id = f"{self._request_id}:round:resume"

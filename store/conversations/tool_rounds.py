@@ -57,7 +57,7 @@ class ToolRounds(Runs):
         super().__init__(database)
         self._rounds = bind_table(database, TOOL_ROUNDS, ROUND_COLUMNS)
         self._calls = bind_table(
-            database, TOOL_ROUND_CALLS, ("round_id", "call_index", *CALL_FIELDS)
+            database, TOOL_ROUND_CALLS, ("round_id", "call_index", *CALL_FIELDS, "tool_call")
         )
 
     def create_tool_round(
@@ -118,6 +118,7 @@ class ToolRounds(Runs):
         pair: tuple[StoredMessage, StoredMessage],
         *,
         reserve_call_when_settled: bool = False,
+        tool_call: bytes = b"",
     ) -> ToolResultCommitted:
         """Append the (assistant call, tool result) pair as ONE revision on the run's head and
         mark the call completed, in one transaction. With ``reserve_call_when_settled``, the
@@ -135,9 +136,13 @@ class ToolRounds(Runs):
         where it took 16 and 20).
 
         The result (its text and whether it is an error) is stored once, in the pair's tool
-        message (migrations 6 and 7 dropped the call row's copies).
+        message (migrations 6 and 7 dropped the call row's copies). ``tool_call`` is the call's
+        completion card (a serialized ``agent.ToolCall``; empty: none), kept on the call row so
+        a run resuming the round can rebuild the checkpoint step of a call it did not run.
         """
         check_id(call_id, "call_id")
+        if not isinstance(tool_call, bytes):
+            raise InvalidInput("tool_call must be bytes")
         if not isinstance(pair, tuple) or len(pair) != 2:
             raise InvalidInput("pair must be a tuple (assistant message, tool result message)")
         messages = check_messages(pair)
@@ -174,7 +179,13 @@ class ToolRounds(Runs):
                 call_index = self._reserved_index(run_id, updated.rowcount)
             else:
                 self._move_head(conversation_id, run_id, revision_id, now)
-            self._db.execute_sql(sql.complete_call, (seq, revision_id, now, round_id, call_id))
+            if tool_call:
+                self._db.execute_sql(
+                    sql.complete_call_with_card,
+                    (seq, revision_id, now, tool_call, round_id, call_id),
+                )
+            else:
+                self._db.execute_sql(sql.complete_call, (seq, revision_id, now, round_id, call_id))
             status = ToolRoundStatus.SETTLED if settled else ToolRoundStatus.PENDING
             self._db.execute_sql(sql.advance_round, (seq + 1, status.value, now, round_id))
         return ToolResultCommitted(revision_id, seq, settled, call_index)
@@ -263,6 +274,16 @@ class ToolRounds(Runs):
             r = self._rounds
             r.update(run_id=run_id, updated_at_ms=now).where(r.round_id == round_id).execute()
             return msgspec.structs.replace(record, run_id=run_id, updated_at_ms=now)
+
+    def tool_call_cards(self, round_id: str) -> dict[str, bytes]:
+        """The completion cards (serialized ``agent.ToolCall``) of the round's completed calls,
+        by call id; a call without one (pending, cardless, or completed before migration 10)
+        is absent. What a run resuming the round shows as the steps of calls it did not run."""
+        c = self._calls
+        query = c.select(c.call_id, c.tool_call).where(
+            (c.round_id == round_id) & c.tool_call.is_null(False)
+        )
+        return {call_id: as_bytes(card) for call_id, card in query.tuples()}
 
     @staticmethod
     def round_head(tool_round: ToolRoundRecord) -> int:
