@@ -15,6 +15,7 @@ import logging
 import msgspec
 import peewee
 
+from actors.checkpoint import Step
 from actors.checkpoint_json import PendingRound, decode_pending
 from actors.conversation.model import (
     AssistantContent,
@@ -36,6 +37,7 @@ from store.conversations import (
     RevisionNotFound,
     StartedTurn,
     ToolRoundRecord,
+    ToolRoundStatus,
     roots_digest,
 )
 from wire.errors import Code, ConnectError, protocol_error
@@ -217,6 +219,17 @@ class RunBase:
         claimed = store.claim_run(self._request_id, self._plan.conversation_id, start)
         return ResumeStart(claimed, revision.message_count, pending, existing)
 
+    def settled_steps(self, resume: ResumeStart) -> tuple[Step, ...] | None:
+        """For a resume whose round this server stored and settled (its last result committed
+        before the settled checkpoint reached the client): the round's steps, rebuilt from its
+        cards, for the settled checkpoint the run publishes before its model call; None when
+        there is no such round (then the round, if any, runs)."""
+        existing = resume.existing
+        if existing is None or existing.status is not ToolRoundStatus.SETTLED:
+            return None
+        cards = self._store.tool_call_cards(existing.round_id)
+        return tuple(ToolRound.adopted(existing, existing.created_at_ms, cards).steps)
+
     def resumed_round(self, resume: ResumeStart, pending: PendingRound, head: int) -> ToolRound:
         """The interrupted round: adopted when this server stored it (only calls without a
         result run again), else stored anew from the client's entry (every call runs)."""
@@ -276,6 +289,9 @@ class RunBase:
             return None, None
         pending = decode_pending(entries[0])
         existing = self._store.find_pending_round(
-            self._plan.conversation_id, base, [c.call_id for c in pending.calls]
+            self._plan.conversation_id,
+            base,
+            [c.call_id for c in pending.calls],
+            settled_too=kind is TurnKind.RESUME,
         )
         return pending, existing

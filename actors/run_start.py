@@ -23,7 +23,7 @@ import peewee
 import pykka
 
 from actors.blob_sync import BlobFetched
-from actors.checkpoint import PublishSettled
+from actors.checkpoint import PublishSettled, Step
 from actors.conversation.model import AssistantContent, CanonicalMessage, ImagePart, TextPart
 from actors.conversation.request import ModelRoute
 from actors.messages import CancelRun
@@ -122,6 +122,8 @@ class TurnOpened(msgspec.Struct, frozen=True):
     commit_job: int | None = None
     round: ToolRound | None = None
     stable: tuple[CanonicalMessage, ...] = ()
+    # A resumed round the store had settled already: its steps, for the first settled state.
+    steps: tuple[Step, ...] = ()
     context: ExecContext = ExecContext()  # what the run's tool calls carry
 
 
@@ -256,6 +258,10 @@ class RunStart:
         opened = TurnOpened(
             known.plan, known.mode, instructions, head, messages, context=known.context
         )
+        steps = base.settled_steps(resume)
+        if steps is not None:
+            # Every call of the client's pending round has its result: none runs again.
+            return msgspec.structs.replace(opened, steps=steps)
         if resume.pending is not None:
             # Its calls without a committed result run again at once (the client sees the
             # staged checkpoint and the execs before any model call). The stable roots stay

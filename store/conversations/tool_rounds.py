@@ -203,14 +203,21 @@ class ToolRounds(Runs):
     # --- resuming a tool round ------------------------------------------------------------------
 
     def find_pending_round(
-        self, conversation_id: str, base_revision_id: int, call_ids: Sequence[str]
+        self,
+        conversation_id: str,
+        base_revision_id: int,
+        call_ids: Sequence[str],
+        *,
+        settled_too: bool = False,
     ) -> ToolRoundRecord | None:
         """The pending tool round of the conversation created on ``base_revision_id`` whose
         call ids are exactly ``call_ids`` (in any order), or None.
 
         How a run finds the round a dropped client stream interrupted, from what the client's
         state says (the round's base and its calls); ``adopt_tool_round`` then takes it over.
-        Should several match, the most recently created one is returned.
+        Should several match, the most recently created one is returned. ``settled_too`` also
+        finds a round whose last result was committed after the client's staged checkpoint
+        (the process died before the settled one reached the client): nothing of it runs again.
         """
         check_id(conversation_id, "conversation_id")
         check_revision_id(base_revision_id, "base_revision_id")
@@ -223,7 +230,11 @@ class ToolRounds(Runs):
             .where(
                 (u.conversation_id == conversation_id)
                 & (r.base_revision_id == base_revision_id)
-                & (r.status == ToolRoundStatus.PENDING.value)
+                & (
+                    r.status.in_([s.value for s in ToolRoundStatus])
+                    if settled_too
+                    else r.status == ToolRoundStatus.PENDING.value
+                )
             )
             .order_by(r.created_at_ms.desc(), r.round_id.desc())
         )
