@@ -230,13 +230,19 @@ class RunBase:
         cards = self._store.tool_call_cards(existing.round_id)
         return tuple(ToolRound.adopted(existing, existing.created_at_ms, cards).steps)
 
-    def resumed_round(self, resume: ResumeStart, pending: PendingRound, head: int) -> ToolRound:
+    def resumed_round(
+        self, resume: ResumeStart, pending: PendingRound | None, head: int
+    ) -> ToolRound | None:
         """The interrupted round: adopted when this server stored it (only calls without a
-        result run again), else stored anew from the client's entry (every call runs)."""
+        result run again), else stored anew from the client's entry (every call runs); None
+        when there is neither."""
         if resume.existing is not None:
             adopted = self._store.adopt_tool_round(self._request_id, resume.existing.round_id)
             cards = self._store.tool_call_cards(adopted.round_id)
-            return ToolRound.adopted(adopted, pending.started_at_ms, cards)
+            started = adopted.created_at_ms if pending is None else pending.started_at_ms
+            return ToolRound.adopted(adopted, started, cards)
+        if pending is None:
+            return None
         # A round this server never stored (e.g. after losing its database).
         calls, content = _pending_calls(pending)
         round_id = f"{self._request_id}:round:resume"
@@ -286,6 +292,10 @@ class RunBase:
                 f"conversation_state has {len(entries)} pending_tool_calls entries (at most 1)"
             )
         if not entries:
+            if kind is TurnKind.RESUME:
+                # A round started from this state whose staged checkpoint never reached the
+                # client (the process died first): continued, never started again.
+                return None, self._store.newest_round_on(self._plan.conversation_id, base)
             return None, None
         pending = decode_pending(entries[0])
         existing = self._store.find_pending_round(

@@ -262,11 +262,11 @@ class RunStart:
         if steps is not None:
             # Every call of the client's pending round has its result: none runs again.
             return msgspec.structs.replace(opened, steps=steps)
-        if resume.pending is not None:
+        round_ = base.resumed_round(resume, resume.pending, head)
+        if round_ is not None:
             # Its calls without a committed result run again at once (the client sees the
             # staged checkpoint and the execs before any model call). The stable roots stay
             # those of the base: committed pairs join them when the round settles.
-            round_ = base.resumed_round(resume, resume.pending, head)
             stable = messages[: resume.base_count]
             return msgspec.structs.replace(opened, round=round_, stable=stable)
         last = messages[-1].content if messages else None

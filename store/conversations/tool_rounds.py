@@ -246,6 +246,28 @@ class ToolRounds(Runs):
                 return self.tool_round(round_id)
         return None
 
+    def newest_round_on(
+        self, conversation_id: str, base_revision_id: int
+    ) -> ToolRoundRecord | None:
+        """The newest tool round of the conversation created on ``base_revision_id`` (pending
+        or settled), or None: for a client state that names no round, the round a run started
+        from it whose staged checkpoint the client never got."""
+        check_id(conversation_id, "conversation_id")
+        check_revision_id(base_revision_id, "base_revision_id")
+        r, u = self._rounds, self._runs
+        query = (
+            r.select(r.round_id)
+            .join(u, on=u.run_id == r.run_id)
+            .where(
+                (u.conversation_id == conversation_id) & (r.base_revision_id == base_revision_id)
+            )
+            .order_by(r.created_at_ms.desc(), r.round_id.desc())
+            .limit(1)
+        )
+        for (round_id,) in query.tuples():
+            return self.tool_round(round_id)
+        return None
+
     def adopt_tool_round(self, run_id: str, round_id: str) -> ToolRoundRecord:
         """Make ``run_id`` the owner of a still-pending round of its conversation, so it commits
         the remaining results (``commit_tool_result(run_id, round_id, ...)``); returns the round
