@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +54,7 @@ class Server:
 
 
 @pytest.fixture
-async def servers(tmp_path: Path) -> AsyncIterator[Callable[[Path], asyncio.Future[Server]]]:
+async def servers(tmp_path: Path) -> AsyncIterator[Callable[[Path], Awaitable[Server]]]:
     """Start ``run.py`` processes on a database file; all are stopped at teardown."""
     started: list[Server] = []
 
@@ -66,7 +66,7 @@ async def servers(tmp_path: Path) -> AsyncIterator[Callable[[Path], asyncio.Futu
         started.append(server)
         return server
 
-    yield start  # type: ignore[misc]
+    yield start
     for server in started:
         await server.stop()
 
@@ -234,7 +234,7 @@ def turn_tool_steps(log: TurnLog, state: agent.ConversationStateStructure) -> li
 @pytest.mark.parametrize("staged_seen", [True, False], ids=["staged", "staged-never-seen"])
 async def test_sigkill_mid_round_then_restart_on_the_same_database(
     fake: FakeProvider,
-    servers: Callable[[Path], asyncio.Future[Server]],
+    servers: Callable[[Path], Awaitable[Server]],
     tmp_path: Path,
     staged_seen: bool,
 ) -> None:
@@ -283,7 +283,7 @@ async def test_sigkill_mid_round_then_restart_on_the_same_database(
 
 
 async def test_sigkill_mid_round_then_restart_without_the_database(
-    fake: FakeProvider, servers: Callable[[Path], asyncio.Future[Server]], tmp_path: Path
+    fake: FakeProvider, servers: Callable[[Path], Awaitable[Server]], tmp_path: Path
 ) -> None:
     """Only the client's checkpoint and blobs are left. Its last checkpoint holds the settled
     Read round and the staged Write+Shell round, which names no completed call (a staged
@@ -333,7 +333,7 @@ async def test_sigkill_mid_round_then_restart_without_the_database(
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
 async def test_stopped_after_the_round_settled_before_the_client_saw_it(
     fake: FakeProvider,
-    servers: Callable[[Path], asyncio.Future[Server]],
+    servers: Callable[[Path], Awaitable[Server]],
     tmp_path: Path,
     stop: signal.Signals,
 ) -> None:
