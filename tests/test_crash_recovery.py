@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from actors.conversation.model import ToolResultContent, decode_message
-from store import Store, connect_store
+from store import Store
 from store.conversations import ConversationStore
 from store.llm_calls import CallRecords
 from tests.conftest import add_fake_model
@@ -32,7 +32,7 @@ from tests.support.fake_cursor import (
     user_turn_message,
 )
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
-from tests.support.process import ServerProcess, server_env
+from tests.support.process import SHARED_KEY_ENV, ServerProcess, connect_shared_store, server_env
 from wire.proto import agent_v1_pb2 as agent
 
 WRITE = FakeToolCall("call_w", "Write", ['{"path": "/out.txt", "contents": "written once\\n"}'])
@@ -59,7 +59,7 @@ async def servers(tmp_path: Path) -> AsyncIterator[Callable[[Path], Awaitable[Se
     started: list[Server] = []
 
     async def start(db: Path) -> Server:
-        env = server_env(tmp_path, CURSOR_DATABASE_URL=f"sqlite:///{db}")
+        env = server_env(tmp_path, CURSOR_DATABASE_URL=f"sqlite:///{db}", **SHARED_KEY_ENV)
         process = ServerProcess(env)
         address = await asyncio.to_thread(process.wait_for_address)
         server = Server(process, FakeCursor(f"http://{address}"))
@@ -74,7 +74,7 @@ async def servers(tmp_path: Path) -> AsyncIterator[Callable[[Path], Awaitable[Se
 def configured(db: Path, fake: FakeProvider) -> str:
     """A database with the fake provider's model; its public id (the same for every
     database, as it depends only on the provider's URL and the model id)."""
-    store = connect_store(f"sqlite:///{db}")
+    store = connect_shared_store(f"sqlite:///{db}")
     try:
         return add_fake_model(store, fake)
     finally:
@@ -155,7 +155,7 @@ async def killed_mid_round(
 
 
 def stored_history(db: Path) -> tuple[Store, ConversationStore]:
-    store = connect_store(f"sqlite:///{db}")
+    store = connect_shared_store(f"sqlite:///{db}")
     return store, ConversationStore(store.database)
 
 
@@ -177,7 +177,7 @@ def tool_results(db: Path) -> list[tuple[str, str]]:
 
 def llm_calls(db: Path) -> list[tuple[str, str | None]]:
     """(status, error message) of every call record, oldest first."""
-    store = connect_store(f"sqlite:///{db}")
+    store = connect_shared_store(f"sqlite:///{db}")
     try:
         records = CallRecords(store.database).list(limit=100)
         return [(r.status, r.error_message) for r in reversed(records)]
