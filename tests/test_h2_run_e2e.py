@@ -22,10 +22,9 @@ from cryptography.x509.oid import NameOID
 from run import RunningServer, ServerConfig, start_server
 from store import Store
 from store.conversations import ConversationStore
-from tests.conftest import TEST_LIMITS
 from tests.support.fake_cursor import CursorSession, user_turn_message
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
-from tests.support.h2_client import RUN, H2Client, H2Cursor
+from tests.support.h2_client import RUN, ClientStream, H2Client, H2Cursor
 from wire.connect import EnvelopeReader, encode_envelope
 from wire.h2_connection import H2Limits
 from wire.http.limits import EdgeLimits
@@ -95,8 +94,10 @@ async def upstream_config() -> AsyncIterator[str]:
         )
 
     app = web.Application()
-    for path in ("/aiserver.v1.AiService/GetServerConfig",
-                 "/aiserver.v1.ServerConfigService/GetServerConfig"):
+    for path in (
+        "/aiserver.v1.AiService/GetServerConfig",
+        "/aiserver.v1.ServerConfigService/GetServerConfig",
+    ):
         app.router.add_post(path, server_config)
     app.router.add_route("*", "/{tail:.*}", echo)
     runner = web.AppRunner(app)
@@ -116,7 +117,7 @@ async def make_h2(upstream_config: str, server_store: Store) -> AsyncIterator[St
     started: list[RunningServer] = []
 
     async def make(
-        *, h2: bool = True, tls: tuple[str, str] | None = None, h2_limits: H2Limits = H2Limits()
+        *, h2: bool = True, tls: tuple[str, str] | None = None, h2_limits: H2Limits | None = None
     ) -> RunningServer:
         config = ServerConfig(
             host="127.0.0.1",
@@ -125,7 +126,7 @@ async def make_h2(upstream_config: str, server_store: Store) -> AsyncIterator[St
             limits=LIMITS,
             h2_listen=("127.0.0.1", 0) if h2 else None,
             tls=tls,
-            h2_limits=h2_limits,
+            h2_limits=h2_limits or H2Limits(),
         )
         server = await start_server(config, store=server_store)
         started.append(server)
@@ -183,3 +184,169 @@ async def test_a_tool_turn_over_run(
     assert "hello from the workspace" in results[0]["content"]
     # The run id is the RunRequest's, not the per-stream x-request-id.
     assert run_status(server_store, f"h2-turn-{transport}") == "completed"
+
+
+# ---- disconnects ----
+
+
+async def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+    try:
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what}") from None
+
+
+async def open_run(
+    client: H2Client, first: agent.AgentClientMessage, run_id: str
+) -> tuple[ClientStream, EnvelopeReader]:
+    stream = client.open(
+        RUN, {"content-type": "application/connect+proto", "x-request-id": "try-1"}
+    )
+    first.run_request.run_id = run_id
+    await stream.send(encode_envelope(0, first.SerializeToString()))
+    return stream, EnvelopeReader()
+
+
+async def read_until(stream: ClientStream, reader: EnvelopeReader, kind: str) -> list[str]:
+    """Read frames (acking KV SETs) until an AgentServerMessage of ``kind`` or the end."""
+    seen: list[str] = []
+    while (chunk := await stream.read(10)) is not None:
+        for envelope in reader.feed(chunk):
+            if envelope.is_end_stream:
+                seen.append("end:" + envelope.payload.decode())
+                return seen
+            message = agent.AgentServerMessage.FromString(envelope.payload)
+            which = message.WhichOneof("message") or ""
+            seen.append(which)
+            if message.kv_server_message.HasField("set_blob_args"):
+                ack = agent.AgentClientMessage(
+                    kv_client_message=agent.KvClientMessage(
+                        id=message.kv_server_message.id, set_blob_result=agent.SetBlobResult()
+                    )
+                )
+                await stream.send(encode_envelope(0, ack.SerializeToString()))
+            if which == kind:
+                return seen
+    return seen
+
+
+@pytest.mark.parametrize("how", ["rst_stream", "half_close"])
+async def test_leaving_the_run_stream_mid_tool_cancels_the_run(
+    how: str,
+    make_h2: StartH2,
+    fake: FakeProvider,
+    public_id: str,
+    server_store: Store,
+    tmp_path: Path,
+) -> None:
+    """An exec nobody will answer any more: a RST_STREAM or a half-close mid-tool is a
+    disconnect, and the run ends cancelled instead of waiting for the exec forever."""
+    tool_turn(fake, tmp_path)
+    server = await make_h2()
+    client = await connect(server)
+    try:
+        stream, reader = await open_run(
+            client, user_turn_message("read it", public_id), f"h2-{how}"
+        )
+        assert (await stream.headers())[":status"] == "200"
+        seen = await read_until(stream, reader, "exec_server_message")
+        assert seen[-1] == "exec_server_message"
+        if how == "rst_stream":
+            stream.reset()
+        else:
+            stream.end()
+        await wait_for(
+            lambda: run_status(server_store, f"h2-{how}") == "cancelled", "the run to be cancelled"
+        )
+        if how == "half_close":  # the response side is still open: it ends with canceled
+            rest = await read_until(stream, reader, "")
+            assert rest[-1].startswith("end:") and "canceled" in rest[-1]
+    finally:
+        await client.aclose()
+    assert len(fake.requests) == 1  # the model was never asked again
+
+
+async def test_an_error_before_the_run_is_an_end_stream_in_http_200(make_h2: StartH2) -> None:
+    server = await make_h2()
+    client = await connect(server)
+    try:
+        stream = client.open(RUN, {"content-type": "application/connect+proto"})
+        await stream.send(b"\x00\x00\x00\x00\x03\xff\xff\xff", end=True)
+        assert (await stream.headers())[":status"] == "200"
+        (envelope,) = EnvelopeReader().feed(await stream.body())
+        assert envelope.is_end_stream
+        assert json.loads(envelope.payload)["error"]["code"] == "invalid_argument"
+    finally:
+        await client.aclose()
+
+
+# ---- many streams, big frames ----
+
+
+async def test_two_concurrent_runs_on_one_connection(
+    make_h2: StartH2, fake: FakeProvider, public_id: str
+) -> None:
+    fake.enqueue(Script.sse(chat_events(text=["one"])))
+    fake.enqueue(Script.sse(chat_events(text=["two"])))
+    server = await make_h2()
+    client = await connect(server)
+    cursor = H2Cursor(client)
+    try:
+        first = CursorSession(cursor, "h2-a")  # type: ignore[arg-type]
+        second = CursorSession(cursor, "h2-b")  # type: ignore[arg-type]
+        logs = await asyncio.gather(
+            first.run(user_turn_message("a", public_id, conversation_id="conv-a")),
+            second.run(user_turn_message("b", public_id, conversation_id="conv-b")),
+        )
+    finally:
+        await cursor.aclose()
+    assert [log.end for log in logs] == [{}, {}]
+    assert all("turn_ended" in log.kinds() for log in logs)
+    assert len({stream for stream in client.streams}) == 2
+
+
+async def test_a_large_kv_blob_crosses_many_data_frames_under_flow_control(
+    make_h2: StartH2, fake: FakeProvider, public_id: str
+) -> None:
+    """A 900 KiB message: in, it outgrows the server's 256 KiB stream window (the client
+    waits for WINDOW_UPDATEs); out, its KV SET outgrows the client's 64 KiB window."""
+    fake.enqueue(Script.sse(chat_events(text=["big"])))
+    server = await make_h2(h2_limits=H2Limits(initial_window_size=256 * 1024))
+    client = await connect(server)
+    cursor = H2Cursor(client)
+    text = "x" * (900 * 1024)
+    try:
+        session = CursorSession(cursor, "h2-big")  # type: ignore[arg-type]
+        log = await session.run(user_turn_message(text, public_id), timeout=20)
+    finally:
+        await cursor.aclose()
+    assert log.end == {}
+    assert any(text.encode() in blob for blob in log.blobs.values())
+    assert fake.requests[0].json["messages"][-1]["content"].count("x") >= len(text)
+
+
+# ---- shutdown ----
+
+
+async def test_shutdown_sends_goaway_then_ends_the_run(
+    make_h2: StartH2, fake: FakeProvider, public_id: str, tmp_path: Path
+) -> None:
+    """What SIGTERM runs (``RunningServer.stop``): GOAWAY first, then the open run's
+    canceled EndStream reaches its stream."""
+    tool_turn(fake, tmp_path)
+    server = await make_h2()
+    client = await connect(server)
+    try:
+        stream, reader = await open_run(client, user_turn_message("read", public_id), "h2-stop")
+        await read_until(stream, reader, "exec_server_message")
+        stopping = asyncio.create_task(server.stop())
+        await asyncio.wait_for(client.goaway_seen.wait(), 5)
+        assert client.goaway is not None and client.goaway.error_code == 0
+        assert client.goaway.last_stream_id == stream.stream_id
+        rest = await read_until(stream, reader, "")
+        assert rest[-1].startswith("end:") and "canceled" in rest[-1]
+        assert await stopping
+    finally:
+        await client.aclose()

@@ -18,6 +18,7 @@ import h2.errors
 import h2.events
 import h2.exceptions
 import h2.settings
+import hyperframe.frame
 import msgspec
 
 KIB = 1024
@@ -103,26 +104,30 @@ class H2ServerConnection:
         self.limits = limits
         config = h2.config.H2Configuration(client_side=False, header_encoding=None)
         self._conn = h2.connection.H2Connection(config=config)
-        self._conn.local_settings = h2.settings.Settings(
-            client=False,
-            initial_values={
+        self._conn.initiate_connection()
+        # Proposed, then in force once the client acknowledges them (RFC 9113 §6.5.3).
+        self._conn.update_settings(
+            {
                 h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: limits.max_concurrent_streams,
                 h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: limits.initial_window_size,
                 h2.settings.SettingCodes.MAX_FRAME_SIZE: limits.max_frame_size,
                 h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE: limits.max_header_list_size,
                 h2.settings.SettingCodes.ENABLE_PUSH: 0,
-            },
+            }
         )
-        self._conn.initiate_connection()
         default_window = self._conn.inbound_flow_control_window
         if limits.connection_window > default_window:
             self._conn.increment_flow_control_window(limits.connection_window - default_window)
         self._pending: dict[int, bytearray] = {}
         self._end_after: set[int] = set()
+        self._goaway_last: int | None = None
+        self._extra = b""
         self.closed = False
 
     def data_to_send(self) -> bytes:
-        return self._conn.data_to_send()
+        data = self._conn.data_to_send() + self._extra
+        self._extra = b""
+        return data
 
     def receive(self, data: bytes) -> list[H2Event]:
         """Feed bytes read from the socket; a violation ends the connection with GOAWAY."""
@@ -143,6 +148,9 @@ class H2ServerConnection:
 
     def _translate(self, event: h2.events.Event) -> list[H2Event]:
         match event:
+            case h2.events.RequestReceived() if self._refused(event.stream_id or 0):
+                self._conn.reset_stream(event.stream_id or 0, h2.errors.ErrorCodes.REFUSED_STREAM)
+                return []
             case h2.events.RequestReceived():
                 headers = tuple((_text(k), _text(v)) for k, v in event.headers or ())
                 ended = event.stream_ended is not None
@@ -170,6 +178,14 @@ class H2ServerConnection:
             case _:
                 return []
 
+    def _refused(self, stream_id: int) -> bool:
+        """A stream opened after our GOAWAY's last stream id is never processed."""
+        return self._goaway_last is not None and stream_id > self._goaway_last
+
+    def _refused(self, stream_id: int) -> bool:
+        """A stream opened after our GOAWAY's last stream id is never processed."""
+        return self._goaway_last is not None and stream_id > self._goaway_last
+
     # ---- sending ------------------------------------------------------------------------
 
     def send_headers(self, stream_id: int, headers: Headers, *, end: bool = False) -> None:
@@ -194,9 +210,17 @@ class H2ServerConnection:
         with contextlib.suppress(h2.exceptions.StreamClosedError):
             self._conn.reset_stream(stream_id, error_code)
 
-    def goaway(self, error_code: int = h2.errors.ErrorCodes.NO_ERROR) -> None:
-        """Announce the end (RFC 9113 §6.8): streams already open may finish."""
-        self._conn.close_connection(error_code, last_stream_id=self._conn.highest_inbound_stream_id)
+    def goaway(self) -> None:
+        """Announce a graceful end (RFC 9113 §6.8): NO_ERROR, the streams opened so far may
+        finish, later ones are refused. Written as a bare frame because h2's own
+        ``close_connection`` closes the state machine, which would cut those streams off."""
+        if self._goaway_last is not None:
+            return
+        self._goaway_last = self._conn.highest_inbound_stream_id
+        frame = hyperframe.frame.GoAwayFrame(stream_id=0)
+        frame.last_stream_id = self._goaway_last
+        frame.error_code = h2.errors.ErrorCodes.NO_ERROR
+        self._extra += frame.serialize()
 
     def acknowledge(self, stream_id: int, flow_length: int) -> None:
         """The edge consumed ``flow_length`` bytes of the stream: let the client send more."""

@@ -194,6 +194,10 @@ class H2Client:
             case h2.events.ConnectionTerminated():
                 self.goaway = event
                 self.goaway_seen.set()
+                if event.error_code == 0:
+                    # h2 closes its state machine on any GOAWAY; a graceful one lets the
+                    # streams it covers finish (RFC 9113 §6.8), so reopen it to read them.
+                    self.conn.state_machine.state = h2.connection.ConnectionState.CLIENT_OPEN
             case _:
                 pass
 
@@ -287,8 +291,10 @@ class H2Cursor:
                 return _Answer(404)
             try:
                 await run.stream.send(encode_envelope(0, message.SerializeToString()))
-            except Exception:
-                return _Answer(404)
+            except Exception as exc:
+                answer = _Answer(404)
+                answer.text = repr(exc)
+                return answer
         return _Answer(200)
 
     async def aclose(self) -> None:
