@@ -8,7 +8,7 @@ import pytest
 
 from run import RunningServer
 from tests.support.h2_client import H2Client
-from tests.test_h2_run_e2e import OFFICIAL_CONFIG, StartH2, connect, make_h2, upstream_config
+from tests.support.h2_servers import OFFICIAL_CONFIG, StartH2, connect, make_h2, upstream_config
 from wire.proto import agent_v1_pb2 as agent
 from wire.proto import aiserver_v1_pb2 as aiserver
 from wire.server_config import SERVER_CONFIG_ROUTES

@@ -182,10 +182,6 @@ class H2ServerConnection:
         """A stream opened after our GOAWAY's last stream id is never processed."""
         return self._goaway_last is not None and stream_id > self._goaway_last
 
-    def _refused(self, stream_id: int) -> bool:
-        """A stream opened after our GOAWAY's last stream id is never processed."""
-        return self._goaway_last is not None and stream_id > self._goaway_last
-
     # ---- sending ------------------------------------------------------------------------
 
     def send_headers(self, stream_id: int, headers: Headers, *, end: bool = False) -> None:

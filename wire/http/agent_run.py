@@ -160,8 +160,8 @@ class AgentRunRoute:
             for message in early:
                 self._registry.append(BidiAppend(run_id, seqno, message, parent))
                 seqno += 1
-            while (message := await messages.next()) is not None:
-                self._registry.append(BidiAppend(run_id, seqno, message, parent))
+            while (later := await messages.next()) is not None:
+                self._registry.append(BidiAppend(run_id, seqno, later, parent))
                 seqno += 1
             reason = "the client half-closed the Run stream"
         except StreamGone:
