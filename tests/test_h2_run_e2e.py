@@ -9,8 +9,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["make_h2", "upstream_config"]  # fixtures
-
+import msgspec
 import pytest
 
 from store import Store
@@ -19,6 +18,7 @@ from tests.support.fake_cursor import CursorSession, user_turn_message
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
 from tests.support.h2_client import RUN, ClientStream, H2Client, H2Cursor
 from tests.support.h2_servers import (
+    LIMITS,
     StartH2,
     client_tls,
     connect,
@@ -29,6 +29,8 @@ from tests.support.h2_servers import (
 from wire.connect import EnvelopeReader, encode_envelope
 from wire.h2_connection import H2Limits
 from wire.proto import agent_v1_pb2 as agent
+
+__all__ = ["make_h2", "upstream_config"]  # fixtures used by name
 
 
 def run_status(store: Store, run_id: str) -> str | None:
@@ -46,36 +48,95 @@ def tool_turn(fake: FakeProvider, workspace: Path) -> None:
 # ---- a whole tool turn ----
 
 
+RULE = "Always answer in exactly three words."
+CONTEXT = agent.RequestContext(non_file_rules=[agent.CursorRule(content=RULE)])
+
+
+@pytest.mark.parametrize("context", ["inline", "asked"])
 @pytest.mark.parametrize("transport", ["h2c", "tls"])
 async def test_a_tool_turn_over_run(
     transport: str,
+    context: str,
     make_h2: StartH2,
     fake: FakeProvider,
     public_id: str,
     server_store: Store,
     tmp_path: Path,
 ) -> None:
+    """The whole turn with a tool, the editor's way (its context in the RunRequest) and a
+    CLI's (no context: the server asks with request_context_args and waits for it)."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     tls = make_certificate(tmp_path) if transport == "tls" else None
     server = await make_h2(tls=tls)
     client = await connect(server, client_tls(tls[0]) if tls else None)
-    cursor = H2Cursor(client)
+    cursor = H2Cursor(client, context=CONTEXT if context == "asked" else None)
+    run_id = f"h2-turn-{transport}-{context}"
+    inline = CONTEXT if context == "inline" else None
     try:
         tool_turn(fake, workspace)
-        session = CursorSession(cursor, f"h2-turn-{transport}", workspace=workspace)  # type: ignore[arg-type]
-        log = await session.run(user_turn_message("what do my notes say?", public_id))
+        session = CursorSession(cursor, run_id, workspace=workspace)  # type: ignore[arg-type]
+        log = await session.run(
+            user_turn_message("what do my notes say?", public_id, request_context=inline)
+        )
     finally:
         await cursor.aclose()
     assert log.end == {}
     assert "turn_ended" in log.kinds()
+    assert cursor.streams[run_id].asked == (1 if context == "asked" else 0)
+    # The context reached the model either way, before its first call.
+    assert RULE in json.dumps(fake.requests[0].json)
     results = [m for m in fake.requests[1].json["messages"] if m["role"] == "tool"]
     assert "hello from the workspace" in results[0]["content"]
     # The run id is the RunRequest's, not the per-stream x-request-id.
-    assert run_status(server_store, f"h2-turn-{transport}") == "completed"
+    assert run_status(server_store, run_id) == "completed"
+
+
+async def test_a_client_that_never_answers_request_context_args_ends_the_run(
+    make_h2: StartH2, fake: FakeProvider, public_id: str, server_store: Store
+) -> None:
+    server = await make_h2(limits=msgspec.structs.replace(LIMITS, request_context_wait_s=0.3))
+    client = await connect(server)
+    cursor = H2Cursor(client, context=None)
+    try:
+        session = CursorSession(cursor, "h2-no-context")  # type: ignore[arg-type]
+        log = await session.run(user_turn_message("hi", public_id))
+    finally:
+        await cursor.aclose()
+    assert log.end["error"]["code"] == "deadline_exceeded"  # type: ignore[index]
+    assert "request_context_args" in log.end["error"]["message"]  # type: ignore[index]
+    assert fake.requests == []
+
+
+async def test_a_model_id_with_suffixes_runs_with_them_and_a_bad_one_is_named(
+    make_h2: StartH2, fake: FakeProvider, public_id: str
+) -> None:
+    fake.enqueue(Script.sse(chat_events(text=["ok"])))
+    server = await make_h2()
+    client = await connect(server)
+    cursor = H2Cursor(client)
+    try:
+        good = CursorSession(cursor, "h2-suffix")  # type: ignore[arg-type]
+        log = await good.run(
+            user_turn_message("hi", f"{public_id}/high/64k", request_context=CONTEXT)
+        )
+        bad = CursorSession(cursor, "h2-bad-suffix")  # type: ignore[arg-type]
+        refused = await bad.run(
+            user_turn_message("hi", f"{public_id}/high/64k/slow", request_context=CONTEXT)
+        )
+    finally:
+        await cursor.aclose()
+    assert log.end == {}
+    assert fake.requests[0].json["model"] == "fake-model"
+    assert fake.requests[0].json["reasoning_effort"] == "high"
+    assert refused.end["error"]["code"] == "invalid_argument"  # type: ignore[index]
+    assert "'slow'" in refused.end["error"]["message"]  # type: ignore[index]
+    assert len(fake.requests) == 1
 
 
 # ---- disconnects ----
+
+inline = {"request_context": CONTEXT}  # the editor's way: the context in the RunRequest
 
 
 async def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
@@ -94,6 +155,7 @@ async def open_run(
         RUN, {"content-type": "application/connect+proto", "x-request-id": "try-1"}
     )
     first.run_request.run_id = run_id
+    first.run_request.action.user_message_action.request_context.CopyFrom(CONTEXT)
     await stream.send(encode_envelope(0, first.SerializeToString()))
     return stream, EnvelopeReader()
 
@@ -186,8 +248,8 @@ async def test_two_concurrent_runs_on_one_connection(
         first = CursorSession(cursor, "h2-a")  # type: ignore[arg-type]
         second = CursorSession(cursor, "h2-b")  # type: ignore[arg-type]
         logs = await asyncio.gather(
-            first.run(user_turn_message("a", public_id, conversation_id="conv-a")),
-            second.run(user_turn_message("b", public_id, conversation_id="conv-b")),
+            first.run(user_turn_message("a", public_id, conversation_id="conv-a", **inline)),
+            second.run(user_turn_message("b", public_id, conversation_id="conv-b", **inline)),
         )
     finally:
         await cursor.aclose()
@@ -208,7 +270,7 @@ async def test_a_large_kv_blob_crosses_many_data_frames_under_flow_control(
     text = "x" * (900 * 1024)
     try:
         session = CursorSession(cursor, "h2-big")  # type: ignore[arg-type]
-        log = await session.run(user_turn_message(text, public_id), timeout=20)
+        log = await session.run(user_turn_message(text, public_id, **inline), timeout=20)
     finally:
         await cursor.aclose()
     assert log.end == {}

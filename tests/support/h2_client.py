@@ -211,10 +211,14 @@ class H2Client:
 
 
 class H2RunStream:
-    """A ``Run`` response read frame by frame, like ``fake_cursor.RunStream``."""
+    """A ``Run`` response read frame by frame, like ``fake_cursor.RunStream``. An Exec
+    ``request_context_args`` is answered here, as a CLI does, with ``context`` (then the
+    exec's close), and not shown to the session; ``asked`` counts them."""
 
-    def __init__(self, stream: ClientStream) -> None:
+    def __init__(self, stream: ClientStream, context: agent.RequestContext | None) -> None:
         self.stream = stream
+        self.context = context
+        self.asked = 0
         self._reader = EnvelopeReader()
         self._pending: list[Envelope] = []
 
@@ -224,8 +228,32 @@ class H2RunStream:
             if chunk is None:
                 self._reader.close()
                 return None
-            self._pending.extend(self._reader.feed(chunk))
+            for envelope in self._reader.feed(chunk):
+                if not await self._answered_here(envelope):
+                    self._pending.append(envelope)
         return self._pending.pop(0)
+
+    async def _answered_here(self, envelope: Envelope) -> bool:
+        if envelope.is_end_stream:
+            return False
+        message = agent.AgentServerMessage.FromString(envelope.payload)
+        if not message.exec_server_message.HasField("request_context_args"):
+            return False
+        self.asked += 1
+        if self.context is None:
+            return True  # this client never answers
+        wire_id = message.exec_server_message.id
+        success = agent.RequestContextSuccess(request_context=self.context)
+        result = agent.ExecClientMessage(
+            id=wire_id, request_context_result=agent.RequestContextResult(success=success)
+        )
+        close = agent.ExecClientControlMessage(stream_close=agent.ExecClientStreamClose(id=wire_id))
+        for reply in (
+            agent.AgentClientMessage(exec_client_message=result),
+            agent.AgentClientMessage(exec_client_control_message=close),
+        ):
+            await self.stream.send(encode_envelope(0, reply.SerializeToString()))
+        return True
 
     async def aclose(self) -> None:
         if not self.stream.ended.is_set():
@@ -253,10 +281,18 @@ class H2Cursor:
     ``run_id`` gets the request id as its run id; ``x-request-id`` is new per stream, as a
     CLI's retry would send."""
 
-    def __init__(self, client: H2Client, headers: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        client: H2Client,
+        headers: Mapping[str, str] | None = None,
+        context: agent.RequestContext | None = None,
+    ) -> None:
+        """``context``: the answer to ``request_context_args`` (None: never answered)."""
         self.client = client
         self.headers = dict(headers or {})
+        self.context = context
         self.runs: dict[str, _Run] = {}
+        self.streams: dict[str, H2RunStream] = {}
 
     async def open_run_sse(self, request_id: str) -> H2RunStream:
         headers = {
@@ -267,7 +303,8 @@ class H2Cursor:
         }
         stream = self.client.open(RUN, headers)
         self.runs[request_id] = _Run(stream)
-        return H2RunStream(stream)
+        self.streams[request_id] = H2RunStream(stream, self.context)
+        return self.streams[request_id]
 
     async def append(
         self,

@@ -109,13 +109,17 @@ async def make_h2(upstream_config: str, server_store: Store) -> AsyncIterator[St
     started: list[RunningServer] = []
 
     async def make(
-        *, h2: bool = True, tls: tuple[str, str] | None = None, h2_limits: H2Limits | None = None
+        *,
+        h2: bool = True,
+        tls: tuple[str, str] | None = None,
+        h2_limits: H2Limits | None = None,
+        limits: EdgeLimits = LIMITS,
     ) -> RunningServer:
         config = ServerConfig(
             host="127.0.0.1",
             port=0,
             upstream_url=upstream_config,
-            limits=LIMITS,
+            limits=limits,
             h2_listen=("127.0.0.1", 0) if h2 else None,
             tls=tls,
             h2_limits=h2_limits or H2Limits(),

@@ -22,7 +22,14 @@ import uuid
 from google.protobuf.message import DecodeError
 
 from wire.bidi import BidiAppend, ParentLink, parse_parent_headers
-from wire.connect import FLAG_COMPRESSED, Envelope, EnvelopeReader, end_stream_frame, gunzip_limited
+from wire.connect import (
+    FLAG_COMPRESSED,
+    Envelope,
+    EnvelopeReader,
+    data_frame,
+    end_stream_frame,
+    gunzip_limited,
+)
 from wire.errors import Code, ConnectError, decode_error, protocol_error
 from wire.http.agent_activity import CLIENT_VERSION_HEADER, AgentActivity
 from wire.http.h2_server import H2Stream, StreamGone
@@ -30,6 +37,12 @@ from wire.http.limits import EdgeLimits
 from wire.http.registry import RunRegistry
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
+from wire.run_context import (
+    is_request_context_answer,
+    lacks_request_context,
+    request_context_exec,
+    with_request_context,
+)
 
 logger = logging.getLogger("cursor_server.edge")
 
@@ -81,11 +94,15 @@ class AgentRunRoute:
     """Serves ``Run`` streams on the HTTP/2 listener against the shared run registry."""
 
     def __init__(
-        self, registry: RunRegistry, limits: EdgeLimits, activity: AgentActivity | None = None
+        self,
+        registry: RunRegistry,
+        limits: EdgeLimits,
+        activity: AgentActivity | None = None,
     ) -> None:
         self._registry = registry
         self._limits = limits
         self._activity = activity
+        self._context_wait_s = limits.request_context_wait_s
 
     async def handle(self, stream: H2Stream) -> None:
         if self._activity is not None:
@@ -104,7 +121,8 @@ class AgentRunRoute:
             x_request_id=stream.header(REQUEST_ID_HEADER),
         )
         frames = self._registry.stream_for(run_id).subscribe()
-        stream.respond(200, RUN_HEADERS)
+        if not stream.responded:
+            stream.respond(200, RUN_HEADERS)
         feed = asyncio.ensure_future(self._feed(run_id, parent, early, messages))
         ended = False
         try:
@@ -145,7 +163,33 @@ class AgentRunRoute:
         )
         if self._registry.has(run_id):
             raise ConnectError(Code.ABORTED, f"run {run_id} is already open on another stream")
+        if lacks_request_context(message):
+            early[-1] = await self._ask_context(stream, messages, message, early)
         return run_id, parent, early
+
+    async def _ask_context(
+        self,
+        stream: H2Stream,
+        messages: _Messages,
+        run_request: agent.AgentClientMessage,
+        early: list[agent.AgentClientMessage],
+    ) -> agent.AgentClientMessage:
+        """Ask for the context with ``request_context_args``; other messages wait in
+        ``early`` meanwhile. Bounded: a client that never answers ends the run."""
+        stream.respond(200, RUN_HEADERS)
+        await stream.write(data_frame(request_context_exec()))
+        try:
+            async with asyncio.timeout(self._context_wait_s):
+                while (answer := await messages.next()) is not None:
+                    if is_request_context_answer(answer):
+                        return with_request_context(run_request, answer)
+                    early.insert(len(early) - 1, answer)
+        except TimeoutError:
+            raise ConnectError(
+                Code.DEADLINE_EXCEEDED,
+                f"the client did not answer request_context_args within {self._context_wait_s:g} s",
+            ) from None
+        raise protocol_error("the Run request stream ended before the request context")
 
     async def _feed(
         self,
@@ -161,6 +205,8 @@ class AgentRunRoute:
                 self._registry.append(BidiAppend(run_id, seqno, message, parent))
                 seqno += 1
             while (later := await messages.next()) is not None:
+                if is_request_context_answer(later):
+                    continue  # the context exec's trailing close
                 self._registry.append(BidiAppend(run_id, seqno, later, parent))
                 seqno += 1
             reason = "the client half-closed the Run stream"
@@ -185,6 +231,7 @@ class AgentRunRoute:
         """An error before the run: HTTP 200 and the EndStream carrying it."""
         log_event(logger, logging.INFO, "Run refused", code=error.code.value, message=error.message)
         with contextlib.suppress(StreamGone):
-            stream.respond(200, RUN_HEADERS)
+            if not stream.responded:
+                stream.respond(200, RUN_HEADERS)
             await stream.write(end_stream_frame(error))
             stream.end()

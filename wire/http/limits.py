@@ -22,3 +22,5 @@ class EdgeLimits(msgspec.Struct, frozen=True):
     max_tombstones: int = 100_000
     # An open run with nothing else sent for this long gets an InteractionUpdate.heartbeat.
     heartbeat_interval_s: float = 5.0
+    # A Run whose RunRequest carries no context waits this long for request_context_args.
+    request_context_wait_s: float = 30.0
