@@ -57,6 +57,7 @@ from wire.http.agent_routes import AgentRoutes
 from wire.http.agent_run import RUN_PATH, AgentRunRoute
 from wire.http.app import build_app
 from wire.http.catalog_routes import CatalogRoutes
+from wire.http.default_model_routes import DefaultModelRoutes
 from wire.http.h2_relay import H2Relay, new_relay_client
 from wire.http.h2_server import H2Server, H2Stream, StreamHandler, tls_context
 from wire.http.limits import EdgeLimits
@@ -356,6 +357,8 @@ async def start_server(
         extra=dict.fromkeys(SERVER_CONFIG_ROUTES, server_config),
     ).register(app)
     if store is not None and database is not None:
+        assert load_models is not None
+        DefaultModelRoutes(load_models).register(app)
         stale = await asyncio.to_thread(
             CallRecords(database).cancel_unfinished, "the server stopped during the call"
         )

@@ -9,6 +9,7 @@ import pytest
 from run import RunningServer
 from tests.support.h2_client import H2Client
 from tests.support.h2_servers import OFFICIAL_CONFIG, StartH2, connect, make_h2, upstream_config
+from wire.default_model import DEFAULT_MODEL_ROUTES, DefaultKind
 from wire.proto import agent_v1_pb2 as agent
 from wire.proto import aiserver_v1_pb2 as aiserver
 from wire.server_config import SERVER_CONFIG_ROUTES
@@ -114,3 +115,41 @@ async def test_the_console_is_not_served_over_http2(make_h2: StartH2) -> None:
     finally:
         await client.aclose()
     assert headers[":status"] == "404"
+
+
+@pytest.mark.parametrize("path", list(DEFAULT_MODEL_ROUTES))
+async def test_the_cli_default_model_routes_name_the_first_enabled_model(
+    path: str, make_h2: StartH2, public_id: str
+) -> None:
+    server = await make_h2()
+    client = await connect(server)
+    try:
+        headers, body = await h2_post(client, path)
+    finally:
+        await client.aclose()
+    assert headers[":status"] == "200"
+    match DEFAULT_MODEL_ROUTES[path]:
+        case DefaultKind.FOR_CLI:
+            model = agent.GetDefaultModelForCliResponse.FromString(body).model
+            assert (model.model_id, model.display_name) == (public_id, "Fake")
+        case DefaultKind.DEFAULT:
+            default = aiserver.GetDefaultModelResponse.FromString(body)
+            assert (default.model, default.thinking_model, default.max_mode) == (
+                public_id,
+                public_id,
+                False,
+            )
+        case DefaultKind.NUDGE:
+            nudge = aiserver.GetDefaultModelNudgeDataResponse.FromString(body)
+            assert not nudge.should_default_switch_on_new_chat
+            assert list(nudge.models_with_no_default_switch) == [public_id]
+
+
+async def test_without_an_enabled_model_the_default_model_is_a_clear_error(
+    make_h2: StartH2,
+) -> None:
+    server = await make_h2(h2=False)
+    response = await h1_post(server, "/agent.v1.AgentService/GetDefaultModelForCli")
+    assert response.status_code == 400
+    assert response.json()["code"] == "failed_precondition"
+    assert "enable one in the console" in response.json()["message"]

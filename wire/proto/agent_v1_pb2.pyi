@@ -3583,3 +3583,9 @@ class RequestContextRejected(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     reason: str
     def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class GetDefaultModelForCliResponse(_message.Message):
+    __slots__ = ("model",)
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    model: ModelDetails
+    def __init__(self, model: _Optional[_Union[ModelDetails, _Mapping]] = ...) -> None: ...

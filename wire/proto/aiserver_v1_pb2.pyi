@@ -122,3 +122,23 @@ class GetServerConfigResponse(_message.Message):
     http2_config: Http2Config
     agent_url_config: AgentUrlConfig
     def __init__(self, config_version: _Optional[str] = ..., http2_config: _Optional[_Union[Http2Config, str]] = ..., agent_url_config: _Optional[_Union[AgentUrlConfig, _Mapping]] = ...) -> None: ...
+
+class GetDefaultModelResponse(_message.Message):
+    __slots__ = ("model", "thinking_model", "max_mode")
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    THINKING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    MAX_MODE_FIELD_NUMBER: _ClassVar[int]
+    model: str
+    thinking_model: str
+    max_mode: bool
+    def __init__(self, model: _Optional[str] = ..., thinking_model: _Optional[str] = ..., max_mode: _Optional[bool] = ...) -> None: ...
+
+class GetDefaultModelNudgeDataResponse(_message.Message):
+    __slots__ = ("nudge_date", "should_default_switch_on_new_chat", "models_with_no_default_switch")
+    NUDGE_DATE_FIELD_NUMBER: _ClassVar[int]
+    SHOULD_DEFAULT_SWITCH_ON_NEW_CHAT_FIELD_NUMBER: _ClassVar[int]
+    MODELS_WITH_NO_DEFAULT_SWITCH_FIELD_NUMBER: _ClassVar[int]
+    nudge_date: str
+    should_default_switch_on_new_chat: bool
+    models_with_no_default_switch: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, nudge_date: _Optional[str] = ..., should_default_switch_on_new_chat: _Optional[bool] = ..., models_with_no_default_switch: _Optional[_Iterable[str]] = ...) -> None: ...
