@@ -171,3 +171,20 @@ def test_a_client_reset_is_a_stream_aborted_event() -> None:
     events = pair.to_server()
     assert events == [StreamAborted(1, h2.errors.ErrorCodes.CANCEL, by_client=True)]
     assert pair.server.pending(1) == 0  # nothing is kept for a stream that is gone
+
+
+def test_a_complete_response_releases_a_request_still_open() -> None:
+    """The client never half-closes (as a Run client may not): once the whole response is
+    out, RST_STREAM NO_ERROR frees the stream, so streams never pile up against the limit."""
+    pair = Pair(H2Limits(max_concurrent_streams=2))
+    for stream_id in (1, 3, 5, 7):
+        pair.client.send_headers(stream_id, REQUEST)
+        opened = [e for e in pair.to_server() if isinstance(e, RequestOpened)]
+        assert [e.stream_id for e in opened] == [stream_id]
+        pair.server.send_headers(stream_id, ((":status", "200"),))
+        pair.server.send_data(stream_id, b"answer")
+        pair.server.end_stream(stream_id)
+        events = pair.to_client()
+        (reset,) = [e for e in events if isinstance(e, h2.events.StreamReset)]
+        assert (reset.stream_id, reset.error_code) == (stream_id, h2.errors.ErrorCodes.NO_ERROR)
+    assert not pair.server.closed

@@ -225,6 +225,14 @@ class H2ServerConnection:
         # A stream that is gone still reopens the connection's window (h2 does both).
         self._conn.acknowledge_received_data(flow_length, stream_id)
 
+    def _release(self, stream_id: int) -> None:
+        """A complete response to a request still open: ask the client to stop sending with
+        RST_STREAM NO_ERROR (RFC 9113 §8.1), so the stream stops counting against the
+        concurrency limit (a Run client that keeps its side open would exhaust it)."""
+        stream = self._conn.streams.get(stream_id)
+        if stream is not None and not stream.closed:
+            self._conn.reset_stream(stream_id, h2.errors.ErrorCodes.NO_ERROR)
+
     def _forget(self, stream_id: int) -> None:
         self._pending.pop(stream_id, None)
         self._end_after.discard(stream_id)
@@ -249,5 +257,6 @@ class H2ServerConnection:
             if stream_id in self._end_after:
                 self._end_after.discard(stream_id)
                 self._conn.end_stream(stream_id)
+                self._release(stream_id)
         except h2.exceptions.StreamClosedError:
             self._forget(stream_id)
