@@ -84,6 +84,11 @@ async def test_a_tool_turn_over_run(
     assert log.end == {}
     assert "turn_ended" in log.kinds()
     assert cursor.streams[run_id].asked == (1 if context == "asked" else 0)
+    # A CLI takes a second of silence after turn_ended as the end: the final checkpoints
+    # and the EndStream follow at once.
+    ended_at = cursor.streams[run_id].ended_at
+    assert ended_at is not None
+    assert ended_at - log.received_at[log.kinds().index("turn_ended")] < 0.5
     # The context reached the model either way, before its first call.
     assert RULE in json.dumps(fake.requests[0].json)
     results = [m for m in fake.requests[1].json["messages"] if m["role"] == "tool"]

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import ssl
+import time
 import uuid
 from collections.abc import Mapping
 
@@ -219,6 +220,7 @@ class H2RunStream:
         self.stream = stream
         self.context = context
         self.asked = 0
+        self.ended_at: float | None = None  # time.perf_counter() when the EndStream came
         self._reader = EnvelopeReader()
         self._pending: list[Envelope] = []
 
@@ -235,6 +237,7 @@ class H2RunStream:
 
     async def _answered_here(self, envelope: Envelope) -> bool:
         if envelope.is_end_stream:
+            self.ended_at = time.perf_counter()
             return False
         message = agent.AgentServerMessage.FromString(envelope.payload)
         if not message.exec_server_message.HasField("request_context_args"):
