@@ -171,9 +171,15 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         raise SettingError(TOKEN_VARIABLE, str(exc)) from None
     h2_text = environ.get("CURSOR_H2_LISTEN_ADDR", "").strip()
     h2_listen = read("CURSOR_H2_LISTEN_ADDR", h2_text, parse_listen_addr) if h2_text else None
+    tls = read_tls(environ)
+    if tls is not None and h2_listen is None:
+        # The main listener is HTTP/1.1 only; a certificate nothing would use is a mistake.
+        raise SettingError(
+            TLS_CERT_VARIABLE, "is for the HTTP/2 listener: set CURSOR_H2_LISTEN_ADDR"
+        )
     return Settings(
         h2_listen=h2_listen,
-        tls=read_tls(environ),
+        tls=tls,
         host=host,
         port=port,
         database_url=database_url,

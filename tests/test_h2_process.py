@@ -29,7 +29,9 @@ def test_a_bad_h2_address_exits_2(tmp_path: Path) -> None:
     one_line_naming(run_bad(tmp_path, CURSOR_H2_LISTEN_ADDR="nowhere"), "CURSOR_H2_LISTEN_ADDR")
 
 
-@pytest.mark.parametrize("broken", ["missing_cert", "missing_key", "not_pem", "wrong_key", "one"])
+@pytest.mark.parametrize(
+    "broken", ["missing_cert", "missing_key", "not_pem", "wrong_key", "one", "no_listener"]
+)
 def test_a_bad_tls_setting_exits_2_naming_the_variable(tmp_path: Path, broken: str) -> None:
     cert, key = make_certificate(tmp_path)
     other = tmp_path / "other"
@@ -42,6 +44,7 @@ def test_a_bad_tls_setting_exits_2_naming_the_variable(tmp_path: Path, broken: s
         "not_pem": "CURSOR_TLS_CERT",
         "wrong_key": "CURSOR_TLS_KEY",
         "one": "CURSOR_TLS_KEY",
+        "no_listener": "CURSOR_TLS_CERT",
     }[broken]
     if broken == "missing_cert":
         env["CURSOR_TLS_CERT"] = str(tmp_path / "nope.pem")
@@ -52,8 +55,10 @@ def test_a_bad_tls_setting_exits_2_naming_the_variable(tmp_path: Path, broken: s
         env["CURSOR_TLS_CERT"] = str(tmp_path / "junk.pem")
     elif broken == "wrong_key":
         env["CURSOR_TLS_KEY"] = other_key
-    else:
+    elif broken == "one":
         del env["CURSOR_TLS_KEY"]
+    else:
+        del env["CURSOR_H2_LISTEN_ADDR"]
     one_line_naming(run_bad(tmp_path, **env), expected)
 
 
