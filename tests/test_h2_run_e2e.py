@@ -14,7 +14,7 @@ import pytest
 
 from store import Store
 from store.conversations import ConversationStore
-from tests.support.fake_cursor import CursorSession, user_turn_message
+from tests.support.fake_cursor import CursorSession, cancel_message, user_turn_message
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
 from tests.support.h2_client import RUN, ClientStream, H2Client, H2Cursor
 from tests.support.h2_servers import (
@@ -236,6 +236,52 @@ async def test_an_error_before_the_run_is_an_end_stream_in_http_200(make_h2: Sta
         assert json.loads(envelope.payload)["error"]["code"] == "invalid_argument"
     finally:
         await client.aclose()
+
+
+async def test_a_cancel_over_run_aborts_the_pending_exec(
+    make_h2: StartH2, fake: FakeProvider, public_id: str
+) -> None:
+    fake.enqueue(
+        Script.sse(chat_events(tools=[FakeToolCall("call_x", "Read", ['{"path": "/x"}'])]))
+    )
+    server = await make_h2()
+    client = await connect(server)
+    cursor = H2Cursor(client)
+    try:
+        session = CursorSession(cursor, "h2-cancel")  # type: ignore[arg-type]
+        task = asyncio.create_task(session.run(user_turn_message("read x", public_id, **inline)))
+        await wait_for(
+            lambda: any(m.HasField("exec_server_message") for m in session.log.messages),
+            "the exec",
+        )
+        await session.send(cancel_message())
+        log = await asyncio.wait_for(task, 10)
+    finally:
+        await cursor.aclose()
+    assert log.end == {"error": {"code": "canceled", "message": "run was cancelled"}}
+    aborts = [
+        m.exec_server_control_message.abort.id
+        for m in log.messages
+        if m.HasField("exec_server_control_message")
+    ]
+    assert aborts == [1]
+
+
+async def test_a_provider_error_ends_the_run_stream_as_over_the_pair(
+    make_h2: StartH2, fake: FakeProvider, public_id: str
+) -> None:
+    fake.enqueue(Script.error(401, {"error": {"message": "bad key"}}))
+    server = await make_h2()
+    client = await connect(server)
+    cursor = H2Cursor(client)
+    try:
+        session = CursorSession(cursor, "h2-provider-error")  # type: ignore[arg-type]
+        log = await session.run(user_turn_message("hi", public_id, **inline))
+    finally:
+        await cursor.aclose()
+    error = log.end["error"]  # type: ignore[index]
+    assert error["code"] == "unavailable"  # type: ignore[index]
+    assert "bad key" in error["message"]  # type: ignore[index]
 
 
 # ---- many streams, big frames ----
