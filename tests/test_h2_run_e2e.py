@@ -14,7 +14,12 @@ import pytest
 
 from store import Store
 from store.conversations import ConversationStore
-from tests.support.fake_cursor import CursorSession, cancel_message, user_turn_message
+from tests.support.fake_cursor import (
+    CursorSession,
+    cancel_message,
+    resume_message,
+    user_turn_message,
+)
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
 from tests.support.h2_client import RUN, ClientStream, H2Client, H2Cursor
 from tests.support.h2_servers import (
@@ -282,6 +287,71 @@ async def test_a_provider_error_ends_the_run_stream_as_over_the_pair(
     error = log.end["error"]  # type: ignore[index]
     assert error["code"] == "unavailable"  # type: ignore[index]
     assert "bad key" in error["message"]  # type: ignore[index]
+
+
+async def test_a_resume_over_run_after_the_stream_was_reset_mid_batch(
+    make_h2: StartH2, fake: FakeProvider, public_id: str, server_store: Store, tmp_path: Path
+) -> None:
+    """Two Reads; the first is answered, then the client resets the stream (the run is
+    cancelled). A new Run with resume_action and the last staged checkpoint runs only the
+    second Read, and the model sees both results."""
+    (tmp_path / "a.txt").write_text("alpha contents\n")
+    (tmp_path / "b.txt").write_text("beta contents\n")
+    tools = [
+        FakeToolCall("call_a", "Read", [json.dumps({"path": "/a.txt"})]),
+        FakeToolCall("call_b", "Read", [json.dumps({"path": "/b.txt"})]),
+    ]
+    fake.enqueue(Script.sse(chat_events(text=["Reading."], tools=tools)))
+    server = await make_h2()
+    client = await connect(server)
+    cursor = H2Cursor(client, context=CONTEXT)
+    try:
+        dropped = CursorSession(cursor, "h2-drop", workspace=tmp_path)  # type: ignore[arg-type]
+        stream = await cursor.open_run_sse("h2-drop")
+        await dropped.send(user_turn_message("read both", public_id, **inline))
+        state: agent.ConversationStateStructure | None = None
+        answered = False
+        completed = False
+        while not (completed and state is not None and state.pending_tool_calls):
+            envelope = await stream.next_envelope()
+            assert envelope is not None and not envelope.is_end_stream
+            message = agent.AgentServerMessage.FromString(envelope.payload)
+            kv = message.kv_server_message
+            if kv.HasField("set_blob_args"):
+                dropped.log.blobs[kv.set_blob_args.blob_id] = kv.set_blob_args.blob_data
+                ack = agent.KvClientMessage(id=kv.id, set_blob_result=agent.SetBlobResult())
+                await dropped.send(agent.AgentClientMessage(kv_client_message=ack))
+            if message.HasField("conversation_checkpoint_update"):
+                state = message.conversation_checkpoint_update
+            if message.HasField("exec_server_message") and not answered:
+                answered = True
+                await dropped.answer(message.exec_server_message)
+            if message.interaction_update.HasField("tool_call_completed"):
+                completed = True
+        stream.stream.reset()
+        await wait_for(
+            lambda: run_status(server_store, "h2-drop") == "cancelled", "the dropped run's end"
+        )
+        fake.enqueue(Script.sse(chat_events(text=["Both read."])))
+        resumed = CursorSession(  # type: ignore[arg-type]
+            cursor, "h2-resume", workspace=tmp_path, blobs=dict(dropped.log.blobs)
+        )
+        log = await resumed.run(
+            resume_message(public_id, conversation_id="conv-1", conversation_state=state)
+        )
+    finally:
+        await cursor.aclose()
+    assert log.end == {}, log.end
+    reads = [
+        m.exec_server_message.read_args.path
+        for m in log.messages
+        if m.HasField("exec_server_message")
+    ]
+    assert reads == ["/b.txt"]
+    messages = fake.requests[-1].json["messages"]
+    results = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+    assert "alpha contents" in results["call_a"] and "beta contents" in results["call_b"]
+    assert run_status(server_store, "h2-resume") == "completed"
 
 
 # ---- many streams, big frames ----
