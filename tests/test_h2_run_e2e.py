@@ -354,6 +354,24 @@ async def test_a_resume_over_run_after_the_stream_was_reset_mid_batch(
     assert run_status(server_store, "h2-resume") == "completed"
 
 
+async def test_a_second_run_stream_for_an_open_run_is_refused(
+    make_h2: StartH2, fake: FakeProvider, public_id: str, tmp_path: Path
+) -> None:
+    tool_turn(fake, tmp_path)
+    server = await make_h2()
+    client = await connect(server)
+    try:
+        first, reader = await open_run(client, user_turn_message("read", public_id), "h2-twice")
+        await read_until(first, reader, "exec_server_message")
+        second, _ = await open_run(client, user_turn_message("again", public_id), "h2-twice")
+        (envelope,) = EnvelopeReader().feed(await second.body())
+        error = json.loads(envelope.payload)["error"]
+        assert error["code"] == "aborted" and "h2-twice" in error["message"]
+        assert not first.ended.is_set()  # the first run goes on
+    finally:
+        await client.aclose()
+
+
 # ---- many streams, big frames ----
 
 

@@ -110,6 +110,7 @@ class AgentRunRoute:
         messages = _Messages(stream, self._limits)
         try:
             run_id, parent, early = await self._start(stream, messages)
+            outbound = self._registry.stream_for(run_id)  # refused: shutting down, removed id
         except ConnectError as error:
             await self._refuse(stream, error)
             return
@@ -120,7 +121,7 @@ class AgentRunRoute:
             request_id=run_id,
             x_request_id=stream.header(REQUEST_ID_HEADER),
         )
-        frames = self._registry.stream_for(run_id).subscribe()
+        frames = outbound.subscribe()
         if not stream.responded:
             stream.respond(200, RUN_HEADERS)
         feed = asyncio.ensure_future(self._feed(run_id, parent, early, messages))
