@@ -3,13 +3,23 @@ the editor: the upstream's answer a byte-exact prefix, our two fields after it."
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 
 from run import RunningServer
 from tests.support.h2_client import H2Client
-from tests.support.h2_servers import OFFICIAL_CONFIG, StartH2, connect, make_h2, upstream_config
+from tests.support.h2_servers import (
+    BIG_BODY,
+    OFFICIAL_CONFIG,
+    StartH2,
+    connect,
+    make_h2,
+    upstream_config,
+)
 from wire.default_model import DEFAULT_MODEL_ROUTES, DefaultKind
+from wire.h2_connection import H2Limits
 from wire.proto import agent_v1_pb2 as agent
 from wire.proto import aiserver_v1_pb2 as aiserver
 from wire.server_config import SERVER_CONFIG_ROUTES
@@ -153,3 +163,28 @@ async def test_without_an_enabled_model_the_default_model_is_a_clear_error(
     assert response.status_code == 400
     assert response.json()["code"] == "failed_precondition"
     assert "enable one in the console" in response.json()["message"]
+
+
+async def test_a_slow_reader_never_makes_the_relay_buffer_without_bound(make_h2: StartH2) -> None:
+    """An 8 MiB proxied answer to a client that stops reading: the server holds at most its
+    pending bound (plus one chunk) for the stream; once the client reads, all of it arrives."""
+    limits = H2Limits(max_pending_per_stream=256 * 1024)
+    server = await make_h2(h2_limits=limits)
+    assert server.h2 is not None
+    client = await connect(server)
+    try:
+        stream = client.open("/big", method="GET", end=True, auto_ack=False)
+        assert (await stream.headers())[":status"] == "200"
+        await asyncio.sleep(0.5)  # the upstream would have sent everything by now
+        (connection,) = server.h2.connections
+        pending = connection.pending(stream.stream_id)
+        assert 0 < pending <= limits.max_pending_per_stream + 65536
+        assert stream.received <= 65535  # the client's window, never more
+        total = 0
+        while (chunk := await stream.read()) is not None:
+            total += len(chunk)
+            if chunk:
+                stream.ack(len(chunk))
+    finally:
+        await client.aclose()
+    assert total == BIG_BODY

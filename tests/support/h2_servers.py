@@ -30,6 +30,7 @@ LIMITS = EdgeLimits(
     tombstone_ttl_s=60.0,
     heartbeat_interval_s=0.2,
 )
+BIG_BODY = 8 * 1024 * 1024  # the stand-in upstream's /big answer
 OFFICIAL_CONFIG = aiserver.GetServerConfigResponse(config_version="upstream-7").SerializeToString()
 
 
@@ -85,7 +86,18 @@ async def upstream_config() -> AsyncIterator[str]:
             headers={"x-upstream-path": request.path, "connection": "keep-alive"},
         )
 
+    async def big(request: web.Request) -> web.StreamResponse:
+        """BIG_BODY bytes, streamed in 64 KiB writes (each waits for the socket to drain)."""
+        response = web.StreamResponse(headers={"content-type": "application/octet-stream"})
+        await response.prepare(request)
+        chunk = b"b" * 65536
+        for _ in range(BIG_BODY // len(chunk)):
+            await response.write(chunk)
+        await response.write_eof()
+        return response
+
     app = web.Application()
+    app.router.add_get("/big", big)
     for path in (
         "/aiserver.v1.AiService/GetServerConfig",
         "/aiserver.v1.ServerConfigService/GetServerConfig",

@@ -265,6 +265,10 @@ class H2Protocol(asyncio.Protocol):
                 gone.cancel()
                 waiter.cancel()
 
+    def pending(self, stream_id: int) -> int:
+        """Bytes of a stream waiting for the client's window (what a slow reader costs)."""
+        return self._conn.pending(stream_id)
+
     def goaway(self) -> None:
         if not self.closed and not self._conn.closed:
             self._conn.goaway()
