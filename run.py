@@ -19,6 +19,7 @@ import signal
 import ssl
 import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -34,6 +35,7 @@ from actors.loop.bridge import LoopTasks
 from actors.model_selection import ModelResolver, StoreModelResolver
 from actors.providers.actor import ProviderDeps
 from actors.providers.recorder import start_call_recorder
+from actors.providers.retry import RetryPolicy
 from actors.providers.transport import CallLimits, new_provider_client
 from actors.run_children import AgentDeps
 from actors.run_events import start_run_event_recorder
@@ -50,8 +52,25 @@ from store import DatabaseDriverMissing, Store, connect_store
 from store.catalog import enabled_models
 from store.clock import now_ms
 from store.conversations import ConversationStore
+from store.database import key_file_for
 from store.llm_calls import CallRecords
+from store.secrets import (
+    KeyFileError,
+    SecretKeyInvalid,
+    encode_secret_key,
+    load_key_file,
+    parse_secret_key,
+)
+from wire.errors import http_error_json
 from wire.h2_connection import H2Limits
+from wire.http.agent_access import (
+    ALLOW_VARIABLE,
+    LOOPBACK_NETWORKS,
+    TOKEN_HEADER,
+    AgentAccess,
+    Network,
+    parse_allow_list,
+)
 from wire.http.agent_activity import AgentActivity
 from wire.http.agent_routes import AgentRoutes
 from wire.http.agent_run import RUN_PATH, AgentRunRoute
@@ -86,6 +105,7 @@ T = TypeVar("T")
 
 EXIT_BAD_SETTING = 2
 LOG_LEVELS = ("debug", "info", "warning", "error")
+SECRET_KEY_VARIABLE = "CURSOR_SECRET_KEY"
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -100,6 +120,15 @@ class Settings(msgspec.Struct, frozen=True):
     console_token: Secret | None  # a Secret: never shown by a repr or a log line
     h2_listen: tuple[str, int] | None = None  # CURSOR_H2_LISTEN_ADDR; None: no HTTP/2
     tls: tuple[str, str] | None = None  # (certificate, key) paths for the HTTP/2 listener
+    # CURSOR_SECRET_KEY as given (checked: 32 bytes of base64); None: the key file.
+    secret_key: Secret | None = None
+    # Who may use the agent RPCs when listening beyond loopback (CURSOR_AGENT_ALLOW).
+    agent_allow: tuple[Network, ...] = LOOPBACK_NETWORKS
+    # Provider stalls and retries (CURSOR_PROVIDER_IDLE_SECONDS, CURSOR_PROVIDER_ATTEMPTS).
+    provider_idle_s: float = CallLimits().idle_s
+    provider_attempts: int = RetryPolicy().max_attempts
+    # How long an append_seqno gap may stay open (CURSOR_APPEND_GAP_SECONDS).
+    append_gap_s: float = EdgeLimits().append_gap_timeout_s
 
 
 class SettingError(Exception):
@@ -147,11 +176,26 @@ def parse_timeout(value: str) -> float:
     return seconds
 
 
+def parse_attempts(value: str) -> int:
+    if not value.strip().isdigit() or not 1 <= int(value) <= 10:
+        raise ValueError(f"expected a whole number from 1 to 10, got {value!r}")
+    return int(value)
+
+
 def parse_log_level(value: str) -> str:
     level = value.strip().lower()
     if level not in LOG_LEVELS:
         raise ValueError(f"expected one of {', '.join(LOG_LEVELS)}, got {value!r}")
     return level
+
+
+def parse_secret_key_setting(value: str) -> Secret:
+    """``CURSOR_SECRET_KEY`` checked (32 bytes of base64) and kept as a ``Secret``."""
+    try:
+        parse_secret_key(value)
+    except SecretKeyInvalid as exc:
+        raise ValueError(str(exc)) from None
+    return Secret(value)
 
 
 def load_settings(environ: Mapping[str, str]) -> Settings:
@@ -177,6 +221,10 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         raise SettingError(
             TLS_CERT_VARIABLE, "is for the HTTP/2 listener: set CURSOR_H2_LISTEN_ADDR"
         )
+    if h2_listen is not None and console_token is None and not is_loopback_host(h2_listen[0]):
+        raise SettingError(
+            TOKEN_VARIABLE, f"is required for CURSOR_H2_LISTEN_ADDR on {h2_listen[0]}"
+        )
     return Settings(
         h2_listen=h2_listen,
         tls=tls,
@@ -187,6 +235,42 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         provider_timeout_s=read("CURSOR_PROVIDER_TIMEOUT_SECONDS", "300", parse_timeout),
         log_level=read("CURSOR_LOG_LEVEL", "info", parse_log_level),
         console_token=console_token,
+        secret_key=(
+            read(SECRET_KEY_VARIABLE, "", parse_secret_key_setting)
+            if SECRET_KEY_VARIABLE in environ
+            else None
+        ),
+        agent_allow=(
+            read(ALLOW_VARIABLE, "", parse_allow_list)
+            if ALLOW_VARIABLE in environ
+            else LOOPBACK_NETWORKS
+        ),
+        provider_idle_s=read("CURSOR_PROVIDER_IDLE_SECONDS", "120", parse_timeout),
+        provider_attempts=read("CURSOR_PROVIDER_ATTEMPTS", "3", parse_attempts),
+        append_gap_s=read("CURSOR_APPEND_GAP_SECONDS", "30", parse_timeout),
+    )
+
+
+class SecretKeySource(msgspec.Struct, frozen=True):
+    """The key the store's secrets are sealed with and where it came from (for the startup
+    line: a variable's name or a file's path, never the key)."""
+
+    key: Secret  # base64, as in the variable or the file
+    source: str
+    created_file: str | None = None  # the key file's path, when this start wrote it
+
+
+def resolve_secret_key(settings: Settings) -> SecretKeySource | None:
+    """``CURSOR_SECRET_KEY``, else the key file next to the database (made at first start);
+    None for an in-memory database. ``KeyFileError`` when the file cannot be used."""
+    if settings.secret_key is not None:
+        return SecretKeySource(settings.secret_key, SECRET_KEY_VARIABLE)
+    path = key_file_for(settings.database_url)
+    if path is None:
+        return None
+    key, created = load_key_file(Path(path))
+    return SecretKeySource(
+        Secret(encode_secret_key(key)), f"file {path}", path if created else None
     )
 
 
@@ -248,6 +332,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
     upstream_url: str
     limits: EdgeLimits = EdgeLimits()
     provider_limits: CallLimits = CallLimits()
+    # When a failed provider attempt is tried again (``actors/providers/retry.py``).
+    provider_retry: RetryPolicy = RetryPolicy()
     # One provider call of a console model check (Test, Tools and reasoning).
     model_check_timeout_s: float = MODEL_CHECK_TIMEOUT_S
     # The console API's token; without one the server must listen on loopback.
@@ -258,6 +344,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
     h2_listen: tuple[str, int] | None = None
     tls: tuple[str, str] | None = None  # (certificate, key): TLS with ALPN h2, else h2c
     h2_limits: H2Limits = H2Limits()
+    # Beyond loopback: the networks whose agent requests are accepted (with the token).
+    agent_allow: tuple[Network, ...] = LOOPBACK_NETWORKS
 
 
 class RunningServer:
@@ -343,12 +431,16 @@ async def start_server(
     routes append the enabled user models, and runs resolve their model and run the agent.
     ``start_session`` defaults to :func:`start_session_actor` (tests pass scripted ones).
     """
-    if config.console_token is None and not is_loopback_host(config.host):
-        raise ValueError(f"{TOKEN_VARIABLE} is required to listen on {config.host}")
+    for listen_host in (config.host, *(config.h2_listen or ())[:1]):
+        if config.console_token is None and not is_loopback_host(str(listen_host)):
+            raise ValueError(f"{TOKEN_VARIABLE} is required to listen on {listen_host}")
     activity = AgentActivity(now_ms)
     client = new_upstream_client()
     proxy = ReverseProxy(config.upstream_url, client)
     app = build_app(proxy)
+    console_auth = ConsoleAuth(config.console_token)
+    if not is_loopback_host(config.host):
+        AgentAccess(config.agent_allow, console_auth.token_matches).register(app)
     database = store.database if store is not None else None
     provider_deps: ProviderDeps | None = None
     agent_deps: AgentDeps | None = None
@@ -382,12 +474,13 @@ async def start_server(
             tasks=LoopTasks(asyncio.get_running_loop()),
             client=new_provider_client(),
             limits=config.provider_limits,
+            retry=config.provider_retry,
         )
         checks = ModelCheckDeps(provider_deps, config.model_check_timeout_s)
         ConsoleRoutes(
             database,
             model_checks=checks,
-            auth=ConsoleAuth(config.console_token),
+            auth=console_auth,
             activity=activity,
             listen_host=config.host,
         ).register(app)
@@ -434,7 +527,10 @@ async def start_server(
         relay_client = new_relay_client()
         relay = H2Relay(lambda: f"http://{address}", relay_client)
         run_route = AgentRunRoute(registry, config.limits, activity)
-        h2.route = functools.partial(_h2_route, run_route.handle, relay.handle)
+        access = None
+        if not is_loopback_host(config.h2_listen[0]):
+            access = AgentAccess(config.agent_allow, console_auth.token_matches)
+        h2.route = functools.partial(_h2_route, run_route.handle, relay.handle, access)
         try:
             await h2.start(*config.h2_listen)
         except OSError as exc:
@@ -460,9 +556,31 @@ async def _unrouted(stream: H2Stream) -> None:
     stream.reset()
 
 
-def _h2_route(run: StreamHandler, relay: StreamHandler, stream: H2Stream) -> StreamHandler:
-    """``Run`` is ours; every other path goes through the app (splices, proxy)."""
+def _h2_route(
+    run: StreamHandler, relay: StreamHandler, access: AgentAccess | None, stream: H2Stream
+) -> StreamHandler:
+    """``Run`` is ours; every other path goes through the app (splices, proxy). Beyond
+    loopback the same allow-list and token as the main listener's come first (the relay's
+    loopback hop must not stand in for the client's address)."""
+    if access is not None:
+        reason = access.refusal(stream.peer, stream.header(TOKEN_HEADER.lower()))
+        if reason is not None:
+            return functools.partial(_refuse_h2, reason)
     return run if stream.path == RUN_PATH and stream.method == "POST" else relay
+
+
+async def _refuse_h2(reason: str, stream: H2Stream) -> None:
+    log_event(
+        logger,
+        logging.WARNING,
+        "agent request refused",
+        peer=stream.peer,
+        path=stream.path,
+        reason=reason,
+    )
+    stream.respond(403, (("content-type", "application/json"),))
+    await stream.write(http_error_json("permission_denied", reason))
+    stream.end()
 
 
 async def _server_config_addition(h2: H2Server | None, request: web.Request) -> bytes:
@@ -485,7 +603,7 @@ def _reachable(h2: H2Server, request: web.Request) -> str:
 # --- the process -------------------------------------------------------------------------------
 
 
-async def serve(settings: Settings, store: Store) -> int:
+async def serve(settings: Settings, store: Store, key: SecretKeySource | None = None) -> int:
     """Run until SIGINT or SIGTERM, then shut down within the deadline."""
     config = ServerConfig(
         h2_listen=settings.h2_listen,
@@ -493,8 +611,13 @@ async def serve(settings: Settings, store: Store) -> int:
         host=settings.host,
         port=settings.port,
         upstream_url=settings.upstream_url,
-        provider_limits=CallLimits(total_s=settings.provider_timeout_s),
+        limits=EdgeLimits(append_gap_timeout_s=settings.append_gap_s),
+        provider_limits=CallLimits(
+            total_s=settings.provider_timeout_s, idle_s=settings.provider_idle_s
+        ),
+        provider_retry=RetryPolicy(max_attempts=settings.provider_attempts),
         console_token=settings.console_token,
+        agent_allow=settings.agent_allow,
     )
     try:
         server = await start_server(config, store=store)
@@ -516,6 +639,13 @@ async def serve(settings: Settings, store: Store) -> int:
         address=server.address,
         http2=server.h2.url if server.h2 is not None else "off",
         console_login="token" if settings.console_token is not None else "off",
+        secret_key=key.source if key is not None else "none (in-memory database)",
+        key_file_created=None if key is None or key.created_file is None else "true",
+        agent_allow=(
+            "loopback listener"
+            if is_loopback_host(settings.host)
+            else ",".join(str(network) for network in settings.agent_allow)
+        ),
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -541,12 +671,17 @@ def main() -> int:
         print(f"prompt assets: {exc}", file=sys.stderr)
         return EXIT_BAD_SETTING
     try:
-        store = connect_store(settings.database_url)
+        key = resolve_secret_key(settings)
+        secret = None if key is None else parse_secret_key(key.key.reveal())
+        store = connect_store(settings.database_url, secret)
     except (ValueError, DatabaseDriverMissing, peewee.OperationalError) as exc:
         print(f"CURSOR_DATABASE_URL: {exc}", file=sys.stderr)
         return EXIT_BAD_SETTING
+    except KeyFileError as exc:
+        print(f"{SECRET_KEY_VARIABLE}: unset, and {exc}", file=sys.stderr)
+        return EXIT_BAD_SETTING
     try:
-        return asyncio.run(serve(settings, store))
+        return asyncio.run(serve(settings, store, key))
     finally:
         store.close()
 

@@ -126,13 +126,27 @@ class AgentRunRoute:
             stream.respond(200, RUN_HEADERS)
         feed = asyncio.ensure_future(self._feed(run_id, parent, early, messages))
         ended = False
+        stall_s = self._limits.slow_reader_timeout_s
         try:
             async for frame in frames:
-                await stream.write(frame)
+                async with asyncio.timeout(stall_s):
+                    await stream.write(frame)
             stream.end()
             ended = True
         except StreamGone:
             pass
+        except TimeoutError:
+            # As for RunSSE: a client that takes nothing for so long ends its run.
+            log_event(
+                logger,
+                logging.WARNING,
+                "Run client stopped reading; stream reset",
+                request_id=run_id,
+                waited_s=stall_s,
+            )
+            stream.reset()
+            self._registry.reader_stalled(run_id, stall_s)
+            ended = True  # the run ends deadline_exceeded, not as a disconnect
         finally:
             await frames.aclose()
             feed.cancel()

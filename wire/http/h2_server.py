@@ -51,6 +51,7 @@ class H2Stream:
         self._chunks: asyncio.Queue[tuple[bytes, int] | None] = asyncio.Queue()
         self.gone = asyncio.Event()
         self.reset_code: int | None = None  # the client's RST_STREAM code, if it sent one
+        self.peer: str | None = connection.peer  # the client's IP address
         self.responded = False
         self.finished = False
 
@@ -139,12 +140,15 @@ class H2Protocol(asyncio.Protocol):
         self._changed = asyncio.Event()  # set whenever a window opens or the socket drains
         self._paused = False
         self.closed = False
+        self.peer: str | None = None
 
     # ---- asyncio.Protocol ---------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
+        peername = transport.get_extra_info("peername")
+        self.peer = str(peername[0]) if peername else None
         self._server.connections.add(self)
         self._flush()
 

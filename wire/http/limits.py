@@ -24,3 +24,9 @@ class EdgeLimits(msgspec.Struct, frozen=True):
     heartbeat_interval_s: float = 5.0
     # A Run whose RunRequest carries no context waits this long for request_context_args.
     request_context_wait_s: float = 30.0
+    # An append_seqno gap (later appends wait for a missing one) that does not fill within
+    # this long ends the run invalid_argument naming the missing number.
+    append_gap_timeout_s: float = 30.0
+    # A RunSSE write the client does not take (it stopped reading, its socket buffer is full)
+    # for this long cuts that stream and ends the run deadline_exceeded.
+    slow_reader_timeout_s: float = 30.0
