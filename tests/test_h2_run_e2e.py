@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import h2.errors
 import msgspec
 import pytest
 
@@ -438,5 +439,28 @@ async def test_shutdown_sends_goaway_then_ends_the_run(
         rest = await read_until(stream, reader, "")
         assert rest[-1].startswith("end:") and "canceled" in rest[-1]
         assert await stopping
+    finally:
+        await client.aclose()
+
+
+async def test_a_run_client_that_stops_reading_is_cut_and_its_run_ends(
+    make_h2: StartH2, fake: FakeProvider, public_id: str, server_store: Store
+) -> None:
+    """As for RunSSE: a Run whose client takes nothing for ``slow_reader_timeout_s`` has its
+    stream reset and its run ended; the server does not wait on it for good."""
+    fake.enqueue(Script.sse(chat_events(text=["big"])))
+    server = await make_h2(limits=msgspec.structs.replace(LIMITS, slow_reader_timeout_s=0.3))
+    client = await connect(server)
+    try:
+        stream = client.open(RUN, {"content-type": "application/connect+proto"}, auto_ack=False)
+        first = user_turn_message("y" * (600 * 1024), public_id, **inline)
+        first.run_request.run_id = "h2-stalled"
+        await stream.send(encode_envelope(0, first.SerializeToString()))
+        await asyncio.wait_for(stream.ended.wait(), 10)  # never read, so never acked
+        assert stream.reset_code == h2.errors.ErrorCodes.CANCEL
+        await wait_for(
+            lambda: run_status(server_store, "h2-stalled") not in (None, "running"),
+            "the stalled run's end",
+        )
     finally:
         await client.aclose()
