@@ -45,7 +45,7 @@ from actors.conversation.model import (
     Role,
 )
 from actors.conversation.projection import project
-from actors.conversation.request import LlmRequest, ModelRoute
+from actors.conversation.request import LlmRequest, ModelRoute, conversation_cache_key
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived, StartProviderCall
 from actors.run_base import open_round
 from actors.run_children import AgentDeps, RunChildren
@@ -158,7 +158,8 @@ class AgentRun(ToolRelay):
             call_index = self._store.begin_provider_call(self.request_id)
         model_call_id = f"{self.request_id}:{call_index}"
         self._phase = ModelCall(model_call_id, call_index, opened.mode.tool_names)
-        request = LlmRequest(opened.instructions, opened.mode.tools, project(self._messages))
+        messages, key = project(self._messages), conversation_cache_key(self.conversation_id)
+        request = LlmRequest(opened.instructions, opened.mode.tools, messages, key)
         self._children.call(StartProviderCall(self.request_id, model_call_id, request, self._route))
 
     def _publish_settled_then_call(self, call_index: int | None = None, lead: bytes = b"") -> None:

@@ -383,7 +383,7 @@ def test_migration_5_keeps_reasoning_replay_on_for_existing_providers(db_url: st
             f"updated_at_ms) VALUES ({p}, {p}, {p}, {p}, {p}, 0, 0)",
             ("old", "openai-chat", "http://h/v1", "", "{}"),
         )
-        assert apply_migrations(db) == [5, 6, 7, 8, 9]
+        assert apply_migrations(db) == [5, 6, 7, 8, 9, 10]
         provider_replay_reasoning(db)  # re-runnable
         (old,) = cat.list_providers(db)
         assert old.replay_reasoning is True

@@ -104,6 +104,8 @@ class OpenAiResponsesAdapter:
             body["reasoning"] = reasoning
         elif route.reasoning.effort == NO_EFFORT:
             body["reasoning"] = {"effort": NO_EFFORT}
+        if route.prompt_cache_key and request.cache_key is not None:
+            body["prompt_cache_key"] = request.cache_key
         auth = bearer_auth(route)
         return HttpCall(
             method="POST",
