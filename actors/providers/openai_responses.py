@@ -320,10 +320,13 @@ class ResponsesDecoder(SseJsonDecoder):
             reason = details.get("reason") if isinstance(details, dict) else None
             if reason == "content_filter":
                 raise self.provider("stopped the answer: incomplete (content_filter)")
-            if self._open_tools:
-                raise self.provider(f"stopped mid tool call: incomplete ({reason})")
             self._close_thinking(out)
             self._close_text(out)
+            # A call the limit stopped mid-way ends with the arguments it got: the turn answers
+            # it with an error asking for a smaller call (``actors.turn.length``).
+            for index in sorted(self._open_tools):
+                out.append(ToolCallEnded(index))
+            self._open_tools.clear()
         elif self._text_open or self._thinking_open or self._open_tools:
             raise self.protocol("completed with an output item still open")
         usage = response.get("usage")
