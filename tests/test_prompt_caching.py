@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from actors.conversation.request import (
@@ -35,6 +36,7 @@ from tests.support.caching_anthropic import CachingAnthropic, Reply
 from tests.support.fake_cursor import CursorSession, FakeCursor, updates, user_turn_message
 from tests.support.fake_provider import FakeProvider, FakeToolCall
 from tests.support.formats import FORMATS, ProviderFormat
+from tests.support.request_schemas import anthropic_errors
 from tests.test_provider_adapters import READ_FILE, sent
 
 MARK = {"type": "ephemeral"}
@@ -232,3 +234,40 @@ async def test_turn_two_reads_its_prefix_from_the_cache(
         assert ended.cache_read_tokens == three.cache_read_input_tokens
         assert ended.cache_write_tokens == three.cache_creation_input_tokens
         assert ended.input_tokens == three.input_tokens
+
+
+async def test_the_console_api_takes_the_setting_and_refuses_another_value(
+    make_server: Any,
+) -> None:
+    server = await make_server()
+    headers = {"content-type": "application/json"}
+    base = {"name": "p", "type": "openai-chat", "base_url": "https://api.openai.com/v1"}
+    async with httpx.AsyncClient(base_url=f"http://{server.address}/console/api") as client:
+        made = (await client.post("/providers", json=base, headers=headers)).json()
+        assert made["prompt_cache_key"] == "auto"
+        path = f"/providers/{made['id']}"
+        off = await client.put(path, json={**base, "prompt_cache_key": "off"}, headers=headers)
+        assert off.json()["prompt_cache_key"] == "off"
+        bad = await client.put(path, json={**base, "prompt_cache_key": "maybe"}, headers=headers)
+        assert bad.status_code == 422
+        assert bad.json()["message"].startswith("prompt_cache_key: must be one of auto, on, off")
+
+
+def test_the_messages_api_check_refuses_a_fifth_mark_and_a_marked_thinking_block() -> None:
+    def text(n: int) -> dict[str, Any]:
+        return {"type": "text", "text": f"t{n}", "cache_control": MARK}
+
+    thinking = {"type": "thinking", "thinking": "x", "signature": "s", "cache_control": MARK}
+    body = {
+        "model": "m",
+        "max_tokens": 5,
+        "system": [text(0)],
+        "messages": [
+            {"role": "user", "content": [text(1), text(2)]},
+            {"role": "assistant", "content": [thinking, {"type": "text", "text": "a"}]},
+            {"role": "user", "content": [text(3)]},
+        ],
+    }
+    problems = anthropic_errors(body)
+    assert "cache_control: at most 4 breakpoints, found 5" in problems
+    assert "messages[1].content[0]: a thinking block cannot carry cache_control" in problems
