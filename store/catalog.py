@@ -524,8 +524,9 @@ def delete_provider(db: peewee.Database, provider_id: int) -> None:
 def _models_query(db: peewee.Database) -> peewee.Select:
     tables = _tables(db)
     model, provider = tables.model, tables.provider
+    # Only the provider columns a model record shows.
     return (
-        model.select(model, provider)
+        model.select(model, provider.id, provider.name, provider.type)
         .join(provider)
         .order_by(model.sort_order, model.display_name, model.public_id)
     )
@@ -699,7 +700,8 @@ def save_models(
     tables = _tables(db)
     model = tables.model
     with db.atomic():
-        query = tables.provider.select().where(tables.provider.id == provider_id)
+        columns = (tables.provider.id, tables.provider.type, tables.provider.base_url)
+        query = tables.provider.select(*columns).where(tables.provider.id == provider_id)
         provider = _lock_row(query, db).first()
         if provider is None:
             raise NotFound(f"provider {provider_id} not found")
