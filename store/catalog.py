@@ -521,12 +521,14 @@ def delete_provider(db: peewee.Database, provider_id: int) -> None:
 # --- models ------------------------------------------------------------------------------------
 
 
-def _models_query(db: peewee.Database) -> peewee.Select:
+def _models_query(db: peewee.Database, *, whole_provider: bool = False) -> peewee.Select:
+    """Models with their provider: only the columns a model record shows, unless the whole
+    provider row is wanted (to connect to it)."""
     tables = _tables(db)
     model, provider = tables.model, tables.provider
-    # Only the provider columns a model record shows.
+    columns = (provider,) if whole_provider else (provider.id, provider.name, provider.type)
     return (
-        model.select(model, provider.id, provider.name, provider.type)
+        model.select(model, *columns)
         .join(provider)
         .order_by(model.sort_order, model.display_name, model.public_id)
     )
@@ -964,7 +966,8 @@ def _image_model_row(db: peewee.Database) -> tuple[Any, Any] | None:
     public_id = msgspec.json.decode(row.value_json, type=ImageModelSetting).public_id
     if public_id is None:
         return None
-    model = _models_query(db).where(_tables(db).model.public_id == public_id).first()
+    query = _models_query(db, whole_provider=True)
+    model = query.where(_tables(db).model.public_id == public_id).first()
     return None if model is None else (model, model.provider)
 
 

@@ -999,7 +999,7 @@ def test_migration_4_rechains_every_digest_parents_first(db_url: str) -> None:
         )
     assert len(histories) == 9
 
-    assert apply_migrations(db) == [4, 5, 6, 7, 8, 9]
+    assert apply_migrations(db) == [4, 5, 6, 7, 8, 9, 10]
     migrated = revision_digests(db)
     for rid, history in histories.items():
         assert migrated[rid] == state_digest([m.payload for m in history]), rid
