@@ -10,6 +10,9 @@ Two request choices, both so that the server never invents a number:
   documented to use (the newest accept nothing else), and ``summarized`` asks for the thinking
   text those models otherwise omit. A model too old for it answers with a 400 that reaches the
   user verbatim.
+
+The system prompt is sent as one text block so it can carry a prompt-cache breakpoint; where the
+(at most four) ``cache_control`` marks go is ``actors.providers.cache_points``'s decision.
 """
 
 from __future__ import annotations

@@ -203,7 +203,8 @@ def _assistant(message: AssistantMessage) -> list[dict[str, Any]]:
 
 class ResponsesDecoder(SseJsonDecoder):
     """Typed events (``data.type``, else the SSE event name); tool calls are output items
-    indexed by ``output_index``. Terminal: ``response.completed`` or ``response.incomplete``."""
+    indexed by ``output_index``. Terminal: ``response.completed`` or ``response.incomplete``
+    (the output limit: a call still open ends with the arguments it got, finish LENGTH)."""
 
     name = NAME
     terminal = "response.completed"
