@@ -45,7 +45,7 @@ from actors.conversation.model import (
     Role,
 )
 from actors.conversation.projection import project
-from actors.conversation.request import LlmRequest, ModelRoute
+from actors.conversation.request import LlmRequest, ModelRoute, conversation_cache_key
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived, StartProviderCall
 from actors.run_base import open_round
 from actors.run_children import AgentDeps, RunChildren
@@ -58,9 +58,11 @@ from actors.tool_runtime import (
     ToolCompleted,
 )
 from actors.turn import timeline
+from actors.turn.length import continuation
 from actors.turn.model_call import (
     CallAnswered,
     CallCancelled,
+    CallCut,
     CallFailed,
     CallStep,
     CallWantsTools,
@@ -150,17 +152,19 @@ class AgentRun(ToolRelay):
 
     # ---- the model call ----
 
-    def _call_provider(self, call_index: int | None = None) -> None:
-        """Ask the model; ``call_index`` when it was reserved already. Its events are held."""
+    def _call_provider(self, call_index: int | None = None, after: ModelCall | None = None) -> None:
+        """Ask the model; ``call_index`` when it was reserved already. Its events are held,
+        unless it continues the answer of ``after``, which the output limit cut."""
         opened = self._turn
         assert opened is not None
         if call_index is None:
             call_index = self._store.begin_provider_call(self.request_id)
         model_call_id = f"{self.request_id}:{call_index}"
         self._phase = ModelCall(
-            model_call_id, call_index, opened.mode.tool_names, opened.context.dynamic
+            model_call_id, call_index, opened.mode.tool_names, opened.context.dynamic, after
         )
-        request = LlmRequest(opened.instructions, opened.mode.tools, project(self._messages))
+        messages, key = project(self._messages), conversation_cache_key(self.conversation_id)
+        request = LlmRequest(opened.instructions, opened.mode.tools, messages, key)
         self._children.call(StartProviderCall(self.request_id, model_call_id, request, self._route))
 
     def _publish_settled_then_call(
@@ -196,9 +200,12 @@ class AgentRun(ToolRelay):
                 self._finish(error)
             case CallCancelled():
                 self._children.call_ended()  # cancelled by this run, which is ending
-            case CallWantsTools(calls=calls, content=content):
+            case CallWantsTools(calls=calls, content=content, cut=cut):
                 self._call_succeeded(call)
-                self._guarded(lambda: self._open_round(call, calls, content))
+                self._guarded(lambda: self._open_round(call, calls, content, cut))
+            case CallCut(content=content):
+                self._call_succeeded(call)
+                self._guarded(lambda: self._continue(call, content))
             case CallAnswered(content=content):
                 self._call_succeeded(call)
                 self._guarded(lambda: self._answer(call, content))
@@ -208,6 +215,16 @@ class AgentRun(ToolRelay):
         self._usage = add_usage(self._usage, call.usage)
         if call.last_tokens is not None:
             self._last_call_tokens = call.last_tokens
+
+    def _continue(self, call: ModelCall, content: AssistantContent) -> None:
+        """The output limit cut the answer: keep it and ask the model to go on (once the
+        limit of continuations is reached, it is the answer as it is)."""
+        added = continuation(self.request_id, call.call_index, content, self._messages)
+        if added is None:
+            return self._answer(call, content)
+        self._head = self._store.append_messages(self.request_id, self._head, [*map(stored, added)])
+        self._messages = (*self._messages, *added)
+        self._call_provider(after=call)
 
     def _answer(self, call: ModelCall, content: AssistantContent) -> None:
         """The final message: committed, then published with ``turn_ended`` in front."""
@@ -234,12 +251,16 @@ class AgentRun(ToolRelay):
     # ---- the tool round ----
 
     def _open_round(
-        self, call: ModelCall, calls: tuple[CanonicalToolCall, ...], content: AssistantContent
+        self,
+        call: ModelCall,
+        calls: tuple[CanonicalToolCall, ...],
+        content: AssistantContent,
+        cut: tuple[str, ...],
     ) -> None:
-        """Store the round the model asked for, then run it."""
+        """Store the round the model asked for, then run it (``cut`` calls get an error)."""
         round_id = f"{self.request_id}:round:{call.call_index}"
         round_ = open_round(
-            self._store, self.request_id, self._head, round_id, calls, content, now_ms()
+            self._store, self.request_id, self._head, round_id, calls, content, now_ms(), cut
         )
         self._run_round(round_, self._messages, tuple(call.steps))
 

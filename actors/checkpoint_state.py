@@ -20,9 +20,9 @@ from actors.conversation.model import (
     CanonicalToolCall,
     Origin,
     PartsContent,
-    Role,
     TextPart,
     ToolResultContent,
+    starts_turn,
 )
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs, ToolArgumentError
@@ -493,7 +493,7 @@ def switched_mode(messages: Sequence[CanonicalMessage]) -> int | None:
     message: a new message carries its own mode), ``None`` without one."""
     start = 0
     for position, message in enumerate(messages):
-        if message.role is Role.USER:
+        if starts_turn(message):
             start = position
     mode: int | None = None
     for call in _successful_calls(messages[start:]):

@@ -88,9 +88,11 @@ def open_round(
     calls: tuple[CanonicalToolCall, ...],
     content: AssistantContent,
     at_ms: int,
+    cut: tuple[str, ...] = (),
 ) -> ToolRound:
-    """A new round, stored on ``head`` with every call pending."""
-    round_ = ToolRound.opened(round_id, calls, content, at_ms)
+    """A new round, stored on ``head`` with every call pending (``cut``: calls whose
+    arguments the output limit cut, answered with an error instead of run)."""
+    round_ = ToolRound.opened(round_id, calls, content, at_ms, cut)
     new = round_.new_round()
     store.create_tool_round(
         run_id, new.round_id, head, new.assistant_json, list(new.calls), created_at_ms=at_ms

@@ -65,7 +65,7 @@ from wire.tools.base import (
     WakeAfter,
     WrongResult,
 )
-from wire.tools.dispatch import prepare_tool_call, stamp_tool_call
+from wire.tools.dispatch import cut_tool_call, prepare_tool_call, stamp_tool_call
 from wire.tools.frames import (
     exec_abort_frame,
     exec_request_frame,
@@ -155,6 +155,7 @@ class StartToolRound(msgspec.Struct, frozen=True):
     calls: tuple[CanonicalToolCall, ...]
     todos: dict[str, tuple[Todo, ...]] = msgspec.field(default_factory=dict)
     message_indexes: dict[str, int] = msgspec.field(default_factory=dict)  # UpdateCurrentStep's
+    cut: tuple[str, ...] = ()  # calls whose arguments the output limit cut: an error, not run
 
 
 class RunUserCommand(msgspec.Struct, frozen=True):
@@ -377,7 +378,10 @@ class ToolRuntimeActor(pykka.ThreadingActor):
             if call.call_id in request.message_indexes:
                 index = request.message_indexes[call.call_id]
                 context = msgspec.structs.replace(context, message_index=index)
-            execution = prepare_tool_call(call.name, call.call_id, call.arguments, context)
+            if call.call_id in request.cut:
+                execution = cut_tool_call(call.name, call.call_id)
+            else:
+                execution = prepare_tool_call(call.name, call.call_id, call.arguments, context)
             started_at = self._clock()
             started = stamp_tool_call(execution.started(), call.call_id, started_at)
             self._output.send(tool_call_started_frame(call.call_id, call.model_call_id, started))

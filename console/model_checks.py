@@ -28,7 +28,13 @@ from actors.conversation.model import (
     ToolResultContent,
 )
 from actors.conversation.projection import project
-from actors.conversation.request import LlmRequest, ModelRoute, ProviderType, ToolSpec
+from actors.conversation.request import (
+    LlmRequest,
+    ModelRoute,
+    ProviderType,
+    ToolSpec,
+    conversation_cache_key,
+)
 from actors.providers.grammar import CallResult
 from actors.providers.redaction import route_secrets, scrub_text
 
@@ -55,6 +61,8 @@ TOOL_PROMPT = (
 )
 WEATHER_RESULT = '{"temperature_c": 18, "conditions": "partly cloudy"}'
 ROUND_ID = "console-check:round"
+# The checks send a prompt-cache key where a turn would, so a server that refuses it fails here.
+CHECK_CACHE_KEY = conversation_cache_key("console-check")
 
 # How much of the model's answer a step's detail quotes.
 QUOTE_MAX_CHARS = 200
@@ -88,7 +96,8 @@ def _user(message_id: str, text: str) -> CanonicalMessage:
 
 def ping_request() -> LlmRequest:
     """The Test's one small request: no tools, one short user message."""
-    return LlmRequest(PING_INSTRUCTIONS, (), project([_user("console-check:ping", PING_PROMPT)]))
+    messages = project([_user("console-check:ping", PING_PROMPT)])
+    return LlmRequest(PING_INSTRUCTIONS, (), messages, CHECK_CACHE_KEY)
 
 
 def _tool_history() -> list[CanonicalMessage]:
@@ -97,7 +106,7 @@ def _tool_history() -> list[CanonicalMessage]:
 
 def tool_call_request() -> LlmRequest:
     """Step 1: a prompt the model can only answer by calling the dummy tool."""
-    return LlmRequest(TOOL_INSTRUCTIONS, (WEATHER_TOOL,), project(_tool_history()))
+    return LlmRequest(TOOL_INSTRUCTIONS, (WEATHER_TOOL,), project(_tool_history()), CHECK_CACHE_KEY)
 
 
 def replay_request(result: CallResult, model_call_id: str) -> LlmRequest:
@@ -129,7 +138,7 @@ def replay_request(result: CallResult, model_call_id: str) -> LlmRequest:
                 ToolResultContent(call.call_id, call.name, WEATHER_RESULT, False),
             )
         )
-    return LlmRequest(TOOL_INSTRUCTIONS, (WEATHER_TOOL,), project(messages))
+    return LlmRequest(TOOL_INSTRUCTIONS, (WEATHER_TOOL,), project(messages), CHECK_CACHE_KEY)
 
 
 def quoted(text: str, route: ModelRoute) -> str:

@@ -1,5 +1,6 @@
 """Providers, their models and service settings: typed, synchronous queries over migration 2
-(with migration 5's ``replay_reasoning`` and migration 8's model prices). The image model is a
+(with migration 5's ``replay_reasoning``, migration 8's model prices and migration 11's
+``prompt_cache_key``). The image model is a
 setting naming one model (no column: a second image model cannot exist).
 
 Why typed records instead of peewee rows: the console, the model catalog and the provider
@@ -141,6 +142,12 @@ class Conflict(CatalogError):
 # --- records -----------------------------------------------------------------------------------
 
 
+# ``prompt_cache_key``: "auto" (only to OpenAI's own API), "on" or "off".
+CACHE_KEY_AUTO = "auto"
+CACHE_KEY_SETTINGS = (CACHE_KEY_AUTO, "on", "off")
+OPENAI_API_HOST = "api.openai.com"
+
+
 class ProviderInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A provider as the console sends it (create and update).
 
@@ -157,6 +164,9 @@ class ProviderInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # Send a streamed reasoning text back (OpenAI Chat ``reasoning_content``); None keeps the
     # stored value on update and means True on create.
     replay_reasoning: bool | None = None
+    # Send OpenAI's ``prompt_cache_key`` (``CACHE_KEY_SETTINGS``); None keeps the stored value
+    # on update and means "auto" on create.
+    prompt_cache_key: str | None = None
 
 
 class ProviderRecord(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -169,6 +179,7 @@ class ProviderRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     has_api_key: bool
     headers: dict[str, str | None]
     replay_reasoning: bool
+    prompt_cache_key: str
     created_at: str
     updated_at: str
     # Stored secrets that do not open under this server's key: field -> what to do. Left out
@@ -186,6 +197,15 @@ class ProviderConnection(msgspec.Struct, frozen=True):
     api_key: str
     headers: dict[str, str]
     replay_reasoning: bool = True
+    prompt_cache_key: str = CACHE_KEY_AUTO
+
+    @property
+    def sends_prompt_cache_key(self) -> bool:
+        """Whether requests carry ``prompt_cache_key``: "auto" sends it to OpenAI's own API
+        only, which documents it; a compatible server may refuse an unknown field."""
+        if self.prompt_cache_key == CACHE_KEY_AUTO:
+            return urlsplit(self.base_url).hostname == OPENAI_API_HOST
+        return self.prompt_cache_key == "on"
 
     def __repr__(self) -> str:
         return (
@@ -273,6 +293,7 @@ def _build_tables(db: peewee.Database) -> _Tables:
         api_key = peewee.TextField()
         headers_json = peewee.TextField()
         replay_reasoning = peewee.BooleanField(default=True)
+        prompt_cache_key = peewee.TextField(default=CACHE_KEY_AUTO)
         created_at_ms = peewee.BigIntegerField()
         updated_at_ms = peewee.BigIntegerField()
 
@@ -352,6 +373,7 @@ def _provider_record(db: peewee.Database, row: Any) -> ProviderRecord:
         has_api_key=bool(row.api_key),
         headers=_redacted(_stored_headers(row)),
         replay_reasoning=bool(row.replay_reasoning),
+        prompt_cache_key=row.prompt_cache_key,
         created_at=iso_utc(row.created_at_ms),
         updated_at=iso_utc(row.updated_at_ms),
         unreadable=_unreadable_provider_secrets(db, row.api_key, _stored_headers(row)),
@@ -462,6 +484,12 @@ def _check_type(provider_type: str) -> str:
     return provider_type
 
 
+def _check_cache_key(setting: str) -> str:
+    if setting not in CACHE_KEY_SETTINGS:
+        raise Invalid("prompt_cache_key", f"must be one of {', '.join(CACHE_KEY_SETTINGS)}")
+    return setting
+
+
 def _check_base_url(base_url: str) -> str:
     try:
         return urls.normalize_base_url(base_url)
@@ -530,6 +558,7 @@ def _connection(db: peewee.Database, row: Any) -> ProviderConnection:
         api_key=api_key,
         headers=headers,
         replay_reasoning=bool(row.replay_reasoning),
+        prompt_cache_key=row.prompt_cache_key,
     )
 
 
@@ -544,6 +573,7 @@ def create_provider(db: peewee.Database, data: ProviderInput) -> ProviderRecord:
             _sealed_headers(db, _merge_headers(data.headers or {}))
         ).decode(),
         "replay_reasoning": data.replay_reasoning is not False,
+        "prompt_cache_key": _check_cache_key(data.prompt_cache_key or CACHE_KEY_AUTO),
     }
     provider = _tables(db).provider
     stamp = now_ms()
@@ -562,6 +592,7 @@ def update_provider(db: peewee.Database, provider_id: int, data: ProviderInput) 
     provider_type = _check_type(data.type)
     base_url = _check_base_url(data.base_url)
     api_key = None if data.api_key is None else _check_api_key(data.api_key)
+    cache_key = None if data.prompt_cache_key is None else _check_cache_key(data.prompt_cache_key)
     tables = _tables(db)
     with db.atomic():
         row = _lock_row(tables.provider.select().where(tables.provider.id == provider_id), db)
@@ -584,6 +615,8 @@ def update_provider(db: peewee.Database, provider_id: int, data: ProviderInput) 
         row.headers_json = msgspec.json.encode(_sealed_headers(db, headers)).decode()
         if data.replay_reasoning is not None:
             row.replay_reasoning = data.replay_reasoning
+        if cache_key is not None:
+            row.prompt_cache_key = cache_key
         row.updated_at_ms = now_ms()
         row.save()
     return _provider_record(db, row)
@@ -611,11 +644,14 @@ def delete_provider(db: peewee.Database, provider_id: int) -> None:
 # --- models ------------------------------------------------------------------------------------
 
 
-def _models_query(db: peewee.Database) -> peewee.Select:
+def _models_query(db: peewee.Database, *, whole_provider: bool = False) -> peewee.Select:
+    """Models with their provider: only the columns a model record shows, unless the whole
+    provider row is wanted (to connect to it)."""
     tables = _tables(db)
     model, provider = tables.model, tables.provider
+    columns = (provider,) if whole_provider else (provider.id, provider.name, provider.type)
     return (
-        model.select(model, provider)
+        model.select(model, *columns)
         .join(provider)
         .order_by(model.sort_order, model.display_name, model.public_id)
     )
@@ -682,6 +718,7 @@ def model_route_parts(
         api_key,
         headers_json,
         replay_reasoning,
+        prompt_cache_key,
         *prices,
     ) = row
     record = ModelRecord(
@@ -710,6 +747,7 @@ def model_route_parts(
         api_key=key,
         headers=headers,
         replay_reasoning=bool(replay_reasoning),
+        prompt_cache_key=prompt_cache_key,
     )
     return record, connection
 
@@ -718,7 +756,7 @@ _ROUTE_SQL = (
     'SELECT m."public_id", m."provider_id", m."model_id", m."display_name", m."enabled", '
     'm."sort_order", m."max_output_tokens", m."context_window_tokens", m."reasoning_enabled", '
     'm."reasoning_effort", p."name", p."type", p."base_url", p."api_key", p."headers_json", '
-    'p."replay_reasoning", '
+    'p."replay_reasoning", p."prompt_cache_key", '
     + ", ".join(f'm."{field}"' for field in PRICE_FIELDS)
     + ' FROM "models" AS m JOIN "providers" AS p ON p."id" = m."provider_id" '
     'WHERE m."public_id" = {param}'
@@ -791,7 +829,8 @@ def save_models(
     tables = _tables(db)
     model = tables.model
     with db.atomic():
-        query = tables.provider.select().where(tables.provider.id == provider_id)
+        columns = (tables.provider.id, tables.provider.type, tables.provider.base_url)
+        query = tables.provider.select(*columns).where(tables.provider.id == provider_id)
         provider = _lock_row(query, db).first()
         if provider is None:
             raise NotFound(f"provider {provider_id} not found")
@@ -1082,7 +1121,8 @@ def _image_model_row(db: peewee.Database) -> tuple[Any, Any] | None:
     public_id = msgspec.json.decode(row.value_json, type=ImageModelSetting).public_id
     if public_id is None:
         return None
-    model = _models_query(db).where(_tables(db).model.public_id == public_id).first()
+    query = _models_query(db, whole_provider=True)
+    model = query.where(_tables(db).model.public_id == public_id).first()
     return None if model is None else (model, model.provider)
 
 

@@ -708,3 +708,17 @@ def tool_call_cards(db: peewee.Database) -> None:
         return
     kind = "BYTEA" if isinstance(db, peewee.PostgresqlDatabase) else "BLOB"
     db.execute_sql(f'ALTER TABLE "tool_round_calls" ADD COLUMN "tool_call" {kind}')
+
+
+@migration(11)
+def provider_prompt_cache_key(db: peewee.Database) -> None:
+    """``providers.prompt_cache_key``: whether OpenAI requests carry a per-conversation
+    ``prompt_cache_key``: ``auto`` (OpenAI's own API only, which documents the field), ``on``
+    (a compatible server that takes it) or ``off``. Existing providers get ``auto``.
+    Re-runnable: the column is added only if missing.
+    """
+    if "prompt_cache_key" in {column.name for column in db.get_columns("providers")}:
+        return
+    db.execute_sql(
+        'ALTER TABLE "providers" ADD COLUMN "prompt_cache_key" TEXT NOT NULL DEFAULT \'auto\''
+    )

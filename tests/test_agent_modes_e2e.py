@@ -99,17 +99,29 @@ def system_prompt(provider_type: str, body: dict[str, Any]) -> str:
         return str(body["messages"][0]["content"])
     if provider_type == "openai-responses":
         return str(body["instructions"])
-    return str(body["system"])
+    # Anthropic's system prompt is one text block (it carries a cache breakpoint).
+    return "".join(block["text"] for block in body["system"])
 
 
 def history(provider_type: str, body: dict[str, Any]) -> list[str]:
-    """Every message after the system prompt, each as the exact JSON the provider received."""
+    """Every message after the system prompt, each as the exact JSON the provider received
+    (Anthropic's cache breakpoints left out: they move to the newest messages, and the API
+    does not count them as content of the cached prefix)."""
     if provider_type == "openai-chat":
         messages = body["messages"][1:]
     elif provider_type == "openai-responses":
         messages = body["input"]
     else:
-        messages = body["messages"]
+        messages = [
+            {
+                **message,
+                "content": [
+                    {k: v for k, v in block.items() if k != "cache_control"}
+                    for block in message["content"]
+                ],
+            }
+            for message in body["messages"]
+        ]
     return [json.dumps(message, ensure_ascii=False) for message in messages]
 
 

@@ -89,6 +89,7 @@ async def test_provider_crud_statuses(console: Console) -> None:
         "has_api_key",
         "headers",
         "replay_reasoning",
+        "prompt_cache_key",
         "created_at",
         "updated_at",
     }

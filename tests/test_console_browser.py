@@ -452,3 +452,25 @@ async def test_the_connect_page_shows_when_cursor_reached_the_server(
     finally:
         await cursor.aclose()
     await expect(status).to_contain_text("connected")
+
+
+async def test_the_prompt_cache_key_setting_is_saved_and_shown_again(
+    page: Page, server: str, fake: FakeProvider
+) -> None:
+    """A new provider's prompt-cache-key setting is "auto"; switched on in the form, it is
+    saved (the key kept) and shown again after a reload."""
+    await add_provider_from_a_preset(page, server, fake)
+    (provider,) = (await api(server, "GET", "/providers")).json()
+    assert provider["prompt_cache_key"] == "auto"
+    await page.locator("tr[data-provider=Fake]").get_by_role("button", name="Edit").click()
+    form = page.get_by_role("form", name="Edit provider")
+    await expect(form.locator("select[name=prompt_cache_key]")).to_have_value("auto")
+    await form.locator("select[name=prompt_cache_key]").select_option("on")
+    await form.get_by_role("button", name="Save").click()
+    await expect(page.get_by_role("form", name="Edit provider")).to_have_count(0)
+    (saved,) = (await api(server, "GET", "/providers")).json()
+    assert saved["prompt_cache_key"] == "on" and saved["has_api_key"] is True
+    await page.reload()
+    await page.locator("tr[data-provider=Fake]").get_by_role("button", name="Edit").click()
+    select = page.get_by_role("form", name="Edit provider").locator("select[name=prompt_cache_key]")
+    await expect(select).to_have_value("on")

@@ -974,7 +974,9 @@ async def test_responses_reasoning_never_invents_an_effort(fake: FakeProvider) -
 async def test_anthropic_body(fake: FakeProvider) -> None:
     body = (await sent(fake, ANTHROPIC, max_output_tokens=1234)).json
     assert body["max_tokens"] == 1234
-    assert body["system"] == "You are terse."
+    assert body["system"] == [
+        {"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}
+    ]
     assert "thinking" not in body and "output_config" not in body
     assert body["tools"] == [
         {
@@ -992,6 +994,8 @@ async def test_anthropic_body(fake: FakeProvider) -> None:
                 {
                     "type": "image",
                     "source": {"type": "base64", "media_type": "image/png", "data": "AQID"},
+                    # the newest stable point: the next request repeats it unchanged
+                    "cache_control": {"type": "ephemeral"},
                 },
             ],
         }
@@ -1042,12 +1046,30 @@ def round_script(provider_type: ProviderType, round_no: int) -> list[SseEvent]:
     return anthropic_events(thinking=blocks, text=text, tools=calls)
 
 
+def unmarked(messages: list[Any]) -> list[Any]:
+    """Anthropic messages without their cache breakpoints, which move to the newest messages
+    and are not content of the cached prefix (other formats are returned as they are)."""
+    return [
+        {
+            **message,
+            "content": [
+                {k: v for k, v in block.items() if k != "cache_control"}
+                for block in message["content"]
+            ],
+        }
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        else message
+        for message in messages
+    ]
+
+
 @pytest.mark.parametrize("provider_type", ALL)
 async def test_history_is_a_prefix_of_the_next_request(
     fake: FakeProvider, provider_type: ProviderType
 ) -> None:
-    """Every request's message array starts with the previous one, byte for byte, so provider
-    prompt caches keep hitting; each assistant turn goes back with its native reasoning."""
+    """Every request's message array starts with the previous one, byte for byte (Anthropic's
+    cache breakpoints aside), so provider prompt caches keep hitting; each assistant turn goes
+    back with its native reasoning."""
     history: tuple[ProjectedMessage, ...] = HISTORY
     arrays: list[list[Any]] = []
     results: list[CallResult] = []
@@ -1057,7 +1079,7 @@ async def test_history_is_a_prefix_of_the_next_request(
         )
         result = outcome.result
         results.append(result)
-        arrays.append(fake.requests[-1].json[MESSAGES_KEY[provider_type]])
+        arrays.append(unmarked(fake.requests[-1].json[MESSAGES_KEY[provider_type]]))
         results_messages = tuple(
             ToolResultMessage(call.call_id, call.name, f"contents of {call.call_id}")
             for call in result.calls
@@ -1217,7 +1239,11 @@ async def test_anthropic_merges_consecutive_same_role_messages(fake: FakeProvide
     assert body["messages"] == [
         {
             "role": "user",
-            "content": [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}],
+            "content": [
+                {"type": "text", "text": "one"},
+                # before the last assistant message: a cache breakpoint
+                {"type": "text", "text": "two", "cache_control": {"type": "ephemeral"}},
+            ],
         },
         {
             "role": "assistant",
@@ -1351,4 +1377,8 @@ def test_anthropic_gives_a_results_image_as_an_image_block_in_the_tool_result() 
         "content": [{"type": "text", "text": "an image"}, {"type": "image", "source": source}],
     }
     assert results[1] == {"type": "tool_result", "tool_use_id": "call_txt", "content": "alpha"}
-    assert results[2] == {"type": "text", "text": "and now?"}
+    assert results[2] == {
+        "type": "text",
+        "text": "and now?",
+        "cache_control": {"type": "ephemeral"},  # the last message's last block
+    }

@@ -257,10 +257,9 @@ def test_a_tool_the_mode_does_not_offer_streams_no_card() -> None:
     [
         (ended(failure=ProviderFailure(FailureKind.PROVIDER, "HTTP 500")), Code.UNAVAILABLE),
         (ended(failure=ProviderFailure(FailureKind.PROTOCOL, "bad stream")), Code.INVALID_ARGUMENT),
-        (ended(result("cut", finish=FinishReason.LENGTH)), Code.UNAVAILABLE),
     ],
 )
-def test_a_failed_or_truncated_call_fails_the_run(message: ProviderCallEnded, code: Code) -> None:
+def test_a_failed_call_fails_the_run(message: ProviderCallEnded, code: Code) -> None:
     _, outcome = released(ModelCall(CALL, 0), message)
     assert isinstance(outcome, CallFailed) and outcome.error.code is code
 

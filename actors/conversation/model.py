@@ -109,6 +109,20 @@ class CanonicalMessage(msgspec.Struct, frozen=True, omit_defaults=True):
     runtime_event_id: str | None = None
 
 
+# The runtime event of a request to go on with an answer the output limit cut
+# (``continuation:{request_id}:{call_index}``): a user-role message inside the turn, not a turn.
+CONTINUATION_EVENT_PREFIX = "continuation:"
+
+
+def starts_turn(message: CanonicalMessage) -> bool:
+    """Whether ``message`` opens a turn: a user-role message other than a continuation
+    request."""
+    event = message.runtime_event_id
+    return message.role is Role.USER and not (
+        event is not None and event.startswith(CONTINUATION_EVENT_PREFIX)
+    )
+
+
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(CanonicalMessage)
 

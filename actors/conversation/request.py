@@ -8,6 +8,7 @@ made it.
 
 from __future__ import annotations
 
+import hashlib
 from enum import StrEnum
 from typing import Any
 
@@ -81,11 +82,22 @@ ProjectedMessage = UserMessage | AssistantMessage | ToolResultMessage
 
 
 class LlmRequest(msgspec.Struct, frozen=True):
-    """Everything one provider call needs besides the route: system text, tools, history."""
+    """Everything one provider call needs besides the route: system text, tools, history.
+
+    ``cache_key`` names the conversation for a provider's prompt cache (OpenAI's
+    ``prompt_cache_key``, sent only where the route allows it); None for a call outside one."""
 
     instructions: str
     tools: tuple[ToolSpec, ...]
     messages: tuple[ProjectedMessage, ...]
+    cache_key: str | None = None
+
+
+def conversation_cache_key(conversation_id: str) -> str:
+    """The prompt-cache key of a conversation: a digest, so the provider never learns the
+    editor's conversation id, stable across the conversation's runs (32 hex digits)."""
+    digest = hashlib.sha256(b"cursor-server:conversation:" + conversation_id.encode())
+    return digest.hexdigest()[:32]
 
 
 # The effort that asks for no reasoning at all (OpenAI's ``none``; Anthropic: no thinking).
@@ -124,6 +136,9 @@ class ModelRoute(msgspec.Struct, frozen=True):
     fast: bool = False
     # Send a streamed reasoning text back to the endpoint that streamed it (OpenAI Chat only).
     replay_reasoning: bool = True
+    # Send the request's ``cache_key`` as ``prompt_cache_key`` (both OpenAI formats): on for
+    # OpenAI's own endpoint, a provider setting elsewhere (a strict server refuses the field).
+    prompt_cache_key: bool = False
 
 
 class HttpCall(msgspec.Struct, frozen=True):

@@ -10,6 +10,9 @@ Two request choices, both so that the server never invents a number:
   documented to use (the newest accept nothing else), and ``summarized`` asks for the thinking
   text those models otherwise omit. A model too old for it answers with a 400 that reaches the
   user verbatim.
+
+The system prompt is sent as one text block so it can carry a prompt-cache breakpoint; where the
+(at most four) ``cache_control`` marks go is ``actors.providers.cache_points``'s decision.
 """
 
 from __future__ import annotations
@@ -58,12 +61,15 @@ from actors.providers.adapter import (
     json_headers,
     replay_value,
 )
+from actors.providers.cache_points import cache_points
 from actors.providers.errors import FailureKind, ProviderFailure
 from actors.providers.sse import ServerSentEvent
 
 NAME = "Anthropic"
 REPLAY_KIND = "anthropic"
 API_VERSION = "2023-06-01"
+# A prompt-cache breakpoint (the default five-minute lifetime); placed by ``cache_points``.
+EPHEMERAL = {"type": "ephemeral"}
 
 _STOP = {
     "end_turn": FinishReason.STOP,
@@ -90,19 +96,30 @@ class AnthropicAdapter:
                 f"{NAME} needs max_output_tokens set on model {route.model_id!r} "
                 "(the API requires max_tokens and the server does not guess one)",
             )
+        messages = _messages(request)
+        points = cache_points(
+            bool(request.tools), bool(request.instructions), [m["role"] for m in messages]
+        )
+        for index in points.messages:
+            blocks = messages[index]["content"]
+            blocks[-1] = {**blocks[-1], "cache_control": EPHEMERAL}
         body: dict[str, Any] = {
             "model": route.model_id,
             "max_tokens": route.max_output_tokens,
-            "messages": _messages(request),
+            "messages": messages,
             "stream": True,
         }
         if request.instructions:
-            body["system"] = request.instructions
+            body["system"] = [
+                {"type": "text", "text": request.instructions, "cache_control": EPHEMERAL}
+            ]
         if request.tools:
             body["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.parameters}
                 for t in request.tools
             ]
+            if points.last_tool:
+                body["tools"][-1]["cache_control"] = EPHEMERAL
         # Effort "none" means no thinking: the Messages API has no such effort value.
         effort = route.reasoning.effort
         if route.reasoning.enabled and effort != NO_EFFORT:

@@ -97,6 +97,8 @@ class OpenAiChatAdapter:
             body["max_completion_tokens"] = route.max_output_tokens
         if route.reasoning.effort is not None:
             body["reasoning_effort"] = route.reasoning.effort
+        if route.prompt_cache_key and request.cache_key is not None:
+            body["prompt_cache_key"] = request.cache_key
         auth = bearer_auth(route)
         return HttpCall(
             method="POST",

@@ -104,6 +104,8 @@ class OpenAiResponsesAdapter:
             body["reasoning"] = reasoning
         elif route.reasoning.effort == NO_EFFORT:
             body["reasoning"] = {"effort": NO_EFFORT}
+        if route.prompt_cache_key and request.cache_key is not None:
+            body["prompt_cache_key"] = request.cache_key
         auth = bearer_auth(route)
         return HttpCall(
             method="POST",
@@ -201,7 +203,8 @@ def _assistant(message: AssistantMessage) -> list[dict[str, Any]]:
 
 class ResponsesDecoder(SseJsonDecoder):
     """Typed events (``data.type``, else the SSE event name); tool calls are output items
-    indexed by ``output_index``. Terminal: ``response.completed`` or ``response.incomplete``."""
+    indexed by ``output_index``. Terminal: ``response.completed`` or ``response.incomplete``
+    (the output limit: a call still open ends with the arguments it got, finish LENGTH)."""
 
     name = NAME
     terminal = "response.completed"
@@ -318,10 +321,13 @@ class ResponsesDecoder(SseJsonDecoder):
             reason = details.get("reason") if isinstance(details, dict) else None
             if reason == "content_filter":
                 raise self.provider("stopped the answer: incomplete (content_filter)")
-            if self._open_tools:
-                raise self.provider(f"stopped mid tool call: incomplete ({reason})")
             self._close_thinking(out)
             self._close_text(out)
+            # A call the limit stopped mid-way ends with the arguments it got: the turn answers
+            # it with an error asking for a smaller call (``actors.turn.length``).
+            for index in sorted(self._open_tools):
+                out.append(ToolCallEnded(index))
+            self._open_tools.clear()
         elif self._text_open or self._thinking_open or self._open_tools:
             raise self.protocol("completed with an output item still open")
         usage = response.get("usage")

@@ -30,6 +30,7 @@ from actors.conversation.events import (
 from actors.conversation.model import AssistantContent, CanonicalToolCall
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
 from actors.providers.errors import FailureKind, ProviderFailure
+from actors.turn.length import cut_calls
 from wire.errors import Code, ConnectError, protocol_error, provider_error_detail
 from wire.interaction_updates import (
     text_delta_frame,
@@ -59,9 +60,17 @@ class CallAnswered(msgspec.Struct, frozen=True):
 
 
 class CallWantsTools(msgspec.Struct, frozen=True):
-    """The model asked for tools: ``content`` is its message (text, thinking, replay state)."""
+    """The model asked for tools: ``content`` is its message (text, thinking, replay state);
+    ``cut`` names the calls whose arguments the output limit cut (never run)."""
 
     calls: tuple[CanonicalToolCall, ...]
+    content: AssistantContent
+    cut: tuple[str, ...] = ()
+
+
+class CallCut(msgspec.Struct, frozen=True):
+    """The output limit cut a text answer: ``content`` is what the model wrote of it."""
+
     content: AssistantContent
 
 
@@ -73,7 +82,7 @@ class CallCancelled(msgspec.Struct, frozen=True):
     """The call was cancelled by the run itself, which is already ending."""
 
 
-CallOutcome = CallAnswered | CallWantsTools | CallFailed | CallCancelled
+CallOutcome = CallAnswered | CallWantsTools | CallCut | CallFailed | CallCancelled
 
 
 class CallStep(msgspec.Struct, frozen=True):
@@ -130,7 +139,11 @@ class ModelCall:
     that had both (the context the next request starts from). A streaming call gets a card
     only for a tool of ``offered`` (the run's mode; None: every tool we run) or one of the
     run's ``dynamic`` MCP tools: the round refuses any other, so the editor must not see it
-    start."""
+    start.
+
+    A call that continues a cut answer (``after``, the call it cut) is not held (no checkpoint
+    comes between the two: the editor sees one answer) and starts from its steps, its first
+    text joining the cut text."""
 
     def __init__(
         self,
@@ -138,15 +151,17 @@ class ModelCall:
         call_index: int,
         offered: tuple[str, ...] | None = None,
         dynamic: DynamicMcpTools = NO_DYNAMIC_TOOLS,
+        after: ModelCall | None = None,
     ) -> None:
         self.model_call_id = model_call_id
         self.call_index = call_index
         self._offered = offered
         self._dynamic = dynamic  # the run's dynamic MCP tools, matched by exact name
-        self.steps: list[Step] = []
+        self.steps: list[Step] = list(after.steps) if after is not None else []
+        self._joins = after is not None
         self.usage: Usage | None = None
         self.last_tokens: int | None = None
-        self._held: list[tuple[ProviderMessage, float]] | None = []
+        self._held: list[tuple[ProviderMessage, float]] | None = [] if after is None else None
         self._ended = False
         self._text: list[str] = []
         self._thinking: list[str] = []
@@ -213,8 +228,14 @@ class ModelCall:
         return frames
 
     def _add_step(self, step: AssistantStep | ThinkingStep) -> None:
-        if step.text:
+        if not step.text:
+            return
+        last = self.steps[-1] if self.steps else None
+        if self._joins and isinstance(step, AssistantStep) and isinstance(last, AssistantStep):
+            self.steps[-1] = AssistantStep(last.text + step.text)
+        else:
             self.steps.append(step)
+        self._joins = False
 
     def _usage_reported(self, usage: Usage) -> list[bytes]:
         self.usage = add_usage(self.usage, usage)
@@ -254,18 +275,14 @@ class ModelCall:
         result = message.result
         if result is None:
             return CallCancelled()
-        if result.finish is FinishReason.LENGTH:
-            failure = ProviderFailure(
-                FailureKind.PROVIDER, "model stopped before completing the response"
-            )
-            return CallFailed(run_failure(failure))
+        cut = result.finish is FinishReason.LENGTH
         content = AssistantContent(
             text=result.text, thinking=result.thinking, replay_state=result.replay
         )
         if not result.calls:
-            return CallAnswered(content)
+            return CallCut(content) if cut else CallAnswered(content)
         calls = tuple(
             CanonicalToolCall(c.index, c.call_id, c.name, c.arguments_json, self.model_call_id)
             for c in result.calls
         )
-        return CallWantsTools(calls, content)
+        return CallWantsTools(calls, content, cut_calls(calls) if cut else ())

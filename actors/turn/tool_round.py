@@ -23,6 +23,7 @@ from actors.conversation.model import (
     Origin,
     Role,
     ToolResultContent,
+    starts_turn,
 )
 from actors.tool_runtime import StartToolRound, ToolCompleted
 from store.conversations import ToolCallSpec, ToolCallStatus, ToolRoundRecord
@@ -66,6 +67,7 @@ class ToolRound:
         started_at_ms: int,
         *,
         first_pair: bool = True,
+        cut: tuple[str, ...] = (),
     ) -> None:
         self.round_id = round_id
         self.assistant = assistant
@@ -73,6 +75,7 @@ class ToolRound:
         self.started_at_ms = started_at_ms
         self.steps: list[Step] = []
         self._first_pair = first_pair
+        self._cut = cut
 
     @classmethod
     def opened(
@@ -81,11 +84,12 @@ class ToolRound:
         calls: tuple[CanonicalToolCall, ...],
         message: AssistantContent,
         started_at_ms: int,
+        cut: tuple[str, ...] = (),
     ) -> ToolRound:
         """A new round; ``message`` gives the text, thinking and replay state of the model's
-        message that made the calls."""
+        message that made the calls, ``cut`` the calls the output limit cut."""
         assistant = msgspec.structs.replace(message, tool_round_id=round_id, tool_calls=calls)
-        return cls(round_id, assistant, calls, started_at_ms)
+        return cls(round_id, assistant, calls, started_at_ms, cut=cut)
 
     @classmethod
     def adopted(
@@ -137,7 +141,7 @@ class ToolRound:
             with contextlib.suppress(ToolArgumentError):
                 todos = apply_todo_update(todos, parse_todo_update(ToolArgs(call.arguments)))
         indexes = message_indexes(history, self.round_id, self.assistant)
-        return StartToolRound(self.round_id, self.pending, before, indexes)
+        return StartToolRound(self.round_id, self.pending, before, indexes, self._cut)
 
     def pair_for(self, completed: ToolCompleted) -> ToolPair:
         """The pair to commit for a completed call of this round."""
@@ -192,7 +196,7 @@ def message_indexes(
     calls = [c for c in message.tool_calls if find_tool(c.name) is UPDATE_CURRENT_STEP]
     if not calls:
         return {}
-    last_user = max((i for i, m in enumerate(history) if m.role is Role.USER), default=-1)
+    last_user = max((i for i, m in enumerate(history) if starts_turn(m)), default=-1)
     steps = 0
     for earlier in history[last_user + 1 :]:
         content = earlier.content

@@ -13,6 +13,9 @@ Routes, all under ``fake.base_url`` (``http://127.0.0.1:PORT/v1``):
   the next enqueued ``Script`` (FIFO, shared by the three routes). With the queue empty the
   fake answers 500 ``{"error":{"message":"fake provider: no script queued …"}}`` so the test
   fails loudly.
+- With ``refuse_keys``, a body holding one of those top-level keys is answered 400 as a server
+  validating against strict request types (vLLM) answers an unknown field, without taking a
+  script.
 - With ``refuse_missing_reasoning_content`` set, a Chat Completions request holding an assistant
   message with ``tool_calls`` but no ``reasoning_content`` is answered as DeepSeek's thinking
   mode answers it (400 ``invalid_request_error``, ``DEEPSEEK_MISSING_REASONING``) without
@@ -268,6 +271,7 @@ class FakeProvider:
         models_style: Literal["openai", "anthropic"] = "openai",
         check_bodies: bool = True,
         refuse_missing_reasoning_content: bool = False,
+        refuse_keys: Iterable[str] = (),
     ) -> None:
         self.models: list[str] = list(models)
         self.models_style = models_style
@@ -277,6 +281,9 @@ class FakeProvider:
         self.check_bodies = check_bodies
         # Answer like DeepSeek when a replayed tool-call message lacks its reasoning_content.
         self.refuse_missing_reasoning_content = refuse_missing_reasoning_content
+        # Top-level body keys answered as a server validating against strict types answers an
+        # unknown field (400), without taking a script.
+        self.refuse_keys = frozenset(refuse_keys)
         self.requests: list[RecordedRequest] = []
         # perf_counter() when each request arrived (benchmarks compare it with client times)
         self.request_times: list[float] = []
@@ -369,6 +376,8 @@ class FakeProvider:
     async def _scripted(self, request: web.Request) -> web.StreamResponse:
         index = await self._record(request)
         refusal = self._deepseek_refusal(request.path, self.requests[index].json)
+        if refusal is None:
+            refusal = self._strict_refusal(self.requests[index].json)
         if refusal is not None:
             return refusal
         if not self._scripts:
@@ -417,6 +426,15 @@ class FakeProvider:
                 }
                 return web.json_response({"error": error}, status=400)
         return None
+
+    def _strict_refusal(self, body: Any) -> web.Response | None:
+        """vLLM's 400 for a field its request type does not declare, if one is refused."""
+        unknown = sorted(self.refuse_keys & set(body)) if isinstance(body, dict) else []
+        if not unknown:
+            return None
+        message = f"[{{'type': 'extra_forbidden', 'loc': ('body', '{unknown[0]}')}}]"
+        error = {"message": message, "type": "BadRequestError", "param": None, "code": 400}
+        return web.json_response({"error": error}, status=400)
 
     async def _play(self, request: web.Request, index: int, script: Script) -> web.StreamResponse:
         if script.delay_before_headers and await self._wait(

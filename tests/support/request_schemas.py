@@ -248,6 +248,56 @@ def anthropic_errors(body: Any) -> list[str]:
     thinking = body.get("thinking")
     if thinking is not None and thinking.get("type") not in ("adaptive", "enabled", "disabled"):
         errors.append(f"thinking.type: unknown {thinking.get('type')!r}")
+    errors.extend(_anthropic_system(body.get("system")))
+    errors.extend(_cache_marks(body))
+    return errors
+
+
+def _anthropic_system(system: Any) -> list[str]:
+    """``system``: a string, or a non-empty list of text blocks."""
+    if system is None or isinstance(system, str):
+        return []
+    if not isinstance(system, list) or not system:
+        return ["system: a string or a non-empty array of text blocks"]
+    return [
+        f"system[{j}]: a text block with a string text"
+        for j, block in enumerate(system)
+        if not isinstance(block, dict)
+        or block.get("type") != "text"
+        or not isinstance(block.get("text"), str)
+        or set(block) - {"type", "text", "cache_control"}
+    ]
+
+
+def _cache_marks(body: dict[str, Any]) -> list[str]:
+    """Prompt-cache breakpoints: ``{"type": "ephemeral"}`` (a ``ttl`` of 5m or 1h allowed), at
+    most four in the request, never on a thinking block."""
+    marked: list[tuple[str, Any]] = []
+    for j, tool in enumerate(body.get("tools") or ()):
+        marked.append((f"tools[{j}]", tool))
+    system = body.get("system")
+    for j, block in enumerate(system if isinstance(system, list) else ()):
+        marked.append((f"system[{j}]", block))
+    for i, message in enumerate(body.get("messages") or ()):
+        content = message.get("content") if isinstance(message, dict) else None
+        for j, block in enumerate(content if isinstance(content, list) else ()):
+            marked.append((f"messages[{i}].content[{j}]", block))
+    errors: list[str] = []
+    count = 0
+    for where, block in marked:
+        if not isinstance(block, dict) or "cache_control" not in block:
+            continue
+        count += 1
+        mark = block["cache_control"]
+        extra = set(mark) - {"type", "ttl"} if isinstance(mark, dict) else {"?"}
+        if not isinstance(mark, dict) or mark.get("type") != "ephemeral" or extra:
+            errors.append(f"{where}.cache_control: must be {{'type': 'ephemeral'}}")
+        elif mark.get("ttl", "5m") not in ("5m", "1h"):
+            errors.append(f"{where}.cache_control.ttl: 5m or 1h")
+        if block.get("type") in ("thinking", "redacted_thinking"):
+            errors.append(f"{where}: a thinking block cannot carry cache_control")
+    if count > 4:
+        errors.append(f"cache_control: at most 4 breakpoints, found {count}")
     return errors
 
 

@@ -26,6 +26,20 @@ def prepare_tool_call(
         return InvalidCall(definition, call_id, str(exc))
 
 
+# What the model reads for a call whose arguments its output limit cut (our own words).
+CUT_ARGUMENTS = (
+    "your output reached its token limit before the arguments of this call were complete, so "
+    "nothing was run. Make the call again with less in it: a smaller edit, or the content "
+    "split over several calls."
+)
+
+
+def cut_tool_call(name: str, call_id: str) -> ToolExecution:
+    """A call the output limit cut: it ends at once with an error asking for a smaller call
+    (its card, shown while it streamed, closes as that error)."""
+    return InvalidCall(tool_definition(name), call_id, CUT_ARGUMENTS)
+
+
 def stamp_tool_call(
     tool_call: agent.ToolCall,
     call_id: str,

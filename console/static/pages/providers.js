@@ -33,7 +33,7 @@ export const PRESETS = [
   { id: "custom", label: "Custom", name: "", type: "openai-chat", base_url: "" },
 ];
 const TYPES = ["openai-chat", "openai-responses", "anthropic"];
-const FIELDS = ["name", "type", "base_url", "api_key", "headers"];
+const FIELDS = ["name", "type", "base_url", "api_key", "headers", "prompt_cache_key"];
 
 function headerRows(headers) {
   return Object.entries(headers || {}).map(([name, value]) => ({ name, value: value ?? "", secret: value === null }));
@@ -46,6 +46,7 @@ function ProviderForm({ provider, onSaved, onCancel }) {
     type: provider?.type ?? "openai-chat",
     base_url: provider?.base_url ?? "",
     replay_reasoning: provider?.replay_reasoning ?? true,
+    prompt_cache_key: provider?.prompt_cache_key ?? "auto",
   });
   const [key, setKey] = useState({ mode: editing ? "keep" : "set", value: "" });
   const [headers, setHeaders] = useState(headerRows(provider?.headers));
@@ -137,6 +138,15 @@ function ProviderForm({ provider, onSaved, onCancel }) {
       <label><input type="checkbox" name="replay_reasoning" checked=${form.replay_reasoning}
         onChange=${(e) => setForm({ ...form, replay_reasoning: e.target.checked })} />
         Send streamed reasoning back to this provider (OpenAI Chat <code>reasoning_content</code>)</label>
+    </div>
+    <div class="row">
+      <${Field} label="Prompt cache key (OpenAI formats)" name="prompt_cache_key" error=${error}>
+        <select name="prompt_cache_key" value=${form.prompt_cache_key} onChange=${set("prompt_cache_key")}>
+          <option value="auto">Automatic: only to OpenAI's own API</option>
+          <option value="on">Send (a compatible server that takes it)</option>
+          <option value="off">Never send</option>
+        </select>
+      </${Field}>
     </div>
     <${FormError} error=${error} fields=${FIELDS} />
     <div class="actions">
