@@ -151,8 +151,10 @@ class RunStart:
         children: RunChildren,
         jobs: CheckpointJobs,
         self_ref: pykka.ActorRef[Any],
+        parent_tool_call_id: str = "",
     ) -> None:
         self._request_id = request_id
+        self._parent_tool_call_id = parent_tool_call_id  # a subagent run's parent Task
         self._request = request
         self._route = route
         self._deps = deps
@@ -283,5 +285,6 @@ class RunStart:
             self._route,
             base_count,
             resume_turn,
+            self._parent_tool_call_id,
         )
         self._children.start_checkpoint(setup)

@@ -215,10 +215,11 @@ class SessionActor(pykka.ThreadingActor):
         if self._deps is None:
             self._end(ConnectError(Code.UNIMPLEMENTED, AGENT_LOOP_UNAVAILABLE))
             return
-        driver = ShellCommandRun if runs_shell_command(request) else AgentRun
-        self._run = driver(
-            self.request_id, request, route, self._deps, self._output, self.actor_ref, self._end
-        )
+        args = (self.request_id, request, route, self._deps, self._output, self.actor_ref)
+        if runs_shell_command(request):
+            self._run = ShellCommandRun(*args, self._end)
+        else:
+            self._run = AgentRun(*args, self._end, self._parent)
         self._run.start()
 
     def _on_conversation_action(self, action: agent.ConversationAction) -> None:

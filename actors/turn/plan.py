@@ -355,9 +355,10 @@ def checkpoint_setup(
     route: ModelRoute,
     base_count: int,
     resume_turn: bytes | None,
+    parent_tool_call_id: str = "",
 ) -> CheckpointSetup:
     """What every checkpoint of the run shares; ``base_count`` messages of every job stand
-    for the client's stable roots."""
+    for the client's stable roots; ``parent_tool_call_id`` is a subagent run's parent Task."""
     return CheckpointSetup(
         request_id=request_id,
         instructions=instructions,
@@ -371,6 +372,7 @@ def checkpoint_setup(
         base_message_count=base_count if plan.stable_roots else 0,
         resume_turn=resume_turn,
         conversation_id=plan.conversation_id,
+        parent_tool_call_id=parent_tool_call_id,
     )
 
 
