@@ -12,6 +12,7 @@ from enum import Enum, auto
 import msgspec
 
 from actors.blob_sync import BlobFetched, b64
+from actors.call_actions import CALL_ACTIONS
 from actors.checkpoint import CheckpointSetup
 from actors.checkpoint_json import decode_root, hydrated_message_id
 from actors.conversation.model import (
@@ -120,6 +121,12 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
     elif kind in ACTION_KINDS:
         read = read_action(kind, request_id, action, state)
         turn, number, user_message = TurnKind.NEW, read.mode, read.user_message
+    elif kind in CALL_ACTIONS:
+        raise ConnectError(
+            Code.FAILED_PRECONDITION,
+            f"{kind} acts on a call of the running turn: send it on that turn's stream (this "
+            "request starts no turn, and a finished turn has no running call)",
+        )
     else:
         raise ConnectError(
             Code.UNIMPLEMENTED, f"conversation action {kind or 'none'} is not available"
