@@ -232,6 +232,10 @@ ToolRuntimeMessage = (
 )
 
 
+# What the actor handles even after a failure: the run's own orders.
+_ALWAYS_HANDLED = (StartToolRound, RunUserCommand, RoundSettled, AbortPendingExecs)
+
+
 # ---- internal state ----
 
 
@@ -321,22 +325,13 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         self._fail(ConnectError(Code.INTERNAL, f"tool runtime failed: {exception_value}"))
 
     def _handle(self, message: ToolRuntimeMessage) -> None:
+        if self._failure is not None and not isinstance(message, _ALWAYS_HANDLED):
+            return  # failed: the editor's later answers and the timers are ignored
         match message:
             case StartToolRound():
                 self._on_round(message)
             case RunUserCommand():
                 self._on_user_command(message)
-            case RoundSettled(round_id=round_id):
-                self._on_settled(round_id)
-            case AbortPendingExecs(reason=reason):
-                self._abort_all(reason)
-            case _ if self._failure is None:
-                self._on_client_or_timer(message)
-            case _:
-                pass  # failed: later answers are ignored
-
-    def _on_client_or_timer(self, message: ToolRuntimeMessage) -> None:
-        match message:
             case ExecMessageReceived(message=exec_message):
                 self._on_exec_message(exec_message)
             case ExecControlReceived(message=control):
@@ -347,6 +342,10 @@ class ToolRuntimeActor(pykka.ThreadingActor):
                 self._on_wake(wake_id)
             case ServerWorkDone(work_id=work_id, answer=answer):
                 self._on_work_done(work_id, answer)
+            case RoundSettled(round_id=round_id):
+                self._on_settled(round_id)
+            case AbortPendingExecs(reason=reason):
+                self._abort_all(reason)
             case UserActedOnCall():
                 self._on_user_action(message)
             case _:
