@@ -24,6 +24,7 @@ from tests.support.fake_cursor import (
 from tests.support.fake_provider import FakeProvider
 from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
 from tests.test_background_task_e2e import completion_message, user_texts
+from tests.test_shell_command_e2e import shell_command_message
 from tests.test_task_e2e import call, completed_cards, execs, task
 from wire.proto import agent_v1_pb2 as agent
 
@@ -221,3 +222,38 @@ async def test_as_a_run_request_an_action_on_a_running_call_is_a_failed_precondi
     (kind,) = action
     assert error["message"].startswith(f"{kind} acts on a call of the running turn")
     assert not fake.requests
+
+
+async def test_a_command_the_user_moves_to_the_background_reports_back_as_a_shell(
+    fake: FakeProvider, server_store: Store, cursor: FakeCursor, tmp_path: Path
+) -> None:
+    """A command run from the chat blocks up to 30 s; the user moves it to the background,
+    and its end later starts a turn: the history check finds it by its shell id."""
+    fmt = FORMATS[2]
+    model = fmt.add_model(server_store, fake)
+    session = CursorSession(cursor, "turn-user-cmd", workspace=tmp_path)
+    message = shell_command_message("sleep 30", "exec-user-1", model)
+    run = asyncio.create_task(session.run(message))
+    await wait_for(lambda: execs(session.log, "shell_stream_args"), "the command's exec")
+    await session.send(action_message(background_shell_action={"tool_call_id": "exec-user-1"}))
+    log = await asyncio.wait_for(run, 15)
+    assert log.end == {}
+    (force,) = execs(log, "force_background_shell_args")
+    assert force.force_background_shell_args.tool_call_id == "exec-user-1"
+    assert not fake.requests  # running a command calls no model
+    fake.enqueue(fmt.answer("Your sleep finished."))
+    done = await CursorSession(cursor, "turn-user-cmd-done", blobs=log.blobs).run(
+        completion_message(
+            model,
+            log.checkpoints()[-1],
+            task_id="1",
+            kind=agent.BACKGROUND_TASK_KIND_SHELL,
+            subagent_id="",
+            title="sleep 30",
+            tool_call_id="exec-user-1",
+        )
+    )
+    assert done.end == {}
+    texts = user_texts(fmt, fake.requests[0].json)
+    assert "still running in the background (shell_id 1)" in texts[0]
+    assert "Shell ID: 1" in texts[-1]

@@ -28,6 +28,8 @@ from actors.conversation.model import (
     CanonicalMessage,
     CanonicalToolCall,
     ImagePart,
+    Origin,
+    PartsContent,
     TextPart,
     ToolResultContent,
 )
@@ -264,10 +266,13 @@ def _check_started(
 ) -> None:
     """The completion's work was started by this conversation: its Task or Shell call (by
     ``tool_call_id``) is in the history, or, without one, a Task result names the subagent /
-    a Shell result names the shell id. Anything else is refused, naming the id."""
+    a Shell result names the shell id; a shell may also be a command the user ran from the
+    chat that went on in the background. Anything else is refused, naming the id."""
     shell = completion.kind == agent.BACKGROUND_TASK_KIND_SHELL
     tool = "shell" if shell else "task"
     call_id = completion.tool_call_id
+    if shell and _user_backgrounded(completion.task_id, history):
+        return
     if call_id:
         if any(
             call.call_id == call_id and normalize_tool_name(call.name) == tool
@@ -292,6 +297,23 @@ def _check_started(
     raise protocol_error(
         f"{BACKGROUND_COMPLETION}: completion {completion.task_id}: this conversation never "
         f"started that background {what} ({named} in its history)"
+    )
+
+
+def _user_backgrounded(shell_id: str, history: Sequence[CanonicalMessage]) -> bool:
+    """Whether a command the user ran from the chat (``<user_ran_command>``, see
+    ``actors.request_context.shell_command_context``) went on as shell ``shell_id``."""
+    status = re.compile(rf"<status>[^<]*\(shell_id {re.escape(shell_id)}\)")
+    return any(
+        isinstance(message.content, PartsContent)
+        and message.origin is Origin.RUNTIME
+        and any(
+            isinstance(part, TextPart)
+            and "<user_ran_command>" in part.text
+            and status.search(part.text)
+            for part in message.content.parts
+        )
+        for message in history
     )
 
 
