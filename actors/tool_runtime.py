@@ -27,6 +27,12 @@ the run; later client messages are ignored. Pending executions stay pending so
 pending queries, pauses and server work are closed with no wire message (Cursor's protocol
 has no abort for a query; the EndStream closes its card); then ``ToolRuntimeStopped`` and
 the actor stops. The mailbox never waits on anything.
+
+The user may act on a running call from the editor (``UserActedOnCall``, see
+``actors.call_actions``): a move to the background is a ``force_background_*`` request of its
+own, whose answer is matched here and never fed to the call; a cancelled subagent's Task exec
+is aborted and its call completed at once. An exec whose call such an action ended is released:
+whatever the editor still sends for it is dropped instead of failing the run.
 """
 
 from __future__ import annotations
