@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -33,6 +34,7 @@ from actors.loop.bridge import LoopTasks
 from actors.model_selection import ModelResolver, StoreModelResolver
 from actors.providers.actor import ProviderDeps
 from actors.providers.recorder import start_call_recorder
+from actors.providers.retry import RetryPolicy
 from actors.providers.transport import CallLimits, new_provider_client
 from actors.run_children import AgentDeps
 from actors.run_events import start_run_event_recorder
@@ -49,7 +51,22 @@ from store import DatabaseDriverMissing, Store, connect_store
 from store.catalog import enabled_models
 from store.clock import now_ms
 from store.conversations import ConversationStore
+from store.database import key_file_for
 from store.llm_calls import CallRecords
+from store.secrets import (
+    KeyFileError,
+    SecretKeyInvalid,
+    encode_secret_key,
+    load_key_file,
+    parse_secret_key,
+)
+from wire.http.agent_access import (
+    ALLOW_VARIABLE,
+    LOOPBACK_NETWORKS,
+    AgentAccess,
+    Network,
+    parse_allow_list,
+)
 from wire.http.agent_activity import AgentActivity
 from wire.http.agent_routes import AgentRoutes
 from wire.http.app import build_app
@@ -79,6 +96,7 @@ T = TypeVar("T")
 
 EXIT_BAD_SETTING = 2
 LOG_LEVELS = ("debug", "info", "warning", "error")
+SECRET_KEY_VARIABLE = "CURSOR_SECRET_KEY"
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -91,6 +109,15 @@ class Settings(msgspec.Struct, frozen=True):
     provider_timeout_s: float
     log_level: str
     console_token: Secret | None  # a Secret: never shown by a repr or a log line
+    # CURSOR_SECRET_KEY as given (checked: 32 bytes of base64); None: the key file.
+    secret_key: Secret | None = None
+    # Who may use the agent RPCs when listening beyond loopback (CURSOR_AGENT_ALLOW).
+    agent_allow: tuple[Network, ...] = LOOPBACK_NETWORKS
+    # Provider stalls and retries (CURSOR_PROVIDER_IDLE_SECONDS, CURSOR_PROVIDER_ATTEMPTS).
+    provider_idle_s: float = CallLimits().idle_s
+    provider_attempts: int = RetryPolicy().max_attempts
+    # How long an append_seqno gap may stay open (CURSOR_APPEND_GAP_SECONDS).
+    append_gap_s: float = EdgeLimits().append_gap_timeout_s
 
 
 class SettingError(Exception):
@@ -138,11 +165,26 @@ def parse_timeout(value: str) -> float:
     return seconds
 
 
+def parse_attempts(value: str) -> int:
+    if not value.strip().isdigit() or not 1 <= int(value) <= 10:
+        raise ValueError(f"expected a whole number from 1 to 10, got {value!r}")
+    return int(value)
+
+
 def parse_log_level(value: str) -> str:
     level = value.strip().lower()
     if level not in LOG_LEVELS:
         raise ValueError(f"expected one of {', '.join(LOG_LEVELS)}, got {value!r}")
     return level
+
+
+def parse_secret_key_setting(value: str) -> Secret:
+    """``CURSOR_SECRET_KEY`` checked (32 bytes of base64) and kept as a ``Secret``."""
+    try:
+        parse_secret_key(value)
+    except SecretKeyInvalid as exc:
+        raise ValueError(str(exc)) from None
+    return Secret(value)
 
 
 def load_settings(environ: Mapping[str, str]) -> Settings:
@@ -168,6 +210,42 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         provider_timeout_s=read("CURSOR_PROVIDER_TIMEOUT_SECONDS", "300", parse_timeout),
         log_level=read("CURSOR_LOG_LEVEL", "info", parse_log_level),
         console_token=console_token,
+        secret_key=(
+            read(SECRET_KEY_VARIABLE, "", parse_secret_key_setting)
+            if SECRET_KEY_VARIABLE in environ
+            else None
+        ),
+        agent_allow=(
+            read(ALLOW_VARIABLE, "", parse_allow_list)
+            if ALLOW_VARIABLE in environ
+            else LOOPBACK_NETWORKS
+        ),
+        provider_idle_s=read("CURSOR_PROVIDER_IDLE_SECONDS", "120", parse_timeout),
+        provider_attempts=read("CURSOR_PROVIDER_ATTEMPTS", "3", parse_attempts),
+        append_gap_s=read("CURSOR_APPEND_GAP_SECONDS", "30", parse_timeout),
+    )
+
+
+class SecretKeySource(msgspec.Struct, frozen=True):
+    """The key the store's secrets are sealed with and where it came from (for the startup
+    line: a variable's name or a file's path, never the key)."""
+
+    key: Secret  # base64, as in the variable or the file
+    source: str
+    created_file: str | None = None  # the key file's path, when this start wrote it
+
+
+def resolve_secret_key(settings: Settings) -> SecretKeySource | None:
+    """``CURSOR_SECRET_KEY``, else the key file next to the database (made at first start);
+    None for an in-memory database. ``KeyFileError`` when the file cannot be used."""
+    if settings.secret_key is not None:
+        return SecretKeySource(settings.secret_key, SECRET_KEY_VARIABLE)
+    path = key_file_for(settings.database_url)
+    if path is None:
+        return None
+    key, created = load_key_file(Path(path))
+    return SecretKeySource(
+        Secret(encode_secret_key(key)), f"file {path}", path if created else None
     )
 
 
@@ -200,12 +278,16 @@ class ServerConfig(msgspec.Struct, frozen=True):
     upstream_url: str
     limits: EdgeLimits = EdgeLimits()
     provider_limits: CallLimits = CallLimits()
+    # When a failed provider attempt is tried again (``actors/providers/retry.py``).
+    provider_retry: RetryPolicy = RetryPolicy()
     # One provider call of a console model check (Test, Tools and reasoning).
     model_check_timeout_s: float = MODEL_CHECK_TIMEOUT_S
     # The console API's token; without one the server must listen on loopback.
     console_token: Secret | None = None
     # Where the keyed web search backends answer (their public APIs unless a test says).
     search_endpoints: SearchEndpoints = PUBLIC_ENDPOINTS
+    # Beyond loopback: the networks whose agent requests are accepted (with the token).
+    agent_allow: tuple[Network, ...] = LOOPBACK_NETWORKS
 
 
 class RunningServer:
@@ -285,6 +367,9 @@ async def start_server(
     client = new_upstream_client()
     proxy = ReverseProxy(config.upstream_url, client)
     app = build_app(proxy)
+    console_auth = ConsoleAuth(config.console_token)
+    if not is_loopback_host(config.host):
+        AgentAccess(config.agent_allow, console_auth.token_matches).register(app)
     database = store.database if store is not None else None
     provider_deps: ProviderDeps | None = None
     agent_deps: AgentDeps | None = None
@@ -308,12 +393,13 @@ async def start_server(
             tasks=LoopTasks(asyncio.get_running_loop()),
             client=new_provider_client(),
             limits=config.provider_limits,
+            retry=config.provider_retry,
         )
         checks = ModelCheckDeps(provider_deps, config.model_check_timeout_s)
         ConsoleRoutes(
             database,
             model_checks=checks,
-            auth=ConsoleAuth(config.console_token),
+            auth=console_auth,
             activity=activity,
             listen_host=config.host,
         ).register(app)
@@ -361,14 +447,19 @@ async def start_server(
 # --- the process -------------------------------------------------------------------------------
 
 
-async def serve(settings: Settings, store: Store) -> int:
+async def serve(settings: Settings, store: Store, key: SecretKeySource | None = None) -> int:
     """Run until SIGINT or SIGTERM, then shut down within the deadline."""
     config = ServerConfig(
         host=settings.host,
         port=settings.port,
         upstream_url=settings.upstream_url,
-        provider_limits=CallLimits(total_s=settings.provider_timeout_s),
+        limits=EdgeLimits(append_gap_timeout_s=settings.append_gap_s),
+        provider_limits=CallLimits(
+            total_s=settings.provider_timeout_s, idle_s=settings.provider_idle_s
+        ),
+        provider_retry=RetryPolicy(max_attempts=settings.provider_attempts),
         console_token=settings.console_token,
+        agent_allow=settings.agent_allow,
     )
     try:
         server = await start_server(config, store=store)
@@ -385,6 +476,13 @@ async def serve(settings: Settings, store: Store) -> int:
         "cursor server listening",
         address=server.address,
         console_login="token" if settings.console_token is not None else "off",
+        secret_key=key.source if key is not None else "none (in-memory database)",
+        key_file_created=None if key is None or key.created_file is None else "true",
+        agent_allow=(
+            "loopback listener"
+            if is_loopback_host(settings.host)
+            else ",".join(str(network) for network in settings.agent_allow)
+        ),
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -410,12 +508,17 @@ def main() -> int:
         print(f"prompt assets: {exc}", file=sys.stderr)
         return EXIT_BAD_SETTING
     try:
-        store = connect_store(settings.database_url)
+        key = resolve_secret_key(settings)
+        secret = None if key is None else parse_secret_key(key.key.reveal())
+        store = connect_store(settings.database_url, secret)
     except (ValueError, DatabaseDriverMissing, peewee.OperationalError) as exc:
         print(f"CURSOR_DATABASE_URL: {exc}", file=sys.stderr)
         return EXIT_BAD_SETTING
+    except KeyFileError as exc:
+        print(f"{SECRET_KEY_VARIABLE}: unset, and {exc}", file=sys.stderr)
+        return EXIT_BAD_SETTING
     try:
-        return asyncio.run(serve(settings, store))
+        return asyncio.run(serve(settings, store, key))
     finally:
         store.close()
 

@@ -167,7 +167,9 @@ class AgentRun(ToolRelay):
         if call_index is None:
             call_index = self._store.begin_provider_call(self.request_id)
         model_call_id = f"{self.request_id}:{call_index}"
-        self._phase = ModelCall(model_call_id, call_index, opened.mode.tool_names)
+        self._phase = ModelCall(
+            model_call_id, call_index, opened.mode.tool_names, opened.context.dynamic
+        )
         request = LlmRequest(opened.instructions, opened.mode.tools, project(self._messages))
         self._children.call(StartProviderCall(self.request_id, model_call_id, request, self._route))
 

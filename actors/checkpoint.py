@@ -94,6 +94,9 @@ class CheckpointSetup(msgspec.Struct, frozen=True):
     # A subagent run's parent Task call id (its parent headers): the checkpoint keeps the
     # run's UpdateCurrentStep state under it. Empty for any other run.
     parent_tool_call_id: str = ""
+    # The run's dynamic MCP tools among ``tools``: offered name -> Cursor's name of the tool
+    # (a pending call's ``toolIdentifier``).
+    dynamic_tools: tuple[tuple[str, str], ...] = ()
 
 
 class ShellTurn(msgspec.Struct, frozen=True):
@@ -364,7 +367,7 @@ class CheckpointActor(pykka.ThreadingActor):
                 job.pending,
                 model_name=self._setup.model_name,
                 allowed_tools=[t.name for t in self._setup.tools],
-                dynamic_tools=(),
+                dynamic_tools=dict(self._setup.dynamic_tools),
                 started_at_ms=job.started_at_ms,
             )
             state = self._state(roots, turns, (pending,), job.messages, job.used_tokens, new)
@@ -376,7 +379,7 @@ class CheckpointActor(pykka.ThreadingActor):
             final_content,
             model_name=self._setup.model_name,
             allowed_tools=[t.name for t in self._setup.tools],
-            dynamic_tools=(),
+            dynamic_tools=dict(self._setup.dynamic_tools),
             started_at_ms=job.started_at_ms,
         )
         everything = (*job.messages, job.final)
@@ -507,7 +510,7 @@ class CheckpointActor(pykka.ThreadingActor):
             context_window=setup.context_window,
             instructions=setup.instructions,
             tools=setup.tools,
-            dynamic_tools=(),
+            dynamic_tools=dict(setup.dynamic_tools),
             messages=messages,
         )
         return build_state(

@@ -21,7 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -184,10 +184,13 @@ def _regroup_one(
     return i
 
 
-def tool_identifier(name: str, dynamic_tools: Collection[str] = ()) -> str:
+def tool_identifier(name: str, dynamic_tools: Mapping[str, str] | Collection[str] = ()) -> str:
     """Cursor's identifier of a tool in a pending execution contract: a dynamic (MCP) tool
-    keeps its raw name, a built-in one has the registry's (``cursor_identifier``)."""
-    return name if name in dynamic_tools else cursor_identifier(name)
+    has its raw name (Cursor's name of the tool, given as ``offered -> raw``, or the name
+    itself), a built-in one the registry's (``cursor_identifier``)."""
+    if name not in dynamic_tools:
+        return cursor_identifier(name)
+    return dynamic_tools[name] if isinstance(dynamic_tools, Mapping) else name
 
 
 def encode_pending(
@@ -195,7 +198,7 @@ def encode_pending(
     *,
     model_name: str,
     allowed_tools: Sequence[str],
-    dynamic_tools: Collection[str],
+    dynamic_tools: Mapping[str, str] | Collection[str],
     started_at_ms: int,
 ) -> str:
     """A ``pending_tool_calls`` entry: the staged assistant (a round with all its calls, or a

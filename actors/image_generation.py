@@ -25,7 +25,7 @@ import peewee
 from actors.providers.adapter import provider_error_message
 from actors.providers.redaction import credential_strings, scrub_text
 from actors.providers.transport import read_error_body
-from store.catalog import ProviderConnection, image_model_connection
+from store.catalog import KeyUnreadable, ProviderConnection, image_model_connection
 from wire.log import log_event
 from wire.tools.base import ServerWorkFailed
 from wire.tools.generate_image import GeneratedImage, ImageRequest
@@ -92,7 +92,11 @@ class ImageGenerator:
         self._timeout_s = timeout_s
 
     async def __call__(self, request: ImageRequest) -> GeneratedImage | ServerWorkFailed:
-        found = await asyncio.to_thread(image_model_connection, self._db)
+        try:
+            found = await asyncio.to_thread(image_model_connection, self._db)
+        except KeyUnreadable as exc:
+            log_event(logger, logging.WARNING, "image model key unreadable", reason=exc.message)
+            return ServerWorkFailed(exc.message)
         if found is None:
             return ServerWorkFailed("no image model is marked in the server's console")
         model_id, connection = found

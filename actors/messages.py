@@ -33,5 +33,24 @@ class RunRequestDeadlinePassed(msgspec.Struct, frozen=True):
     waited_seconds: float
 
 
+class AppendGapDeadlinePassed(msgspec.Struct, frozen=True):
+    """Appends after ``seqno`` have waited ``waited_seconds`` for it: the client lost it."""
+
+    seqno: int
+    waited_seconds: float
+
+
+class RunSseStalled(msgspec.Struct, frozen=True):
+    """The client took nothing of its RunSSE stream for ``waited_seconds``: it was cut."""
+
+    waited_seconds: float
+
+
 # What the edge may tell a run, and nothing else.
-EdgeMessage = ClientMessageReceived | CancelRun | RunRequestDeadlinePassed
+EdgeMessage = (
+    ClientMessageReceived
+    | CancelRun
+    | RunRequestDeadlinePassed
+    | AppendGapDeadlinePassed
+    | RunSseStalled
+)

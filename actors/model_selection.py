@@ -21,7 +21,13 @@ import peewee
 
 from actors.conversation.request import NO_EFFORT, ModelRoute, ProviderType, Reasoning
 from actors.conversation.secret import Secret
-from store.catalog import REASONING_EFFORTS, ModelRecord, ProviderConnection, model_route_parts
+from store.catalog import (
+    REASONING_EFFORTS,
+    KeyUnreadable,
+    ModelRecord,
+    ProviderConnection,
+    model_route_parts,
+)
 from wire.errors import Code, ConnectError, protocol_error, provider_error_detail
 from wire.proto import agent_v1_pb2 as agent
 
@@ -233,6 +239,9 @@ class StoreModelResolver:
             parts = model_route_parts(self._database, selection.public_id)
         except peewee.DatabaseError as exc:
             raise ModelSelectionError(ConnectError(Code.INTERNAL, f"store error: {exc}")) from exc
+        except KeyUnreadable as exc:
+            # A database copied without its key file: the user must set the key again.
+            raise _unavailable(exc.message) from None
         if parts is None:
             raise _unavailable(
                 f"unknown model: {selection.public_id} (no model with this id is configured "

@@ -19,6 +19,7 @@ from actors.turn import ending, timeline
 from actors.turn.ending import EndEffect, RunEnding
 from store.clock import now_ms
 from store.conversations import ConversationStore, ConversationStoreError, StaleRun
+from store.database import unavailable_cause
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 
 
@@ -33,8 +34,23 @@ def run_guarded(step: Callable[[], object], finish: Callable[[ConnectError], Non
         finish(cancelled_error())
     except (CheckpointJsonError, CheckpointStateError) as exc:
         finish(protocol_error(f"conversation_state: {exc}"))
-    except (peewee.DatabaseError, ConversationStoreError) as exc:
+    except peewee.DatabaseError as exc:
+        finish(store_failure(exc))
+    except ConversationStoreError as exc:
         finish(ConnectError(Code.INTERNAL, f"store error: {exc}"))
+
+
+def store_failure(exc: peewee.DatabaseError) -> ConnectError:
+    """A locked or full database (nothing was written, a later turn may work) is
+    ``unavailable``; any other store failure is ours: ``internal``."""
+    cause = unavailable_cause(exc)
+    if cause is not None:
+        return ConnectError(
+            Code.UNAVAILABLE,
+            f"the database cannot take the turn's write now ({cause}); what was saved before is "
+            "kept, try again",
+        )
+    return ConnectError(Code.INTERNAL, f"store error: {exc}")
 
 
 class RunEnd:

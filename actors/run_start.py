@@ -30,7 +30,7 @@ from actors.messages import CancelRun
 from actors.run_base import RunBase, check_started
 from actors.run_children import AgentDeps, RunChildren
 from actors.turn.actions import action_parts
-from actors.turn.capabilities import ServerCapabilities, offered_tools
+from actors.turn.capabilities import ServerCapabilities, offered_tools, with_dynamic_tools
 from actors.turn.plan import (
     BaseFetch,
     CheckpointJobs,
@@ -201,7 +201,8 @@ class RunStart:
         (known, fetch), self._fetching = self._fetching, None
         plan = with_context(known.plan, self._request, fetch.fetched)
         context = exec_context(plan, known.mode, self._request, known.models)
-        known = msgspec.structs.replace(known, plan=plan, context=context)
+        mode = with_dynamic_tools(known.mode, context.dynamic)
+        known = msgspec.structs.replace(known, plan=plan, context=context, mode=mode)
         mode, base = known.mode, known.base
         content: tuple[TextPart | ImagePart, ...] = ()
         now = datetime.datetime.now(datetime.UTC)
@@ -285,6 +286,7 @@ class RunStart:
             self._route,
             base_count,
             resume_turn,
-            self._parent_tool_call_id,
+            parent_tool_call_id=self._parent_tool_call_id,
+            dynamic=known.context.dynamic,
         )
         self._children.start_checkpoint(setup)

@@ -19,6 +19,7 @@ from actors.model_selection import ModelResolver, ModelSelectionError
 from actors.run_children import AgentDeps
 from actors.run_output import RunOutput
 from actors.session_protocol import (
+    AppendGapDeadlinePassed,
     BlobFetched,
     BlobSyncFailed,
     CancelRun,
@@ -28,6 +29,7 @@ from actors.session_protocol import (
     ProviderCallEnded,
     ProviderEventsReceived,
     RunRequestDeadlinePassed,
+    RunSseStalled,
     SessionMessage,
     ToolCompleted,
     ToolRuntimeFailed,
@@ -107,6 +109,18 @@ class SessionActor(pykka.ThreadingActor):
                 self._run.on_tool_runtime_failed(message)
             case ToolRuntimeStopped() if self._run is not None:
                 self._run.on_tool_runtime_stopped(message)
+            case RunRequestDeadlinePassed() | AppendGapDeadlinePassed() | RunSseStalled():
+                self._on_edge_deadline(message)
+            case _:
+                raise TypeError(f"SessionActor cannot handle {type(message).__name__}")
+        self._tell_recorded()
+
+    def _on_edge_deadline(
+        self, message: RunRequestDeadlinePassed | AppendGapDeadlinePassed | RunSseStalled
+    ) -> None:
+        """The edge waited too long for the client: for a RunRequest, a missing append, or
+        for the client to read its stream."""
+        match message:
             case RunRequestDeadlinePassed(waited_seconds=waited):
                 if not self._run_started:
                     self._end(
@@ -115,9 +129,17 @@ class SessionActor(pykka.ThreadingActor):
                             f"no RunRequest arrived within {waited:g} s",
                         )
                     )
-            case _:
-                raise TypeError(f"SessionActor cannot handle {type(message).__name__}")
-        self._tell_recorded()
+            case AppendGapDeadlinePassed(seqno=seqno, waited_seconds=waited):
+                self._fail_run(
+                    protocol_error(f"append_seqno {seqno} did not arrive within {waited:g} s")
+                )
+            case RunSseStalled(waited_seconds=waited):
+                self._fail_run(
+                    ConnectError(
+                        Code.DEADLINE_EXCEEDED,
+                        f"the client read nothing of its RunSSE stream for {waited:g} s",
+                    )
+                )
 
     def _tell_recorded(self) -> None:
         """What the run did for this message goes to the event recorder now, once the run's
@@ -261,10 +283,14 @@ class SessionActor(pykka.ThreadingActor):
         self._end(protocol_error(f"unknown {name} id: {getattr(control, kind).id}"))
 
     def _cancel(self) -> None:
+        self._fail_run(cancelled_error())
+
+    def _fail_run(self, error: ConnectError) -> None:
+        """End the run (its children stopped, pending execs aborted) with ``error``."""
         if self._run is not None:
-            self._run.cancel(cancelled_error())
+            self._run.cancel(error)
         else:
-            self._end(cancelled_error())
+            self._end(error)
 
     def on_failure(
         self, exception_type: object, exception_value: object, traceback: object

@@ -11,15 +11,18 @@ from __future__ import annotations
 from actors.blob_sync import BlobFetched, BlobSyncFailed
 from actors.checkpoint import CheckpointFailed, CheckpointPublished
 from actors.messages import (
+    AppendGapDeadlinePassed,
     CancelRun,
     ClientMessageReceived,
     EdgeMessage,
     RunRequestDeadlinePassed,
+    RunSseStalled,
 )
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
 from actors.tool_runtime import ToolCompleted, ToolRuntimeFailed, ToolRuntimeStopped
 
 __all__ = [
+    "AppendGapDeadlinePassed",
     "BlobFetched",
     "BlobSyncFailed",
     "CancelRun",
@@ -29,6 +32,7 @@ __all__ = [
     "ProviderCallEnded",
     "ProviderEventsReceived",
     "RunRequestDeadlinePassed",
+    "RunSseStalled",
     "SessionMessage",
     "ToolCompleted",
     "ToolRuntimeFailed",

@@ -28,7 +28,7 @@ import httpx
 import msgspec
 import peewee
 
-from store.catalog import WebSearchConfig, web_search_config
+from store.catalog import KeyUnreadable, WebSearchConfig, web_search_config
 from wire.log import log_event
 from wire.tools.base import ServerWorkFailed
 from wire.tools.web_search import SearchHit, SearchHits, WebSearchRequest
@@ -144,7 +144,11 @@ class WebSearcher:
         self._timeout_s = timeout_s
 
     async def __call__(self, request: WebSearchRequest) -> SearchHits | ServerWorkFailed:
-        config = await asyncio.to_thread(web_search_config, self._db)
+        try:
+            config = await asyncio.to_thread(web_search_config, self._db)
+        except KeyUnreadable as exc:
+            log_event(logger, logging.WARNING, "web search key unreadable", reason=exc.message)
+            return ServerWorkFailed(exc.message)
         if config is None:
             return ServerWorkFailed("web search is not set up on this server")
         try:

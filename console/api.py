@@ -95,6 +95,8 @@ def answers_errors(
             return json_error(404, "not_found", exc.message)
         except catalog.Conflict as exc:
             return json_error(409, exc.code, exc.message)
+        except catalog.KeyUnreadable as exc:
+            return json_error(409, "failed_precondition", exc.message)
         except DiscoveryError as exc:
             return json_error(502, "unavailable", exc.message)
 

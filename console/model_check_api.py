@@ -31,7 +31,7 @@ from actors.providers.redaction import route_secrets, scrub_text
 from console import model_checks
 from console.model_checks import Step
 from console.provider_call import AwaitedCall, CallTimedOut, await_provider_call
-from store.catalog import model_route_parts
+from store.catalog import KeyUnreadable, model_route_parts
 from store.llm_calls import CallStatus
 from wire.http.responses import connect_error_response, json_error
 from wire.log import log_event
@@ -166,6 +166,8 @@ class ModelCheckApi:
             parts = await asyncio.to_thread(model_route_parts, self._db, public_id)
         except peewee.DatabaseError as exc:
             raise _Refusal(500, "internal", f"store error: {exc}") from None
+        except KeyUnreadable as exc:
+            raise _Refusal(409, "failed_precondition", exc.message) from None
         if parts is None:
             raise _Refusal(404, "not_found", f"model {public_id} not found")
         record, _connection = parts

@@ -7,6 +7,12 @@ router all read this data, and none of them should see a peewee object or, excep
 record built for sending requests (``ProviderConnection``), a provider's key. ``ProviderRecord``
 is safe to serialise to a client: it says ``has_api_key`` and nulls secret-looking header values.
 
+Secrets are sealed at rest (``store.secrets``): a provider's key, its secret-looking header
+values (``is_secret_header``) and the web search key are written sealed and opened only where
+the real value is needed (``ProviderConnection``, ``WebSearchConfig``). One that does not open
+under this server's key raises ``KeyUnreadable`` naming its owner there, and shows as
+``unreadable`` / ``key_unreadable`` ("key unreadable, set it again") in the client's records.
+
 Every function takes the peewee database and runs on the calling thread (callers on an event
 loop use ``asyncio.to_thread``). Writes run in one transaction each; validation failures raise
 ``Invalid`` (naming the field), a missing row ``NotFound`` and a rule that the current state
@@ -31,6 +37,7 @@ import peewee
 
 from store import urls
 from store.clock import now_ms
+from store.secrets import SEALED_PREFIX, SecretUnreadable, is_sealed, secret_box
 
 PROVIDER_TYPES = ("openai-chat", "openai-responses", "anthropic")
 ANTHROPIC = "anthropic"
@@ -43,6 +50,12 @@ REASONING_EFFORTS: dict[str, tuple[str, ...]] = {
     ANTHROPIC: ("none", "low", "medium", "high", "xhigh", "max"),
 }
 OBSERVABILITY_KEY = "observability"
+# What each kind of sealed value is for (the cipher's associated data, ``store.secrets``).
+_KEY_PURPOSE = "provider api_key"
+_HEADER_PURPOSE = "provider header"
+_SEARCH_KEY_PURPOSE = "web search api_key"
+# What the console shows for a secret that does not open under this server's key.
+KEY_UNREADABLE = "key unreadable, set it again"
 
 # Custom header names whose values are never shown: these exact names (case-insensitive) and
 # any name containing one of the fragments (``x-goog-api-key``, ``x-auth-token``, ``x-secret``).
@@ -103,6 +116,16 @@ class NotFound(CatalogError):
     """The provider or model does not exist."""
 
 
+class KeyUnreadable(CatalogError):
+    """A stored secret does not open under this server's key (a database copied without its
+    key file, another ``CURSOR_SECRET_KEY``); the message names its owner, never the value."""
+
+    def __init__(self, owner: str, field: str, reason: str) -> None:
+        super().__init__(f"{owner}: {KEY_UNREADABLE} in the console ({field}: {reason})")
+        self.owner = owner
+        self.field = field
+
+
 class Conflict(CatalogError):
     """The operation is valid in itself but the current data forbids it.
 
@@ -136,7 +159,7 @@ class ProviderInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     replay_reasoning: bool | None = None
 
 
-class ProviderRecord(msgspec.Struct, frozen=True):
+class ProviderRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     """A provider as shown to a client: no key, secret-looking header values as None."""
 
     id: int
@@ -148,6 +171,9 @@ class ProviderRecord(msgspec.Struct, frozen=True):
     replay_reasoning: bool
     created_at: str
     updated_at: str
+    # Stored secrets that do not open under this server's key: field -> what to do. Left out
+    # of an answer when every secret opens.
+    unreadable: dict[str, str] = {}
 
 
 class ProviderConnection(msgspec.Struct, frozen=True):
@@ -317,7 +343,7 @@ def _lock_row(query: peewee.Select, db: peewee.Database) -> peewee.Select:
 # --- providers ---------------------------------------------------------------------------------
 
 
-def _provider_record(row: Any) -> ProviderRecord:
+def _provider_record(db: peewee.Database, row: Any) -> ProviderRecord:
     return ProviderRecord(
         id=row.id,
         name=row.name,
@@ -328,7 +354,95 @@ def _provider_record(row: Any) -> ProviderRecord:
         replay_reasoning=bool(row.replay_reasoning),
         created_at=iso_utc(row.created_at_ms),
         updated_at=iso_utc(row.updated_at_ms),
+        unreadable=_unreadable_provider_secrets(db, row.api_key, _stored_headers(row)),
     )
+
+
+# --- secrets at rest (``store.secrets``) -------------------------------------------------------
+
+
+def _seal(db: peewee.Database, value: str, purpose: str) -> str:
+    """``value`` sealed under the database's key; an empty value stays empty (no secret)."""
+    return secret_box(db).seal(value, purpose) if value else ""
+
+
+def _open(db: peewee.Database, stored: str, purpose: str) -> str:
+    """The plaintext of a stored secret (``SecretUnreadable`` if it does not open)."""
+    return secret_box(db).open(stored, purpose) if stored else ""
+
+
+def _sealed_headers(db: peewee.Database, headers: dict[str, str]) -> dict[str, str]:
+    """Secret-looking header values sealed (those sealed already are kept as they are)."""
+    return {
+        name: _seal(db, value, _HEADER_PURPOSE)
+        if is_secret_header(name) and not is_sealed(value)
+        else value
+        for name, value in headers.items()
+    }
+
+
+def _open_provider_secrets(
+    db: peewee.Database, name: str, api_key: str, headers: dict[str, str]
+) -> tuple[str, dict[str, str]]:
+    """The real key and header values of provider ``name``; ``KeyUnreadable`` names it."""
+    owner = f"provider {name!r}"
+    try:
+        key = _open(db, api_key, _KEY_PURPOSE)
+    except SecretUnreadable as exc:
+        raise KeyUnreadable(owner, "api_key", exc.reason) from None
+    opened = {}
+    for header, value in headers.items():
+        if not is_secret_header(header):
+            opened[header] = value
+            continue
+        try:
+            opened[header] = _open(db, value, _HEADER_PURPOSE)
+        except SecretUnreadable as exc:
+            raise KeyUnreadable(owner, f"headers.{header}", exc.reason) from None
+    return key, opened
+
+
+def _unreadable_provider_secrets(
+    db: peewee.Database, api_key: str, headers: dict[str, str]
+) -> dict[str, str]:
+    sealed = [("api_key", api_key, _KEY_PURPOSE)] + [
+        (f"headers.{name}", value, _HEADER_PURPOSE)
+        for name, value in headers.items()
+        if is_secret_header(name)
+    ]
+    unreadable = {}
+    for field, value, purpose in sealed:
+        try:
+            _open(db, value, purpose)
+        except SecretUnreadable:
+            unreadable[field] = KEY_UNREADABLE
+    return unreadable
+
+
+def seal_plaintext_secrets(db: peewee.Database) -> int:
+    """Seal every secret an older version stored as plaintext (run at startup, re-runnable):
+    providers' keys and secret-looking header values, the web search key. Values sealed
+    already, under this key or another, are left as they are. Returns how many were sealed."""
+    tables = _tables(db)
+    sealed = 0
+    with db.atomic():
+        for row in _lock_row(tables.provider.select(), db):
+            headers = _stored_headers(row)
+            new_headers = _sealed_headers(db, headers)
+            changed = [name for name in headers if headers[name] != new_headers[name]]
+            key_plain = bool(row.api_key) and not is_sealed(row.api_key)
+            if key_plain:
+                row.api_key = _seal(db, row.api_key, _KEY_PURPOSE)
+            if changed:
+                row.headers_json = msgspec.json.encode(new_headers).decode()
+            if key_plain or changed:
+                row.save()
+                sealed += key_plain + len(changed)
+        search = _stored_web_search(db)
+        if search.api_key and not is_sealed(search.api_key):
+            _write_web_search(db, search)
+            sealed += 1
+    return sealed
 
 
 def _stored_headers(row: Any) -> dict[str, str]:
@@ -355,10 +469,12 @@ def _check_base_url(base_url: str) -> str:
         raise Invalid("base_url", str(exc)) from None
 
 
-def _check_api_key(api_key: str) -> str:
+def _check_api_key(api_key: str, field: str = "api_key") -> str:
     if not _KEY_RE.fullmatch(api_key):
         # Never echo the value: it is (part of) a secret.
-        raise Invalid("api_key", "must be printable ASCII without spaces or control characters")
+        raise Invalid(field, "must be printable ASCII without spaces or control characters")
+    if is_sealed(api_key):
+        raise Invalid(field, f"must not start with {SEALED_PREFIX!r} (the stored form of a key)")
     return api_key
 
 
@@ -385,6 +501,8 @@ def _merge_headers(
             value = kept[lowered]
         elif not _HEADER_VALUE_RE.fullmatch(value):
             raise Invalid(field, "header value must be printable ASCII (spaces and tabs allowed)")
+        elif is_sealed(value):
+            raise Invalid(field, f"must not start with {SEALED_PREFIX!r} (the stored form)")
         merged[name] = value
     return merged
 
@@ -392,23 +510,25 @@ def _merge_headers(
 def list_providers(db: peewee.Database) -> list[ProviderRecord]:
     """Every provider, oldest first."""
     provider = _tables(db).provider
-    return [_provider_record(row) for row in provider.select().order_by(provider.id)]
+    return [_provider_record(db, row) for row in provider.select().order_by(provider.id)]
 
 
 def provider_connection(db: peewee.Database, provider_id: int) -> ProviderConnection | None:
     """The real URL, key and headers of a provider (for discovery and routing)."""
     row = _tables(db).provider.get_or_none(id=provider_id)
-    return None if row is None else _connection(row)
+    return None if row is None else _connection(db, row)
 
 
-def _connection(row: Any) -> ProviderConnection:
+def _connection(db: peewee.Database, row: Any) -> ProviderConnection:
+    """The provider's real values; ``KeyUnreadable`` when a secret does not open."""
+    api_key, headers = _open_provider_secrets(db, row.name, row.api_key, _stored_headers(row))
     return ProviderConnection(
         provider_id=row.id,
         name=row.name,
         type=row.type,
         base_url=row.base_url,
-        api_key=row.api_key,
-        headers=_stored_headers(row),
+        api_key=api_key,
+        headers=headers,
         replay_reasoning=bool(row.replay_reasoning),
     )
 
@@ -419,15 +539,17 @@ def create_provider(db: peewee.Database, data: ProviderInput) -> ProviderRecord:
         "name": _check_name(data.name),
         "type": _check_type(data.type),
         "base_url": _check_base_url(data.base_url),
-        "api_key": _check_api_key(data.api_key or ""),
-        "headers_json": msgspec.json.encode(_merge_headers(data.headers or {})).decode(),
+        "api_key": _seal(db, _check_api_key(data.api_key or ""), _KEY_PURPOSE),
+        "headers_json": msgspec.json.encode(
+            _sealed_headers(db, _merge_headers(data.headers or {}))
+        ).decode(),
         "replay_reasoning": data.replay_reasoning is not False,
     }
     provider = _tables(db).provider
     stamp = now_ms()
     with db.atomic():
         row = provider.create(**fields, created_at_ms=stamp, updated_at_ms=stamp)
-    return _provider_record(row)
+    return _provider_record(db, row)
 
 
 def update_provider(db: peewee.Database, provider_id: int, data: ProviderInput) -> ProviderRecord:
@@ -457,13 +579,14 @@ def update_provider(db: peewee.Database, provider_id: int, data: ProviderInput) 
         row.type = provider_type
         row.base_url = base_url
         if api_key is not None:
-            row.api_key = api_key
-        row.headers_json = msgspec.json.encode(headers).decode()
+            row.api_key = _seal(db, api_key, _KEY_PURPOSE)
+        # Kept values stay as stored (sealed, even under another key); new ones are sealed.
+        row.headers_json = msgspec.json.encode(_sealed_headers(db, headers)).decode()
         if data.replay_reasoning is not None:
             row.replay_reasoning = data.replay_reasoning
         row.updated_at_ms = now_ms()
         row.save()
-    return _provider_record(row)
+    return _provider_record(db, row)
 
 
 def _has_models(db: peewee.Database, provider_id: int) -> bool:
@@ -533,7 +656,8 @@ def model_route_parts(
     """The model behind a public id and its provider's real connection values, or None.
 
     Disabled models are returned too (``record.enabled`` is False) so the caller can say
-    "disabled" rather than "unknown"; the caller must refuse to route to them.
+    "disabled" rather than "unknown"; the caller must refuse to route to them. A provider
+    secret that does not open under this server's key raises ``KeyUnreadable`` naming it.
     """
     # Read on the path of every run, so its SQL is written once instead of built by peewee
     # each time (~1 ms of Python per call).
@@ -575,13 +699,16 @@ def model_route_parts(
         reasoning_effort=effort,
         **dict(zip(PRICE_FIELDS, prices, strict=True)),
     )
+    key, headers = _open_provider_secrets(
+        db, name, api_key, msgspec.json.decode(headers_json, type=dict[str, str])
+    )
     connection = ProviderConnection(
         provider_id=provider_id,
         name=name,
         type=provider_type,
         base_url=base_url,
-        api_key=api_key,
-        headers=msgspec.json.decode(headers_json, type=dict[str, str]),
+        api_key=key,
+        headers=headers,
         replay_reasoning=bool(replay_reasoning),
     )
     return record, connection
@@ -787,12 +914,15 @@ class WebSearchInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     api_key: str | None = None
 
 
-class WebSearchSettings(msgspec.Struct, frozen=True):
-    """The backend as shown to a client: never the key, only whether one is set."""
+class WebSearchSettings(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The backend as shown to a client: never the key, only whether one is set (and, when
+    it does not open under this server's key, ``KEY_UNREADABLE`` in ``key_unreadable``,
+    left out otherwise)."""
 
-    backend: str | None = None
-    url: str | None = None
-    has_api_key: bool = False
+    backend: str | None
+    url: str | None
+    has_api_key: bool
+    key_unreadable: str | None = None
 
 
 class WebSearchConfig(msgspec.Struct, frozen=True):
@@ -821,23 +951,37 @@ def _stored_web_search(db: peewee.Database) -> _StoredWebSearch:
     return msgspec.json.decode(row[0], type=_StoredWebSearch)
 
 
-def _shown(stored: _StoredWebSearch) -> WebSearchSettings:
+def _shown(db: peewee.Database, stored: _StoredWebSearch) -> WebSearchSettings:
+    try:
+        _open(db, stored.api_key, _SEARCH_KEY_PURPOSE)
+        unreadable = None
+    except SecretUnreadable:
+        unreadable = KEY_UNREADABLE
     return WebSearchSettings(
-        backend=stored.backend, url=stored.url or None, has_api_key=bool(stored.api_key)
+        backend=stored.backend,
+        url=stored.url or None,
+        has_api_key=bool(stored.api_key),
+        key_unreadable=unreadable,
     )
 
 
 def get_web_search(db: peewee.Database) -> WebSearchSettings:
     """The configured backend (off when none was saved), without its key."""
-    return _shown(_stored_web_search(db))
+    return _shown(db, _stored_web_search(db))
 
 
 def web_search_config(db: peewee.Database) -> WebSearchConfig | None:
-    """The backend a search uses, with its key; None when web search is off."""
+    """The backend a search uses, with its key; None when web search is off.
+    ``KeyUnreadable`` when its key does not open under this server's key."""
     stored = _stored_web_search(db)
     if stored.backend is None:
         return None
-    return WebSearchConfig(stored.backend, stored.url, stored.api_key)
+    try:
+        key = _open(db, stored.api_key, _SEARCH_KEY_PURPOSE)
+    except SecretUnreadable as exc:
+        owner = f"the web search backend {_KEYED_BACKENDS.get(stored.backend, stored.backend)}"
+        raise KeyUnreadable(owner, "api_key", exc.reason) from None
+    return WebSearchConfig(stored.backend, stored.url, key)
 
 
 def _check_search_url(url: str | None) -> str:
@@ -893,10 +1037,21 @@ def update_web_search(db: peewee.Database, data: WebSearchInput) -> WebSearchSet
         ).on_conflict_ignore().execute()
         _lock_row(setting.select().where(setting.key == WEB_SEARCH_KEY), db).first()
         result = _web_search_change(data, _stored_web_search(db))
-        setting.update(
-            value_json=msgspec.json.encode(result).decode(), updated_at_ms=now_ms()
-        ).where(setting.key == WEB_SEARCH_KEY).execute()
-    return _shown(result)
+        written = _write_web_search(db, result)
+    return _shown(db, written)
+
+
+def _write_web_search(db: peewee.Database, stored: _StoredWebSearch) -> _StoredWebSearch:
+    """Store ``stored``, its key sealed (a key kept from before is sealed already)."""
+    if stored.api_key and not is_sealed(stored.api_key):
+        stored = msgspec.structs.replace(
+            stored, api_key=_seal(db, stored.api_key, _SEARCH_KEY_PURPOSE)
+        )
+    setting = _tables(db).setting
+    setting.update(value_json=msgspec.json.encode(stored).decode(), updated_at_ms=now_ms()).where(
+        setting.key == WEB_SEARCH_KEY
+    ).execute()
+    return stored
 
 
 # --- the image model ---------------------------------------------------------------------------
@@ -939,7 +1094,7 @@ def has_image_model(db: peewee.Database) -> bool:
 def image_model_connection(db: peewee.Database) -> tuple[str, ProviderConnection] | None:
     """The image model's id at its provider and the provider's real connection values."""
     found = _image_model_row(db)
-    return None if found is None else (found[0].model_id, _connection(found[1]))
+    return None if found is None else (found[0].model_id, _connection(db, found[1]))
 
 
 def set_image_model(db: peewee.Database, public_id: str | None) -> ImageModelSetting:

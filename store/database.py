@@ -60,7 +60,9 @@ import peewee
 from playhouse import db_url
 
 from store.blobs import BlobStore
+from store.catalog import seal_plaintext_secrets
 from store.migrations import apply_migrations
+from store.secrets import SecretBox, bind_secret_box, process_secret_key
 
 # peewee logs every statement with its parameters at DEBUG, provider keys included; those
 # lines must never be written, whatever level the process logs at.
@@ -310,6 +312,25 @@ def open_database(url: str) -> peewee.Database:
     raise ValueError(f"unsupported scheme {scheme!r}: use sqlite:// or postgresql://")
 
 
+# The key file of a database that is not a local file (PostgreSQL): in the working directory.
+SERVER_KEY_FILE = "cursor-server.key"
+
+
+def key_file_for(url: str) -> str | None:
+    """Where the secret key of ``url``'s database lives without ``CURSOR_SECRET_KEY``: next to
+    a SQLite file (``<file>.key``), ``cursor-server.key`` in the working directory for
+    PostgreSQL, and nowhere for ``sqlite://:memory:`` (nothing outlives the process anyway).
+    ``ValueError`` (or ``DatabaseDriverMissing``) for a URL ``open_database`` refuses, so no
+    key file is made for a database that cannot be opened."""
+    open_database(url)  # unconnected: only the checks
+    scheme, _, rest = url.partition("://")
+    if scheme != "sqlite":
+        return os.path.abspath(SERVER_KEY_FILE)
+    path = sqlite_path(rest)
+    # realpath: ``sqlite:////abs`` gives ``//abs``, which names the same file but reads oddly.
+    return None if path == SQLITE_MEMORY else os.path.realpath(path) + ".key"
+
+
 def sqlite_path(rest: str) -> str:
     """The file for the part after ``sqlite://``: made absolute, or ``:memory:``.
 
@@ -402,9 +423,55 @@ class Store:
             self.database.close_idle()
 
 
-def connect_store(url: str) -> Store:
-    """Open ``url``, connect (so a bad path or server fails at startup), and apply migrations."""
+def connect_store(url: str, secret_key: bytes | None = None) -> Store:
+    """Open ``url``, connect (so a bad path or server fails at startup), apply migrations,
+    bind the key the store's secrets are sealed with and seal any an older version left as
+    plaintext (``store.secrets``).
+
+    ``secret_key`` is the server's key (``run.py`` always passes it); without one the store
+    uses this process's random key (``process_secret_key``), for tests and in-memory
+    databases: every store the process opens reads what another sealed, a later process
+    reads none of it.
+    """
     database = open_database(url)
     database.connect()
     apply_migrations(database)
+    bind_secret_box(database, SecretBox(secret_key or process_secret_key()))
+    sealed = seal_plaintext_secrets(database)
+    if sealed:
+        logger.info("sealed %d secret(s) stored as plaintext by an older version", sealed)
     return Store(database=database, blobs=BlobStore(database))
+
+
+# SQLite's words for a write it cannot take now: another writer held the lock past
+# busy_timeout, the file (or max_page_count) is full, or the disk failed.
+_SQLITE_UNAVAILABLE = ("database is locked", "database table is locked", "disk is full", "disk i/o")
+# PostgreSQL SQLSTATE classes of the same kind: insufficient resources (53: disk full, out of
+# memory, too many connections), connection exceptions (08), operator intervention (57).
+_POSTGRES_UNAVAILABLE = ("53", "08", "57")
+
+
+def unavailable_cause(exc: BaseException) -> peewee.OperationalError | None:
+    """The database failure behind ``exc`` that is the database's state, not our statement: a
+    locked or full database, a lost connection; None if there is none. The write did not
+    happen and may work later. The chain is followed because SQLite rolls back a transaction
+    itself on a full disk, and the rollback peewee then tries fails on its own ("no transaction
+    is active") while the full disk is the context."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, peewee.OperationalError) and _is_unavailable(seen):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    return unavailable_cause(exc) is not None
+
+
+def _is_unavailable(exc: peewee.OperationalError) -> bool:
+    pgcode = getattr(exc.__cause__, "pgcode", None) or getattr(exc, "pgcode", None)
+    if isinstance(pgcode, str):
+        return pgcode[:2] in _POSTGRES_UNAVAILABLE
+    text = str(exc).lower()
+    return any(words in text for words in _SQLITE_UNAVAILABLE)

@@ -12,6 +12,7 @@ import pytest
 from aiohttp import web
 
 from actors.conversation.secret import Secret
+from actors.providers.retry import NO_RETRY, RetryPolicy
 from run import RunningServer, ServerConfig, start_server
 from store import Store, connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
@@ -84,14 +85,20 @@ async def make_server(upstream: str, server_store: Store) -> AsyncIterator[Start
     started: list[RunningServer] = []
 
     async def make(
-        limits: EdgeLimits = TEST_LIMITS, console_token: str | None = None, **kwargs: object
+        limits: EdgeLimits = TEST_LIMITS,
+        console_token: str | None = None,
+        provider_retry: RetryPolicy = NO_RETRY,
+        **kwargs: object,
     ) -> RunningServer:
+        # One attempt per provider call unless a test asks for retries: a scripted failure
+        # is then the call's end (tests/test_provider_retry*.py test the retries).
         config = ServerConfig(
             host="127.0.0.1",
             port=0,
             upstream_url=upstream,
             limits=limits,
             console_token=None if console_token is None else Secret(console_token),
+            provider_retry=provider_retry,
         )
         kwargs.setdefault("store", server_store)
         server = await start_server(config, **kwargs)  # type: ignore[arg-type]

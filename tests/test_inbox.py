@@ -41,6 +41,8 @@ def test_each_seqno_released_once_in_order_first_copy_wins(case: tuple[int, list
         assert released == [first_copy[s] for s in range(prefix)]
         assert inbox.next_expected == prefix
         assert inbox.buffered == len({s for s in offered if s > prefix})
+        # The gap the edge's deadline watches: the first missing number while any wait.
+        assert inbox.missing == (prefix if inbox.buffered else None)
     assert released == [first_copy[s] for s in range(n)]
     assert inbox.buffered == 0
 
@@ -48,16 +50,17 @@ def test_each_seqno_released_once_in_order_first_copy_wins(case: tuple[int, list
 def test_gap_holds_later_appends_until_filled() -> None:
     inbox: SeqnoInbox[str] = SeqnoInbox()
     assert inbox.offer(0, "a") == ["a"]
+    assert inbox.missing is None
     assert inbox.offer(2, "c") == []
     assert inbox.offer(3, "d") == []
     assert inbox.offer(5, "f") == []
     assert inbox.buffered == 3
-    assert inbox.next_expected == 1
+    assert inbox.next_expected == 1 and inbox.missing == 1
     assert inbox.offer(1, "b") == ["b", "c", "d"]
-    assert inbox.next_expected == 4
+    assert inbox.next_expected == 4 and inbox.missing == 4
     assert inbox.buffered == 1
     assert inbox.offer(4, "e") == ["e", "f"]
-    assert inbox.buffered == 0
+    assert inbox.buffered == 0 and inbox.missing is None
 
 
 def test_stale_duplicate_and_negative_are_dropped() -> None:

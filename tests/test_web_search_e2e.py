@@ -241,11 +241,11 @@ async def test_the_tavily_key_is_sent_to_tavily_and_nowhere_else(
     assert key not in caplog.text
     assert not any(key in request.body.decode() for request in fake.requests)
     assert key not in "".join(str(m) for m in log.messages)
-    # In the database, only the setting itself holds it.
+    # In the database nothing holds it in plaintext: the setting keeps it sealed.
     db = server_store.database
     holders = []
     for table in db.get_tables():
         for row in db.execute_sql(f'SELECT * FROM "{table}"').fetchall():
             if key in repr(row):
                 holders.append((table, row[0]))
-    assert holders == [("settings", "web_search")]
+    assert holders == []

@@ -26,6 +26,11 @@ HOP_BY_HOP: Final[frozenset[bytes]] = frozenset(
     }
 )
 
+# The header that carries our console token beyond loopback (``wire.http.agent_access``): it is
+# for this server alone, so it is dropped from everything forwarded, like a hop-by-hop field.
+ACCESS_TOKEN_HEADER: Final = "X-Cursor-Server-Token"
+_OURS: Final[frozenset[bytes]] = frozenset({ACCESS_TOKEN_HEADER.lower().encode("ascii")})
+
 
 def connection_listed(headers: Iterable[Header]) -> frozenset[bytes]:
     """The lower-cased names a sender listed in ``Connection``; they are hop-by-hop too."""
@@ -38,7 +43,8 @@ def connection_listed(headers: Iterable[Header]) -> frozenset[bytes]:
 
 
 def strip_hop_by_hop(headers: Iterable[Header], drop: Iterable[bytes] = ()) -> list[Header]:
-    """``headers`` without the hop-by-hop set, the names ``Connection`` lists, and ``drop``.
+    """``headers`` without the hop-by-hop set, the names ``Connection`` lists, our own token
+    header, and ``drop``.
 
     Everything else keeps its order, case and repetitions. ``drop`` names are compared
     case-insensitively. A message that carried both ``Transfer-Encoding`` and
@@ -46,7 +52,7 @@ def strip_hop_by_hop(headers: Iterable[Header], drop: Iterable[bytes] = ()) -> l
     dropped too (RFC 9112 section 6.3 requires this of a forwarding intermediary).
     """
     pairs = list(headers)
-    dropped = HOP_BY_HOP | connection_listed(pairs) | {name.lower() for name in drop}
+    dropped = HOP_BY_HOP | _OURS | connection_listed(pairs) | {name.lower() for name in drop}
     if any(name.strip().lower() == b"transfer-encoding" for name, _ in pairs):
         dropped |= {b"content-length"}
     return [(name, value) for name, value in pairs if name.strip().lower() not in dropped]

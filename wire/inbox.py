@@ -3,7 +3,9 @@
 Several BidiAppend requests of one run may be in flight at once and arrive in any order.
 The inbox releases each sequence number exactly once, in order, starting at 0: a number
 below the next expected one is stale (a duplicate or a replay) and dropped; a number already
-buffered keeps its first copy; a gap holds everything after it until it is filled.
+buffered keeps its first copy; a gap holds everything after it until it is filled. How long
+a gap may stay open is the edge's deadline (``EdgeLimits.append_gap_timeout_s``), which
+watches ``missing``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ class SeqnoInbox(Generic[T]):
     def buffered(self) -> int:
         """How many appends wait for an earlier sequence number."""
         return len(self._buffered)
+
+    @property
+    def missing(self) -> int | None:
+        """The sequence number later appends wait for, or None when nothing waits."""
+        return self.next_expected if self._buffered else None
 
     def offer(self, seqno: int, item: T) -> list[T]:
         """Take one append; return the items now released, in sequence order."""

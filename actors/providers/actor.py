@@ -7,13 +7,21 @@ process's CallRecorderActor (``actors.providers.recorder``), told the call's sta
 exactly one end; the recorder tells the listener ``ProviderCallEnded`` once that end is written.
 Its mailbox never waits on the network or the database, so a cancel is handled at once: the
 transport task is cancelled, which closes the connection.
+
+A transient failure before anything of the attempt reached the listener is tried again
+(``actors.providers.retry`` decides): the failed attempt's record is ended, and the next
+attempt starts when a timer tells ``RetryDue``; a cancel meanwhile ends the call at once. Each
+attempt is one record; the listener hears one end, the last attempt's. ``CallStarted`` is held
+until the attempt's first body event, so "nothing reached the listener" means exactly that.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
 import logging
+import random
 import time
 from typing import Protocol
 
@@ -24,11 +32,13 @@ import pykka
 from actors.conversation.events import CallStarted, ProviderEvent, TextDelta, ThinkingDelta
 from actors.conversation.request import LlmRequest, ModelRoute
 from actors.loop.bridge import LoopTasks
+from actors.loop.timers import Timer
 from actors.providers.adapter import StreamDecoder, adapter_for
 from actors.providers.errors import FailureKind, ProviderFailure
 from actors.providers.grammar import CallResult, StreamGrammar
 from actors.providers.recorder import RecordCallEnd, RecordCallStart, RecordChunks
 from actors.providers.redaction import route_secrets, scrub_text
+from actors.providers.retry import AttemptFailure, GiveUp, RetryAfter, RetryPolicy, decide
 from actors.providers.transport import (
     CallLimits,
     ErrorBodyReceived,
@@ -59,6 +69,12 @@ class CancelProviderCall(msgspec.Struct, frozen=True):
     reason: str
 
 
+class RetryDue(msgspec.Struct, frozen=True):
+    """The wait before attempt ``attempt`` (1-based) is over: send it."""
+
+    attempt: int
+
+
 class ProviderEventsReceived(msgspec.Struct, frozen=True):
     """Canonical events, in order, already checked against the stream grammar."""
 
@@ -85,6 +101,7 @@ ProviderMessage = (
     | ResponseEnded
     | TransportFailed
     | CancelProviderCall
+    | RetryDue
 )
 
 
@@ -96,16 +113,17 @@ class ProviderListener(Protocol):
 
 class ProviderDeps(msgspec.Struct, frozen=True):
     """What every ProviderActor shares: the call recorder, the loop, the HTTP client, the
-    limits."""
+    limits, the retry policy."""
 
     recorder: pykka.ActorRef
     tasks: LoopTasks
     client: httpx.AsyncClient
     limits: CallLimits = CallLimits()
+    retry: RetryPolicy = RetryPolicy()
 
 
 class ProviderActor(pykka.ThreadingActor):
-    """One provider call, from request to recorded end."""
+    """One provider call, from request to recorded end, over one or more attempts."""
 
     use_daemon_thread = True
 
@@ -117,14 +135,23 @@ class ProviderActor(pykka.ThreadingActor):
         self._deps = deps
         self._secrets: tuple[str, ...] = ()
         self._future: concurrent.futures.Future[None] | None = None
+        self._timer: Timer | None = None
         self._decoder: StreamDecoder | None = None
+        self._first_started = time.monotonic()
+        self._attempt = 0
+        self._ended = False
+        self._reset_attempt()
+
+    def _reset_attempt(self) -> None:
+        """What one attempt owns: its stream's decoding, counters and timings."""
         self._grammar = StreamGrammar()
         self._started = time.monotonic()
         self._response_bytes = 0
-        self._ended = False
         self._http_status: int | None = None
         self._ttfb_ms: float | None = None
         self._ttft_ms: float | None = None
+        self._held_start: list[ProviderEvent] = []  # CallStarted until the first body event
+        self._reached_listener = False
 
     # ---- lifecycle ----
 
@@ -135,21 +162,26 @@ class ProviderActor(pykka.ThreadingActor):
         return self._call
 
     def _begin(self, call: StartProviderCall) -> None:
-        """Send the request, then tell the recorder (which writes the record on its thread)."""
         if self._call is not None:
             raise TypeError(f"ProviderActor got a second StartProviderCall ({call.model_call_id})")
-        self._call, route = call, call.route
-        self._secrets = route_secrets(route)
-        adapter = adapter_for(route.provider_type)
+        self._call = call
+        self._secrets = route_secrets(call.route)
+        self._adapter = adapter_for(call.route.provider_type)
+        self._first_started = time.monotonic()
+        self._send_attempt()
+
+    def _send_attempt(self) -> None:
+        """Send the request, then tell the recorder (which writes the record on its thread)."""
+        call, route = self._current, self._current.route
+        self._attempt += 1
+        self._reset_attempt()
         try:
-            http_call = adapter.build_call(call.request, route)
+            http_call = self._adapter.build_call(call.request, route)
         except ProviderFailure as failure:
             self._record_start(None)
             self._fail(failure)
             return
-        self._adapter = adapter
-        self._decoder = adapter.new_decoder(route)
-        self._started = time.monotonic()
+        self._decoder = self._adapter.new_decoder(route)
         self._future = self._deps.tasks.submit(
             stream_call(self._deps.client, http_call, self._deps.limits, self.actor_ref.tell)
         )
@@ -162,6 +194,7 @@ class ProviderActor(pykka.ThreadingActor):
             model_call_id=call.model_call_id,
             provider_type=route.provider_type.value,
             model=route.public_id,
+            attempt=self._attempt,
         )
 
     def _record_start(self, request: tuple[tuple[tuple[str, str], ...], bytes] | None) -> None:
@@ -195,13 +228,19 @@ class ProviderActor(pykka.ThreadingActor):
                 self._on_headers(status, at)
             case ResponseEnded():
                 self._on_end()
-            case ErrorBodyReceived(status=status, body=body):
+            case ErrorBodyReceived(status=status, body=body, retry_after=retry_after):
                 self._record_chunks(((body, time.monotonic()),))
-                self._fail(self._adapter.http_error(status, body, self._current.route))
-            case TransportFailed(message=text):
-                self._fail(ProviderFailure(FailureKind.PROVIDER, scrub_text(text, self._secrets)))
+                failure = self._adapter.http_error(status, body, self._current.route)
+                self._fail(failure, self._attempt_failure(http_status=status, after=retry_after))
+            case TransportFailed(message=text, transient=transient):
+                failure = ProviderFailure(FailureKind.PROVIDER, scrub_text(text, self._secrets))
+                self._fail(failure, self._attempt_failure(transport_error=transient))
             case CancelProviderCall(reason=reason):
                 self._cancel(reason)
+            case RetryDue(attempt=attempt):
+                if attempt == self._attempt + 1 and self._future is None:
+                    self._timer = None
+                    self._send_attempt()
             case _:
                 raise TypeError(f"ProviderActor cannot handle {type(message).__name__}")
 
@@ -253,7 +292,13 @@ class ProviderActor(pykka.ThreadingActor):
             # Time to first token: stamped as the first text or thinking delta is told, so it
             # includes our decoding (not the wait behind the run's checkpoint barrier).
             self._ttft_ms = (time.monotonic() - self._started) * 1000
-        self._listener.tell(ProviderEventsReceived(self._current.model_call_id, tuple(events)))
+        batch = [*self._held_start, *events]
+        if all(isinstance(event, CallStarted) for event in batch):
+            self._held_start = batch  # nothing of the answer yet: a retry stays possible
+            return
+        self._held_start = []
+        self._reached_listener = True
+        self._listener.tell(ProviderEventsReceived(self._current.model_call_id, tuple(batch)))
 
     def _record_chunks(self, chunks: tuple[tuple[bytes, float], ...]) -> None:
         """Count the bytes; the recorder keeps them when the call is verbose."""
@@ -270,37 +315,69 @@ class ProviderActor(pykka.ThreadingActor):
             return {}
         return {k: v for k, v in msgspec.structs.asdict(usage).items() if v is not None}
 
-    def _fail(self, failure: ProviderFailure) -> None:
+    def _attempt_failure(
+        self,
+        *,
+        http_status: int | None = None,
+        transport_error: bool = False,
+        after: str | None = None,
+    ) -> AttemptFailure:
+        return AttemptFailure(http_status, transport_error, self._reached_listener, after)
+
+    def _fail(self, failure: ProviderFailure, attempt: AttemptFailure | None = None) -> None:
+        """End the attempt failed; retry it when the policy says so, else end the call."""
         failure = ProviderFailure(
             failure.kind,
             scrub_text(failure.message, self._secrets),
             http_status=failure.http_status,
         )
-        self._end(CallStatus.FAILED, failure=failure)
+        decision: RetryAfter | GiveUp = GiveUp("not transient")
+        if attempt is not None:
+            decision = decide(
+                self._deps.retry,
+                attempt,
+                attempts_made=self._attempt,
+                elapsed_s=time.monotonic() - self._first_started,
+                now_epoch_s=time.time(),
+                random=random.random,
+            )
+        if isinstance(decision, GiveUp):
+            self._end(CallStatus.FAILED, failure=failure)
+            return
+        self._stop_stream()
+        log_event(
+            logger,
+            logging.INFO,
+            "provider call attempt failed; trying again",
+            run_id=self._current.run_id,
+            model_call_id=self._current.model_call_id,
+            attempt=self._attempt,
+            delay_s=round(decision.delay_s, 3),
+            error=failure.message,
+        )
+        self._record_end(self._attempt_end(CallStatus.FAILED, None, failure), None)
+        due = RetryDue(self._attempt + 1)
+        self._timer = self._deps.tasks.call_later(
+            decision.delay_s, functools.partial(self._tell_self, due)
+        )
+
+    def _tell_self(self, message: RetryDue) -> None:
+        """The timer's callback (on the loop): a message, dropped if the actor has stopped."""
+        with contextlib.suppress(pykka.ActorDeadError):
+            self.actor_ref.tell(message)
 
     def _cancel(self, reason: str) -> None:
         self._end(CallStatus.CANCELLED, failure=ProviderFailure(FailureKind.PROVIDER, reason))
 
-    def _end(
-        self,
-        status: CallStatus,
-        *,
-        result: CallResult | None = None,
-        failure: ProviderFailure | None = None,
-    ) -> None:
-        self._ended = True
+    def _stop_stream(self) -> None:
         if self._future is not None:
             self._future.cancel()
-        log_event(
-            logger,
-            logging.INFO,
-            "provider call ended",
-            run_id=self._current.run_id,
-            model_call_id=self._current.model_call_id,
-            status=status.value,
-            error=failure.message if failure is not None else None,
-        )
-        end = CallEnd(
+            self._future = None
+
+    def _attempt_end(
+        self, status: CallStatus, result: CallResult | None, failure: ProviderFailure | None
+    ) -> CallEnd:
+        return CallEnd(
             status=status,
             duration_ms=(time.monotonic() - self._started) * 1000,
             response_bytes=self._response_bytes,
@@ -311,6 +388,45 @@ class ProviderActor(pykka.ThreadingActor):
             ttfb_ms=self._ttfb_ms,
             ttft_ms=self._ttft_ms,
         )
+
+    def _record_end(self, end: CallEnd | None, ended: ProviderCallEnded | None) -> None:
+        """Tell the recorder an attempt's end (``end``; None: its record is already ended)
+        and, with ``ended``, that the call is over."""
+        model_call_id = self._current.model_call_id
+        try:
+            # The recorder writes the end, then tells the listener (with the record id).
+            self._deps.recorder.tell(RecordCallEnd(model_call_id, end, ended, self._listener))
+        except pykka.ActorDeadError:
+            logger.warning(
+                "the end of call %s is not recorded: the recorder has stopped", model_call_id
+            )
+            if ended is not None:
+                with contextlib.suppress(pykka.ActorDeadError):  # its run may have ended too
+                    self._listener.tell(ended)
+
+    def _end(
+        self,
+        status: CallStatus,
+        *,
+        result: CallResult | None = None,
+        failure: ProviderFailure | None = None,
+    ) -> None:
+        self._ended = True
+        between_attempts = self._future is None and self._timer is not None
+        self._stop_stream()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        log_event(
+            logger,
+            logging.INFO,
+            "provider call ended",
+            run_id=self._current.run_id,
+            model_call_id=self._current.model_call_id,
+            status=status.value,
+            attempts=self._attempt,
+            error=failure.message if failure is not None else None,
+        )
         ended = ProviderCallEnded(
             self._current.model_call_id,
             None,
@@ -318,18 +434,8 @@ class ProviderActor(pykka.ThreadingActor):
             result=result,
             failure=failure if status is CallStatus.FAILED else None,
         )
-        try:
-            # The recorder writes the end, then tells the listener (with the record id).
-            self._deps.recorder.tell(
-                RecordCallEnd(self._current.model_call_id, end, ended, self._listener)
-            )
-        except pykka.ActorDeadError:
-            logger.warning(
-                "the end of call %s is not recorded: the recorder has stopped",
-                self._current.model_call_id,
-            )
-            with contextlib.suppress(pykka.ActorDeadError):  # its run may have ended too
-                self._listener.tell(ended)
+        end = None if between_attempts else self._attempt_end(status, result, failure)
+        self._record_end(end, ended)
         self.stop()
 
 

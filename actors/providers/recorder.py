@@ -55,12 +55,13 @@ class RecordChunks(msgspec.Struct, frozen=True):
 
 
 class RecordCallEnd(msgspec.Struct, frozen=True):
-    """The call ended: write ``end``, then tell ``listener`` ``ended`` with the record id."""
+    """The call (or one attempt of it) ended: write ``end``, then tell ``listener`` ``ended``
+    with the record id. An attempt that is retried has no ``ended``: nobody is told."""
 
     model_call_id: str
-    end: CallEnd
-    ended: ProviderCallEnded
-    listener: ProviderListener
+    end: CallEnd | None  # None: the call's last record was already ended (a retry's wait)
+    ended: ProviderCallEnded | None
+    listener: ProviderListener | None
 
 
 RecorderMessage = RecordCallStart | RecordChunks | RecordCallEnd
@@ -166,7 +167,7 @@ class CallRecorderActor(pykka.ThreadingActor):
         call = self._calls.pop(message.model_call_id, None)
         record_id = call.record_id if call is not None else None
         try:
-            if call is not None and record_id is not None:
+            if call is not None and record_id is not None and message.end is not None:
                 self._flush(call)
                 self._records.finish(record_id, message.end)
         except peewee.DatabaseError:
@@ -174,8 +175,10 @@ class CallRecorderActor(pykka.ThreadingActor):
         finally:
             # The listener hears of the end whatever happened to its record; a listener that
             # has already stopped (its run ended first) must not stop the recorder.
-            with contextlib.suppress(pykka.ActorDeadError):
-                message.listener.tell(msgspec.structs.replace(message.ended, record_id=record_id))
+            if message.ended is not None and message.listener is not None:
+                ended = msgspec.structs.replace(message.ended, record_id=record_id)
+                with contextlib.suppress(pykka.ActorDeadError):
+                    message.listener.tell(ended)
         if call is not None and record_id is not None:
             # After the listener heard: pruning old records is nobody's wait.
             try:

@@ -27,7 +27,8 @@ CHUNK_BATCH_WINDOW_S = 0.002
 
 class CallLimits(msgspec.Struct, frozen=True):
     """``total_s`` bounds the whole call (``CURSOR_PROVIDER_TIMEOUT_SECONDS``); ``idle_s`` the
-    silence between two body chunks once streaming, so a stalled stream ends early."""
+    wait for the response headers and the silence between two body chunks once streaming
+    (``CURSOR_PROVIDER_IDLE_SECONDS``), so a provider that stalls fails early."""
 
     total_s: float = 300.0
     idle_s: float = 120.0
@@ -45,8 +46,11 @@ class ResponseChunksReceived(msgspec.Struct, frozen=True):
 
 
 class ErrorBodyReceived(msgspec.Struct, frozen=True):
+    """A refused answer: its status, the start of its body, its ``Retry-After`` if any."""
+
     status: int
     body: bytes
+    retry_after: str | None = None
 
 
 class ResponseEnded(msgspec.Struct, frozen=True):
@@ -54,7 +58,11 @@ class ResponseEnded(msgspec.Struct, frozen=True):
 
 
 class TransportFailed(msgspec.Struct, frozen=True):
+    """No answer: ``transient`` for a connection or read error or a stall (worth another
+    attempt if nothing reached the turn), not for the whole-call limit."""
+
     message: str
+    transient: bool = False
 
 
 TransportMessage = (
@@ -169,11 +177,19 @@ async def stream_call(
             request = client.build_request(
                 call.method, call.url, headers=list(call.headers), content=call.body
             )
-            response = await client.send(request, stream=True)
+            try:
+                async with asyncio.timeout(limits.idle_s):
+                    response = await client.send(request, stream=True)
+            except TimeoutError:
+                message = f"the provider sent no response headers for {limits.idle_s:g} s"
+                report(TransportFailed(message, transient=True))
+                return
             try:
                 report(ResponseHeadersReceived(response.status_code, time.monotonic()))
                 if not response.is_success:
-                    report(ErrorBodyReceived(response.status_code, await read_error_body(response)))
+                    body = await read_error_body(response)
+                    retry_after = response.headers.get("retry-after")
+                    report(ErrorBodyReceived(response.status_code, body, retry_after))
                     return
                 batcher = ChunkBatcher(report)
                 watchdog = IdleWatchdog(limits.idle_s)
@@ -192,7 +208,8 @@ async def stream_call(
                     if task is not None:
                         task.uncancel()
                     batcher.flush()
-                    report(TransportFailed(f"the provider sent nothing for {limits.idle_s:g} s"))
+                    message = f"the provider sent nothing for {limits.idle_s:g} s"
+                    report(TransportFailed(message, transient=True))
                 finally:
                     watchdog.stop()
                     batcher.discard()
@@ -201,4 +218,5 @@ async def stream_call(
     except TimeoutError:
         report(TransportFailed(f"the provider call took longer than {limits.total_s:g} s"))
     except httpx.HTTPError as exc:
-        report(TransportFailed(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__))
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        report(TransportFailed(text, transient=isinstance(exc, httpx.TransportError)))

@@ -38,8 +38,11 @@ from wire.interaction_updates import (
     token_delta_frame,
     turn_ended_frame,
 )
+from wire.proto import agent_v1_pb2 as agent
 from wire.streamed_args import StreamedArgsDecoder
+from wire.tools.dynamic_mcp import placeholder_card
 from wire.tools.frames import partial_tool_call_frame
+from wire.tools.mcp_names import NO_DYNAMIC_TOOLS, DynamicMcpTools
 from wire.tools.registry import find_tool
 from wire.tools.streaming import streamed_args_decoder, streamed_args_frames
 
@@ -125,15 +128,21 @@ class ModelCall:
     ``steps`` are the thinking and text steps the call produced (for its checkpoint);
     ``usage`` sums its usage reports; ``last_tokens`` is input plus output of the last report
     that had both (the context the next request starts from). A streaming call gets a card
-    only for a tool of ``offered`` (the run's mode; None: every tool we run): the round refuses
-    any other, so the editor must not see it start."""
+    only for a tool of ``offered`` (the run's mode; None: every tool we run) or one of the
+    run's ``dynamic`` MCP tools: the round refuses any other, so the editor must not see it
+    start."""
 
     def __init__(
-        self, model_call_id: str, call_index: int, offered: tuple[str, ...] | None = None
+        self,
+        model_call_id: str,
+        call_index: int,
+        offered: tuple[str, ...] | None = None,
+        dynamic: DynamicMcpTools = NO_DYNAMIC_TOOLS,
     ) -> None:
         self.model_call_id = model_call_id
         self.call_index = call_index
         self._offered = offered
+        self._dynamic = dynamic  # the run's dynamic MCP tools, matched by exact name
         self.steps: list[Step] = []
         self.usage: Usage | None = None
         self.last_tokens: int | None = None
@@ -144,6 +153,7 @@ class ModelCall:
         self._thinking_started = 0.0
         self._calls: dict[int, tuple[str, str]] = {}
         self._decoders: dict[int, StreamedArgsDecoder | None] = {}
+        self._placeholders: dict[str, agent.ToolCall] = {}  # call id -> a dynamic tool's card
 
     def receive(self, message: ProviderMessage, now: float) -> CallStep:
         """One message of the provider (another call's messages are ignored)."""
@@ -225,13 +235,18 @@ class ModelCall:
         return list(streamed_args_frames(call_id, name, self.model_call_id, events))
 
     def _shows_card(self, name: str) -> bool:
+        if self._dynamic.find(name) is not None:
+            return True
         definition = find_tool(name)
         if definition is None:
             return False  # the round refuses the unknown tool when it starts
         return self._offered is None or definition.name in self._offered
 
     def _partial_call(self, call_id: str, name: str, delta: str) -> list[bytes]:
-        return [partial_tool_call_frame(call_id, name, self.model_call_id, delta)]
+        card = self._placeholders.get(call_id)
+        if card is None and (tool := self._dynamic.find(name)) is not None:
+            card = self._placeholders[call_id] = placeholder_card(name, tool, call_id)
+        return [partial_tool_call_frame(call_id, name, self.model_call_id, delta, card)]
 
     def _outcome(self, message: ProviderCallEnded) -> CallOutcome:
         if message.failure is not None:

@@ -33,6 +33,7 @@ from actors.request_context import (
     runtime_images,
 )
 from actors.turn.actions import ACTION_KINDS, ReadAction, read_action
+from actors.turn.capabilities import offered_dynamic_tools
 from actors.turn.shell_command import SHELL_COMMAND_ACTION, read_shell_command
 from prompt.assets import SUBAGENT_MODE, ModeAssets
 from prompt.runtime_message import RuntimeContextError
@@ -43,6 +44,7 @@ from wire.errors import Code, ConnectError, protocol_error
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ExecContext, ModeTools, SubagentModels
 from wire.tools.mcp_catalog import request_catalog
+from wire.tools.mcp_names import NO_DYNAMIC_TOOLS, DynamicMcpTools
 from wire.tools.switch_mode import MODE_IDS
 from wire.tools.update_current_step import UPDATE_CURRENT_STEP
 
@@ -310,6 +312,7 @@ def exec_context(
     mode lets the model call, and what a Task's child model is chosen from. ``plan`` must hold
     its merged context (``with_context``) when the request sent context parts."""
     context = _context(plan, request) or agent.RequestContext()
+    catalog = request_catalog(request, context)
     return ExecContext(
         conversation_id=plan.conversation_id,
         root_conversation_id=request.conversation_group_id or plan.conversation_id,
@@ -318,7 +321,8 @@ def exec_context(
         admin_command_denylist=tuple(context.admin_command_denylist),
         mode=ModeTools(mode.label, mode.tool_names),
         workspace_root=next((path for path in context.env.workspace_paths if path), ""),
-        mcp=request_catalog(request, context),
+        mcp=catalog,
+        dynamic=offered_dynamic_tools(mode.tool_names, catalog),
     )
 
 
@@ -363,9 +367,11 @@ def checkpoint_setup(
     base_count: int,
     resume_turn: bytes | None,
     parent_tool_call_id: str = "",
+    dynamic: DynamicMcpTools = NO_DYNAMIC_TOOLS,
 ) -> CheckpointSetup:
     """What every checkpoint of the run shares; ``base_count`` messages of every job stand
-    for the client's stable roots; ``parent_tool_call_id`` is a subagent run's parent Task."""
+    for the client's stable roots; ``parent_tool_call_id`` is a subagent run's parent Task.
+    ``mode`` holds the run's dynamic MCP tools (``dynamic``)."""
     return CheckpointSetup(
         request_id=request_id,
         instructions=instructions,
@@ -380,6 +386,7 @@ def checkpoint_setup(
         resume_turn=resume_turn,
         conversation_id=plan.conversation_id,
         parent_tool_call_id=parent_tool_call_id,
+        dynamic_tools=tuple((entry.name, entry.tool.name) for entry in dynamic.tools),
     )
 
 

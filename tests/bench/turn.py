@@ -37,7 +37,6 @@ from actors.conversation.model import (
     TextPart,
 )
 from actors.turn.plan import stored
-from store import connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.conversations import ConversationStore
 from tests.bench.fast_cursor import AiohttpCursor
@@ -45,7 +44,12 @@ from tests.bench.provider_process import ProviderProcess
 from tests.bench.stats import ms
 from tests.support.fake_cursor import CursorSession, TurnLog, user_turn_message
 from tests.support.fake_provider import FakeToolCall, Script, chat_events
-from tests.support.process import ServerProcess, server_env
+from tests.support.process import (
+    SHARED_KEY_ENV,
+    ServerProcess,
+    connect_shared_store,
+    server_env,
+)
 
 TURNS = int(os.environ.get("BENCH_TURNS", "200"))
 LONG, SHORT = 500, 5
@@ -63,7 +67,7 @@ async def direct_first_text(client: httpx.AsyncClient, url: str) -> float:
 
 def seed_history(store_path: str, conversation_id: str, messages: int) -> None:
     """A conversation whose history already holds ``messages`` messages (user/assistant)."""
-    store = connect_store(store_path)
+    store = connect_shared_store(store_path)
     conversations = ConversationStore(store.database)
     head = conversations.ensure_conversation(conversation_id)
     run_id = f"seed-{conversation_id}"
@@ -99,7 +103,7 @@ async def main() -> None:
         ProviderProcess() as fake,
     ):
         url = f"sqlite:///{Path(tmp) / 'bench.db'}"
-        store = connect_store(url)
+        store = connect_shared_store(url)
         async with httpx.AsyncClient() as direct:
             provider = create_provider(
                 store.database,
@@ -111,7 +115,7 @@ async def main() -> None:
             store.close()
             # Three processes, as with the editor: the server, the fake provider, and this one
             # (the fake client); none waits for another's interpreter.
-            server = ServerProcess(server_env(Path(tmp), CURSOR_DATABASE_URL=url))
+            server = ServerProcess(server_env(Path(tmp), CURSOR_DATABASE_URL=url, **SHARED_KEY_ENV))
             address = await asyncio.to_thread(server.wait_for_address)
             cursor = AiohttpCursor(f"http://{address}")
             text = chat_events(text=["Hello", " there", "!"])

@@ -552,6 +552,8 @@ def answer_mcp(
                 name=args.server_identifier, available_servers=list(by_id)
             )
             return {"mcp_result": agent.McpResult(server_not_found=missing)}
+        if server.error is not None:  # a server that failed to start answers with its error
+            return {"mcp_result": agent.McpResult(error=agent.McpError(error=server.error))}
         result = server.results.get(args.tool_name)
         if result is None:
             missing_tool = agent.McpToolNotFound(

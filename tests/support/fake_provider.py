@@ -27,6 +27,11 @@ Routes, all under ``fake.base_url`` (``http://127.0.0.1:PORT/v1``):
   ``{"data":[…],"has_more":…,"first_id":…,"last_id":…}``. ``models_error = (status, body)``
   makes the listing fail instead.
 
+Scripted failures: ``Script.error(status, body, retry_after=...)`` (a refusal with its
+``Retry-After``), ``script.delayed(s)`` (headers only after ``s`` seconds), ``Script.stall``
+(events, then silence), ``Script.cut`` (events, then the connection dropped mid-body),
+``Script.raw`` (any bytes: a malformed event), ``Script.hang_before_headers``.
+
 Every POSTed body is checked against its format's published request schema
 (``tests/support/request_schemas.py``): what breaks it is kept on the recorded request
 (``problems``) and in ``NONCONFORMING``, which the suite's autouse fixture turns into a failure
@@ -43,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import itertools
 import json
 import time
@@ -120,6 +126,16 @@ class Script:
     chunks: tuple[bytes, ...] = ()
     delay_between: float = 0.0
     then_stall: bool = False
+    # Cut the connection (no end of the chunked body) after the chunks.
+    then_cut: bool = False
+    # Wait this long (or until the client leaves) before sending the headers.
+    delay_before_headers: float = 0.0
+    # Sent as ``Retry-After`` with an error answer.
+    retry_after: str | None = None
+
+    def delayed(self, seconds: float) -> Script:
+        """This script, its headers sent only ``seconds`` after the request arrived."""
+        return dataclasses.replace(self, delay_before_headers=seconds)
 
     @classmethod
     def sse(
@@ -167,15 +183,22 @@ class Script:
         )
 
     @classmethod
-    def error(cls, status: int, json_body: Any) -> Script:
-        """A non-2xx answer before any stream: ``json_body`` as JSON (``str``/``bytes`` as is)."""
+    def error(cls, status: int, json_body: Any, *, retry_after: str | None = None) -> Script:
+        """A non-2xx answer before any stream: ``json_body`` as JSON (``str``/``bytes`` as is),
+        with a ``Retry-After`` header when given."""
         if isinstance(json_body, bytes):
             body, content_type = json_body, "text/plain"
         elif isinstance(json_body, str):
             body, content_type = json_body.encode(), "text/plain"
         else:
             body, content_type = json.dumps(json_body).encode(), "application/json"
-        return cls(kind="body", status=status, content_type=content_type, chunks=(body,))
+        return cls(
+            kind="body",
+            status=status,
+            content_type=content_type,
+            chunks=(body,),
+            retry_after=retry_after,
+        )
 
     @classmethod
     def stall(cls, after_events: int | None = None, events: Sequence[SseEvent] = ()) -> Script:
@@ -186,6 +209,13 @@ class Script:
             raise ValueError(f"stall(after_events={count}) needs at least {count} events")
         chunks = tuple(event.encode() for event in events[:count])
         return cls(kind="body", chunks=chunks, then_stall=True)
+
+    @classmethod
+    def cut(cls, after_events: int, events: Sequence[SseEvent]) -> Script:
+        """Send 200 headers and the first ``after_events`` of ``events``, then drop the
+        connection mid-body (a provider or proxy that died)."""
+        chunks = tuple(event.encode() for event in events[:after_events])
+        return cls(kind="body", chunks=chunks, then_cut=True)
 
     @classmethod
     def image_json(cls, body: Any) -> Script:
@@ -389,11 +419,17 @@ class FakeProvider:
         return None
 
     async def _play(self, request: web.Request, index: int, script: Script) -> web.StreamResponse:
+        if script.delay_before_headers and await self._wait(
+            request, index, script.delay_before_headers
+        ):
+            _drop(request)
+            return web.Response(status=204)
         if script.status != 200 or script.content_type != "text/event-stream":
             body = b"".join(script.chunks)
-            return web.Response(
-                status=script.status, body=body, headers={"content-type": script.content_type}
-            )
+            headers = {"content-type": script.content_type}
+            if script.retry_after is not None:
+                headers["retry-after"] = script.retry_after
+            return web.Response(status=script.status, body=body, headers=headers)
         response = web.StreamResponse(
             status=200, headers={"content-type": "text/event-stream", "cache-control": "no-cache"}
         )
@@ -412,13 +448,21 @@ class FakeProvider:
             await self._wait_until_gone(request, index)
             _drop(request)
             return response
+        if script.then_cut:
+            await asyncio.sleep(0.05)  # what was written reaches the client before the cut
+            _drop(request)
+            return response
         await response.write_eof()
         return response
 
     async def _pause(self, request: web.Request, index: int, script: Script) -> bool:
         """Sleep ``delay_between``; True if the client left (or the fake closed) meanwhile."""
+        return await self._wait(request, index, script.delay_between)
+
+    async def _wait(self, request: web.Request, index: int, seconds: float) -> bool:
+        """Sleep ``seconds``; True if the client left (or the fake closed) meanwhile."""
         loop = asyncio.get_running_loop()
-        until = loop.time() + script.delay_between
+        until = loop.time() + seconds
         while loop.time() < until:
             if self._gone(request, index) or self._closing.is_set():
                 return True

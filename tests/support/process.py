@@ -10,6 +10,9 @@ import threading
 import time
 from pathlib import Path
 
+from store import Store, connect_store
+from store.secrets import encode_secret_key
+
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r"cursor server listening address=(\S+)")
 
@@ -70,3 +73,14 @@ def server_env(tmp_path: Path, **overrides: str) -> dict[str, str]:
     )
     env.update(overrides)
     return env
+
+
+# One key for a server process and the test (or benchmark) that seeds its database beforehand:
+# without it each process seals secrets under its own random key and the other cannot read them.
+SHARED_SECRET_KEY = bytes(range(32))
+SHARED_KEY_ENV = {"CURSOR_SECRET_KEY": encode_secret_key(SHARED_SECRET_KEY)}
+
+
+def connect_shared_store(url: str) -> Store:
+    """The store at ``url`` under the key ``SHARED_KEY_ENV`` gives a server process."""
+    return connect_store(url, secret_key=SHARED_SECRET_KEY)

@@ -5,6 +5,7 @@ Thin: HTTP in, typed values to the registry, frames out. No loop logic lives her
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 
@@ -92,9 +93,25 @@ class AgentRoutes:
         await response.prepare(request)
         log_event(logger, logging.INFO, "RunSSE opened", request_id=request_id)
         frames = stream.subscribe()
+        stall_s = self._limits.slow_reader_timeout_s
         try:
             async for frame in frames:
-                await response.write(frame)
+                try:
+                    async with asyncio.timeout(stall_s):
+                        await response.write(frame)
+                except TimeoutError:
+                    # The client stopped reading: its buffer is full and the write waits.
+                    log_event(
+                        logger,
+                        logging.WARNING,
+                        "RunSSE client stopped reading; stream cut",
+                        request_id=request_id,
+                        waited_s=stall_s,
+                    )
+                    if request.transport is not None:
+                        request.transport.abort()
+                    self._registry.reader_stalled(request_id, stall_s)
+                    return response
         except (ConnectionResetError, ConnectionError):
             log_event(logger, logging.INFO, "RunSSE client went away", request_id=request_id)
             return response

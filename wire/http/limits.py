@@ -22,3 +22,9 @@ class EdgeLimits(msgspec.Struct, frozen=True):
     max_tombstones: int = 100_000
     # An open run with nothing else sent for this long gets an InteractionUpdate.heartbeat.
     heartbeat_interval_s: float = 5.0
+    # An append_seqno gap (later appends wait for a missing one) that does not fill within
+    # this long ends the run invalid_argument naming the missing number.
+    append_gap_timeout_s: float = 30.0
+    # A RunSSE write the client does not take (it stopped reading, its socket buffer is full)
+    # for this long cuts that stream and ends the run deadline_exceeded.
+    slow_reader_timeout_s: float = 30.0

@@ -17,10 +17,12 @@ import pykka
 
 from actors.loop.bridge import LoopRunOutput
 from actors.messages import (
+    AppendGapDeadlinePassed,
     CancelRun,
     ClientMessageReceived,
     EdgeMessage,
     RunRequestDeadlinePassed,
+    RunSseStalled,
 )
 from actors.run_output import RunOutput
 from wire.bidi import BidiAppend, ParentLink
@@ -51,6 +53,8 @@ class RunChannel:
         self.parent: ParentLink | None = None
         self.actor: pykka.ActorRef | None = None
         self.timers: list[asyncio.TimerHandle] = []
+        # The deadline of the open append_seqno gap, if any: (missing seqno, its timer).
+        self.gap: tuple[int, asyncio.TimerHandle] | None = None
 
     def tell(self, message: EdgeMessage) -> None:
         """Tell the run's actor; a stopped actor means the run is over."""
@@ -64,6 +68,12 @@ class RunChannel:
         for timer in self.timers:
             timer.cancel()
         self.timers.clear()
+        self.cancel_gap()
+
+    def cancel_gap(self) -> None:
+        if self.gap is not None:
+            self.gap[1].cancel()
+            self.gap = None
 
 
 class RunRegistry:
@@ -94,6 +104,41 @@ class RunRegistry:
             self._link_parent(channel, append.parent)
         for seqno, message in channel.inbox.offer(append.seqno, (append.seqno, append.message)):
             channel.tell(ClientMessageReceived(seqno, message, channel.parent))
+        self._watch_gap(channel)
+
+    def _watch_gap(self, channel: RunChannel) -> None:
+        """Keep one deadline for the seqno later appends wait for; none when nothing waits."""
+        missing = channel.inbox.missing
+        if channel.gap is not None and channel.gap[0] == missing:
+            return
+        channel.cancel_gap()
+        if missing is None:
+            return
+        timeout = self._limits.append_gap_timeout_s
+        timer = asyncio.get_running_loop().call_later(
+            timeout, self._gap_expired, channel, missing, timeout
+        )
+        channel.gap = (missing, timer)
+
+    def _gap_expired(self, channel: RunChannel, missing: int, timeout: float) -> None:
+        if channel.gap is None or channel.gap[0] != missing:
+            return
+        channel.gap = None
+        log_event(
+            logger,
+            logging.INFO,
+            "append_seqno gap not filled",
+            request_id=channel.request_id,
+            missing=missing,
+            waited_s=timeout,
+        )
+        self._tell_quietly(channel, AppendGapDeadlinePassed(missing, timeout))
+
+    def reader_stalled(self, request_id: str, waited_s: float) -> None:
+        """A RunSSE reader of ``request_id`` took nothing for ``waited_s``: end its run."""
+        channel = self._channels.get(request_id)
+        if channel is not None:
+            self._tell_quietly(channel, RunSseStalled(waited_s))
 
     def shutdown(self) -> None:
         """Cancel every run: each open stream gets the ``canceled`` EndStream."""

@@ -31,6 +31,7 @@ from google.protobuf import unknown_fields
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs
 from wire.tools.mcp_catalog import McpCatalog, McpToolsUpdate
+from wire.tools.mcp_names import DynamicMcpTools
 
 INT32_MAX = 2**31 - 1
 UINT32_MAX = 2**32 - 1
@@ -93,6 +94,8 @@ class ExecContext(msgspec.Struct, frozen=True):
     workspace_root: str = ""  # the first workspace path, where relative files a tool makes go
     mcp: McpCatalog = McpCatalog()
     """The MCP tool definitions the run knows so far (the request's, then GetMcpTools')."""
+    dynamic: DynamicMcpTools = DynamicMcpTools()
+    """The request's MCP tools offered as tools of their own, fixed for the run."""
 
 
 @dataclass(frozen=True, slots=True)

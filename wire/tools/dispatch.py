@@ -5,6 +5,7 @@ from __future__ import annotations
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import ExecContext, InvalidCall, ToolExecution
+from wire.tools.dynamic_mcp import definition_of
 from wire.tools.registry import tool_definition
 
 
@@ -14,9 +15,11 @@ def prepare_tool_call(
     """The execution of one model tool call; ``UnsupportedTool`` for a name we do not run.
 
     Arguments that do not fit give an ``InvalidCall`` (an error result), never an exception.
+    A dynamic MCP tool the run offers is matched by its exact name, before the built-ins.
     """
-    definition = tool_definition(name)
     context = context or ExecContext()
+    dynamic = context.dynamic.find(name)
+    definition = definition_of(name, dynamic) if dynamic is not None else tool_definition(name)
     try:
         return definition.execution(call_id, ToolArgs(arguments), context)
     except ToolArgumentError as exc:

@@ -76,10 +76,15 @@ def shell_delta_frame(
 
 
 def partial_tool_call_frame(
-    call_id: str, tool_name: str, model_call_id: str, args_text_delta: str = ""
+    call_id: str,
+    tool_name: str,
+    model_call_id: str,
+    args_text_delta: str = "",
+    placeholder: agent.ToolCall | None = None,
 ) -> bytes:
-    """The placeholder card while the model streams a call; ``UnsupportedTool`` if unknown."""
-    tool_call = empty_tool_call(tool_definition(tool_name))
+    """The placeholder card while the model streams a call: ``placeholder`` (a dynamic MCP
+    tool's), else the built-in tool's empty card (``UnsupportedTool`` if unknown)."""
+    tool_call = placeholder or empty_tool_call(tool_definition(tool_name))
     tool_call.tool_call_id = call_id
     partial = agent.PartialToolCallUpdate(
         call_id=call_id,

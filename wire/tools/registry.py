@@ -118,7 +118,10 @@ def unavailable_tool_result(name: str, mode: ModeTools) -> str:
 
 def refused_call(name: str, context: ExecContext) -> str | None:
     """The error result of a call the model may not make in this run (a tool that does not
-    exist, or one outside the run's mode), or None when the call may run."""
+    exist, or one outside the run's mode), or None when the call may run. A dynamic MCP tool
+    the run offers (its exact name) may run; any other name is looked up among the built-ins."""
+    if context.dynamic.find(name) is not None:
+        return None
     definition = find_tool(name)
     if definition is None:
         return unknown_tool_result(name)

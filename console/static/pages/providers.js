@@ -5,6 +5,23 @@ import { api } from "../api.js";
 import { useCatalog } from "../catalog.js";
 import { Field, FormError, html, invalid } from "../ui.js";
 
+// A stored secret that does not open under the server's key (a database moved without its
+// key file) is named by the server, per field ("api_key", "headers.<name>").
+function unreadableText(provider) {
+  const fields = Object.keys(provider?.unreadable || {});
+  return fields.length ? `${provider.unreadable[fields[0]]}: ${fields.join(", ")}` : null;
+}
+
+function keyState(provider) {
+  return unreadableText(provider) || (provider?.has_api_key ? "set" : "not set");
+}
+
+function keyBadge(provider) {
+  const unreadable = unreadableText(provider);
+  if (unreadable) return html`<span class="badge bad">${unreadable}</span>`;
+  return provider.has_api_key ? html`<span class="badge ok">set</span>` : html`<span class="badge">not set</span>`;
+}
+
 export const PRESETS = [
   { id: "openai", label: "OpenAI", name: "OpenAI", type: "openai-responses", base_url: "https://api.openai.com/v1" },
   { id: "anthropic", label: "Anthropic", name: "Anthropic", type: "anthropic", base_url: "https://api.anthropic.com/v1" },
@@ -89,7 +106,7 @@ function ProviderForm({ provider, onSaved, onCancel }) {
       </${Field}>
     </div>
     <div class="row">
-      <${Field} label=${`API key (${provider?.has_api_key ? "set" : "not set"})`} name="api_key" error=${error}>
+      <${Field} label=${`API key (${keyState(provider)})`} name="api_key" error=${error}>
         ${editing &&
         html`<select name="api_key_mode" value=${key.mode} onChange=${(e) => setKey({ mode: e.target.value, value: "" })}>
           <option value="keep">Keep the stored key</option>
@@ -180,7 +197,7 @@ export function ProvidersPage() {
           <tbody>${providers.map(
             (p) => html`<tr data-provider=${p.name}>
               <td>${p.name}</td><td>${p.type}</td><td>${p.base_url}</td>
-              <td>${p.has_api_key ? html`<span class="badge ok">set</span>` : html`<span class="badge">not set</span>`}</td>
+              <td>${keyBadge(p)}</td>
               <td class="num">${models.filter((m) => m.provider_id === p.id).length}</td>
               <td><div class="actions">
                 <a href=${`#/models/${p.id}`}>Models</a>

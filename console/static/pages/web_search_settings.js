@@ -65,7 +65,7 @@ export function WebSearchSettings() {
       </${Field}>
     </div>`}
     ${KEYED.has(form.backend) && html`<div class="row">
-      <${Field} label=${`API key (${keySet ? "set" : "not set"})`} name="api_key" error=${error}>
+      <${Field} label=${`API key (${keySet ? shown.key_unreadable || "set" : "not set"})`} name="api_key" error=${error}>
         <input name="api_key" type="password" autocomplete="off" class=${invalid(error, "api_key")}
           placeholder=${keySet ? "leave empty to keep the stored key" : "key"} value=${form.key}
           onInput=${(e) => setForm({ ...form, key: e.target.value })} />
