@@ -44,6 +44,7 @@ from actors.checkpoint_state import (
 from actors.conversation.model import AssistantContent, CanonicalMessage
 from actors.conversation.request import ToolSpec
 from actors.run_output import RunOutput
+from actors.tell import Tellable, tell_if_alive
 from store.blobs import blob_id_of
 from store.conversations import roots_digest
 from wire.connect import data_frame
@@ -251,13 +252,17 @@ class CheckpointActor(pykka.ThreadingActor):
         pending = self._waiting is not None or bool(self._jobs)
         self._fail(error)
         if not pending:
-            self._listener.tell(CheckpointFailed(0, error))
+            self._tell(self._listener, CheckpointFailed(0, error))
+
+    def _tell(self, to: Tellable, message: object) -> None:
+        """The run stops its children together: a sibling or the run may be gone already."""
+        tell_if_alive(to, message, logger, request_id=self._setup.request_id)
 
     def on_receive(self, message: CheckpointMessage) -> None:
         match message:
             case PublishSettled() | PublishStaged() | PublishFinal():
                 if self._failed is not None:
-                    self._listener.tell(CheckpointFailed(message.job_id, self._failed))
+                    self._tell(self._listener, CheckpointFailed(message.job_id, self._failed))
                     return
                 self._jobs.append(message)
                 self._next()
@@ -287,7 +292,7 @@ class CheckpointActor(pykka.ThreadingActor):
             return
         self._waiting = (job, frames, digest)
         self._acked = False
-        self._blob_sync.tell(PersistBlobs(job.job_id, new_blobs, self.actor_ref))
+        self._tell(self._blob_sync, PersistBlobs(job.job_id, new_blobs, self.actor_ref))
 
     def _publish_when_ready(self) -> None:
         """Publish the waiting job once its blobs are acknowledged and, for a job built
@@ -315,10 +320,10 @@ class CheckpointActor(pykka.ThreadingActor):
             # Indexed before the run may end: the EndStream, after which the editor sends
             # this state back, waits for CheckpointPublished.
             self._record(digest, revision_id)
-            self._listener.tell(CheckpointPublished(job.job_id))
+            self._tell(self._listener, CheckpointPublished(job.job_id))
         else:
             # Off the barrier's path: the model's held events are released first.
-            self._listener.tell(CheckpointPublished(job.job_id))
+            self._tell(self._listener, CheckpointPublished(job.job_id))
             self._record(digest, revision_id)
         self._next()
 
@@ -342,7 +347,7 @@ class CheckpointActor(pykka.ThreadingActor):
         failed.extend(job.job_id for job in self._jobs)
         self._jobs.clear()
         for failed_id in failed:
-            self._listener.tell(CheckpointFailed(failed_id, error))
+            self._tell(self._listener, CheckpointFailed(failed_id, error))
 
     # ---- building ----
 
