@@ -16,6 +16,7 @@ import ipaddress
 import logging
 import os
 import signal
+import ssl
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -60,21 +61,29 @@ from store.secrets import (
     load_key_file,
     parse_secret_key,
 )
+from wire.errors import http_error_json
+from wire.h2_connection import H2Limits
 from wire.http.agent_access import (
     ALLOW_VARIABLE,
     LOOPBACK_NETWORKS,
+    TOKEN_HEADER,
     AgentAccess,
     Network,
     parse_allow_list,
 )
 from wire.http.agent_activity import AgentActivity
 from wire.http.agent_routes import AgentRoutes
+from wire.http.agent_run import RUN_PATH, AgentRunRoute
 from wire.http.app import build_app
 from wire.http.catalog_routes import CatalogRoutes
+from wire.http.default_model_routes import DefaultModelRoutes
+from wire.http.h2_relay import H2Relay, new_relay_client
+from wire.http.h2_server import H2Server, H2Stream, StreamHandler, tls_context
 from wire.http.limits import EdgeLimits
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
 from wire.log import log_event
+from wire.server_config import SERVER_CONFIG_ROUTES, server_config_addition
 from wire.tools.generate_image import ImageRequest
 from wire.tools.web_search import WebSearchRequest
 
@@ -109,6 +118,8 @@ class Settings(msgspec.Struct, frozen=True):
     provider_timeout_s: float
     log_level: str
     console_token: Secret | None  # a Secret: never shown by a repr or a log line
+    h2_listen: tuple[str, int] | None = None  # CURSOR_H2_LISTEN_ADDR; None: no HTTP/2
+    tls: tuple[str, str] | None = None  # (certificate, key) paths for the HTTP/2 listener
     # CURSOR_SECRET_KEY as given (checked: 32 bytes of base64); None: the key file.
     secret_key: Secret | None = None
     # Who may use the agent RPCs when listening beyond loopback (CURSOR_AGENT_ALLOW).
@@ -202,7 +213,21 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         console_token = check_console_token(environ.get(TOKEN_VARIABLE), host)
     except ValueError as exc:
         raise SettingError(TOKEN_VARIABLE, str(exc)) from None
+    h2_text = environ.get("CURSOR_H2_LISTEN_ADDR", "").strip()
+    h2_listen = read("CURSOR_H2_LISTEN_ADDR", h2_text, parse_listen_addr) if h2_text else None
+    tls = read_tls(environ)
+    if tls is not None and h2_listen is None:
+        # The main listener is HTTP/1.1 only; a certificate nothing would use is a mistake.
+        raise SettingError(
+            TLS_CERT_VARIABLE, "is for the HTTP/2 listener: set CURSOR_H2_LISTEN_ADDR"
+        )
+    if h2_listen is not None and console_token is None and not is_loopback_host(h2_listen[0]):
+        raise SettingError(
+            TOKEN_VARIABLE, f"is required for CURSOR_H2_LISTEN_ADDR on {h2_listen[0]}"
+        )
     return Settings(
+        h2_listen=h2_listen,
+        tls=tls,
         host=host,
         port=port,
         database_url=database_url,
@@ -249,6 +274,35 @@ def resolve_secret_key(settings: Settings) -> SecretKeySource | None:
     )
 
 
+TLS_CERT_VARIABLE = "CURSOR_TLS_CERT"
+TLS_KEY_VARIABLE = "CURSOR_TLS_KEY"
+
+
+def read_tls(environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """Both TLS paths or neither; each must name a readable file, the certificate PEM and
+    the key its match (checked by loading them once, so startup names the bad one)."""
+    cert = environ.get(TLS_CERT_VARIABLE) or None
+    key = environ.get(TLS_KEY_VARIABLE) or None
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        missing = TLS_CERT_VARIABLE if cert is None else TLS_KEY_VARIABLE
+        raise SettingError(missing, "set both CURSOR_TLS_CERT and CURSOR_TLS_KEY, or neither")
+    for variable, path in ((TLS_CERT_VARIABLE, cert), (TLS_KEY_VARIABLE, key)):
+        if not os.path.isfile(path) or not os.access(path, os.R_OK):
+            raise SettingError(variable, f"not a readable file: {path}")
+    try:
+        with open(cert, encoding="ascii") as handle:
+            ssl.PEM_cert_to_DER_cert(handle.read())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise SettingError(TLS_CERT_VARIABLE, f"not a PEM certificate: {exc}") from None
+    try:
+        tls_context(cert, key)
+    except (ssl.SSLError, OSError) as exc:
+        raise SettingError(TLS_KEY_VARIABLE, f"not the certificate's private key: {exc}") from None
+    return cert, key
+
+
 def configure_logging(level: str) -> None:
     logging.basicConfig(
         level=level.upper(),
@@ -286,6 +340,10 @@ class ServerConfig(msgspec.Struct, frozen=True):
     console_token: Secret | None = None
     # Where the keyed web search backends answer (their public APIs unless a test says).
     search_endpoints: SearchEndpoints = PUBLIC_ENDPOINTS
+    # The HTTP/2 listener (``Run`` and everything else): off unless an address is given.
+    h2_listen: tuple[str, int] | None = None
+    tls: tuple[str, str] | None = None  # (certificate, key): TLS with ALPN h2, else h2c
+    h2_limits: H2Limits = H2Limits()
     # Beyond loopback: the networks whose agent requests are accepted (with the token).
     agent_allow: tuple[Network, ...] = LOOPBACK_NETWORKS
 
@@ -300,7 +358,11 @@ class RunningServer:
         proxy: ReverseProxy,
         address: str,
         provider_deps: ProviderDeps | None,
+        h2: H2Server | None = None,
+        relay_client: httpx.AsyncClient | None = None,
     ) -> None:
+        self.h2 = h2
+        self.relay_client = relay_client
         self.runner = runner
         self.registry = registry
         self.proxy = proxy
@@ -324,10 +386,18 @@ class RunningServer:
             pykka.ActorRegistry.stop_all(block=False)
 
     async def _stop(self) -> None:
+        # HTTP/2 first: no new connections, GOAWAY on each; the runs' canceled EndStreams
+        # still reach their Run streams before the connections are cut.
+        if self.h2 is not None:
+            self.h2.stop_accepting()
         # AppRunner.cleanup stops the listening sites first, then runs on_shutdown (which
         # cancels every run and closes each RunSSE with a canceled EndStream), then gives
         # open connections CONNECTION_DRAIN_S before cancelling their handlers.
         await self.runner.cleanup()
+        if self.h2 is not None:
+            await self.h2.close(CONNECTION_DRAIN_S)
+        if self.relay_client is not None:
+            await self.relay_client.aclose()
         # Actors stop while the loop still runs: a ProviderActor cancels its stream task on
         # the loop and records its call as cancelled.
         await asyncio.to_thread(
@@ -361,8 +431,9 @@ async def start_server(
     routes append the enabled user models, and runs resolve their model and run the agent.
     ``start_session`` defaults to :func:`start_session_actor` (tests pass scripted ones).
     """
-    if config.console_token is None and not is_loopback_host(config.host):
-        raise ValueError(f"{TOKEN_VARIABLE} is required to listen on {config.host}")
+    for listen_host in (config.host, *(config.h2_listen or ())[:1]):
+        if config.console_token is None and not is_loopback_host(str(listen_host)):
+            raise ValueError(f"{TOKEN_VARIABLE} is required to listen on {listen_host}")
     activity = AgentActivity(now_ms)
     client = new_upstream_client()
     proxy = ReverseProxy(config.upstream_url, client)
@@ -373,9 +444,19 @@ async def start_server(
     database = store.database if store is not None else None
     provider_deps: ProviderDeps | None = None
     agent_deps: AgentDeps | None = None
+    h2 = _h2_server(config)
+    server_config = functools.partial(_server_config_addition, h2)
+    load_models = None if database is None else functools.partial(enabled_models, database)
+    CatalogRoutes(
+        proxy.upstream_url,
+        client,
+        load_models,
+        config.limits,
+        extra=dict.fromkeys(SERVER_CONFIG_ROUTES, server_config),
+    ).register(app)
     if store is not None and database is not None:
-        load_models = functools.partial(enabled_models, database)
-        CatalogRoutes(proxy.upstream_url, client, load_models, config.limits).register(app)
+        assert load_models is not None
+        DefaultModelRoutes(load_models).register(app)
         stale = await asyncio.to_thread(
             CallRecords(database).cancel_unfinished, "the server stopped during the call"
         )
@@ -441,7 +522,82 @@ async def start_server(
     await site.start()
     host, port = runner.addresses[0][:2]
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    return RunningServer(runner, registry, proxy, address, provider_deps)
+    relay_client = None
+    if h2 is not None and config.h2_listen is not None:
+        relay_client = new_relay_client()
+        relay = H2Relay(lambda: f"http://{address}", relay_client)
+        run_route = AgentRunRoute(registry, config.limits, activity)
+        access = None
+        if not is_loopback_host(config.h2_listen[0]):
+            access = AgentAccess(config.agent_allow, console_auth.token_matches)
+        h2.route = functools.partial(_h2_route, run_route.handle, relay.handle, access)
+        try:
+            await h2.start(*config.h2_listen)
+        except OSError as exc:
+            await runner.cleanup()
+            await relay_client.aclose()
+            raise H2ListenError(exc.errno, exc.strerror) from exc
+    return RunningServer(runner, registry, proxy, address, provider_deps, h2, relay_client)
+
+
+class H2ListenError(OSError):
+    """The HTTP/2 listener could not bind (the main one did)."""
+
+
+def _h2_server(config: ServerConfig) -> H2Server | None:
+    """The HTTP/2 listener, not yet bound (its routes are set once the app's address is)."""
+    if config.h2_listen is None:
+        return None
+    tls = None if config.tls is None else tls_context(*config.tls)
+    return H2Server(lambda stream: _unrouted, config.h2_limits, tls)
+
+
+async def _unrouted(stream: H2Stream) -> None:
+    stream.reset()
+
+
+def _h2_route(
+    run: StreamHandler, relay: StreamHandler, access: AgentAccess | None, stream: H2Stream
+) -> StreamHandler:
+    """``Run`` is ours; every other path goes through the app (splices, proxy). Beyond
+    loopback the same allow-list and token as the main listener's come first (the relay's
+    loopback hop must not stand in for the client's address)."""
+    if access is not None:
+        reason = access.refusal(stream.peer, stream.header(TOKEN_HEADER.lower()))
+        if reason is not None:
+            return functools.partial(_refuse_h2, reason)
+    return run if stream.path == RUN_PATH and stream.method == "POST" else relay
+
+
+async def _refuse_h2(reason: str, stream: H2Stream) -> None:
+    log_event(
+        logger,
+        logging.WARNING,
+        "agent request refused",
+        peer=stream.peer,
+        path=stream.path,
+        reason=reason,
+    )
+    stream.respond(403, (("content-type", "application/json"),))
+    await stream.write(http_error_json("permission_denied", reason))
+    stream.end()
+
+
+async def _server_config_addition(h2: H2Server | None, request: web.Request) -> bytes:
+    """Where the editor's agent RPCs go: the HTTP/2 listener, or this HTTP/1.1 one."""
+    if h2 is None:
+        return server_config_addition(f"http://{request.host}", http2_listener=False)
+    return server_config_addition(_reachable(h2, request), http2_listener=True)
+
+
+def _reachable(h2: H2Server, request: web.Request) -> str:
+    """The listener's URL; a wildcard bind is named by the host the editor used for us."""
+    host, _, port = h2.address.rpartition(":")
+    if host in ("0.0.0.0", "[::]"):
+        name = request.url.host or "127.0.0.1"
+        host = f"[{name}]" if ":" in name else name
+    scheme = "https" if h2.tls is not None else "http"
+    return f"{scheme}://{host}:{port}"
 
 
 # --- the process -------------------------------------------------------------------------------
@@ -450,6 +606,8 @@ async def start_server(
 async def serve(settings: Settings, store: Store, key: SecretKeySource | None = None) -> int:
     """Run until SIGINT or SIGTERM, then shut down within the deadline."""
     config = ServerConfig(
+        h2_listen=settings.h2_listen,
+        tls=settings.tls,
         host=settings.host,
         port=settings.port,
         upstream_url=settings.upstream_url,
@@ -464,6 +622,10 @@ async def serve(settings: Settings, store: Store, key: SecretKeySource | None = 
     try:
         server = await start_server(config, store=store)
     except OSError as exc:
+        variable = "CURSOR_H2_LISTEN_ADDR" if isinstance(exc, H2ListenError) else None
+        if variable is not None:
+            print(f"{variable}: cannot listen: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_BAD_SETTING
         print(
             f"CURSOR_LISTEN_ADDR: cannot listen on {settings.host}:{settings.port}: "
             f"{exc.strerror or exc}",
@@ -475,6 +637,7 @@ async def serve(settings: Settings, store: Store, key: SecretKeySource | None = 
         logging.INFO,
         "cursor server listening",
         address=server.address,
+        http2=server.h2.url if server.h2 is not None else "off",
         console_login="token" if settings.console_token is not None else "off",
         secret_key=key.source if key is not None else "none (in-memory database)",
         key_file_created=None if key is None or key.created_file is None else "true",

@@ -156,7 +156,7 @@ class AgentRun(ToolRelay):
             self._call_provider(opened.call_index)
             self._children.checkpoint(MessagesCommitted(opened.commit_job, opened.head))
         else:
-            self._publish_settled_then_call()
+            self._publish_settled_then_call(steps=opened.steps)
 
     # ---- the model call ----
 
@@ -173,11 +173,15 @@ class AgentRun(ToolRelay):
         request = LlmRequest(opened.instructions, opened.mode.tools, project(self._messages))
         self._children.call(StartProviderCall(self.request_id, model_call_id, request, self._route))
 
-    def _publish_settled_then_call(self, call_index: int | None = None, lead: bytes = b"") -> None:
+    def _publish_settled_then_call(
+        self, call_index: int | None = None, lead: bytes = b"", steps: tuple[Step, ...] = ()
+    ) -> None:
         """Call the model, then publish the settled state: the request goes first, so
         ``lead`` and building the checkpoint are not on its path, and the client still sees
-        both before any of the call's events (held until the checkpoint is out)."""
-        steps = tuple(self._phase.steps) if isinstance(self._phase, ToolRound) else ()
+        both before any of the call's events (held until the checkpoint is out). Its steps are
+        the round's (``steps`` when no round ran in this run)."""
+        if isinstance(self._phase, ToolRound):
+            steps = tuple(self._phase.steps)
         self._call_provider(call_index)
         if lead:
             self._output.send(lead)
@@ -285,6 +289,7 @@ class AgentRun(ToolRelay):
                 pair.call.call_id,
                 (stored(pair.assistant), stored(pair.result)),
                 reserve_call_when_settled=True,
+                tool_call=message.tool_call,
             )
         except StaleRun:
             self._finish(cancelled_error())

@@ -101,6 +101,32 @@ def selected_model_id(request: agent.AgentRunRequest) -> str:
     raise _invalid("Cursor Run does not select a model")
 
 
+# A CLI names a model as ``<id>/<reasoning>/<context>/fast``, each part after the id optional
+# from the right; the parts read as these parameters, in this order.
+_SUFFIX_PARAMETERS = ("reasoning", "context", "fast")
+
+
+def model_id_suffixes(model_id: str) -> tuple[str, list[tuple[str, str]]]:
+    """The public id and the parameters its suffixes stand for (an empty part: none)."""
+    public_id, *suffixes = model_id.split("/")
+    if len(suffixes) > len(_SUFFIX_PARAMETERS):
+        raise _invalid(
+            f"model id {model_id!r} has {len(suffixes)} suffixes; at most "
+            "<id>/<reasoning>/<context>/fast"
+        )
+    parameters: list[tuple[str, str]] = []
+    for name, value in zip(_SUFFIX_PARAMETERS, suffixes, strict=False):
+        if name == "fast":
+            if value != "fast":
+                raise _invalid(
+                    f"model id {model_id!r}: its fourth part can only be 'fast', got {value!r}"
+                )
+            parameters.append(("fast", "true"))
+        elif value:
+            parameters.append((name, value))
+    return public_id, parameters
+
+
 def read_selection(request: agent.AgentRunRequest) -> Selection:
     """The model id, parameters and reasoning switches of a RunRequest; pure.
 
@@ -109,7 +135,7 @@ def read_selection(request: agent.AgentRunRequest) -> Selection:
     ``thinking=true`` or any effort; ``thinking=false`` asks for nothing and so does not
     switch off reasoning the stored model enables.
     """
-    public_id = selected_model_id(request)
+    public_id, suffixed = model_id_suffixes(selected_model_id(request))
     requested = request.requested_model
     details = request.model_details
     reasoning = (
@@ -120,21 +146,23 @@ def read_selection(request: agent.AgentRunRequest) -> Selection:
     effort: str | None = None
     effort_set = fast = False
     context_tokens: int | None = None
-    for parameter in requested.parameters:
-        match parameter.id:
+    # The id's suffixes first, so a parameter sent explicitly wins over them.
+    pairs = [*suffixed, *((p.id, p.value) for p in requested.parameters)]
+    for parameter_id, parameter_value in pairs:
+        match parameter_id:
             case "effort" | "reasoning":
                 # An empty value is no parameter: the stored default stays.
-                if value := parameter.value.strip().lower():
+                if value := parameter_value.strip().lower():
                     effort_set = True
                     effort = value
             case "thinking":
-                reasoning = _boolean(parameter.id, parameter.value) or reasoning
+                reasoning = _boolean(parameter_id, parameter_value) or reasoning
             case "fast":
-                fast = _boolean(parameter.id, parameter.value)
+                fast = _boolean(parameter_id, parameter_value)
             case "context":
-                context_tokens = parse_context_tokens(parameter.value)
+                context_tokens = parse_context_tokens(parameter_value)
             case _:
-                raise _invalid(f"unsupported Cursor model parameter: {parameter.id!r}")
+                raise _invalid(f"unsupported Cursor model parameter: {parameter_id!r}")
     return Selection(
         public_id=public_id,
         reasoning=reasoning or effort not in (None, NO_EFFORT),

@@ -15,6 +15,7 @@ import logging
 import msgspec
 import peewee
 
+from actors.checkpoint import Step
 from actors.checkpoint_json import PendingRound, decode_pending
 from actors.conversation.model import (
     AssistantContent,
@@ -36,6 +37,7 @@ from store.conversations import (
     RevisionNotFound,
     StartedTurn,
     ToolRoundRecord,
+    ToolRoundStatus,
     roots_digest,
 )
 from wire.errors import Code, ConnectError, protocol_error
@@ -217,12 +219,30 @@ class RunBase:
         claimed = store.claim_run(self._request_id, self._plan.conversation_id, start)
         return ResumeStart(claimed, revision.message_count, pending, existing)
 
-    def resumed_round(self, resume: ResumeStart, pending: PendingRound, head: int) -> ToolRound:
+    def settled_steps(self, resume: ResumeStart) -> tuple[Step, ...] | None:
+        """For a resume whose round this server stored and settled (its last result committed
+        before the settled checkpoint reached the client): the round's steps, rebuilt from its
+        cards, for the settled checkpoint the run publishes before its model call; None when
+        there is no such round (then the round, if any, runs)."""
+        existing = resume.existing
+        if existing is None or existing.status is not ToolRoundStatus.SETTLED:
+            return None
+        cards = self._store.tool_call_cards(existing.round_id)
+        return tuple(ToolRound.adopted(existing, existing.created_at_ms, cards).steps)
+
+    def resumed_round(
+        self, resume: ResumeStart, pending: PendingRound | None, head: int
+    ) -> ToolRound | None:
         """The interrupted round: adopted when this server stored it (only calls without a
-        result run again), else stored anew from the client's entry (every call runs)."""
+        result run again), else stored anew from the client's entry (every call runs); None
+        when there is neither."""
         if resume.existing is not None:
             adopted = self._store.adopt_tool_round(self._request_id, resume.existing.round_id)
-            return ToolRound.adopted(adopted, pending.started_at_ms)
+            cards = self._store.tool_call_cards(adopted.round_id)
+            started = adopted.created_at_ms if pending is None else pending.started_at_ms
+            return ToolRound.adopted(adopted, started, cards)
+        if pending is None:
+            return None
         # A round this server never stored (e.g. after losing its database).
         calls, content = _pending_calls(pending)
         round_id = f"{self._request_id}:round:resume"
@@ -272,9 +292,16 @@ class RunBase:
                 f"conversation_state has {len(entries)} pending_tool_calls entries (at most 1)"
             )
         if not entries:
+            if kind is TurnKind.RESUME:
+                # A round started from this state whose staged checkpoint never reached the
+                # client (the process died first): continued, never started again.
+                return None, self._store.newest_round_on(self._plan.conversation_id, base)
             return None, None
         pending = decode_pending(entries[0])
         existing = self._store.find_pending_round(
-            self._plan.conversation_id, base, [c.call_id for c in pending.calls]
+            self._plan.conversation_id,
+            base,
+            [c.call_id for c in pending.calls],
+            settled_too=kind is TurnKind.RESUME,
         )
         return pending, existing

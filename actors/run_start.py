@@ -23,7 +23,7 @@ import peewee
 import pykka
 
 from actors.blob_sync import BlobFetched
-from actors.checkpoint import PublishSettled
+from actors.checkpoint import PublishSettled, Step
 from actors.conversation.model import AssistantContent, CanonicalMessage, ImagePart, TextPart
 from actors.conversation.request import ModelRoute
 from actors.messages import CancelRun
@@ -122,6 +122,8 @@ class TurnOpened(msgspec.Struct, frozen=True):
     commit_job: int | None = None
     round: ToolRound | None = None
     stable: tuple[CanonicalMessage, ...] = ()
+    # A resumed round the store had settled already: its steps, for the first settled state.
+    steps: tuple[Step, ...] = ()
     context: ExecContext = ExecContext()  # what the run's tool calls carry
 
 
@@ -259,11 +261,15 @@ class RunStart:
         opened = TurnOpened(
             known.plan, known.mode, instructions, head, messages, context=known.context
         )
-        if resume.pending is not None:
+        steps = base.settled_steps(resume)
+        if steps is not None:
+            # Every call of the client's pending round has its result: none runs again.
+            return msgspec.structs.replace(opened, steps=steps)
+        round_ = base.resumed_round(resume, resume.pending, head)
+        if round_ is not None:
             # Its calls without a committed result run again at once (the client sees the
             # staged checkpoint and the execs before any model call). The stable roots stay
             # those of the base: committed pairs join them when the round settles.
-            round_ = base.resumed_round(resume, resume.pending, head)
             stable = messages[: resume.base_count]
             return msgspec.structs.replace(opened, round=round_, stable=stable)
         last = messages[-1].content if messages else None

@@ -693,3 +693,18 @@ def create_run_events(db: peewee.Database) -> None:
             )
 
     db.create_tables([RunEvent], safe=True)
+
+
+@migration(10)
+def tool_call_cards(db: peewee.Database) -> None:
+    """``tool_round_calls.tool_call``: the serialized ``agent.ToolCall`` of a completed call (the
+    completion card: typed arguments, typed result, both times), written with its result. A run
+    that resumes a round rebuilds, from it, the checkpoint steps of the calls completed before
+    the previous process died; the result the model reads stays in the pair's tool message.
+    NULL for calls recorded before, for pending calls and for calls without a card (a tool that
+    does not exist). Re-runnable: the column is added only if missing.
+    """
+    if "tool_call" in {column.name for column in db.get_columns("tool_round_calls")}:
+        return
+    kind = "BYTEA" if isinstance(db, peewee.PostgresqlDatabase) else "BLOB"
+    db.execute_sql(f'ALTER TABLE "tool_round_calls" ADD COLUMN "tool_call" {kind}')

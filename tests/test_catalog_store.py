@@ -14,7 +14,7 @@ import pytest
 from actors.conversation.request import ProviderType
 from store import Store, apply_migrations, connect_store, open_database
 from store import catalog as cat
-from store.migrations import provider_replay_reasoning, registered_migrations
+from store.migrations import latest_version, provider_replay_reasoning, registered_migrations
 from store.urls import InvalidBaseUrl, InvalidModelId, normalize_base_url, public_model_id
 
 # --- pure functions ----------------------------------------------------------------------------
@@ -383,7 +383,7 @@ def test_migration_5_keeps_reasoning_replay_on_for_existing_providers(db_url: st
             f"updated_at_ms) VALUES ({p}, {p}, {p}, {p}, {p}, 0, 0)",
             ("old", "openai-chat", "http://h/v1", "", "{}"),
         )
-        assert apply_migrations(db) == [5, 6, 7, 8, 9]
+        assert apply_migrations(db) == list(range(5, latest_version() + 1))
         provider_replay_reasoning(db)  # re-runnable
         (old,) = cat.list_providers(db)
         assert old.replay_reasoning is True

@@ -88,16 +88,27 @@ class ToolRound:
         return cls(round_id, assistant, calls, started_at_ms)
 
     @classmethod
-    def adopted(cls, record: ToolRoundRecord, started_at_ms: int) -> ToolRound:
-        """A round this server stored: only the calls without a result run again."""
+    def adopted(
+        cls, record: ToolRoundRecord, started_at_ms: int, cards: dict[str, bytes] | None = None
+    ) -> ToolRound:
+        """A round this server stored: only the calls without a result run again. The
+        ``cards`` (by call id) of the calls completed before, by a run whose stream dropped or
+        whose process died, are the round's first steps, in completion order, so its settled
+        checkpoint shows every call."""
         assistant = msgspec.json.decode(record.assistant_json, type=AssistantContent)
-        completed = any(c.status is ToolCallStatus.COMPLETED for c in record.calls)
+        done = sorted(
+            (c for c in record.calls if c.status is ToolCallStatus.COMPLETED),
+            key=lambda c: c.completion_seq or 0,
+        )
         pending = tuple(
             CanonicalToolCall(c.index, c.call_id, c.name, c.arguments, c.model_call_id)
             for c in record.calls
             if c.status is ToolCallStatus.PENDING
         )
-        return cls(record.round_id, assistant, pending, started_at_ms, first_pair=not completed)
+        round_ = cls(record.round_id, assistant, pending, started_at_ms, first_pair=not done)
+        held = cards or {}
+        round_.steps.extend(ToolCallStep(held[c.call_id]) for c in done if c.call_id in held)
+        return round_
 
     def new_round(self) -> NewToolRound:
         """The store write for a round opened here."""

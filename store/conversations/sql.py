@@ -220,6 +220,12 @@ class Statements:
             f'"completion_seq" = {p}, "committed_revision_id" = {p}, "completed_at_ms" = {p} '
             f'WHERE "round_id" = {p} AND "call_id" = {p}'
         )
+        # The same, with the call's completion card (migration 10's column).
+        self.complete_call_with_card = (
+            f'UPDATE "tool_round_calls" SET "status" = {_CALL_COMPLETED}, '
+            f'"completion_seq" = {p}, "committed_revision_id" = {p}, "completed_at_ms" = {p}, '
+            f'"tool_call" = {p} WHERE "round_id" = {p} AND "call_id" = {p}'
+        )
         self.advance_round = (
             f'UPDATE "tool_rounds" SET "next_completion_seq" = {p}, "status" = {p}, '
             f'"updated_at_ms" = {p} WHERE "round_id" = {p}'

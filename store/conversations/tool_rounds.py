@@ -57,7 +57,7 @@ class ToolRounds(Runs):
         super().__init__(database)
         self._rounds = bind_table(database, TOOL_ROUNDS, ROUND_COLUMNS)
         self._calls = bind_table(
-            database, TOOL_ROUND_CALLS, ("round_id", "call_index", *CALL_FIELDS)
+            database, TOOL_ROUND_CALLS, ("round_id", "call_index", *CALL_FIELDS, "tool_call")
         )
 
     def create_tool_round(
@@ -118,6 +118,7 @@ class ToolRounds(Runs):
         pair: tuple[StoredMessage, StoredMessage],
         *,
         reserve_call_when_settled: bool = False,
+        tool_call: bytes = b"",
     ) -> ToolResultCommitted:
         """Append the (assistant call, tool result) pair as ONE revision on the run's head and
         mark the call completed, in one transaction. With ``reserve_call_when_settled``, the
@@ -135,9 +136,13 @@ class ToolRounds(Runs):
         where it took 16 and 20).
 
         The result (its text and whether it is an error) is stored once, in the pair's tool
-        message (migrations 6 and 7 dropped the call row's copies).
+        message (migrations 6 and 7 dropped the call row's copies). ``tool_call`` is the call's
+        completion card (a serialized ``agent.ToolCall``; empty: none), kept on the call row so
+        a run resuming the round can rebuild the checkpoint step of a call it did not run.
         """
         check_id(call_id, "call_id")
+        if not isinstance(tool_call, bytes):
+            raise InvalidInput("tool_call must be bytes")
         if not isinstance(pair, tuple) or len(pair) != 2:
             raise InvalidInput("pair must be a tuple (assistant message, tool result message)")
         messages = check_messages(pair)
@@ -174,7 +179,13 @@ class ToolRounds(Runs):
                 call_index = self._reserved_index(run_id, updated.rowcount)
             else:
                 self._move_head(conversation_id, run_id, revision_id, now)
-            self._db.execute_sql(sql.complete_call, (seq, revision_id, now, round_id, call_id))
+            if tool_call:
+                self._db.execute_sql(
+                    sql.complete_call_with_card,
+                    (seq, revision_id, now, tool_call, round_id, call_id),
+                )
+            else:
+                self._db.execute_sql(sql.complete_call, (seq, revision_id, now, round_id, call_id))
             status = ToolRoundStatus.SETTLED if settled else ToolRoundStatus.PENDING
             self._db.execute_sql(sql.advance_round, (seq + 1, status.value, now, round_id))
         return ToolResultCommitted(revision_id, seq, settled, call_index)
@@ -192,14 +203,21 @@ class ToolRounds(Runs):
     # --- resuming a tool round ------------------------------------------------------------------
 
     def find_pending_round(
-        self, conversation_id: str, base_revision_id: int, call_ids: Sequence[str]
+        self,
+        conversation_id: str,
+        base_revision_id: int,
+        call_ids: Sequence[str],
+        *,
+        settled_too: bool = False,
     ) -> ToolRoundRecord | None:
         """The pending tool round of the conversation created on ``base_revision_id`` whose
         call ids are exactly ``call_ids`` (in any order), or None.
 
         How a run finds the round a dropped client stream interrupted, from what the client's
         state says (the round's base and its calls); ``adopt_tool_round`` then takes it over.
-        Should several match, the most recently created one is returned.
+        Should several match, the most recently created one is returned. ``settled_too`` also
+        finds a round whose last result was committed after the client's staged checkpoint
+        (the process died before the settled one reached the client): nothing of it runs again.
         """
         check_id(conversation_id, "conversation_id")
         check_revision_id(base_revision_id, "base_revision_id")
@@ -212,7 +230,11 @@ class ToolRounds(Runs):
             .where(
                 (u.conversation_id == conversation_id)
                 & (r.base_revision_id == base_revision_id)
-                & (r.status == ToolRoundStatus.PENDING.value)
+                & (
+                    r.status.in_([s.value for s in ToolRoundStatus])
+                    if settled_too
+                    else r.status == ToolRoundStatus.PENDING.value
+                )
             )
             .order_by(r.created_at_ms.desc(), r.round_id.desc())
         )
@@ -222,6 +244,28 @@ class ToolRounds(Runs):
         for round_id, calls in rounds.items():  # newest first
             if calls == wanted:
                 return self.tool_round(round_id)
+        return None
+
+    def newest_round_on(
+        self, conversation_id: str, base_revision_id: int
+    ) -> ToolRoundRecord | None:
+        """The newest tool round of the conversation created on ``base_revision_id`` (pending
+        or settled), or None: for a client state that names no round, the round a run started
+        from it whose staged checkpoint the client never got."""
+        check_id(conversation_id, "conversation_id")
+        check_revision_id(base_revision_id, "base_revision_id")
+        r, u = self._rounds, self._runs
+        query = (
+            r.select(r.round_id)
+            .join(u, on=u.run_id == r.run_id)
+            .where(
+                (u.conversation_id == conversation_id) & (r.base_revision_id == base_revision_id)
+            )
+            .order_by(r.created_at_ms.desc(), r.round_id.desc())
+            .limit(1)
+        )
+        for (round_id,) in query.tuples():
+            return self.tool_round(round_id)
         return None
 
     def adopt_tool_round(self, run_id: str, round_id: str) -> ToolRoundRecord:
@@ -263,6 +307,16 @@ class ToolRounds(Runs):
             r = self._rounds
             r.update(run_id=run_id, updated_at_ms=now).where(r.round_id == round_id).execute()
             return msgspec.structs.replace(record, run_id=run_id, updated_at_ms=now)
+
+    def tool_call_cards(self, round_id: str) -> dict[str, bytes]:
+        """The completion cards (serialized ``agent.ToolCall``) of the round's completed calls,
+        by call id; a call without one (pending, cardless, or completed before migration 10)
+        is absent. What a run resuming the round shows as the steps of calls it did not run."""
+        c = self._calls
+        query = c.select(c.call_id, c.tool_call).where(
+            (c.round_id == round_id) & c.tool_call.is_null(False)
+        )
+        return {call_id: as_bytes(card) for call_id, card in query.tuples()}
 
     @staticmethod
     def round_head(tool_round: ToolRoundRecord) -> int:

@@ -240,6 +240,9 @@ class TurnLog:
     received_at: list[float] = field(default_factory=list)
     end: dict[str, object] | None = None
     blobs: dict[bytes, bytes] = field(default_factory=dict)
+    # The RunSSE stream broke before its EndStream (the server died): what the editor keeps is
+    # then its last checkpoint and its blobs, to resume with.
+    dropped: bool = False
 
     def kinds(self) -> list[str]:
         """One label per frame: the AgentServerMessage variant, or the update kind."""
@@ -764,6 +767,7 @@ class CursorSession:
         parent_headers: Mapping[str, str] | None = None,
         run_subagents: bool = False,
         mcp_servers: list[FakeMcpServer] | None = None,
+        shell_gate: asyncio.Event | None = None,
     ) -> None:
         """``workspace``: where execs run (none: execs stay unanswered). ``blobs``: what the
         client's blob store already holds (from earlier turns), as is (unchecked).
@@ -774,7 +778,9 @@ class CursorSession:
         ``parent_headers``: sent on every BidiAppend (a subagent's link to its parent).
         ``run_subagents``: a Task's ``subagent_args`` is answered as the editor does: a child
         run of its own (``subagents``), whose final message is the ``SubagentSuccess``.
-        ``mcp_servers``: the MCP servers that answer MCP execs (none: never answered)."""
+        ``mcp_servers``: the MCP servers that answer MCP execs (none: never answered).
+        ``shell_gate``: a Shell exec announces its start, then waits for the event before its
+        command runs, so a test decides when the command (and its result) happens."""
         self.cursor = cursor
         self.request_id = request_id
         self.seqno = 0
@@ -790,6 +796,7 @@ class CursorSession:
         self.subagents: list[CursorSession] = []  # the child runs started for Tasks
         self.background_tasks: list[agent.SubagentArgs] = []  # background Tasks, answered
         self.mcp_servers = mcp_servers
+        self.shell_gate = shell_gate
         self.rejected: list[int] = []  # KV ids answered with a SetBlobResult error
         self.background_shells: dict[int, RunningShell] = {}  # by shell_id
         # Foreground Tasks and Shells the user may move to the background
@@ -888,9 +895,19 @@ class CursorSession:
                 await asyncio.wait([converse])
             await self._settle()
             await stream.aclose()
-        if self._failures:
-            raise self._failures[0]
+        failures = self._failures
         ended_in_error = isinstance(self.log.end, dict) and "error" in self.log.end
+        if (
+            self.log.end is None
+            and failures
+            and all(isinstance(f, httpx.TransportError) for f in failures)
+        ):
+            self.log.dropped = True  # an append found the server gone before the stream did
+        if self.log.dropped or ended_in_error:
+            # Appends in flight when the server died fail to connect, as the editor's would.
+            failures = [f for f in failures if not isinstance(f, httpx.TransportError)]
+        if failures:
+            raise failures[0]
         for label, seqno in self._gone:
             assert label == "stream_close" or ended_in_error, (
                 f"append {seqno} ({label}) answered 404 but the run did not end with an error"
@@ -915,7 +932,7 @@ class CursorSession:
         timeout: float,
     ) -> None:
         await self.send(first)
-        while (envelope := await stream.next_envelope(timeout)) is not None:
+        while (envelope := await self._next_or_drop(stream, timeout)) is not None:
             if envelope.is_end_stream:
                 self.log.end = json.loads(envelope.payload)
                 break
@@ -951,6 +968,17 @@ class CursorSession:
                     task.cancel()
             if message.HasField("exec_server_message"):
                 self._on_exec(message.exec_server_message)
+
+    async def _next_or_drop(self, stream: RunStream, timeout: float) -> Envelope | None:
+        """The next envelope; None, with ``log.dropped`` set, when the connection broke (the
+        server process died) or the body ended without an EndStream."""
+        try:
+            envelope = await stream.next_envelope(timeout)
+        except httpx.TransportError:
+            envelope = None
+        if envelope is None:
+            self.log.dropped = True
+        return envelope
 
     def _on_exec(self, exec_message: agent.ExecServerMessage) -> None:
         """A WebFetch's fetch goes to ``answer_fetch``; the others wait for their batch."""
@@ -1217,6 +1245,8 @@ class CursorSession:
         await self._reply(
             exec_message, shell_stream=agent.ShellStream(start=agent.ShellStreamStart())
         )
+        if self.shell_gate is not None:
+            await self.shell_gate.wait()
         started = time.monotonic()
         process = await asyncio.create_subprocess_shell(
             args.command,

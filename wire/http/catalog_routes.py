@@ -9,9 +9,10 @@ touched; anything else goes back as the upstream sent it, minus hop-by-hop heade
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import httpx
 from aiohttp import web
@@ -48,6 +49,9 @@ _REPLACED_REQUEST_HEADERS = (
     b"content-length",
 )
 
+# What a spliced route appends to the upstream's 2xx payload, computed per request.
+Addition = Callable[[web.Request], Awaitable[bytes]]
+
 # The model list is a small buffered unary call; a hung upstream must not hold the handler.
 CATALOG_UPSTREAM_TIMEOUT_S = 30.0
 
@@ -82,27 +86,44 @@ def _text_headers(headers: list[Header], drop: tuple[str, ...]) -> CIMultiDict[s
 
 
 class CatalogRoutes:
-    """Handlers for the three catalog routes, bound to the proxy's upstream and client."""
+    """Handlers for the spliced routes, bound to the proxy's upstream and client: the three
+    catalog routes when there are user models to load, and any ``extra`` route (path ->
+    what to append), such as ``GetServerConfig``."""
 
     def __init__(
         self,
         upstream_url: str,
         client: httpx.AsyncClient,
-        load_models: ModelLoader,
+        load_models: ModelLoader | None,
         limits: EdgeLimits,
+        extra: Mapping[str, Addition] | None = None,
     ) -> None:
         self._upstream_url = upstream_url.rstrip("/")
         self._client = client
         self._load_models = load_models
         self._limits = limits
+        self._additions: dict[str, Addition] = dict(extra or {})
+        if load_models is not None:
+            for path, kind in CATALOG_ROUTES.items():
+                self._additions[path] = functools.partial(self._catalog_addition, kind)
 
     def register(self, app: web.Application) -> None:
-        for path in CATALOG_ROUTES:
+        for path in self._additions:
             app.router.add_post(path, self.handle)
+
+    async def _catalog_addition(self, kind: CatalogKind, request: web.Request) -> bytes:
+        assert self._load_models is not None
+        try:
+            models = await asyncio.to_thread(self._load_models)
+        except Exception as exc:
+            # The loader is a database query; whatever it raises is a store failure (500).
+            log_event(logger, logging.ERROR, "loading user models failed", error=repr(exc))
+            raise ConnectError(Code.INTERNAL, f"store error: {exc}") from exc
+        return catalog_addition(kind, models)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Forward, then splice a 2xx; 502 when the upstream cannot be reached."""
-        kind = CATALOG_ROUTES[request.path]
+        addition = self._additions[request.path]
         started = time.monotonic()
         try:
             body, drop = await self._request_body(request)
@@ -140,7 +161,7 @@ class CatalogRoutes:
             )
             return self._response(upstream, headers, upstream_body, drop=("content-length",))
         try:
-            return await self._spliced(request, kind, upstream, headers, upstream_body, started)
+            return await self._spliced(request, addition, upstream, headers, upstream_body, started)
         except ConnectError as error:
             log_event(
                 logger,
@@ -191,7 +212,7 @@ class CatalogRoutes:
     async def _spliced(
         self,
         request: web.Request,
-        kind: CatalogKind,
+        addition: Addition,
         upstream: httpx.Response,
         headers: list[Header],
         body: bytes,
@@ -216,13 +237,8 @@ class CatalogRoutes:
                 f"upstream model catalog is encoded with {encoding.strip()}, not identity; "
                 "cannot append user models",
             )
-        try:
-            models = await asyncio.to_thread(self._load_models)
-        except Exception as exc:
-            # The loader is a database query; whatever it raises is a store failure (500).
-            log_event(logger, logging.ERROR, "loading user models failed", error=repr(exc))
-            raise ConnectError(Code.INTERNAL, f"store error: {exc}") from exc
-        merged = splice(body, catalog_addition(kind, models))
+        added = await addition(request)
+        merged = splice(body, added)
         log_event(
             logger,
             logging.INFO,
@@ -230,7 +246,7 @@ class CatalogRoutes:
             path=request.raw_path,
             status=upstream.status_code,
             official_bytes=len(body),
-            user_models=len(models),
+            added_bytes=len(added),
             elapsed_ms=_elapsed_ms(started),
         )
         return self._response(

@@ -22,6 +22,8 @@ class EdgeLimits(msgspec.Struct, frozen=True):
     max_tombstones: int = 100_000
     # An open run with nothing else sent for this long gets an InteractionUpdate.heartbeat.
     heartbeat_interval_s: float = 5.0
+    # A Run whose RunRequest carries no context waits this long for request_context_args.
+    request_context_wait_s: float = 30.0
     # An append_seqno gap (later appends wait for a missing one) that does not fill within
     # this long ends the run invalid_argument naming the missing number.
     append_gap_timeout_s: float = 30.0

@@ -140,6 +140,22 @@ class RunRegistry:
         if channel is not None:
             self._tell_quietly(channel, RunSseStalled(waited_s))
 
+    def has(self, request_id: str) -> bool:
+        """Whether the id names a run held in memory (live or inside its retention)."""
+        return request_id in self._channels
+
+    def disconnect(self, request_id: str, reason: str) -> None:
+        """The only client of a run left (a ``Run`` stream gone): cancel it if still open."""
+        channel = self._channels.get(request_id)
+        if channel is not None and not channel.outbound.closed:
+            self._tell_quietly(channel, CancelRun(reason))
+
+    def fail(self, request_id: str, error: ConnectError) -> None:
+        """A client protocol violation on a ``Run`` stream: the run ends with ``error``."""
+        channel = self._channels.get(request_id)
+        if channel is not None and channel.outbound.close(end_stream_frame(error)):
+            self._tell_quietly(channel, CancelRun(error.message))
+
     def shutdown(self) -> None:
         """Cancel every run: each open stream gets the ``canceled`` EndStream."""
         self._shutting_down = True

@@ -719,7 +719,7 @@ class CancelAction(_message.Message):
     def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class ExecClientMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "local_execution_time_ms", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "redacted_read_result", "diagnostics_result", "mcp_result", "shell_stream", "read_mcp_resource_exec_result", "fetch_result", "subagent_result", "force_background_shell_result", "force_background_subagent_result", "mcp_state_exec_result")
+    __slots__ = ("id", "exec_id", "local_execution_time_ms", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "redacted_read_result", "diagnostics_result", "mcp_result", "shell_stream", "read_mcp_resource_exec_result", "fetch_result", "subagent_result", "force_background_shell_result", "force_background_subagent_result", "mcp_state_exec_result", "request_context_result")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     LOCAL_EXECUTION_TIME_MS_FIELD_NUMBER: _ClassVar[int]
@@ -738,6 +738,7 @@ class ExecClientMessage(_message.Message):
     FORCE_BACKGROUND_SHELL_RESULT_FIELD_NUMBER: _ClassVar[int]
     FORCE_BACKGROUND_SUBAGENT_RESULT_FIELD_NUMBER: _ClassVar[int]
     MCP_STATE_EXEC_RESULT_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_CONTEXT_RESULT_FIELD_NUMBER: _ClassVar[int]
     id: int
     exec_id: str
     local_execution_time_ms: int
@@ -756,7 +757,8 @@ class ExecClientMessage(_message.Message):
     force_background_shell_result: ForceBackgroundShellResult
     force_background_subagent_result: ForceBackgroundSubagentResult
     mcp_state_exec_result: McpStateExecResult
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., mcp_result: _Optional[_Union[McpResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., read_mcp_resource_exec_result: _Optional[_Union[ReadMcpResourceExecResult, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ..., subagent_result: _Optional[_Union[SubagentResult, _Mapping]] = ..., force_background_shell_result: _Optional[_Union[ForceBackgroundShellResult, _Mapping]] = ..., force_background_subagent_result: _Optional[_Union[ForceBackgroundSubagentResult, _Mapping]] = ..., mcp_state_exec_result: _Optional[_Union[McpStateExecResult, _Mapping]] = ...) -> None: ...
+    request_context_result: RequestContextResult
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., mcp_result: _Optional[_Union[McpResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., read_mcp_resource_exec_result: _Optional[_Union[ReadMcpResourceExecResult, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ..., subagent_result: _Optional[_Union[SubagentResult, _Mapping]] = ..., force_background_shell_result: _Optional[_Union[ForceBackgroundShellResult, _Mapping]] = ..., force_background_subagent_result: _Optional[_Union[ForceBackgroundSubagentResult, _Mapping]] = ..., mcp_state_exec_result: _Optional[_Union[McpStateExecResult, _Mapping]] = ..., request_context_result: _Optional[_Union[RequestContextResult, _Mapping]] = ...) -> None: ...
 
 class ExecClientControlMessage(_message.Message):
     __slots__ = ("stream_close", "throw", "heartbeat")
@@ -937,7 +939,7 @@ class HeartbeatUpdate(_message.Message):
     def __init__(self) -> None: ...
 
 class ExecServerMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "accept_hook_additional_contexts", "write_args", "delete_args", "grep_args", "read_args", "diagnostics_args", "mcp_args", "shell_stream_args", "read_mcp_resource_exec_args", "fetch_args", "subagent_args", "force_background_shell_args", "force_background_subagent_args", "mcp_state_exec_args")
+    __slots__ = ("id", "exec_id", "accept_hook_additional_contexts", "write_args", "delete_args", "grep_args", "read_args", "diagnostics_args", "mcp_args", "shell_stream_args", "read_mcp_resource_exec_args", "fetch_args", "subagent_args", "force_background_shell_args", "force_background_subagent_args", "mcp_state_exec_args", "request_context_args")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     ACCEPT_HOOK_ADDITIONAL_CONTEXTS_FIELD_NUMBER: _ClassVar[int]
@@ -954,6 +956,7 @@ class ExecServerMessage(_message.Message):
     FORCE_BACKGROUND_SHELL_ARGS_FIELD_NUMBER: _ClassVar[int]
     FORCE_BACKGROUND_SUBAGENT_ARGS_FIELD_NUMBER: _ClassVar[int]
     MCP_STATE_EXEC_ARGS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_CONTEXT_ARGS_FIELD_NUMBER: _ClassVar[int]
     id: int
     exec_id: str
     accept_hook_additional_contexts: bool
@@ -970,7 +973,8 @@ class ExecServerMessage(_message.Message):
     force_background_shell_args: ForceBackgroundShellArgs
     force_background_subagent_args: ForceBackgroundSubagentArgs
     mcp_state_exec_args: McpStateExecArgs
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., mcp_args: _Optional[_Union[McpArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., read_mcp_resource_exec_args: _Optional[_Union[ReadMcpResourceExecArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ..., subagent_args: _Optional[_Union[SubagentArgs, _Mapping]] = ..., force_background_shell_args: _Optional[_Union[ForceBackgroundShellArgs, _Mapping]] = ..., force_background_subagent_args: _Optional[_Union[ForceBackgroundSubagentArgs, _Mapping]] = ..., mcp_state_exec_args: _Optional[_Union[McpStateExecArgs, _Mapping]] = ...) -> None: ...
+    request_context_args: RequestContextArgs
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., mcp_args: _Optional[_Union[McpArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., read_mcp_resource_exec_args: _Optional[_Union[ReadMcpResourceExecArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ..., subagent_args: _Optional[_Union[SubagentArgs, _Mapping]] = ..., force_background_shell_args: _Optional[_Union[ForceBackgroundShellArgs, _Mapping]] = ..., force_background_subagent_args: _Optional[_Union[ForceBackgroundSubagentArgs, _Mapping]] = ..., mcp_state_exec_args: _Optional[_Union[McpStateExecArgs, _Mapping]] = ..., request_context_args: _Optional[_Union[RequestContextArgs, _Mapping]] = ...) -> None: ...
 
 class ExecServerControlMessage(_message.Message):
     __slots__ = ("abort",)
@@ -3642,3 +3646,49 @@ class CommunicateUpdateTurnState(_message.Message):
     final_summary: str
     completed_subtitle: str
     def __init__(self, history: _Optional[_Iterable[_Union[CommunicateUpdateHistoryEntry, _Mapping]]] = ..., final_summary: _Optional[str] = ..., completed_subtitle: _Optional[str] = ...) -> None: ...
+
+class RequestContextArgs(_message.Message):
+    __slots__ = ("notes_session_id", "workspace_id", "use_cached")
+    NOTES_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    USE_CACHED_FIELD_NUMBER: _ClassVar[int]
+    notes_session_id: str
+    workspace_id: str
+    use_cached: bool
+    def __init__(self, notes_session_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., use_cached: _Optional[bool] = ...) -> None: ...
+
+class RequestContextResult(_message.Message):
+    __slots__ = ("success", "error", "rejected")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    success: RequestContextSuccess
+    error: RequestContextError
+    rejected: RequestContextRejected
+    def __init__(self, success: _Optional[_Union[RequestContextSuccess, _Mapping]] = ..., error: _Optional[_Union[RequestContextError, _Mapping]] = ..., rejected: _Optional[_Union[RequestContextRejected, _Mapping]] = ...) -> None: ...
+
+class RequestContextSuccess(_message.Message):
+    __slots__ = ("request_context", "served_from_disk_cache")
+    REQUEST_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    SERVED_FROM_DISK_CACHE_FIELD_NUMBER: _ClassVar[int]
+    request_context: RequestContext
+    served_from_disk_cache: bool
+    def __init__(self, request_context: _Optional[_Union[RequestContext, _Mapping]] = ..., served_from_disk_cache: _Optional[bool] = ...) -> None: ...
+
+class RequestContextError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class RequestContextRejected(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class GetDefaultModelForCliResponse(_message.Message):
+    __slots__ = ("model",)
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    model: ModelDetails
+    def __init__(self, model: _Optional[_Union[ModelDetails, _Mapping]] = ...) -> None: ...

@@ -7,6 +7,19 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class Http2Config(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    HTTP2_CONFIG_UNSPECIFIED: _ClassVar[Http2Config]
+    HTTP2_CONFIG_FORCE_ALL_DISABLED: _ClassVar[Http2Config]
+    HTTP2_CONFIG_FORCE_ALL_ENABLED: _ClassVar[Http2Config]
+    HTTP2_CONFIG_FORCE_BIDI_DISABLED: _ClassVar[Http2Config]
+    HTTP2_CONFIG_FORCE_BIDI_ENABLED: _ClassVar[Http2Config]
+HTTP2_CONFIG_UNSPECIFIED: Http2Config
+HTTP2_CONFIG_FORCE_ALL_DISABLED: Http2Config
+HTTP2_CONFIG_FORCE_ALL_ENABLED: Http2Config
+HTTP2_CONFIG_FORCE_BIDI_DISABLED: Http2Config
+HTTP2_CONFIG_FORCE_BIDI_ENABLED: Http2Config
+
 class BidiAppendRequest(_message.Message):
     __slots__ = ("data", "request_id", "append_seqno")
     DATA_FIELD_NUMBER: _ClassVar[int]
@@ -91,3 +104,41 @@ class AvailableModelsResponse(_message.Message):
     models: _containers.RepeatedCompositeFieldContainer[AvailableModelsResponse.AvailableModel]
     model_names: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, models: _Optional[_Iterable[_Union[AvailableModelsResponse.AvailableModel, _Mapping]]] = ..., model_names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class AgentUrlConfig(_message.Message):
+    __slots__ = ("agent_url", "agentn_url")
+    AGENT_URL_FIELD_NUMBER: _ClassVar[int]
+    AGENTN_URL_FIELD_NUMBER: _ClassVar[int]
+    agent_url: str
+    agentn_url: str
+    def __init__(self, agent_url: _Optional[str] = ..., agentn_url: _Optional[str] = ...) -> None: ...
+
+class GetServerConfigResponse(_message.Message):
+    __slots__ = ("config_version", "http2_config", "agent_url_config")
+    CONFIG_VERSION_FIELD_NUMBER: _ClassVar[int]
+    HTTP2_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    AGENT_URL_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    config_version: str
+    http2_config: Http2Config
+    agent_url_config: AgentUrlConfig
+    def __init__(self, config_version: _Optional[str] = ..., http2_config: _Optional[_Union[Http2Config, str]] = ..., agent_url_config: _Optional[_Union[AgentUrlConfig, _Mapping]] = ...) -> None: ...
+
+class GetDefaultModelResponse(_message.Message):
+    __slots__ = ("model", "thinking_model", "max_mode")
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    THINKING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    MAX_MODE_FIELD_NUMBER: _ClassVar[int]
+    model: str
+    thinking_model: str
+    max_mode: bool
+    def __init__(self, model: _Optional[str] = ..., thinking_model: _Optional[str] = ..., max_mode: _Optional[bool] = ...) -> None: ...
+
+class GetDefaultModelNudgeDataResponse(_message.Message):
+    __slots__ = ("nudge_date", "should_default_switch_on_new_chat", "models_with_no_default_switch")
+    NUDGE_DATE_FIELD_NUMBER: _ClassVar[int]
+    SHOULD_DEFAULT_SWITCH_ON_NEW_CHAT_FIELD_NUMBER: _ClassVar[int]
+    MODELS_WITH_NO_DEFAULT_SWITCH_FIELD_NUMBER: _ClassVar[int]
+    nudge_date: str
+    should_default_switch_on_new_chat: bool
+    models_with_no_default_switch: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, nudge_date: _Optional[str] = ..., should_default_switch_on_new_chat: _Optional[bool] = ..., models_with_no_default_switch: _Optional[_Iterable[str]] = ...) -> None: ...

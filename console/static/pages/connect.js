@@ -21,8 +21,6 @@ export function ConnectPage() {
     <${FormError} error=${error} />
     <div class="panel">
       <ol>
-        <li>In Cursor, turn HTTP/2 off: Settings → Network → "Disable HTTP/2"
-          (<code>"cursor.general.disableHttp2": true</code>).</li>
         <li>Start Cursor with its backend pointed here: <code>cursor --test-backend-url=${url}</code></li>
         <li>Pick one of your enabled models in Cursor's model picker and send a message.</li>
       </ol>

@@ -1,0 +1,252 @@
+"""``agent.v1.AgentService/Run``: the bidi stream, fed into the same registry as the pair.
+
+The request body is a stream of enveloped ``AgentClientMessage``s; each becomes what a
+BidiAppend would be (seqno = its index on the stream), so the inbox, the SessionActor and
+everything behind it are the ones RunSSE + BidiAppend drive. The response is the run's
+outbound stream, exactly the frames a RunSSE subscriber gets, ending with the EndStream.
+
+The run id is the RunRequest's ``run_id`` (``x-request-id`` is new on each retry of a CLI and
+only names the request in logs), else ``x-request-id``, else a fresh one. The client
+half-closing, resetting the stream or dropping the connection before the EndStream is a
+disconnect: nothing can answer the run's execs any more, so the run is cancelled. Errors
+before the run starts are an EndStream inside HTTP 200, never a bare status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+
+from google.protobuf.message import DecodeError
+
+from wire.bidi import BidiAppend, ParentLink, parse_parent_headers
+from wire.connect import (
+    FLAG_COMPRESSED,
+    Envelope,
+    EnvelopeReader,
+    data_frame,
+    end_stream_frame,
+    gunzip_limited,
+)
+from wire.errors import Code, ConnectError, decode_error, protocol_error
+from wire.http.agent_activity import CLIENT_VERSION_HEADER, AgentActivity
+from wire.http.h2_server import H2Stream, StreamGone
+from wire.http.limits import EdgeLimits
+from wire.http.registry import RunRegistry
+from wire.log import log_event
+from wire.proto import agent_v1_pb2 as agent
+from wire.run_context import (
+    is_request_context_answer,
+    lacks_request_context,
+    request_context_exec,
+    with_request_context,
+)
+
+logger = logging.getLogger("cursor_server.edge")
+
+RUN_PATH = "/agent.v1.AgentService/Run"
+REQUEST_ID_HEADER = "x-request-id"
+RUN_HEADERS = (
+    ("content-type", "application/connect+proto"),
+    ("cache-control", "no-cache"),
+    ("connect-protocol-version", "1"),
+)
+# Messages a client may send before its RunRequest (heartbeats, a prewarm); more is refused.
+MAX_MESSAGES_BEFORE_RUN_REQUEST = 64
+
+
+class _Messages:
+    """The request body as a stream of ``AgentClientMessage``s."""
+
+    def __init__(self, stream: H2Stream, limits: EdgeLimits) -> None:
+        self._stream = stream
+        self._limit = limits.max_body_bytes
+        self._reader = EnvelopeReader(max_payload=limits.max_body_bytes)
+        self._ready: list[Envelope] = []
+        encoding = (stream.header("connect-content-encoding") or "identity").strip().lower()
+        self._gzip = encoding == "gzip"
+
+    async def next(self) -> agent.AgentClientMessage | None:
+        """The next message; None when the client half-closed."""
+        while not self._ready:
+            chunk = await self._stream.read()
+            if chunk is None:
+                self._reader.close()
+                return None
+            self._ready.extend(self._reader.feed(chunk))
+        envelope = self._ready.pop(0)
+        if envelope.is_end_stream:
+            raise protocol_error("a client EndStream frame on the Run request stream")
+        payload = envelope.payload
+        if envelope.flags & FLAG_COMPRESSED:
+            if not self._gzip:
+                raise protocol_error("compressed frame needs Connect-Content-Encoding: gzip")
+            payload = gunzip_limited(payload, self._limit)
+        try:
+            return agent.AgentClientMessage.FromString(payload)
+        except DecodeError as exc:
+            raise decode_error(f"AgentClientMessage: {exc}") from exc
+
+
+class AgentRunRoute:
+    """Serves ``Run`` streams on the HTTP/2 listener against the shared run registry."""
+
+    def __init__(
+        self,
+        registry: RunRegistry,
+        limits: EdgeLimits,
+        activity: AgentActivity | None = None,
+    ) -> None:
+        self._registry = registry
+        self._limits = limits
+        self._activity = activity
+        self._context_wait_s = limits.request_context_wait_s
+
+    async def handle(self, stream: H2Stream) -> None:
+        if self._activity is not None:
+            self._activity.record(stream.header(CLIENT_VERSION_HEADER))
+        messages = _Messages(stream, self._limits)
+        try:
+            run_id, parent, early = await self._start(stream, messages)
+            outbound = self._registry.stream_for(run_id)  # refused: shutting down, removed id
+        except ConnectError as error:
+            await self._refuse(stream, error)
+            return
+        log_event(
+            logger,
+            logging.INFO,
+            "Run opened",
+            request_id=run_id,
+            x_request_id=stream.header(REQUEST_ID_HEADER),
+        )
+        frames = outbound.subscribe()
+        if not stream.responded:
+            stream.respond(200, RUN_HEADERS)
+        feed = asyncio.ensure_future(self._feed(run_id, parent, early, messages))
+        ended = False
+        stall_s = self._limits.slow_reader_timeout_s
+        try:
+            async for frame in frames:
+                async with asyncio.timeout(stall_s):
+                    await stream.write(frame)
+            stream.end()
+            ended = True
+        except StreamGone:
+            pass
+        except TimeoutError:
+            # As for RunSSE: a client that takes nothing for so long ends its run.
+            log_event(
+                logger,
+                logging.WARNING,
+                "Run client stopped reading; stream reset",
+                request_id=run_id,
+                waited_s=stall_s,
+            )
+            stream.reset()
+            self._registry.reader_stalled(run_id, stall_s)
+            ended = True  # the run ends deadline_exceeded, not as a disconnect
+        finally:
+            await frames.aclose()
+            feed.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await feed
+            if not ended:
+                self._registry.disconnect(run_id, "the client left the Run stream")
+        log_event(logger, logging.INFO, "Run closed", request_id=run_id, complete=ended)
+
+    async def _start(
+        self, stream: H2Stream, messages: _Messages
+    ) -> tuple[str, ParentLink | None, list[agent.AgentClientMessage]]:
+        """Read up to the RunRequest: the run id, the parent link, and the messages so far."""
+        parent = parse_parent_headers({k: v for k, v in stream.headers if not k.startswith(":")})
+        early: list[agent.AgentClientMessage] = []
+        while True:
+            message = await messages.next()
+            if message is None:
+                raise protocol_error("the Run request stream ended before its RunRequest")
+            early.append(message)
+            if message.HasField("run_request"):
+                break
+            if len(early) >= MAX_MESSAGES_BEFORE_RUN_REQUEST:
+                raise protocol_error(
+                    f"no RunRequest in the first {MAX_MESSAGES_BEFORE_RUN_REQUEST} messages"
+                )
+        run_id = (
+            message.run_request.run_id or stream.header(REQUEST_ID_HEADER) or f"run-{uuid.uuid4()}"
+        )
+        if self._registry.has(run_id):
+            raise ConnectError(Code.ABORTED, f"run {run_id} is already open on another stream")
+        if lacks_request_context(message):
+            early[-1] = await self._ask_context(stream, messages, message, early)
+        return run_id, parent, early
+
+    async def _ask_context(
+        self,
+        stream: H2Stream,
+        messages: _Messages,
+        run_request: agent.AgentClientMessage,
+        early: list[agent.AgentClientMessage],
+    ) -> agent.AgentClientMessage:
+        """Ask for the context with ``request_context_args``; other messages wait in
+        ``early`` meanwhile. Bounded: a client that never answers ends the run."""
+        stream.respond(200, RUN_HEADERS)
+        await stream.write(data_frame(request_context_exec()))
+        try:
+            async with asyncio.timeout(self._context_wait_s):
+                while (answer := await messages.next()) is not None:
+                    if is_request_context_answer(answer):
+                        return with_request_context(run_request, answer)
+                    early.insert(len(early) - 1, answer)
+        except TimeoutError:
+            raise ConnectError(
+                Code.DEADLINE_EXCEEDED,
+                f"the client did not answer request_context_args within {self._context_wait_s:g} s",
+            ) from None
+        raise protocol_error("the Run request stream ended before the request context")
+
+    async def _feed(
+        self,
+        run_id: str,
+        parent: ParentLink | None,
+        early: list[agent.AgentClientMessage],
+        messages: _Messages,
+    ) -> None:
+        """Every client message, in order, as the BidiAppend it stands for."""
+        seqno = 0
+        try:
+            for message in early:
+                self._registry.append(BidiAppend(run_id, seqno, message, parent))
+                seqno += 1
+            while (later := await messages.next()) is not None:
+                if is_request_context_answer(later):
+                    continue  # the context exec's trailing close
+                self._registry.append(BidiAppend(run_id, seqno, later, parent))
+                seqno += 1
+            reason = "the client half-closed the Run stream"
+        except StreamGone:
+            reason = "the client reset the Run stream"
+        except ConnectError as error:
+            log_event(
+                logger,
+                logging.INFO,
+                "Run message refused",
+                code=error.code.value,
+                message=error.message,
+                request_id=run_id,
+            )
+            self._registry.fail(run_id, error)
+            return
+        log_event(logger, logging.INFO, "Run client gone", request_id=run_id, reason=reason)
+        self._registry.disconnect(run_id, reason)
+
+    @staticmethod
+    async def _refuse(stream: H2Stream, error: ConnectError) -> None:
+        """An error before the run: HTTP 200 and the EndStream carrying it."""
+        log_event(logger, logging.INFO, "Run refused", code=error.code.value, message=error.message)
+        with contextlib.suppress(StreamGone):
+            if not stream.responded:
+                stream.respond(200, RUN_HEADERS)
+            await stream.write(end_stream_frame(error))
+            stream.end()

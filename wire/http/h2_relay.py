@@ -1,0 +1,91 @@
+"""Every HTTP/2 request other than ``Run``: relayed to our own HTTP/1.1 app, streamed both ways.
+
+So the model-list splices, ``GetServerConfig`` and the reverse proxy to Cursor's backend work
+on the HTTP/2 listener exactly as on the main one (one owner for each route). The request's
+pseudo-headers become the HTTP/1.1 request line, hop-by-hop fields go in both directions
+(RFC 9113 §8.2.2: ``connection``, ``keep-alive``, ``te``, ``transfer-encoding``, ``upgrade``,
+``proxy-connection``), response field names are lower-cased as HTTP/2 requires. Bodies are
+streamed: the answer is read from the app only as fast as the client's window lets it leave.
+The console is not reachable here: its loopback check would see this relay as the peer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+
+import httpx
+
+from wire.errors import http_error_json
+from wire.hop_by_hop import strip_hop_by_hop
+from wire.http.h2_server import H2Stream, StreamGone
+from wire.log import log_event
+
+logger = logging.getLogger("cursor_server.h2")
+
+_H2_FORBIDDEN = (b"proxy-connection", b"host")
+
+
+def new_relay_client() -> httpx.AsyncClient:
+    """Loopback only: no environment proxies, no redirects, no read deadline (streams)."""
+    return httpx.AsyncClient(
+        trust_env=False,
+        follow_redirects=False,
+        timeout=httpx.Timeout(None, connect=5.0),
+    )
+
+
+class H2Relay:
+    """Forwards a stream to the HTTP/1.1 app at ``app_url()`` and streams its answer back."""
+
+    def __init__(self, app_url: Callable[[], str], client: httpx.AsyncClient) -> None:
+        self._app_url = app_url
+        self._client = client
+
+    async def handle(self, stream: H2Stream) -> None:
+        path = stream.path
+        if path == "/console" or path.startswith("/console/"):
+            message = "the console is served on the main listener only"
+            await self._answer(stream, 404, "not_found", message)
+            return
+        raw = [(k.encode(), v.encode("utf-8", "surrogateescape")) for k, v in stream.headers]
+        headers = strip_hop_by_hop(
+            [(k, v) for k, v in raw if not k.startswith(b":")], drop=_H2_FORBIDDEN
+        )
+        authority = stream.header(":authority")
+        if authority:
+            headers.append((b"x-forwarded-host", authority.encode()))
+        request = self._client.build_request(
+            stream.method, self._app_url() + path, headers=headers, content=self._body(stream)
+        )
+        try:
+            response = await self._client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            log_event(logger, logging.WARNING, "HTTP/2 relay failed", path=path, error=str(exc))
+            await self._answer(stream, 502, "unavailable", f"relay failed: {exc}")
+            return
+        try:
+            out = [
+                (name.lower().decode("latin-1"), value.decode("utf-8", "surrogateescape"))
+                for name, value in strip_hop_by_hop(response.headers.raw, drop=_H2_FORBIDDEN)
+            ]
+            stream.respond(response.status_code, tuple(out))
+            async for chunk in response.aiter_raw():
+                await stream.write(chunk)
+            stream.end()
+        except StreamGone:
+            log_event(logger, logging.INFO, "HTTP/2 client left a relayed stream", path=path)
+        finally:
+            await response.aclose()
+
+    @staticmethod
+    async def _body(stream: H2Stream) -> AsyncIterator[bytes]:
+        while (chunk := await stream.read()) is not None:
+            yield chunk
+
+    @staticmethod
+    async def _answer(stream: H2Stream, status: int, code: str, message: str) -> None:
+        body = http_error_json(code, message)
+        stream.respond(status, (("content-type", "application/json"),))
+        await stream.write(body)
+        stream.end()
