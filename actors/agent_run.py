@@ -77,6 +77,7 @@ from actors.turn.plan import (
 from actors.turn.tool_round import ToolRound
 from store.clock import now_ms
 from store.conversations import ConversationStore, ConversationStoreError, StaleRun
+from wire.bidi import ParentLink
 from wire.errors import ConnectError, cancelled_error, protocol_error
 from wire.proto import agent_v1_pb2 as agent
 
@@ -102,6 +103,7 @@ class AgentRun(ToolRelay):
         output: RunOutput,
         self_ref: pykka.ActorRef[Any],
         end: Callable[[ConnectError | None], None],
+        parent: ParentLink | None = None,
     ) -> None:
         self.request_id = request_id
         self._request = request
@@ -114,7 +116,15 @@ class AgentRun(ToolRelay):
         self._children = RunChildren(request_id, output, deps, self_ref, self.conversation_id)
         self._jobs = CheckpointJobs()
         self._start = RunStart(
-            request_id, request, route, deps, self._store, self._children, self._jobs, self_ref
+            request_id,
+            request,
+            route,
+            deps,
+            self._store,
+            self._children,
+            self._jobs,
+            self_ref,
+            parent.tool_call_id if parent is not None else "",
         )
         self._turn: TurnOpened | None = None
         self._phase: Phase = None

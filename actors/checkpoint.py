@@ -32,6 +32,7 @@ from actors.checkpoint_state import (
     build_state,
     extend_turn_blob,
     plan_blob,
+    progress_state,
     shell_turn_blob,
     switched_mode,
     thinking_step_blob,
@@ -91,6 +92,9 @@ class CheckpointSetup(msgspec.Struct, frozen=True):
     # steps of this run instead of starting a new turn.
     resume_turn: bytes | None = None
     conversation_id: str = ""
+    # A subagent run's parent Task call id (its parent headers): the checkpoint keeps the
+    # run's UpdateCurrentStep state under it. Empty for any other run.
+    parent_tool_call_id: str = ""
     # The run's dynamic MCP tools among ``tools``: offered name -> Cursor's name of the tool
     # (a pending call's ``toolIdentifier``).
     dynamic_tools: tuple[tuple[str, str], ...] = ()
@@ -524,6 +528,11 @@ class CheckpointActor(pykka.ThreadingActor):
             todos=todo_ids,
             plan=plan_id,
             token_details=details,
+            progress=(
+                (setup.parent_tool_call_id, progress_state(messages))
+                if setup.parent_tool_call_id
+                else None
+            ),
         )
 
     @staticmethod

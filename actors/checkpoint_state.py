@@ -138,6 +138,7 @@ def build_state(
     todos: Sequence[bytes] | None = None,
     plan: bytes | None = None,
     token_details: agent.ConversationTokenDetails | None = None,
+    progress: tuple[str, agent.CommunicateUpdateTurnState | None] | None = None,
 ) -> agent.ConversationStateStructure:
     """The checkpoint: ``base`` (the client's state) with the fields the server owns replaced.
 
@@ -145,6 +146,9 @@ def build_state(
     does not declare) is copied through unchanged. ``read_paths`` are added to the base's,
     keeping order and dropping repeats; ``todos``, ``plan`` (a ``ConversationPlan`` blob id)
     and ``token_details`` replace the base's when given and keep it when ``None``.
+    ``progress`` (a subagent run's parent Task call id and its UpdateCurrentStep state, or
+    ``None`` for none yet) replaces the whole ``communicate_update_states_by_parent_tool_call_id``
+    map; ``None`` keeps the base's.
     """
     state = agent.ConversationStateStructure()
     if base is not None:
@@ -164,6 +168,12 @@ def build_state(
         state.plan = _blob_id(plan, "plan")
     if token_details is not None:
         state.token_details.CopyFrom(token_details)
+    if progress is not None:
+        states = state.communicate_update_states_by_parent_tool_call_id
+        states.clear()
+        parent_call_id, turn_state = progress
+        if turn_state is not None:
+            states[parent_call_id].CopyFrom(turn_state)
     return state
 
 
@@ -503,6 +513,61 @@ def switched_mode(messages: Sequence[CanonicalMessage]) -> int | None:
                 raise CheckpointStateError(f"an approved SwitchMode names no mode: {target!r}")
             mode = MODE_IDS[target]
     return mode
+
+
+# ---- a subagent's progress: UpdateCurrentStep ----------------------------------------------
+
+_PROGRESS_TOOL = "updatecurrentstep"
+
+
+def progress_state(messages: Sequence[CanonicalMessage]) -> agent.CommunicateUpdateTurnState | None:
+    """What the subagent's successful UpdateCurrentStep calls leave behind, ``None`` without
+    one: each call's ``current_step`` with its 1-based step in its turn (counted as
+    ``actors.turn.tool_round.message_indexes`` counts it when the call runs: every thinking,
+    text and tool call of the turn's earlier rounds, the round's own thinking and text, then
+    the call's place in the round), and the last ``final_summary`` and ``completed_subtitle``
+    given. Derived from the history alone, so a restart or a rollback gives the same state."""
+    before: dict[str, int] = {}  # round id -> steps of its turn before the round
+    lead: dict[str, int] = {}  # round id -> the round's thinking and text (0 to 2)
+    places: dict[str, list[int]] = {}  # round id -> its calls' provider indexes
+    calls: dict[str, tuple[CanonicalToolCall, str]] = {}
+    steps = 0
+    for message in messages:
+        content = message.content
+        if message.role is Role.USER:
+            steps = 0
+        elif isinstance(content, AssistantContent):
+            said = bool(content.thinking) + bool(content.text)
+            round_id = content.tool_round_id
+            if round_id is not None:
+                before.setdefault(round_id, steps)
+                lead[round_id] = lead.get(round_id, 0) + said
+                for call in content.tool_calls:
+                    calls[call.call_id] = (call, round_id)
+                    places.setdefault(round_id, []).append(call.index)
+            steps += said + len(content.tool_calls)
+    state: agent.CommunicateUpdateTurnState | None = None
+    for call in _successful_calls(messages):
+        if normalize_tool_name(call.name) != _PROGRESS_TOOL or call.call_id not in calls:
+            continue
+        round_id = calls[call.call_id][1]
+        place = sorted(places[round_id]).index(call.index)
+        state = state or agent.CommunicateUpdateTurnState()
+        _fold_progress(state, _arguments(call), before[round_id] + lead[round_id] + 1 + place)
+    return state
+
+
+def _fold_progress(
+    state: agent.CommunicateUpdateTurnState, arguments: dict[str, Any], message_index: int
+) -> None:
+    step = arguments.get("current_step")
+    if isinstance(step, str) and step:
+        state.history.add(step=step, message_index=min(message_index, _UINT32_MAX))
+    summary, subtitle = arguments.get("final_summary"), arguments.get("completed_subtitle")
+    if isinstance(summary, str) and summary:
+        state.final_summary = summary
+    if isinstance(subtitle, str) and subtitle:
+        state.completed_subtitle = subtitle
 
 
 # ---- helpers ---------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import pykka
 
 from actors.blob_sync import CancelBlobSync, FetchBlob, KvClientMessageReceived, KvLimits
 from actors.blob_sync import start_blob_sync as start_blob_sync_actor
+from actors.call_actions import SubagentLinks
 from actors.checkpoint import (
     CheckpointMessage,
     CheckpointSetup,
@@ -64,6 +65,8 @@ class AgentDeps(msgspec.Struct, frozen=True):
     run_events: pykka.ActorRef[Any] | None = None
     # What tools need the server itself to do (``actors.server_work``); None: no tool can.
     server_work: ServerWorkers | None = None
+    # The subagent runs in progress, by their parent run (``cancel_subagent_action``).
+    subagents: SubagentLinks = msgspec.field(default_factory=SubagentLinks)
 
 
 def _tell(actor: pykka.ActorRef[Any] | None, message: object) -> None:

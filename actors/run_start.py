@@ -153,8 +153,10 @@ class RunStart:
         children: RunChildren,
         jobs: CheckpointJobs,
         self_ref: pykka.ActorRef[Any],
+        parent_tool_call_id: str = "",
     ) -> None:
         self._request_id = request_id
+        self._parent_tool_call_id = parent_tool_call_id  # a subagent run's parent Task
         self._request = request
         self._route = route
         self._deps = deps
@@ -290,6 +292,7 @@ class RunStart:
             self._route,
             base_count,
             resume_turn,
-            known.context.dynamic,
+            parent_tool_call_id=self._parent_tool_call_id,
+            dynamic=known.context.dynamic,
         )
         self._children.start_checkpoint(setup)

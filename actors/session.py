@@ -14,6 +14,7 @@ import logging
 import pykka
 
 from actors.agent_run import AgentRun
+from actors.call_actions import CALL_ACTIONS, read_call_action
 from actors.model_selection import ModelResolver, ModelSelectionError
 from actors.run_children import AgentDeps
 from actors.run_output import RunOutput
@@ -78,6 +79,7 @@ class SessionActor(pykka.ThreadingActor):
         self._run_started = False
         self._ended = False
         self._parent: ParentLink | None = None
+        self._link: tuple[str, str] | None = None  # this subagent run in ``deps.subagents``
 
     def on_receive(self, message: SessionMessage) -> None:
         if self._ended:
@@ -237,10 +239,15 @@ class SessionActor(pykka.ThreadingActor):
         if self._deps is None:
             self._end(ConnectError(Code.UNIMPLEMENTED, AGENT_LOOP_UNAVAILABLE))
             return
-        driver = ShellCommandRun if runs_shell_command(request) else AgentRun
-        self._run = driver(
-            self.request_id, request, route, self._deps, self._output, self.actor_ref, self._end
-        )
+        if self._parent is not None:
+            # The parent's cancel_subagent_action names this run by its conversation id.
+            self._link = (self._parent.request_id, request.conversation_id or self.request_id)
+            self._deps.subagents.link(*self._link, self._parent.tool_call_id)
+        args = (self.request_id, request, route, self._deps, self._output, self.actor_ref)
+        if runs_shell_command(request):
+            self._run = ShellCommandRun(*args, self._end)
+        else:
+            self._run = AgentRun(*args, self._end, self._parent)
         self._run.start()
 
     def _on_conversation_action(self, action: agent.ConversationAction) -> None:
@@ -254,6 +261,11 @@ class SessionActor(pykka.ThreadingActor):
                 reason=action.cancel_action.reason or None,
             )
             self._cancel()
+            return
+        if kind in CALL_ACTIONS and self._run is not None and self._deps is not None:
+            self._run.on_call_action(
+                read_call_action(action, self._deps.subagents, self.request_id)
+            )
             return
         log_event(
             logger,
@@ -290,6 +302,7 @@ class SessionActor(pykka.ThreadingActor):
             self._tell_recorded()
         if not self._ended:
             self._ended = True
+            self._unlink()
             self._output.finish(error)
 
     def on_stop(self) -> None:
@@ -298,10 +311,16 @@ class SessionActor(pykka.ThreadingActor):
             self._run.cancel(cancelled_error())
             self._tell_recorded()
 
+    def _unlink(self) -> None:
+        if self._link is not None and self._deps is not None:
+            self._deps.subagents.unlink(*self._link)
+            self._link = None
+
     def _end(self, error: ConnectError | None) -> None:
         if self._ended:
             return
         self._ended = True
+        self._unlink()
         log_event(
             logger,
             logging.INFO,

@@ -6,6 +6,9 @@ stop. ``AgentRun`` and ``ShellCommandRun`` share it, so both read the editor the
 
 from __future__ import annotations
 
+import logging
+
+from actors.call_actions import UserActedOnCall
 from actors.run_children import RunChildren
 from actors.run_end import RunEnd
 from actors.tool_runtime import (
@@ -19,7 +22,10 @@ from actors.tool_runtime import (
 from actors.turn import timeline
 from store.clock import now_ms
 from wire.errors import ConnectError, protocol_error
+from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
+
+logger = logging.getLogger("cursor_server.run")
 
 
 class ToolRelay:
@@ -49,6 +55,18 @@ class ToolRelay:
     def on_interaction_response(self, message: agent.InteractionResponse) -> None:
         error = f"unknown InteractionResponse id: {message.id}"
         self._to_tools(InteractionResponseReceived(message), error)
+
+    def on_call_action(self, message: UserActedOnCall) -> None:
+        """The user acted on a running call (``actors.call_actions``); with no tool running
+        there is none to act on, which is a race, not the client's mistake."""
+        if not self._children.to_running_tools(message):
+            log_event(
+                logger,
+                logging.INFO,
+                "user action while no tool runs ignored",
+                action=message.action.value,
+                id=message.ident,
+            )
 
     def _to_tools(self, message: ToolRuntimeMessage, error_without_tools: str) -> None:
         if not self._children.to_running_tools(message):

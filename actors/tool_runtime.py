@@ -27,6 +27,12 @@ the run; later client messages are ignored. Pending executions stay pending so
 pending queries, pauses and server work are closed with no wire message (Cursor's protocol
 has no abort for a query; the EndStream closes its card); then ``ToolRuntimeStopped`` and
 the actor stops. The mailbox never waits on anything.
+
+The user may act on a running call from the editor (``UserActedOnCall``, see
+``actors.call_actions``): a move to the background is a ``force_background_*`` request of its
+own, whose answer is matched here and never fed to the call; a cancelled subagent's Task exec
+is aborted and its call completed at once. An exec whose call such an action ended is released:
+whatever the editor still sends for it is dropped instead of failing the run.
 """
 
 from __future__ import annotations
@@ -40,6 +46,12 @@ from typing import Protocol
 import msgspec
 import pykka
 
+from actors.call_actions import (
+    FORCE_RESULTS,
+    CallAction,
+    UserActedOnCall,
+    force_background_request,
+)
 from actors.conversation.model import CanonicalToolCall
 from actors.loop.timers import Timer, Timers
 from actors.run_output import RunOutput
@@ -75,6 +87,7 @@ from wire.tools.frames import (
 )
 from wire.tools.registry import refused_call
 from wire.tools.shell import user_command_execution
+from wire.tools.task import TaskExecution
 
 logger = logging.getLogger("cursor_server.tool_runtime")
 
@@ -222,7 +235,12 @@ ToolRuntimeMessage = (
     | ServerWorkDone
     | RoundSettled
     | AbortPendingExecs
+    | UserActedOnCall
 )
+
+
+# What the actor handles even after a failure: the run's own orders.
+_ALWAYS_HANDLED = (StartToolRound, RunUserCommand, RoundSettled, AbortPendingExecs)
 
 
 # ---- internal state ----
@@ -287,6 +305,12 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         self._pauses: dict[int, _Pause] = {}  # calls waiting for a ToolWakeDue, by wake id
         self._next_wake_id = 1
         self._tombstones: dict[int, _Tombstone] = {}
+        # Requests to move a call to the background, by their wire id (``actors.call_actions``).
+        # Each holds the call and the answer field it takes.
+        self._forced: dict[int, tuple[_Pending, str]] = {}
+        # Execs whose call ended without their answer (a cancelled subagent, a shell the
+        # editor's force answer ended): whatever the editor still sends for them is dropped.
+        self._released: set[int] = set()
         self._dispatched: set[str] = set()  # call ids ever dispatched in this run
         self._failure: ConnectError | None = None
 
@@ -308,30 +332,29 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         self._fail(ConnectError(Code.INTERNAL, f"tool runtime failed: {exception_value}"))
 
     def _handle(self, message: ToolRuntimeMessage) -> None:
+        if self._failure is not None and not isinstance(message, _ALWAYS_HANDLED):
+            return  # failed: the editor's later answers and the timers are ignored
         match message:
             case StartToolRound():
                 self._on_round(message)
             case RunUserCommand():
                 self._on_user_command(message)
             case ExecMessageReceived(message=exec_message):
-                if self._failure is None:
-                    self._on_exec_message(exec_message)
+                self._on_exec_message(exec_message)
             case ExecControlReceived(message=control):
-                if self._failure is None:
-                    self._on_control(control)
+                self._on_control(control)
             case InteractionResponseReceived(message=response):
-                if self._failure is None:
-                    self._on_response(response)
+                self._on_response(response)
             case ToolWakeDue(wake_id=wake_id):
-                if self._failure is None:
-                    self._on_wake(wake_id)
+                self._on_wake(wake_id)
             case ServerWorkDone(work_id=work_id, answer=answer):
-                if self._failure is None:
-                    self._on_work_done(work_id, answer)
+                self._on_work_done(work_id, answer)
             case RoundSettled(round_id=round_id):
                 self._on_settled(round_id)
             case AbortPendingExecs(reason=reason):
                 self._abort_all(reason)
+            case UserActedOnCall():
+                self._on_user_action(message)
             case _:
                 raise TypeError(f"ToolRuntimeActor cannot handle {type(message).__name__}")
 
@@ -500,6 +523,12 @@ class ToolRuntimeActor(pykka.ThreadingActor):
 
     def _on_exec_message(self, message: agent.ExecClientMessage) -> None:
         wire_id = message.id
+        if wire_id in self._forced:
+            self._on_forced(wire_id, message)
+            return
+        if wire_id in self._released:
+            self._dropped(wire_id, "exec message")
+            return
         pending = self._pending.get(wire_id)
         if pending is None:
             if self._tombstoned(wire_id, ToolChannel.EXEC):
@@ -539,6 +568,11 @@ class ToolRuntimeActor(pykka.ThreadingActor):
                 # A close after the result is the normal tail of every exec.
             case "throw":
                 wire_id = control.throw.id
+                if self._forced.pop(wire_id, None) is not None or wire_id in self._released:
+                    # The editor could not move the call (it goes on), or an exec already
+                    # ended by the user's action failed late.
+                    self._dropped(wire_id, f"throw: {control.throw.error}")
+                    return
                 pending = self._pending.get(wire_id)
                 if pending is None:
                     self._fail(protocol_error(f"unknown ExecClientThrow id: {wire_id}"))
@@ -548,6 +582,86 @@ class ToolRuntimeActor(pykka.ThreadingActor):
                 self._fail(protocol_error(f"Exec {pending.call.call_id} failed: {error}"))
             case _:
                 pass  # heartbeat, or nothing
+
+    # ---- the user's actions on a running call (``actors.call_actions``) ----
+
+    def _on_user_action(self, message: UserActedOnCall) -> None:
+        found = [
+            (wire_id, pending)
+            for wire_id, pending in sorted(self._pending.items())
+            if pending.call.call_id in message.call_ids and pending.execution.tool == message.tool
+        ]
+        if not found:
+            # The call ended meanwhile, or is not this run's (a background subagent's cancel):
+            # nothing of this run to change.
+            log_event(
+                logger,
+                logging.INFO,
+                "user action names no running call",
+                request_id=self.request_id,
+                action=message.action.value,
+                id=message.ident,
+            )
+            return
+        wire_id, pending = found[0]
+        if message.action is CallAction.CANCEL_SUBAGENT:
+            assert isinstance(pending.execution, TaskExecution)
+            self._pending.pop(wire_id)
+            self._released.add(wire_id)
+            self._output.send(exec_abort_frame(wire_id))
+            self._complete(pending, pending.execution.cancelled_by_user(message.ident))
+            return
+        request = force_background_request(message.action, pending.call.call_id)
+        force_id = self._new_wire_id()
+        if force_id is not None:
+            field = request.WhichOneof("message")
+            assert field is not None
+            self._forced[force_id] = (pending, FORCE_RESULTS[field])
+            self._output.send(exec_request_frame(force_id, request))
+
+    def _on_forced(self, wire_id: int, message: agent.ExecClientMessage) -> None:
+        """The editor's answer to a request to move a call to the background. Accepted, the
+        call's own exec ends as a backgrounded one, unless the answer carries the shell's
+        result, which then ends it; not found, the call goes on as it was."""
+        pending, expected = self._forced.pop(wire_id)
+        call_id = pending.call.call_id
+        self._tombstones[wire_id] = _Tombstone(pending.round_id, call_id, ToolChannel.EXEC)
+        variant = message.WhichOneof("message")
+        if variant != expected:
+            self._fail(
+                protocol_error(f"unexpected {variant} for the background request of {call_id}")
+            )
+            return
+        current = pending.wire_ids[-1] if pending.wire_ids else None
+        running = current is not None and self._pending.get(current) is pending
+        log_event(
+            logger,
+            logging.INFO,
+            "call moved to the background",
+            request_id=self.request_id,
+            call_id=call_id,
+            status=getattr(message, variant).status,
+            running=running,
+        )
+        if not running or current is None or variant != "force_background_shell_result":
+            return
+        answer = message.force_background_shell_result
+        accepted = answer.status == agent.FORCE_BACKGROUND_SHELL_STATUS_ACCEPTED
+        if accepted and answer.HasField("shell_result"):
+            self._pending.pop(current)
+            self._released.add(current)
+            result = agent.ExecClientMessage(id=current, shell_result=answer.shell_result)
+            self._advance(pending, pending.execution.feed(result))
+
+    def _dropped(self, wire_id: int, what: str) -> None:
+        log_event(
+            logger,
+            logging.DEBUG,
+            "late message for an exec the user's action ended dropped",
+            request_id=self.request_id,
+            wire_id=wire_id,
+            what=what,
+        )
 
     def _tombstoned(self, wire_id: int, channel: ToolChannel) -> bool:
         """Whether ``wire_id`` already took its terminal answer on ``channel`` (an answer on
@@ -636,6 +750,9 @@ class ToolRuntimeActor(pykka.ThreadingActor):
         aborted = tuple(_ended(pending) for _, pending in sorted(self._pending.items()))
         for exec_ in aborted:
             self._output.send(exec_abort_frame(exec_.wire_ids[-1]))
+        for force_id in sorted(self._forced):
+            self._output.send(exec_abort_frame(force_id))
+        self._forced.clear()
         closed = [_ended(pending) for _, pending in sorted(self._queries.items())]
         for pause in self._pauses.values():
             pause.timer.cancel()

@@ -121,7 +121,7 @@ async def test_a_background_completion_starts_one_parent_turn_even_when_repeated
 @pytest.mark.parametrize(
     ("overrides", "problem"),
     [
-        ({"kind": agent.BACKGROUND_TASK_KIND_SHELL}, "only subagent completions"),
+        ({"kind": agent.BACKGROUND_TASK_KIND_UNSPECIFIED}, "only subagent and shell completions"),
         ({"reason": agent.BACKGROUND_TASK_COMPLETION_REASON_TASK_PROGRESS}, "finished task"),
         ({"subagent_id": ""}, "subagent_id is empty"),
         ({"status": agent.BACKGROUND_TASK_STATUS_UNSPECIFIED}, "status is unspecified"),

@@ -1,13 +1,14 @@
 """The conversation actions that start a turn with no typed message: carrying out the plan
 (``start_plan_action``, ``execute_plan_action``), the late answers of an AskQuestion that
 ran with ``run_async`` (``async_ask_question_completion_action``) and the end of background
-subagents (``background_task_completion_action``).
+subagents and shells (``background_task_completion_action``).
 
 Each becomes a new turn whose runtime message carries what the action brings in its
 ACTION_CONTEXT (the plan, the answers) and a short instruction as its USER_QUERY. What the
 action names is checked against the conversation's committed messages (the plan of its last
-successful CreatePlan, the AskQuestion call the answers belong to), so that history is the
-one source of both; a request that does not fit ends ``invalid_argument`` naming the problem.
+successful CreatePlan, the AskQuestion call the answers belong to, the Task or Shell call that
+started the background work), so that history is the one source of both; a request that does
+not fit ends ``invalid_argument`` naming the problem.
 No IO here.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import html
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +26,10 @@ from actors.checkpoint_state import CheckpointStateError, latest_plan
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
+    CanonicalToolCall,
     ImagePart,
+    Origin,
+    PartsContent,
     TextPart,
     ToolResultContent,
 )
@@ -51,6 +56,18 @@ BACKGROUND_DONE_QUERY = (
     "Background subagents you started earlier have finished (above). Read what each "
     "reported, follow up on it where the task needs it, and tell the user what came of it; "
     "when you mention a subagent, name it by its title."
+)
+
+SHELLS_DONE_QUERY = (
+    "Commands you left running in the background have finished (above). Check how each "
+    "ended (read its output file where you need the output), follow up where the task needs "
+    "it, and tell the user what came of it."
+)
+
+WORK_DONE_QUERY = (
+    "Background work you started earlier has finished (above): subagents and commands. Read "
+    "what each reported or printed, follow up where the task needs it, and tell the user what "
+    "came of it; when you mention a subagent, name it by its title."
 )
 
 EXECUTE_PLAN_QUERY = (
@@ -84,9 +101,11 @@ class AsyncAnswers(msgspec.Struct, frozen=True):
 
 
 class BackgroundDone(msgspec.Struct, frozen=True):
-    """Background subagents of the conversation have finished."""
+    """Background subagents or shells of the conversation have finished; ``query`` is the
+    instruction for what they are."""
 
     completions: tuple[agent.BackgroundTaskCompletion, ...]
+    query: str
 
 
 ActionTurn = PlanRun | AsyncAnswers | BackgroundDone
@@ -167,41 +186,68 @@ def _background_done(
         raise protocol_error(f"{BACKGROUND_COMPLETION}: no completion")
     for completion in completions:
         _check_completion(completion)
-    ids = [completion.subagent_id for completion in completions]
-    if len(set(ids)) != len(ids):
-        raise protocol_error(f"{BACKGROUND_COMPLETION}: a subagent_id repeats")
+    keys = [_completion_key(completion) for completion in completions]
+    if len(set(keys)) != len(keys):
+        raise protocol_error(
+            f"{BACKGROUND_COMPLETION}: a completion repeats (same subagent_id or shell task_id)"
+        )
     mode = state.mode if state is not None and state.mode else agent.AGENT_MODE_AGENT
-    event = "subagent-completed:" + ":".join(sorted(ids))
-    user = _simulated(BACKGROUND_DONE_QUERY, event)
+    shells = sum(c.kind == agent.BACKGROUND_TASK_KIND_SHELL for c in completions)
+    if not shells:
+        # Only subagents: the id the editor's own server gives such a turn.
+        event = "subagent-completed:" + ":".join(sorted(c.subagent_id for c in completions))
+        query = BACKGROUND_DONE_QUERY
+    else:
+        event = "background-completed:" + ":".join(sorted(keys))
+        query = SHELLS_DONE_QUERY if shells == len(completions) else WORK_DONE_QUERY
+    user = _simulated(query, event)
     user.simulated_msg_reason = agent.SIMULATED_MSG_REASON_BACKGROUND_TASK_COMPLETION
     first = completions[0]
     user.simulated_message_metadata.title = first.title
     user.simulated_message_metadata.task_id = first.task_id
-    return ReadAction(BackgroundDone(completions), mode, user, event_id=event)
+    return ReadAction(BackgroundDone(completions, query), mode, user, event_id=event)
+
+
+def _completion_key(completion: agent.BackgroundTaskCompletion) -> str:
+    """What names one completion: a subagent by its id, a shell by its task (shell) id."""
+    if completion.kind == agent.BACKGROUND_TASK_KIND_SHELL:
+        return f"shell-{completion.task_id}"
+    return f"subagent-{completion.subagent_id}"
 
 
 def _check_completion(completion: agent.BackgroundTaskCompletion) -> None:
-    """A finished subagent with its ids, title and status; anything else is refused."""
+    """A finished subagent or shell with its ids, title and status; anything else is
+    refused."""
     where = f"{BACKGROUND_COMPLETION}: completion {completion.task_id or '(no task_id)'}"
-    if completion.kind != agent.BACKGROUND_TASK_KIND_SUBAGENT:
-        raise protocol_error(f"{where}: only subagent completions are taken")
+    if completion.kind not in (
+        agent.BACKGROUND_TASK_KIND_SUBAGENT,
+        agent.BACKGROUND_TASK_KIND_SHELL,
+    ):
+        raise protocol_error(f"{where}: only subagent and shell completions are taken")
     if completion.reason != agent.BACKGROUND_TASK_COMPLETION_REASON_TASK_FINISHED:
         raise protocol_error(f"{where}: only a finished task is taken")
-    for field in ("subagent_id", "task_id", "title"):
+    fields = ["task_id", "title"]
+    if completion.kind == agent.BACKGROUND_TASK_KIND_SUBAGENT:
+        fields.insert(0, "subagent_id")
+    for field in fields:
         if not getattr(completion, field):
             raise protocol_error(f"{where}: {field} is empty")
     if completion.status == agent.BACKGROUND_TASK_STATUS_UNSPECIFIED:
         raise protocol_error(f"{where}: the status is unspecified")
 
 
-def _completion_context(turn: BackgroundDone) -> str:
+def _completion_context(turn: BackgroundDone, history: Sequence[CanonicalMessage]) -> str:
     blocks = []
     for completion in turn.completions:
+        _check_started(completion, history)
         status = agent.BackgroundTaskStatus.Name(completion.status)
+        shell = completion.kind == agent.BACKGROUND_TASK_KIND_SHELL
         lines = [
             "<background_task_completion>",
             f"Title: {completion.title}",
-            f"Subagent ID: {completion.subagent_id}",
+            f"Shell ID: {completion.task_id}"
+            if shell
+            else f"Subagent ID: {completion.subagent_id}",
             f"Status: {status.removeprefix('BACKGROUND_TASK_STATUS_')}",
         ]
         if completion.tool_call_id:
@@ -213,6 +259,75 @@ def _completion_context(turn: BackgroundDone) -> str:
         lines.append("</background_task_completion>")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def _check_started(
+    completion: agent.BackgroundTaskCompletion, history: Sequence[CanonicalMessage]
+) -> None:
+    """The completion's work was started by this conversation: its Task or Shell call (by
+    ``tool_call_id``) is in the history, or, without one, a Task result names the subagent /
+    a Shell result names the shell id; a shell may also be a command the user ran from the
+    chat that went on in the background. Anything else is refused, naming the id."""
+    shell = completion.kind == agent.BACKGROUND_TASK_KIND_SHELL
+    tool = "shell" if shell else "task"
+    call_id = completion.tool_call_id
+    if shell and _user_backgrounded(completion.task_id, history):
+        return
+    if call_id:
+        if any(
+            call.call_id == call_id and normalize_tool_name(call.name) == tool
+            for call in _calls(history)
+        ):
+            return
+        named = f"no {tool.capitalize()} call {call_id!r}"
+    else:
+        ident = completion.task_id if shell else completion.subagent_id
+        pattern = (
+            rf"shell_id={re.escape(ident)}\b" if shell else rf"^Subagent ID: {re.escape(ident)}$"
+        )
+        if any(
+            normalize_tool_name(content.name) == tool
+            and not content.is_error
+            and re.search(pattern, content.content, re.MULTILINE)
+            for content in _results(history)
+        ):
+            return
+        named = f"no {tool.capitalize()} result naming {'shell' if shell else 'subagent'} {ident!r}"
+    what = "shell" if shell else "subagent"
+    raise protocol_error(
+        f"{BACKGROUND_COMPLETION}: completion {completion.task_id}: this conversation never "
+        f"started that background {what} ({named} in its history)"
+    )
+
+
+def _user_backgrounded(shell_id: str, history: Sequence[CanonicalMessage]) -> bool:
+    """Whether a command the user ran from the chat (``<user_ran_command>``, see
+    ``actors.request_context.shell_command_context``) went on as shell ``shell_id``."""
+    status = re.compile(rf"<status>[^<]*\(shell_id {re.escape(shell_id)}\)")
+    return any(
+        isinstance(message.content, PartsContent)
+        and message.origin is Origin.RUNTIME
+        and any(
+            isinstance(part, TextPart)
+            and "<user_ran_command>" in part.text
+            and status.search(part.text)
+            for part in message.content.parts
+        )
+        for message in history
+    )
+
+
+def _calls(history: Sequence[CanonicalMessage]) -> list[CanonicalToolCall]:
+    return [
+        call
+        for message in history
+        if isinstance(message.content, AssistantContent)
+        for call in message.content.tool_calls
+    ]
+
+
+def _results(history: Sequence[CanonicalMessage]) -> list[ToolResultContent]:
+    return [m.content for m in history if isinstance(m.content, ToolResultContent)]
 
 
 def _simulated(text: str, message_id: str) -> agent.UserMessage:
@@ -239,8 +354,8 @@ def action_parts(
             action_text = _answers_context(turn, history)
             request_context, query = None, ASYNC_ANSWERS_QUERY
         case BackgroundDone():
-            action_text = _completion_context(turn)
-            request_context, query = None, BACKGROUND_DONE_QUERY
+            action_text = _completion_context(turn, history)
+            request_context, query = None, turn.query
     context = runtime_context(read.user_message, request_context, now)
     context = msgspec.structs.replace(context, action_context=action_text, user_query=query)
     try:

@@ -12,6 +12,7 @@ from enum import Enum, auto
 import msgspec
 
 from actors.blob_sync import BlobFetched, b64
+from actors.call_actions import CALL_ACTIONS
 from actors.checkpoint import CheckpointSetup
 from actors.checkpoint_json import decode_root, hydrated_message_id
 from actors.conversation.model import (
@@ -122,6 +123,12 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
     elif kind in ACTION_KINDS:
         read = read_action(kind, request_id, action, state)
         turn, number, user_message = TurnKind.NEW, read.mode, read.user_message
+    elif kind in CALL_ACTIONS:
+        raise ConnectError(
+            Code.FAILED_PRECONDITION,
+            f"{kind} acts on a call of the running turn: send it on that turn's stream (this "
+            "request starts no turn, and a finished turn has no running call)",
+        )
     else:
         raise ConnectError(
             Code.UNIMPLEMENTED, f"conversation action {kind or 'none'} is not available"
@@ -359,10 +366,12 @@ def checkpoint_setup(
     route: ModelRoute,
     base_count: int,
     resume_turn: bytes | None,
+    parent_tool_call_id: str = "",
     dynamic: DynamicMcpTools = NO_DYNAMIC_TOOLS,
 ) -> CheckpointSetup:
     """What every checkpoint of the run shares; ``base_count`` messages of every job stand
-    for the client's stable roots. ``mode`` holds the run's dynamic MCP tools (``dynamic``)."""
+    for the client's stable roots; ``parent_tool_call_id`` is a subagent run's parent Task.
+    ``mode`` holds the run's dynamic MCP tools (``dynamic``)."""
     return CheckpointSetup(
         request_id=request_id,
         instructions=instructions,
@@ -376,6 +385,7 @@ def checkpoint_setup(
         base_message_count=base_count if plan.stable_roots else 0,
         resume_turn=resume_turn,
         conversation_id=plan.conversation_id,
+        parent_tool_call_id=parent_tool_call_id,
         dynamic_tools=tuple((entry.name, entry.tool.name) for entry in dynamic.tools),
     )
 

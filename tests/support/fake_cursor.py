@@ -799,6 +799,10 @@ class CursorSession:
         self.shell_gate = shell_gate
         self.rejected: list[int] = []  # KV ids answered with a SetBlobResult error
         self.background_shells: dict[int, RunningShell] = {}  # by shell_id
+        # Foreground Tasks and Shells the user may move to the background
+        # (``force_background_*_args``), by tool call id: set the event to move it.
+        self._movable: dict[str, asyncio.Event] = {}
+        self.moved_children: list[asyncio.Task[TurnLog]] = []  # child runs moved to background
         self._waiting_execs: list[agent.ExecServerMessage] = []
         self._exec_tasks: dict[int, asyncio.Task[None]] = {}  # by exec wire id
         self._work: set[asyncio.Task[Any]] = set()  # exec answers and output pumps
@@ -978,6 +982,10 @@ class CursorSession:
 
     def _on_exec(self, exec_message: agent.ExecServerMessage) -> None:
         """A WebFetch's fetch goes to ``answer_fetch``; the others wait for their batch."""
+        force = exec_message.WhichOneof("message")
+        if force in ("force_background_subagent_args", "force_background_shell_args"):
+            self._spawn(self._force_background(exec_message, force), self._work)
+            return
         if exec_message.HasField("fetch_args"):
             if self.answer_fetch is not None:
                 self._spawn(self._fetch(exec_message), self._work)
@@ -1015,6 +1023,35 @@ class CursorSession:
         reply = agent.ExecClientMessage(id=exec_message.id, exec_id=exec_message.exec_id, **result)
         task = self._dispatch(agent.AgentClientMessage(exec_client_message=reply), "exec")
         await asyncio.shield(task)
+
+    async def _force_background(self, exec_message: agent.ExecServerMessage, field: str) -> None:
+        """The user's "move to background", as the editor carries it out: the running Task or
+        Shell named is moved (its own exec then ends as a backgrounded one), else NOT_FOUND."""
+        moved = self._movable.pop(getattr(exec_message, field).tool_call_id, None)
+        if moved is not None:
+            moved.set()
+        if field == "force_background_shell_args":
+            status: Any = (
+                agent.FORCE_BACKGROUND_SHELL_STATUS_ACCEPTED
+                if moved
+                else agent.FORCE_BACKGROUND_SHELL_STATUS_NOT_FOUND
+            )
+            result: dict[str, Any] = {
+                "force_background_shell_result": agent.ForceBackgroundShellResult(status=status)
+            }
+        else:
+            status = (
+                agent.FORCE_BACKGROUND_SUBAGENT_STATUS_ACCEPTED
+                if moved
+                else agent.FORCE_BACKGROUND_SUBAGENT_STATUS_NOT_FOUND
+            )
+            result = {
+                "force_background_subagent_result": agent.ForceBackgroundSubagentResult(
+                    status=status
+                )
+            }
+        await self._reply(exec_message, **result)
+        await self._close(exec_message)
 
     async def _close(self, exec_message: agent.ExecServerMessage) -> None:
         """The trailing stream_close, which may find the run already finished, as with Cursor."""
@@ -1064,8 +1101,10 @@ class CursorSession:
         )
         first.run_request.subagent_type_name = args.subagent_type or "generalPurpose"
         run = asyncio.create_task(child.run(first))
+        moved = self._movable.setdefault(args.tool_call_id or exec_message.exec_id, asyncio.Event())
+        waiting = asyncio.ensure_future(moved.wait())
         try:
-            log = await asyncio.shield(run)
+            await asyncio.wait([run, waiting], return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             # Cancel the child and see it end, even if this task is cancelled again meanwhile.
             cancelling = asyncio.ensure_future(self._cancel_child(child, run))
@@ -1073,6 +1112,20 @@ class CursorSession:
                 with contextlib.suppress(asyncio.CancelledError):
                     await asyncio.shield(cancelling)
             raise
+        finally:
+            waiting.cancel()
+        if not run.done():
+            # The user moved it to the background: the Task ends now, the child runs on.
+            self.moved_children.append(run)
+            success = agent.SubagentSuccess(
+                agent_id=agent_id,
+                background_reason=agent.SUBAGENT_BACKGROUND_REASON_USER_REQUEST,
+            )
+            await self._reply(exec_message, subagent_result=agent.SubagentResult(success=success))
+            await self._close(exec_message)
+            return
+        self._movable.pop(args.tool_call_id or exec_message.exec_id, None)
+        log = run.result()
         if isinstance(log.end, dict) and "error" in log.end:
             error = agent.SubagentError(agent_id=agent_id, error=json.dumps(log.end["error"]))
             result = agent.SubagentResult(error=error)
@@ -1212,15 +1265,26 @@ class CursorSession:
         finished = self._spawn(shell.finished(), self._work)
         block_s = 0.0 if args.is_background else max(args.timeout, 0) / 1000
         backgrounded = False
+        moved = self._movable.setdefault(exec_message.exec_id, asyncio.Event())
         try:
-            done: set[asyncio.Task[int]] = set()
             if block_s > 0:
-                done, _ = await asyncio.wait([finished], timeout=block_s)
+                waiting = asyncio.ensure_future(moved.wait())
+                await asyncio.wait(
+                    [finished, waiting], timeout=block_s, return_when=asyncio.FIRST_COMPLETED
+                )
+                waiting.cancel()
+            self._movable.pop(exec_message.exec_id, None)
             aborted = False
-            if not done:
-                if args.is_background or args.timeout_behavior == agent.TIMEOUT_BEHAVIOR_BACKGROUND:
+            if not finished.done():
+                if (
+                    moved.is_set()
+                    or args.is_background
+                    or args.timeout_behavior == agent.TIMEOUT_BEHAVIOR_BACKGROUND
+                ):
                     backgrounded = True
-                    await self._background(exec_message, shell, cwd, finished, started)
+                    await self._background(
+                        exec_message, shell, cwd, finished, started, moved.is_set()
+                    )
                     return
                 shell.stop()  # the command's time is up and it may not go to the background
                 aborted = True
@@ -1246,6 +1310,7 @@ class CursorSession:
         cwd: Path,
         finished: asyncio.Task[int],
         started: float,
+        by_user: bool = False,
     ) -> None:
         args = exec_message.shell_stream_args
         shell.forwarding = False  # from here on its output goes to the terminal file
@@ -1264,7 +1329,7 @@ class CursorSession:
             working_directory=str(cwd),
             pid=shell.process.pid,
             reason=agent.SHELL_BACKGROUND_REASON_USER_REQUEST
-            if args.is_background
+            if args.is_background or by_user
             else agent.SHELL_BACKGROUND_REASON_TIMEOUT,
         )
         await self._reply(exec_message, shell_stream=agent.ShellStream(backgrounded=event))

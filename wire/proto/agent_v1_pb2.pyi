@@ -105,6 +105,18 @@ class BackgroundTaskStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     BACKGROUND_TASK_STATUS_SUCCESS: _ClassVar[BackgroundTaskStatus]
     BACKGROUND_TASK_STATUS_ERROR: _ClassVar[BackgroundTaskStatus]
     BACKGROUND_TASK_STATUS_ABORTED: _ClassVar[BackgroundTaskStatus]
+
+class ForceBackgroundShellStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FORCE_BACKGROUND_SHELL_STATUS_UNSPECIFIED: _ClassVar[ForceBackgroundShellStatus]
+    FORCE_BACKGROUND_SHELL_STATUS_ACCEPTED: _ClassVar[ForceBackgroundShellStatus]
+    FORCE_BACKGROUND_SHELL_STATUS_NOT_FOUND: _ClassVar[ForceBackgroundShellStatus]
+
+class ForceBackgroundSubagentStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FORCE_BACKGROUND_SUBAGENT_STATUS_UNSPECIFIED: _ClassVar[ForceBackgroundSubagentStatus]
+    FORCE_BACKGROUND_SUBAGENT_STATUS_ACCEPTED: _ClassVar[ForceBackgroundSubagentStatus]
+    FORCE_BACKGROUND_SUBAGENT_STATUS_NOT_FOUND: _ClassVar[ForceBackgroundSubagentStatus]
 AGENT_MODE_UNSPECIFIED: AgentMode
 AGENT_MODE_AGENT: AgentMode
 AGENT_MODE_ASK: AgentMode
@@ -161,6 +173,12 @@ BACKGROUND_TASK_STATUS_UNSPECIFIED: BackgroundTaskStatus
 BACKGROUND_TASK_STATUS_SUCCESS: BackgroundTaskStatus
 BACKGROUND_TASK_STATUS_ERROR: BackgroundTaskStatus
 BACKGROUND_TASK_STATUS_ABORTED: BackgroundTaskStatus
+FORCE_BACKGROUND_SHELL_STATUS_UNSPECIFIED: ForceBackgroundShellStatus
+FORCE_BACKGROUND_SHELL_STATUS_ACCEPTED: ForceBackgroundShellStatus
+FORCE_BACKGROUND_SHELL_STATUS_NOT_FOUND: ForceBackgroundShellStatus
+FORCE_BACKGROUND_SUBAGENT_STATUS_UNSPECIFIED: ForceBackgroundSubagentStatus
+FORCE_BACKGROUND_SUBAGENT_STATUS_ACCEPTED: ForceBackgroundSubagentStatus
+FORCE_BACKGROUND_SUBAGENT_STATUS_NOT_FOUND: ForceBackgroundSubagentStatus
 
 class BidiRequestId(_message.Message):
     __slots__ = ("request_id",)
@@ -262,7 +280,7 @@ class ThinkingDetails(_message.Message):
     def __init__(self) -> None: ...
 
 class ConversationAction(_message.Message):
-    __slots__ = ("request_context_parts", "user_message_action", "resume_action", "cancel_action", "shell_command_action", "start_plan_action", "execute_plan_action", "async_ask_question_completion_action", "background_task_completion_action")
+    __slots__ = ("request_context_parts", "user_message_action", "resume_action", "cancel_action", "shell_command_action", "start_plan_action", "execute_plan_action", "async_ask_question_completion_action", "cancel_subagent_action", "background_task_completion_action", "background_shell_action", "background_subagent_action")
     REQUEST_CONTEXT_PARTS_FIELD_NUMBER: _ClassVar[int]
     USER_MESSAGE_ACTION_FIELD_NUMBER: _ClassVar[int]
     RESUME_ACTION_FIELD_NUMBER: _ClassVar[int]
@@ -271,7 +289,10 @@ class ConversationAction(_message.Message):
     START_PLAN_ACTION_FIELD_NUMBER: _ClassVar[int]
     EXECUTE_PLAN_ACTION_FIELD_NUMBER: _ClassVar[int]
     ASYNC_ASK_QUESTION_COMPLETION_ACTION_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_SUBAGENT_ACTION_FIELD_NUMBER: _ClassVar[int]
     BACKGROUND_TASK_COMPLETION_ACTION_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUND_SHELL_ACTION_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUND_SUBAGENT_ACTION_FIELD_NUMBER: _ClassVar[int]
     request_context_parts: RequestContextPartReferences
     user_message_action: UserMessageAction
     resume_action: ResumeAction
@@ -280,8 +301,11 @@ class ConversationAction(_message.Message):
     start_plan_action: StartPlanAction
     execute_plan_action: ExecutePlanAction
     async_ask_question_completion_action: AsyncAskQuestionCompletionAction
+    cancel_subagent_action: CancelSubagentAction
     background_task_completion_action: BackgroundTaskCompletionAction
-    def __init__(self, request_context_parts: _Optional[_Union[RequestContextPartReferences, _Mapping]] = ..., user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ..., shell_command_action: _Optional[_Union[ShellCommandAction, _Mapping]] = ..., start_plan_action: _Optional[_Union[StartPlanAction, _Mapping]] = ..., execute_plan_action: _Optional[_Union[ExecutePlanAction, _Mapping]] = ..., async_ask_question_completion_action: _Optional[_Union[AsyncAskQuestionCompletionAction, _Mapping]] = ..., background_task_completion_action: _Optional[_Union[BackgroundTaskCompletionAction, _Mapping]] = ...) -> None: ...
+    background_shell_action: BackgroundShellAction
+    background_subagent_action: BackgroundSubagentAction
+    def __init__(self, request_context_parts: _Optional[_Union[RequestContextPartReferences, _Mapping]] = ..., user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ..., shell_command_action: _Optional[_Union[ShellCommandAction, _Mapping]] = ..., start_plan_action: _Optional[_Union[StartPlanAction, _Mapping]] = ..., execute_plan_action: _Optional[_Union[ExecutePlanAction, _Mapping]] = ..., async_ask_question_completion_action: _Optional[_Union[AsyncAskQuestionCompletionAction, _Mapping]] = ..., cancel_subagent_action: _Optional[_Union[CancelSubagentAction, _Mapping]] = ..., background_task_completion_action: _Optional[_Union[BackgroundTaskCompletionAction, _Mapping]] = ..., background_shell_action: _Optional[_Union[BackgroundShellAction, _Mapping]] = ..., background_subagent_action: _Optional[_Union[BackgroundSubagentAction, _Mapping]] = ...) -> None: ...
 
 class UserMessageAction(_message.Message):
     __slots__ = ("user_message", "request_context", "prepend_user_messages", "interrupted_pending_tool_call_resolutions")
@@ -695,7 +719,7 @@ class CancelAction(_message.Message):
     def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class ExecClientMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "local_execution_time_ms", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "redacted_read_result", "diagnostics_result", "mcp_result", "shell_stream", "read_mcp_resource_exec_result", "fetch_result", "subagent_result", "mcp_state_exec_result", "request_context_result")
+    __slots__ = ("id", "exec_id", "local_execution_time_ms", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "redacted_read_result", "diagnostics_result", "mcp_result", "shell_stream", "read_mcp_resource_exec_result", "fetch_result", "subagent_result", "force_background_shell_result", "force_background_subagent_result", "mcp_state_exec_result", "request_context_result")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     LOCAL_EXECUTION_TIME_MS_FIELD_NUMBER: _ClassVar[int]
@@ -711,6 +735,8 @@ class ExecClientMessage(_message.Message):
     READ_MCP_RESOURCE_EXEC_RESULT_FIELD_NUMBER: _ClassVar[int]
     FETCH_RESULT_FIELD_NUMBER: _ClassVar[int]
     SUBAGENT_RESULT_FIELD_NUMBER: _ClassVar[int]
+    FORCE_BACKGROUND_SHELL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    FORCE_BACKGROUND_SUBAGENT_RESULT_FIELD_NUMBER: _ClassVar[int]
     MCP_STATE_EXEC_RESULT_FIELD_NUMBER: _ClassVar[int]
     REQUEST_CONTEXT_RESULT_FIELD_NUMBER: _ClassVar[int]
     id: int
@@ -728,9 +754,11 @@ class ExecClientMessage(_message.Message):
     read_mcp_resource_exec_result: ReadMcpResourceExecResult
     fetch_result: FetchResult
     subagent_result: SubagentResult
+    force_background_shell_result: ForceBackgroundShellResult
+    force_background_subagent_result: ForceBackgroundSubagentResult
     mcp_state_exec_result: McpStateExecResult
     request_context_result: RequestContextResult
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., mcp_result: _Optional[_Union[McpResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., read_mcp_resource_exec_result: _Optional[_Union[ReadMcpResourceExecResult, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ..., subagent_result: _Optional[_Union[SubagentResult, _Mapping]] = ..., mcp_state_exec_result: _Optional[_Union[McpStateExecResult, _Mapping]] = ..., request_context_result: _Optional[_Union[RequestContextResult, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., local_execution_time_ms: _Optional[int] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., redacted_read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., diagnostics_result: _Optional[_Union[DiagnosticsResult, _Mapping]] = ..., mcp_result: _Optional[_Union[McpResult, _Mapping]] = ..., shell_stream: _Optional[_Union[ShellStream, _Mapping]] = ..., read_mcp_resource_exec_result: _Optional[_Union[ReadMcpResourceExecResult, _Mapping]] = ..., fetch_result: _Optional[_Union[FetchResult, _Mapping]] = ..., subagent_result: _Optional[_Union[SubagentResult, _Mapping]] = ..., force_background_shell_result: _Optional[_Union[ForceBackgroundShellResult, _Mapping]] = ..., force_background_subagent_result: _Optional[_Union[ForceBackgroundSubagentResult, _Mapping]] = ..., mcp_state_exec_result: _Optional[_Union[McpStateExecResult, _Mapping]] = ..., request_context_result: _Optional[_Union[RequestContextResult, _Mapping]] = ...) -> None: ...
 
 class ExecClientControlMessage(_message.Message):
     __slots__ = ("stream_close", "throw", "heartbeat")
@@ -911,7 +939,7 @@ class HeartbeatUpdate(_message.Message):
     def __init__(self) -> None: ...
 
 class ExecServerMessage(_message.Message):
-    __slots__ = ("id", "exec_id", "accept_hook_additional_contexts", "write_args", "delete_args", "grep_args", "read_args", "diagnostics_args", "mcp_args", "shell_stream_args", "read_mcp_resource_exec_args", "fetch_args", "subagent_args", "mcp_state_exec_args", "request_context_args")
+    __slots__ = ("id", "exec_id", "accept_hook_additional_contexts", "write_args", "delete_args", "grep_args", "read_args", "diagnostics_args", "mcp_args", "shell_stream_args", "read_mcp_resource_exec_args", "fetch_args", "subagent_args", "force_background_shell_args", "force_background_subagent_args", "mcp_state_exec_args", "request_context_args")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
     ACCEPT_HOOK_ADDITIONAL_CONTEXTS_FIELD_NUMBER: _ClassVar[int]
@@ -925,6 +953,8 @@ class ExecServerMessage(_message.Message):
     READ_MCP_RESOURCE_EXEC_ARGS_FIELD_NUMBER: _ClassVar[int]
     FETCH_ARGS_FIELD_NUMBER: _ClassVar[int]
     SUBAGENT_ARGS_FIELD_NUMBER: _ClassVar[int]
+    FORCE_BACKGROUND_SHELL_ARGS_FIELD_NUMBER: _ClassVar[int]
+    FORCE_BACKGROUND_SUBAGENT_ARGS_FIELD_NUMBER: _ClassVar[int]
     MCP_STATE_EXEC_ARGS_FIELD_NUMBER: _ClassVar[int]
     REQUEST_CONTEXT_ARGS_FIELD_NUMBER: _ClassVar[int]
     id: int
@@ -940,9 +970,11 @@ class ExecServerMessage(_message.Message):
     read_mcp_resource_exec_args: ReadMcpResourceExecArgs
     fetch_args: FetchArgs
     subagent_args: SubagentArgs
+    force_background_shell_args: ForceBackgroundShellArgs
+    force_background_subagent_args: ForceBackgroundSubagentArgs
     mcp_state_exec_args: McpStateExecArgs
     request_context_args: RequestContextArgs
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., mcp_args: _Optional[_Union[McpArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., read_mcp_resource_exec_args: _Optional[_Union[ReadMcpResourceExecArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ..., subagent_args: _Optional[_Union[SubagentArgs, _Mapping]] = ..., mcp_state_exec_args: _Optional[_Union[McpStateExecArgs, _Mapping]] = ..., request_context_args: _Optional[_Union[RequestContextArgs, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., accept_hook_additional_contexts: _Optional[bool] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., diagnostics_args: _Optional[_Union[DiagnosticsArgs, _Mapping]] = ..., mcp_args: _Optional[_Union[McpArgs, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., read_mcp_resource_exec_args: _Optional[_Union[ReadMcpResourceExecArgs, _Mapping]] = ..., fetch_args: _Optional[_Union[FetchArgs, _Mapping]] = ..., subagent_args: _Optional[_Union[SubagentArgs, _Mapping]] = ..., force_background_shell_args: _Optional[_Union[ForceBackgroundShellArgs, _Mapping]] = ..., force_background_subagent_args: _Optional[_Union[ForceBackgroundSubagentArgs, _Mapping]] = ..., mcp_state_exec_args: _Optional[_Union[McpStateExecArgs, _Mapping]] = ..., request_context_args: _Optional[_Union[RequestContextArgs, _Mapping]] = ...) -> None: ...
 
 class ExecServerControlMessage(_message.Message):
     __slots__ = ("abort",)
@@ -957,7 +989,14 @@ class ExecServerAbort(_message.Message):
     def __init__(self, id: _Optional[int] = ...) -> None: ...
 
 class ConversationStateStructure(_message.Message):
-    __slots__ = ("root_prompt_messages_json", "turns", "todos", "pending_tool_calls", "token_details", "plan", "mode", "read_paths")
+    __slots__ = ("root_prompt_messages_json", "turns", "todos", "pending_tool_calls", "token_details", "plan", "mode", "read_paths", "communicate_update_states_by_parent_tool_call_id")
+    class CommunicateUpdateStatesByParentToolCallIdEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: CommunicateUpdateTurnState
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[CommunicateUpdateTurnState, _Mapping]] = ...) -> None: ...
     ROOT_PROMPT_MESSAGES_JSON_FIELD_NUMBER: _ClassVar[int]
     TURNS_FIELD_NUMBER: _ClassVar[int]
     TODOS_FIELD_NUMBER: _ClassVar[int]
@@ -966,6 +1005,7 @@ class ConversationStateStructure(_message.Message):
     PLAN_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     READ_PATHS_FIELD_NUMBER: _ClassVar[int]
+    COMMUNICATE_UPDATE_STATES_BY_PARENT_TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     root_prompt_messages_json: _containers.RepeatedScalarFieldContainer[bytes]
     turns: _containers.RepeatedScalarFieldContainer[bytes]
     todos: _containers.RepeatedScalarFieldContainer[bytes]
@@ -974,7 +1014,8 @@ class ConversationStateStructure(_message.Message):
     plan: bytes
     mode: AgentMode
     read_paths: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, root_prompt_messages_json: _Optional[_Iterable[bytes]] = ..., turns: _Optional[_Iterable[bytes]] = ..., todos: _Optional[_Iterable[bytes]] = ..., pending_tool_calls: _Optional[_Iterable[str]] = ..., token_details: _Optional[_Union[ConversationTokenDetails, _Mapping]] = ..., plan: _Optional[bytes] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., read_paths: _Optional[_Iterable[str]] = ...) -> None: ...
+    communicate_update_states_by_parent_tool_call_id: _containers.MessageMap[str, CommunicateUpdateTurnState]
+    def __init__(self, root_prompt_messages_json: _Optional[_Iterable[bytes]] = ..., turns: _Optional[_Iterable[bytes]] = ..., todos: _Optional[_Iterable[bytes]] = ..., pending_tool_calls: _Optional[_Iterable[str]] = ..., token_details: _Optional[_Union[ConversationTokenDetails, _Mapping]] = ..., plan: _Optional[bytes] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., read_paths: _Optional[_Iterable[str]] = ..., communicate_update_states_by_parent_tool_call_id: _Optional[_Mapping[str, CommunicateUpdateTurnState]] = ...) -> None: ...
 
 class ConversationTokenDetails(_message.Message):
     __slots__ = ("used_tokens", "max_tokens", "breakdown")
@@ -3543,6 +3584,68 @@ class ReadMcpResourceToolCall(_message.Message):
     args: ReadMcpResourceExecArgs
     result: ReadMcpResourceExecResult
     def __init__(self, args: _Optional[_Union[ReadMcpResourceExecArgs, _Mapping]] = ..., result: _Optional[_Union[ReadMcpResourceExecResult, _Mapping]] = ...) -> None: ...
+
+class CancelSubagentAction(_message.Message):
+    __slots__ = ("subagent_id",)
+    SUBAGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    subagent_id: str
+    def __init__(self, subagent_id: _Optional[str] = ...) -> None: ...
+
+class BackgroundShellAction(_message.Message):
+    __slots__ = ("tool_call_id",)
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    def __init__(self, tool_call_id: _Optional[str] = ...) -> None: ...
+
+class BackgroundSubagentAction(_message.Message):
+    __slots__ = ("tool_call_id",)
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    def __init__(self, tool_call_id: _Optional[str] = ...) -> None: ...
+
+class ForceBackgroundShellArgs(_message.Message):
+    __slots__ = ("tool_call_id",)
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    def __init__(self, tool_call_id: _Optional[str] = ...) -> None: ...
+
+class ForceBackgroundShellResult(_message.Message):
+    __slots__ = ("status", "shell_result")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    SHELL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    status: ForceBackgroundShellStatus
+    shell_result: ShellResult
+    def __init__(self, status: _Optional[_Union[ForceBackgroundShellStatus, str]] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ...) -> None: ...
+
+class ForceBackgroundSubagentArgs(_message.Message):
+    __slots__ = ("tool_call_id",)
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    tool_call_id: str
+    def __init__(self, tool_call_id: _Optional[str] = ...) -> None: ...
+
+class ForceBackgroundSubagentResult(_message.Message):
+    __slots__ = ("status",)
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    status: ForceBackgroundSubagentStatus
+    def __init__(self, status: _Optional[_Union[ForceBackgroundSubagentStatus, str]] = ...) -> None: ...
+
+class CommunicateUpdateHistoryEntry(_message.Message):
+    __slots__ = ("step", "message_index")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_INDEX_FIELD_NUMBER: _ClassVar[int]
+    step: str
+    message_index: int
+    def __init__(self, step: _Optional[str] = ..., message_index: _Optional[int] = ...) -> None: ...
+
+class CommunicateUpdateTurnState(_message.Message):
+    __slots__ = ("history", "final_summary", "completed_subtitle")
+    HISTORY_FIELD_NUMBER: _ClassVar[int]
+    FINAL_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_SUBTITLE_FIELD_NUMBER: _ClassVar[int]
+    history: _containers.RepeatedCompositeFieldContainer[CommunicateUpdateHistoryEntry]
+    final_summary: str
+    completed_subtitle: str
+    def __init__(self, history: _Optional[_Iterable[_Union[CommunicateUpdateHistoryEntry, _Mapping]]] = ..., final_summary: _Optional[str] = ..., completed_subtitle: _Optional[str] = ...) -> None: ...
 
 class RequestContextArgs(_message.Message):
     __slots__ = ("notes_session_id", "workspace_id", "use_cached")

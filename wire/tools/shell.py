@@ -199,14 +199,16 @@ class ShellExecution(ToolExecution):
             interleaved_output=stdout + stderr,
             shell_id=event.shell_id,
         )
-        result = agent.ShellResult(success=success, is_background=True)
-        if event.HasField("pid"):
-            success.pid = event.pid
-            result.pid = event.pid
         if event.HasField("ms_to_wait"):
             success.ms_to_wait = event.ms_to_wait
         if event.HasField("reason"):
             success.background_reason = event.reason
+        if event.HasField("pid"):
+            success.pid = event.pid
+        # Built last: the constructor copies ``success``, later changes would not reach it.
+        result = agent.ShellResult(success=success, is_background=True)
+        if event.HasField("pid"):
+            result.pid = event.pid
         if self.context.terminals_folder:
             result.terminals_folder = self.context.terminals_folder
         return result

@@ -199,6 +199,16 @@ class TaskExecution(ToolExecution):
             text, True, self._card(agent.TaskResult(error=agent.TaskError(error=text)))
         )
 
+    def cancelled_by_user(self, subagent_id: str) -> ToolOutcome:
+        """The user cancelled this subagent from the editor (``cancel_subagent_action``)
+        before it ended: an error result the model reads, so it neither waits for the
+        subagent nor starts it again on its own."""
+        return self._error(
+            f"the user cancelled this subagent ({subagent_id}) before it finished, so it has "
+            "no report; do not start it again unless the user asks, and go on with the rest "
+            "of the task"
+        )
+
     def _on_result(self, variant: str, message: agent.ExecClientMessage) -> ExecStep:
         if variant != "subagent_result":
             return WrongResult(variant)

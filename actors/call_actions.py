@@ -1,0 +1,106 @@
+"""What the user does to a running call from the editor, while its turn runs: a
+``ConversationAction`` on the run's stream that moves a foreground Task or Shell to the
+background (``background_subagent_action``, ``background_shell_action``) or cancels one
+subagent (``cancel_subagent_action``).
+
+The editor owns the subagent and the shell; the server owns the call. Moving a call to the
+background is asked of the editor with a ``force_background_*_args`` exec under a new wire id;
+the editor then ends the call's own exec as a backgrounded one (a subagent's ``SubagentSuccess``
+with a background reason, a shell's ``backgrounded`` event), or gives the shell's result in its
+answer. Cancelling a subagent aborts its Task exec (the editor cancels the child run) and the
+model reads that the user cancelled it; the turn goes on. This module holds the messages and the
+pure pieces; ``actors.tool_runtime`` carries them out. The links from a subagent's id (its child
+run's conversation id) to the parent's Task call are kept by ``SubagentLinks``.
+"""
+
+from __future__ import annotations
+
+import threading
+from enum import StrEnum
+
+import msgspec
+
+from wire.proto import agent_v1_pb2 as agent
+from wire.tools.base import new_exec
+from wire.tools.shell import SHELL
+from wire.tools.task import TASK
+
+
+class CallAction(StrEnum):
+    """The three actions, by their ``ConversationAction`` field."""
+
+    BACKGROUND_SUBAGENT = "background_subagent_action"
+    BACKGROUND_SHELL = "background_shell_action"
+    CANCEL_SUBAGENT = "cancel_subagent_action"
+
+
+CALL_ACTIONS = frozenset(CallAction)
+
+# The answer each force request takes, by the request's field.
+FORCE_RESULTS = {
+    "force_background_subagent_args": "force_background_subagent_result",
+    "force_background_shell_args": "force_background_shell_result",
+}
+
+
+class UserActedOnCall(msgspec.Struct, frozen=True):
+    """The user acted on a running call: ``ident`` is what the action names (a tool call id,
+    or a subagent id), ``call_ids`` the calls it may mean (``ident`` itself and, for a
+    subagent, the Task call its child run was started for)."""
+
+    action: CallAction
+    ident: str
+    call_ids: tuple[str, ...]
+
+    @property
+    def tool(self) -> str:
+        """The tool of the calls it acts on."""
+        return SHELL.name if self.action is CallAction.BACKGROUND_SHELL else TASK.name
+
+
+def read_call_action(
+    action: agent.ConversationAction, links: SubagentLinks, request_id: str
+) -> UserActedOnCall:
+    """One of ``CALL_ACTIONS``, received on the stream of run ``request_id``."""
+    which = CallAction(action.WhichOneof("action"))
+    if which is CallAction.CANCEL_SUBAGENT:
+        ident = action.cancel_subagent_action.subagent_id
+        linked = links.tool_call(request_id, ident)
+        return UserActedOnCall(which, ident, (ident,) if linked is None else (ident, linked))
+    ident = getattr(action, which.value).tool_call_id
+    return UserActedOnCall(which, ident, (ident,))
+
+
+def force_background_request(action: CallAction, call_id: str) -> agent.ExecServerMessage:
+    """The exec that asks the editor to move ``call_id`` to the background."""
+    if action is CallAction.BACKGROUND_SHELL:
+        shell = agent.ForceBackgroundShellArgs(tool_call_id=call_id)
+        return new_exec(
+            call_id, accept_hook_additional_contexts=False, force_background_shell_args=shell
+        )
+    subagent = agent.ForceBackgroundSubagentArgs(tool_call_id=call_id)
+    return new_exec(
+        call_id, accept_hook_additional_contexts=False, force_background_subagent_args=subagent
+    )
+
+
+class SubagentLinks:
+    """(parent request id, child conversation id) -> the parent's Task call id, for every
+    subagent run this server is running; safe to use from every actor thread. A child run's
+    conversation id is its subagent's id, which ``cancel_subagent_action`` names."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._links: dict[tuple[str, str], str] = {}
+
+    def link(self, parent_request_id: str, conversation_id: str, tool_call_id: str) -> None:
+        with self._lock:
+            self._links[(parent_request_id, conversation_id)] = tool_call_id
+
+    def unlink(self, parent_request_id: str, conversation_id: str) -> None:
+        with self._lock:
+            self._links.pop((parent_request_id, conversation_id), None)
+
+    def tool_call(self, parent_request_id: str, subagent_id: str) -> str | None:
+        with self._lock:
+            return self._links.get((parent_request_id, subagent_id))
