@@ -534,7 +534,7 @@ def progress_state(messages: Sequence[CanonicalMessage]) -> agent.CommunicateUpd
     steps = 0
     for message in messages:
         content = message.content
-        if message.role is Role.USER:
+        if starts_turn(message):
             steps = 0
         elif isinstance(content, AssistantContent):
             said = bool(content.thinking) + bool(content.text)
