@@ -1,0 +1,41 @@
+"""``python run.py`` as it runs for a user, plus a count of the database transactions it commits.
+
+The load benchmark prints transactions per turn, which only the server's own process can count:
+this wraps ``peewee.Database.commit`` (every committed transaction goes through it, whichever
+thread or writer runs it) with a counter, and a daemon thread writes the count as JSON to
+``LOAD_STATS_FILE`` every 50 ms. Nothing else differs from ``run.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import peewee
+
+REPO = Path(__file__).resolve().parents[2]
+_commits = [0]
+_original_commit = peewee.Database.commit
+
+
+def _counting_commit(self: peewee.Database, *args: Any, **kwargs: Any) -> Any:
+    _commits[0] += 1
+    return _original_commit(self, *args, **kwargs)
+
+
+def _publish(path: str) -> None:
+    while True:
+        Path(path + ".tmp").write_text(json.dumps({"commits": _commits[0]}))
+        os.replace(path + ".tmp", path)
+        time.sleep(0.05)
+
+
+if __name__ == "__main__":
+    peewee.Database.commit = _counting_commit  # type: ignore[method-assign]
+    threading.Thread(target=_publish, args=(os.environ["LOAD_STATS_FILE"],), daemon=True).start()
+    runpy.run_path(str(REPO / "run.py"), run_name="__main__")
