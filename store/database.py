@@ -60,6 +60,7 @@ import peewee
 from playhouse import db_url
 
 from store.blobs import BlobStore
+from store.group_commit import GroupCommit
 from store.migrations import apply_migrations
 
 # peewee logs every statement with its parameters at DEBUG, provider keys included; those
@@ -238,6 +239,18 @@ class ConnectionReuse(peewee.Database):
         closed when those threads end or close them."""
         self._idle.close()
 
+    # Opens a new driver connection set up as this database sets up its own, without referring
+    # to it; set by whoever builds the database.
+    open_fresh: Callable[[], DriverConnection]
+
+    def _write_connections(
+        self,
+    ) -> tuple[Callable[[], DriverConnection], Callable[[DriverConnection], None]]:
+        """The group-commit writer opens its own connection (a thread that ended inside a block
+        leaves its connection, rolled back, to the next thread, as with its own) and hands it
+        back to the free list when it stops."""
+        return functools.partial(_open_counted, self._idle, self.open_fresh), self._idle.give_back
+
     @property
     def opened_connections(self) -> int:
         """How many connections this database has opened (reused ones are not counted again)."""
@@ -247,6 +260,12 @@ class ConnectionReuse(peewee.Database):
     def idle_connections(self) -> int:
         """How many connections wait in the free list."""
         return len(self._idle)
+
+
+def _open_counted(idle: IdleConnections, open_fresh: Callable[[], DriverConnection]) -> Any:
+    conn = open_fresh()
+    idle.note_opened()
+    return conn
 
 
 def _sqlite_usable(conn: sqlite3.Connection) -> bool:
@@ -263,8 +282,9 @@ def _sqlite_reset(conn: sqlite3.Connection) -> bool:
     return True
 
 
-class ReusingSqliteDatabase(ConnectionReuse, peewee.SqliteDatabase):
-    """A SQLite file whose connections move between threads (opened ``check_same_thread=False``)."""
+class ReusingSqliteDatabase(GroupCommit, ConnectionReuse, peewee.SqliteDatabase):
+    """A SQLite file whose connections move between threads (opened ``check_same_thread=False``),
+    and whose write transactions are group-committed on one connection."""
 
     def _connection_checks(
         self,
@@ -282,8 +302,9 @@ def _postgres_reset(adapter: Any, conn: DriverConnection) -> bool:
     return not conn.closed and bool(adapter.is_connection_reusable(conn))
 
 
-class ReusingPostgresqlDatabase(ConnectionReuse, peewee.PostgresqlDatabase):
-    """PostgreSQL whose connections move between threads."""
+class ReusingPostgresqlDatabase(GroupCommit, ConnectionReuse, peewee.PostgresqlDatabase):
+    """PostgreSQL whose connections move between threads, and whose write transactions are
+    group-committed on one connection."""
 
     def _connection_checks(
         self,
@@ -346,7 +367,21 @@ def _open_sqlite(rest: str) -> peewee.SqliteDatabase:
     }
     if path == SQLITE_MEMORY:
         return peewee.SqliteDatabase(path, **settings)
-    return ReusingSqliteDatabase(path, check_same_thread=False, **settings)
+    settings["check_same_thread"] = False
+    database = ReusingSqliteDatabase(path, **settings)
+    database.open_fresh = functools.partial(
+        _fresh_connection, peewee.SqliteDatabase, path, settings
+    )
+    database.begin_statement = "BEGIN IMMEDIATE"
+    return database
+
+
+def _fresh_connection(
+    kind: type[peewee.Database], database: str, settings: dict[str, Any]
+) -> DriverConnection:
+    """A new driver connection set up as ``kind(database, **settings)`` sets up its own (pragmas,
+    autocommit), from a throwaway database object, so the caller holds no reference to ours."""
+    return kind(database, **settings)._connect()
 
 
 def _check_postgres_url(url: str) -> None:
@@ -383,7 +418,12 @@ def _open_postgres(url: str) -> peewee.PostgresqlDatabase:
     _check_postgres_url(url)
     _check_postgres_driver()
     params = db_url.parse(url, unquote_password=True, unquote_user=True)
-    return ReusingPostgresqlDatabase(params.pop("database"), **params)
+    name = params.pop("database")
+    database = ReusingPostgresqlDatabase(name, **params)
+    database.open_fresh = functools.partial(
+        _fresh_connection, peewee.PostgresqlDatabase, name, params
+    )
+    return database
 
 
 @dataclass(frozen=True)
@@ -398,6 +438,8 @@ class Store:
         then on (connections still held by live threads are closed when those threads end).
         Called by the store's owner at shutdown; a thread that merely ends needs no call."""
         self.database.close()
+        if isinstance(self.database, GroupCommit):
+            self.database.stop_writer()
         if isinstance(self.database, ConnectionReuse):
             self.database.close_idle()
 

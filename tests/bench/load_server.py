@@ -1,8 +1,7 @@
 """``python run.py`` as it runs for a user, plus a count of the database transactions it commits.
 
 The load benchmark prints transactions per turn, which only the server's own process can count:
-this wraps ``peewee.Database.commit`` (every committed transaction goes through it, whichever
-thread or writer runs it) with a counter, and a daemon thread writes the count as JSON to
+this wraps ``peewee.Database.commit`` and the group-commit writer's COMMIT with a counter, and a daemon thread writes the count as JSON to
 ``LOAD_STATS_FILE`` every 50 ms. Nothing else differs from ``run.py``.
 """
 
@@ -28,6 +27,22 @@ def _counting_commit(self: peewee.Database, *args: Any, **kwargs: Any) -> Any:
     return _original_commit(self, *args, **kwargs)
 
 
+def _count_group_commits() -> None:
+    """The group-commit writer COMMITs straight on its driver connection: count those too."""
+    try:
+        from store import group_commit
+    except ImportError:  # a build from before group commit
+        return
+    original = group_commit._execute
+
+    def counting(conn: Any, sql: str) -> None:
+        if sql == "COMMIT":
+            _commits[0] += 1
+        original(conn, sql)
+
+    group_commit._execute = counting  # type: ignore[assignment]
+
+
 def _publish(path: str) -> None:
     while True:
         Path(path + ".tmp").write_text(json.dumps({"commits": _commits[0]}))
@@ -37,5 +52,6 @@ def _publish(path: str) -> None:
 
 if __name__ == "__main__":
     peewee.Database.commit = _counting_commit  # type: ignore[method-assign]
+    _count_group_commits()
     threading.Thread(target=_publish, args=(os.environ["LOAD_STATS_FILE"],), daemon=True).start()
     runpy.run_path(str(REPO / "run.py"), run_name="__main__")
