@@ -61,9 +61,12 @@ class LoadProvider:
         )
         await response.prepare(request)
         await asyncio.sleep(self.delay)
-        for chunk in chunks:
-            await response.write(chunk)
-        await response.write_eof()
+        try:
+            for chunk in chunks:
+                await response.write(chunk)
+            await response.write_eof()
+        except ConnectionError:  # the server may close once it has read the finish chunk
+            pass
         return response
 
 
