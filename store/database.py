@@ -236,20 +236,21 @@ class ConnectionReuse(peewee.Database):
 
     def close_idle(self) -> None:
         """Close the idle connections and stop keeping any; connections held by live threads are
-        closed when those threads end or close them."""
+        closed when those threads end or close them. The group-commit writer commits what it
+        holds and closes its connection too (a later write opens a new one)."""
+        if isinstance(self, GroupCommit):
+            self.stop_writer()
         self._idle.close()
-
-    # Opens a new driver connection set up as this database sets up its own, without referring
-    # to it; set by whoever builds the database.
-    open_fresh: Callable[[], DriverConnection]
 
     def _write_connections(
         self,
     ) -> tuple[Callable[[], DriverConnection], Callable[[DriverConnection], None]]:
-        """The group-commit writer opens its own connection (a thread that ended inside a block
-        leaves its connection, rolled back, to the next thread, as with its own) and hands it
-        back to the free list when it stops."""
-        return functools.partial(_open_counted, self._idle, self.open_fresh), self._idle.give_back
+        """The group-commit writer opens its own connection, set up as every other one (the
+        pragmas in force when it opens), and hands it back to the free list when it stops; a
+        thread that ended inside a block leaves that connection, rolled back, to the next
+        thread, as it would its own. Through a weak reference: the writer must not keep the
+        database alive."""
+        return functools.partial(_open_counted, weakref.ref(self)), self._idle.give_back
 
     @property
     def opened_connections(self) -> int:
@@ -262,9 +263,13 @@ class ConnectionReuse(peewee.Database):
         return len(self._idle)
 
 
-def _open_counted(idle: IdleConnections, open_fresh: Callable[[], DriverConnection]) -> Any:
-    conn = open_fresh()
-    idle.note_opened()
+def _open_counted(ref: weakref.ref[ConnectionReuse]) -> DriverConnection:
+    """A new connection of the database ``ref`` names, counted as opened (not leased)."""
+    database = ref()
+    if database is None:
+        raise peewee.InterfaceError("the database is gone")
+    conn = super(ConnectionReuse, database)._connect()
+    database._idle.note_opened()
     return conn
 
 
@@ -369,19 +374,8 @@ def _open_sqlite(rest: str) -> peewee.SqliteDatabase:
         return peewee.SqliteDatabase(path, **settings)
     settings["check_same_thread"] = False
     database = ReusingSqliteDatabase(path, **settings)
-    database.open_fresh = functools.partial(
-        _fresh_connection, peewee.SqliteDatabase, path, settings
-    )
     database.begin_statement = "BEGIN IMMEDIATE"
     return database
-
-
-def _fresh_connection(
-    kind: type[peewee.Database], database: str, settings: dict[str, Any]
-) -> DriverConnection:
-    """A new driver connection set up as ``kind(database, **settings)`` sets up its own (pragmas,
-    autocommit), from a throwaway database object, so the caller holds no reference to ours."""
-    return kind(database, **settings)._connect()
 
 
 def _check_postgres_url(url: str) -> None:
@@ -418,12 +412,7 @@ def _open_postgres(url: str) -> peewee.PostgresqlDatabase:
     _check_postgres_url(url)
     _check_postgres_driver()
     params = db_url.parse(url, unquote_password=True, unquote_user=True)
-    name = params.pop("database")
-    database = ReusingPostgresqlDatabase(name, **params)
-    database.open_fresh = functools.partial(
-        _fresh_connection, peewee.PostgresqlDatabase, name, params
-    )
-    return database
+    return ReusingPostgresqlDatabase(params.pop("database"), **params)
 
 
 @dataclass(frozen=True)
@@ -438,8 +427,6 @@ class Store:
         then on (connections still held by live threads are closed when those threads end).
         Called by the store's owner at shutdown; a thread that merely ends needs no call."""
         self.database.close()
-        if isinstance(self.database, GroupCommit):
-            self.database.stop_writer()
         if isinstance(self.database, ConnectionReuse):
             self.database.close_idle()
 
