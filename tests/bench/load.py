@@ -157,15 +157,27 @@ class ServerProbe:
 
 
 class Commits:
-    """The server's commit count, published by ``load_server``."""
+    """The server's commit count, which ``load_server`` writes when asked with SIGUSR1."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, pid: int) -> None:
         self.path = path
+        self.pid = pid
+        self.asked = 0
 
     def read(self) -> int:
-        time.sleep(0.12)  # the server publishes every 50 ms
-        count: int = json.loads(self.path.read_text())["commits"]
-        return count
+        self.asked += 1
+        os.kill(self.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                stats = json.loads(self.path.read_text())
+            except (FileNotFoundError, ValueError):
+                stats = {"asked": 0}
+            if stats["asked"] >= self.asked:
+                count: int = stats["commits"]
+                return count
+            time.sleep(0.01)
+        raise AssertionError("the server did not publish its commit count")
 
 
 @contextmanager
@@ -368,7 +380,7 @@ def main() -> None:
         try:
             address = server.wait_for_address()
             probe = ServerProbe(server.proc.pid)
-            commits = Commits(stats_file)
+            commits = Commits(stats_file, server.proc.pid)
             direct = asyncio.run(direct_first_text(provider.base_url))
             setup = Setup(f"http://{address}", public_id, prefix, workspace, args.clients, direct)
             database = "PostgreSQL" if args.postgres else "SQLite"
