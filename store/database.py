@@ -61,6 +61,7 @@ from playhouse import db_url
 
 from store.blobs import BlobStore
 from store.catalog import seal_plaintext_secrets
+from store.group_commit import GroupCommit
 from store.migrations import apply_migrations
 from store.secrets import SecretBox, bind_secret_box, process_secret_key
 
@@ -237,8 +238,21 @@ class ConnectionReuse(peewee.Database):
 
     def close_idle(self) -> None:
         """Close the idle connections and stop keeping any; connections held by live threads are
-        closed when those threads end or close them."""
+        closed when those threads end or close them. The group-commit writer commits what it
+        holds and closes its connection too (a later write opens a new one)."""
+        if isinstance(self, GroupCommit):
+            self.stop_writer()
         self._idle.close()
+
+    def _write_connections(
+        self,
+    ) -> tuple[Callable[[], DriverConnection], Callable[[DriverConnection], None]]:
+        """The group-commit writer opens its own connection, set up as every other one (the
+        pragmas in force when it opens), and hands it back to the free list when it stops; a
+        thread that ended inside a block leaves that connection, rolled back, to the next
+        thread, as it would its own. Through a weak reference: the writer must not keep the
+        database alive."""
+        return functools.partial(_open_counted, weakref.ref(self)), self._idle.give_back
 
     @property
     def opened_connections(self) -> int:
@@ -249,6 +263,16 @@ class ConnectionReuse(peewee.Database):
     def idle_connections(self) -> int:
         """How many connections wait in the free list."""
         return len(self._idle)
+
+
+def _open_counted(ref: weakref.ref[ConnectionReuse]) -> DriverConnection:
+    """A new connection of the database ``ref`` names, counted as opened (not leased)."""
+    database = ref()
+    if database is None:
+        raise peewee.InterfaceError("the database is gone")
+    conn = super(ConnectionReuse, database)._connect()
+    database._idle.note_opened()
+    return conn
 
 
 def _sqlite_usable(conn: sqlite3.Connection) -> bool:
@@ -265,8 +289,9 @@ def _sqlite_reset(conn: sqlite3.Connection) -> bool:
     return True
 
 
-class ReusingSqliteDatabase(ConnectionReuse, peewee.SqliteDatabase):
-    """A SQLite file whose connections move between threads (opened ``check_same_thread=False``)."""
+class ReusingSqliteDatabase(GroupCommit, ConnectionReuse, peewee.SqliteDatabase):
+    """A SQLite file whose connections move between threads (opened ``check_same_thread=False``),
+    and whose write transactions are group-committed on one connection."""
 
     def _connection_checks(
         self,
@@ -284,8 +309,9 @@ def _postgres_reset(adapter: Any, conn: DriverConnection) -> bool:
     return not conn.closed and bool(adapter.is_connection_reusable(conn))
 
 
-class ReusingPostgresqlDatabase(ConnectionReuse, peewee.PostgresqlDatabase):
-    """PostgreSQL whose connections move between threads."""
+class ReusingPostgresqlDatabase(GroupCommit, ConnectionReuse, peewee.PostgresqlDatabase):
+    """PostgreSQL whose connections move between threads, and whose write transactions are
+    group-committed on one connection."""
 
     def _connection_checks(
         self,
@@ -367,7 +393,10 @@ def _open_sqlite(rest: str) -> peewee.SqliteDatabase:
     }
     if path == SQLITE_MEMORY:
         return peewee.SqliteDatabase(path, **settings)
-    return ReusingSqliteDatabase(path, check_same_thread=False, **settings)
+    settings["check_same_thread"] = False
+    database = ReusingSqliteDatabase(path, **settings)
+    database.begin_statement = "BEGIN IMMEDIATE"
+    return database
 
 
 def _check_postgres_url(url: str) -> None:
