@@ -402,7 +402,7 @@ class ToolRuntimeActor(pykka.ThreadingActor):
                 index = request.message_indexes[call.call_id]
                 context = msgspec.structs.replace(context, message_index=index)
             if call.call_id in request.cut:
-                execution = cut_tool_call(call.name, call.call_id)
+                execution = cut_tool_call(call.name, call.call_id, context)
             else:
                 execution = prepare_tool_call(call.name, call.call_id, call.arguments, context)
             started_at = self._clock()

@@ -10,7 +10,7 @@ import pytest
 
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ExecContext, InvalidCall, ModeTools, SendExec
-from wire.tools.dispatch import prepare_tool_call
+from wire.tools.dispatch import CUT_ARGUMENTS, cut_tool_call, prepare_tool_call
 from wire.tools.dynamic_mcp import offered, parameters_of, placeholder_card
 from wire.tools.mcp_catalog import McpCatalog, McpTool
 from wire.tools.mcp_names import dynamic_tools
@@ -38,6 +38,14 @@ def test_an_offered_name_runs_as_one_mcp_args_exec_with_the_whole_arguments() ->
     )
     assert args.args["page"].struct_value.fields["n"].number_value == 2
     assert execution.started().mcp_tool_call.args.name == "search"  # the card's name
+
+
+def test_a_dynamic_call_the_output_limit_cut_is_an_error_card_of_its_own_tool() -> None:
+    execution = cut_tool_call("mcp_docs_search", "c1", CONTEXT)
+    assert isinstance(execution, InvalidCall)
+    outcome = execution.begin()
+    assert outcome.is_error and CUT_ARGUMENTS in outcome.content
+    assert outcome.tool_call.HasField("mcp_tool_call")
 
 
 def test_a_name_not_offered_is_refused_and_matching_is_exact() -> None:

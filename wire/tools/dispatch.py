@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs, ToolArgumentError
-from wire.tools.base import ExecContext, InvalidCall, ToolExecution
+from wire.tools.base import ExecContext, InvalidCall, ToolDefinition, ToolExecution
 from wire.tools.dynamic_mcp import definition_of
 from wire.tools.registry import tool_definition
 
@@ -18,8 +18,7 @@ def prepare_tool_call(
     A dynamic MCP tool the run offers is matched by its exact name, before the built-ins.
     """
     context = context or ExecContext()
-    dynamic = context.dynamic.find(name)
-    definition = definition_of(name, dynamic) if dynamic is not None else tool_definition(name)
+    definition = call_definition(name, context)
     try:
         return definition.execution(call_id, ToolArgs(arguments), context)
     except ToolArgumentError as exc:
@@ -34,10 +33,17 @@ CUT_ARGUMENTS = (
 )
 
 
-def cut_tool_call(name: str, call_id: str) -> ToolExecution:
+def call_definition(name: str, context: ExecContext) -> ToolDefinition:
+    """The definition a model call names: a dynamic MCP tool the run offers (exact name)
+    before the built-ins; ``UnsupportedTool`` for neither."""
+    dynamic = context.dynamic.find(name)
+    return definition_of(name, dynamic) if dynamic is not None else tool_definition(name)
+
+
+def cut_tool_call(name: str, call_id: str, context: ExecContext) -> ToolExecution:
     """A call the output limit cut: it ends at once with an error asking for a smaller call
     (its card, shown while it streamed, closes as that error)."""
-    return InvalidCall(tool_definition(name), call_id, CUT_ARGUMENTS)
+    return InvalidCall(call_definition(name, context), call_id, CUT_ARGUMENTS)
 
 
 def stamp_tool_call(
