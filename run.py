@@ -82,6 +82,7 @@ from wire.http.h2_server import H2Server, H2Stream, StreamHandler, tls_context
 from wire.http.limits import EdgeLimits
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
+from wire.http.relay_mark import RelayMark
 from wire.log import log_event
 from wire.server_config import SERVER_CONFIG_ROUTES, server_config_addition
 from wire.tools.generate_image import ImageRequest
@@ -439,8 +440,12 @@ async def start_server(
     proxy = ReverseProxy(config.upstream_url, client)
     app = build_app(proxy)
     console_auth = ConsoleAuth(config.console_token)
+    relay_mark = RelayMark() if config.h2_listen is not None else None
     if not is_loopback_host(config.host):
-        AgentAccess(config.agent_allow, console_auth.token_matches).register(app)
+        relayed = None if relay_mark is None else relay_mark.carried_by
+        AgentAccess(config.agent_allow, console_auth.token_matches, relayed).register(app)
+    if relay_mark is not None:
+        relay_mark.register(app)
     database = store.database if store is not None else None
     provider_deps: ProviderDeps | None = None
     agent_deps: AgentDeps | None = None
@@ -523,9 +528,9 @@ async def start_server(
     host, port = runner.addresses[0][:2]
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     relay_client = None
-    if h2 is not None and config.h2_listen is not None:
+    if h2 is not None and config.h2_listen is not None and relay_mark is not None:
         relay_client = new_relay_client()
-        relay = H2Relay(lambda: f"http://{address}", relay_client)
+        relay = H2Relay(lambda: f"http://{address}", relay_client, relay_mark.header())
         run_route = AgentRunRoute(registry, config.limits, activity)
         access = None
         if not is_loopback_host(config.h2_listen[0]):

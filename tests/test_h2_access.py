@@ -8,6 +8,7 @@ import ipaddress
 import json
 from collections.abc import AsyncIterator
 
+import httpx
 import pytest
 
 from actors.conversation.secret import Secret
@@ -27,9 +28,9 @@ PATH = "/aiserver.v1.AiService/GetServerConfig"
 async def wide_h2(upstream_config: str, server_store: Store) -> AsyncIterator[object]:
     started: list[RunningServer] = []
 
-    async def make(allow: tuple[Network, ...]) -> RunningServer:
+    async def make(allow: tuple[Network, ...], host: str = "127.0.0.1") -> RunningServer:
         config = ServerConfig(
-            host="127.0.0.1",
+            host=host,
             port=0,
             upstream_url=upstream_config,
             limits=LIMITS,
@@ -46,16 +47,23 @@ async def wide_h2(upstream_config: str, server_store: Store) -> AsyncIterator[ob
         await server.stop()
 
 
-async def status_of(server: RunningServer, path: str, headers: dict[str, str]) -> tuple[str, bytes]:
+async def answer_of(
+    server: RunningServer, path: str, headers: dict[str, str]
+) -> tuple[dict[str, str], bytes]:
     assert server.h2 is not None
     port = server.h2.address.rsplit(":", 1)[1]
     client = await H2Client.connect(f"127.0.0.1:{port}")
     try:
         stream = client.open(path, {"content-type": "application/proto", **headers})
         await stream.send(b"", end=True)
-        return (await stream.headers())[":status"], await stream.body()
+        return dict(await stream.headers()), await stream.body()
     finally:
         await client.aclose()
+
+
+async def status_of(server: RunningServer, path: str, headers: dict[str, str]) -> tuple[str, bytes]:
+    answer, body = await answer_of(server, path, headers)
+    return answer[":status"], body
 
 
 @pytest.mark.parametrize("path", [PATH, RUN])
@@ -76,3 +84,41 @@ async def test_an_allowed_client_with_the_token_is_served(wide_h2: object) -> No
     server = await wide_h2(LOOPBACK_NETWORKS)  # type: ignore[operator]
     status, _ = await status_of(server, PATH, {TOKEN_HEADER.lower(): TOKEN})
     assert status == "200"
+
+
+async def test_with_both_listeners_beyond_loopback_a_relayed_request_is_served_once_checked(
+    wide_h2: object,
+) -> None:
+    """The relay's hop carries no token (it is never forwarded) and comes from loopback: the
+    main app lets it in by the relay's mark, which never goes upstream either."""
+    server = await wide_h2(LOOPBACK_NETWORKS, host="0.0.0.0")  # type: ignore[operator]
+    status, _ = await status_of(server, PATH, {TOKEN_HEADER.lower(): TOKEN})
+    assert status == "200"
+    answer, body = await answer_of(server, "/aiserver.v1.AiService/Other", {"x-token": "t"})
+    assert answer[":status"] == "403"  # the edge still checks the client itself
+    answer, body = await answer_of(
+        server, "/aiserver.v1.AiService/Other", {TOKEN_HEADER.lower(): TOKEN}
+    )
+    assert answer[":status"] == "200" and body == b"upstream:"
+    names = answer["x-upstream-header-names"].split(",")
+    assert "x-cursor-server-relay" not in names and TOKEN_HEADER.lower() not in names
+
+
+async def test_a_forged_relay_mark_gets_nothing_past_the_main_listener(wide_h2: object) -> None:
+    server = await wide_h2(LOOPBACK_NETWORKS, host="0.0.0.0")  # type: ignore[operator]
+    async with httpx.AsyncClient(trust_env=False) as client:
+        response = await client.post(
+            f"http://127.0.0.1:{server.address.rsplit(':', 1)[1]}{PATH}",
+            headers={"x-cursor-server-relay": "guessed", "content-type": "application/proto"},
+        )
+    assert response.status_code == 403
+
+
+@pytest.mark.parametrize("path", ["/console/api/providers", "/%63onsole/api/providers"])
+async def test_the_console_is_not_reachable_through_the_relay_however_spelled(
+    path: str, wide_h2: object
+) -> None:
+    server = await wide_h2(LOOPBACK_NETWORKS)  # type: ignore[operator]
+    status, body = await status_of(server, path, {TOKEN_HEADER.lower(): TOKEN})
+    assert status == "404", body
+    assert b"main listener only" in body

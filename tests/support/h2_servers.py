@@ -83,7 +83,11 @@ async def upstream_config() -> AsyncIterator[str]:
         return web.Response(
             status=200,
             body=b"upstream:" + body,
-            headers={"x-upstream-path": request.path, "connection": "keep-alive"},
+            headers={
+                "x-upstream-path": request.path,
+                "x-upstream-header-names": ",".join(sorted(k.lower() for k in request.headers)),
+                "connection": "keep-alive",
+            },
         )
 
     async def big(request: web.Request) -> web.StreamResponse:

@@ -71,9 +71,16 @@ def peer_address(remote: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Ad
 class AgentAccess:
     """The allow-list and the token check in front of every non-console route."""
 
-    def __init__(self, networks: tuple[Network, ...], token_matches: Callable[[str], bool]) -> None:
+    def __init__(
+        self,
+        networks: tuple[Network, ...],
+        token_matches: Callable[[str], bool],
+        relayed: Callable[[web.Request], bool] | None = None,
+    ) -> None:
         self._networks = networks
         self._token_matches = token_matches
+        # Requests our HTTP/2 relay forwards, already checked at that edge (``relay_mark``).
+        self._relayed = relayed
 
     def register(self, app: web.Application) -> None:
         # First of all middlewares: the proxy fallback forwards unmatched requests upstream
@@ -98,6 +105,8 @@ class AgentAccess:
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         path = request.path
         if path == CONSOLE_PREFIX or path.startswith(CONSOLE_PREFIX + "/"):
+            return await handler(request)
+        if self._relayed is not None and self._relayed(request):
             return await handler(request)
         reason = self.refusal(request.remote, request.headers.get(TOKEN_HEADER))
         if reason is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable
+from urllib.parse import unquote
 
 import httpx
 
@@ -38,13 +39,17 @@ def new_relay_client() -> httpx.AsyncClient:
 class H2Relay:
     """Forwards a stream to the HTTP/1.1 app at ``app_url()`` and streams its answer back."""
 
-    def __init__(self, app_url: Callable[[], str], client: httpx.AsyncClient) -> None:
+    def __init__(
+        self, app_url: Callable[[], str], client: httpx.AsyncClient, mark: tuple[bytes, bytes]
+    ) -> None:
         self._app_url = app_url
         self._client = client
+        self._mark = mark  # ``RelayMark.header()``: the app lets it past the access check
 
     async def handle(self, stream: H2Stream) -> None:
         path = stream.path
-        if path == "/console" or path.startswith("/console/"):
+        decoded = unquote(path.partition("?")[0])
+        if decoded == "/console" or decoded.startswith("/console/"):
             message = "the console is served on the main listener only"
             await self._answer(stream, 404, "not_found", message)
             return
@@ -55,6 +60,7 @@ class H2Relay:
         authority = stream.header(":authority")
         if authority:
             headers.append((b"x-forwarded-host", authority.encode()))
+        headers.append(self._mark)
         request = self._client.build_request(
             stream.method, self._app_url() + path, headers=headers, content=self._body(stream)
         )
