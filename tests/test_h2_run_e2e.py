@@ -160,13 +160,14 @@ async def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 10
 
 
 async def open_run(
-    client: H2Client, first: agent.AgentClientMessage, run_id: str
+    client: H2Client, first: agent.AgentClientMessage, run_id: str, *, context: bool = True
 ) -> tuple[ClientStream, EnvelopeReader]:
     stream = client.open(
         RUN, {"content-type": "application/connect+proto", "x-request-id": "try-1"}
     )
     first.run_request.run_id = run_id
-    first.run_request.action.user_message_action.request_context.CopyFrom(CONTEXT)
+    if context:
+        first.run_request.action.user_message_action.request_context.CopyFrom(CONTEXT)
     await stream.send(encode_envelope(0, first.SerializeToString()))
     return stream, EnvelopeReader()
 
@@ -369,6 +370,26 @@ async def test_a_second_run_stream_for_an_open_run_is_refused(
         error = json.loads(envelope.payload)["error"]
         assert error["code"] == "aborted" and "h2-twice" in error["message"]
         assert not first.ended.is_set()  # the first run goes on
+    finally:
+        await client.aclose()
+
+
+async def test_a_second_run_stream_is_refused_while_the_first_waits_for_its_context(
+    make_h2: StartH2, public_id: str
+) -> None:
+    server = await make_h2()
+    client = await connect(server)
+    try:
+        # No context in the RunRequest: the server asks for it and waits, the run not yet open.
+        message = user_turn_message("read", public_id)
+        first, reader = await open_run(client, message, "h2-ctx", context=False)
+        assert await read_until(first, reader, "exec_server_message") == ["exec_server_message"]
+        again = user_turn_message("again", public_id)
+        second, _ = await open_run(client, again, "h2-ctx", context=False)
+        (envelope,) = EnvelopeReader().feed(await second.body())
+        error = json.loads(envelope.payload)["error"]
+        assert error["code"] == "aborted" and "h2-ctx" in error["message"]
+        assert not first.ended.is_set()
     finally:
         await client.aclose()
 

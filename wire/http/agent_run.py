@@ -103,6 +103,9 @@ class AgentRunRoute:
         self._limits = limits
         self._activity = activity
         self._context_wait_s = limits.request_context_wait_s
+        # Run ids between their RunRequest and their registry entry (the context wait is in
+        # between): a second stream for one of them is refused as for an open run.
+        self._starting: set[str] = set()
 
     async def handle(self, stream: H2Stream) -> None:
         if self._activity is not None:
@@ -110,7 +113,10 @@ class AgentRunRoute:
         messages = _Messages(stream, self._limits)
         try:
             run_id, parent, early = await self._start(stream, messages)
-            outbound = self._registry.stream_for(run_id)  # refused: shutting down, removed id
+            try:
+                outbound = self._registry.stream_for(run_id)  # refused: shutting down, removed
+            finally:
+                self._starting.discard(run_id)
         except ConnectError as error:
             await self._refuse(stream, error)
             return
@@ -176,10 +182,15 @@ class AgentRunRoute:
         run_id = (
             message.run_request.run_id or stream.header(REQUEST_ID_HEADER) or f"run-{uuid.uuid4()}"
         )
-        if self._registry.has(run_id):
+        if self._registry.has(run_id) or run_id in self._starting:
             raise ConnectError(Code.ABORTED, f"run {run_id} is already open on another stream")
         if lacks_request_context(message):
-            early[-1] = await self._ask_context(stream, messages, message, early)
+            self._starting.add(run_id)
+            try:
+                early[-1] = await self._ask_context(stream, messages, message, early)
+            except BaseException:
+                self._starting.discard(run_id)
+                raise
         return run_id, parent, early
 
     async def _ask_context(
