@@ -115,6 +115,16 @@ class H2Stream:
     def _data(self, data: bytes, flow_length: int) -> None:
         self._chunks.put_nowait((data, flow_length))
 
+    def _unread(self) -> int:
+        """Take the chunks no handler will read now (the stream is dropped); their flow-control
+        length, which the connection must still acknowledge or its window shrinks for good."""
+        owed = 0
+        while not self._chunks.empty():
+            item = self._chunks.get_nowait()
+            if item is not None:
+                owed += item[1]
+        return owed
+
     def _ended(self) -> None:
         self._chunks.put_nowait(None)
 
@@ -198,6 +208,7 @@ class H2Protocol(asyncio.Protocol):
             case StreamAborted(stream_id=stream_id, error_code=code):
                 if (found := self._streams.pop(stream_id, None)) is not None:
                     found._lose(code)
+                    self._give_back(found)
                 self._wake()
             case WindowOpened():
                 self._wake()
@@ -228,7 +239,15 @@ class H2Protocol(asyncio.Protocol):
             if not stream.gone.is_set() and not stream.finished:
                 stream.reset(h2.errors.ErrorCodes.INTERNAL_ERROR)
             self._streams.pop(stream.stream_id, None)
+            self._give_back(stream)
             self._flush()
+
+    def _give_back(self, stream: H2Stream) -> None:
+        """Acknowledge what ``stream`` received and nobody will read, so the connection's
+        window is not lost to a reset or a handler that ended early."""
+        owed = stream._unread()
+        if owed and not self.closed:
+            self._conn.acknowledge(stream.stream_id, owed)
 
     # ---- what streams call --------------------------------------------------------------
 
