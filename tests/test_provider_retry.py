@@ -226,3 +226,5 @@ async def test_a_cancel_during_the_wait_ends_the_call_at_once_and_sends_nothing_
     await asyncio.sleep(2.3)  # past the wait: the second attempt never reaches the provider
     assert len(fake.requests) == 1 and fake.pending_scripts == 1
     assert [r.status for r in records(server_store)] == ["failed"]
+    # The run's end still points at the call's record: the attempt that failed.
+    assert end.record_id == records(server_store)[0].id

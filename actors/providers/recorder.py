@@ -90,6 +90,8 @@ class CallRecorderActor(pykka.ThreadingActor):
         self._database = database
         self._records = CallRecords(database)
         self._calls: dict[str, _Call] = {}
+        # model call id -> the record of its last attempt that ended and was retried
+        self._retried: dict[str, int] = {}
 
     def on_receive(self, message: RecorderMessage) -> None:
         """One process-wide recorder must outlive any one call's failure: an error is logged
@@ -166,6 +168,9 @@ class CallRecorderActor(pykka.ThreadingActor):
     def _end(self, message: RecordCallEnd) -> None:
         call = self._calls.pop(message.model_call_id, None)
         record_id = call.record_id if call is not None else None
+        # A cancel between attempts ends the call with no attempt open: its record is the
+        # last attempt's, which ended (failed) without telling anyone.
+        earlier = self._retried.pop(message.model_call_id, None)
         try:
             if call is not None and record_id is not None and message.end is not None:
                 self._flush(call)
@@ -176,9 +181,12 @@ class CallRecorderActor(pykka.ThreadingActor):
             # The listener hears of the end whatever happened to its record; a listener that
             # has already stopped (its run ended first) must not stop the recorder.
             if message.ended is not None and message.listener is not None:
-                ended = msgspec.structs.replace(message.ended, record_id=record_id)
+                known = record_id if record_id is not None else earlier
+                ended = msgspec.structs.replace(message.ended, record_id=known)
                 with contextlib.suppress(pykka.ActorDeadError):
                     message.listener.tell(ended)
+            elif message.ended is None and record_id is not None:
+                self._retried[message.model_call_id] = record_id
         if call is not None and record_id is not None:
             # After the listener heard: pruning old records is nobody's wait.
             try:
