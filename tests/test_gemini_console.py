@@ -8,10 +8,18 @@ from pathlib import Path
 import pytest
 
 from console import api as console_api
-from tests.support.fake_provider import GEMINI_EMBEDDING_MODEL, FakeProvider
+from console.model_checks import TOOL_NAME
+from tests.support.fake_provider import (
+    GEMINI_EMBEDDING_MODEL,
+    FakeProvider,
+    FakeToolCall,
+    Script,
+    gemini_events,
+)
 from tests.test_console_api import KEY, Console, assert_error, console, model
+from tests.test_model_check_api import Checks, checks, make_checks
 
-__all__ = ["console"]
+__all__ = ["checks", "console", "make_checks"]
 
 STATIC = Path(__file__).resolve().parent.parent / "console" / "static"
 
@@ -77,3 +85,26 @@ def test_gemini_native_preset_sits_beside_the_compatible_one() -> None:
     assert '"anthropic", "gemini"]' in providers  # the type picker offers it
     models = (STATIC / "pages" / "models.js").read_text()
     assert 'gemini: ["none", "minimal", "low", "medium", "high"]' in models
+
+
+async def test_gemini_model_check_replays_the_signed_parts(
+    checks: Checks, fake: FakeProvider
+) -> None:
+    """The console's Tools and reasoning check on a Gemini model: the signed thought and
+    call parts go back as streamed, and the detail names where the reasoning went."""
+    public_id = await checks.model("gemini", reasoning_enabled=True)
+    weather = FakeToolCall("call_w1", TOOL_NAME, ('{"city":"Paris"}',))
+    first = gemini_events(thinking=["I must call it."], tools=[weather], signatures="chk")
+    fake.enqueue(Script.sse(first), Script.sse(gemini_events(text=["18 °C."])))
+    response = await checks.check_tools(public_id)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["ok"] is True, body
+    assert "Gemini parts with their thought signatures" in body["steps"][0]["detail"]
+    second = fake.requests[1].json
+    assert second["generationConfig"]["thinkingConfig"] == {"includeThoughts": True}
+    model_parts = second["contents"][1]["parts"]
+    assert [p.get("thoughtSignature") for p in model_parts] == ["chk-thought", "chk-call-call_w1"]
+    response_part = second["contents"][2]["parts"][0]["functionResponse"]
+    assert (response_part["name"], response_part["id"]) == (TOOL_NAME, "call_w1")
+    checks.assert_no_key()
