@@ -380,7 +380,13 @@ async def test_gemini_another_providers_turn_is_built_from_the_message(
 
 @pytest.mark.parametrize(
     "value",
-    [{}, {"parts": "not a list"}, {"parts": [{"functionCall": {"name": "other_tool"}}]}],
+    [
+        {},
+        {"parts": "not a list"},
+        {"parts": ["not an object"]},
+        {"parts": [{"functionCall": {"name": "other_tool"}}]},
+        {"parts": []},
+    ],
 )
 def test_gemini_malformed_or_mismatched_replay_state_is_refused(value: dict[str, Any]) -> None:
     call = ProviderToolCall(index=0, call_id="c", name="read_file", arguments_json="{}")

@@ -187,12 +187,17 @@ def _model_parts(message: AssistantMessage, with_id: set[str]) -> list[dict[str,
     streamed = replay_value(NAME, message.replay, REPLAY_KIND, PARTS_KEY, list)
     if streamed is None:
         return _built_parts(message)
+    if not all(isinstance(part, dict) for part in streamed):
+        raise ProviderFailure(
+            FailureKind.PROTOCOL, f"{NAME} replay state has a part that is not an object"
+        )
     calls = [part["functionCall"] for part in streamed if _is_call(part)]
     names = [call.get("name") for call in calls]
-    if names != [call.name for call in message.calls]:
+    expected = [call.name for call in message.calls]
+    if names != expected:
         raise ProviderFailure(
             FailureKind.PROTOCOL,
-            f"{NAME} replay state holds calls {names}, the message {len(message.calls)} others",
+            f"{NAME} replay state's function calls {names} are not the message's {expected}",
         )
     for call, streamed_call in zip(message.calls, calls, strict=True):
         if streamed_call.get("id") is not None:
