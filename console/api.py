@@ -56,6 +56,9 @@ DISCOVERY_MAX_BODY_BYTES = 8 * 1024 * 1024
 DISCOVERY_MAX_PAGES = 100
 ANTHROPIC_PAGE_LIMIT = 100
 ANTHROPIC_VERSION = "2023-06-01"
+GEMINI_PAGE_SIZE = 1000
+# The method a Gemini model must list to be callable by the adapter's streamGenerateContent.
+GEMINI_METHOD = "generateContent"
 # How much of a provider's error body (when it has no JSON message) goes into our message.
 PROVIDER_MESSAGE_MAX_CHARS = 500
 REDACTED = "[redacted]"
@@ -179,6 +182,18 @@ class _ModelPage(msgspec.Struct, frozen=True):
     last_id: str | None = None
 
 
+class _GeminiModel(msgspec.Struct, frozen=True, rename="camel"):
+    name: str
+    supported_generation_methods: list[str] = []
+
+
+class _GeminiPage(msgspec.Struct, frozen=True, rename="camel"):
+    """One Gemini ``/models`` page: ``models[].name`` is ``models/<id>``."""
+
+    models: list[_GeminiModel] = []
+    next_page_token: str | None = None
+
+
 def new_discovery_client() -> httpx.AsyncClient:
     """A client for one discovery: bounded timeouts and no redirects (a redirect would carry
     custom credential headers to another host)."""
@@ -192,6 +207,9 @@ def discovery_request_headers(connection: ProviderConnection) -> httpx.Headers:
         headers["anthropic-version"] = ANTHROPIC_VERSION
         if connection.api_key:
             headers["x-api-key"] = connection.api_key
+    elif connection.type == catalog.GEMINI:
+        if connection.api_key:
+            headers["x-goog-api-key"] = connection.api_key
     elif connection.api_key:
         headers["authorization"] = f"Bearer {connection.api_key}"
     for name, value in connection.headers.items():
@@ -210,6 +228,8 @@ async def discover_models(connection: ProviderConnection, client: httpx.AsyncCli
         async with asyncio.timeout(DISCOVERY_TIMEOUT_S):
             if connection.type == catalog.ANTHROPIC:
                 ids = await _anthropic_ids(connection, client)
+            elif connection.type == catalog.GEMINI:
+                ids = await _gemini_ids(connection, client)
             else:
                 page = await _get_page(connection, client, {})
                 ids = [item.id for item in page.data]
@@ -237,9 +257,32 @@ async def _anthropic_ids(connection: ProviderConnection, client: httpx.AsyncClie
     raise DiscoveryError(f"{FAILED}: more than {DISCOVERY_MAX_PAGES} pages")
 
 
+async def _gemini_ids(connection: ProviderConnection, client: httpx.AsyncClient) -> list[str]:
+    """The models that take ``generateContent``, following ``nextPageToken``."""
+    ids: list[str] = []
+    params: dict[str, str | int] = {"pageSize": GEMINI_PAGE_SIZE}
+    for _ in range(DISCOVERY_MAX_PAGES):
+        page = await _get_page(connection, client, params, _GeminiPage)
+        for model in page.models:
+            if GEMINI_METHOD in model.supported_generation_methods:
+                ids.append(model.name.removeprefix("models/"))
+        if not page.next_page_token:
+            return ids
+        if page.next_page_token == params.get("pageToken"):
+            raise DiscoveryError(f"{FAILED}: Gemini repeated the same page")
+        params = {"pageSize": GEMINI_PAGE_SIZE, "pageToken": page.next_page_token}
+    raise DiscoveryError(f"{FAILED}: more than {DISCOVERY_MAX_PAGES} pages")
+
+
+_Page = TypeVar("_Page", _ModelPage, _GeminiPage)
+
+
 async def _get_page(
-    connection: ProviderConnection, client: httpx.AsyncClient, params: dict[str, str | int]
-) -> _ModelPage:
+    connection: ProviderConnection,
+    client: httpx.AsyncClient,
+    params: dict[str, str | int],
+    page_type: type[_Page] = _ModelPage,  # type: ignore[assignment]
+) -> _Page:
     url = f"{connection.base_url}/models"
     headers = discovery_request_headers(connection)
     async with client.stream("GET", url, params=params, headers=headers) as response:
@@ -255,7 +298,7 @@ async def _get_page(
         message = _redact(_truncated(provider_error_message(bytes(body))), connection)
         raise DiscoveryError(f"{FAILED}: provider answered {status}: {message}")
     try:
-        return msgspec.json.decode(bytes(body), type=_ModelPage)
+        return msgspec.json.decode(bytes(body), type=page_type)
     except msgspec.DecodeError as exc:
         raise DiscoveryError(
             f"{FAILED}: provider answered {status} without a model list: {exc}"

@@ -78,6 +78,7 @@ _NATIVE_FIELD = {
     "openai_chat": "Chat reasoning_content",
     "openai_responses": "Responses reasoning items",
     "anthropic": "Anthropic thinking blocks with signatures",
+    "gemini": "Gemini parts with their thought signatures",
 }
 
 

@@ -40,8 +40,9 @@ from store import urls
 from store.clock import now_ms
 from store.secrets import SEALED_PREFIX, SecretUnreadable, is_sealed, secret_box
 
-PROVIDER_TYPES = ("openai-chat", "openai-responses", "anthropic")
+PROVIDER_TYPES = ("openai-chat", "openai-responses", "anthropic", "gemini")
 ANTHROPIC = "anthropic"
+GEMINI = "gemini"
 # The reasoning efforts each format takes: OpenAI's ``ReasoningEffort`` enum, and Anthropic's
 # ``output_config.effort`` values. ``none`` asks for no reasoning (on Anthropic: no thinking).
 _OPENAI_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -49,6 +50,8 @@ REASONING_EFFORTS: dict[str, tuple[str, ...]] = {
     "openai-chat": _OPENAI_EFFORTS,
     "openai-responses": _OPENAI_EFFORTS,
     ANTHROPIC: ("none", "low", "medium", "high", "xhigh", "max"),
+    # Gemini's ``thinkingLevel`` values; ``none`` is sent as ``thinkingBudget: 0``.
+    GEMINI: ("none", "minimal", "low", "medium", "high"),
 }
 OBSERVABILITY_KEY = "observability"
 # What each kind of sealed value is for (the cipher's associated data, ``store.secrets``).

@@ -279,11 +279,13 @@ def test_the_strict_pass_lists_undeclared_keys_and_the_allowed_ones_are_used() -
         "messages": [
             {"role": "user", "content": "hi"},
             {"role": "assistant", "content": None, "reasoning_content": "r", "tool_calls": []},
+            {"role": "assistant", "content": "a", "reasoning_details": [{"type": "x"}]},
+            {"role": "assistant", "content": "b", "reasoning": "r"},
         ],
         "stream_options": {"include_usage": True},
     }
     found = undeclared_keys("CreateChatCompletionRequest", chat)
-    # The one key we send beyond the schema is listed (so its allowance is not stale) ...
+    # The keys we send beyond the schema are listed (so its allowance is not stale) ...
     assert found == set(ALLOWED_UNDECLARED["CreateChatCompletionRequest"])
     assert request_problems("/v1/chat/completions", chat) == []
     # ... and any other is a problem.

@@ -13,9 +13,11 @@ import msgspec
 
 # The canonical message model owns the replay state: adapters produce it, the conversation
 # stores it on the assistant message, and the next request hands it back to the adapter.
-# ``provider_kind`` is ``openai_chat`` (``{"reasoning_content": str}``), ``openai_responses``
-# (``{"items": [reasoning output items, encrypted content included]}``) or ``anthropic``
-# (``{"blocks": [thinking blocks with signatures and redacted_thinking blocks]}``).
+# ``provider_kind`` is ``openai_chat`` (``{"reasoning_content": str}``, or OpenRouter's
+# ``reasoning`` and ``reasoning_details``, with the ``origin`` that streamed them),
+# ``openai_responses`` (``{"items": [reasoning output items, encrypted content included]}``),
+# ``anthropic`` (``{"blocks": [thinking blocks with signatures and redacted_thinking blocks]}``)
+# or ``gemini`` (``{"parts": [the streamed parts, thought signatures where they came]}``).
 from actors.conversation.model import ReplayState
 
 

@@ -22,6 +22,7 @@ class ProviderType(StrEnum):
     OPENAI_CHAT = "openai-chat"
     OPENAI_RESPONSES = "openai-responses"
     ANTHROPIC = "anthropic"
+    GEMINI = "gemini"
 
 
 class ToolSpec(msgspec.Struct, frozen=True):

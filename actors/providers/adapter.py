@@ -35,7 +35,7 @@ class StreamDecoder(Protocol):
 
 
 class ProviderAdapter(Protocol):
-    """One wire format (OpenAI Chat, OpenAI Responses, Anthropic Messages)."""
+    """One wire format (OpenAI Chat, OpenAI Responses, Anthropic Messages, Gemini)."""
 
     name: str
 
@@ -54,6 +54,7 @@ def adapter_for(provider_type: ProviderType) -> ProviderAdapter:
     """The adapter for a configured provider type."""
     # Imported here: the format modules import the helpers below.
     from actors.providers.anthropic import AnthropicAdapter
+    from actors.providers.gemini import GeminiAdapter
     from actors.providers.openai_chat import OpenAiChatAdapter
     from actors.providers.openai_responses import OpenAiResponsesAdapter
 
@@ -61,6 +62,7 @@ def adapter_for(provider_type: ProviderType) -> ProviderAdapter:
         ProviderType.OPENAI_CHAT: OpenAiChatAdapter,
         ProviderType.OPENAI_RESPONSES: OpenAiResponsesAdapter,
         ProviderType.ANTHROPIC: AnthropicAdapter,
+        ProviderType.GEMINI: GeminiAdapter,
     }
     return adapters[ProviderType(provider_type)]()
 

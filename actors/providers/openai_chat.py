@@ -6,6 +6,12 @@ assistant message with tool calls, while servers that refuse unknown message key
 API, Mistral, Groq) answer 400 to it. So the replay state records which endpoint streamed it
 (``origin``, a digest of the base URL) and is sent back only to that endpoint, and only while
 the provider's ``replay_reasoning`` setting is on.
+
+OpenRouter streams its reasoning as ``delta.reasoning`` (text) and ``delta.reasoning_details``
+(typed objects, some signed or encrypted, in fragments sharing an ``index``). The text is shown
+as thinking; the details, their fragments joined per index, go back to the same endpoint on
+the assistant message as ``reasoning_details``, OpenRouter's own field (without details, the
+text goes back in the field it came in).
 """
 
 from __future__ import annotations
@@ -59,7 +65,11 @@ from actors.providers.sse import ServerSentEvent
 NAME = "OpenAI Chat"
 REPLAY_KIND = "openai_chat"
 REASONING_KEY = "reasoning_content"
+OPENROUTER_REASONING_KEY = "reasoning"
+DETAILS_KEY = "reasoning_details"
 ORIGIN_KEY = "origin"
+# The string fields of a reasoning detail that its stream fragments continue.
+_DETAIL_TEXT_FIELDS = ("text", "summary", "data")
 
 _FINISH = {
     "stop": FinishReason.STOP,
@@ -120,19 +130,30 @@ def origin(route: ModelRoute) -> str:
     return hashlib.sha256(route.base_url.encode()).hexdigest()[:16]
 
 
-def _replayed_reasoning(message: AssistantMessage, here: str | None) -> str | None:
-    """The reasoning text to send back with ``message``, if endpoint ``here`` streamed it
+def _replayed_reasoning(message: AssistantMessage, here: str | None) -> dict[str, Any]:
+    """The reasoning fields to send back with ``message``, if endpoint ``here`` streamed them
     (``here`` is None when the provider's replay is off).
 
     A state recorded before origins existed has none; it came from an OpenAI Chat provider of
     the same conversation and is replayed as it always was.
     """
     state = message.replay
-    reasoning = replay_value(NAME, state, REPLAY_KIND, REASONING_KEY, str)
-    if state is None or reasoning is None or here is None:
-        return None
+    if state is None or state.provider_kind != REPLAY_KIND:
+        return {}
+    fields = _reasoning_fields(state)
     source = state.value.get(ORIGIN_KEY)
-    return reasoning if source is None or source == here else None
+    if here is None or (source is not None and source != here):
+        return {}
+    return fields
+
+
+def _reasoning_fields(state: ReplayState) -> dict[str, Any]:
+    """The fields a state of ours replays: the details if any, else the text in its field."""
+    details = state.value.get(DETAILS_KEY)
+    if details is not None:
+        return {DETAILS_KEY: replay_value(NAME, state, REPLAY_KIND, DETAILS_KEY, list)}
+    key = OPENROUTER_REASONING_KEY if OPENROUTER_REASONING_KEY in state.value else REASONING_KEY
+    return {key: replay_value(NAME, state, REPLAY_KIND, key, str)}
 
 
 def _messages(request: LlmRequest, route: ModelRoute) -> list[dict[str, Any]]:
@@ -193,14 +214,13 @@ def _user_content(
     return content
 
 
-def _assistant(message: AssistantMessage, reasoning: str | None) -> dict[str, Any]:
+def _assistant(message: AssistantMessage, reasoning: dict[str, Any]) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "role": "assistant",
         # null, not "", beside tool calls: some compatible servers refuse an empty string.
         "content": message.text if message.text or not message.calls else None,
     }
-    if reasoning is not None:
-        entry[REASONING_KEY] = reasoning
+    entry.update(reasoning)
     if message.calls:
         entry["tool_calls"] = [
             {
@@ -227,6 +247,8 @@ class ChatDecoder(SseJsonDecoder):
         self._text_open = False
         self._thinking_open = False
         self._reasoning: list[str] = []
+        self._reasoning_key = REASONING_KEY
+        self._details: list[dict[str, Any]] = []
         self._refusal: list[str] = []
         self._tools: list[int] = []
         self._finish: FinishReason | None = None
@@ -259,7 +281,17 @@ class ChatDecoder(SseJsonDecoder):
             self._finish = self._map_finish(reason)
 
     def _delta(self, delta: dict[str, Any], out: list[ProviderEvent]) -> None:
-        reasoning = self.optional_string(delta, "reasoning_content", "delta")
+        reasoning = self.optional_string(delta, REASONING_KEY, "delta")
+        if not reasoning:
+            reasoning = self.optional_string(delta, OPENROUTER_REASONING_KEY, "delta")
+            if reasoning:
+                self._reasoning_key = OPENROUTER_REASONING_KEY
+        details = delta.get(DETAILS_KEY)
+        if details is not None:
+            if not isinstance(details, list):
+                raise self.protocol(f"delta has {DETAILS_KEY} that is not a list")
+            for detail in details:
+                self._detail(detail)
         if reasoning:
             self._close_text(out)
             if not self._thinking_open:
@@ -283,6 +315,28 @@ class ChatDecoder(SseJsonDecoder):
                 raise self.protocol("delta has tool_calls that is not a list")
             for call in calls:
                 self._tool_delta(call, out)
+
+    def _detail(self, detail: Any) -> None:
+        """One reasoning detail, or the next fragment of the last one (same index and type)."""
+        if not isinstance(detail, dict):
+            raise self.protocol(f"delta has a {DETAILS_KEY} entry that is not an object")
+        self.string(detail, "type", DETAILS_KEY)
+        last = self._details[-1] if self._details else None
+        index = detail.get("index")
+        if (
+            last is None
+            or index is None
+            or last.get("index") != index
+            or last.get("type") != detail["type"]
+        ):
+            self._details.append(dict(detail))
+            return
+        for key, value in detail.items():
+            if key in _DETAIL_TEXT_FIELDS and isinstance(value, str):
+                before = last.get(key)
+                last[key] = before + value if isinstance(before, str) else value
+            elif value is not None:
+                last[key] = value
 
     def _tool_delta(self, call: Any, out: list[ProviderEvent]) -> None:
         if not isinstance(call, dict):
@@ -334,10 +388,13 @@ class ChatDecoder(SseJsonDecoder):
         out.extend(ToolCallEnded(index) for index in sorted(self._tools))
         if self._usage is not None:
             out.append(UsageReported(self._usage))
-        if self._reasoning:
-            value = {REASONING_KEY: "".join(self._reasoning), ORIGIN_KEY: self._origin}
-            state = ReplayState(REPLAY_KIND, value)
-            out.append(ReplayStateReported(state))
+        if self._reasoning or self._details:
+            value: dict[str, Any] = {ORIGIN_KEY: self._origin}
+            if self._reasoning:
+                value[self._reasoning_key] = "".join(self._reasoning)
+            if self._details:
+                value[DETAILS_KEY] = self._details
+            out.append(ReplayStateReported(ReplayState(REPLAY_KIND, value)))
         out.append(CallDone(self._finish))
         self.finished = True
 

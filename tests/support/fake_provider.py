@@ -24,6 +24,11 @@ Routes, all under ``fake.base_url`` (``http://127.0.0.1:PORT/v1``):
   FIFO, played like a ``Script``: ``Script.error``, ``Script.hang_before_headers``, or
   ``Script.image_json``), or with none queued ``{"created":…,"data":[{"b64_json": FAKE_PNG}]}``.
   ``GET /v1/files/{name}`` serves ``FAKE_PNG`` for an answer that gives a ``url``.
+- ``POST /v1/models/{model}:streamGenerateContent`` (Gemini): takes the next ``Script`` like the
+  three above; its body is checked against Gemini's request shape. With ``models_style
+  "gemini"``, ``GET /v1/models`` pages by ``pageSize``/``pageToken`` and answers
+  ``{"models":[{"name":"models/…","supportedGenerationMethods":[…]}],"nextPageToken":…}``, with
+  ``GEMINI_EMBEDDING_MODEL`` (which cannot generate content) listed too.
 - ``GET /v1/models``: the model list in ``models_style`` shape. ``"openai"``:
   ``{"object":"list","data":[{"id":…}]}``. ``"anthropic"``: one page per request, following the
   ``limit`` (default 20), ``after_id`` and ``before_id`` query parameters, answered as
@@ -76,6 +81,9 @@ DEEPSEEK_MISSING_REASONING = (
 
 # What the fake's image model draws: a PNG signature and a recognisable tail.
 FAKE_PNG = b"\x89PNG\r\n\x1a\n" + b"fake image drawn by the fake provider"
+
+# A model the Gemini listing always adds, which only embeds (discovery must leave it out).
+GEMINI_EMBEDDING_MODEL = "text-embedding-004"
 
 # How often a waiting handler looks at its connection to notice that the client went away.
 _DISCONNECT_POLL_S = 0.005
@@ -268,7 +276,7 @@ class FakeProvider:
         self,
         *,
         models: Sequence[str] = ("fake-model",),
-        models_style: Literal["openai", "anthropic"] = "openai",
+        models_style: Literal["openai", "anthropic", "gemini"] = "openai",
         check_bodies: bool = True,
         refuse_missing_reasoning_content: bool = False,
         refuse_keys: Iterable[str] = (),
@@ -301,6 +309,7 @@ class FakeProvider:
         app.router.add_post("/v1/chat/completions", self._scripted)
         app.router.add_post("/v1/responses", self._scripted)
         app.router.add_post("/v1/messages", self._scripted)
+        app.router.add_post("/v1/models/{model_method}", self._scripted)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/images/generations", self._images)
         app.router.add_get("/v1/files/{name}", self._file)
@@ -508,7 +517,31 @@ class FakeProvider:
                 {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models
             ]
             return web.json_response({"object": "list", "data": data})
+        if self.models_style == "gemini":
+            return web.json_response(self._gemini_page(request.query))
         return web.json_response(self._anthropic_page(request.query))
+
+    def _gemini_page(self, query: Any) -> dict[str, Any]:
+        size = int(query.get("pageSize", "50"))
+        start = int(query.get("pageToken", "0"))
+        names = [*self.models, GEMINI_EMBEDDING_MODEL]
+        page = names[start : start + size]
+        models = [
+            {
+                "name": f"models/{name}",
+                "displayName": name,
+                "supportedGenerationMethods": (
+                    ["embedContent"]
+                    if name == GEMINI_EMBEDDING_MODEL
+                    else ["generateContent", "countTokens"]
+                ),
+            }
+            for name in page
+        ]
+        answer: dict[str, Any] = {"models": models}
+        if start + size < len(names):
+            answer["nextPageToken"] = str(start + size)
+        return answer
 
     def _anthropic_page(self, query: Any) -> dict[str, Any]:
         limit = int(query.get("limit", "20"))
@@ -936,4 +969,119 @@ def anthropic_events(
     )
     if stop:
         events.append(_a("message_stop"))
+    return events
+
+
+# -- OpenRouter (Chat Completions with its reasoning fields) --
+
+
+def openrouter_events(
+    *,
+    reasoning: Sequence[str] = (),
+    details: Sequence[Sequence[dict[str, Any]]] = (),
+    text: Sequence[str] = (),
+    tools: Sequence[FakeToolCall] = (),
+) -> list[SseEvent]:
+    """An OpenRouter Chat stream: one chunk per reasoning piece carrying ``delta.reasoning`` and
+    that step's ``delta.reasoning_details`` fragments (``details[i]``, empty when shorter), then
+    ``chat_events``' text, tool calls, finish and ``[DONE]``."""
+    steps = max(len(reasoning), len(details))
+    events = [chat_chunk({"role": "assistant", "content": ""})]
+    for step in range(steps):
+        delta: dict[str, Any] = {"content": None}
+        if step < len(reasoning):
+            delta["reasoning"] = reasoning[step]
+        if step < len(details):
+            delta["reasoning_details"] = list(details[step])
+        events.append(chat_chunk(delta))
+    return events + chat_events(text=text, tools=tools)[1:]
+
+
+# -- Gemini (streamGenerateContent?alt=sse) --
+
+
+def gemini_usage(
+    prompt: int,
+    candidates: int,
+    *,
+    cached: int | None = None,
+    thoughts: int | None = None,
+) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "promptTokenCount": prompt,
+        "candidatesTokenCount": candidates,
+        "totalTokenCount": prompt + candidates + (thoughts or 0),
+    }
+    if cached is not None:
+        usage["cachedContentTokenCount"] = cached
+    if thoughts is not None:
+        usage["thoughtsTokenCount"] = thoughts
+    return usage
+
+
+def gemini_chunk(
+    parts: Sequence[dict[str, Any]] = (),
+    *,
+    finish: str | None = None,
+    usage: dict[str, Any] | None = None,
+) -> SseEvent:
+    """One ``GenerateContentResponse``."""
+    candidate: dict[str, Any] = {"index": 0}
+    if parts:
+        candidate["content"] = {"role": "model", "parts": list(parts)}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    payload: dict[str, Any] = {"candidates": [candidate], "modelVersion": "fake-model"}
+    if usage is not None:
+        payload["usageMetadata"] = usage
+    return SseEvent.json(payload)
+
+
+def gemini_parts(
+    *,
+    text: Sequence[str] = (),
+    thinking: Sequence[str] = (),
+    tools: Sequence[FakeToolCall] = (),
+    signatures: str | None = "sig",
+    call_ids: bool = True,
+) -> list[dict[str, Any]]:
+    """The parts a thinking Gemini model streams, one per chunk: thought parts (the last one
+    signed), text parts, then one ``functionCall`` part per tool (the first one signed; a
+    call's ``args`` are its fragments parsed). Without tools the last text part is signed.
+    ``signatures=None`` signs nothing; ``call_ids=False`` gives calls no id (older APIs)."""
+    parts: list[dict[str, Any]] = [{"text": piece, "thought": True} for piece in thinking]
+    if parts and signatures:
+        parts[-1]["thoughtSignature"] = f"{signatures}-thought"
+    texts = [{"text": piece} for piece in text]
+    if texts and signatures and not tools:
+        texts[-1]["thoughtSignature"] = f"{signatures}-text"
+    parts += texts
+    for position, tool in enumerate(tools):
+        call: dict[str, Any] = {"name": tool.name, "args": json.loads(tool.arguments or "{}")}
+        if call_ids:
+            call["id"] = tool.call_id
+        part: dict[str, Any] = {"functionCall": call}
+        if position == 0 and signatures:
+            part["thoughtSignature"] = f"{signatures}-call-{tool.call_id}"
+        parts.append(part)
+    return parts
+
+
+def gemini_events(
+    *,
+    text: Sequence[str] = (),
+    thinking: Sequence[str] = (),
+    tools: Sequence[FakeToolCall] = (),
+    signatures: str | None = "sig",
+    call_ids: bool = True,
+    finish: str | None = "STOP",
+    usage: dict[str, Any] | None = None,
+) -> list[SseEvent]:
+    """A Gemini stream: each of ``gemini_parts`` in a chunk of its own, then a chunk with the
+    finish reason and the usage (``finish=None`` leaves the reason out)."""
+    parts = gemini_parts(
+        text=text, thinking=thinking, tools=tools, signatures=signatures, call_ids=call_ids
+    )
+    events = [gemini_chunk([part]) for part in parts]
+    events.append(gemini_chunk(finish=finish, usage=usage or gemini_usage(10, 5)))
     return events

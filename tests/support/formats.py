@@ -1,4 +1,4 @@
-"""One agent turn scripted in each of the three provider formats, for end-to-end tool tests.
+"""One agent turn scripted in each of the provider formats, for end-to-end tool tests.
 
 A ``ProviderFormat`` configures the fake provider as a provider of that format in the test
 server's store, builds the SSE scripts of a tool round and of a final answer in that format,
@@ -20,6 +20,7 @@ from tests.support.fake_provider import (
     Script,
     anthropic_events,
     chat_events,
+    gemini_events,
     responses_events,
 )
 
@@ -65,6 +66,8 @@ class ProviderFormat:
                 return Script.sse(chat_events(text=text, tools=tools))
             case "openai-responses":
                 return Script.sse(responses_events(text=text, tools=tools))
+            case "gemini":
+                return Script.sse(gemini_events(text=text, tools=tools))
             case _:
                 return Script.sse(anthropic_events(text=text, tools=tools))
 
@@ -75,6 +78,8 @@ class ProviderFormat:
                 return Script.sse(chat_events(text=text))
             case "openai-responses":
                 return Script.sse(responses_events(text=text))
+            case "gemini":
+                return Script.sse(gemini_events(text=text))
             case _:
                 return Script.sse(anthropic_events(text=text))
 
@@ -90,6 +95,12 @@ class ProviderFormat:
                 for item in body["input"]:
                     if item.get("type") == "function_call_output":
                         results[item["call_id"]] = _text_of(item["output"])
+            case "gemini":
+                for content in body["contents"]:
+                    for part in content["parts"]:
+                        if "functionResponse" in part:
+                            response = part["functionResponse"]
+                            results[response["id"]] = response["response"]["output"]
             case _:
                 for message in body["messages"]:
                     if isinstance(message["content"], str):
@@ -103,6 +114,9 @@ class ProviderFormat:
         """The names of the tools offered, in the order sent."""
         if self.type == "openai-chat":
             return [tool["function"]["name"] for tool in body.get("tools", [])]
+        if self.type == "gemini":
+            tools = body.get("tools") or [{"functionDeclarations": []}]
+            return [tool["name"] for tool in tools[0]["functionDeclarations"]]
         return [tool["name"] for tool in body.get("tools", [])]
 
 
@@ -112,3 +126,6 @@ FORMATS = (
     ProviderFormat("anthropic"),
 )
 FORMAT_IDS = [fmt.type for fmt in FORMATS]
+# Not in ``FORMATS``: a Gemini call's ``args`` is always an object, so the tests of arguments
+# that are not JSON cannot be scripted in it (``tests/test_gemini_e2e.py`` uses this one).
+GEMINI = ProviderFormat("gemini")

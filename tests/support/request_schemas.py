@@ -168,22 +168,31 @@ ALLOWED_UNDECLARED: dict[str, dict[str, str]] = {
             "with tool calls; sent only to the endpoint that streamed it, and only while the "
             "provider's replay_reasoning is on"
         ),
+        "messages[].reasoning_details": (
+            "OpenRouter's own field for the reasoning details it streamed (signed or encrypted "
+            "blocks), sent back only to the endpoint that streamed them, under the same switch"
+        ),
+        "messages[].reasoning": (
+            "OpenRouter's reasoning text when it streamed no details, under the same rule"
+        ),
     },
     "CreateResponse": {},
     "CreateImageRequest": {},
 }
 
 
+_REASONING_KEYS = ("reasoning_content", "reasoning_details", "reasoning")
+
+
 def _misplaced_reasoning(schema_name: str, body: Any) -> list[str]:
-    """``reasoning_content`` is allowed on an assistant message only."""
+    """The replayed reasoning fields are allowed on an assistant message only."""
     if schema_name != "CreateChatCompletionRequest" or not isinstance(body, dict):
         return []
     return [
-        f"{schema_name} messages[{i}].reasoning_content: only an assistant message carries it"
+        f"{schema_name} messages[{i}].{key}: only an assistant message carries it"
         for i, message in enumerate(body.get("messages") or ())
-        if isinstance(message, dict)
-        and "reasoning_content" in message
-        and message.get("role") != "assistant"
+        for key in _REASONING_KEYS
+        if isinstance(message, dict) and key in message and message.get("role") != "assistant"
     ]
 
 
@@ -203,6 +212,8 @@ def request_problems(path: str, body: Any) -> list[str]:
             ]
     if path.endswith("/messages"):
         return [f"Messages API {e}" for e in anthropic_errors(body)]
+    if path.endswith(":streamGenerateContent"):
+        return [f"Gemini {e}" for e in gemini_errors(body)]
     return [f"{path}: no request schema is known for this endpoint"]
 
 
@@ -366,4 +377,81 @@ def _tool_result_content(where: str, content: Any) -> list[str]:
             errors.append(f"{where}.content[{j}].type: {kind!r} is not a tool_result block")
             continue
         errors.extend(_anthropic_block(f"{where}.content[{j}]", block))
+    return errors
+
+
+# -- Gemini generateContent: the public API reference's shapes, checked by hand -----------------
+
+_GEMINI_TOP_LEVEL = {"contents", "systemInstruction", "tools", "generationConfig"}
+_GEMINI_PART_DATA = {"text", "inlineData", "functionCall", "functionResponse"}
+_GEMINI_PART_KEYS = _GEMINI_PART_DATA | {"thought", "thoughtSignature"}
+_GEMINI_GENERATION = {"maxOutputTokens", "thinkingConfig"}
+_GEMINI_THINKING = {"includeThoughts", "thinkingBudget", "thinkingLevel"}
+
+
+def gemini_errors(body: Any) -> list[str]:
+    """A ``GenerateContentRequest`` as we send it: known keys only, ``user``/``model`` contents
+    of well-formed parts, function responses that name their function."""
+    if not isinstance(body, dict):
+        return ["$: not an object"]
+    errors = [f"{key}: not a request field" for key in sorted(set(body) - _GEMINI_TOP_LEVEL)]
+    contents = body.get("contents")
+    if not isinstance(contents, list) or not contents:
+        errors.append("contents: must be a non-empty list")
+        contents = []
+    for i, content in enumerate(contents):
+        if not isinstance(content, dict) or content.get("role") not in ("user", "model"):
+            errors.append(f"contents[{i}]: needs role user or model")
+            continue
+        parts = content.get("parts")
+        if not isinstance(parts, list) or not parts:
+            errors.append(f"contents[{i}].parts: must be a non-empty list")
+            continue
+        for j, part in enumerate(parts):
+            errors += _gemini_part(f"contents[{i}].parts[{j}]", part, content["role"])
+    system = body.get("systemInstruction")
+    if system is not None and not (
+        isinstance(system, dict) and all("text" in p for p in system.get("parts") or [{}])
+    ):
+        errors.append("systemInstruction: must hold text parts")
+    for k, tool in enumerate(body.get("tools") or ()):
+        for n, declaration in enumerate(tool.get("functionDeclarations") or ()):
+            keys = set(declaration)
+            if not {"name", "description"} <= keys or keys - {
+                "name",
+                "description",
+                "parametersJsonSchema",
+            }:
+                errors.append(f"tools[{k}].functionDeclarations[{n}]: unexpected shape {keys}")
+    generation = body.get("generationConfig") or {}
+    errors += [f"generationConfig.{key}: not sent" for key in set(generation) - _GEMINI_GENERATION]
+    thinking = generation.get("thinkingConfig") or {}
+    errors += [f"thinkingConfig.{key}: unknown" for key in set(thinking) - _GEMINI_THINKING]
+    if "thinkingBudget" in thinking and "thinkingLevel" in thinking:
+        errors.append("thinkingConfig: thinkingBudget and thinkingLevel are exclusive")
+    return errors
+
+
+def _gemini_part(where: str, part: Any, role: str) -> list[str]:
+    if not isinstance(part, dict):
+        return [f"{where}: not an object"]
+    errors = [f"{where}.{key}: unknown part field" for key in set(part) - _GEMINI_PART_KEYS]
+    data = set(part) & _GEMINI_PART_DATA
+    if len(data) != 1:
+        errors.append(f"{where}: needs exactly one of {sorted(_GEMINI_PART_DATA)}, has {data}")
+    if "functionCall" in part and role != "model":
+        errors.append(f"{where}: a functionCall belongs to a model content")
+    if "functionResponse" in part:
+        response = part["functionResponse"]
+        if role != "user":
+            errors.append(f"{where}: a functionResponse belongs to a user content")
+        if not isinstance(response, dict) or not response.get("name"):
+            errors.append(f"{where}.functionResponse: must name its function")
+        elif not isinstance(response.get("response"), dict):
+            errors.append(f"{where}.functionResponse.response: must be an object")
+    inline = part.get("inlineData")
+    if inline is not None and not (
+        isinstance(inline, dict) and set(inline) == {"mimeType", "data"}
+    ):
+        errors.append(f"{where}.inlineData: needs mimeType and data")
     return errors

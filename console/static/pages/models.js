@@ -8,6 +8,7 @@ const EFFORTS = {
   "openai-chat": ["none", "minimal", "low", "medium", "high", "xhigh", "max"],
   "openai-responses": ["none", "minimal", "low", "medium", "high", "xhigh", "max"],
   anthropic: ["none", "low", "medium", "high", "xhigh", "max"],
+  gemini: ["none", "minimal", "low", "medium", "high"],
 };
 const MODEL_FIELDS = [
   "display_name", "max_output_tokens", "context_window_tokens", "reasoning_effort", "sort_order",

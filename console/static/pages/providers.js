@@ -27,12 +27,13 @@ export const PRESETS = [
   { id: "anthropic", label: "Anthropic", name: "Anthropic", type: "anthropic", base_url: "https://api.anthropic.com/v1" },
   { id: "deepseek", label: "DeepSeek", name: "DeepSeek", type: "openai-chat", base_url: "https://api.deepseek.com/v1" },
   { id: "openrouter", label: "OpenRouter", name: "OpenRouter", type: "openai-chat", base_url: "https://openrouter.ai/api/v1" },
+  { id: "gemini-native", label: "Gemini", name: "Gemini", type: "gemini", base_url: "https://generativelanguage.googleapis.com/v1beta" },
   { id: "gemini", label: "Gemini (OpenAI-compatible)", name: "Gemini", type: "openai-chat", base_url: "https://generativelanguage.googleapis.com/v1beta/openai" },
   { id: "ollama", label: "Ollama (local)", name: "Ollama", type: "openai-chat", base_url: "http://127.0.0.1:11434/v1" },
   { id: "lmstudio", label: "LM Studio (local)", name: "LM Studio", type: "openai-chat", base_url: "http://127.0.0.1:1234/v1" },
   { id: "custom", label: "Custom", name: "", type: "openai-chat", base_url: "" },
 ];
-const TYPES = ["openai-chat", "openai-responses", "anthropic"];
+const TYPES = ["openai-chat", "openai-responses", "anthropic", "gemini"];
 const FIELDS = ["name", "type", "base_url", "api_key", "headers", "prompt_cache_key"];
 
 function headerRows(headers) {
