@@ -43,13 +43,17 @@ from typing import Any
 
 import aiohttp
 
-from store import connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from tests.bench.fast_cursor import AiohttpCursor
 from tests.bench.load_provider import TOOLS_MARK, LoadProviderProcess
 from tests.bench.stats import percentile
 from tests.support.fake_cursor import CursorSession, TurnLog, user_turn_message
-from tests.support.process import ServerProcess, server_env
+from tests.support.process import (
+    SHARED_KEY_ENV,
+    ServerProcess,
+    connect_shared_store,
+    server_env,
+)
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -331,7 +335,7 @@ async def direct_first_text(base_url: str, samples: int = 10) -> float:
 
 
 def seed_model(url: str, provider_url: str, prefix: str) -> str:
-    store = connect_store(url)
+    store = connect_shared_store(url)
     try:
         provider = create_provider(
             store.database,
@@ -375,7 +379,9 @@ def main() -> None:
         (workspace / "a.txt").write_text("first file\n")
         (workspace / "b.txt").write_text("second file\n")
         stats_file = Path(tmp) / "stats.json"
-        env = server_env(Path(tmp), CURSOR_DATABASE_URL=url, LOAD_STATS_FILE=str(stats_file))
+        env = server_env(
+            Path(tmp), CURSOR_DATABASE_URL=url, LOAD_STATS_FILE=str(stats_file), **SHARED_KEY_ENV
+        )
         server = ServerProcess(env, module="tests.bench.load_server")
         try:
             address = server.wait_for_address()
