@@ -225,9 +225,9 @@ class AgentRun(ToolRelay):
                 self._finish(error)
             case CallCancelled():
                 self._children.call_ended()  # cancelled by this run, which is ending
-            case CallTooLong():
+            case CallTooLong(error=error):
                 self._children.call_ended()
-                self._compactor.refuse()
+                self._compactor.refuse(error)
                 self._guarded(lambda: self._call_provider(after=call))
             case CallSummarized(message=summary):
                 self._call_succeeded(call)

@@ -138,6 +138,21 @@ def is_summary(message: CanonicalMessage) -> bool:
     return message.summary_tail is not None
 
 
+# How a summary message frames what the summary call wrote (our own words).
+SUMMARY_LEAD = (
+    "The earlier part of this conversation was condensed into the summary below; the "
+    "messages after it follow in full.\n<conversation_summary>\n"
+)
+SUMMARY_END = "\n</conversation_summary>"
+
+
+def summary_text(message: CanonicalMessage) -> str:
+    """What the summary call wrote, from a summary message (without our framing)."""
+    content = message.content
+    assert isinstance(content, PartsContent) and isinstance(content.parts[0], TextPart)
+    return content.parts[0].text.removeprefix(SUMMARY_LEAD).removesuffix(SUMMARY_END)
+
+
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(CanonicalMessage)
 

@@ -34,7 +34,9 @@ import msgspec
 
 from actors.conversation.events import ProviderEvent, TextDelta, UsageReported
 from actors.conversation.model import (
+    SUMMARY_END,
     SUMMARY_EVENT_PREFIX,
+    SUMMARY_LEAD,
     AssistantContent,
     CanonicalMessage,
     Origin,
@@ -43,6 +45,7 @@ from actors.conversation.model import (
     TextPart,
     ToolResultContent,
     is_summary,
+    summary_text,
 )
 from actors.conversation.projection import project, visible
 from actors.conversation.request import (
@@ -178,28 +181,14 @@ def summary_event(request_id: str, call_index: int) -> str:
 def summary_message(request_id: str, call_index: int, summary: str, tail: str) -> CanonicalMessage:
     """The stored summary: a runtime user message the next requests start from."""
     event = summary_event(request_id, call_index)
-    text = (
-        "The earlier part of this conversation was condensed into the summary below; the "
-        "messages after it follow in full.\n"
-        f"<conversation_summary>\n{summary}\n</conversation_summary>"
-    )
     return CanonicalMessage(
         message_id=f"runtime:{event}",
         role=Role.USER,
         origin=Origin.RUNTIME,
-        content=PartsContent((TextPart(text),)),
+        content=PartsContent((TextPart(f"{SUMMARY_LEAD}{summary}{SUMMARY_END}"),)),
         runtime_event_id=event,
         summary_tail=tail,
     )
-
-
-def summary_text(message: CanonicalMessage) -> str:
-    """The summary a summary message holds (what the model wrote, without our framing)."""
-    assert isinstance(message.content, PartsContent)
-    part = message.content.parts[0]
-    assert isinstance(part, TextPart)
-    inner = part.text.split("<conversation_summary>\n", 1)[-1]
-    return inner.rsplit("\n</conversation_summary>", 1)[0]
 
 
 # ---- the phase ----
@@ -276,7 +265,7 @@ class Compactor:
         self.fixed = 0
         self._tokens: int | None = None
         self._covered = 0
-        self._refused = False
+        self._refused: ConnectError | None = None
 
     @property
     def last_tokens(self) -> int | None:
@@ -310,9 +299,9 @@ class Compactor:
         output = self._route.max_output_tokens or 0
         return projected > window * COMPACT_AT or projected + output > window
 
-    def refuse(self) -> None:
+    def refuse(self, error: ConnectError) -> None:
         """The provider refused the last request for its length: compact before the next."""
-        self._refused = True
+        self._refused = error
 
     def before_call(
         self, call_index: int, history: Sequence[CanonicalMessage], after: ModelCall | None
@@ -320,11 +309,11 @@ class Compactor:
         """The summary call to make before model call ``call_index``: after a refusal, or when
         one is due (never while continuing a cut answer, ``after``); after a refusal that came
         right after a compaction, the error that ends the run."""
-        refused, self._refused = self._refused, False
-        if refused:
+        refused, self._refused = self._refused, None
+        if refused is not None:
             if history and is_summary(history[-1]):
-                return too_long_error()
-            return self.start(call_index, history, after=after) or too_long_error()
+                return too_long_error(refused)
+            return self.start(call_index, history, after=after) or too_long_error(refused)
         if after is None and self.due(history):
             return self.start(call_index, history)
         return None
@@ -361,9 +350,11 @@ class Compactor:
         return Compaction(call, call_index, tail, after)
 
 
-def too_long_error() -> ConnectError:
-    """A request the provider refused for its length right after a compaction."""
+def too_long_error(refusal: ConnectError) -> ConnectError:
+    """How a run ends whose request the provider refused for its length right after a
+    compaction (or with nothing to summarise): ``refusal`` says what the provider said."""
     return ConnectError(
         Code.RESOURCE_EXHAUSTED,
-        "the conversation does not fit the model's context window even after compaction",
+        "the conversation does not fit the model's context window even after compaction "
+        f"({refusal.message})",
     )
