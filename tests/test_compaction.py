@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from actors.checkpoint_state import SummaryBlobs, build_state
 from actors.conversation.events import FinishReason
 from actors.conversation.model import (
     AssistantContent,
@@ -41,6 +42,7 @@ from prompt.assets import load_prompt_assets
 from prompt.compaction import COMPACTION_MODE, compaction_assets
 from store.llm_calls import CallStatus
 from wire.errors import Code, ConnectError
+from wire.proto import agent_v1_pb2 as agent
 
 
 def user(n: int, text: str = "hello") -> CanonicalMessage:
@@ -215,3 +217,14 @@ def test_the_compaction_assets_offer_no_tool_and_the_loader_accepts_them() -> No
     assert "{{" not in assets.prompt + assets.request
     modes = {mode.name for mode in load_prompt_assets().modes}
     assert COMPACTION_MODE not in modes  # no mode a run can be in
+
+
+def test_the_checkpoint_adds_only_new_archives_and_counts_them() -> None:
+    old, new, summary = (bytes([n]) * 32 for n in (1, 2, 3))
+    base = agent.ConversationStateStructure(summary_archives=[old], self_summary_count=1)
+    blobs = SummaryBlobs(summary, (old, new))
+    state = build_state(base, roots=[], turns=[], pending=[], mode=1, summaries=blobs)
+    assert (state.summary, list(state.summary_archives)) == (summary, [old, new])
+    assert state.self_summary_count == 2
+    again = build_state(state, roots=[], turns=[], pending=[], mode=1, summaries=blobs)
+    assert (list(again.summary_archives), again.self_summary_count) == ([old, new], 2)
