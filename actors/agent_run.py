@@ -44,7 +44,7 @@ from actors.conversation.model import (
     Origin,
     Role,
 )
-from actors.conversation.projection import project
+from actors.conversation.projection import project_view
 from actors.conversation.request import LlmRequest, ModelRoute, conversation_cache_key
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived, StartProviderCall
 from actors.run_base import open_round
@@ -58,6 +58,7 @@ from actors.tool_runtime import (
     ToolCompleted,
 )
 from actors.turn import timeline
+from actors.turn.compaction import Compaction, Compactor, fixed_tokens
 from actors.turn.length import continuation
 from actors.turn.model_call import (
     CallAnswered,
@@ -65,6 +66,8 @@ from actors.turn.model_call import (
     CallCut,
     CallFailed,
     CallStep,
+    CallSummarized,
+    CallTooLong,
     CallWantsTools,
     ModelCall,
     add_usage,
@@ -88,7 +91,7 @@ class PublishingFinal:
     """The last phase: the final checkpoint is being acknowledged."""
 
 
-Phase = ModelCall | ToolRound | PublishingFinal | None
+Phase = ModelCall | Compaction | ToolRound | PublishingFinal | None
 
 
 class AgentRun(ToolRelay):
@@ -134,7 +137,7 @@ class AgentRun(ToolRelay):
         self._head = 0
         self._messages: tuple[CanonicalMessage, ...] = ()
         self._usage: Usage | None = None
-        self._last_call_tokens: int | None = None
+        self._compactor = Compactor(request_id, route)  # and the last call's tokens
 
     # ---- the start ----
 
@@ -152,6 +155,7 @@ class AgentRun(ToolRelay):
             return  # blobs are still being fetched
         self._turn = opened
         self._head, self._messages = opened.head, opened.messages
+        self._compactor.fixed = fixed_tokens(opened.instructions, opened.mode.tools)
         if opened.round is not None:
             self._run_round(opened.round, opened.stable, ())
         elif opened.commit_job is not None:
@@ -163,19 +167,30 @@ class AgentRun(ToolRelay):
     # ---- the model call ----
 
     def _call_provider(self, call_index: int | None = None, after: ModelCall | None = None) -> None:
-        """Ask the model; ``call_index`` when it was reserved already. Its events are held,
-        unless it continues the answer of ``after``, which the output limit cut."""
+        """Ask the model (compacting first when due), at ``call_index`` if reserved. Its events
+        are held, unless it continues ``after`` (a cut answer, a refused call, a summary)."""
         opened = self._turn
         assert opened is not None
         if call_index is None:
             call_index = self._store.begin_provider_call(self.request_id)
         model_call_id = f"{self.request_id}:{call_index}"
+        summary = self._compactor.before_call(call_index, self._messages, after)
+        if summary is not None:
+            return self._summarize(summary)
         self._phase = ModelCall(
             model_call_id, call_index, opened.mode.tool_names, opened.context.dynamic, after
         )
-        messages, key = project(self._messages), conversation_cache_key(self.conversation_id)
+        messages, key = project_view(self._messages), conversation_cache_key(self.conversation_id)
         request = LlmRequest(opened.instructions, opened.mode.tools, messages, key)
         self._children.call(StartProviderCall(self.request_id, model_call_id, request, self._route))
+
+    def _summarize(self, summary: Compaction | ConnectError) -> None:
+        """Summarise the conversation first (an error: refused again right after that)."""
+        if isinstance(summary, ConnectError):
+            return self._finish(summary)
+        self._phase = summary
+        self._output.send(summary.started())
+        self._children.call(summary.call)
 
     def _publish_settled_then_call(
         self, call_index: int | None = None, lead: bytes = b"", steps: tuple[Step, ...] = ()
@@ -191,7 +206,7 @@ class AgentRun(ToolRelay):
             self._output.send(lead)
         job = self._jobs.next()
         self._children.checkpoint(
-            PublishSettled(job, self._messages, steps, self._last_call_tokens, self._head)
+            PublishSettled(job, self._messages, steps, self._compactor.last_tokens, self._head)
         )
 
     def on_provider_message(self, message: ProviderEventsReceived | ProviderCallEnded) -> None:
@@ -210,6 +225,13 @@ class AgentRun(ToolRelay):
                 self._finish(error)
             case CallCancelled():
                 self._children.call_ended()  # cancelled by this run, which is ending
+            case CallTooLong(error=error):
+                self._children.call_ended()
+                self._compactor.refuse(error)
+                self._guarded(lambda: self._call_provider(after=call))
+            case CallSummarized(message=summary):
+                self._call_succeeded(call)
+                self._guarded(lambda: self._compacted(call, summary))
             case CallWantsTools(calls=calls, content=content, cut=cut):
                 self._call_succeeded(call)
                 self._guarded(lambda: self._open_round(call, calls, content, cut))
@@ -223,8 +245,13 @@ class AgentRun(ToolRelay):
     def _call_succeeded(self, call: ModelCall) -> None:
         self._children.call_ended()
         self._usage = add_usage(self._usage, call.usage)
-        if call.last_tokens is not None:
-            self._last_call_tokens = call.last_tokens
+        self._compactor.observe(call.last_tokens, len(self._messages))
+
+    def _compacted(self, call: ModelCall, summary: CanonicalMessage) -> None:
+        """The summary is a new message; the call is made again on summary + tail."""
+        self._head = self._store.append_messages(self.request_id, self._head, [stored(summary)])
+        self._messages = (*self._messages, summary)
+        self._call_provider(after=call)
 
     def _continue(self, call: ModelCall, content: AssistantContent) -> None:
         """The output limit cut the answer: keep it and ask the model to go on (once the
@@ -251,7 +278,7 @@ class AgentRun(ToolRelay):
                 self._messages,
                 final,
                 tuple(call.steps),
-                self._last_call_tokens,
+                self._compactor.last_tokens,
                 (lead,),
                 now_ms(),
                 self._head,
@@ -286,7 +313,7 @@ class AgentRun(ToolRelay):
                 stable,
                 round_.assistant,
                 steps,
-                self._last_call_tokens,
+                self._compactor.last_tokens,
                 round_.started_at_ms,
             )
         )

@@ -28,12 +28,14 @@ from actors.checkpoint_json import (
 )
 from actors.checkpoint_state import (
     CheckpointStateError,
+    SummaryBlobs,
     assistant_step_blob,
     build_state,
     extend_turn_blob,
     plan_blob,
     progress_state,
     shell_turn_blob,
+    summary_blobs,
     switched_mode,
     thinking_step_blob,
     todos_from_messages,
@@ -508,6 +510,13 @@ class CheckpointActor(pykka.ThreadingActor):
         if plan is not None:
             plan_id = blob_id_of(plan)
             new.setdefault(plan_id, plan)
+        summaries = summary_blobs(messages, roots)
+        summary_ids: SummaryBlobs | None = None
+        if summaries is not None:
+            for data in (summaries[0], *summaries[1]):
+                new.setdefault(blob_id_of(data), data)
+            ids = tuple(blob_id_of(data) for data in summaries[1])
+            summary_ids = SummaryBlobs(blob_id_of(summaries[0]), ids)
         base = setup.base
         details = token_details(
             base.token_details if base is not None and base.HasField("token_details") else None,
@@ -533,6 +542,7 @@ class CheckpointActor(pykka.ThreadingActor):
                 if setup.parent_tool_call_id
                 else None
             ),
+            summaries=summary_ids,
         )
 
     @staticmethod

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from actors.checkpoint_json import regroup_rounds
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -22,7 +23,9 @@ from actors.conversation.model import (
     PartsContent,
     TextPart,
     ToolResultContent,
+    is_summary,
     starts_turn,
+    summary_text,
 )
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs, ToolArgumentError
@@ -139,6 +142,7 @@ def build_state(
     plan: bytes | None = None,
     token_details: agent.ConversationTokenDetails | None = None,
     progress: tuple[str, agent.CommunicateUpdateTurnState | None] | None = None,
+    summaries: SummaryBlobs | None = None,
 ) -> agent.ConversationStateStructure:
     """The checkpoint: ``base`` (the client's state) with the fields the server owns replaced.
 
@@ -148,7 +152,9 @@ def build_state(
     and ``token_details`` replace the base's when given and keep it when ``None``.
     ``progress`` (a subagent run's parent Task call id and its UpdateCurrentStep state, or
     ``None`` for none yet) replaces the whole ``communicate_update_states_by_parent_tool_call_id``
-    map; ``None`` keeps the base's.
+    map; ``None`` keeps the base's. ``summaries`` (the history's compactions) sets ``summary``,
+    adds the archives the base lacks to ``summary_archives`` and counts them in
+    ``self_summary_count``; ``None`` keeps the base's.
     """
     state = agent.ConversationStateStructure()
     if base is not None:
@@ -174,7 +180,56 @@ def build_state(
         parent_call_id, turn_state = progress
         if turn_state is not None:
             states[parent_call_id].CopyFrom(turn_state)
+    if summaries is not None:
+        state.summary = _blob_id(summaries.summary, "summary")
+        known = set(state.summary_archives)
+        for archive in summaries.archives:
+            if _blob_id(archive, "summary archive") not in known:
+                state.summary_archives.append(archive)
+                state.self_summary_count += 1
     return state
+
+
+class SummaryBlobs(msgspec.Struct, frozen=True):
+    """The blob ids of the newest summary (a ``ConversationSummary``) and of one
+    ``ConversationSummaryArchive`` per summary, oldest first."""
+
+    summary: bytes
+    archives: tuple[bytes, ...]
+
+
+def summary_blobs(
+    messages: Sequence[CanonicalMessage], roots: Sequence[bytes]
+) -> tuple[bytes, list[bytes]] | None:
+    """The checkpoint's summary blobs for a history (None: it holds no summary): the newest
+    summary's ``ConversationSummary``, then one archive per summary naming the roots it
+    condensed, the summary's own root and how many roots of the tail it kept verbatim
+    (``window_tail``). ``roots`` are the state's roots (the system root first), one per
+    regrouped message."""
+    summaries = [m for m in messages if is_summary(m)]
+    if not summaries:
+        return None
+    # A staged state's roots may stop short of ``messages`` (the final answer not yet a root).
+    regrouped = regroup_rounds(messages)[: len(roots) - 1]
+    if len(regrouped) != len(roots) - 1:
+        raise CheckpointStateError(f"{len(roots)} roots for {len(regrouped)} messages")
+    at = {m.message_id: i + 1 for i, m in enumerate(regrouped)}
+    summaries = [m for m in summaries if m.message_id in at]
+    if not summaries:
+        return None
+    archives: list[bytes] = []
+    for message in summaries:
+        own = at[message.message_id]
+        start = at[message.summary_tail] if message.summary_tail else own
+        archive = agent.ConversationSummaryArchive(
+            summarized_messages=roots[1:start],
+            summary=summary_text(message),
+            window_tail=own - start,
+            summary_message=roots[own],
+        )
+        archives.append(archive.SerializeToString())
+    newest = agent.ConversationSummary(summary=summary_text(summaries[-1]))
+    return newest.SerializeToString(), archives
 
 
 def _replace(field: Any, values: list[Any]) -> None:

@@ -33,6 +33,7 @@ from typing import Any
 import msgspec
 
 from actors.conversation.request import ToolSpec
+from prompt.compaction import COMPACTION_MODE
 from prompt.runtime_message import (
     DEBUG_PLACEHOLDERS,
     PLACEHOLDER,
@@ -230,7 +231,8 @@ def _refuse_unknown_manifests(root: Traversable) -> None:
     if not modes_dir.is_dir():
         raise PromptAssetError(f"{MODES_DIR}/: missing")
     for entry in modes_dir.iterdir():
-        if entry.name.endswith(".json") and entry.name[: -len(".json")] not in MODES:
+        name = entry.name[: -len(".json")]
+        if entry.name.endswith(".json") and name not in MODES and name != COMPACTION_MODE:
             raise PromptAssetError(
                 f"{MODES_DIR}/{entry.name}: no such mode (this server has: {', '.join(MODES)})"
             )

@@ -188,12 +188,12 @@ def _base_with_unknown_fields() -> tuple[agent.ConversationStateStructure, bytes
         + _tag(10, 0)
         + _varint(1)
         + _len_field(18, b"/a")
-    )
-    unknown = (
-        _len_field(6, b"summary-id")  # summary
-        + _len_field(12, _len_field(1, b"/f") + _len_field(2, b"state"))  # file_states entry
+        + _len_field(6, _id("summary"))  # summary, declared for compaction
         + _tag(17, 0)
         + _varint(4)  # self_summary_count
+    )
+    unknown = (
+        _len_field(12, _len_field(1, b"/f") + _len_field(2, b"state"))  # file_states entry
         + _len_field(22, b"agent-type")
         + _tag(33, 0)
         + _varint(1)  # is_root_project_conversation
@@ -222,6 +222,7 @@ def test_build_state_keeps_unknown_base_fields_byte_for_byte() -> None:
     # Fields the call does not replace are the base's, unknown sub-fields included.
     assert list(state.todos) == [_id("old-todo")]
     assert state.plan == _id("plan")
+    assert (state.summary, state.self_summary_count) == (_id("summary"), 4)
     assert state.token_details == base.token_details
     assert _unknown(state.token_details) == [(4, 2, b"\x08\x01")]
     # The base itself is left alone.

@@ -553,10 +553,17 @@ async def test_responses_incomplete_by_content_filter_fails(fake: FakeProvider) 
     failed(await play(fake, RESPONSES, events), FailureKind.PROVIDER, "content_filter")
 
 
-@pytest.mark.parametrize("stop", ["max_tokens", "model_context_window_exceeded"])
-async def test_anthropic_length(fake: FakeProvider, stop: str) -> None:
+@pytest.mark.parametrize(
+    ("stop", "finish"),
+    [
+        ("max_tokens", FinishReason.LENGTH),
+        # The context window filled, not the output limit: the turn compacts, never continues.
+        ("model_context_window_exceeded", FinishReason.CONTEXT_WINDOW),
+    ],
+)
+async def test_anthropic_length(fake: FakeProvider, stop: str, finish: FinishReason) -> None:
     outcome = await play(fake, ANTHROPIC, anthropic_events(text=["x"], stop_reason=stop))
-    assert outcome.result.finish is FinishReason.LENGTH
+    assert outcome.result.finish is finish
 
 
 @pytest.mark.parametrize("stop", ["refusal", "pause_turn"])

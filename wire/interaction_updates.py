@@ -58,3 +58,19 @@ def turn_ended_frame(
         if value is not None:
             setattr(update, name, value)
     return _frame(agent.InteractionUpdate(turn_ended=update))
+
+
+def summary_started_frame() -> bytes:
+    """A compaction of the conversation has started."""
+    return _frame(agent.InteractionUpdate(summary_started=agent.SummaryStartedUpdate()))
+
+
+def summary_frame(text: str) -> bytes:
+    """The summary a compaction wrote."""
+    return _frame(agent.InteractionUpdate(summary=agent.SummaryUpdate(summary=text)))
+
+
+def summary_completed_frame(*, failed: bool = False) -> bytes:
+    """The compaction is over (``failed``: no summary came back)."""
+    update = agent.SummaryCompletedUpdate(failed=True) if failed else agent.SummaryCompletedUpdate()
+    return _frame(agent.InteractionUpdate(summary_completed=update))

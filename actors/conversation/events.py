@@ -25,6 +25,9 @@ class FinishReason(StrEnum):
     STOP = "stop"
     LENGTH = "length"
     TOOL_USE = "tool_use"
+    # The input and output together filled the model's context window (Anthropic's
+    # ``model_context_window_exceeded``): the turn compacts and asks again.
+    CONTEXT_WINDOW = "context_window"
 
 
 class Usage(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -100,6 +100,11 @@ class CanonicalMessage(msgspec.Struct, frozen=True, omit_defaults=True):
     ``runtime_event_id`` is set on runtime-origin messages (the rendered user turn of a
     RunRequest: ``run-request:{request_id}``); the store keeps it unique per conversation so
     a retried or replayed RunRequest never appends its turn twice.
+
+    ``summary_tail`` marks a compaction summary (``summary:{request_id}:{call_index}``): the id
+    of the first message it does not cover, kept verbatim after it in the provider request
+    (``""``: it covers everything before it). Nothing is deleted: the projection starts from
+    the newest summary (``actors.conversation.projection.visible``).
     """
 
     message_id: str
@@ -107,20 +112,45 @@ class CanonicalMessage(msgspec.Struct, frozen=True, omit_defaults=True):
     origin: Origin
     content: Content
     runtime_event_id: str | None = None
+    summary_tail: str | None = None
 
 
 # The runtime event of a request to go on with an answer the output limit cut
 # (``continuation:{request_id}:{call_index}``): a user-role message inside the turn, not a turn.
 CONTINUATION_EVENT_PREFIX = "continuation:"
 
+# The runtime event of a compaction summary (``summary:{request_id}:{call_index}``): a
+# user-role message inside the turn, not a turn.
+SUMMARY_EVENT_PREFIX = "summary:"
+
 
 def starts_turn(message: CanonicalMessage) -> bool:
     """Whether ``message`` opens a turn: a user-role message other than a continuation
-    request."""
+    request or a compaction summary."""
     event = message.runtime_event_id
     return message.role is Role.USER and not (
-        event is not None and event.startswith(CONTINUATION_EVENT_PREFIX)
+        event is not None and event.startswith((CONTINUATION_EVENT_PREFIX, SUMMARY_EVENT_PREFIX))
     )
+
+
+def is_summary(message: CanonicalMessage) -> bool:
+    """Whether ``message`` is a compaction summary."""
+    return message.summary_tail is not None
+
+
+# How a summary message frames what the summary call wrote (our own words).
+SUMMARY_LEAD = (
+    "The earlier part of this conversation was condensed into the summary below; the "
+    "messages after it follow in full.\n<conversation_summary>\n"
+)
+SUMMARY_END = "\n</conversation_summary>"
+
+
+def summary_text(message: CanonicalMessage) -> str:
+    """What the summary call wrote, from a summary message (without our framing)."""
+    content = message.content
+    assert isinstance(content, PartsContent) and isinstance(content.parts[0], TextPart)
+    return content.parts[0].text.removeprefix(SUMMARY_LEAD).removesuffix(SUMMARY_END)
 
 
 _encoder = msgspec.json.Encoder()

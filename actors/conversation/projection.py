@@ -21,11 +21,37 @@ from actors.conversation.model import (
     Role,
     TextPart,
     ToolResultContent,
+    is_summary,
 )
 
 
 class ProjectionError(ValueError):
     """The stored history cannot be projected (a broken invariant, never a user error)."""
+
+
+def visible(messages: Sequence[CanonicalMessage]) -> tuple[CanonicalMessage, ...]:
+    """What the model sees of an append-only history: the newest compaction summary, then the
+    messages from its tail on, older summaries left out (the newest one covers them); the whole
+    history when there is no summary."""
+    newest = next((i for i in range(len(messages) - 1, -1, -1) if is_summary(messages[i])), None)
+    if newest is None:
+        return tuple(messages)
+    summary = messages[newest]
+    tail = summary.summary_tail
+    if not tail:
+        start = newest + 1
+    else:
+        start = next((i for i, m in enumerate(messages) if m.message_id == tail), -1)
+        if start < 0 or start > newest:
+            raise ProjectionError(f"summary {summary.message_id}: tail {tail} not before it")
+    return (summary, *(m for m in messages[start:] if not is_summary(m)))
+
+
+def project_view(
+    messages: Sequence[CanonicalMessage],
+) -> tuple[neutral.ProjectedMessage, ...]:
+    """The provider request's history: ``project`` of what the model sees (``visible``)."""
+    return project(visible(messages))
 
 
 def project(messages: Sequence[CanonicalMessage]) -> tuple[neutral.ProjectedMessage, ...]:

@@ -330,6 +330,7 @@ class ProviderActor(pykka.ThreadingActor):
             failure.kind,
             scrub_text(failure.message, self._secrets),
             http_status=failure.http_status,
+            too_long=failure.too_long,
         )
         decision: RetryAfter | GiveUp = GiveUp("not transient")
         if attempt is not None:

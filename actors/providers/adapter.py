@@ -17,7 +17,7 @@ import msgspec
 
 from actors.conversation.events import FinishReason, ProviderEvent, ReplayState
 from actors.conversation.request import HttpCall, LlmRequest, ModelRoute, ProviderType
-from actors.providers.errors import FailureKind, ProviderFailure
+from actors.providers.errors import FailureKind, ProviderFailure, is_length_refusal
 from actors.providers.redaction import route_secrets, scrub_text
 from actors.providers.sse import ServerSentEvent, SseDecoder
 
@@ -140,7 +140,10 @@ def http_failure(adapter: str, status: int, body: bytes, route: ModelRoute) -> P
     if len(detail) > ERROR_BODY_LIMIT:
         detail = detail[:ERROR_BODY_LIMIT] + "…"
     head = f"{adapter} {status} {phrase}".rstrip()
-    return ProviderFailure(FailureKind.PROVIDER, f"{head}: {detail}", http_status=status)
+    too_long = status < 500 and is_length_refusal(body.decode("utf-8", "replace"))
+    return ProviderFailure(
+        FailureKind.PROVIDER, f"{head}: {detail}", http_status=status, too_long=too_long
+    )
 
 
 def provider_error_message(body: bytes) -> str:
@@ -223,6 +226,11 @@ class SseJsonDecoder(abc.ABC):
 
     def provider(self, what: str) -> ProviderFailure:
         return ProviderFailure(FailureKind.PROVIDER, f"{self.name} {what}")
+
+    def stream_error(self, what: str, data: dict[str, Any]) -> ProviderFailure:
+        """An error the stream reported; ``too_long`` when its event refuses the length."""
+        too_long = is_length_refusal(msgspec.json.encode(data).decode())
+        return ProviderFailure(FailureKind.PROVIDER, f"{self.name} {what}", too_long=too_long)
 
     # -- typed field access: a missing or mistyped required field is a protocol failure ------
 

@@ -76,7 +76,7 @@ _STOP = {
     "stop_sequence": FinishReason.STOP,
     "tool_use": FinishReason.TOOL_USE,
     "max_tokens": FinishReason.LENGTH,
-    "model_context_window_exceeded": FinishReason.LENGTH,
+    "model_context_window_exceeded": FinishReason.CONTEXT_WINDOW,
 }
 _UNSUPPORTED_STOP = {
     "refusal": "the model refused to answer (stop_reason refusal)",
@@ -261,7 +261,7 @@ class AnthropicDecoder(SseJsonDecoder):
         elif kind == "message_stop":
             self._message_stop(out)
         elif kind == "error":
-            raise self.provider(f"stream error: {error_text(data)}")
+            raise self.stream_error(f"stream error: {error_text(data)}", data)
         # ``ping`` and unknown events carry nothing for us.
 
     def _start(self, data: dict[str, Any], out: list[ProviderEvent]) -> None:

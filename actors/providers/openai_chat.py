@@ -258,7 +258,7 @@ class ChatDecoder(SseJsonDecoder):
         self, event: ServerSentEvent, data: dict[str, Any], out: list[ProviderEvent]
     ) -> None:
         if data.get("error") is not None:
-            raise self.provider(f"stream error: {error_text(data)}")
+            raise self.stream_error(f"stream error: {error_text(data)}", data)
         if data.get("usage") is not None:
             self._usage = self._read_usage(self.obj(data, "usage", "chunk"))
         choices = data.get("choices")

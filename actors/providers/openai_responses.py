@@ -259,9 +259,9 @@ class ResponsesDecoder(SseJsonDecoder):
             response = data.get("response")
             error = response.get("error") if isinstance(response, dict) else None
             detail = error_text({"error": error}) if error else "no error details"
-            raise self.provider(f"failed: {detail}")
+            raise self.stream_error(f"failed: {detail}", data)
         elif kind == "error":
-            raise self.provider(f"stream error: {error_text(data)}")
+            raise self.stream_error(f"stream error: {error_text(data)}", data)
         # Lifecycle and bookkeeping events (created, in_progress, content_part.*, …) carry
         # nothing the canonical stream needs.
 

@@ -27,7 +27,7 @@ from actors.conversation.events import (
     Usage,
     UsageReported,
 )
-from actors.conversation.model import AssistantContent, CanonicalToolCall
+from actors.conversation.model import AssistantContent, CanonicalMessage, CanonicalToolCall
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
 from actors.providers.errors import FailureKind, ProviderFailure
 from actors.turn.length import cut_calls
@@ -82,7 +82,29 @@ class CallCancelled(msgspec.Struct, frozen=True):
     """The call was cancelled by the run itself, which is already ending."""
 
 
-CallOutcome = CallAnswered | CallWantsTools | CallCut | CallFailed | CallCancelled
+class CallTooLong(msgspec.Struct, frozen=True):
+    """The provider refused the request for its length, or stopped as the context window
+    filled (what it wrote is dropped): the turn compacts and asks again."""
+
+    error: ConnectError
+
+
+class CallSummarized(msgspec.Struct, frozen=True):
+    """A summary call (``actors.turn.compaction``) wrote its summary: ``message`` is to be
+    appended, then the model is asked again on summary + tail."""
+
+    message: CanonicalMessage
+
+
+CallOutcome = (
+    CallAnswered
+    | CallWantsTools
+    | CallCut
+    | CallFailed
+    | CallCancelled
+    | CallTooLong
+    | CallSummarized
+)
 
 
 class CallStep(msgspec.Struct, frozen=True):
@@ -271,10 +293,13 @@ class ModelCall:
 
     def _outcome(self, message: ProviderCallEnded) -> CallOutcome:
         if message.failure is not None:
-            return CallFailed(run_failure(message.failure))
+            error = run_failure(message.failure)
+            return CallTooLong(error) if message.failure.too_long else CallFailed(error)
         result = message.result
         if result is None:
             return CallCancelled()
+        if result.finish is FinishReason.CONTEXT_WINDOW:
+            return CallTooLong(ConnectError(Code.RESOURCE_EXHAUSTED, "context window filled"))
         cut = result.finish is FinishReason.LENGTH
         content = AssistantContent(
             text=result.text, thinking=result.thinking, replay_state=result.replay

@@ -280,11 +280,12 @@ class ThinkingDetails(_message.Message):
     def __init__(self) -> None: ...
 
 class ConversationAction(_message.Message):
-    __slots__ = ("request_context_parts", "user_message_action", "resume_action", "cancel_action", "shell_command_action", "start_plan_action", "execute_plan_action", "async_ask_question_completion_action", "cancel_subagent_action", "background_task_completion_action", "background_shell_action", "background_subagent_action")
+    __slots__ = ("request_context_parts", "user_message_action", "resume_action", "cancel_action", "summarize_action", "shell_command_action", "start_plan_action", "execute_plan_action", "async_ask_question_completion_action", "cancel_subagent_action", "background_task_completion_action", "background_shell_action", "background_subagent_action")
     REQUEST_CONTEXT_PARTS_FIELD_NUMBER: _ClassVar[int]
     USER_MESSAGE_ACTION_FIELD_NUMBER: _ClassVar[int]
     RESUME_ACTION_FIELD_NUMBER: _ClassVar[int]
     CANCEL_ACTION_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIZE_ACTION_FIELD_NUMBER: _ClassVar[int]
     SHELL_COMMAND_ACTION_FIELD_NUMBER: _ClassVar[int]
     START_PLAN_ACTION_FIELD_NUMBER: _ClassVar[int]
     EXECUTE_PLAN_ACTION_FIELD_NUMBER: _ClassVar[int]
@@ -297,6 +298,7 @@ class ConversationAction(_message.Message):
     user_message_action: UserMessageAction
     resume_action: ResumeAction
     cancel_action: CancelAction
+    summarize_action: SummarizeAction
     shell_command_action: ShellCommandAction
     start_plan_action: StartPlanAction
     execute_plan_action: ExecutePlanAction
@@ -305,7 +307,7 @@ class ConversationAction(_message.Message):
     background_task_completion_action: BackgroundTaskCompletionAction
     background_shell_action: BackgroundShellAction
     background_subagent_action: BackgroundSubagentAction
-    def __init__(self, request_context_parts: _Optional[_Union[RequestContextPartReferences, _Mapping]] = ..., user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ..., shell_command_action: _Optional[_Union[ShellCommandAction, _Mapping]] = ..., start_plan_action: _Optional[_Union[StartPlanAction, _Mapping]] = ..., execute_plan_action: _Optional[_Union[ExecutePlanAction, _Mapping]] = ..., async_ask_question_completion_action: _Optional[_Union[AsyncAskQuestionCompletionAction, _Mapping]] = ..., cancel_subagent_action: _Optional[_Union[CancelSubagentAction, _Mapping]] = ..., background_task_completion_action: _Optional[_Union[BackgroundTaskCompletionAction, _Mapping]] = ..., background_shell_action: _Optional[_Union[BackgroundShellAction, _Mapping]] = ..., background_subagent_action: _Optional[_Union[BackgroundSubagentAction, _Mapping]] = ...) -> None: ...
+    def __init__(self, request_context_parts: _Optional[_Union[RequestContextPartReferences, _Mapping]] = ..., user_message_action: _Optional[_Union[UserMessageAction, _Mapping]] = ..., resume_action: _Optional[_Union[ResumeAction, _Mapping]] = ..., cancel_action: _Optional[_Union[CancelAction, _Mapping]] = ..., summarize_action: _Optional[_Union[SummarizeAction, _Mapping]] = ..., shell_command_action: _Optional[_Union[ShellCommandAction, _Mapping]] = ..., start_plan_action: _Optional[_Union[StartPlanAction, _Mapping]] = ..., execute_plan_action: _Optional[_Union[ExecutePlanAction, _Mapping]] = ..., async_ask_question_completion_action: _Optional[_Union[AsyncAskQuestionCompletionAction, _Mapping]] = ..., cancel_subagent_action: _Optional[_Union[CancelSubagentAction, _Mapping]] = ..., background_task_completion_action: _Optional[_Union[BackgroundTaskCompletionAction, _Mapping]] = ..., background_shell_action: _Optional[_Union[BackgroundShellAction, _Mapping]] = ..., background_subagent_action: _Optional[_Union[BackgroundSubagentAction, _Mapping]] = ...) -> None: ...
 
 class UserMessageAction(_message.Message):
     __slots__ = ("user_message", "request_context", "prepend_user_messages", "interrupted_pending_tool_call_resolutions")
@@ -869,7 +871,7 @@ class AgentServerMessage(_message.Message):
     def __init__(self, interaction_update: _Optional[_Union[InteractionUpdate, _Mapping]] = ..., exec_server_message: _Optional[_Union[ExecServerMessage, _Mapping]] = ..., exec_server_control_message: _Optional[_Union[ExecServerControlMessage, _Mapping]] = ..., conversation_checkpoint_update: _Optional[_Union[ConversationStateStructure, _Mapping]] = ..., kv_server_message: _Optional[_Union[KvServerMessage, _Mapping]] = ..., interaction_query: _Optional[_Union[InteractionQuery, _Mapping]] = ...) -> None: ...
 
 class InteractionUpdate(_message.Message):
-    __slots__ = ("text_delta", "partial_tool_call", "tool_call_delta", "tool_call_started", "tool_call_completed", "thinking_delta", "thinking_completed", "token_delta", "heartbeat", "turn_ended")
+    __slots__ = ("text_delta", "partial_tool_call", "tool_call_delta", "tool_call_started", "tool_call_completed", "thinking_delta", "thinking_completed", "token_delta", "heartbeat", "turn_ended", "summary", "summary_started", "summary_completed")
     TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_DELTA_FIELD_NUMBER: _ClassVar[int]
@@ -880,6 +882,9 @@ class InteractionUpdate(_message.Message):
     TOKEN_DELTA_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     TURN_ENDED_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_STARTED_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_COMPLETED_FIELD_NUMBER: _ClassVar[int]
     text_delta: TextDeltaUpdate
     partial_tool_call: PartialToolCallUpdate
     tool_call_delta: ToolCallDeltaUpdate
@@ -890,7 +895,10 @@ class InteractionUpdate(_message.Message):
     token_delta: TokenDeltaUpdate
     heartbeat: HeartbeatUpdate
     turn_ended: TurnEndedUpdate
-    def __init__(self, text_delta: _Optional[_Union[TextDeltaUpdate, _Mapping]] = ..., partial_tool_call: _Optional[_Union[PartialToolCallUpdate, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDeltaUpdate, _Mapping]] = ..., tool_call_started: _Optional[_Union[ToolCallStartedUpdate, _Mapping]] = ..., tool_call_completed: _Optional[_Union[ToolCallCompletedUpdate, _Mapping]] = ..., thinking_delta: _Optional[_Union[ThinkingDeltaUpdate, _Mapping]] = ..., thinking_completed: _Optional[_Union[ThinkingCompletedUpdate, _Mapping]] = ..., token_delta: _Optional[_Union[TokenDeltaUpdate, _Mapping]] = ..., heartbeat: _Optional[_Union[HeartbeatUpdate, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedUpdate, _Mapping]] = ...) -> None: ...
+    summary: SummaryUpdate
+    summary_started: SummaryStartedUpdate
+    summary_completed: SummaryCompletedUpdate
+    def __init__(self, text_delta: _Optional[_Union[TextDeltaUpdate, _Mapping]] = ..., partial_tool_call: _Optional[_Union[PartialToolCallUpdate, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDeltaUpdate, _Mapping]] = ..., tool_call_started: _Optional[_Union[ToolCallStartedUpdate, _Mapping]] = ..., tool_call_completed: _Optional[_Union[ToolCallCompletedUpdate, _Mapping]] = ..., thinking_delta: _Optional[_Union[ThinkingDeltaUpdate, _Mapping]] = ..., thinking_completed: _Optional[_Union[ThinkingCompletedUpdate, _Mapping]] = ..., token_delta: _Optional[_Union[TokenDeltaUpdate, _Mapping]] = ..., heartbeat: _Optional[_Union[HeartbeatUpdate, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedUpdate, _Mapping]] = ..., summary: _Optional[_Union[SummaryUpdate, _Mapping]] = ..., summary_started: _Optional[_Union[SummaryStartedUpdate, _Mapping]] = ..., summary_completed: _Optional[_Union[SummaryCompletedUpdate, _Mapping]] = ...) -> None: ...
 
 class TextDeltaUpdate(_message.Message):
     __slots__ = ("text", "is_server_notice")
@@ -989,7 +997,7 @@ class ExecServerAbort(_message.Message):
     def __init__(self, id: _Optional[int] = ...) -> None: ...
 
 class ConversationStateStructure(_message.Message):
-    __slots__ = ("root_prompt_messages_json", "turns", "todos", "pending_tool_calls", "token_details", "plan", "mode", "read_paths", "communicate_update_states_by_parent_tool_call_id")
+    __slots__ = ("root_prompt_messages_json", "turns", "todos", "pending_tool_calls", "token_details", "summary", "plan", "mode", "summary_archives", "self_summary_count", "read_paths", "communicate_update_states_by_parent_tool_call_id")
     class CommunicateUpdateStatesByParentToolCallIdEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -1002,8 +1010,11 @@ class ConversationStateStructure(_message.Message):
     TODOS_FIELD_NUMBER: _ClassVar[int]
     PENDING_TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
     TOKEN_DETAILS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
     PLAN_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_ARCHIVES_FIELD_NUMBER: _ClassVar[int]
+    SELF_SUMMARY_COUNT_FIELD_NUMBER: _ClassVar[int]
     READ_PATHS_FIELD_NUMBER: _ClassVar[int]
     COMMUNICATE_UPDATE_STATES_BY_PARENT_TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     root_prompt_messages_json: _containers.RepeatedScalarFieldContainer[bytes]
@@ -1011,11 +1022,14 @@ class ConversationStateStructure(_message.Message):
     todos: _containers.RepeatedScalarFieldContainer[bytes]
     pending_tool_calls: _containers.RepeatedScalarFieldContainer[str]
     token_details: ConversationTokenDetails
+    summary: bytes
     plan: bytes
     mode: AgentMode
+    summary_archives: _containers.RepeatedScalarFieldContainer[bytes]
+    self_summary_count: int
     read_paths: _containers.RepeatedScalarFieldContainer[str]
     communicate_update_states_by_parent_tool_call_id: _containers.MessageMap[str, CommunicateUpdateTurnState]
-    def __init__(self, root_prompt_messages_json: _Optional[_Iterable[bytes]] = ..., turns: _Optional[_Iterable[bytes]] = ..., todos: _Optional[_Iterable[bytes]] = ..., pending_tool_calls: _Optional[_Iterable[str]] = ..., token_details: _Optional[_Union[ConversationTokenDetails, _Mapping]] = ..., plan: _Optional[bytes] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., read_paths: _Optional[_Iterable[str]] = ..., communicate_update_states_by_parent_tool_call_id: _Optional[_Mapping[str, CommunicateUpdateTurnState]] = ...) -> None: ...
+    def __init__(self, root_prompt_messages_json: _Optional[_Iterable[bytes]] = ..., turns: _Optional[_Iterable[bytes]] = ..., todos: _Optional[_Iterable[bytes]] = ..., pending_tool_calls: _Optional[_Iterable[str]] = ..., token_details: _Optional[_Union[ConversationTokenDetails, _Mapping]] = ..., summary: _Optional[bytes] = ..., plan: _Optional[bytes] = ..., mode: _Optional[_Union[AgentMode, str]] = ..., summary_archives: _Optional[_Iterable[bytes]] = ..., self_summary_count: _Optional[int] = ..., read_paths: _Optional[_Iterable[str]] = ..., communicate_update_states_by_parent_tool_call_id: _Optional[_Mapping[str, CommunicateUpdateTurnState]] = ...) -> None: ...
 
 class ConversationTokenDetails(_message.Message):
     __slots__ = ("used_tokens", "max_tokens", "breakdown")
@@ -3692,3 +3706,43 @@ class GetDefaultModelForCliResponse(_message.Message):
     MODEL_FIELD_NUMBER: _ClassVar[int]
     model: ModelDetails
     def __init__(self, model: _Optional[_Union[ModelDetails, _Mapping]] = ...) -> None: ...
+
+class SummarizeAction(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SummaryUpdate(_message.Message):
+    __slots__ = ("summary",)
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    summary: str
+    def __init__(self, summary: _Optional[str] = ...) -> None: ...
+
+class SummaryStartedUpdate(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SummaryCompletedUpdate(_message.Message):
+    __slots__ = ("hook_message", "failed")
+    HOOK_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    hook_message: str
+    failed: bool
+    def __init__(self, hook_message: _Optional[str] = ..., failed: _Optional[bool] = ...) -> None: ...
+
+class ConversationSummary(_message.Message):
+    __slots__ = ("summary",)
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    summary: str
+    def __init__(self, summary: _Optional[str] = ...) -> None: ...
+
+class ConversationSummaryArchive(_message.Message):
+    __slots__ = ("summarized_messages", "summary", "window_tail", "summary_message")
+    SUMMARIZED_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_TAIL_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    summarized_messages: _containers.RepeatedScalarFieldContainer[bytes]
+    summary: str
+    window_tail: int
+    summary_message: bytes
+    def __init__(self, summarized_messages: _Optional[_Iterable[bytes]] = ..., summary: _Optional[str] = ..., window_tail: _Optional[int] = ..., summary_message: _Optional[bytes] = ...) -> None: ...

@@ -210,6 +210,8 @@ function ModelEditor({ model, providerType, onSaved, onCancel }) {
       <${Field} label="Context window (tokens)" name="context_window_tokens" error=${error}>
         <input name="context_window_tokens" type="number" min="1" class=${invalid(error, "context_window_tokens")}
           value=${form.context_window_tokens} onInput=${number("context_window_tokens")} />
+        ${!form.context_window_tokens &&
+        html`<span class="muted" data-hint="no-compaction">Empty: long conversations are never compacted automatically (at 80 % of the window).</span>`}
       </${Field}>
     </div>
     <div class="row">
@@ -334,7 +336,8 @@ export function ModelsPage({ providerId }) {
             <td>${m.display_name}${m.display_name !== m.model_id ? html` <span class="muted">${m.model_id}</span>` : null}</td>
             <td>${m.provider_name}</td><td><code>${m.public_id}</code></td>
             <td>${m.enabled ? html`<span class="badge ok">on</span>` : html`<span class="badge">off</span>`}</td>
-            <td class="num">${m.max_output_tokens ?? "—"}</td><td class="num">${m.context_window_tokens ?? "—"}</td>
+            <td class="num">${m.max_output_tokens ?? "—"}</td><td class="num" data-context=${m.context_window_tokens ? "set" : "unset"}>${m.context_window_tokens ??
+              html`<span class="muted" title="Without a context window the conversation is never compacted automatically, only when the provider refuses a request for its length">— never compacted automatically</span>`}</td>
             <td>${m.reasoning_enabled ? m.reasoning_effort || "on" : "off"}</td>
             <td data-image=${m.public_id === imageModel ? "marked" : ""}><${ImageCell} model=${m} providerType=${typeOf(m.provider_id)}
               imageModel=${imageModel} onMark=${mark} /></td>
