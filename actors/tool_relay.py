@@ -36,7 +36,9 @@ class ToolRelay:
     _ending: RunEnd
 
     def _finish(self, error: ConnectError | None) -> None:
-        raise NotImplementedError
+        """How the run ends (``None``: as it would anyway); each run class that mixes the relay
+        in defines it, so reaching this one is a bug in that class, said as such."""
+        raise NotImplementedError(f"{type(self).__name__} defines no _finish for its tool relay")
 
     def on_tool_runtime_failed(self, message: ToolRuntimeFailed) -> None:
         self._finish(message.error)
