@@ -8,14 +8,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.conversation.events import CallStarted
 from actors.conversation.request import ModelRoute, ProviderType
 from actors.conversation.secret import Secret
-from actors.providers.adapter import adapter_for
-from actors.providers.errors import ProviderFailure
+from actors.providers.adapter import MAX_TOKEN_COUNT, adapter_for
+from actors.providers.errors import FailureKind, ProviderFailure
 from actors.providers.grammar import StreamGrammar
 from actors.providers.sse import SseDecoder
 from tests.support.fake_provider import (
@@ -78,6 +79,7 @@ RECORDED: dict[ProviderType, list[list[SseEvent]]] = {
 JSON_VALUES = st.recursive(
     st.none()
     | st.booleans()
+    | st.sampled_from([-1, 0, 2**31, 2**63, 2**64, 10**30])
     | st.integers(-(2**70), 2**70)
     | st.floats(allow_nan=False)
     | st.text(max_size=8)
@@ -90,11 +92,26 @@ JSON_VALUES = st.recursive(
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Every path to a value inside a decoded JSON document (the root excluded)."""
     found: list[tuple[Any, ...]] = []
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
     for key, child in items:
         found.append((*prefix, key))
         found.extend(_paths(child, (*prefix, key)))
     return found
+
+
+EDGE_NUMBERS = st.sampled_from([-1, 2**31, 2**53 + 1, 2**63, 2**64, 10**30, 1.5, True])
+
+
+def _at(document: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        document = document[key]
+    return document
 
 
 @st.composite
@@ -107,10 +124,14 @@ def value_mutation(draw: st.DrawFn, event: SseEvent) -> SseEvent:
     paths = _paths(document)
     if not paths:
         return event
+    numbers = [p for p in paths if type(_at(document, p)) is int]
+    if numbers and draw(st.booleans()):
+        # Counts and indexes at their edges: negative, 32- and 64-bit overflow.
+        path = draw(st.sampled_from(numbers))
+        _at(document, path[:-1])[path[-1]] = draw(EDGE_NUMBERS)
+        return SseEvent.json(document, event=event.event)
     path = draw(st.sampled_from(paths))
-    parent = document
-    for key in path[:-1]:
-        parent = parent[key]
+    parent = _at(document, path[:-1])
     if isinstance(parent, dict) and draw(st.booleans()):
         del parent[path[-1]]
     else:
@@ -155,6 +176,10 @@ def _play(provider_type: ProviderType, chunks: list[bytes]) -> None:
         return
     result = grammar.result()
     assert all(call.call_id and call.name for call in result.calls)
+    if result.usage is not None:
+        # Counts go to 64-bit columns and TurnEndedUpdate's int64 fields, summed per turn.
+        counts = [getattr(result.usage, f) for f in result.usage.__struct_fields__]
+        assert all(c is None or 0 <= c <= MAX_TOKEN_COUNT for c in counts), result.usage
 
 
 def _fuzz(provider_type: ProviderType) -> Any:
@@ -212,3 +237,29 @@ def test_a_stream_without_line_ends_is_refused_at_the_limit() -> None:
         assert "longer than 1024" in failure.message
     else:
         raise AssertionError("a 10 KB line was accepted under a 1 KB limit")
+
+
+@pytest.mark.parametrize(
+    ("provider_type", "field"),
+    [
+        (ProviderType.OPENAI_CHAT, b'"prompt_tokens":10'),
+        (ProviderType.OPENAI_RESPONSES, b'"input_tokens":10'),
+        (ProviderType.ANTHROPIC, b'"input_tokens":10'),
+    ],
+)
+def test_a_token_count_beyond_int64_is_a_protocol_failure(
+    provider_type: ProviderType, field: bytes
+) -> None:
+    """Found by the fuzzer: 2**63 passed as usage and ``turn_ended``'s int64 field raised
+    ValueError in the run (and the call record could not store it)."""
+    body = next(
+        encode_events(events)
+        for events in RECORDED[provider_type]
+        if field in encode_events(events)
+    )
+    huge = field.replace(b"10", str(2**63).encode())
+    decoder = adapter_for(provider_type).new_decoder(_route(provider_type))
+    with pytest.raises(ProviderFailure) as caught:
+        decoder.feed(body.replace(field, huge))
+    assert caught.value.kind is FailureKind.PROTOCOL
+    assert "out-of-range" in caught.value.message

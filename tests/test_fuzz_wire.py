@@ -80,7 +80,7 @@ def _wrapped(payload: bytes, kind: int) -> tuple[bytes, str | None, str | None]:
 
 @fuzz_settings()
 @given(
-    st.sampled_from(CLIENT_MESSAGES + [RUN_SSE_BODY]).flatmap(
+    st.sampled_from([*CLIENT_MESSAGES, RUN_SSE_BODY]).flatmap(
         lambda p: st.tuples(st.integers(0, 3).map(lambda k: _wrapped(p, k)))
     ),
     st.data(),

@@ -164,6 +164,12 @@ def provider_error_message(body: bytes) -> str:
 # Reading streams
 
 
+# The largest token count a provider may report: JSON numbers are exact up to here (the
+# console reads them in JavaScript), and a turn's sum of many calls still fits the int64 of
+# the store's columns and of ``TurnEndedUpdate``. No real call comes near it.
+MAX_TOKEN_COUNT = 2**53 - 1
+
+
 class SseJsonDecoder(abc.ABC):
     """The framing every format shares: SSE events in, one JSON object per event, and nothing
     but ``[DONE]`` accepted once the format's terminal event was handled."""
@@ -264,6 +270,8 @@ class SseJsonDecoder(abc.ABC):
             return None
         if not isinstance(data, int) or isinstance(data, bool) or data < 0:
             raise self.protocol(f"{where} has a non-integer {'.'.join(path)}")
+        if data > MAX_TOKEN_COUNT:
+            raise self.protocol(f"{where} has an out-of-range {'.'.join(path)} ({data})")
         return data
 
 

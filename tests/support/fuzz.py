@@ -10,6 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from google.protobuf import message_factory
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
@@ -58,3 +61,81 @@ def chunked(draw: st.DrawFn, data: bytes) -> list[bytes]:
         start = cut
     pieces.append(data[start:])
     return pieces
+
+
+# ---- protobuf messages with random field values ----
+
+
+def _scalar(field: FieldDescriptor) -> st.SearchStrategy[object]:
+    t = field.type
+    if t == FieldDescriptor.TYPE_STRING:
+        return st.text(max_size=24) | st.sampled_from(["", "a.py", "/tmp/x", "\n", "ok"])
+    if t == FieldDescriptor.TYPE_BYTES:
+        return st.binary(max_size=32)
+    if t == FieldDescriptor.TYPE_BOOL:
+        return st.booleans()
+    if t in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
+        return st.floats(width=32, allow_nan=True)
+    if t == FieldDescriptor.TYPE_ENUM:
+        return st.sampled_from([v.number for v in field.enum_type.values] + [999])
+    if t in (
+        FieldDescriptor.TYPE_INT32,
+        FieldDescriptor.TYPE_SINT32,
+        FieldDescriptor.TYPE_SFIXED32,
+    ):
+        return st.sampled_from([0, 1, -1, 2**31 - 1, -(2**31)]) | st.integers(-(2**31), 2**31 - 1)
+    if t in (FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_FIXED32):
+        return st.sampled_from([0, 1, 2**32 - 1]) | st.integers(0, 2**32 - 1)
+    if t in (FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64):
+        return st.sampled_from([0, 1, 2**64 - 1]) | st.integers(0, 2**64 - 1)
+    return st.sampled_from([0, 1, -1, 2**63 - 1, -(2**63)]) | st.integers(-(2**63), 2**63 - 1)
+
+
+@st.composite
+def proto_message(
+    draw: st.DrawFn, descriptor: Descriptor, depth: int = 4, oneof: str | None = None
+) -> Message:
+    """A message of ``descriptor`` with random fields set (``oneof``: that field is set)."""
+    message = message_factory.GetMessageClass(descriptor)()
+    fields = list(descriptor.fields)
+    chosen = [f for f in fields if f.name == oneof]
+    rest = [f for f in fields if f.name != oneof]
+    chosen += draw(st.lists(st.sampled_from(rest), max_size=4, unique=True)) if rest else []
+    for field in chosen:
+        _set(draw, message, field, depth)
+    return message
+
+
+def _set(draw: st.DrawFn, message: Message, field: FieldDescriptor, depth: int) -> None:
+    repeated = field.is_repeated
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        if field.message_type.GetOptions().map_entry:
+            key_field, value_field = field.message_type.fields
+            for _ in range(draw(st.integers(0, 2))):
+                key = draw(_scalar(key_field))
+                target = getattr(message, field.name)
+                if value_field.type == FieldDescriptor.TYPE_MESSAGE:
+                    if depth > 0:
+                        target[key].CopyFrom(
+                            draw(proto_message(value_field.message_type, depth - 1))
+                        )
+                else:
+                    target[key] = draw(_scalar(value_field))
+            return
+        if depth <= 0:
+            if not repeated:
+                getattr(message, field.name).SetInParent()
+            return
+        count = draw(st.integers(0, 2)) if repeated else 1
+        for _ in range(count):
+            child = draw(proto_message(field.message_type, depth - 1))
+            if repeated:
+                getattr(message, field.name).add().CopyFrom(child)
+            else:
+                getattr(message, field.name).CopyFrom(child)
+                getattr(message, field.name).SetInParent()
+        return
+    if repeated:
+        getattr(message, field.name).extend(draw(st.lists(_scalar(field), max_size=3)))
+    else:
+        setattr(message, field.name, draw(_scalar(field)))
