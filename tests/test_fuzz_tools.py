@@ -145,16 +145,31 @@ def test_mutated_arguments_end_as_an_error_result_never_an_exception(
         assert isinstance(step.content, str)
 
 
-def _answer(draw: st.DrawFn, execution: ToolExecution, step: object) -> object:
-    """One answer to ``step`` of a random shape; returns the next step."""
-    if isinstance(step, SendExec | Waiting | ShellOutput):
-        variant = draw(st.sampled_from(EXEC_VARIANTS))
+def _expected(step: object, last: list[str]) -> list[str]:
+    """The answer variants that fit the request (``read_args`` -> ``read_result``)."""
+    if isinstance(step, SendExec):
+        request = step.message.WhichOneof("message") or ""
+        last[:] = [v for v in EXEC_VARIANTS if v.startswith(request.removesuffix("_args"))]
+    elif isinstance(step, SendQuery):
+        query = step.query.WhichOneof("query") or ""
+        last[:] = [query.removesuffix("query") + "response"]
+    return last
+
+
+def _answer(draw: st.DrawFn, execution: ToolExecution, step: object, last: list[str]) -> object:
+    """One answer to ``step``, mostly of the kind asked for, with random field values."""
+    if isinstance(step, SendExec | Waiting | ShellOutput | SendQuery):
+        fitting = _expected(step, last)
+        is_query = isinstance(step, SendQuery) or any(v.endswith("_response") for v in fitting)
+        variants = RESPONSE_VARIANTS if is_query else EXEC_VARIANTS
+        if fitting and draw(st.integers(0, 4)):
+            variants = fitting
+        variant = draw(st.sampled_from(variants))
+        if variant in RESPONSE_VARIANTS:
+            response = draw(proto_message(agent.InteractionResponse.DESCRIPTOR, oneof=variant))
+            return execution.respond(response)  # type: ignore[arg-type]
         message = draw(proto_message(agent.ExecClientMessage.DESCRIPTOR, oneof=variant))
         return execution.feed(message)  # type: ignore[arg-type]
-    if isinstance(step, SendQuery):
-        variant = draw(st.sampled_from(RESPONSE_VARIANTS))
-        response = draw(proto_message(agent.InteractionResponse.DESCRIPTOR, oneof=variant))
-        return execution.respond(response)  # type: ignore[arg-type]
     if isinstance(step, WakeAfter):
         return execution.wake()
     assert isinstance(step, ServerWork)
@@ -166,10 +181,11 @@ def _answer(draw: st.DrawFn, execution: ToolExecution, step: object) -> object:
 def test_any_editor_answer_is_a_step_never_an_exception(name: str, data: st.DataObject) -> None:
     execution = prepare_tool_call(name, "call-1", json.dumps(VALID_ARGS[name]), CONTEXT)
     step: object = execution.begin()
-    for _ in range(4):
+    last: list[str] = []
+    for _ in range(6):
         if isinstance(step, ToolOutcome | WrongResult):
             break
-        step = _answer(data.draw, execution, step)
+        step = _answer(data.draw, execution, step, last)
         assert isinstance(step, (*STEP_TYPES, WrongResult)), step
     if isinstance(step, ToolOutcome):
         assert isinstance(step.content, str)

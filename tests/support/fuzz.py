@@ -52,9 +52,13 @@ def mutated(draw: st.DrawFn, base: bytes, max_ops: int = 4) -> bytes:
 
 
 @st.composite
-def chunked(draw: st.DrawFn, data: bytes) -> list[bytes]:
-    """``data`` split at arbitrary points (a network delivers any chunking)."""
-    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=6)))
+def chunked(draw: st.DrawFn, data: bytes, boundaries: tuple[int, ...] = ()) -> list[bytes]:
+    """``data`` split at arbitrary points (a network delivers any chunking), or at some of
+    ``boundaries`` (a protocol's frame edges: each read then ends between two frames)."""
+    points = st.integers(0, len(data))
+    if boundaries:
+        points = points | st.sampled_from([b for b in boundaries if b <= len(data)] or [0])
+    cuts = sorted(draw(st.lists(points, max_size=6)))
     pieces, start = [], 0
     for cut in cuts:
         pieces.append(data[start:cut])
@@ -99,7 +103,9 @@ def proto_message(
     message = message_factory.GetMessageClass(descriptor)()
     fields = list(descriptor.fields)
     chosen = [f for f in fields if f.name == oneof]
-    rest = [f for f in fields if f.name != oneof]
+    group = chosen[0].containing_oneof if chosen else None
+    # Another member of the chosen field's oneof would replace it.
+    rest = [f for f in fields if f.name != oneof and (group is None or f.containing_oneof != group)]
     chosen += draw(st.lists(st.sampled_from(rest), max_size=4, unique=True)) if rest else []
     for field in chosen:
         _set(draw, message, field, depth)
