@@ -13,6 +13,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Protocol
 
 import msgspec
+from google.protobuf.message import DecodeError
 
 from actors.conversation.model import (
     AssistantContent,
@@ -106,20 +107,27 @@ def shell_turn_blob(shell_command_blob_id: bytes, shell_output_blob_id: bytes) -
     return _serialize(agent.ConversationTurnStructure(shell_conversation_turn=turn))
 
 
-def decode_turn(data: bytes) -> agent.AgentConversationTurnStructure:
-    """The agent turn of a turn blob; a shell (or unknown) turn cannot be resumed."""
-    wrapper = agent.ConversationTurnStructure.FromString(data)
+def _agent_turn_wrapper(data: bytes) -> agent.ConversationTurnStructure:
+    """The client's turn blob, which must hold an agent turn (a shell or unknown turn, or bytes
+    that do not parse, cannot be resumed: the client's state, not our bug)."""
+    try:
+        wrapper = agent.ConversationTurnStructure.FromString(data)
+    except DecodeError as exc:
+        raise CheckpointStateError(f"current Cursor turn blob does not parse: {exc}") from None
     if wrapper.WhichOneof("turn") != "agent_conversation_turn":
         raise CheckpointStateError("current Cursor turn is not an agent conversation turn")
-    return wrapper.agent_conversation_turn
+    return wrapper
+
+
+def decode_turn(data: bytes) -> agent.AgentConversationTurnStructure:
+    """The agent turn of a turn blob; a shell (or unknown) turn cannot be resumed."""
+    return _agent_turn_wrapper(data).agent_conversation_turn
 
 
 def extend_turn_blob(data: bytes, new_step_ids: Sequence[bytes]) -> bytes:
     """A resumed turn with more steps: the client's turn blob (fields we do not declare kept)
     with ``new_step_ids`` appended, so the old step list stays a prefix."""
-    wrapper = agent.ConversationTurnStructure.FromString(data)
-    if wrapper.WhichOneof("turn") != "agent_conversation_turn":
-        raise CheckpointStateError("current Cursor turn is not an agent conversation turn")
+    wrapper = _agent_turn_wrapper(data)
     wrapper.agent_conversation_turn.steps.extend(_blob_id(step, "step") for step in new_step_ids)
     return _serialize(wrapper)
 
