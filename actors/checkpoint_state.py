@@ -25,6 +25,7 @@ from actors.conversation.model import (
     ToolResultContent,
     starts_turn,
 )
+from wire.json_input import decode_json
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import Todo
@@ -476,7 +477,7 @@ def _successful_calls(messages: Sequence[CanonicalMessage]) -> Iterable[Canonica
 
 def _arguments(call: CanonicalToolCall) -> dict[str, Any]:
     try:
-        arguments = msgspec.json.decode(call.arguments)
+        arguments = decode_json(call.arguments)
     except msgspec.DecodeError as error:
         raise CheckpointStateError(f"{call.name} arguments are not JSON") from error
     if not isinstance(arguments, dict):

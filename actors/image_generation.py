@@ -26,6 +26,7 @@ from actors.providers.adapter import provider_error_message
 from actors.providers.redaction import credential_strings, scrub_text
 from actors.providers.transport import read_error_body
 from store.catalog import KeyUnreadable, ProviderConnection, image_model_connection
+from wire.json_input import decode_json
 from wire.log import log_event
 from wire.tools.base import ServerWorkFailed
 from wire.tools.generate_image import GeneratedImage, ImageRequest
@@ -134,7 +135,7 @@ class ImageGenerator:
                 raise _Failed(f"the image model refused ({response.status_code}): {error}")
             answer = await _read(response, MAX_IMAGE_ANSWER_BYTES)
         try:
-            images = msgspec.json.decode(answer, type=_ImagesResponse).data
+            images = decode_json(answer, type=_ImagesResponse).data
         except msgspec.DecodeError:
             raise _Failed("the image model's answer is not the images API's JSON") from None
         if not images:

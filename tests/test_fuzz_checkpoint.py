@@ -40,7 +40,7 @@ from actors.conversation.model import (
     TextPart,
     ToolResultContent,
 )
-from tests.support.fuzz import fuzz_settings, mutated
+from tests.support.fuzz import DEEP_MARK, deepen, fuzz_settings, mutated
 
 REPLAY = ReplayState(
     "anthropic", {"blocks": [{"type": "thinking", "thinking": "h", "signature": "s"}]}
@@ -88,7 +88,7 @@ JSON_VALUES = st.recursive(
     | st.integers()
     | st.text(max_size=8)
     | st.sampled_from(
-        ["", "user", "assistant", "tool", "system", "tool-call", "image", "reasoning"]
+        ["", "user", "assistant", "tool", "system", "tool-call", "image", "reasoning", DEEP_MARK]
     ),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner),
     max_leaves=6,
@@ -125,7 +125,7 @@ def mutated_json(draw: st.DrawFn, seed: bytes | str) -> bytes:
             del parent[path[-1]]
         else:
             parent[path[-1]] = draw(JSON_VALUES)
-    text = json.dumps(document).encode()
+    text = deepen(json.dumps(document)).encode()
     return draw(mutated(text, max_ops=2)) if draw(st.integers(0, 4)) == 0 else text
 
 

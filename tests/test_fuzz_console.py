@@ -18,10 +18,16 @@ import peewee
 from hypothesis import given
 from hypothesis import strategies as st
 
-from console.api import ImageModelBody, ObservabilityBody, SaveModelsBody
+from console.api import (
+    ApiError,
+    ImageModelBody,
+    ObservabilityBody,
+    SaveModelsBody,
+    decode_body_bytes,
+)
 from store import catalog as cat
 from store import connect_store
-from tests.support.fuzz import fuzz_settings, mutated
+from tests.support.fuzz import DEEP_MARK, deepen, fuzz_settings, mutated
 
 _DIR = Path(tempfile.mkdtemp(prefix="fuzz-console-"))
 atexit.register(shutil.rmtree, _DIR, True)
@@ -73,7 +79,9 @@ JSON_VALUES = st.recursive(
     | st.integers()
     | st.floats()
     | st.text(max_size=8)
-    | st.sampled_from(["", " ", "\x00", "openai-chat", "tavily", "brave", "HIGH", "http://[::1"]),
+    | st.sampled_from(
+        ["", " ", "\x00", "openai-chat", "tavily", "brave", "HIGH", "http://[::1", DEEP_MARK]
+    ),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner),
     max_leaves=6,
 )
@@ -147,16 +155,17 @@ def mutated_body(draw: st.DrawFn, body: dict[str, Any]) -> bytes:
             del parent[path[-1]]
         else:
             parent[path[-1]] = draw(JSON_VALUES)
-    text = json.dumps(document).encode()
+    text = deepen(json.dumps(document)).encode()
     return draw(mutated(text, max_ops=2)) if draw(st.integers(0, 4)) == 0 else text
 
 
 def _apply(route: Route, body: bytes) -> None:
     type_, save = route
     try:
-        value = msgspec.json.decode(body, type=type_)
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        return  # 422 / 400
+        value = decode_body_bytes(body, type_)
+    except ApiError as error:
+        assert error.status in (400, 422), error.message
+        return
     try:
         save(DB, PROVIDER_ID, value)
     except cat.CatalogError:

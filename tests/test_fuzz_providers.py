@@ -32,7 +32,7 @@ from tests.support.fake_provider import (
     responses_events,
     responses_usage,
 )
-from tests.support.fuzz import chunked, fuzz_settings, mutated
+from tests.support.fuzz import DEEP_MARK, chunked, deepen, fuzz_settings, mutated
 
 TOOLS = (
     FakeToolCall("call_a", "Read", ('{"path"', ': "a.py"}')),
@@ -83,7 +83,9 @@ JSON_VALUES = st.recursive(
     | st.integers(-(2**70), 2**70)
     | st.floats(allow_nan=False)
     | st.text(max_size=8)
-    | st.sampled_from(["", "[DONE]", "stop", "tool_use", "function_call", "text", "thinking"]),
+    | st.sampled_from(
+        ["", "[DONE]", "stop", "tool_use", "function_call", "text", "thinking", DEEP_MARK]
+    ),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner),
     max_leaves=6,
 )
@@ -156,6 +158,7 @@ def mutated_stream(draw: st.DrawFn, provider_type: ProviderType) -> bytes:
         elif op == "swap" and at + 1 < len(events):
             events[at], events[at + 1] = events[at + 1], events[at]
     newline = draw(st.sampled_from(("\n", "\r\n", "\r")))
+    events = [SseEvent(deepen(e.data), e.event, e.id) for e in events]
     body = encode_events(events, newline)
     return draw(mutated(body, max_ops=2)) if draw(st.booleans()) else body
 

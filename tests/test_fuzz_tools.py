@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.support.fuzz import fuzz_settings, proto_message
+from tests.support.fuzz import DEEP_MARK, deepen, fuzz_settings, proto_message
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import (
     ExecContext,
@@ -94,7 +94,7 @@ JSON_VALUES = st.recursive(
     | st.integers(-(2**70), 2**70)
     | st.floats()
     | st.text(max_size=8)
-    | st.sampled_from(["", "../../etc/passwd", "\x00", "pending", "completed"]),
+    | st.sampled_from(["", "../../etc/passwd", "\x00", "pending", "completed", DEEP_MARK]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner),
     max_leaves=6,
 )
@@ -125,7 +125,7 @@ def mutated_arguments(draw: st.DrawFn) -> tuple[str, str]:
             del args[key]
         else:
             args[draw(st.text(max_size=6))] = draw(JSON_VALUES)
-    text = json.dumps(args, allow_nan=True)
+    text = deepen(json.dumps(args, allow_nan=True))
     if draw(st.integers(0, 9)) == 0:
         text = text[: draw(st.integers(0, len(text)))]
     return name, text

@@ -20,6 +20,7 @@ from actors.conversation.request import HttpCall, LlmRequest, ModelRoute, Provid
 from actors.providers.errors import FailureKind, ProviderFailure
 from actors.providers.redaction import route_secrets, scrub_text
 from actors.providers.sse import ServerSentEvent, SseDecoder
+from wire.json_input import decode_json
 
 
 class StreamDecoder(Protocol):
@@ -145,7 +146,7 @@ def provider_error_message(body: bytes) -> str:
     """The provider's own message from an error body (``error.message``, ``error`` or
     ``message``), else the body's text with white space folded."""
     try:
-        parsed = msgspec.json.decode(body)
+        parsed = decode_json(body)
     except msgspec.DecodeError:
         parsed = None
     if isinstance(parsed, dict):
@@ -215,7 +216,7 @@ class SseJsonDecoder(abc.ABC):
 
     def parse(self, data: str) -> dict[str, Any]:
         try:
-            value = msgspec.json.decode(data)
+            value = decode_json(data)
         except msgspec.DecodeError as error:
             raise self.protocol(f"sent an event that is not JSON ({error})") from None
         if not isinstance(value, dict):

@@ -145,3 +145,15 @@ def _set(draw: st.DrawFn, message: Message, field: FieldDescriptor, depth: int) 
         getattr(message, field.name).extend(draw(st.lists(_scalar(field), max_size=3)))
     else:
         setattr(message, field.name, draw(_scalar(field)))
+
+
+# ---- JSON nested beyond the interpreter's recursion limit ----
+
+DEEP_MARK = "@@deep@@"
+"""A string a JSON mutation may put anywhere; ``deepen`` turns it into ``DEEP_JSON``."""
+DEEP_JSON = "[" * 5000 + "]" * 5000
+
+
+def deepen(text: str) -> str:
+    """The JSON text with every ``DEEP_MARK`` string replaced by a 5000-deep array."""
+    return text.replace(f'"{DEEP_MARK}"', DEEP_JSON)
