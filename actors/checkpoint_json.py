@@ -441,7 +441,7 @@ def _decode_image(part: dict[str, Any]) -> ImagePart:
     mime_type = _required_str(part, "mimeType")
     try:
         data = base64.b64decode(_required_str(part, "data"), validate=True)
-    except binascii.Error as error:
+    except ValueError as error:  # binascii.Error, and ValueError for a non-ASCII string
         raise CheckpointJsonError(f"invalid Cursor image base64: {error}") from error
     return ImagePart(mime_type, data)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import logging
 from typing import Any
 
@@ -144,7 +143,7 @@ class ImageGenerator:
         if image.b64_json:
             try:
                 return base64.b64decode(image.b64_json, validate=True)
-            except binascii.Error:
+            except ValueError:  # binascii.Error, and ValueError for a non-ASCII string
                 raise _Failed("the image model's b64_json is not base64") from None
         if image.url:
             return await self._download(image.url)

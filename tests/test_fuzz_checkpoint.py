@@ -198,3 +198,18 @@ def test_a_turn_blob_that_does_not_parse_is_a_checkpoint_state_error() -> None:
             assert "does not parse" in str(error)
         else:
             raise AssertionError("a corrupt turn blob decoded")
+
+
+def test_image_base64_that_is_not_ascii_is_a_checkpoint_json_error() -> None:
+    """Found by the fuzzer: ``base64.b64decode`` raises a plain ValueError (not
+    ``binascii.Error``) for a non-ASCII string, which escaped ``decode_root``."""
+    root = (
+        '{"role":"user","content":[{"type":"image","data":"\\u0080","mimeType":"image/png"}],'
+        '"id":"u-1"}'
+    )
+    try:
+        decode_root(root, "internal:0")
+    except CheckpointJsonError as error:
+        assert "base64" in str(error)
+    else:
+        raise AssertionError("non-ASCII base64 decoded")
