@@ -41,6 +41,7 @@ from actors.conversation.model import (
     ToolResultContent,
 )
 from actors.conversation.projection import ProjectionError, project
+from wire.json_input import decode_json
 from wire.tools.registry import cursor_identifier
 
 REPLAY_SIGNATURE_PREFIX = "cursor-server:v1:"
@@ -310,7 +311,7 @@ def _arguments_object(call: CanonicalToolCall) -> dict[str, Any] | str:
     an object (the model's mistake, answered with an error result) is kept as the string it
     was, so it round-trips exactly."""
     try:
-        value = msgspec.json.decode(call.arguments)
+        value = decode_json(call.arguments)
     except msgspec.DecodeError:
         return call.arguments
     return value if isinstance(value, dict) else call.arguments
@@ -440,7 +441,7 @@ def _decode_image(part: dict[str, Any]) -> ImagePart:
     mime_type = _required_str(part, "mimeType")
     try:
         data = base64.b64decode(_required_str(part, "data"), validate=True)
-    except binascii.Error as error:
+    except ValueError as error:  # binascii.Error, and ValueError for a non-ASCII string
         raise CheckpointJsonError(f"invalid Cursor image base64: {error}") from error
     return ImagePart(mime_type, data)
 
@@ -527,7 +528,7 @@ def _result_images(content: Any) -> tuple[ImagePart, ...]:
 
 def _load(data: bytes | str) -> dict[str, Any]:
     try:
-        value = msgspec.json.decode(data)
+        value = decode_json(data)
     except msgspec.DecodeError as error:
         raise CheckpointJsonError(f"Cursor message is not JSON: {error}") from error
     if not isinstance(value, dict):

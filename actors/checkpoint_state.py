@@ -13,6 +13,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Protocol
 
 import msgspec
+from google.protobuf.message import DecodeError
 
 from actors.checkpoint_json import regroup_rounds
 from actors.conversation.model import (
@@ -27,6 +28,7 @@ from actors.conversation.model import (
     starts_turn,
     summary_text,
 )
+from wire.json_input import decode_json
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import Todo
@@ -109,20 +111,27 @@ def shell_turn_blob(shell_command_blob_id: bytes, shell_output_blob_id: bytes) -
     return _serialize(agent.ConversationTurnStructure(shell_conversation_turn=turn))
 
 
-def decode_turn(data: bytes) -> agent.AgentConversationTurnStructure:
-    """The agent turn of a turn blob; a shell (or unknown) turn cannot be resumed."""
-    wrapper = agent.ConversationTurnStructure.FromString(data)
+def _agent_turn_wrapper(data: bytes) -> agent.ConversationTurnStructure:
+    """The client's turn blob, which must hold an agent turn (a shell or unknown turn, or bytes
+    that do not parse, cannot be resumed: the client's state, not our bug)."""
+    try:
+        wrapper = agent.ConversationTurnStructure.FromString(data)
+    except DecodeError as exc:
+        raise CheckpointStateError(f"current Cursor turn blob does not parse: {exc}") from None
     if wrapper.WhichOneof("turn") != "agent_conversation_turn":
         raise CheckpointStateError("current Cursor turn is not an agent conversation turn")
-    return wrapper.agent_conversation_turn
+    return wrapper
+
+
+def decode_turn(data: bytes) -> agent.AgentConversationTurnStructure:
+    """The agent turn of a turn blob; a shell (or unknown) turn cannot be resumed."""
+    return _agent_turn_wrapper(data).agent_conversation_turn
 
 
 def extend_turn_blob(data: bytes, new_step_ids: Sequence[bytes]) -> bytes:
     """A resumed turn with more steps: the client's turn blob (fields we do not declare kept)
     with ``new_step_ids`` appended, so the old step list stays a prefix."""
-    wrapper = agent.ConversationTurnStructure.FromString(data)
-    if wrapper.WhichOneof("turn") != "agent_conversation_turn":
-        raise CheckpointStateError("current Cursor turn is not an agent conversation turn")
+    wrapper = _agent_turn_wrapper(data)
     wrapper.agent_conversation_turn.steps.extend(_blob_id(step, "step") for step in new_step_ids)
     return _serialize(wrapper)
 
@@ -523,7 +532,7 @@ def _successful_calls(messages: Sequence[CanonicalMessage]) -> Iterable[Canonica
 
 def _arguments(call: CanonicalToolCall) -> dict[str, Any]:
     try:
-        arguments = msgspec.json.decode(call.arguments)
+        arguments = decode_json(call.arguments)
     except msgspec.DecodeError as error:
         raise CheckpointStateError(f"{call.name} arguments are not JSON") from error
     if not isinstance(arguments, dict):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import logging
 from typing import Any
 
@@ -26,6 +25,7 @@ from actors.providers.adapter import provider_error_message
 from actors.providers.redaction import credential_strings, scrub_text
 from actors.providers.transport import read_error_body
 from store.catalog import KeyUnreadable, ProviderConnection, image_model_connection
+from wire.json_input import decode_json
 from wire.log import log_event
 from wire.tools.base import ServerWorkFailed
 from wire.tools.generate_image import GeneratedImage, ImageRequest
@@ -134,7 +134,7 @@ class ImageGenerator:
                 raise _Failed(f"the image model refused ({response.status_code}): {error}")
             answer = await _read(response, MAX_IMAGE_ANSWER_BYTES)
         try:
-            images = msgspec.json.decode(answer, type=_ImagesResponse).data
+            images = decode_json(answer, type=_ImagesResponse).data
         except msgspec.DecodeError:
             raise _Failed("the image model's answer is not the images API's JSON") from None
         if not images:
@@ -143,7 +143,7 @@ class ImageGenerator:
         if image.b64_json:
             try:
                 return base64.b64decode(image.b64_json, validate=True)
-            except binascii.Error:
+            except ValueError:  # binascii.Error, and ValueError for a non-ASCII string
                 raise _Failed("the image model's b64_json is not base64") from None
         if image.url:
             return await self._download(image.url)

@@ -29,6 +29,7 @@ import msgspec
 import peewee
 
 from store.catalog import KeyUnreadable, WebSearchConfig, web_search_config
+from wire.json_input import decode_json
 from wire.log import log_event
 from wire.tools.base import ServerWorkFailed
 from wire.tools.web_search import SearchHit, SearchHits, WebSearchRequest
@@ -101,9 +102,9 @@ def _hits(items: list[_Item] | None, limit: int) -> tuple[SearchHit, ...]:
 def parse_answer(backend: str, body: bytes, limit: int) -> tuple[SearchHit, ...]:
     """The hits of one backend's JSON answer; ``msgspec`` errors for one we cannot read."""
     if backend == "brave":
-        web = msgspec.json.decode(body, type=_BraveAnswer).web
+        web = decode_json(body, type=_BraveAnswer).web
         return _hits(web.results if web is not None else None, limit)
-    return _hits(msgspec.json.decode(body, type=_Results).results, limit)
+    return _hits(decode_json(body, type=_Results).results, limit)
 
 
 def search_request(

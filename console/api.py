@@ -43,6 +43,7 @@ from store.catalog import ModelInput, ProviderConnection, ProviderInput
 from store.clock import now_ms
 from wire.http.agent_activity import AgentActivity
 from wire.http.responses import json_error
+from wire.json_input import decode_json
 from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.console")
@@ -115,8 +116,13 @@ async def decode_body(request: web.Request, type_: type[T]) -> T:
         body = await request.read()
     except web.HTTPRequestEntityTooLarge:
         raise ApiError(413, "resource_exhausted", "request body is too large") from None
+    return decode_body_bytes(body, type_)
+
+
+def decode_body_bytes(body: bytes, type_: type[T]) -> T:
+    """The bytes of a request body as ``type_`` (``decode_body`` without the read)."""
     try:
-        return msgspec.json.decode(body, type=type_)
+        return decode_json(body, type=type_)
     except msgspec.ValidationError as exc:
         raise ApiError(422, "invalid_argument", f"invalid request body: {exc}") from None
     except msgspec.DecodeError as exc:
@@ -298,7 +304,7 @@ async def _get_page(
         message = _redact(_truncated(provider_error_message(bytes(body))), connection)
         raise DiscoveryError(f"{FAILED}: provider answered {status}: {message}")
     try:
-        return msgspec.json.decode(bytes(body), type=page_type)
+        return decode_json(bytes(body), type=page_type)
     except msgspec.DecodeError as exc:
         raise DiscoveryError(
             f"{FAILED}: provider answered {status} without a model list: {exc}"

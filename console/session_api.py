@@ -22,6 +22,7 @@ from console.auth import (
     unauthenticated,
 )
 from wire.http.responses import json_error
+from wire.json_input import decode_json
 from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.console.auth")
@@ -58,7 +59,7 @@ class SessionApi:
         """Without a token there is nothing to log in to: the answer says so and sets no cookie.
         Messages never echo the body (msgspec names the field, not the value)."""
         try:
-            body = msgspec.json.decode(await request.read(), type=LoginBody)
+            body = decode_json(await request.read(), type=LoginBody)
         except msgspec.ValidationError as exc:
             return json_error(422, "invalid_argument", f"invalid request body: {exc}")
         except msgspec.DecodeError:

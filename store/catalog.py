@@ -87,6 +87,9 @@ _HEADER_VALUE_RE = re.compile(r"[\t\x20-\x7e]*")
 _KEY_RE = re.compile(r"[\x21-\x7e]*")
 
 PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
+# The range of the catalog's integer columns (``INTEGER``: 32 bits on PostgreSQL); a larger
+# number is refused naming its field instead of failing the INSERT.
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 # A model's prices, USD per million tokens, one per usage bucket (migration 8). None is
 # "unknown": a call that used a bucket without a price has an unknown cost, never a zero one.
 PRICE_FIELDS = (
@@ -786,8 +789,10 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
         raise Invalid(f"{prefix}.display_name", "display name cannot be empty")
     for field in ("max_output_tokens", "context_window_tokens"):
         value = getattr(item, field)
-        if value is not None and (isinstance(value, bool) or value < 1):
-            raise Invalid(f"{prefix}.{field}", "must be a positive integer")
+        if value is not None and (isinstance(value, bool) or not 1 <= value <= INT32_MAX):
+            raise Invalid(f"{prefix}.{field}", f"must be a positive integer up to {INT32_MAX}")
+    if not INT32_MIN <= item.sort_order <= INT32_MAX:
+        raise Invalid(f"{prefix}.sort_order", f"must be an integer from {INT32_MIN} to {INT32_MAX}")
     for field in PRICE_FIELDS:
         price = getattr(item, field)
         if price is not None and (
@@ -915,8 +920,10 @@ def update_observability(
     """Change the given settings (None leaves one as it is) and return the result."""
     if verbose is not None and not isinstance(verbose, bool):
         raise Invalid("verbose", "must be true or false")
-    if retained_calls is not None and (type(retained_calls) is not int or retained_calls < 1):
-        raise Invalid("retained_calls", "must be an integer of at least 1")
+    if retained_calls is not None and (
+        type(retained_calls) is not int or not 1 <= retained_calls <= INT32_MAX
+    ):
+        raise Invalid("retained_calls", f"must be an integer from 1 to {INT32_MAX}")
     setting = _tables(db).setting
     with db.atomic():
         # Make sure the row exists, then lock it, so concurrent partial updates both survive.

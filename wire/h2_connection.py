@@ -142,7 +142,12 @@ class H2ServerConnection:
         events: list[H2Event] = []
         for event in raw:
             events.extend(self._translate(event))
-        if any(isinstance(event, WindowOpened) for event in events):
+        if self.closed:
+            # The client's GOAWAY closed h2's state machine: nothing queued may leave now, even
+            # if a WINDOW_UPDATE came in the same read (sending would raise ProtocolError).
+            self._pending.clear()
+            self._end_after.clear()
+        elif any(isinstance(event, WindowOpened) for event in events):
             self._flush_all()
         return events
 

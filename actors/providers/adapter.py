@@ -20,6 +20,7 @@ from actors.conversation.request import HttpCall, LlmRequest, ModelRoute, Provid
 from actors.providers.errors import FailureKind, ProviderFailure, is_length_refusal
 from actors.providers.redaction import route_secrets, scrub_text
 from actors.providers.sse import ServerSentEvent, SseDecoder
+from wire.json_input import decode_json
 
 
 class StreamDecoder(Protocol):
@@ -150,7 +151,7 @@ def provider_error_message(body: bytes) -> str:
     """The provider's own message from an error body (``error.message``, ``error`` or
     ``message``), else the body's text with white space folded."""
     try:
-        parsed = msgspec.json.decode(body)
+        parsed = decode_json(body)
     except msgspec.DecodeError:
         parsed = None
     if isinstance(parsed, dict):
@@ -167,6 +168,12 @@ def provider_error_message(body: bytes) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # Reading streams
+
+
+# The largest token count a provider may report: JSON numbers are exact up to here (the
+# console reads them in JavaScript), and a turn's sum of many calls still fits the int64 of
+# the store's columns and of ``TurnEndedUpdate``. No real call comes near it.
+MAX_TOKEN_COUNT = 2**53 - 1
 
 
 class SseJsonDecoder(abc.ABC):
@@ -214,7 +221,7 @@ class SseJsonDecoder(abc.ABC):
 
     def parse(self, data: str) -> dict[str, Any]:
         try:
-            value = msgspec.json.decode(data)
+            value = decode_json(data)
         except msgspec.DecodeError as error:
             raise self.protocol(f"sent an event that is not JSON ({error})") from None
         if not isinstance(value, dict):
@@ -274,6 +281,8 @@ class SseJsonDecoder(abc.ABC):
             return None
         if not isinstance(data, int) or isinstance(data, bool) or data < 0:
             raise self.protocol(f"{where} has a non-integer {'.'.join(path)}")
+        if data > MAX_TOKEN_COUNT:
+            raise self.protocol(f"{where} has an out-of-range {'.'.join(path)} ({data})")
         return data
 
 

@@ -64,6 +64,7 @@ from actors.providers.adapter import (
 from actors.providers.cache_points import cache_points
 from actors.providers.errors import FailureKind, ProviderFailure
 from actors.providers.sse import ServerSentEvent
+from wire.json_input import decode_json
 
 NAME = "Anthropic"
 REPLAY_KIND = "anthropic"
@@ -199,7 +200,7 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
         blocks.append({"type": "text", "text": message.text})
     for call in message.calls:
         try:
-            arguments = msgspec.json.decode(call.arguments_json)
+            arguments = decode_json(call.arguments_json)
         except msgspec.DecodeError:
             arguments = None
         if not isinstance(arguments, dict):

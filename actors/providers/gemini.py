@@ -69,6 +69,7 @@ from actors.providers.adapter import (
 )
 from actors.providers.errors import FailureKind, ProviderFailure
 from actors.providers.sse import ServerSentEvent
+from wire.json_input import decode_json
 
 NAME = "Gemini"
 REPLAY_KIND = "gemini"
@@ -215,7 +216,7 @@ def _built_parts(message: AssistantMessage) -> list[dict[str, Any]]:
         parts.append({"text": message.text})
     for call in message.calls:
         try:
-            arguments = msgspec.json.decode(call.arguments_json)
+            arguments = decode_json(call.arguments_json)
         except msgspec.DecodeError:
             arguments = None
         # ``args`` must be an object; arguments the model wrote otherwise were already

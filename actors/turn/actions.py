@@ -37,6 +37,7 @@ from actors.request_context import runtime_context
 from prompt.assets import ModeAssets
 from prompt.runtime_message import RuntimeContextError
 from wire.errors import protocol_error
+from wire.json_input import decode_json
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.ask_question import ASK_QUESTION
 from wire.tools.registry import normalize_tool_name
@@ -429,7 +430,7 @@ def _async_call_arguments(call_id: str, history: Sequence[CanonicalMessage]) -> 
     if call is None or normalize_tool_name(call.name) != normalize_tool_name(ASK_QUESTION.name):
         raise protocol_error(f"{where}: no AskQuestion call {call_id!r} in this conversation")
     try:
-        arguments = msgspec.json.decode(call.arguments)
+        arguments = decode_json(call.arguments)
     except msgspec.DecodeError:
         arguments = None
     if not isinstance(arguments, dict) or arguments.get("run_async") is not True or not completed:

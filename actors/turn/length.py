@@ -30,6 +30,7 @@ from actors.conversation.model import (
     starts_turn,
 )
 from prompt.continuation import continuation_text
+from wire.json_input import decode_json
 
 # How many times one answer is continued before the turn ends with it as it is.
 MAX_CONTINUATIONS = 3
@@ -76,7 +77,7 @@ def cut_calls(calls: Sequence[CanonicalToolCall]) -> tuple[str, ...]:
     cut: list[str] = []
     for call in calls:
         try:
-            value = msgspec.json.decode(call.arguments)
+            value = decode_json(call.arguments)
         except msgspec.DecodeError:
             value = None
         if not isinstance(value, dict):

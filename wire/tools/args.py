@@ -7,6 +7,8 @@ from typing import Any
 
 import msgspec
 
+from wire.json_input import decode_json
+
 ARGUMENT_PREVIEW_CHARS = 200
 """How much of unusable argument text the model is shown back."""
 
@@ -26,7 +28,7 @@ class ToolArgs:
 
     def __init__(self, text: str) -> None:
         try:
-            value = msgspec.json.decode(text.encode() if text.strip() else b"{}")
+            value = decode_json(text.encode() if text.strip() else b"{}")
         except msgspec.DecodeError as exc:
             raise ToolArgumentError(
                 f"the arguments are not valid JSON ({exc}); you sent: {_preview(text)}"

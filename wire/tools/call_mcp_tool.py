@@ -18,6 +18,7 @@ import json
 
 from google.protobuf import json_format
 
+from wire.json_input import decode_json
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import (
@@ -214,7 +215,7 @@ def _arguments(args: ToolArgs) -> dict[str, object]:
         return {}
     if isinstance(value, str):  # some models send the object as JSON text
         with contextlib.suppress(ValueError):
-            value = json.loads(value) if value.strip() else {}
+            value = decode_json(value) if value.strip() else {}
     if not isinstance(value, dict):
         raise ToolArgumentError("'arguments' must be an object of the tool's arguments")
     return value

@@ -14,6 +14,7 @@ import json
 import re
 from typing import Any
 
+from wire.json_input import decode_json
 from wire.tools.args import ToolArgs
 from wire.tools.base import INT32_MAX, ExecContext, ToolChannel, ToolDefinition
 from wire.tools.edit import EditExecution, EditRefused
@@ -83,8 +84,8 @@ class EditNotebookExecution(EditExecution):
 
     def _patch(self, before: str) -> str:
         try:
-            notebook = json.loads(before)
-        except json.JSONDecodeError as exc:
+            notebook = decode_json(before)
+        except ValueError as exc:
             raise EditRefused(f"{self.path} is not valid notebook JSON: {exc}") from exc
         cells = notebook.get("cells") if isinstance(notebook, dict) else None
         if not isinstance(cells, list):

@@ -14,13 +14,13 @@ full definition name the editor's ``McpArgs.name`` needs, so they never make a t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 import msgspec
 from google.protobuf import json_format, struct_pb2
 
+from wire.json_input import decode_json
 from wire.proto import agent_v1_pb2 as agent
 
 
@@ -82,7 +82,7 @@ def schema_of(definition: agent.McpToolDefinition) -> Any:
     is not JSON), else the ``input_schema`` value, else an empty object."""
     if definition.HasField("input_schema_json") and definition.input_schema_json.strip():
         try:
-            return json.loads(definition.input_schema_json)
+            return decode_json(definition.input_schema_json)
         except ValueError:
             return definition.input_schema_json
     if definition.HasField("input_schema"):
