@@ -308,3 +308,23 @@ def test_the_model_id_decides_where_a_run_goes(model_id: str, place: Place | str
     assert run_place(request) == place
     details = agent.AgentRunRequest(model_details=agent.ModelDetails(model_id=model_id))
     assert run_place(details) == place
+
+
+async def test_shutdown_ends_a_relayed_run_canceled(
+    make_server: StartServer, fake_upstream: FakeUpstream
+) -> None:
+    fake_upstream.pieces = [text_frame("half")]
+    fake_upstream.hold_open = True
+    server = await make_server()
+    cursor = FakeCursor(f"http://{server.address}")
+    try:
+        stream = await cursor.open_run_sse("relay-7")
+        await cursor.append("relay-7", 0, cursor_run())
+        assert (await stream.next_envelope()) is not None
+        stopping = asyncio.create_task(server.stop())
+        result = await stream.read_to_end()
+        await stopping
+    finally:
+        await cursor.aclose()
+    assert result.raw.startswith(text_frame("half"))
+    assert result.end is not None and result.end["error"]["code"] == "canceled"  # type: ignore[index]
