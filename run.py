@@ -49,7 +49,7 @@ from console.auth import TOKEN_VARIABLE, ConsoleAuth, check_console_token, is_lo
 from console.model_check_api import MODEL_CHECK_TIMEOUT_S, ModelCheckDeps
 from prompt import PromptAssetError, load_prompt_assets
 from store import DatabaseDriverMissing, Store, connect_store
-from store.catalog import enabled_models
+from store.catalog import enabled_models, has_model
 from store.clock import now_ms
 from store.conversations import ConversationStore
 from store.database import key_file_for
@@ -83,6 +83,7 @@ from wire.http.limits import EdgeLimits
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
 from wire.http.relay_mark import RelayMark
+from wire.http.upstream_run import Upstream
 from wire.log import log_event
 from wire.server_config import SERVER_CONFIG_ROUTES, server_config_addition
 from wire.tools.generate_image import ImageRequest
@@ -411,6 +412,15 @@ class RunningServer:
             await self.provider_deps.client.aclose()
 
 
+def serves_model(database: peewee.Database, public_id: str) -> bool:
+    """Whether a run of ``public_id`` is ours to serve. A store that cannot say keeps the run
+    here, where resolving its model reports the store's error instead of relaying it."""
+    try:
+        return has_model(database, public_id)
+    except peewee.DatabaseError:
+        return True
+
+
 def start_session_actor(
     request_id: str,
     output: RunOutput,
@@ -508,8 +518,11 @@ async def start_server(
         start_session = functools.partial(
             start_session_actor, resolve_model=resolver, deps=agent_deps
         )
-    registry = RunRegistry(config.limits, start_session)
-    AgentRoutes(registry, config.limits, activity).register(app)
+    # With a store, a run of a model that is not the user's is relayed to Cursor's backend.
+    upstream = None if database is None else Upstream(proxy.upstream_url, client)
+    registry = RunRegistry(config.limits, start_session, upstream)
+    owns_model = None if database is None else functools.partial(serves_model, database)
+    AgentRoutes(registry, config.limits, activity, owns_model).register(app)
 
     async def cancel_runs(_app: web.Application) -> None:
         registry.shutdown()

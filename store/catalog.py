@@ -692,6 +692,14 @@ def enabled_models(db: peewee.Database) -> list[ModelRecord]:
     return [_model_record(row) for row in _models_query(db).where(model.enabled == True)]  # noqa: E712
 
 
+def has_model(db: peewee.Database, public_id: str) -> bool:
+    """Whether a model (enabled or not) has this public id: its runs are served here."""
+    cursor = db.execute_sql(
+        f'SELECT 1 FROM "models" WHERE "public_id" = {db.param} LIMIT 1', (public_id,)
+    )
+    return cursor.fetchone() is not None
+
+
 def model_route_parts(
     db: peewee.Database, public_id: str
 ) -> tuple[ModelRecord, ProviderConnection] | None:

@@ -321,7 +321,7 @@ async def test_a_second_run_on_the_conversation_cancels_the_first(
 
 
 async def test_a_crash_in_the_session_ends_the_stream_with_internal(
-    make_server: StartServer,
+    make_server: StartServer, public_id: str
 ) -> None:
     """An unexpected exception inside the SessionActor never leaves the client hanging."""
 
@@ -334,7 +334,7 @@ async def test_a_crash_in_the_session_ends_the_stream_with_internal(
     server = await make_server(start_session=start)
     cursor = FakeCursor(f"http://{server.address}")
     try:
-        log = await CursorSession(cursor, "crash").run(user_turn_message("hi", "abcd0123"))
+        log = await CursorSession(cursor, "crash").run(user_turn_message("hi", public_id))
     finally:
         await cursor.aclose()
     assert log.end == {

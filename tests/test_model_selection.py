@@ -21,7 +21,7 @@ from store import Store
 from store.catalog import ModelInput, ModelRecord, ProviderInput, create_provider, save_models
 from tests.conftest import StartServer
 from tests.support.fake_cursor import FakeCursor, StreamResult
-from wire.errors import ERROR_DETAILS_TYPE, Code, b64_decode_unpadded
+from wire.errors import ERROR_DETAILS_TYPE, Code
 from wire.proto import agent_v1_pb2 as agent
 from wire.proto import aiserver_v1_pb2 as aiserver
 
@@ -375,16 +375,31 @@ async def end_of_run(make_server: StartServer, request: agent.AgentRunRequest) -
         await cursor.aclose()
 
 
-async def test_unknown_model_ends_the_run_unavailable(make_server: StartServer) -> None:
-    result = await end_of_run(make_server, run_request("abcdef12"))
+async def test_an_unknown_model_is_relayed_to_cursors_backend(
+    make_server: StartServer, upstream: str
+) -> None:
+    """A model id that is not one of ours is Cursor's: the run goes upstream (whose stand-in
+    here answers every request 299, so the relayed stream ends naming it)."""
+    server = await make_server()
+    cursor = FakeCursor(f"http://{server.address}")
+    try:
+        stream = await cursor.open_run_sse("req-model")
+        answer = await cursor.append("req-model", 0, client_message(run_request("abcdef12")))
+        assert (answer.status_code, answer.text) == (
+            299,
+            "upstream saw POST /aiserver.v1.BidiService/BidiAppend",
+        )
+        result = await stream.read_to_end()
+    finally:
+        await cursor.aclose()
     assert result.messages == []
-    error = result.end["error"]  # type: ignore[index]
-    assert error["code"] == "unavailable"
-    assert "unknown model: abcdef12" in error["message"]
-    (detail,) = error["details"]
-    assert detail["type"] == ERROR_DETAILS_TYPE
-    decoded = aiserver.ErrorDetails.FromString(b64_decode_unpadded(detail["value"]))
-    assert decoded.details.detail == error["message"]
+    assert result.end == {
+        "error": {
+            "code": "unavailable",
+            "message": f"Cursor upstream {upstream} answered RunSSE with HTTP 299: "
+            "upstream saw POST /agent.v1.AgentService/RunSSE",
+        }
+    }
 
 
 async def test_bad_parameter_ends_the_run_invalid_argument(

@@ -54,3 +54,10 @@ class SeqnoInbox(Generic[T]):
             released.append(self._buffered.pop(self.next_expected))
             self.next_expected += 1
         return released
+
+    def drain(self) -> list[T]:
+        """Every waiting item, in sequence order, leaving none: their run no longer orders
+        them here (a relayed run's upstream does)."""
+        items = [self._buffered[seqno] for seqno in sorted(self._buffered)]
+        self._buffered.clear()
+        return items

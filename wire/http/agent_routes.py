@@ -1,6 +1,8 @@
 """The two agent RPCs: RunSSE (server stream) and BidiAppend (client messages).
 
-Thin: HTTP in, typed values to the registry, frames out. No loop logic lives here.
+Thin: HTTP in, typed values to the registry, frames out. No loop logic lives here. A
+RunRequest is checked here for whose model it names (``wire.relay_choice``, and the store
+through ``owns_model`` off the loop), so that a run of Cursor's own models is relayed.
 """
 
 from __future__ import annotations
@@ -8,17 +10,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 
 from aiohttp import web
 
-from wire.bidi import parse_bidi_append, parse_run_sse
+from wire.bidi import BidiAppend, parse_bidi_append, parse_run_sse
 from wire.connect import decode_unary_body
 from wire.errors import Code, ConnectError
+from wire.hop_by_hop import response_headers
 from wire.http.agent_activity import CLIENT_VERSION_HEADER, AgentActivity
 from wire.http.limits import EdgeLimits
+from wire.http.proxy import ForwardedResponse, header_text
 from wire.http.registry import RunRegistry
 from wire.http.responses import connect_error_response
+from wire.http.upstream_run import Answer, RawRequest
 from wire.log import log_event
+from wire.relay_choice import Place, run_place
 
 logger = logging.getLogger("cursor_server.edge")
 
@@ -49,15 +56,23 @@ async def read_body_limited(request: web.Request, limit: int) -> bytes:
     return bytes(body)
 
 
-async def read_protocol_payload(request: web.Request, limits: EdgeLimits) -> bytes:
-    """The protobuf payload of a RunSSE/BidiAppend body (raw or enveloped, maybe gzip)."""
+async def read_protocol_payload(
+    request: web.Request, limits: EdgeLimits
+) -> tuple[RawRequest, bytes]:
+    """The request as sent and the protobuf payload of its RunSSE/BidiAppend body (raw or
+    enveloped, maybe gzip)."""
     body = await read_body_limited(request, limits.max_body_bytes)
-    return decode_unary_body(
+    payload = decode_unary_body(
         body,
         content_encoding=request.headers.get("Content-Encoding"),
         connect_content_encoding=request.headers.get("Connect-Content-Encoding"),
         max_bytes=limits.max_body_bytes,
     )
+    return RawRequest(body, tuple(request.raw_headers)), payload
+
+
+# Whether a public id names a model of this server (a store lookup: called off the loop).
+OwnsModel = Callable[[str], bool]
 
 
 class AgentRoutes:
@@ -65,11 +80,17 @@ class AgentRoutes:
     ``activity`` recorder (the console's "has Cursor connected yet")."""
 
     def __init__(
-        self, registry: RunRegistry, limits: EdgeLimits, activity: AgentActivity | None = None
+        self,
+        registry: RunRegistry,
+        limits: EdgeLimits,
+        activity: AgentActivity | None = None,
+        owns_model: OwnsModel | None = None,
     ) -> None:
+        """Without ``owns_model`` (no store) every run is served here."""
         self._registry = registry
         self._limits = limits
         self._activity = activity
+        self._owns_model = owns_model
 
     def _record(self, request: web.Request) -> None:
         if self._activity is not None:
@@ -82,8 +103,9 @@ class AgentRoutes:
     async def run_sse(self, request: web.Request) -> web.StreamResponse:
         self._record(request)
         try:
-            request_id = parse_run_sse(await read_protocol_payload(request, self._limits))
-            stream = self._registry.stream_for(request_id)
+            raw, payload = await read_protocol_payload(request, self._limits)
+            request_id = parse_run_sse(payload)
+            stream = self._registry.stream_for(request_id, raw)
         except ConnectError as error:
             log_event(
                 logger, logging.INFO, "RunSSE refused", code=error.code.value, message=error.message
@@ -93,6 +115,7 @@ class AgentRoutes:
         await response.prepare(request)
         log_event(logger, logging.INFO, "RunSSE opened", request_id=request_id)
         frames = stream.subscribe()
+        watcher = asyncio.create_task(self._watch_client(request, request_id))
         stall_s = self._limits.slow_reader_timeout_s
         try:
             async for frame in frames:
@@ -114,20 +137,41 @@ class AgentRoutes:
                     return response
         except (ConnectionResetError, ConnectionError):
             log_event(logger, logging.INFO, "RunSSE client went away", request_id=request_id)
+            self._registry.sse_left(request_id)
             return response
         finally:
+            watcher.cancel()
             await frames.aclose()
         with contextlib.suppress(ConnectionResetError, ConnectionError):
             await response.write_eof()
         log_event(logger, logging.INFO, "RunSSE closed", request_id=request_id)
         return response
 
+    async def _watch_client(self, request: web.Request, request_id: str) -> None:
+        """Tell the registry once the RunSSE client has gone, even while nothing is written
+        (aiohttp notices a lost client only on a write): a relayed run's upstream closes."""
+        poll_s = self._limits.client_poll_s
+        while (transport := request.transport) is not None and not transport.is_closing():
+            await asyncio.sleep(poll_s)
+        self._registry.sse_left(request_id)
+
+    async def _relayed(self, append: BidiAppend) -> bool:
+        """Whether this append's RunRequest names one of Cursor's models, not ours."""
+        if self._owns_model is None or append.message.WhichOneof("message") != "run_request":
+            return False
+        place = run_place(append.message.run_request)
+        if isinstance(place, Place):
+            return place is Place.RELAY
+        return not await asyncio.to_thread(self._owns_model, place)
+
     async def bidi_append(self, request: web.Request) -> web.StreamResponse:
         self._record(request)
         try:
-            payload = await read_protocol_payload(request, self._limits)
+            raw, payload = await read_protocol_payload(request, self._limits)
             append = parse_bidi_append(payload, request.headers)
-            self._registry.append(append)
+            answer = self._registry.append(append, raw, relay=await self._relayed(append))
+            if answer is not None:
+                return await self._answer_relayed(request, answer)
         except ConnectError as error:
             log_event(
                 logger,
@@ -146,3 +190,20 @@ class AgentRoutes:
             variant=append.message.WhichOneof("message"),
         )
         return web.Response(status=200, body=b"", content_type="application/proto")
+
+    @staticmethod
+    async def _answer_relayed(request: web.Request, answer: Answer) -> web.StreamResponse:
+        """The upstream's answer to a relayed append, as it sent it; ConnectError if none."""
+        upstream = await answer
+        response = ForwardedResponse(
+            status=upstream.status,
+            reason=upstream.reason or None,
+            headers=[
+                (header_text(name), header_text(value))
+                for name, value in response_headers(upstream.headers)
+            ],
+        )
+        await response.prepare(request)
+        await response.write(upstream.body)
+        await response.write_eof()
+        return response

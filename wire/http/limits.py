@@ -30,3 +30,6 @@ class EdgeLimits(msgspec.Struct, frozen=True):
     # A RunSSE write the client does not take (it stopped reading, its socket buffer is full)
     # for this long cuts that stream and ends the run deadline_exceeded.
     slow_reader_timeout_s: float = 30.0
+    # How often an open RunSSE checks that its client is still there (a relayed run's
+    # upstream streams close with it).
+    client_poll_s: float = 1.0

@@ -44,12 +44,16 @@ class OutboundStream:
         self._history.append(frame)
         self._deliver(frame)
 
-    def close(self, end_frame: bytes) -> bool:
-        """Send the EndStream frame and end every subscription. False if already closed."""
+    def close(self, end_frame: bytes | None) -> bool:
+        """Send the EndStream frame and end every subscription. False if already closed.
+
+        ``None`` ends the stream without a frame of ours: a relayed run's frames, EndStream
+        included, came from upstream."""
         if self._closed:
             return False
-        self._history.append(end_frame)
-        self._deliver(end_frame)
+        if end_frame is not None:
+            self._history.append(end_frame)
+            self._deliver(end_frame)
         self._closed = True
         for queue in self._subscribers:
             queue.put_nowait(_END)

@@ -68,7 +68,7 @@ def _error_detail(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _header_text(raw: bytes) -> str:
+def header_text(raw: bytes) -> str:
     """aiohttp serialises header strings as UTF-8, so valid UTF-8 round-trips byte for byte.
 
     Anything else (legal but rare obs-text) falls back to Latin-1 rather than failing.
@@ -85,7 +85,7 @@ async def _request_body(request: web.Request) -> AsyncIterator[bytes]:
         yield chunk
 
 
-class _ForwardedResponse(web.StreamResponse):
+class ForwardedResponse(web.StreamResponse):
     """A StreamResponse that sends the upstream's headers and invents no body metadata.
 
     aiohttp's ``_prepare_headers`` fills in ``Content-Type: application/octet-stream`` and its
@@ -242,11 +242,11 @@ class ReverseProxy:
         self, request: web.Request, upstream: httpx.Response, started: float
     ) -> web.StreamResponse:
         """Stream the upstream status, headers and raw body bytes to the client."""
-        response = _ForwardedResponse(
+        response = ForwardedResponse(
             status=upstream.status_code,
             reason=upstream.reason_phrase or None,
             headers=[
-                (_header_text(name), _header_text(value))
+                (header_text(name), header_text(value))
                 for name, value in response_headers(upstream.headers.raw)
             ],
         )

@@ -3,6 +3,11 @@
 Owned by the asyncio loop (no locks). RunSSE and BidiAppend may arrive in either order, so
 both create the run; a finished run keeps its frames for a retention period, then its id is
 remembered as removed so that a late append answers 404 instead of starting a new session.
+
+The SessionActor starts with the first released client message, unless that message is a
+RunRequest the edge marked as one of Cursor's own models: then the run is relayed upstream
+(``wire.http.upstream_run``) and no actor ever starts for it. Anything else the run hears
+before its first message (a deadline, a cancel) starts the actor, which answers it.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable
 
+import msgspec
 import pykka
 
 from actors.loop.bridge import LoopRunOutput
@@ -30,6 +36,7 @@ from wire.connect import end_stream_frame
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 from wire.http.limits import EdgeLimits
 from wire.http.outbound import OutboundStream
+from wire.http.upstream_run import Answer, RawRequest, Upstream, UpstreamRun
 from wire.inbox import SeqnoInbox
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
@@ -43,15 +50,28 @@ def run_not_found(request_id: str) -> ConnectError:
     return ConnectError(Code.NOT_FOUND, f"run not found: {request_id}")
 
 
+class Inbound(msgspec.Struct, frozen=True):
+    """One append waiting in a run's inbox, with its request as sent when it may be relayed."""
+
+    seqno: int
+    message: agent.AgentClientMessage
+    raw: RawRequest | None
+
+
 class RunChannel:
     """What the edge holds for one request id."""
 
-    def __init__(self, request_id: str, outbound: OutboundStream) -> None:
+    def __init__(self, request_id: str, outbound: OutboundStream, output: RunOutput) -> None:
         self.request_id = request_id
         self.outbound = outbound
-        self.inbox: SeqnoInbox[tuple[int, agent.AgentClientMessage]] = SeqnoInbox()
+        self.output = output
+        self.inbox: SeqnoInbox[Inbound] = SeqnoInbox()
         self.parent: ParentLink | None = None
         self.actor: pykka.ActorRef | None = None
+        # Relaying: the RunSSE as sent, whether the RunRequest is Cursor's, the live relay.
+        self.run_sse: RawRequest | None = None
+        self.relay_wanted = False
+        self.relay: UpstreamRun | None = None
         self.timers: list[asyncio.TimerHandle] = []
         # The deadline of the open append_seqno gap, if any: (missing seqno, its timer).
         self.gap: tuple[int, asyncio.TimerHandle] | None = None
@@ -79,9 +99,13 @@ class RunChannel:
 class RunRegistry:
     """Maps request ids to live runs and removed ids to tombstones."""
 
-    def __init__(self, limits: EdgeLimits, start_session: SessionFactory) -> None:
+    def __init__(
+        self, limits: EdgeLimits, start_session: SessionFactory, upstream: Upstream | None = None
+    ) -> None:
+        """Without ``upstream`` nothing is relayed."""
         self._limits = limits
         self._start_session = start_session
+        self._upstream = upstream
         self._channels: dict[str, RunChannel] = {}
         self._tombstones: OrderedDict[str, float] = OrderedDict()
         self._shutting_down = False
@@ -91,20 +115,87 @@ class RunRegistry:
         """Runs held in memory, finished ones inside their retention period included."""
         return len(self._channels)
 
-    def stream_for(self, request_id: str) -> OutboundStream:
-        """The outbound stream a RunSSE subscribes to, creating the run if it is new."""
-        return self._get_or_create(request_id).outbound
+    def stream_for(self, request_id: str, raw: RawRequest | None = None) -> OutboundStream:
+        """The outbound stream a RunSSE subscribes to, creating the run if it is new.
 
-    def append(self, append: BidiAppend) -> None:
-        """Order one BidiAppend and tell its released messages to the run's actor."""
+        ``raw`` is the RunSSE as sent; the first one opens the upstream RunSSE of a relayed
+        run (now, or once the run is relayed)."""
+        channel = self._get_or_create(request_id)
+        if raw is not None and channel.run_sse is None:
+            channel.run_sse = raw
+            if channel.relay is not None:
+                channel.relay.open(raw)
+        return channel.outbound
+
+    def append(
+        self, append: BidiAppend, raw: RawRequest | None = None, *, relay: bool = False
+    ) -> Answer | None:
+        """Order one BidiAppend and tell its released messages to the run's actor.
+
+        ``relay`` marks a RunRequest of one of Cursor's models; ``raw`` is the append as sent.
+        For a relayed run the append goes upstream instead, and the upstream's answer to it
+        is returned for the edge to pass on."""
         channel = self._get_or_create(append.request_id)
         if channel.outbound.closed:
             raise run_not_found(append.request_id)
+        if channel.relay is not None:
+            if raw is None:
+                raise protocol_error(f"run {append.request_id} is relayed over RunSSE")
+            return channel.relay.forward(raw)
         if append.parent is not None:
             self._link_parent(channel, append.parent)
-        for seqno, message in channel.inbox.offer(append.seqno, (append.seqno, append.message)):
-            channel.tell(ClientMessageReceived(seqno, message, channel.parent))
+        if relay and raw is not None and self._upstream is not None:
+            channel.relay_wanted = True
+        released = channel.inbox.offer(append.seqno, Inbound(append.seqno, append.message, raw))
+        if released and channel.actor is None:
+            if self._relays(channel, released[0]):
+                return self._start_relay(channel, released, append.seqno)
+            self._start_actor(channel)
+        for item in released:
+            channel.tell(ClientMessageReceived(item.seqno, item.message, channel.parent))
         self._watch_gap(channel)
+        return None
+
+    @staticmethod
+    def _relays(channel: RunChannel, first: Inbound) -> bool:
+        return (
+            channel.relay_wanted
+            and first.raw is not None
+            and first.message.WhichOneof("message") == "run_request"
+        )
+
+    def _start_relay(self, channel: RunChannel, released: list[Inbound], current: int) -> Answer:
+        """Relay the run: every append so far goes upstream in order; the current one's
+        answer is returned (the others were answered already)."""
+        assert self._upstream is not None
+        channel.cancel_timers()
+        relay = UpstreamRun(
+            self._upstream, channel.request_id, channel.outbound, lambda: self._retire(channel)
+        )
+        channel.relay = relay
+        log_event(logger, logging.INFO, "run relayed upstream", request_id=channel.request_id)
+        if channel.run_sse is not None:
+            relay.open(channel.run_sse)
+        answer: Answer | None = None
+        for item in [*released, *channel.inbox.drain()]:
+            if item.raw is None:
+                continue
+            forwarded = relay.forward(item.raw, answered=item.seqno == current)
+            answer = forwarded or answer
+        assert answer is not None
+        return answer
+
+    def _start_actor(self, channel: RunChannel) -> None:
+        if channel.actor is None:
+            channel.actor = self._start_session(channel.request_id, channel.output)
+
+    def sse_left(self, request_id: str) -> None:
+        """A RunSSE client went away: a relayed run's upstream streams close with it (a
+        local run keeps going; its client reconnects)."""
+        channel = self._channels.get(request_id)
+        if channel is not None and channel.relay is not None:
+            log_event(logger, logging.INFO, "relayed run's client left", request_id=request_id)
+            channel.relay.close()
 
     def _watch_gap(self, channel: RunChannel) -> None:
         """Keep one deadline for the seqno later appends wait for; none when nothing waits."""
@@ -137,7 +228,9 @@ class RunRegistry:
     def reader_stalled(self, request_id: str, waited_s: float) -> None:
         """A RunSSE reader of ``request_id`` took nothing for ``waited_s``: end its run."""
         channel = self._channels.get(request_id)
-        if channel is not None:
+        if channel is not None and channel.relay is not None:
+            channel.relay.close()
+        elif channel is not None:
             self._tell_quietly(channel, RunSseStalled(waited_s))
 
     def has(self, request_id: str) -> bool:
@@ -162,6 +255,10 @@ class RunRegistry:
         cancelled = 0
         for channel in list(self._channels.values()):
             channel.cancel_timers()
+            if channel.relay is not None:
+                cancelled += not channel.outbound.closed
+                channel.relay.close(cancelled_error())
+                continue
             if channel.outbound.close(end_stream_frame(cancelled_error())):
                 cancelled += 1
             self._tell_quietly(channel, CancelRun("server shutdown"))
@@ -179,14 +276,13 @@ class RunRegistry:
     def _create(self, request_id: str) -> RunChannel:
         loop = asyncio.get_running_loop()
         outbound = OutboundStream(self._limits.heartbeat_interval_s)
-        channel = RunChannel(request_id, outbound)
         output = LoopRunOutput(
             loop,
             send=outbound.send,
             run_started=outbound.start_heartbeats,
             finish=lambda error: self._finish(channel, error),
         )
-        channel.actor = self._start_session(request_id, output)
+        channel = RunChannel(request_id, outbound, output)
         timeout = self._limits.run_request_timeout_s
         channel.timers.append(
             loop.call_later(timeout, self._tell_quietly, channel, RunRequestDeadlinePassed(timeout))
@@ -197,6 +293,10 @@ class RunRegistry:
 
     def _finish(self, channel: RunChannel, error: ConnectError | None) -> None:
         channel.outbound.close(end_stream_frame(error))
+        self._retire(channel)
+
+    def _retire(self, channel: RunChannel) -> None:
+        """The run's stream is closed: keep its frames for the retention period."""
         channel.cancel_timers()
         if self._channels.get(channel.request_id) is channel:
             loop = asyncio.get_running_loop()
@@ -231,9 +331,13 @@ class RunRegistry:
         elif channel.parent != parent:
             raise protocol_error(f"conflicting parent ids for request {channel.request_id}")
 
-    @staticmethod
-    def _tell_quietly(channel: RunChannel, message: EdgeMessage) -> None:
-        # A dead actor means the run already ended on its own.
-        if channel.actor is not None:
-            with contextlib.suppress(pykka.ActorDeadError):
-                channel.actor.tell(message)
+    def _tell_quietly(self, channel: RunChannel, message: EdgeMessage) -> None:
+        """Tell the run's actor (started now if no message came yet); never a relayed run's.
+
+        A dead actor means the run already ended on its own."""
+        if channel.relay is not None:
+            return
+        self._start_actor(channel)
+        assert channel.actor is not None
+        with contextlib.suppress(pykka.ActorDeadError):
+            channel.actor.tell(message)

@@ -1,0 +1,330 @@
+"""Runs of Cursor's own models relayed to Cursor's backend, beside runs of the user's models.
+
+A fake upstream on loopback records what reaches it and answers RunSSE with a scripted byte
+stream; the server in front of it has a store (a user model on the fake provider), so the
+same server serves one run locally and relays the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp import web
+
+from store import Store
+from tests.conftest import StartServer
+from tests.support.fake_cursor import (
+    BIDI_APPEND,
+    RUN_SSE,
+    CursorSession,
+    FakeCursor,
+    bidi_append_body,
+    cancel_message,
+    user_turn_message,
+)
+from tests.support.fake_provider import FakeProvider, Script, chat_events, chat_usage
+from wire.connect import data_frame, end_stream_frame
+from wire.proto import agent_v1_pb2 as agent
+from wire.relay_choice import Place, run_place
+
+CURSOR_MODEL = "claude-4.5-sonnet"
+
+
+def text_frame(text: str) -> bytes:
+    return data_frame(
+        agent.AgentServerMessage(
+            interaction_update=agent.InteractionUpdate(text_delta=agent.TextDeltaUpdate(text=text))
+        )
+    )
+
+
+# What the upstream's RunSSE answers: real frames, cut into pieces that straddle envelopes.
+SCRIPTED = text_frame("from ") + text_frame("Cursor's model") + end_stream_frame()
+PIECES = [SCRIPTED[:3], SCRIPTED[3:17], SCRIPTED[17:40], SCRIPTED[40:]]
+
+
+class FakeUpstream:
+    """Cursor's backend as the relay sees it: records requests, answers RunSSE from a script."""
+
+    def __init__(self) -> None:
+        self.run_sse: list[tuple[bytes, list[tuple[str, str]]]] = []
+        self.appends: list[tuple[bytes, list[tuple[str, str]]]] = []
+        self.pieces = PIECES
+        self.hold_open = False  # keep the RunSSE open (quiet) after the script
+        self.run_sse_left = asyncio.Event()  # the relay closed an open RunSSE
+        self.url = ""
+        self._runner: web.AppRunner | None = None
+
+    async def _run_sse(self, request: web.Request) -> web.StreamResponse:
+        self.run_sse.append((await request.read(), list(request.headers.items())))
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for piece in self.pieces:
+            await response.write(piece)
+            await asyncio.sleep(0.01)
+        if self.hold_open:
+            try:
+                while request.transport is not None and not request.transport.is_closing():
+                    await asyncio.sleep(0.05)
+            finally:
+                self.run_sse_left.set()
+        await response.write_eof()
+        return response
+
+    async def _append(self, request: web.Request) -> web.Response:
+        self.appends.append((await request.read(), list(request.headers.items())))
+        return web.Response(
+            status=200,
+            body=b"upstream-ack",
+            headers={"Content-Type": "application/proto", "X-Upstream": "yes"},
+        )
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post(RUN_SSE, self._run_sse)
+        app.router.add_post(BIDI_APPEND, self._append)
+        self._runner = web.AppRunner(app, handler_cancellation=True, auto_decompress=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        host, port = self._runner.addresses[0][:2]
+        self.url = f"http://{host}:{port}"
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+
+@pytest.fixture
+async def fake_upstream() -> AsyncIterator[FakeUpstream]:
+    upstream = FakeUpstream()
+    await upstream.start()
+    yield upstream
+    await upstream.stop()
+
+
+@pytest.fixture
+def upstream(fake_upstream: FakeUpstream) -> str:
+    """The servers of this module send upstream to the fake Cursor backend."""
+    return fake_upstream.url
+
+
+def cursor_run(model_id: str = CURSOR_MODEL) -> agent.AgentClientMessage:
+    return agent.AgentClientMessage(
+        run_request=agent.AgentRunRequest(
+            conversation_id="conv-cursor",
+            requested_model=agent.RequestedModel(model_id=model_id),
+        )
+    )
+
+
+def local_rows(store: Store) -> dict[str, int]:
+    return {
+        table: store.database.execute_sql(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
+        for table in ("conversations", "runs", "llm_calls")
+    }
+
+
+def header(headers: list[tuple[str, str]], name: str) -> list[str]:
+    return [value for key, value in headers if key.lower() == name.lower()]
+
+
+async def test_a_cursor_model_run_is_relayed_byte_for_byte(
+    make_server: StartServer, fake_upstream: FakeUpstream, server_store: Store
+) -> None:
+    server = await make_server()
+    cursor = FakeCursor(f"http://{server.address}", headers={"X-Client-Thing": "kept"})
+    try:
+        stream = await cursor.open_run_sse("relay-1", gzipped=True)
+        first = await cursor.append("relay-1", 0, cursor_run(), headers={"Keep-Alive": "timeout=5"})
+        second = await cursor.append("relay-1", 1, cancel_message(), gzipped=True)
+        result = await stream.read_to_end()
+    finally:
+        await cursor.aclose()
+    # The upstream's bytes came back as they were sent: the same frames, EndStream included.
+    assert result.raw == SCRIPTED
+    assert [m.interaction_update.text_delta.text for m in result.messages] == [
+        "from ",
+        "Cursor's model",
+    ]
+    assert result.end == {}
+    # Each append was answered with the upstream's own answer.
+    for answer in (first, second):
+        assert (answer.status_code, answer.content) == (200, b"upstream-ack")
+        assert answer.headers["x-upstream"] == "yes"
+    # The RunSSE and both appends reached the upstream as sent, in seqno order.
+    ((run_sse_body, run_sse_headers),) = fake_upstream.run_sse
+    run_sse_payload = agent.BidiRequestId(request_id="relay-1").SerializeToString()
+    assert gzip.decompress(run_sse_body)[5:] == run_sse_payload
+    assert header(run_sse_headers, "content-encoding") == ["gzip"]
+    (first_body, first_headers), (second_body, second_headers) = fake_upstream.appends
+    assert first_body == bidi_append_body("relay-1", 0, cursor_run())
+    assert gzip.decompress(second_body) == bidi_append_body("relay-1", 1, cancel_message())
+    assert header(second_headers, "content-encoding") == ["gzip"]
+    for headers in (run_sse_headers, first_headers):
+        assert header(headers, "x-client-thing") == ["kept"]
+        assert header(headers, "host") == [fake_upstream.url.removeprefix("http://")]
+    assert header(first_headers, "keep-alive") == []
+    # Nothing of the relayed run was stored here.
+    assert local_rows(server_store) == {"conversations": 0, "runs": 0, "llm_calls": 0}
+
+
+async def test_a_user_model_is_served_locally_beside_a_relayed_run(
+    make_server: StartServer,
+    fake_upstream: FakeUpstream,
+    fake: FakeProvider,
+    public_id: str,
+    server_store: Store,
+) -> None:
+    server = await make_server()
+    cursor = FakeCursor(f"http://{server.address}")
+    try:
+        relayed = await cursor.open_run_sse("relay-2")
+        await cursor.append("relay-2", 0, cursor_run())
+        assert (await relayed.read_to_end()).raw == SCRIPTED
+        fake.enqueue(Script.sse(chat_events(text=["local ", "answer"], usage=chat_usage(5, 2))))
+        log = await CursorSession(cursor, "local-2").run(user_turn_message("hi", public_id))
+    finally:
+        await cursor.aclose()
+    assert log.end == {}
+    texts = [
+        m.interaction_update.text_delta.text
+        for m in log.messages
+        if m.interaction_update.HasField("text_delta")
+    ]
+    assert "".join(texts) == "local answer"
+    # Only the relayed run went upstream; only the local one was stored.
+    assert len(fake_upstream.run_sse) == 1
+    assert {bidi_append_body("relay-2", 0, cursor_run())} == {b for b, _ in fake_upstream.appends}
+    assert local_rows(server_store) == {"conversations": 1, "runs": 1, "llm_calls": 1}
+
+
+async def test_an_unknown_hex_id_is_relayed_and_a_known_one_is_not(
+    make_server: StartServer, fake_upstream: FakeUpstream, fake: FakeProvider, public_id: str
+) -> None:
+    """An 8-hex id is ours only if the store has it; its suffixes do not change that."""
+    server = await make_server()
+    cursor = FakeCursor(f"http://{server.address}")
+    unknown = "0123abcd" if public_id != "0123abcd" else "abcd0123"
+    try:
+        relayed = await cursor.open_run_sse("relay-3")
+        await cursor.append("relay-3", 0, cursor_run(f"{unknown}/high"))
+        assert (await relayed.read_to_end()).raw == SCRIPTED
+        fake.enqueue(Script.sse(chat_events(text=["ok"], usage=chat_usage(1, 1))))
+        log = await CursorSession(cursor, "local-3").run(
+            user_turn_message("hi", f"{public_id}//200k")
+        )
+    finally:
+        await cursor.aclose()
+    assert log.end == {}
+    assert len(fake_upstream.run_sse) == 1
+
+
+async def test_appends_sent_before_the_run_sse_are_relayed_once_it_opens(
+    make_server: StartServer, fake_upstream: FakeUpstream, server_store: Store
+) -> None:
+    """Appends may come first, one out of order: they go upstream in seqno order, and the
+    upstream RunSSE opens when the client's does."""
+    server = await make_server()
+    cursor = FakeCursor(f"http://{server.address}")
+    try:
+        early = await cursor.append("relay-4", 1, cancel_message())
+        assert (early.status_code, early.content) == (200, b"")  # held here, answered by us
+        first = await cursor.append("relay-4", 0, cursor_run())
+        assert first.content == b"upstream-ack"
+        assert fake_upstream.run_sse == []
+        result = await (await cursor.open_run_sse("relay-4")).read_to_end()
+    finally:
+        await cursor.aclose()
+    assert result.raw == SCRIPTED
+    assert [body for body, _ in fake_upstream.appends] == [
+        bidi_append_body("relay-4", 0, cursor_run()),
+        bidi_append_body("relay-4", 1, cancel_message()),
+    ]
+    assert local_rows(server_store) == {"conversations": 0, "runs": 0, "llm_calls": 0}
+
+
+async def test_a_client_that_leaves_closes_the_upstream_stream(
+    make_server: StartServer, fake_upstream: FakeUpstream
+) -> None:
+    fake_upstream.pieces = [text_frame("still going")]
+    fake_upstream.hold_open = True
+    server = await make_server()
+    cursor = FakeCursor(f"http://{server.address}")
+    try:
+        stream = await cursor.open_run_sse("relay-5")
+        await cursor.append("relay-5", 0, cursor_run())
+        assert (await stream.next_envelope()) is not None
+        await stream.aclose()
+        await asyncio.wait_for(fake_upstream.run_sse_left.wait(), 5)
+    finally:
+        await cursor.aclose()
+
+
+async def test_an_unreachable_upstream_ends_the_run_unavailable_naming_it(
+    make_server: StartServer, fake_upstream: FakeUpstream, server_store: Store
+) -> None:
+    server = await make_server()
+    await fake_upstream.stop()  # nothing listens at its address any more
+    cursor = FakeCursor(f"http://{server.address}")
+    try:
+        stream = await cursor.open_run_sse("relay-6")
+        answer = await cursor.append("relay-6", 0, cursor_run())
+        result = await stream.read_to_end()
+    finally:
+        await cursor.aclose()
+    assert answer.status_code == 502
+    assert answer.json()["code"] == "unavailable"
+    assert (
+        f"Cursor upstream {fake_upstream.url} did not answer BidiAppend"
+        in (answer.json()["message"])
+    )
+    error = result.end["error"]  # type: ignore[index]
+    assert error["code"] == "unavailable"
+    assert error["message"].startswith(
+        f"Cursor upstream {fake_upstream.url} did not answer RunSSE: "
+    )
+    assert local_rows(server_store) == {"conversations": 0, "runs": 0, "llm_calls": 0}
+
+
+@pytest.mark.parametrize(
+    ("model_id", "place"),
+    [
+        ("", Place.LOCAL),
+        (CURSOR_MODEL, Place.RELAY),
+        ("default", Place.RELAY),
+        ("ABCDEF12", Place.RELAY),  # ours are lower-case hex
+        ("abcdef1", Place.RELAY),
+        ("abcdef12", "abcdef12"),
+        ("abcdef12/high/272k/fast", "abcdef12"),
+    ],
+)
+def test_the_model_id_decides_where_a_run_goes(model_id: str, place: Place | str) -> None:
+    request = agent.AgentRunRequest(requested_model=agent.RequestedModel(model_id=model_id))
+    assert run_place(request) == place
+    details = agent.AgentRunRequest(model_details=agent.ModelDetails(model_id=model_id))
+    assert run_place(details) == place
+
+
+async def test_shutdown_ends_a_relayed_run_canceled(
+    make_server: StartServer, fake_upstream: FakeUpstream
+) -> None:
+    fake_upstream.pieces = [text_frame("half")]
+    fake_upstream.hold_open = True
+    server = await make_server()
+    cursor = FakeCursor(f"http://{server.address}")
+    try:
+        stream = await cursor.open_run_sse("relay-7")
+        await cursor.append("relay-7", 0, cursor_run())
+        assert (await stream.next_envelope()) is not None
+        stopping = asyncio.create_task(server.stop())
+        result = await stream.read_to_end()
+        await stopping
+    finally:
+        await cursor.aclose()
+    assert result.raw.startswith(text_frame("half"))
+    assert result.end is not None and result.end["error"]["code"] == "canceled"  # type: ignore[index]
