@@ -14,7 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from actors.instance_lease import CALL_REASON, RUN_REASON, sweep
+from actors.instance_lease import CALL_REASON, INSTANCE_LEASE_S, RUN_REASON, sweep
+from run import SettingError, load_settings
 from store import Store, connect_store
 from store.conversations import ConversationStore
 from store.conversations.errors import RunConflict, StaleRun
@@ -158,3 +159,11 @@ def test_a_clean_shutdown_gives_the_lease_back(opened: Store) -> None:
     instances.release("instance-x")
     assert instances.live() == []
     assert not instances.heartbeat("instance-x", LEASE_MS)  # gone: the process re-registers
+
+
+def test_the_lease_time_is_a_process_setting() -> None:
+    """``CURSOR_INSTANCE_LEASE_SECONDS``: 30 s unless set; a non-positive one stops startup."""
+    assert load_settings({}).instance_lease_s == INSTANCE_LEASE_S == 30.0
+    assert load_settings({"CURSOR_INSTANCE_LEASE_SECONDS": "2.5"}).instance_lease_s == 2.5
+    with pytest.raises(SettingError, match="CURSOR_INSTANCE_LEASE_SECONDS"):
+        load_settings({"CURSOR_INSTANCE_LEASE_SECONDS": "0"})
