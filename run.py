@@ -31,6 +31,7 @@ from aiohttp import web
 
 from actors.conversation.secret import Secret
 from actors.image_generation import ImageGenerator
+from actors.instance_lease import INSTANCE_LEASE_S, InstanceLease
 from actors.loop.bridge import LoopTasks
 from actors.model_selection import ModelResolver, StoreModelResolver
 from actors.providers.actor import ProviderDeps
@@ -51,9 +52,8 @@ from prompt import PromptAssetError, load_prompt_assets
 from store import DatabaseDriverMissing, Store, connect_store
 from store.catalog import enabled_models, has_model
 from store.clock import now_ms
-from store.conversations import ConversationStore
 from store.database import key_file_for
-from store.llm_calls import CallRecords
+from store.instances import ping
 from store.secrets import (
     KeyFileError,
     SecretKeyInvalid,
@@ -79,6 +79,7 @@ from wire.http.catalog_routes import CatalogRoutes
 from wire.http.default_model_routes import DefaultModelRoutes
 from wire.http.h2_relay import H2Relay, new_relay_client
 from wire.http.h2_server import H2Server, H2Stream, StreamHandler, tls_context
+from wire.http.health_routes import HealthRoutes
 from wire.http.limits import EdgeLimits
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
@@ -131,6 +132,8 @@ class Settings(msgspec.Struct, frozen=True):
     provider_attempts: int = RetryPolicy().max_attempts
     # How long an append_seqno gap may stay open (CURSOR_APPEND_GAP_SECONDS).
     append_gap_s: float = EdgeLimits().append_gap_timeout_s
+    # This process's lease on its instance (CURSOR_INSTANCE_LEASE_SECONDS).
+    instance_lease_s: float = INSTANCE_LEASE_S
 
 
 class SettingError(Exception):
@@ -250,6 +253,9 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         provider_idle_s=read("CURSOR_PROVIDER_IDLE_SECONDS", "120", parse_timeout),
         provider_attempts=read("CURSOR_PROVIDER_ATTEMPTS", "3", parse_attempts),
         append_gap_s=read("CURSOR_APPEND_GAP_SECONDS", "30", parse_timeout),
+        instance_lease_s=read(
+            "CURSOR_INSTANCE_LEASE_SECONDS", f"{INSTANCE_LEASE_S:g}", parse_timeout
+        ),
     )
 
 
@@ -348,6 +354,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
     h2_limits: H2Limits = H2Limits()
     # Beyond loopback: the networks whose agent requests are accepted (with the token).
     agent_allow: tuple[Network, ...] = LOOPBACK_NETWORKS
+    # How long a dead server's runs and calls stay running before a peer's sweep closes them.
+    instance_lease_s: float = INSTANCE_LEASE_S
 
 
 class RunningServer:
@@ -362,8 +370,10 @@ class RunningServer:
         provider_deps: ProviderDeps | None,
         h2: H2Server | None = None,
         relay_client: httpx.AsyncClient | None = None,
+        lease: InstanceLease | None = None,
     ) -> None:
         self.h2 = h2
+        self.lease = lease
         self.relay_client = relay_client
         self.runner = runner
         self.registry = registry
@@ -410,6 +420,9 @@ class RunningServer:
         await self.proxy.aclose()
         if self.provider_deps is not None:
             await self.provider_deps.client.aclose()
+        # Last: every run and call of this process has recorded its end.
+        if self.lease is not None:
+            await self.lease.stop()
 
 
 def serves_model(database: peewee.Database, public_id: str) -> bool:
@@ -469,19 +482,15 @@ async def start_server(
         config.limits,
         extra=dict.fromkeys(SERVER_CONFIG_ROUTES, server_config),
     ).register(app)
+    lease = None
     if store is not None and database is not None:
         assert load_models is not None
         DefaultModelRoutes(load_models).register(app)
-        stale = await asyncio.to_thread(
-            CallRecords(database).cancel_unfinished, "the server stopped during the call"
-        )
-        if stale:
-            log_event(logger, logging.WARNING, "unfinished call records cancelled", count=stale)
-        stale_runs = await asyncio.to_thread(
-            ConversationStore(database).cancel_unfinished_runs, "the server stopped during the run"
-        )
-        if stale_runs:
-            log_event(logger, logging.WARNING, "unfinished runs cancelled", count=stale_runs)
+        # Before any store is built on the database: every row it opens names this instance.
+        # The first sweep closes what dead instances (this database's last process) left.
+        lease = InstanceLease(database, config.instance_lease_s)
+        await lease.start()
+        HealthRoutes(functools.partial(asyncio.to_thread, ping, database)).register(app)
         provider_deps = ProviderDeps(
             # Started before any call, so ``stop_all`` (last started, first stopped) stops it
             # after every ProviderActor has recorded its end.
@@ -555,7 +564,7 @@ async def start_server(
             await runner.cleanup()
             await relay_client.aclose()
             raise H2ListenError(exc.errno, exc.strerror) from exc
-    return RunningServer(runner, registry, proxy, address, provider_deps, h2, relay_client)
+    return RunningServer(runner, registry, proxy, address, provider_deps, h2, relay_client, lease)
 
 
 class H2ListenError(OSError):
@@ -636,6 +645,7 @@ async def serve(settings: Settings, store: Store, key: SecretKeySource | None = 
         provider_retry=RetryPolicy(max_attempts=settings.provider_attempts),
         console_token=settings.console_token,
         agent_allow=settings.agent_allow,
+        instance_lease_s=settings.instance_lease_s,
     )
     try:
         server = await start_server(config, store=store)

@@ -16,6 +16,7 @@ import msgspec
 import peewee
 
 from store.clock import now_ms
+from store.instances import instance_of, orphaned
 
 CALLS = "llm_calls"
 REQUESTS = "llm_call_requests"
@@ -212,14 +213,16 @@ class _CallStatements:
     where the database has it, else from the cursor's ``lastrowid``.
     """
 
-    def __init__(self, param: str, returning: bool) -> None:
+    def __init__(self, param: str, returning: bool, leased: bool) -> None:
         p = param
         self.param = p
         self.returning = returning
+        # With a lease (``store.instances``) the row names its instance (migration 12).
+        self.leased = leased
+        start = (*_START_COLUMNS, "instance_id") if leased else _START_COLUMNS
         self.insert_call = (
-            f'INSERT INTO "{CALLS}" ({_quoted(_START_COLUMNS)}) '
-            f"VALUES ({', '.join([p] * len(_START_COLUMNS))})"
-            + (' RETURNING "id"' if returning else "")
+            f'INSERT INTO "{CALLS}" ({_quoted(start)}) '
+            f"VALUES ({', '.join([p] * len(start))})" + (' RETURNING "id"' if returning else "")
         )
         self.insert_request = (
             f'INSERT INTO "{REQUESTS}" ("call_id", "headers_json", "body") VALUES ({p}, {p}, {p})'
@@ -259,12 +262,12 @@ class _CallStatements:
         return sql
 
 
-_STATEMENTS: dict[tuple[str, bool], _CallStatements] = {}
+_STATEMENTS: dict[tuple[str, bool, bool], _CallStatements] = {}
 
 
 def _statements_for(database: peewee.Database) -> _CallStatements:
     """The statements in ``database``'s dialect, written once per dialect."""
-    key = (database.param, bool(database.returning_clause))
+    key = (database.param, bool(database.returning_clause), instance_of(database) is not None)
     statements = _STATEMENTS.get(key)
     if statements is None:
         statements = _STATEMENTS[key] = _CallStatements(*key)
@@ -280,6 +283,8 @@ class CallRecords:
     def __init__(self, database: peewee.Database) -> None:
         self._db = database
         self._sql = _statements_for(database)
+        instance = instance_of(database)
+        self._lease = () if instance is None else (instance,)
         self._calls = peewee.Table(CALLS, _CALL_COLUMNS, _database=database)
         self._requests = peewee.Table(
             REQUESTS, ("call_id", "headers_json", "body"), _database=database
@@ -305,6 +310,7 @@ class CallRecords:
             now_ms() if started_at_ms is None else started_at_ms,
             0,
             None if request is None else request.byte_count,
+            *self._lease,
         )
         sql = self._sql
         with self._db.atomic():
@@ -363,12 +369,18 @@ class CallRecords:
         return cursor.rowcount == 1
 
     def cancel_unfinished(self, reason: str) -> int:
-        """Mark every ``running`` row cancelled (at startup: the process that ran them is gone)."""
-        t = self._calls
-        query = t.update(
-            status=CallStatus.CANCELLED.value, ended_at_ms=now_ms(), error_message=reason
-        ).where(t.status == CallStatus.RUNNING.value)
-        return int(query.execute())
+        """Mark ``running`` rows cancelled whose process is gone: at startup and at every sweep,
+        the rows of instances without a live lease (``store.instances``); a live peer's calls
+        are untouched."""
+        p = self._db.param
+        now = now_ms()
+        statement = (
+            f'UPDATE "{CALLS}" SET "status" = {p}, "ended_at_ms" = {p}, "error_message" = {p} '
+            f'WHERE "status" = {_RUNNING} AND {orphaned(p)}'
+        )
+        with self._db.atomic():
+            cursor = self._db.execute_sql(statement, (CallStatus.CANCELLED.value, now, reason, now))
+            return int(cursor.rowcount)
 
     def prune(self, keep: int) -> int:
         """Delete all but the newest ``keep`` records (payloads go with them); returns how many.

@@ -722,3 +722,23 @@ def provider_prompt_cache_key(db: peewee.Database) -> None:
     db.execute_sql(
         'ALTER TABLE "providers" ADD COLUMN "prompt_cache_key" TEXT NOT NULL DEFAULT \'auto\''
     )
+
+
+@migration(12)
+def instance_leases(db: peewee.Database) -> None:
+    """Two servers on one database: ``server_instances`` holds each live process's lease
+    (``instance_id``, where it runs: ``host`` and ``pid``, ``started_at_ms``,
+    ``lease_expires_at_ms``, refreshed by its heartbeat),
+    and ``runs.instance_id`` / ``llm_calls.instance_id`` name the process that opened the row,
+    so a sweep closes only the running rows of an instance whose lease expired (or of none:
+    NULL, written before this migration or by a store used without a lease), never a live
+    peer's. Re-runnable: the table is created and each column added only if missing.
+    """
+    db.execute_sql(
+        'CREATE TABLE IF NOT EXISTS "server_instances" ("instance_id" TEXT PRIMARY KEY, '
+        '"host" TEXT NOT NULL, "pid" BIGINT NOT NULL, '
+        '"started_at_ms" BIGINT NOT NULL, "lease_expires_at_ms" BIGINT NOT NULL)'
+    )
+    for table in ("runs", "llm_calls"):
+        if "instance_id" not in {column.name for column in db.get_columns(table)}:
+            db.execute_sql(f'ALTER TABLE "{table}" ADD COLUMN "instance_id" TEXT')

@@ -24,6 +24,7 @@ from store.conversations.errors import (
 from store.conversations.records import ClaimedRun, RunRecord, RunStatus
 from store.conversations.revisions import Revisions
 from store.conversations.sql import RUNS, bind_table, columns_of
+from store.instances import instance_of
 
 
 class Runs(Revisions):
@@ -33,6 +34,11 @@ class Runs(Revisions):
     def __init__(self, database: peewee.Database) -> None:
         super().__init__(database)
         self._runs = bind_table(database, RUNS, RunRecord.__struct_fields__)
+        # This process's instance, written on the runs it claims (``store.instances``); the
+        # statements were chosen for it (``Statements.leased``).
+        self._instance = instance_of(database)
+        self._lease = () if self._instance is None else (self._instance,)
+        assert self._sql.leased == (self._instance is not None), "instance bound mid-store"
 
     def claim_run(self, run_id: str, conversation_id: str, base_revision_id: int) -> ClaimedRun:
         """Make ``run_id`` the conversation's active run, its head moved to ``base_revision_id``.
@@ -110,27 +116,15 @@ class Runs(Revisions):
         return finished == 1
 
     def cancel_unfinished_runs(self, reason: str) -> int:
-        """At startup: runs left ``running`` by a dead process become ``cancelled`` and release
-        their conversations; returns how many."""
+        """At startup and at every sweep: the runs left ``running`` by a process whose lease
+        expired (or that had none, ``store.instances``) become ``cancelled`` and release their
+        conversations; a live peer's runs are untouched. Returns how many."""
         now = now_ms()
-        t = self._runs
-        c = self._conversations
+        sql = self._sql
         with self._db.atomic():
-            self._db.execute_sql(self._sql.record_unfinished_heads)
-            running = t.select(t.run_id).where(t.status == RunStatus.RUNNING.value)
-            c.update(active_run_id=None, updated_at_ms=now).where(
-                c.active_run_id.in_(running)
-            ).execute()
-            return int(
-                t.update(
-                    status=RunStatus.CANCELLED.value,
-                    failure_message=reason,
-                    finished_at_ms=now,
-                    updated_at_ms=now,
-                )
-                .where(t.status == RunStatus.RUNNING.value)
-                .execute()
-            )
+            self._db.execute_sql(sql.record_orphaned_heads, (now,))
+            self._db.execute_sql(sql.release_orphaned, (now, now))
+            return int(self._db.execute_sql(sql.cancel_orphaned, (reason, now, now, now)).rowcount)
 
     def _run_conversation(self, run_id: str) -> str:
         row = self._db.execute_sql(self._sql.run_conversation, (run_id,)).fetchone()
@@ -146,7 +140,7 @@ class Runs(Revisions):
         assert locked is not None
         current, active = locked
         row = self._db.execute_sql(self._sql.run_status, (run_id,)).fetchone()
-        status = None if row is None else row[0]
+        status = (None, None) if row is None else (row[0], row[1])
         head = self._check_owner(run_id, conversation_id, current, active, status, expected_head)
         return conversation_id, head
 
@@ -156,15 +150,18 @@ class Runs(Revisions):
         conversation_id: str,
         current: int | None,
         active: str | None,
-        status: str | None,
+        status: tuple[str | None, str | None],
         expected_head: int | None,
     ) -> int:
-        """``StaleRun`` unless the run is running and the conversation's active run (read under
-        the conversation's lock), at ``expected_head`` if given; the current head."""
-        if active != run_id or status != RunStatus.RUNNING:
+        """``StaleRun`` unless the run is running, on this process's instance, and the
+        conversation's active run (read under the conversation's lock), at ``expected_head``
+        if given; the current head. ``status`` is the run's (status, instance id): a run id
+        another instance took over after this one's lease expired is no longer this one's."""
+        run_status, instance = status
+        if active != run_id or run_status != RunStatus.RUNNING or instance != self._instance:
             raise StaleRun(
                 f"run {run_id} no longer owns conversation {conversation_id} "
-                f"(run {status}, active run {active})"
+                f"(run {run_status} on instance {instance}, active run {active})"
             )
         assert current is not None
         if expected_head is not None and current != expected_head:
@@ -187,12 +184,23 @@ class Runs(Revisions):
         row = self._db.execute_sql(self._sql.run, (run_id,)).fetchone()
         if row is None:
             return None
-        owner, status, call_index = row
+        owner, status, call_index, instance = row
         if owner != conversation_id:
             raise RunConflict(f"run {run_id} belongs to conversation {owner}")
-        if status == RunStatus.RUNNING:
+        if status == RunStatus.RUNNING and self._lease_live(instance):
             raise RunConflict(f"run {run_id} is already running")
         return int(call_index)
+
+    def _lease_live(self, instance: str | None) -> bool:
+        """Whether a running run on ``instance`` still has a live owner: this process, or a
+        peer whose lease has not expired. A dead peer's run id may be claimed again (the client
+        retrying on the other server), its old owner fenced off by the instance check."""
+        if instance == self._instance:
+            return True
+        if instance is None:
+            return False
+        row = self._db.execute_sql(self._sql.lease_live, (instance, now_ms())).fetchone()
+        return row is not None
 
     def _write_claim(
         self,
@@ -215,10 +223,13 @@ class Runs(Revisions):
             self._db.execute_sql(sql.cancel_run, (f"superseded by run {run_id}", now, now, active))
         if existing is None:
             self._db.execute_sql(
-                sql.insert_run, (run_id, conversation_id, base, head, call_index, now, now)
+                sql.insert_run,
+                (run_id, conversation_id, base, head, call_index, now, now, *self._lease),
             )
         else:
-            self._db.execute_sql(sql.restart_run, (base, head, call_index, now, run_id))
+            self._db.execute_sql(
+                sql.restart_run, (base, head, call_index, now, *self._lease, run_id)
+            )
         self._db.execute_sql(sql.claim_conversation, (head, run_id, now, conversation_id))
         return superseded
 

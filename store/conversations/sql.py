@@ -9,6 +9,7 @@ from typing import Any
 import peewee
 
 from store.conversations.records import RunStatus, ToolCallStatus
+from store.instances import instance_of, orphaned
 
 CONVERSATIONS = "conversations"
 RUNS = "runs"
@@ -109,10 +110,14 @@ class Statements:
     the cursor's ``lastrowid``.
     """
 
-    def __init__(self, param: str, for_update: bool, returning: bool) -> None:
+    def __init__(self, param: str, for_update: bool, returning: bool, leased: bool) -> None:
         p = param
         self.param = p
         self.returning = returning
+        # A store of a process with a lease (``store.instances``) writes and reads the run's
+        # instance (migration 12); one without writes and reads none, so it works on any schema.
+        self.leased = leased
+        instance = '"instance_id"' if leased else "NULL"
         self.head = (
             f'SELECT "current_revision_id" FROM "conversations" WHERE "conversation_id" = {p}'
         )
@@ -165,11 +170,15 @@ class Statements:
             f'FROM "conversation_messages" WHERE "conversation_id" = {p} AND '
         )
         self.run = (
-            'SELECT "conversation_id", "status", "provider_call_index" FROM "runs" '
-            f'WHERE "run_id" = {p}'
+            f'SELECT "conversation_id", "status", "provider_call_index", {instance} '
+            f'FROM "runs" WHERE "run_id" = {p}'
         )
         self.run_conversation = f'SELECT "conversation_id" FROM "runs" WHERE "run_id" = {p}'
-        self.run_status = f'SELECT "status" FROM "runs" WHERE "run_id" = {p}'
+        self.lease_live = (
+            'SELECT 1 FROM "server_instances" '
+            f'WHERE "instance_id" = {p} AND "lease_expires_at_ms" >= {p}'
+        )
+        self.run_status = f'SELECT "status", {instance} FROM "runs" WHERE "run_id" = {p}'
         self.run_call_index = (
             f'SELECT "status", "provider_call_index" FROM "runs" WHERE "run_id" = {p}'
         )
@@ -185,18 +194,32 @@ class Statements:
             f'"finished_at_ms" = {p}, "updated_at_ms" = {p}, {end_head} '
             f'WHERE "run_id" = {p} AND "status" = {_RUNNING}'
         )
-        self.record_unfinished_heads = f'UPDATE "runs" SET {end_head} WHERE "status" = {_RUNNING}'
+        # The runs of instances without a live lease (``store.instances``), at a time.
+        orphaned_runs = f'"status" = {_RUNNING} AND {orphaned(p)}'
+        self.record_orphaned_heads = f'UPDATE "runs" SET {end_head} WHERE {orphaned_runs}'
+        self.release_orphaned = (
+            f'UPDATE "conversations" SET "active_run_id" = NULL, "updated_at_ms" = {p} '
+            f'WHERE "active_run_id" IN (SELECT "run_id" FROM "runs" WHERE {orphaned_runs})'
+        )
+        self.cancel_orphaned = (
+            f'UPDATE "runs" SET "status" = {_CANCELLED}, "failure_message" = {p}, '
+            f'"finished_at_ms" = {p}, "updated_at_ms" = {p} WHERE {orphaned_runs}'
+        )
         self.insert_run = (
             'INSERT INTO "runs" ("run_id", "conversation_id", "status", "base_revision_id", '
             '"head_revision_id", "provider_call_index", "usage_json", "failure_category", '
-            '"failure_message", "created_at_ms", "updated_at_ms", "finished_at_ms") '
-            f"VALUES ({p}, {p}, {_RUNNING}, {p}, {p}, {p}, NULL, NULL, NULL, {p}, {p}, NULL)"
+            '"failure_message", "created_at_ms", "updated_at_ms", "finished_at_ms"'
+            + (', "instance_id") ' if leased else ") ")
+            + f"VALUES ({p}, {p}, {_RUNNING}, {p}, {p}, {p}, NULL, NULL, NULL, {p}, {p}, NULL"
+            + (f", {p})" if leased else ")")
         )
         self.restart_run = (
             f'UPDATE "runs" SET "status" = {_RUNNING}, "base_revision_id" = {p}, '
             f'"head_revision_id" = {p}, "provider_call_index" = {p}, "usage_json" = NULL, '
             '"failure_category" = NULL, "failure_message" = NULL, '
-            f'"updated_at_ms" = {p}, "finished_at_ms" = NULL WHERE "run_id" = {p}'
+            f'"updated_at_ms" = {p}, "finished_at_ms" = NULL'
+            + (f', "instance_id" = {p} ' if leased else " ")
+            + f'WHERE "run_id" = {p}'
         )
         self.reserve_call = (
             'UPDATE "runs" SET "provider_call_index" = "provider_call_index" + 1, '
@@ -208,8 +231,8 @@ class Statements:
         self.commit_state = (
             'SELECT u."status", r."status", r."next_completion_seq", c."status", '
             '(SELECT COUNT(*) FROM "tool_round_calls" AS p '
-            f'WHERE p."round_id" = r."round_id" AND p."status" = {_CALL_PENDING}) '
-            'FROM "runs" AS u '
+            f'WHERE p."round_id" = r."round_id" AND p."status" = {_CALL_PENDING}), '
+            f'{"u." if leased else ""}{instance} FROM "runs" AS u '
             f'LEFT JOIN "tool_rounds" AS r ON r."round_id" = {p} AND r."run_id" = u."run_id" '
             'LEFT JOIN "tool_round_calls" AS c '
             f'ON c."round_id" = r."round_id" AND c."call_id" = {p} '
@@ -257,13 +280,18 @@ class Statements:
         )
 
 
-_STATEMENTS: dict[tuple[str, bool, bool], Statements] = {}
+_STATEMENTS: dict[tuple[str, bool, bool, bool], Statements] = {}
 
 
 def statements_for(database: peewee.Database) -> Statements:
     """The statements in ``database``'s dialect, built once per dialect (stores are made per
     run, so building them per store would repeat the work)."""
-    key = (database.param, bool(database.for_update), bool(database.returning_clause))
+    key = (
+        database.param,
+        bool(database.for_update),
+        bool(database.returning_clause),
+        instance_of(database) is not None,
+    )
     statements = _STATEMENTS.get(key)
     if statements is None:
         statements = _STATEMENTS[key] = Statements(*key)

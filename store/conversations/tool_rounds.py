@@ -156,10 +156,12 @@ class ToolRounds(Runs):
             locked = self._lock_conversation(conversation_id)
             assert locked is not None
             current, active = locked
-            run_status, round_status, seq, call_status, pending = self._db.execute_sql(
+            run_status, round_status, seq, call_status, pending, instance = self._db.execute_sql(
                 sql.commit_state, (round_id, call_id, run_id)
             ).fetchone()
-            head = self._check_owner(run_id, conversation_id, current, active, run_status, None)
+            head = self._check_owner(
+                run_id, conversation_id, current, active, (run_status, instance), None
+            )
             if round_status is None:
                 raise ToolRoundNotFound(f"run {run_id} has no tool round {round_id}")
             if round_status == ToolRoundStatus.SETTLED:
