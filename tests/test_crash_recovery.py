@@ -12,6 +12,7 @@ twice, every ``llm_calls`` row ended).
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -109,6 +110,14 @@ async def until(condition: Callable[[], bool], what: str) -> None:
     assert condition(), what
 
 
+def proves(state: agent.ConversationStateStructure, call_id: str) -> bool:
+    """The state's pending entries hold ``call_id``'s result after the staged assistant."""
+    return any(
+        json.loads(entry)["role"] == "tool" and json.loads(entry)["id"] == call_id
+        for entry in state.pending_tool_calls[1:]
+    )
+
+
 async def killed_mid_round(
     server: Server,
     fake: FakeProvider,
@@ -117,12 +126,16 @@ async def killed_mid_round(
     *,
     read_first: bool,
     staged_seen: bool = True,
+    proof_seen: bool | None = None,
 ) -> tuple[TurnLog, agent.ConversationStateStructure]:
     """Run a turn whose round is a Write and a Shell (after a round of one Read, settled, when
     ``read_first``); once the Write is committed (its card completed), the Shell has started
     and that round's staged checkpoint is in, SIGKILL the server. Without ``staged_seen`` the
     client acknowledges no blob after its first checkpoint, so it never gets the staged one.
-    Returns what the client saw and its last checkpoint."""
+    With ``proof_seen`` the kill waits for the checkpoint staged again after the Write, which
+    proves it completed; with ``proof_seen=False`` the client acknowledges nothing after the
+    round's first staged checkpoint, so it never gets that proof. Returns what the client saw
+    and its last checkpoint."""
     if read_first:
         fake.enqueue(Script.sse(chat_events(text=["Reading first."], tools=[READ])))
     fake.enqueue(Script.sse(chat_events(text=["Writing, then running."], tools=[WRITE, SHELL])))
@@ -131,16 +144,24 @@ async def killed_mid_round(
     message = user_turn_message("write it and run it", public_id, message_id="m-kill")
     log = session.log
 
-    def after_the_first(_kv_id: int) -> bool:
-        return not staged_seen and bool(log.checkpoints())
+    def staged() -> list[agent.ConversationStateStructure]:
+        return [c for c in log.checkpoints() if "call_sh" in "".join(c.pending_tool_calls)]
 
-    run = asyncio.create_task(session.run(message, hold_ack=after_the_first, total_timeout=WAIT_S))
+    def held(_kv_id: int) -> bool:
+        if not staged_seen:
+            return bool(log.checkpoints())
+        return proof_seen is False and bool(staged())
+
+    run = asyncio.create_task(session.run(message, hold_ack=held, total_timeout=WAIT_S))
 
     def mid_round() -> bool:
-        staged = [c for c in log.checkpoints() if "call_sh" in "".join(c.pending_tool_calls)]
         shell_started = ("call_sh", "shell_stream_args") in exec_variants(log)
+        proof = not proof_seen or any(proves(c, "call_w") for c in staged())
         return (
-            (bool(staged) or not staged_seen) and shell_started and "call_w" in completed_cards(log)
+            (bool(staged()) or not staged_seen)
+            and shell_started
+            and "call_w" in completed_cards(log)
+            and proof
         )
 
     await until(mid_round, "the Write committed and the Shell running")
@@ -151,6 +172,8 @@ async def killed_mid_round(
     assert (workspace / "out.txt").read_text() == "written once\n"
     state = log.checkpoints()[-1]
     assert bool(state.pending_tool_calls) == staged_seen
+    if proof_seen is not None:
+        assert proves(state, "call_w") == proof_seen
     return log, state
 
 
@@ -282,52 +305,82 @@ async def test_sigkill_mid_round_then_restart_on_the_same_database(
     assert llm_call_statuses(db) == ["completed", "completed"]
 
 
+def lose_the_database(db: Path) -> None:
+    """Delete the database file and its WAL and shared-memory files (the key stays)."""
+    for path in db.parent.glob(f"{db.name}*"):
+        if path.suffix != ".key":
+            path.unlink()
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("proof_seen", [True, False], ids=["write-proven", "write-unproven"])
 async def test_sigkill_mid_round_then_restart_without_the_database(
-    fake: FakeProvider, servers: Callable[[Path], Awaitable[Server]], tmp_path: Path
+    fake: FakeProvider,
+    servers: Callable[[Path], Awaitable[Server]],
+    tmp_path: Path,
+    proof_seen: bool,
 ) -> None:
-    """Only the client's checkpoint and blobs are left. Its last checkpoint holds the settled
-    Read round and the staged Write+Shell round, which names no completed call (a staged
-    checkpoint never does): the Read is not run again, the Write and the Shell are, each once,
-    and the model sees each of the three calls once with its result."""
+    """Only the client's checkpoint and blobs are left: the database is deleted before the
+    restart. The checkpoint holds the settled Read round and the staged Write+Shell round.
+    Staged again after the Write committed, it also holds the Write's result (its tool
+    message after the staged assistant) and the Write's step in its turn: then the Write is
+    not sent again and only the Shell runs. Without that proof (the client never got the
+    checkpoint staged again) the Write runs again, under this run's wire ids. Either way the
+    Read is not run again and the model sees each call once, with its result."""
     db = tmp_path / "server.db"
     public_id = configured(db, fake)
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "in.txt").write_text("input lines\n")
     first = await servers(db)
-    killed, state = await killed_mid_round(first, fake, public_id, workspace, read_first=True)
+    killed, state = await killed_mid_round(
+        first, fake, public_id, workspace, read_first=True, proof_seen=proof_seen
+    )
     assert ("call_r", "read_args") in exec_variants(killed)
+    if proof_seen:
+        assert turn_tool_steps(killed, state) == ["call_r", "call_w"]
+    calls_before = llm_call_statuses(db)
 
-    empty = tmp_path / "empty.db"
-    assert configured(empty, fake) == public_id
-    second = await servers(empty)
+    lose_the_database(db)
+    assert configured(db, fake) == public_id
+    second = await servers(db)
     fake.enqueue(Script.sse(chat_events(text=["All done."])))
     session = CursorSession(second.cursor, "run-resumed", workspace=workspace, blobs=killed.blobs)
     message = resume_message(public_id, conversation_id="conv-1", conversation_state=state)
     log = await session.run(message)
     assert log.end == {}, log.end
-    # The Read the checkpoint proves completed is not run again; the round it holds as pending
-    # runs whole, under this run's wire ids: the Write (its hidden Read, then the Write), the
-    # Shell.
     sent = exec_variants(log)
-    assert sorted(sent) == [
-        ("call_sh", "shell_stream_args"),
-        ("call_w", "read_args"),
-        ("call_w", "write_args"),
-    ]
+    if proof_seen:
+        # What the checkpoint proves completed (the Read, the Write) is not run again.
+        assert sent == [("call_sh", "shell_stream_args")]
+    else:
+        # The Write (its hidden Read, then the Write) and the Shell run.
+        assert sorted(sent) == [
+            ("call_sh", "shell_stream_args"),
+            ("call_w", "read_args"),
+            ("call_w", "write_args"),
+        ]
     assert (workspace / "out.txt").read_text() == "written once\n"
     calls, results = model_saw(fake)
     assert calls == ["call_r", "call_w", "call_sh"]
     assert sorted(results) == ["call_r", "call_sh", "call_w"]
     assert all(len(r) == 1 for r in results.values())
     assert "input lines" in results["call_r"][0] and "shell-ran" in results["call_sh"][0]
+    assert "/out.txt" in results["call_w"][0]
+    # The model's one message for the round holds both calls (the round is one assistant).
+    assistants = [m for m in fake.requests[-1].json["messages"] if m.get("tool_calls")]
+    assert [[c["id"] for c in m["tool_calls"]] for m in assistants] == [
+        ["call_r"],
+        ["call_w", "call_sh"],
+    ]
     final = log.checkpoints()[-1]
     assert not final.pending_tool_calls
+    assert turn_tool_steps(log, final) == ["call_r", "call_w", "call_sh"]
     await second.stop()
-    # The imported history and the round: each result once; every call record ended.
-    assert [call_id for call_id, _ in tool_results(empty)] == ["call_r", "call_w", "call_sh"]
-    assert llm_call_statuses(empty) == ["completed"]
-    assert set(llm_call_statuses(db)) == {"completed"}
+    # The restored history and the round: each result once; every call record ended.
+    assert [call_id for call_id, _ in tool_results(db)] == ["call_r", "call_w", "call_sh"]
+    assert llm_call_statuses(db) == ["completed"]
+    assert set(calls_before) == {"completed"}
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
