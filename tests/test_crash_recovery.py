@@ -1,18 +1,20 @@
 """The fault matrix at the process level: ``python run.py`` killed or stopped mid-turn.
 
 Each test runs the server as its own process on a real socket, with the fake provider and the
-fake Cursor client in the test. A round of a Write (answered and committed) and a Shell (held
-by the client, so the kill lands while it runs) is cut by SIGKILL; the server is started again,
-on the same database or on an empty one, and the client resumes with what the editor keeps: its
-last checkpoint and its blobs. Each test checks what the user sees (the execs sent again, the
-frames, the EndStream) and what is stored afterwards (no committed message lost, no tool result
-twice, every ``llm_calls`` row ended).
+fake Cursor client in the test, on a SQLite file and (when configured) on PostgreSQL. A round
+of a Write (answered and committed) and a Shell (held by the client, so the kill lands while
+it runs) is cut by SIGKILL; the server is started again, on the same database or after the
+database was deleted, and the client resumes with what the editor keeps: its last checkpoint
+and its blobs. Each test checks what the user sees (the execs sent again, the frames, the
+EndStream) and what is stored afterwards (no committed message lost, no tool result twice,
+every ``llm_calls`` row ended).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ import pytest
 from actors.conversation.model import ToolResultContent, decode_message
 from store import Store
 from store.conversations import ConversationStore
+from store.database import open_database
 from store.llm_calls import CallRecords
 from tests.conftest import add_fake_model
 from tests.support.fake_cursor import (
@@ -43,6 +46,42 @@ WAIT_S = 15.0
 
 
 @dataclass
+class Database:
+    """The server's database and how to lose it (``lose``: everything gone but the key)."""
+
+    url: str
+    lose: Callable[[], None]
+
+
+def lose_the_sqlite_file(path: Path) -> None:
+    """Delete the database file and its WAL and shared-memory files (not the key file)."""
+    for each in path.parent.glob(f"{path.name}*"):
+        if each.suffix != ".key":
+            each.unlink()
+    assert not path.exists()
+
+
+def lose_the_schema(url: str) -> None:
+    """Drop the test's PostgreSQL schema with everything in it and make it again, empty."""
+    match = re.search(r"search_path%3D(\w+)", url)
+    assert match is not None, url
+    admin = open_database(url)
+    admin.execute_sql(f'DROP SCHEMA "{match.group(1)}" CASCADE')
+    admin.execute_sql(f'CREATE SCHEMA "{match.group(1)}"')
+    admin.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
+    """Each test on a SQLite file and (when configured) on PostgreSQL."""
+    if request.param == "postgres":
+        url = str(request.getfixturevalue("pg_url"))
+        return Database(url, lambda: lose_the_schema(url))
+    path = tmp_path / "server.db"
+    return Database(f"sqlite:///{path}", lambda: lose_the_sqlite_file(path))
+
+
+@dataclass
 class Server:
     """One ``run.py`` process on ``db`` and a client of it."""
 
@@ -55,12 +94,12 @@ class Server:
 
 
 @pytest.fixture
-async def servers(tmp_path: Path) -> AsyncIterator[Callable[[Path], Awaitable[Server]]]:
+async def servers(tmp_path: Path) -> AsyncIterator[Callable[[Database], Awaitable[Server]]]:
     """Start ``run.py`` processes on a database file; all are stopped at teardown."""
     started: list[Server] = []
 
-    async def start(db: Path) -> Server:
-        env = server_env(tmp_path, CURSOR_DATABASE_URL=f"sqlite:///{db}", **SHARED_KEY_ENV)
+    async def start(db: Database) -> Server:
+        env = server_env(tmp_path, CURSOR_DATABASE_URL=db.url, **SHARED_KEY_ENV)
         process = ServerProcess(env)
         address = await asyncio.to_thread(process.wait_for_address)
         server = Server(process, FakeCursor(f"http://{address}"))
@@ -72,10 +111,10 @@ async def servers(tmp_path: Path) -> AsyncIterator[Callable[[Path], Awaitable[Se
         await server.stop()
 
 
-def configured(db: Path, fake: FakeProvider) -> str:
+def configured(db: Database, fake: FakeProvider) -> str:
     """A database with the fake provider's model; its public id (the same for every
     database, as it depends only on the provider's URL and the model id)."""
-    store = connect_shared_store(f"sqlite:///{db}")
+    store = connect_shared_store(db.url)
     try:
         return add_fake_model(store, fake)
     finally:
@@ -177,12 +216,12 @@ async def killed_mid_round(
     return log, state
 
 
-def stored_history(db: Path) -> tuple[Store, ConversationStore]:
-    store = connect_shared_store(f"sqlite:///{db}")
+def stored_history(db: Database) -> tuple[Store, ConversationStore]:
+    store = connect_shared_store(db.url)
     return store, ConversationStore(store.database)
 
 
-def tool_results(db: Path) -> list[tuple[str, str]]:
+def tool_results(db: Database) -> list[tuple[str, str]]:
     """(call id, result text) of every tool message on the conversation's head."""
     store, conversations = stored_history(db)
     try:
@@ -198,9 +237,9 @@ def tool_results(db: Path) -> list[tuple[str, str]]:
         store.close()
 
 
-def llm_calls(db: Path) -> list[tuple[str, str | None]]:
+def llm_calls(db: Database) -> list[tuple[str, str | None]]:
     """(status, error message) of every call record, oldest first."""
-    store = connect_shared_store(f"sqlite:///{db}")
+    store = connect_shared_store(db.url)
     try:
         records = CallRecords(store.database).list(limit=100)
         return [(r.status, r.error_message) for r in reversed(records)]
@@ -208,11 +247,11 @@ def llm_calls(db: Path) -> list[tuple[str, str | None]]:
         store.close()
 
 
-def llm_call_statuses(db: Path) -> list[str]:
+def llm_call_statuses(db: Database) -> list[str]:
     return [status for status, _ in llm_calls(db)]
 
 
-def run_status(db: Path, run_id: str) -> str:
+def run_status(db: Database, run_id: str) -> str:
     store, conversations = stored_history(db)
     try:
         run = conversations.run(run_id)
@@ -222,7 +261,7 @@ def run_status(db: Path, run_id: str) -> str:
         store.close()
 
 
-def head_origins(db: Path) -> list[str]:
+def head_origins(db: Database) -> list[str]:
     store, conversations = stored_history(db)
     try:
         head = conversations.conversation("conv-1")
@@ -256,15 +295,15 @@ def turn_tool_steps(log: TurnLog, state: agent.ConversationStateStructure) -> li
 
 @pytest.mark.parametrize("staged_seen", [True, False], ids=["staged", "staged-never-seen"])
 async def test_sigkill_mid_round_then_restart_on_the_same_database(
+    db: Database,
     fake: FakeProvider,
-    servers: Callable[[Path], Awaitable[Server]],
+    servers: Callable[[Database], Awaitable[Server]],
     tmp_path: Path,
     staged_seen: bool,
 ) -> None:
     """The client resumes with its last checkpoint: the round's staged one, or (when it never
     got that) the one before the round. Either way the store's record of the round is
     continued: the committed Write is not run again, the Shell is, once."""
-    db = tmp_path / "server.db"
     public_id = configured(db, fake)
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -305,18 +344,11 @@ async def test_sigkill_mid_round_then_restart_on_the_same_database(
     assert llm_call_statuses(db) == ["completed", "completed"]
 
 
-def lose_the_database(db: Path) -> None:
-    """Delete the database file and its WAL and shared-memory files (the key stays)."""
-    for path in db.parent.glob(f"{db.name}*"):
-        if path.suffix != ".key":
-            path.unlink()
-    assert not db.exists()
-
-
 @pytest.mark.parametrize("proof_seen", [True, False], ids=["write-proven", "write-unproven"])
 async def test_sigkill_mid_round_then_restart_without_the_database(
+    db: Database,
     fake: FakeProvider,
-    servers: Callable[[Path], Awaitable[Server]],
+    servers: Callable[[Database], Awaitable[Server]],
     tmp_path: Path,
     proof_seen: bool,
 ) -> None:
@@ -327,7 +359,6 @@ async def test_sigkill_mid_round_then_restart_without_the_database(
     not sent again and only the Shell runs. Without that proof (the client never got the
     checkpoint staged again) the Write runs again, under this run's wire ids. Either way the
     Read is not run again and the model sees each call once, with its result."""
-    db = tmp_path / "server.db"
     public_id = configured(db, fake)
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -341,7 +372,7 @@ async def test_sigkill_mid_round_then_restart_without_the_database(
         assert turn_tool_steps(killed, state) == ["call_r", "call_w"]
     calls_before = llm_call_statuses(db)
 
-    lose_the_database(db)
+    db.lose()
     assert configured(db, fake) == public_id
     second = await servers(db)
     fake.enqueue(Script.sse(chat_events(text=["All done."])))
@@ -385,8 +416,9 @@ async def test_sigkill_mid_round_then_restart_without_the_database(
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
 async def test_stopped_after_the_round_settled_before_the_client_saw_it(
+    db: Database,
     fake: FakeProvider,
-    servers: Callable[[Path], Awaitable[Server]],
+    servers: Callable[[Database], Awaitable[Server]],
     tmp_path: Path,
     stop: signal.Signals,
 ) -> None:
@@ -397,7 +429,6 @@ async def test_stopped_after_the_round_settled_before_the_client_saw_it(
     the stream just breaks and the next start ends both. Either way nothing committed is lost
     and no partial answer is stored; the client resumes from its staged checkpoint: the Read
     is not run again, the settled state shows its step, and the model is asked once more."""
-    db = tmp_path / "server.db"
     public_id = configured(db, fake)
     workspace = tmp_path / "ws"
     workspace.mkdir()
