@@ -293,23 +293,36 @@ def turn_tool_steps(log: TurnLog, state: agent.ConversationStateStructure) -> li
     return ids
 
 
-@pytest.mark.parametrize("staged_seen", [True, False], ids=["staged", "staged-never-seen"])
+@pytest.mark.parametrize(
+    ("staged_seen", "proof_seen"),
+    [(True, False), (True, True), (False, None)],
+    ids=["staged", "staged-with-the-write-proven", "staged-never-seen"],
+)
 async def test_sigkill_mid_round_then_restart_on_the_same_database(
     db: Database,
     fake: FakeProvider,
     servers: Callable[[Database], Awaitable[Server]],
     tmp_path: Path,
     staged_seen: bool,
+    proof_seen: bool | None,
 ) -> None:
-    """The client resumes with its last checkpoint: the round's staged one, or (when it never
-    got that) the one before the round. Either way the store's record of the round is
-    continued: the committed Write is not run again, the Shell is, once."""
+    """The client resumes with its last checkpoint: the round's staged one (before or after
+    it was staged again with the Write's result and step), or (when it never got that) the
+    one before the round. Either way the store's record of the round is continued: the
+    committed Write is not run again, the Shell is, once, and the turn shows each call's step
+    once."""
     public_id = configured(db, fake)
     workspace = tmp_path / "ws"
     workspace.mkdir()
     first = await servers(db)
     killed, state = await killed_mid_round(
-        first, fake, public_id, workspace, read_first=False, staged_seen=staged_seen
+        first,
+        fake,
+        public_id,
+        workspace,
+        read_first=False,
+        staged_seen=staged_seen,
+        proof_seen=proof_seen,
     )
     # The Write's pair was committed before the kill.
     assert [call_id for call_id, _ in tool_results(db)] == ["call_w"]
