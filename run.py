@@ -19,7 +19,6 @@ import signal
 import ssl
 import sys
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -52,13 +51,12 @@ from prompt import PromptAssetError, load_prompt_assets
 from store import DatabaseDriverMissing, Store, connect_store
 from store.catalog import enabled_models, has_model
 from store.clock import now_ms
-from store.database import key_file_for
+from store.database import IN_MEMORY_KEY_SOURCE, StoreKey, resolve_store_key
 from store.instances import ping
 from store.secrets import (
+    SECRET_KEY_VARIABLE,
     KeyFileError,
     SecretKeyInvalid,
-    encode_secret_key,
-    load_key_file,
     parse_secret_key,
 )
 from wire.errors import http_error_json
@@ -108,7 +106,6 @@ T = TypeVar("T")
 
 EXIT_BAD_SETTING = 2
 LOG_LEVELS = ("debug", "info", "warning", "error")
-SECRET_KEY_VARIABLE = "CURSOR_SECRET_KEY"
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -259,27 +256,12 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
     )
 
 
-class SecretKeySource(msgspec.Struct, frozen=True):
-    """The key the store's secrets are sealed with and where it came from (for the startup
-    line: a variable's name or a file's path, never the key)."""
-
-    key: Secret  # base64, as in the variable or the file
-    source: str
-    created_file: str | None = None  # the key file's path, when this start wrote it
-
-
-def resolve_secret_key(settings: Settings) -> SecretKeySource | None:
-    """``CURSOR_SECRET_KEY``, else the key file next to the database (made at first start);
-    None for an in-memory database. ``KeyFileError`` when the file cannot be used."""
-    if settings.secret_key is not None:
-        return SecretKeySource(settings.secret_key, SECRET_KEY_VARIABLE)
-    path = key_file_for(settings.database_url)
-    if path is None:
-        return None
-    key, created = load_key_file(Path(path))
-    return SecretKeySource(
-        Secret(encode_secret_key(key)), f"file {path}", path if created else None
-    )
+def resolve_secret_key(settings: Settings) -> StoreKey:
+    """``CURSOR_SECRET_KEY``, else the key file next to the database (made at first start),
+    found by the store's own rule (``resolve_store_key``), which every other opener of the
+    database follows too. ``KeyFileError`` when the file cannot be used."""
+    given = None if settings.secret_key is None else settings.secret_key.reveal()
+    return resolve_store_key(settings.database_url, given)
 
 
 TLS_CERT_VARIABLE = "CURSOR_TLS_CERT"
@@ -630,7 +612,7 @@ def _reachable(h2: H2Server, request: web.Request) -> str:
 # --- the process -------------------------------------------------------------------------------
 
 
-async def serve(settings: Settings, store: Store, key: SecretKeySource | None = None) -> int:
+async def serve(settings: Settings, store: Store, key: StoreKey | None = None) -> int:
     """Run until SIGINT or SIGTERM, then shut down within the deadline."""
     config = ServerConfig(
         h2_listen=settings.h2_listen,
@@ -667,7 +649,7 @@ async def serve(settings: Settings, store: Store, key: SecretKeySource | None = 
         address=server.address,
         http2=server.h2.url if server.h2 is not None else "off",
         console_login="token" if settings.console_token is not None else "off",
-        secret_key=key.source if key is not None else "none (in-memory database)",
+        secret_key=key.source if key is not None else IN_MEMORY_KEY_SOURCE,
         key_file_created=None if key is None or key.created_file is None else "true",
         agent_allow=(
             "loopback listener"
@@ -700,8 +682,7 @@ def main() -> int:
         return EXIT_BAD_SETTING
     try:
         key = resolve_secret_key(settings)
-        secret = None if key is None else parse_secret_key(key.key.reveal())
-        store = connect_store(settings.database_url, secret)
+        store = connect_store(settings.database_url, key.key)
     except (ValueError, DatabaseDriverMissing, peewee.OperationalError) as exc:
         print(f"CURSOR_DATABASE_URL: {exc}", file=sys.stderr)
         return EXIT_BAD_SETTING

@@ -33,7 +33,6 @@ from actors.checkpoint import (
     MessagesCommitted,
     PublishFinal,
     PublishSettled,
-    PublishStaged,
     Step,
 )
 from actors.conversation.events import Usage
@@ -307,16 +306,8 @@ class AgentRun(ToolRelay):
         """Publish the round staged (``stable`` as roots) and have the editor run its calls."""
         assert self._turn is not None
         self._phase = round_
-        self._children.checkpoint(
-            PublishStaged(
-                self._jobs.next(barrier=False),
-                stable,
-                round_.assistant,
-                steps,
-                self._compactor.last_tokens,
-                round_.started_at_ms,
-            )
-        )
+        job, tokens = self._jobs.next(barrier=False), self._compactor.last_tokens
+        self._children.checkpoint(round_.staged(job, self._messages, tokens, steps, len(stable)))
         context = self._turn.context
         self._children.record(*timeline.tools_dispatched(round_.pending, now_ms()))
         self._children.tools(round_.start(self._messages), context)
@@ -349,7 +340,12 @@ class AgentRun(ToolRelay):
         self._messages = (*self._messages, pair.assistant, pair.result)
         completed = round_.committed(pair, message)
         if not committed.settled:
-            return self._output.send(completed) if completed else None
+            # Staged again: the state the client keeps now proves this call ran.
+            if completed:
+                self._output.send(completed)
+            job, steps = self._jobs.next(barrier=False), tuple(round_.steps)
+            staged = round_.staged(job, self._messages, self._compactor.last_tokens, steps)
+            return self._children.checkpoint(staged)
         # The next request first; the card's completion, the settled state and the runtime's
         # release of the round follow it.
         self._publish_settled_then_call(committed.call_index, lead=completed)

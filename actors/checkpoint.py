@@ -22,6 +22,7 @@ from actors.blob_sync import BlobsPersisted, BlobSyncFailed, PersistBlobs
 from actors.checkpoint_json import (
     CheckpointJsonError,
     encode_pending,
+    encode_pending_result,
     encode_root,
     encode_system_root,
     regroup_rounds,
@@ -41,6 +42,7 @@ from actors.checkpoint_state import (
     todos_from_messages,
     token_details,
     turn_blob,
+    turn_step_ids,
     user_message_blob,
 )
 from actors.conversation.model import AssistantContent, CanonicalMessage
@@ -136,8 +138,10 @@ class MessagesCommitted(msgspec.Struct, frozen=True):
 
 
 class PublishStaged(msgspec.Struct, frozen=True):
-    """A tool round started: the stable roots stay as they are and ``pending`` (the round's one
-    complete assistant message, every call in it) is published as the pending tool call."""
+    """A tool round started, or one of its calls completed: the stable roots stay as they are,
+    ``pending`` (the round's one complete assistant message, every call in it) is published as
+    the pending tool call, followed by ``results``, the tool messages of the calls completed
+    so far (what proves to a later resume that they ran)."""
 
     job_id: int
     messages: tuple[CanonicalMessage, ...]
@@ -145,6 +149,7 @@ class PublishStaged(msgspec.Struct, frozen=True):
     steps: tuple[Step, ...]
     used_tokens: int | None
     started_at_ms: int
+    results: tuple[CanonicalMessage, ...] = ()
 
 
 class PublishFinal(msgspec.Struct, frozen=True):
@@ -233,10 +238,14 @@ class CheckpointActor(pykka.ThreadingActor):
             self._sent.update(base.todos)
             if base.HasField("plan"):
                 self._sent.add(base.plan)
+        self._step_ids: list[bytes] = []
+        # The turn's steps so far (the resumed turn's too): a tool call's step, which a
+        # staged checkpoint may already have shown, is added once.
+        self._turn_steps: set[bytes] = set()
         if setup.resume_turn is not None:
             # The resumed turn replaces the client's last one (same turn, more steps).
             self._base_turns = self._base_turns[:-1]
-        self._step_ids: list[bytes] = []
+            self._turn_steps.update(turn_step_ids(setup.resume_turn))
         self._user_blob: tuple[bytes, bytes] | None = None
         if setup.user_message is not None:
             data = user_message_blob(setup.user_message, setup.mode)
@@ -377,7 +386,8 @@ class CheckpointActor(pykka.ThreadingActor):
                 dynamic_tools=dict(self._setup.dynamic_tools),
                 started_at_ms=job.started_at_ms,
             )
-            state = self._state(roots, turns, (pending,), job.messages, job.used_tokens, new)
+            entries = (pending, *map(encode_pending_result, job.results))
+            state = self._state(roots, turns, entries, job.messages, job.used_tokens, new)
             return self._persist(new), (self._checkpoint_frame(state),), None
         stable = self._roots(job.messages, new)
         final_content = job.final.content
@@ -460,8 +470,11 @@ class CheckpointActor(pykka.ThreadingActor):
                         tool_call=agent.ToolCall.FromString(raw)
                     ).SerializeToString()
             blob_id = blob_id_of(data)
+            if isinstance(step, ToolCallStep) and blob_id in self._turn_steps:
+                continue
             new[blob_id] = data
             self._step_ids.append(blob_id)
+            self._turn_steps.add(blob_id)
 
     def _turn(self, new: dict[bytes, bytes]) -> bytes | None:
         if self._setup.resume_turn is not None:

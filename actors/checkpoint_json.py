@@ -76,6 +76,9 @@ class PendingRound(msgspec.Struct, frozen=True):
     thinking: str
     replay_state: ReplayState | None
     calls: tuple[CanonicalToolCall, ...]
+    # The calls the state proves completed: the tool messages after the staged assistant, in
+    # the order they completed (never every call: a round whose last call completed settles).
+    results: tuple[ToolResultContent, ...] = ()
 
 
 # ---- encoding --------------------------------------------------------------------------------
@@ -230,6 +233,16 @@ def encode_pending(
         },
     }
     return _dump(wire).decode("utf-8")
+
+
+def encode_pending_result(message: CanonicalMessage) -> str:
+    """A ``pending_tool_calls`` entry after the staged assistant: one of its calls completed,
+    as the tool message Cursor keeps among the roots once the round settles. The staged state
+    then proves the call ran, so a resume, even by a server that lost its database, does not
+    run it again and gives the model this result."""
+    if not isinstance(message.content, ToolResultContent):
+        raise CheckpointJsonError("a pending result must be a tool message")
+    return _dump(_wire_message(message, "")).decode("utf-8")
 
 
 def replay_signature(state: ReplayState) -> str:
@@ -403,6 +416,39 @@ def decode_pending(value: str) -> PendingRound:
         replay_state=content.replay_state,
         calls=content.tool_calls,
     )
+
+
+def decode_pending_round(entries: Sequence[str]) -> PendingRound | None:
+    """The round a state's ``pending_tool_calls`` holds (None: none): its staged assistant,
+    then the result of each call completed before the state was published. A result that
+    names no call of the round, a second one for a call, or one for every call (a round
+    whose last call completed is settled, never pending) is refused."""
+    if not entries:
+        return None
+    pending = decode_pending(entries[0])
+    calls = {call.call_id for call in pending.calls}
+    results: dict[str, ToolResultContent] = {}
+    for position, value in enumerate(entries[1:], start=1):
+        wire = _load(value)
+        if wire.get("role") != Role.TOOL.value:
+            raise CheckpointJsonError(f"pending_tool_calls[{position}] is not a tool message")
+        result = _decode_tool_result(wire)
+        if result.call_id not in calls:
+            raise CheckpointJsonError(
+                f"pending_tool_calls[{position}] is the result of {result.call_id!r}, which is "
+                "not a call of the pending round"
+            )
+        if result.call_id in results:
+            raise CheckpointJsonError(
+                f"pending_tool_calls[{position}] is a second result of {result.call_id!r}"
+            )
+        results[result.call_id] = result
+    if len(results) == len(calls):
+        raise CheckpointJsonError(
+            "pending_tool_calls holds a result for every call of its round, which is then "
+            "not pending"
+        )
+    return msgspec.structs.replace(pending, results=tuple(results.values()))
 
 
 def replay_state_from_signature(signature: str) -> ReplayState:

@@ -128,6 +128,14 @@ def decode_turn(data: bytes) -> agent.AgentConversationTurnStructure:
     return _agent_turn_wrapper(data).agent_conversation_turn
 
 
+def turn_step_ids(data: bytes) -> list[bytes]:
+    """The step blob ids of a turn blob (none for a turn that is not an agent turn)."""
+    wrapper = agent.ConversationTurnStructure.FromString(data)
+    if wrapper.WhichOneof("turn") != "agent_conversation_turn":
+        return []
+    return list(wrapper.agent_conversation_turn.steps)
+
+
 def extend_turn_blob(data: bytes, new_step_ids: Sequence[bytes]) -> bytes:
     """A resumed turn with more steps: the client's turn blob (fields we do not declare kept)
     with ``new_step_ids`` appended, so the old step list stays a prefix."""

@@ -16,7 +16,7 @@ import msgspec
 import peewee
 
 from actors.checkpoint import Step
-from actors.checkpoint_json import PendingRound, decode_pending
+from actors.checkpoint_json import PendingRound, decode_pending_round
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -40,7 +40,7 @@ from store.conversations import (
     ToolRoundStatus,
     roots_digest,
 )
-from wire.errors import Code, ConnectError, protocol_error
+from wire.errors import Code, ConnectError
 from wire.proto import agent_v1_pb2 as agent
 
 logger = logging.getLogger("cursor_server.run")
@@ -234,23 +234,33 @@ class RunBase:
 
     def resumed_round(
         self, resume: ResumeStart, pending: PendingRound | None, head: int
-    ) -> ToolRound | None:
-        """The interrupted round: adopted when this server stored it (only calls without a
-        result run again), else stored anew from the client's entry (every call runs); None
-        when there is neither."""
+    ) -> tuple[ToolRound, int] | None:
+        """The interrupted round and the head the run stands on: adopted when this server
+        stored it (only calls without a result run again), else stored anew from the client's
+        entries (every call runs but those the state proves completed); None when there is
+        neither."""
         if resume.existing is not None:
             adopted = self._store.adopt_tool_round(self._request_id, resume.existing.round_id)
             cards = self._store.tool_call_cards(adopted.round_id)
             started = adopted.created_at_ms if pending is None else pending.started_at_ms
-            return ToolRound.adopted(adopted, started, cards)
+            return ToolRound.adopted(adopted, started, cards), head
         if pending is None:
             return None
-        # A round this server never stored (e.g. after losing its database).
+        # A round this server never stored (e.g. after losing its database): every call runs
+        # but those the state proves completed, whose results are committed first.
         calls, content = _pending_calls(pending)
         round_id = f"{self._request_id}:round:resume"
-        return open_round(
+        round_ = open_round(
             self._store, self._request_id, head, round_id, calls, content, pending.started_at_ms
         )
+        for pair in round_.prove(pending.results):
+            head = self._store.commit_tool_result(
+                self._request_id,
+                round_id,
+                pair.call.call_id,
+                (stored(pair.assistant), stored(pair.result)),
+            ).revision_id
+        return round_, head
 
     def close_interrupted(
         self,
@@ -269,6 +279,7 @@ class RunBase:
         if pending is None:
             refuse_resolutions_without_round(resolutions)
             return base
+        proven: tuple[CanonicalMessage, ...] = ()
         if existing is not None:
             start = self._store.round_head(existing)
             round_ = ToolRound.adopted(existing, pending.started_at_ms)
@@ -276,7 +287,10 @@ class RunBase:
             start = base
             round_id = f"{self._request_id}:round:interrupted"
             round_ = ToolRound.opened(round_id, *_pending_calls(pending), pending.started_at_ms)
-        closing = interrupted_pairs(round_, resolutions, at_ms)
+            # The calls the state proves completed keep their results.
+            pairs = round_.prove(pending.results)
+            proven = tuple(m for pair in pairs for m in (pair.assistant, pair.result))
+        closing = (*proven, *interrupted_pairs(round_, resolutions, at_ms))
         history = (*self.history(start), *closing)
         return self._store.import_revision(self._plan.conversation_id, [stored(m) for m in history])
 
@@ -288,18 +302,13 @@ class RunBase:
         state = self._plan.state
         if self._plan.kind is not kind or state is None:
             return None, None
-        entries = list(state.pending_tool_calls)
-        if len(entries) > 1:
-            raise protocol_error(
-                f"conversation_state has {len(entries)} pending_tool_calls entries (at most 1)"
-            )
-        if not entries:
+        pending = decode_pending_round(state.pending_tool_calls)
+        if pending is None:
             if kind is TurnKind.RESUME:
                 # A round started from this state whose staged checkpoint never reached the
                 # client (the process died first): continued, never started again.
                 return None, self._store.newest_round_on(self._plan.conversation_id, base)
             return None, None
-        pending = decode_pending(entries[0])
         existing = self._store.find_pending_round(
             self._plan.conversation_id,
             base,

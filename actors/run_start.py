@@ -265,13 +265,17 @@ class RunStart:
         if steps is not None:
             # Every call of the client's pending round has its result: none runs again.
             return msgspec.structs.replace(opened, steps=steps)
-        round_ = base.resumed_round(resume, resume.pending, head)
-        if round_ is not None:
+        resumed = base.resumed_round(resume, resume.pending, head)
+        if resumed is not None:
             # Its calls without a committed result run again at once (the client sees the
             # staged checkpoint and the execs before any model call). The stable roots stay
             # those of the base: committed pairs join them when the round settles.
+            round_, head = resumed
             stable = messages[: resume.base_count]
-            return msgspec.structs.replace(opened, round=round_, stable=stable)
+            messages = base.history(head) if head != opened.head else messages
+            return msgspec.structs.replace(
+                opened, round=round_, stable=stable, head=head, messages=messages
+            )
         last = messages[-1].content if messages else None
         if isinstance(last, AssistantContent) and not last.tool_calls:
             raise protocol_error("resume_action: the turn of this state has already ended")

@@ -52,7 +52,8 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -63,7 +64,14 @@ from store.blobs import BlobStore
 from store.catalog import seal_plaintext_secrets
 from store.group_commit import GroupCommit
 from store.migrations import apply_migrations
-from store.secrets import SecretBox, bind_secret_box, process_secret_key
+from store.secrets import (
+    SECRET_KEY_VARIABLE,
+    SecretBox,
+    bind_secret_box,
+    load_key_file,
+    parse_secret_key,
+    process_secret_key,
+)
 
 # peewee logs every statement with its parameters at DEBUG, provider keys included; those
 # lines must never be written, whatever level the process logs at.
@@ -452,20 +460,51 @@ class Store:
             self.database.close_idle()
 
 
+@dataclass(frozen=True)
+class StoreKey:
+    """The key a database's secrets are sealed with and where it came from: the variable's
+    name, the key file's path, or none for an in-memory database (the startup line shows it;
+    no repr shows the key)."""
+
+    key: bytes = field(repr=False)
+    source: str
+    created_file: str | None = None  # the key file's path, when this call wrote it
+
+
+IN_MEMORY_KEY_SOURCE = "none (in-memory database)"
+
+
+def resolve_store_key(url: str, given: str | None) -> StoreKey:
+    """The key of ``url``'s database as the server finds it: ``given`` (the text of
+    ``CURSOR_SECRET_KEY``) if set, else the key file next to the database (made with mode
+    0600 when there is none); an in-memory database, which nothing reopens, takes this
+    process's random key. ``SecretKeyInvalid`` for a bad ``given``, ``KeyFileError`` for a
+    key file that cannot be used."""
+    if given is not None:
+        return StoreKey(parse_secret_key(given), SECRET_KEY_VARIABLE)
+    path = key_file_for(url)
+    if path is None:
+        return StoreKey(process_secret_key(), IN_MEMORY_KEY_SOURCE)
+    key, created = load_key_file(Path(path))
+    return StoreKey(key, f"file {path}", path if created else None)
+
+
 def connect_store(url: str, secret_key: bytes | None = None) -> Store:
     """Open ``url``, connect (so a bad path or server fails at startup), apply migrations,
     bind the key the store's secrets are sealed with and seal any an older version left as
     plaintext (``store.secrets``).
 
-    ``secret_key`` is the server's key (``run.py`` always passes it); without one the store
-    uses this process's random key (``process_secret_key``), for tests and in-memory
-    databases: every store the process opens reads what another sealed, a later process
-    reads none of it.
+    Without ``secret_key`` the key is found as the server finds it (``resolve_store_key``
+    with this process's ``CURSOR_SECRET_KEY``, else the key file next to the database), so a
+    file database sealed by one process opens in the next, whichever opened it; only an
+    in-memory database takes a random per-process key.
     """
+    if secret_key is None:
+        secret_key = resolve_store_key(url, os.environ.get(SECRET_KEY_VARIABLE)).key
     database = open_database(url)
     database.connect()
     apply_migrations(database)
-    bind_secret_box(database, SecretBox(secret_key or process_secret_key()))
+    bind_secret_box(database, SecretBox(secret_key))
     sealed = seal_plaintext_secrets(database)
     if sealed:
         logger.info("sealed %d secret(s) stored as plaintext by an older version", sealed)

@@ -33,6 +33,8 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 SEALED_PREFIX = "cs-sealed:v1:"
+# The variable that gives the key; without it, the key file next to the database.
+SECRET_KEY_VARIABLE = "CURSOR_SECRET_KEY"
 KEY_BYTES = 32
 NONCE_BYTES = 12
 KEY_FILE_MODE = 0o600
@@ -76,8 +78,8 @@ _PROCESS_KEY = new_secret_key()
 
 
 def process_secret_key() -> bytes:
-    """A random key made once per process: what a store opened without a key uses (tests,
-    in-memory databases), so stores reopened within the process read each other's secrets."""
+    """A random key made once per process: an in-memory database's (nothing outlives the
+    process, so no other process needs it)."""
     return _PROCESS_KEY
 
 

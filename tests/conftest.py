@@ -21,6 +21,7 @@ from tests.support import fake_provider
 from tests.support.fake_cursor import FakeCursor
 from tests.support.fake_provider import FakeProvider
 from tests.support.postgres import postgres_url_or_skip
+from tests.support.process import SHARED_KEY_ENV
 from wire.http.limits import EdgeLimits
 
 # Short time spans so expiry, retention and heartbeats are observable in a test.
@@ -45,6 +46,16 @@ def provider_bodies_conform() -> Iterator[None]:
             "provider request bodies do not conform:\n" + "\n".join(problems[:20]),
             pytrace=False,
         )
+
+
+@pytest.fixture(autouse=True)
+def shared_secret_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test process runs with ``CURSOR_SECRET_KEY`` set to the key ``SHARED_KEY_ENV``
+    gives a server process, so every store a test opens finds that key as the server would
+    (and no test leaves a key file behind; PostgreSQL's would go in the working directory).
+    Tests of the key file unset it."""
+    for name, value in SHARED_KEY_ENV.items():
+        monkeypatch.setenv(name, value)
 
 
 @pytest.fixture

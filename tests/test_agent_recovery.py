@@ -8,6 +8,7 @@ branch; a ``resume_action`` continues an unfinished turn.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -274,8 +275,12 @@ async def test_resume_after_the_stream_dropped_mid_batch(
         if m.HasField("exec_server_message")
     ]
     assert reads == ["/b.txt"]  # the completed Read is not run again
-    # Progress at once: the same staged round is published again before any model call.
-    assert log.checkpoints()[0].pending_tool_calls == state.pending_tool_calls
+    # Progress at once: the same staged round is published again before any model call,
+    # followed by the result of the Read that completed (whether or not the client had seen
+    # that already).
+    (round_entry, done) = log.checkpoints()[0].pending_tool_calls
+    assert round_entry == state.pending_tool_calls[0]
+    assert json.loads(done)["content"][0]["toolCallId"] == "call_a"
     # The next model call holds one assistant with both calls and both real results.
     assert len(fake.requests) == 2
     messages = fake.requests[-1].json["messages"]

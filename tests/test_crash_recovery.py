@@ -1,17 +1,20 @@
 """The fault matrix at the process level: ``python run.py`` killed or stopped mid-turn.
 
 Each test runs the server as its own process on a real socket, with the fake provider and the
-fake Cursor client in the test. A round of a Write (answered and committed) and a Shell (held
-by the client, so the kill lands while it runs) is cut by SIGKILL; the server is started again,
-on the same database or on an empty one, and the client resumes with what the editor keeps: its
-last checkpoint and its blobs. Each test checks what the user sees (the execs sent again, the
-frames, the EndStream) and what is stored afterwards (no committed message lost, no tool result
-twice, every ``llm_calls`` row ended).
+fake Cursor client in the test, on a SQLite file and (when configured) on PostgreSQL. A round
+of a Write (answered and committed) and a Shell (held by the client, so the kill lands while
+it runs) is cut by SIGKILL; the server is started again, on the same database or after the
+database was deleted, and the client resumes with what the editor keeps: its last checkpoint
+and its blobs. Each test checks what the user sees (the execs sent again, the frames, the
+EndStream) and what is stored afterwards (no committed message lost, no tool result twice,
+every ``llm_calls`` row ended).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -22,6 +25,7 @@ import pytest
 from actors.conversation.model import ToolResultContent, decode_message
 from store import Store
 from store.conversations import ConversationStore
+from store.database import open_database
 from store.llm_calls import CallRecords
 from tests.conftest import add_fake_model
 from tests.support.fake_cursor import (
@@ -42,6 +46,42 @@ WAIT_S = 15.0
 
 
 @dataclass
+class Database:
+    """The server's database and how to lose it (``lose``: everything gone but the key)."""
+
+    url: str
+    lose: Callable[[], None]
+
+
+def lose_the_sqlite_file(path: Path) -> None:
+    """Delete the database file and its WAL and shared-memory files (not the key file)."""
+    for each in path.parent.glob(f"{path.name}*"):
+        if each.suffix != ".key":
+            each.unlink()
+    assert not path.exists()
+
+
+def lose_the_schema(url: str) -> None:
+    """Drop the test's PostgreSQL schema with everything in it and make it again, empty."""
+    match = re.search(r"search_path%3D(\w+)", url)
+    assert match is not None, url
+    admin = open_database(url)
+    admin.execute_sql(f'DROP SCHEMA "{match.group(1)}" CASCADE')
+    admin.execute_sql(f'CREATE SCHEMA "{match.group(1)}"')
+    admin.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
+    """Each test on a SQLite file and (when configured) on PostgreSQL."""
+    if request.param == "postgres":
+        url = str(request.getfixturevalue("pg_url"))
+        return Database(url, lambda: lose_the_schema(url))
+    path = tmp_path / "server.db"
+    return Database(f"sqlite:///{path}", lambda: lose_the_sqlite_file(path))
+
+
+@dataclass
 class Server:
     """One ``run.py`` process on ``db`` and a client of it."""
 
@@ -54,12 +94,12 @@ class Server:
 
 
 @pytest.fixture
-async def servers(tmp_path: Path) -> AsyncIterator[Callable[[Path], Awaitable[Server]]]:
+async def servers(tmp_path: Path) -> AsyncIterator[Callable[[Database], Awaitable[Server]]]:
     """Start ``run.py`` processes on a database file; all are stopped at teardown."""
     started: list[Server] = []
 
-    async def start(db: Path) -> Server:
-        env = server_env(tmp_path, CURSOR_DATABASE_URL=f"sqlite:///{db}", **SHARED_KEY_ENV)
+    async def start(db: Database) -> Server:
+        env = server_env(tmp_path, CURSOR_DATABASE_URL=db.url, **SHARED_KEY_ENV)
         process = ServerProcess(env)
         address = await asyncio.to_thread(process.wait_for_address)
         server = Server(process, FakeCursor(f"http://{address}"))
@@ -71,10 +111,10 @@ async def servers(tmp_path: Path) -> AsyncIterator[Callable[[Path], Awaitable[Se
         await server.stop()
 
 
-def configured(db: Path, fake: FakeProvider) -> str:
+def configured(db: Database, fake: FakeProvider) -> str:
     """A database with the fake provider's model; its public id (the same for every
     database, as it depends only on the provider's URL and the model id)."""
-    store = connect_shared_store(f"sqlite:///{db}")
+    store = connect_shared_store(db.url)
     try:
         return add_fake_model(store, fake)
     finally:
@@ -109,6 +149,14 @@ async def until(condition: Callable[[], bool], what: str) -> None:
     assert condition(), what
 
 
+def proves(state: agent.ConversationStateStructure, call_id: str) -> bool:
+    """The state's pending entries hold ``call_id``'s result after the staged assistant."""
+    return any(
+        json.loads(entry)["role"] == "tool" and json.loads(entry)["id"] == call_id
+        for entry in state.pending_tool_calls[1:]
+    )
+
+
 async def killed_mid_round(
     server: Server,
     fake: FakeProvider,
@@ -117,12 +165,16 @@ async def killed_mid_round(
     *,
     read_first: bool,
     staged_seen: bool = True,
+    proof_seen: bool | None = None,
 ) -> tuple[TurnLog, agent.ConversationStateStructure]:
     """Run a turn whose round is a Write and a Shell (after a round of one Read, settled, when
     ``read_first``); once the Write is committed (its card completed), the Shell has started
     and that round's staged checkpoint is in, SIGKILL the server. Without ``staged_seen`` the
     client acknowledges no blob after its first checkpoint, so it never gets the staged one.
-    Returns what the client saw and its last checkpoint."""
+    With ``proof_seen`` the kill waits for the checkpoint staged again after the Write, which
+    proves it completed; with ``proof_seen=False`` the client acknowledges nothing after the
+    round's first staged checkpoint, so it never gets that proof. Returns what the client saw
+    and its last checkpoint."""
     if read_first:
         fake.enqueue(Script.sse(chat_events(text=["Reading first."], tools=[READ])))
     fake.enqueue(Script.sse(chat_events(text=["Writing, then running."], tools=[WRITE, SHELL])))
@@ -131,16 +183,24 @@ async def killed_mid_round(
     message = user_turn_message("write it and run it", public_id, message_id="m-kill")
     log = session.log
 
-    def after_the_first(_kv_id: int) -> bool:
-        return not staged_seen and bool(log.checkpoints())
+    def staged() -> list[agent.ConversationStateStructure]:
+        return [c for c in log.checkpoints() if "call_sh" in "".join(c.pending_tool_calls)]
 
-    run = asyncio.create_task(session.run(message, hold_ack=after_the_first, total_timeout=WAIT_S))
+    def held(_kv_id: int) -> bool:
+        if not staged_seen:
+            return bool(log.checkpoints())
+        return proof_seen is False and bool(staged())
+
+    run = asyncio.create_task(session.run(message, hold_ack=held, total_timeout=WAIT_S))
 
     def mid_round() -> bool:
-        staged = [c for c in log.checkpoints() if "call_sh" in "".join(c.pending_tool_calls)]
         shell_started = ("call_sh", "shell_stream_args") in exec_variants(log)
+        proof = not proof_seen or any(proves(c, "call_w") for c in staged())
         return (
-            (bool(staged) or not staged_seen) and shell_started and "call_w" in completed_cards(log)
+            (bool(staged()) or not staged_seen)
+            and shell_started
+            and "call_w" in completed_cards(log)
+            and proof
         )
 
     await until(mid_round, "the Write committed and the Shell running")
@@ -151,15 +211,17 @@ async def killed_mid_round(
     assert (workspace / "out.txt").read_text() == "written once\n"
     state = log.checkpoints()[-1]
     assert bool(state.pending_tool_calls) == staged_seen
+    if proof_seen is not None:
+        assert proves(state, "call_w") == proof_seen
     return log, state
 
 
-def stored_history(db: Path) -> tuple[Store, ConversationStore]:
-    store = connect_shared_store(f"sqlite:///{db}")
+def stored_history(db: Database) -> tuple[Store, ConversationStore]:
+    store = connect_shared_store(db.url)
     return store, ConversationStore(store.database)
 
 
-def tool_results(db: Path) -> list[tuple[str, str]]:
+def tool_results(db: Database) -> list[tuple[str, str]]:
     """(call id, result text) of every tool message on the conversation's head."""
     store, conversations = stored_history(db)
     try:
@@ -175,9 +237,9 @@ def tool_results(db: Path) -> list[tuple[str, str]]:
         store.close()
 
 
-def llm_calls(db: Path) -> list[tuple[str, str | None]]:
+def llm_calls(db: Database) -> list[tuple[str, str | None]]:
     """(status, error message) of every call record, oldest first."""
-    store = connect_shared_store(f"sqlite:///{db}")
+    store = connect_shared_store(db.url)
     try:
         records = CallRecords(store.database).list(limit=100)
         return [(r.status, r.error_message) for r in reversed(records)]
@@ -185,11 +247,11 @@ def llm_calls(db: Path) -> list[tuple[str, str | None]]:
         store.close()
 
 
-def llm_call_statuses(db: Path) -> list[str]:
+def llm_call_statuses(db: Database) -> list[str]:
     return [status for status, _ in llm_calls(db)]
 
 
-def run_status(db: Path, run_id: str) -> str:
+def run_status(db: Database, run_id: str) -> str:
     store, conversations = stored_history(db)
     try:
         run = conversations.run(run_id)
@@ -199,7 +261,7 @@ def run_status(db: Path, run_id: str) -> str:
         store.close()
 
 
-def head_origins(db: Path) -> list[str]:
+def head_origins(db: Database) -> list[str]:
     store, conversations = stored_history(db)
     try:
         head = conversations.conversation("conv-1")
@@ -231,23 +293,36 @@ def turn_tool_steps(log: TurnLog, state: agent.ConversationStateStructure) -> li
     return ids
 
 
-@pytest.mark.parametrize("staged_seen", [True, False], ids=["staged", "staged-never-seen"])
+@pytest.mark.parametrize(
+    ("staged_seen", "proof_seen"),
+    [(True, False), (True, True), (False, None)],
+    ids=["staged", "staged-with-the-write-proven", "staged-never-seen"],
+)
 async def test_sigkill_mid_round_then_restart_on_the_same_database(
+    db: Database,
     fake: FakeProvider,
-    servers: Callable[[Path], Awaitable[Server]],
+    servers: Callable[[Database], Awaitable[Server]],
     tmp_path: Path,
     staged_seen: bool,
+    proof_seen: bool | None,
 ) -> None:
-    """The client resumes with its last checkpoint: the round's staged one, or (when it never
-    got that) the one before the round. Either way the store's record of the round is
-    continued: the committed Write is not run again, the Shell is, once."""
-    db = tmp_path / "server.db"
+    """The client resumes with its last checkpoint: the round's staged one (before or after
+    it was staged again with the Write's result and step), or (when it never got that) the
+    one before the round. Either way the store's record of the round is continued: the
+    committed Write is not run again, the Shell is, once, and the turn shows each call's step
+    once."""
     public_id = configured(db, fake)
     workspace = tmp_path / "ws"
     workspace.mkdir()
     first = await servers(db)
     killed, state = await killed_mid_round(
-        first, fake, public_id, workspace, read_first=False, staged_seen=staged_seen
+        first,
+        fake,
+        public_id,
+        workspace,
+        read_first=False,
+        staged_seen=staged_seen,
+        proof_seen=proof_seen,
     )
     # The Write's pair was committed before the kill.
     assert [call_id for call_id, _ in tool_results(db)] == ["call_w"]
@@ -282,58 +357,81 @@ async def test_sigkill_mid_round_then_restart_on_the_same_database(
     assert llm_call_statuses(db) == ["completed", "completed"]
 
 
+@pytest.mark.parametrize("proof_seen", [True, False], ids=["write-proven", "write-unproven"])
 async def test_sigkill_mid_round_then_restart_without_the_database(
-    fake: FakeProvider, servers: Callable[[Path], Awaitable[Server]], tmp_path: Path
+    db: Database,
+    fake: FakeProvider,
+    servers: Callable[[Database], Awaitable[Server]],
+    tmp_path: Path,
+    proof_seen: bool,
 ) -> None:
-    """Only the client's checkpoint and blobs are left. Its last checkpoint holds the settled
-    Read round and the staged Write+Shell round, which names no completed call (a staged
-    checkpoint never does): the Read is not run again, the Write and the Shell are, each once,
-    and the model sees each of the three calls once with its result."""
-    db = tmp_path / "server.db"
+    """Only the client's checkpoint and blobs are left: the database is deleted before the
+    restart. The checkpoint holds the settled Read round and the staged Write+Shell round.
+    Staged again after the Write committed, it also holds the Write's result (its tool
+    message after the staged assistant) and the Write's step in its turn: then the Write is
+    not sent again and only the Shell runs. Without that proof (the client never got the
+    checkpoint staged again) the Write runs again, under this run's wire ids. Either way the
+    Read is not run again and the model sees each call once, with its result."""
     public_id = configured(db, fake)
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "in.txt").write_text("input lines\n")
     first = await servers(db)
-    killed, state = await killed_mid_round(first, fake, public_id, workspace, read_first=True)
+    killed, state = await killed_mid_round(
+        first, fake, public_id, workspace, read_first=True, proof_seen=proof_seen
+    )
     assert ("call_r", "read_args") in exec_variants(killed)
+    if proof_seen:
+        assert turn_tool_steps(killed, state) == ["call_r", "call_w"]
+    calls_before = llm_call_statuses(db)
 
-    empty = tmp_path / "empty.db"
-    assert configured(empty, fake) == public_id
-    second = await servers(empty)
+    db.lose()
+    assert configured(db, fake) == public_id
+    second = await servers(db)
     fake.enqueue(Script.sse(chat_events(text=["All done."])))
     session = CursorSession(second.cursor, "run-resumed", workspace=workspace, blobs=killed.blobs)
     message = resume_message(public_id, conversation_id="conv-1", conversation_state=state)
     log = await session.run(message)
     assert log.end == {}, log.end
-    # The Read the checkpoint proves completed is not run again; the round it holds as pending
-    # runs whole, under this run's wire ids: the Write (its hidden Read, then the Write), the
-    # Shell.
     sent = exec_variants(log)
-    assert sorted(sent) == [
-        ("call_sh", "shell_stream_args"),
-        ("call_w", "read_args"),
-        ("call_w", "write_args"),
-    ]
+    if proof_seen:
+        # What the checkpoint proves completed (the Read, the Write) is not run again.
+        assert sent == [("call_sh", "shell_stream_args")]
+    else:
+        # The Write (its hidden Read, then the Write) and the Shell run.
+        assert sorted(sent) == [
+            ("call_sh", "shell_stream_args"),
+            ("call_w", "read_args"),
+            ("call_w", "write_args"),
+        ]
     assert (workspace / "out.txt").read_text() == "written once\n"
     calls, results = model_saw(fake)
     assert calls == ["call_r", "call_w", "call_sh"]
     assert sorted(results) == ["call_r", "call_sh", "call_w"]
     assert all(len(r) == 1 for r in results.values())
     assert "input lines" in results["call_r"][0] and "shell-ran" in results["call_sh"][0]
+    assert "/out.txt" in results["call_w"][0]
+    # The model's one message for the round holds both calls (the round is one assistant).
+    assistants = [m for m in fake.requests[-1].json["messages"] if m.get("tool_calls")]
+    assert [[c["id"] for c in m["tool_calls"]] for m in assistants] == [
+        ["call_r"],
+        ["call_w", "call_sh"],
+    ]
     final = log.checkpoints()[-1]
     assert not final.pending_tool_calls
+    assert turn_tool_steps(log, final) == ["call_r", "call_w", "call_sh"]
     await second.stop()
-    # The imported history and the round: each result once; every call record ended.
-    assert [call_id for call_id, _ in tool_results(empty)] == ["call_r", "call_w", "call_sh"]
-    assert llm_call_statuses(empty) == ["completed"]
-    assert set(llm_call_statuses(db)) == {"completed"}
+    # The restored history and the round: each result once; every call record ended.
+    assert [call_id for call_id, _ in tool_results(db)] == ["call_r", "call_w", "call_sh"]
+    assert llm_call_statuses(db) == ["completed"]
+    assert set(calls_before) == {"completed"}
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
 async def test_stopped_after_the_round_settled_before_the_client_saw_it(
+    db: Database,
     fake: FakeProvider,
-    servers: Callable[[Path], Awaitable[Server]],
+    servers: Callable[[Database], Awaitable[Server]],
     tmp_path: Path,
     stop: signal.Signals,
 ) -> None:
@@ -344,7 +442,6 @@ async def test_stopped_after_the_round_settled_before_the_client_saw_it(
     the stream just breaks and the next start ends both. Either way nothing committed is lost
     and no partial answer is stored; the client resumes from its staged checkpoint: the Read
     is not run again, the settled state shows its step, and the model is asked once more."""
-    db = tmp_path / "server.db"
     public_id = configured(db, fake)
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -10,10 +10,11 @@ gives it) and then reports the commit (``committed``), which gives the card's co
 from __future__ import annotations
 
 import contextlib
+import itertools
 
 import msgspec
 
-from actors.checkpoint import Step, ToolCallStep
+from actors.checkpoint import PublishStaged, Step, ToolCallStep
 from actors.checkpoint_state import todo_list
 from actors.conversation.model import (
     AssistantContent,
@@ -76,6 +77,7 @@ class ToolRound:
         self.steps: list[Step] = []
         self._first_pair = first_pair
         self._cut = cut
+        self._stable: int | None = None  # how many messages of the history precede the round
 
     @classmethod
     def opened(
@@ -145,7 +147,24 @@ class ToolRound:
 
     def pair_for(self, completed: ToolCompleted) -> ToolPair:
         """The pair to commit for a completed call of this round."""
-        call = next(c for c in self.assistant.tool_calls if c.call_id == completed.call_id)
+        images = tuple(ImagePart(image.mime_type, image.data) for image in completed.images)
+        result = ToolResultContent(
+            completed.call_id, completed.name, completed.content, completed.is_error, images
+        )
+        return self._pair(result)
+
+    def prove(self, results: tuple[ToolResultContent, ...]) -> tuple[ToolPair, ...]:
+        """The pairs of the calls the client's state proves completed (their results in its
+        pending entries), in that order: they join the history as this round's first pairs,
+        and only the other calls still run."""
+        pairs = tuple(self._pair(result) for result in results)
+        self._first_pair = self._first_pair and not pairs
+        done = {result.call_id for result in results}
+        self.pending = tuple(call for call in self.pending if call.call_id not in done)
+        return pairs
+
+    def _pair(self, result: ToolResultContent) -> ToolPair:
+        call = next(c for c in self.assistant.tool_calls if c.call_id == result.call_id)
         first = self._first_pair
         message = self.assistant
         assistant = CanonicalMessage(
@@ -160,19 +179,45 @@ class ToolRound:
                 tool_calls=(call,),
             ),
         )
-        result = CanonicalMessage(
+        tool = CanonicalMessage(
             message_id=f"{self.round_id}:{call.call_id}:result",
             role=Role.TOOL,
             origin=Origin.TOOL,
-            content=ToolResultContent(
-                call.call_id,
-                completed.name,
-                completed.content,
-                completed.is_error,
-                tuple(ImagePart(image.mime_type, image.data) for image in completed.images),
-            ),
+            content=result,
         )
-        return ToolPair(call, assistant, result)
+        return ToolPair(call, assistant, tool)
+
+    def staged(
+        self,
+        job_id: int,
+        history: tuple[CanonicalMessage, ...],
+        used_tokens: int | None,
+        steps: tuple[Step, ...] = (),
+        stable: int | None = None,
+    ) -> PublishStaged:
+        """The round's staged checkpoint on ``history``: the roots stay the stable history
+        (its first ``stable`` messages, given when the round starts), the whole assistant is
+        pending, followed by each completed call's result, so the state the client keeps
+        proves which calls ran. Published when the round starts and again after each result
+        but the last."""
+        if stable is not None:
+            self._stable = stable
+        assert self._stable is not None, "a round is first staged with its stable history"
+        stable_history = history[: self._stable]
+        results = self.round_results(history)
+        return PublishStaged(
+            job_id, stable_history, self.assistant, steps, used_tokens, self.started_at_ms, results
+        )
+
+    def round_results(self, history: tuple[CanonicalMessage, ...]) -> tuple[CanonicalMessage, ...]:
+        """The tool messages of this round's committed pairs in ``history``, in order."""
+        return tuple(
+            result
+            for before, result in itertools.pairwise(history)
+            if isinstance(before.content, AssistantContent)
+            and before.content.tool_round_id == self.round_id
+            and isinstance(result.content, ToolResultContent)
+        )
 
     def committed(self, pair: ToolPair, completed: ToolCompleted) -> bytes:
         """The pair is committed: later pairs no longer carry the message's text, the call's
