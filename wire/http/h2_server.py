@@ -7,6 +7,13 @@ connection has to send is written back. Handlers see a small stream API: read th
 stream's window is shut, so a slow reader never makes us buffer more than
 ``max_pending_per_stream``), end or reset. A client RST_STREAM, a GOAWAY or a dropped
 connection makes ``read``/``write`` raise ``StreamGone`` and sets ``gone``.
+
+The edge also holds the limits that need a clock or the socket: a stream is refused while
+``max_concurrent_streams`` handlers still run (a client resetting each stream it opens
+never gets more handlers than that), a connection left without streams for
+``idle_timeout_s`` gets GOAWAY and is closed, and while the socket's write buffer is over
+its high-water mark nothing more is read, so a client that sends (PINGs, SETTINGS, resets)
+without reading what they make us answer only fills its own socket buffer.
 """
 
 from __future__ import annotations
@@ -149,6 +156,7 @@ class H2Protocol(asyncio.Protocol):
         self._tasks: set[asyncio.Task[None]] = set()
         self._changed = asyncio.Event()  # set whenever a window opens or the socket drains
         self._paused = False
+        self._idle: asyncio.TimerHandle | None = None
         self.closed = False
         self.peer: str | None = None
 
@@ -161,6 +169,7 @@ class H2Protocol(asyncio.Protocol):
         self.peer = str(peername[0]) if peername else None
         self._server.connections.add(self)
         self._flush()
+        self._arm_idle()
 
     def data_received(self, data: bytes) -> None:
         for event in self._conn.receive(data):
@@ -169,6 +178,7 @@ class H2Protocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self._disarm_idle()
         self._server.connections.discard(self)
         for stream in self._streams.values():
             stream._lose(None)
@@ -177,16 +187,23 @@ class H2Protocol(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         self._paused = True
+        if self._transport is not None:
+            self._transport.pause_reading()
 
     def resume_writing(self) -> None:
         self._paused = False
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.resume_reading()
         self._wake()
 
     # ---- events -------------------------------------------------------------------------
 
     def _handle(self, event: H2Event) -> None:
         match event:
+            case RequestOpened(stream_id=stream_id) if self._busy():
+                self._conn.refuse(stream_id)
             case RequestOpened(stream_id=stream_id, headers=headers, ended=ended):
+                self._disarm_idle()
                 stream = H2Stream(self, stream_id, headers)
                 self._streams[stream_id] = stream
                 if ended:
@@ -196,6 +213,7 @@ class H2Protocol(asyncio.Protocol):
                 self._server.tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
                 task.add_done_callback(self._server.tasks.discard)
+                task.add_done_callback(lambda _: self._arm_idle())
             case RequestData(stream_id=stream_id, data=data, flow_length=flow_length):
                 found = self._streams.get(stream_id)
                 if found is None:
@@ -226,6 +244,36 @@ class H2Protocol(asyncio.Protocol):
                 self._flush()
                 if self._transport is not None:
                     self._transport.close()
+
+    def _busy(self) -> bool:
+        """As many handlers run as streams may be open: a stream the client reset still
+        counts until its handler has ended."""
+        return len(self._tasks) >= self._server.limits.max_concurrent_streams
+
+    def _arm_idle(self) -> None:
+        """Start the idle clock once no handler runs (a stream opening stops it)."""
+        self._disarm_idle()
+        if not self.closed and not self._tasks:
+            loop = asyncio.get_running_loop()
+            self._idle = loop.call_later(self._server.limits.idle_timeout_s, self._idle_out)
+
+    def _disarm_idle(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def _idle_out(self) -> None:
+        """No handler ran for a whole ``idle_timeout_s``: unless a response is still draining
+        to its client, say GOAWAY and close (streams already sent on it are refused)."""
+        self._idle = None
+        if self.closed or self._tasks:
+            return
+        if not self._conn.idle:
+            self._arm_idle()
+            return
+        log_event(logger, logging.INFO, "HTTP/2 connection idle, closed")
+        self.goaway()
+        self.close()
 
     async def _run(self, stream: H2Stream) -> None:
         try:
@@ -291,6 +339,10 @@ class H2Protocol(asyncio.Protocol):
     def pending(self, stream_id: int) -> int:
         """Bytes of a stream waiting for the client's window (what a slow reader costs)."""
         return self._conn.pending(stream_id)
+
+    def write_backlog(self) -> int:
+        """Bytes written to the socket that the kernel has not taken yet."""
+        return self._transport.get_write_buffer_size() if self._transport is not None else 0
 
     def goaway(self) -> None:
         if not self.closed and not self._conn.closed:
