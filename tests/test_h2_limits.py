@@ -317,3 +317,47 @@ async def test_a_client_that_sends_without_reading_never_grows_our_write_buffer(
         writer.transport.abort()
         with contextlib.suppress(Exception):
             await writer.wait_closed()
+
+
+async def test_over_a_socket_each_limit_is_announced_and_a_violation_gets_its_code(
+    listen: object,
+) -> None:
+    """The listener's SETTINGS carry the limits; a header list just under its limit is
+    served, one over it is GOAWAY ENHANCE_YOUR_CALM; a frame over the frame size is GOAWAY
+    FRAME_SIZE_ERROR; each ends only its own connection."""
+    handlers = Handlers()
+    limits = H2Limits(max_header_list_size=8192, max_frame_size=20000, max_concurrent_streams=9)
+    server = await listen(limits, handlers)  # type: ignore[operator]
+    client = await H2Client.connect(server.address)
+    try:
+        await asyncio.sleep(0.05)  # our SETTINGS ACK reaches the server
+        settings = client.conn.remote_settings
+        assert (settings.max_header_list_size, settings.max_frame_size) == (8192, 20000)
+        assert settings.max_concurrent_streams == 9
+        assert settings.initial_window_size == limits.initial_window_size
+        assert settings.enable_push == 0
+        fits = client.open("/a", {"x-fill": "v" * 7000}, method="GET", end=True)
+        assert (await fits.headers())[":status"] == "200"
+        assert await fits.body() == b"ok"
+        client.open("/b", {"x-fill": "v" * 9000}, method="GET", end=True)
+        await asyncio.wait_for(client.closed.wait(), 2)
+        assert client.goaway is not None
+        assert client.goaway.error_code == h2.errors.ErrorCodes.ENHANCE_YOUR_CALM
+    finally:
+        await client.aclose()
+    second = await H2Client.connect(server.address)
+    try:
+        stream = second.open("/c", method="POST")
+        frame = hyperframe.frame.DataFrame(stream_id=stream.stream_id, data=b"z" * 20001)
+        second.writer.write(frame.serialize())
+        await asyncio.wait_for(second.closed.wait(), 2)
+        assert second.goaway is not None
+        assert second.goaway.error_code == h2.errors.ErrorCodes.FRAME_SIZE_ERROR
+    finally:
+        await second.aclose()
+    third = await H2Client.connect(server.address)  # the listener itself is unharmed
+    try:
+        stream = third.open("/d", method="GET", end=True)
+        assert await stream.body() == b"ok"
+    finally:
+        await third.aclose()
