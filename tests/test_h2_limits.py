@@ -1,8 +1,9 @@
 """The HTTP/2 listener's limits, each announced (where HTTP/2 has a setting for it), enforced
 and answered with the RFC's code, never a crash: concurrent streams (RFC 9113 §5.1.2), frame
-size (§4.2), header list size (§10.5.1), idle connections, and a client that sends without
-reading. First against the sans-IO connection with frames written by hand, then over real
-sockets against ``H2Server`` with a client of our own on ``h2``."""
+size (§4.2), header list size (§10.5.1), idle connections, PINGs (answered; ours unanswered
+end the connection), and a client that sends without reading. First against the sans-IO
+connection with frames written by hand, then over real sockets against ``H2Server`` with a
+client of our own on ``h2``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import contextlib
 import socket
 import struct
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import h2.config
 import h2.connection
@@ -19,8 +21,13 @@ import h2.events
 import hyperframe.frame
 import pytest
 
+from store import Store
+from tests.support.fake_cursor import user_turn_message
+from tests.support.fake_provider import FakeProvider
 from tests.support.h2_client import H2Client
+from tests.support.h2_servers import StartH2, make_h2, upstream_config
 from tests.test_h2_connection import REQUEST, Pair
+from tests.test_h2_run_e2e import open_run, read_until, run_status, tool_turn, wait_for
 from wire.h2_connection import (
     ConnectionEnded,
     H2Limits,
@@ -29,6 +36,8 @@ from wire.h2_connection import (
     RequestOpened,
 )
 from wire.http.h2_server import H2Server, H2Stream
+
+__all__ = ["make_h2", "upstream_config"]  # fixtures used by name
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
@@ -165,12 +174,19 @@ class PingClient(H2Client):
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.acks: asyncio.Queue[bytes] = asyncio.Queue()
+        self.pinged = 0  # PINGs the server sent (h2 answers each by itself)
         super().__init__(reader, writer)
 
     def _event(self, event: h2.events.Event) -> None:
         if isinstance(event, h2.events.PingAckReceived):
             self.acks.put_nowait(bytes(event.ping_data or b""))
+        if isinstance(event, h2.events.PingReceived):
+            self.pinged += 1
         super()._event(event)
+
+    def go_deaf(self) -> None:
+        """Stop reading (and so answering) while the socket stays open: a vanished peer."""
+        self._task.cancel()
 
 
 class Handlers:
@@ -180,12 +196,14 @@ class Handlers:
     def __init__(self) -> None:
         self.release = asyncio.Event()
         self.started = 0
+        self.held: list[H2Stream] = []
 
     def route(self, stream: H2Stream) -> object:
         return self.hold if stream.path == "/hold" else self.answer
 
     async def hold(self, stream: H2Stream) -> None:
         self.started += 1
+        self.held.append(stream)
         await self.release.wait()
         await self.answer(stream)
 
@@ -361,3 +379,48 @@ async def test_over_a_socket_each_limit_is_announced_and_a_violation_gets_its_co
         assert await stream.body() == b"ok"
     finally:
         await third.aclose()
+
+
+async def test_a_silent_client_is_pinged_and_one_that_never_answers_is_dropped(
+    listen: object,
+) -> None:
+    """A client that answers our PINGs keeps its stream through many silent intervals; one
+    that stops answering loses the connection, and its stream ends as a disconnect."""
+    handlers = Handlers()
+    limits = H2Limits(ping_after_s=0.2, ping_timeout_s=0.3)
+    server = await listen(limits, handlers)  # type: ignore[operator]
+    alive = await PingClient.connect(server.address)
+    deaf = await PingClient.connect(server.address)
+    try:
+        alive.open("/hold", end=True)
+        deaf.open("/hold", end=True)
+        await asyncio.sleep(0.1)
+        deaf.go_deaf()
+        await asyncio.sleep(1.5)
+        assert alive.pinged >= 3
+        assert len(server.connections) == 1 and alive.goaway is None
+        assert sorted(stream.gone.is_set() for stream in handlers.held) == [False, True]
+    finally:
+        handlers.release.set()
+        await alive.aclose()
+        await deaf.aclose()
+
+
+async def test_a_run_whose_client_stops_answering_pings_is_cancelled(
+    make_h2: StartH2, fake: FakeProvider, public_id: str, server_store: Store, tmp_path: Path
+) -> None:
+    """Mid-tool, the client vanishes without a FIN or RST (its socket stays open, nothing
+    is read): the unanswered PING ends the connection and the run is cancelled, where it
+    would otherwise wait for the exec's result for good."""
+    tool_turn(fake, tmp_path)
+    server = await make_h2(h2_limits=H2Limits(ping_after_s=0.2, ping_timeout_s=0.3))
+    assert server.h2 is not None
+    client = await PingClient.connect(server.h2.address)
+    try:
+        stream, reader = await open_run(client, user_turn_message("read it", public_id), "deaf")
+        await read_until(stream, reader, "exec_server_message")
+        client.go_deaf()
+        await wait_for(lambda: run_status(server_store, "deaf") == "cancelled", "the cancel")
+    finally:
+        await client.aclose()
+    assert len(fake.requests) == 1

@@ -44,6 +44,11 @@ class H2Limits(msgspec.Struct, frozen=True):
     max_pending_per_stream: int = 1 * MIB
     # A connection without a stream for this long is ended: GOAWAY NO_ERROR, then closed.
     idle_timeout_s: float = 300.0
+    # After this long without a byte from the client we send a PING (RFC 9113 §6.7) ...
+    ping_after_s: float = 30.0
+    # ... and a client that has not answered it this long after is gone: the connection is
+    # closed, each stream on it a disconnect (a Run's run is cancelled, as for a drop).
+    ping_timeout_s: float = 15.0
 
 
 Headers = tuple[tuple[str, str], ...]
@@ -83,6 +88,12 @@ class WindowOpened(msgspec.Struct, frozen=True):
     """Some stream may send again (pending bytes were flushed or a window grew)."""
 
 
+class PingAnswered(msgspec.Struct, frozen=True):
+    """The client acknowledged one of our PINGs."""
+
+    opaque: bytes
+
+
 class ConnectionEnded(msgspec.Struct, frozen=True):
     """The connection is over: the client's GOAWAY, or a protocol violation we answered
     with GOAWAY carrying ``error_code``."""
@@ -93,7 +104,13 @@ class ConnectionEnded(msgspec.Struct, frozen=True):
 
 
 H2Event = (
-    RequestOpened | RequestData | RequestEnded | StreamAborted | WindowOpened | ConnectionEnded
+    RequestOpened
+    | RequestData
+    | RequestEnded
+    | StreamAborted
+    | WindowOpened
+    | PingAnswered
+    | ConnectionEnded
 )
 
 
@@ -194,6 +211,8 @@ class H2ServerConnection:
                 return [StreamAborted(event.stream_id or 0, code, bool(event.remote_reset))]
             case h2.events.WindowUpdated() | h2.events.RemoteSettingsChanged():
                 return [WindowOpened()]
+            case h2.events.PingAckReceived():
+                return [PingAnswered(bytes(event.ping_data or b""))]
             case h2.events.ConnectionTerminated():
                 self.closed = True
                 code = int(event.error_code or 0)
@@ -253,6 +272,10 @@ class H2ServerConnection:
         frame.last_stream_id = self._goaway_last
         frame.error_code = h2.errors.ErrorCodes.NO_ERROR
         self._extra += frame.serialize()
+
+    def ping(self, opaque: bytes) -> None:
+        """Ask the client for a sign of life; its answer is ``PingAnswered(opaque)``."""
+        self._conn.ping(opaque)
 
     def acknowledge(self, stream_id: int, flow_length: int) -> None:
         """The edge consumed ``flow_length`` bytes of the stream: let the client send more."""

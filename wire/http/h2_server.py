@@ -11,7 +11,9 @@ connection makes ``read``/``write`` raise ``StreamGone`` and sets ``gone``.
 The edge also holds the limits that need a clock or the socket: a stream is refused while
 ``max_concurrent_streams`` handlers still run (a client resetting each stream it opens
 never gets more handlers than that), a connection left without streams for
-``idle_timeout_s`` gets GOAWAY and is closed, and while the socket's write buffer is over
+``idle_timeout_s`` gets GOAWAY and is closed, a client silent for ``ping_after_s`` is sent
+a PING and, unanswered ``ping_timeout_s`` later, taken for gone (its streams end as a
+dropped connection's), and while the socket's write buffer is over
 its high-water mark nothing more is read, so a client that sends (PINGs, SETTINGS, resets)
 without reading what they make us answer only fills its own socket buffer.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import ssl
 from collections.abc import Awaitable, Callable
 
@@ -32,6 +35,7 @@ from wire.h2_connection import (
     H2Limits,
     H2ServerConnection,
     Headers,
+    PingAnswered,
     RequestData,
     RequestEnded,
     RequestOpened,
@@ -157,6 +161,9 @@ class H2Protocol(asyncio.Protocol):
         self._changed = asyncio.Event()  # set whenever a window opens or the socket drains
         self._paused = False
         self._idle: asyncio.TimerHandle | None = None
+        self._keepalive: asyncio.TimerHandle | None = None
+        self._ping: bytes | None = None  # the PING we wait an answer for
+        self._last_in = 0.0  # loop time of the last bytes from the client
         self.closed = False
         self.peer: str | None = None
 
@@ -170,8 +177,11 @@ class H2Protocol(asyncio.Protocol):
         self._server.connections.add(self)
         self._flush()
         self._arm_idle()
+        self._last_in = asyncio.get_running_loop().time()
+        self._arm_keepalive(self._server.limits.ping_after_s)
 
     def data_received(self, data: bytes) -> None:
+        self._last_in = asyncio.get_running_loop().time()
         for event in self._conn.receive(data):
             self._handle(event)
         self._flush()
@@ -179,6 +189,8 @@ class H2Protocol(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self._disarm_idle()
+        if self._keepalive is not None:
+            self._keepalive.cancel()
         self._server.connections.discard(self)
         for stream in self._streams.values():
             stream._lose(None)
@@ -203,17 +215,7 @@ class H2Protocol(asyncio.Protocol):
             case RequestOpened(stream_id=stream_id) if self._busy():
                 self._conn.refuse(stream_id)
             case RequestOpened(stream_id=stream_id, headers=headers, ended=ended):
-                self._disarm_idle()
-                stream = H2Stream(self, stream_id, headers)
-                self._streams[stream_id] = stream
-                if ended:
-                    stream._ended()
-                task = asyncio.get_running_loop().create_task(self._run(stream))
-                self._tasks.add(task)
-                self._server.tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-                task.add_done_callback(self._server.tasks.discard)
-                task.add_done_callback(lambda _: self._arm_idle())
+                self._open(stream_id, headers, ended)
             case RequestData(stream_id=stream_id, data=data, flow_length=flow_length):
                 found = self._streams.get(stream_id)
                 if found is None:
@@ -230,6 +232,10 @@ class H2Protocol(asyncio.Protocol):
                 self._wake()
             case WindowOpened():
                 self._wake()
+            case PingAnswered(opaque=opaque):
+                if opaque == self._ping:  # else an answer to a PING we no longer wait for
+                    self._ping = None
+                    self._arm_keepalive(self._server.limits.ping_after_s)
             case ConnectionEnded(error_code=code, by_client=by_client, reason=reason):
                 log_event(
                     logger,
@@ -244,6 +250,20 @@ class H2Protocol(asyncio.Protocol):
                 self._flush()
                 if self._transport is not None:
                     self._transport.close()
+
+    def _open(self, stream_id: int, headers: Headers, ended: bool) -> None:
+        """A new stream: its handler runs as a task of its own."""
+        self._disarm_idle()
+        stream = H2Stream(self, stream_id, headers)
+        self._streams[stream_id] = stream
+        if ended:
+            stream._ended()
+        task = asyncio.get_running_loop().create_task(self._run(stream))
+        self._tasks.add(task)
+        self._server.tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._server.tasks.discard)
+        task.add_done_callback(lambda _: self._arm_idle())
 
     def _busy(self) -> bool:
         """As many handlers run as streams may be open: a stream the client reset still
@@ -274,6 +294,37 @@ class H2Protocol(asyncio.Protocol):
         log_event(logger, logging.INFO, "HTTP/2 connection idle, closed")
         self.goaway()
         self.close()
+
+    def _arm_keepalive(self, delay: float) -> None:
+        if self._keepalive is not None:
+            self._keepalive.cancel()
+        self._keepalive = asyncio.get_running_loop().call_later(delay, self._keepalive_due)
+
+    def _keepalive_due(self) -> None:
+        """Send a PING after ``ping_after_s`` of silence; close if it is not answered in
+        ``ping_timeout_s``. Not while our writes are backed up: the PING would queue behind
+        them, and a client slow to read is the stall limits' business, not this one's."""
+        self._keepalive = None
+        limits = self._server.limits
+        if self.closed:
+            return
+        if self._paused:
+            self._ping = None
+            self._arm_keepalive(limits.ping_after_s)
+            return
+        if self._ping is not None:
+            log_event(logger, logging.INFO, "HTTP/2 client did not answer a PING, closed")
+            if self._transport is not None:
+                self._transport.abort()
+            return
+        quiet = asyncio.get_running_loop().time() - self._last_in
+        if quiet < limits.ping_after_s:
+            self._arm_keepalive(limits.ping_after_s - quiet)
+            return
+        self._ping = os.urandom(8)
+        self._conn.ping(self._ping)
+        self._flush()
+        self._arm_keepalive(limits.ping_timeout_s)
 
     async def _run(self, stream: H2Stream) -> None:
         try:
