@@ -166,6 +166,23 @@ def test_a_flood_of_continuation_frames_ends_the_connection_not_the_server() -> 
     assert pair.server.closed
 
 
+@pytest.mark.parametrize(
+    "field", [("connection", "keep-alive"), ("te", "gzip"), ("X-Upper", "a")], ids=str
+)
+def test_a_malformed_request_is_a_protocol_error(field: tuple[str, str]) -> None:
+    """RFC 9113 §8.2.2 and §8.2.1: a connection-specific field (``te`` other than
+    ``trailers``) or an upper-case name makes the request malformed; h2 answers PROTOCOL_ERROR
+    for the connection (a stream error may be treated so, §5.4.1), never a handler."""
+    pair = Pair()
+    events = pair.server.receive(encoded_headers(pair.client, 1, [*REQUEST, field]))
+    (ended,) = events
+    assert isinstance(ended, ConnectionEnded) and not ended.by_client
+    assert ended.error_code == h2.errors.ErrorCodes.PROTOCOL_ERROR
+    (goaway,) = frames(pair.server.data_to_send())
+    assert isinstance(goaway, hyperframe.frame.GoAwayFrame)
+    assert goaway.error_code == h2.errors.ErrorCodes.PROTOCOL_ERROR
+
+
 # ---- over real sockets --------------------------------------------------------------------
 
 
