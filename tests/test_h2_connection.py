@@ -117,22 +117,6 @@ def test_a_header_list_over_the_limit_ends_the_connection_with_an_rfc_code() -> 
     assert code in (h2.errors.ErrorCodes.PROTOCOL_ERROR, h2.errors.ErrorCodes.ENHANCE_YOUR_CALM)
 
 
-def test_one_stream_over_the_concurrency_limit_is_refused_by_goaway() -> None:
-    pair = Pair(H2Limits(max_concurrent_streams=2))
-    for stream_id in (1, 3):
-        pair.client.send_headers(stream_id, REQUEST)
-    opened = [e for e in pair.to_server() if isinstance(e, RequestOpened)]
-    assert len(opened) == 2
-    # The h2 client itself would refuse to open a third; write its HEADERS by hand.
-    frame = hyperframe.frame.HeadersFrame(stream_id=5)
-    frame.data = pair.client.encoder.encode(REQUEST)
-    frame.flags.add("END_HEADERS")
-    events = pair.server.receive(frame.serialize())
-    assert isinstance(events[-1], ConnectionEnded)
-    pair.to_client()
-    assert pair.terminated().error_code == h2.errors.ErrorCodes.PROTOCOL_ERROR
-
-
 def test_after_goaway_open_streams_finish_and_new_ones_are_refused() -> None:
     pair = Pair()
     pair.client.send_headers(1, REQUEST)

@@ -28,7 +28,8 @@ MIB = 1024 * KIB
 class H2Limits(msgspec.Struct, frozen=True):
     """What the listener advertises in its SETTINGS and enforces (RFC 9113 §6.5.2)."""
 
-    # Streams a client may have open at once on one connection; the next is a PROTOCOL_ERROR.
+    # Streams a client may have open at once on one connection (and handlers running at
+    # once, a reset stream's included); the next is refused: RST_STREAM REFUSED_STREAM.
     max_concurrent_streams: int = 100
     # Bytes a client may send on one stream before we have consumed them (its window).
     initial_window_size: int = 1 * MIB
@@ -36,10 +37,18 @@ class H2Limits(msgspec.Struct, frozen=True):
     connection_window: int = 16 * MIB
     # Largest frame payload we accept; a larger one is a FRAME_SIZE_ERROR.
     max_frame_size: int = 64 * KIB
-    # Largest decoded header list we accept (name + value + 32 per field); beyond: GOAWAY.
+    # Largest decoded header list we accept (name + value + 32 per field); beyond: GOAWAY
+    # ENHANCE_YOUR_CALM (the block is only partly decoded, so HPACK state is lost).
     max_header_list_size: int = 64 * KIB
     # Bytes waiting for a stream's window before its writer is made to wait.
     max_pending_per_stream: int = 1 * MIB
+    # A connection without a stream for this long is ended: GOAWAY NO_ERROR, then closed.
+    idle_timeout_s: float = 300.0
+    # After this long without a byte from the client we send a PING (RFC 9113 §6.7) ...
+    ping_after_s: float = 30.0
+    # ... and a client that has not answered it this long after is gone: the connection is
+    # closed, each stream on it a disconnect (a Run's run is cancelled, as for a drop).
+    ping_timeout_s: float = 15.0
 
 
 Headers = tuple[tuple[str, str], ...]
@@ -79,6 +88,12 @@ class WindowOpened(msgspec.Struct, frozen=True):
     """Some stream may send again (pending bytes were flushed or a window grew)."""
 
 
+class PingAnswered(msgspec.Struct, frozen=True):
+    """The client acknowledged one of our PINGs."""
+
+    opaque: bytes
+
+
 class ConnectionEnded(msgspec.Struct, frozen=True):
     """The connection is over: the client's GOAWAY, or a protocol violation we answered
     with GOAWAY carrying ``error_code``."""
@@ -89,8 +104,33 @@ class ConnectionEnded(msgspec.Struct, frozen=True):
 
 
 H2Event = (
-    RequestOpened | RequestData | RequestEnded | StreamAborted | WindowOpened | ConnectionEnded
+    RequestOpened
+    | RequestData
+    | RequestEnded
+    | StreamAborted
+    | WindowOpened
+    | PingAnswered
+    | ConnectionEnded
 )
+
+
+class _Connection(h2.connection.H2Connection):
+    """h2's connection, but a stream past MAX_CONCURRENT_STREAMS is a stream error here, not
+    a connection error: RFC 9113 §5.1.2 allows REFUSED_STREAM, which tells the client the
+    stream was never processed and may be retried, where h2's GOAWAY would cut every other
+    stream. h2 consults ``open_inbound_streams`` only for that check; seen through this
+    property the count never reaches a limit, so h2 still decodes the header block (keeping
+    HPACK state in step with the client) and opens the stream, and ``H2ServerConnection``
+    counts with ``inbound_open`` and refuses it."""
+
+    @property
+    def open_inbound_streams(self) -> int:
+        self.inbound_open()  # h2 drops closed streams from its table while counting
+        return 0
+
+    def inbound_open(self) -> int:
+        """Client streams open or half-closed now (the one just opened included)."""
+        return super().open_inbound_streams
 
 
 def _text(value: bytes) -> str:
@@ -103,7 +143,7 @@ class H2ServerConnection:
     def __init__(self, limits: H2Limits) -> None:
         self.limits = limits
         config = h2.config.H2Configuration(client_side=False, header_encoding=None)
-        self._conn = h2.connection.H2Connection(config=config)
+        self._conn = _Connection(config=config)
         self._conn.initiate_connection()
         # Proposed, then in force once the client acknowledges them (RFC 9113 §6.5.3).
         self._conn.update_settings(
@@ -154,7 +194,7 @@ class H2ServerConnection:
     def _translate(self, event: h2.events.Event) -> list[H2Event]:
         match event:
             case h2.events.RequestReceived() if self._refused(event.stream_id or 0):
-                self._conn.reset_stream(event.stream_id or 0, h2.errors.ErrorCodes.REFUSED_STREAM)
+                self.refuse(event.stream_id or 0)
                 return []
             case h2.events.RequestReceived():
                 headers = tuple((_text(k), _text(v)) for k, v in event.headers or ())
@@ -176,6 +216,8 @@ class H2ServerConnection:
                 return [StreamAborted(event.stream_id or 0, code, bool(event.remote_reset))]
             case h2.events.WindowUpdated() | h2.events.RemoteSettingsChanged():
                 return [WindowOpened()]
+            case h2.events.PingAckReceived():
+                return [PingAnswered(bytes(event.ping_data or b""))]
             case h2.events.ConnectionTerminated():
                 self.closed = True
                 code = int(event.error_code or 0)
@@ -184,8 +226,21 @@ class H2ServerConnection:
                 return []
 
     def _refused(self, stream_id: int) -> bool:
-        """A stream opened after our GOAWAY's last stream id is never processed."""
-        return self._goaway_last is not None and stream_id > self._goaway_last
+        """A stream opened after our GOAWAY's last stream id is never processed, nor one
+        past the concurrency limit."""
+        if self._goaway_last is not None and stream_id > self._goaway_last:
+            return True
+        return self._conn.inbound_open() > self.limits.max_concurrent_streams
+
+    def refuse(self, stream_id: int) -> None:
+        """RST_STREAM REFUSED_STREAM: the stream was not processed, the client may retry it
+        (RFC 9113 §8.7); DATA still arriving on it is counted and answered by h2."""
+        self._conn.reset_stream(stream_id, h2.errors.ErrorCodes.REFUSED_STREAM)
+
+    @property
+    def idle(self) -> bool:
+        """No client stream is open (what the edge's idle timeout waits for)."""
+        return self._conn.inbound_open() == 0
 
     # ---- sending ------------------------------------------------------------------------
 
@@ -222,6 +277,10 @@ class H2ServerConnection:
         frame.last_stream_id = self._goaway_last
         frame.error_code = h2.errors.ErrorCodes.NO_ERROR
         self._extra += frame.serialize()
+
+    def ping(self, opaque: bytes) -> None:
+        """Ask the client for a sign of life; its answer is ``PingAnswered(opaque)``."""
+        self._conn.ping(opaque)
 
     def acknowledge(self, stream_id: int, flow_length: int) -> None:
         """The edge consumed ``flow_length`` bytes of the stream: let the client send more."""

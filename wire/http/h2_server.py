@@ -7,6 +7,15 @@ connection has to send is written back. Handlers see a small stream API: read th
 stream's window is shut, so a slow reader never makes us buffer more than
 ``max_pending_per_stream``), end or reset. A client RST_STREAM, a GOAWAY or a dropped
 connection makes ``read``/``write`` raise ``StreamGone`` and sets ``gone``.
+
+The edge also holds the limits that need a clock or the socket: a stream is refused while
+``max_concurrent_streams`` handlers still run (a client resetting each stream it opens
+never gets more handlers than that), a connection left without streams for
+``idle_timeout_s`` gets GOAWAY and is closed, a client silent for ``ping_after_s`` is sent
+a PING and, unanswered ``ping_timeout_s`` later, taken for gone (its streams end as a
+dropped connection's), and while the socket's write buffer is over
+its high-water mark nothing more is read, so a client that sends (PINGs, SETTINGS, resets)
+without reading what they make us answer only fills its own socket buffer.
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import ssl
 from collections.abc import Awaitable, Callable
 
@@ -25,6 +35,7 @@ from wire.h2_connection import (
     H2Limits,
     H2ServerConnection,
     Headers,
+    PingAnswered,
     RequestData,
     RequestEnded,
     RequestOpened,
@@ -149,6 +160,10 @@ class H2Protocol(asyncio.Protocol):
         self._tasks: set[asyncio.Task[None]] = set()
         self._changed = asyncio.Event()  # set whenever a window opens or the socket drains
         self._paused = False
+        self._idle: asyncio.TimerHandle | None = None
+        self._keepalive: asyncio.TimerHandle | None = None
+        self._ping: bytes | None = None  # the PING we wait an answer for
+        self._last_in = 0.0  # loop time of the last bytes from the client
         self.closed = False
         self.peer: str | None = None
 
@@ -161,14 +176,21 @@ class H2Protocol(asyncio.Protocol):
         self.peer = str(peername[0]) if peername else None
         self._server.connections.add(self)
         self._flush()
+        self._arm_idle()
+        self._last_in = asyncio.get_running_loop().time()
+        self._arm_keepalive(self._server.limits.ping_after_s)
 
     def data_received(self, data: bytes) -> None:
+        self._last_in = asyncio.get_running_loop().time()
         for event in self._conn.receive(data):
             self._handle(event)
         self._flush()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self._disarm_idle()
+        if self._keepalive is not None:
+            self._keepalive.cancel()
         self._server.connections.discard(self)
         for stream in self._streams.values():
             stream._lose(None)
@@ -177,25 +199,23 @@ class H2Protocol(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         self._paused = True
+        if self._transport is not None:
+            self._transport.pause_reading()
 
     def resume_writing(self) -> None:
         self._paused = False
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.resume_reading()
         self._wake()
 
     # ---- events -------------------------------------------------------------------------
 
     def _handle(self, event: H2Event) -> None:
         match event:
+            case RequestOpened(stream_id=stream_id) if self._busy():
+                self._conn.refuse(stream_id)
             case RequestOpened(stream_id=stream_id, headers=headers, ended=ended):
-                stream = H2Stream(self, stream_id, headers)
-                self._streams[stream_id] = stream
-                if ended:
-                    stream._ended()
-                task = asyncio.get_running_loop().create_task(self._run(stream))
-                self._tasks.add(task)
-                self._server.tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-                task.add_done_callback(self._server.tasks.discard)
+                self._open(stream_id, headers, ended)
             case RequestData(stream_id=stream_id, data=data, flow_length=flow_length):
                 found = self._streams.get(stream_id)
                 if found is None:
@@ -212,6 +232,10 @@ class H2Protocol(asyncio.Protocol):
                 self._wake()
             case WindowOpened():
                 self._wake()
+            case PingAnswered(opaque=opaque):
+                if opaque == self._ping:  # else an answer to a PING we no longer wait for
+                    self._ping = None
+                    self._arm_keepalive(self._server.limits.ping_after_s)
             case ConnectionEnded(error_code=code, by_client=by_client, reason=reason):
                 log_event(
                     logger,
@@ -226,6 +250,81 @@ class H2Protocol(asyncio.Protocol):
                 self._flush()
                 if self._transport is not None:
                     self._transport.close()
+
+    def _open(self, stream_id: int, headers: Headers, ended: bool) -> None:
+        """A new stream: its handler runs as a task of its own."""
+        self._disarm_idle()
+        stream = H2Stream(self, stream_id, headers)
+        self._streams[stream_id] = stream
+        if ended:
+            stream._ended()
+        task = asyncio.get_running_loop().create_task(self._run(stream))
+        self._tasks.add(task)
+        self._server.tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._server.tasks.discard)
+        task.add_done_callback(lambda _: self._arm_idle())
+
+    def _busy(self) -> bool:
+        """As many handlers run as streams may be open: a stream the client reset still
+        counts until its handler has ended."""
+        return len(self._tasks) >= self._server.limits.max_concurrent_streams
+
+    def _arm_idle(self) -> None:
+        """Start the idle clock once no handler runs (a stream opening stops it)."""
+        self._disarm_idle()
+        if not self.closed and not self._tasks:
+            loop = asyncio.get_running_loop()
+            self._idle = loop.call_later(self._server.limits.idle_timeout_s, self._idle_out)
+
+    def _disarm_idle(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def _idle_out(self) -> None:
+        """No handler ran for a whole ``idle_timeout_s``: unless a response is still draining
+        to its client, say GOAWAY and close (streams already sent on it are refused)."""
+        self._idle = None
+        if self.closed or self._tasks:
+            return
+        if not self._conn.idle:
+            self._arm_idle()
+            return
+        log_event(logger, logging.INFO, "HTTP/2 connection idle, closed")
+        self.goaway()
+        self.close()
+
+    def _arm_keepalive(self, delay: float) -> None:
+        if self._keepalive is not None:
+            self._keepalive.cancel()
+        self._keepalive = asyncio.get_running_loop().call_later(delay, self._keepalive_due)
+
+    def _keepalive_due(self) -> None:
+        """Send a PING after ``ping_after_s`` of silence; close if it is not answered in
+        ``ping_timeout_s``. Not while our writes are backed up: the PING would queue behind
+        them, and a client slow to read is the stall limits' business, not this one's."""
+        self._keepalive = None
+        limits = self._server.limits
+        if self.closed:
+            return
+        if self._paused:
+            self._ping = None
+            self._arm_keepalive(limits.ping_after_s)
+            return
+        if self._ping is not None:
+            log_event(logger, logging.INFO, "HTTP/2 client did not answer a PING, closed")
+            if self._transport is not None:
+                self._transport.abort()
+            return
+        quiet = asyncio.get_running_loop().time() - self._last_in
+        if quiet < limits.ping_after_s:
+            self._arm_keepalive(limits.ping_after_s - quiet)
+            return
+        self._ping = os.urandom(8)
+        self._conn.ping(self._ping)
+        self._flush()
+        self._arm_keepalive(limits.ping_timeout_s)
 
     async def _run(self, stream: H2Stream) -> None:
         try:
@@ -291,6 +390,10 @@ class H2Protocol(asyncio.Protocol):
     def pending(self, stream_id: int) -> int:
         """Bytes of a stream waiting for the client's window (what a slow reader costs)."""
         return self._conn.pending(stream_id)
+
+    def write_backlog(self) -> int:
+        """Bytes written to the socket that the kernel has not taken yet."""
+        return self._transport.get_write_buffer_size() if self._transport is not None else 0
 
     def goaway(self) -> None:
         if not self.closed and not self._conn.closed:
