@@ -535,7 +535,7 @@ async def start_server(
     if h2 is not None and config.h2_listen is not None and relay_mark is not None:
         relay_client = new_relay_client()
         relay = H2Relay(lambda: f"http://{address}", relay_client, relay_mark.header())
-        run_route = AgentRunRoute(registry, config.limits, activity)
+        run_route = AgentRunRoute(registry, config.limits, activity, owns_model)
         access = None
         if not is_loopback_host(config.h2_listen[0]):
             access = AgentAccess(config.agent_allow, console_auth.token_matches)

@@ -73,6 +73,8 @@ async def served(tmp_path: Path, fake: FakeProvider) -> AsyncIterator[Served]:
         await cursor.aclose()
     finally:
         process.stop()
+        # Shown by pytest for a failing test only: the server's side of what went wrong.
+        print(process.log, file=sys.stderr)
 
 
 @pytest.fixture

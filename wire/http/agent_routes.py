@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
 
 from aiohttp import web
 
@@ -23,9 +22,8 @@ from wire.http.limits import EdgeLimits
 from wire.http.proxy import ForwardedResponse, header_text
 from wire.http.registry import RunRegistry
 from wire.http.responses import connect_error_response
-from wire.http.upstream_run import Answer, RawRequest
+from wire.http.upstream_run import Answer, OwnsModel, RawRequest, runs_upstream
 from wire.log import log_event
-from wire.relay_choice import Place, run_place
 
 logger = logging.getLogger("cursor_server.edge")
 
@@ -69,10 +67,6 @@ async def read_protocol_payload(
         max_bytes=limits.max_body_bytes,
     )
     return RawRequest(body, tuple(request.raw_headers)), payload
-
-
-# Whether a public id names a model of this server (a store lookup: called off the loop).
-OwnsModel = Callable[[str], bool]
 
 
 class AgentRoutes:
@@ -157,12 +151,9 @@ class AgentRoutes:
 
     async def _relayed(self, append: BidiAppend) -> bool:
         """Whether this append's RunRequest names one of Cursor's models, not ours."""
-        if self._owns_model is None or append.message.WhichOneof("message") != "run_request":
+        if append.message.WhichOneof("message") != "run_request":
             return False
-        place = run_place(append.message.run_request)
-        if isinstance(place, Place):
-            return place is Place.RELAY
-        return not await asyncio.to_thread(self._owns_model, place)
+        return await runs_upstream(append.message.run_request, self._owns_model)
 
     async def bidi_append(self, request: web.Request) -> web.StreamResponse:
         self._record(request)

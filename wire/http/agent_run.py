@@ -10,6 +10,10 @@ only names the request in logs), else ``x-request-id``, else a fresh one. The cl
 half-closing, resetting the stream or dropping the connection before the EndStream is a
 disconnect: nothing can answer the run's execs any more, so the run is cancelled. Errors
 before the run starts are an EndStream inside HTTP 200, never a bare status.
+
+A RunRequest naming one of Cursor's own models is relayed upstream as the pair would be
+(``wire.http.run_pair``), every message as the client framed it; its request context is
+never asked for here: Cursor's backend asks for what it needs itself.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import contextlib
 import logging
 import uuid
 
+import msgspec
 from google.protobuf.message import DecodeError
 
 from wire.bidi import BidiAppend, ParentLink, parse_parent_headers
@@ -35,6 +40,8 @@ from wire.http.agent_activity import CLIENT_VERSION_HEADER, AgentActivity
 from wire.http.h2_server import H2Stream, StreamGone
 from wire.http.limits import EdgeLimits
 from wire.http.registry import RunRegistry
+from wire.http.run_pair import RunPair, run_pair
+from wire.http.upstream_run import OwnsModel, runs_upstream
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
 from wire.run_context import (
@@ -57,6 +64,23 @@ RUN_HEADERS = (
 MAX_MESSAGES_BEFORE_RUN_REQUEST = 64
 
 
+class Received(msgspec.Struct, frozen=True):
+    """A client message and its payload as it came (what a relay sends on)."""
+
+    message: agent.AgentClientMessage
+    payload: bytes
+
+
+class Started(msgspec.Struct, frozen=True):
+    """A ``Run`` up to its RunRequest: the run id, its parent link, the messages so far, and
+    the upstream pair when the run is relayed."""
+
+    run_id: str
+    parent: ParentLink | None
+    early: list[Received]
+    pair: RunPair | None
+
+
 class _Messages:
     """The request body as a stream of ``AgentClientMessage``s."""
 
@@ -68,7 +92,7 @@ class _Messages:
         encoding = (stream.header("connect-content-encoding") or "identity").strip().lower()
         self._gzip = encoding == "gzip"
 
-    async def next(self) -> agent.AgentClientMessage | None:
+    async def next(self) -> Received | None:
         """The next message; None when the client half-closed."""
         while not self._ready:
             chunk = await self._stream.read()
@@ -85,7 +109,7 @@ class _Messages:
                 raise protocol_error("compressed frame needs Connect-Content-Encoding: gzip")
             payload = gunzip_limited(payload, self._limit)
         try:
-            return agent.AgentClientMessage.FromString(payload)
+            return Received(agent.AgentClientMessage.FromString(payload), payload)
         except DecodeError as exc:
             raise decode_error(f"AgentClientMessage: {exc}") from exc
 
@@ -98,8 +122,11 @@ class AgentRunRoute:
         registry: RunRegistry,
         limits: EdgeLimits,
         activity: AgentActivity | None = None,
+        owns_model: OwnsModel | None = None,
     ) -> None:
+        """Without ``owns_model`` (no store) every run is served here."""
         self._registry = registry
+        self._owns_model = owns_model
         self._limits = limits
         self._activity = activity
         self._context_wait_s = limits.request_context_wait_s
@@ -112,9 +139,12 @@ class AgentRunRoute:
             self._activity.record(stream.header(CLIENT_VERSION_HEADER))
         messages = _Messages(stream, self._limits)
         try:
-            run_id, parent, early = await self._start(stream, messages)
+            started = await self._start(stream, messages)
+            run_id = started.run_id
+            run_sse = None if started.pair is None else started.pair.run_sse()
             try:
-                outbound = self._registry.stream_for(run_id)  # refused: shutting down, removed
+                # Refused when shutting down or the id was removed.
+                outbound = self._registry.stream_for(run_id, run_sse)
             finally:
                 self._starting.discard(run_id)
         except ConnectError as error:
@@ -126,11 +156,12 @@ class AgentRunRoute:
             "Run opened",
             request_id=run_id,
             x_request_id=stream.header(REQUEST_ID_HEADER),
+            relayed=started.pair is not None,
         )
         frames = outbound.subscribe()
         if not stream.responded:
             stream.respond(200, RUN_HEADERS)
-        feed = asyncio.ensure_future(self._feed(run_id, parent, early, messages))
+        feed = asyncio.ensure_future(self._feed(started, messages))
         ended = False
         stall_s = self._limits.slow_reader_timeout_s
         try:
@@ -162,17 +193,16 @@ class AgentRunRoute:
                 self._registry.disconnect(run_id, "the client left the Run stream")
         log_event(logger, logging.INFO, "Run closed", request_id=run_id, complete=ended)
 
-    async def _start(
-        self, stream: H2Stream, messages: _Messages
-    ) -> tuple[str, ParentLink | None, list[agent.AgentClientMessage]]:
-        """Read up to the RunRequest: the run id, the parent link, and the messages so far."""
+    async def _start(self, stream: H2Stream, messages: _Messages) -> Started:
+        """Read up to the RunRequest (and its context, for a run served here)."""
         parent = parse_parent_headers({k: v for k, v in stream.headers if not k.startswith(":")})
-        early: list[agent.AgentClientMessage] = []
+        early: list[Received] = []
         while True:
-            message = await messages.next()
-            if message is None:
+            received = await messages.next()
+            if received is None:
                 raise protocol_error("the Run request stream ended before its RunRequest")
-            early.append(message)
+            early.append(received)
+            message = received.message
             if message.HasField("run_request"):
                 break
             if len(early) >= MAX_MESSAGES_BEFORE_RUN_REQUEST:
@@ -184,6 +214,8 @@ class AgentRunRoute:
         )
         if self._registry.has(run_id) or run_id in self._starting:
             raise ConnectError(Code.ABORTED, f"run {run_id} is already open on another stream")
+        if await runs_upstream(message.run_request, self._owns_model):
+            return Started(run_id, parent, early, run_pair(run_id, stream.headers))
         if lacks_request_context(message):
             self._starting.add(run_id)
             try:
@@ -191,15 +223,15 @@ class AgentRunRoute:
             except BaseException:
                 self._starting.discard(run_id)
                 raise
-        return run_id, parent, early
+        return Started(run_id, parent, early, None)
 
     async def _ask_context(
         self,
         stream: H2Stream,
         messages: _Messages,
         run_request: agent.AgentClientMessage,
-        early: list[agent.AgentClientMessage],
-    ) -> agent.AgentClientMessage:
+        early: list[Received],
+    ) -> Received:
         """Ask for the context with ``request_context_args``; other messages wait in
         ``early`` meanwhile. Bounded: a client that never answers ends the run."""
         stream.respond(200, RUN_HEADERS)
@@ -207,8 +239,9 @@ class AgentRunRoute:
         try:
             async with asyncio.timeout(self._context_wait_s):
                 while (answer := await messages.next()) is not None:
-                    if is_request_context_answer(answer):
-                        return with_request_context(run_request, answer)
+                    if is_request_context_answer(answer.message):
+                        joined = with_request_context(run_request, answer.message)
+                        return Received(joined, joined.SerializeToString())
                     early.insert(len(early) - 1, answer)
         except TimeoutError:
             raise ConnectError(
@@ -217,24 +250,28 @@ class AgentRunRoute:
             ) from None
         raise protocol_error("the Run request stream ended before the request context")
 
-    async def _feed(
-        self,
-        run_id: str,
-        parent: ParentLink | None,
-        early: list[agent.AgentClientMessage],
-        messages: _Messages,
-    ) -> None:
+    async def _feed(self, started: Started, messages: _Messages) -> None:
         """Every client message, in order, as the BidiAppend it stands for."""
+        run_id, pair = started.run_id, started.pair
         seqno = 0
+
+        def append(received: Received) -> None:
+            nonlocal seqno
+            item = BidiAppend(run_id, seqno, received.message, started.parent)
+            if pair is None:
+                self._registry.append(item)
+            else:
+                raw = pair.append(seqno, received.payload)
+                self._registry.append(item, raw, relay=True, answered=False)
+            seqno += 1
+
         try:
-            for message in early:
-                self._registry.append(BidiAppend(run_id, seqno, message, parent))
-                seqno += 1
+            for received in started.early:
+                append(received)
             while (later := await messages.next()) is not None:
-                if is_request_context_answer(later):
+                if pair is None and is_request_context_answer(later.message):
                     continue  # the context exec's trailing close
-                self._registry.append(BidiAppend(run_id, seqno, later, parent))
-                seqno += 1
+                append(later)
             reason = "the client half-closed the Run stream"
         except StreamGone:
             reason = "the client reset the Run stream"

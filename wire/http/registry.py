@@ -128,20 +128,26 @@ class RunRegistry:
         return channel.outbound
 
     def append(
-        self, append: BidiAppend, raw: RawRequest | None = None, *, relay: bool = False
+        self,
+        append: BidiAppend,
+        raw: RawRequest | None = None,
+        *,
+        relay: bool = False,
+        answered: bool = True,
     ) -> Answer | None:
         """Order one BidiAppend and tell its released messages to the run's actor.
 
         ``relay`` marks a RunRequest of one of Cursor's models; ``raw`` is the append as sent.
         For a relayed run the append goes upstream instead, and the upstream's answer to it
-        is returned for the edge to pass on."""
+        is returned for the edge to pass on, unless ``answered`` is off (a ``Run`` stream has
+        no answer per message)."""
         channel = self._get_or_create(append.request_id)
         if channel.outbound.closed:
             raise run_not_found(append.request_id)
         if channel.relay is not None:
             if raw is None:
                 raise protocol_error(f"run {append.request_id} is relayed over RunSSE")
-            return channel.relay.forward(raw)
+            return channel.relay.forward(raw, answered=answered)
         if append.parent is not None:
             self._link_parent(channel, append.parent)
         if relay and raw is not None and self._upstream is not None:
@@ -149,7 +155,7 @@ class RunRegistry:
         released = channel.inbox.offer(append.seqno, Inbound(append.seqno, append.message, raw))
         if released and channel.actor is None:
             if self._relays(channel, released[0]):
-                return self._start_relay(channel, released, append.seqno)
+                return self._start_relay(channel, released, append.seqno if answered else None)
             self._start_actor(channel)
         for item in released:
             channel.tell(ClientMessageReceived(item.seqno, item.message, channel.parent))
@@ -164,9 +170,11 @@ class RunRegistry:
             and first.message.WhichOneof("message") == "run_request"
         )
 
-    def _start_relay(self, channel: RunChannel, released: list[Inbound], current: int) -> Answer:
-        """Relay the run: every append so far goes upstream in order; the current one's
-        answer is returned (the others were answered already)."""
+    def _start_relay(
+        self, channel: RunChannel, released: list[Inbound], current: int | None
+    ) -> Answer | None:
+        """Relay the run: every append so far goes upstream in order; the answer to the
+        ``current`` seqno is returned (the others were answered already)."""
         assert self._upstream is not None
         channel.cancel_timers()
         relay = UpstreamRun(
@@ -182,7 +190,7 @@ class RunRegistry:
                 continue
             forwarded = relay.forward(item.raw, answered=item.seqno == current)
             answer = forwarded or answer
-        assert answer is not None
+        assert (answer is None) == (current is None)
         return answer
 
     def _start_actor(self, channel: RunChannel) -> None:
@@ -238,15 +246,21 @@ class RunRegistry:
         return request_id in self._channels
 
     def disconnect(self, request_id: str, reason: str) -> None:
-        """The only client of a run left (a ``Run`` stream gone): cancel it if still open."""
+        """The only client of a run left (a ``Run`` stream gone): cancel it if still open, or
+        close a relayed run's upstream streams."""
         channel = self._channels.get(request_id)
-        if channel is not None and not channel.outbound.closed:
+        if channel is not None and channel.relay is not None:
+            channel.relay.close()
+        elif channel is not None and not channel.outbound.closed:
             self._tell_quietly(channel, CancelRun(reason))
 
     def fail(self, request_id: str, error: ConnectError) -> None:
-        """A client protocol violation on a ``Run`` stream: the run ends with ``error``."""
+        """A client protocol violation on a ``Run`` stream: the run (relayed or not) ends
+        with ``error``."""
         channel = self._channels.get(request_id)
-        if channel is not None and channel.outbound.close(end_stream_frame(error)):
+        if channel is not None and channel.relay is not None:
+            channel.relay.close(error)
+        elif channel is not None and channel.outbound.close(end_stream_frame(error)):
             self._tell_quietly(channel, CancelRun(error.message))
 
     def shutdown(self) -> None:

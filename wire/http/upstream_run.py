@@ -23,6 +23,8 @@ from wire.errors import Code, ConnectError
 from wire.hop_by_hop import Header, request_headers
 from wire.http.outbound import OutboundStream
 from wire.log import log_event
+from wire.proto import agent_v1_pb2 as agent
+from wire.relay_choice import Place, run_place
 
 logger = logging.getLogger("cursor_server.relay")
 
@@ -61,6 +63,21 @@ class Upstream(msgspec.Struct, frozen=True):
 
     base_url: str
     client: httpx.AsyncClient
+
+
+# Whether a public id names a model of this server (a store lookup: called off the loop).
+OwnsModel = Callable[[str], bool]
+
+
+async def runs_upstream(request: agent.AgentRunRequest, owns_model: OwnsModel | None) -> bool:
+    """Whether this RunRequest names one of Cursor's models, not ours (``owns_model`` asks the
+    store, off the loop; without it nothing is relayed)."""
+    if owns_model is None:
+        return False
+    place = run_place(request)
+    if isinstance(place, Place):
+        return place is Place.RELAY
+    return not await asyncio.to_thread(owns_model, place)
 
 
 def _detail(exc: BaseException) -> str:
