@@ -32,6 +32,15 @@ wrapping the driver connection in an object with ``__del__`` would change what
 ``database.connection()`` returns. The free list holds no reference to the database, so a database
 nobody uses is still freed (with its connections) by reference counting, as before.
 
+**Reads share a bounded pool.** A thread that holds no connection (every actor thread, as a
+rule) runs each read outside a transaction on one of at most ``MAX_READ_CONNECTIONS`` pooled
+connections, its rows read out before the connection goes back: before, each actor thread held a
+connection for its whole life, so 50 concurrent runs needed some 250 connections and PostgreSQL
+ran out of slots. Writes go through the group-commit writer's one connection; a thread inside a
+transaction, or one that connected explicitly, keeps its own connection as below. A pooled
+PostgreSQL connection is not pinged when taken; a read that fails on a connection the server
+dropped is run once more on a new one (a read is safe to repeat).
+
 PostgreSQL reuses connections too (psycopg connections may move between threads as long as one
 uses them at a time, and the store keeps no session state: its only lock,
 ``pg_advisory_xact_lock``, ends with the transaction). An idle PostgreSQL connection is checked
@@ -62,7 +71,7 @@ from playhouse import db_url
 
 from store.blobs import BlobStore
 from store.catalog import seal_plaintext_secrets
-from store.group_commit import GroupCommit
+from store.group_commit import BufferedCursor, GroupCommit
 from store.migrations import apply_migrations
 from store.secrets import (
     SECRET_KEY_VARIABLE,
@@ -91,8 +100,12 @@ SQLITE_PRAGMAS: tuple[tuple[str, str | int], ...] = (
     ("synchronous", "full"),
     ("foreign_keys", 1),
 )
-# Idle connections kept for the next thread; about one run's actor threads. Extras are closed.
+# Idle connections kept for the next thread or read; extras are closed.
 MAX_IDLE_CONNECTIONS = 8
+# Reads outside a transaction, on a thread that holds no connection, run on at most this many
+# connections at once (a thread that finds them all busy waits for one): N concurrent runs never
+# need N connections, which PostgreSQL's connection slots could not give.
+MAX_READ_CONNECTIONS = 8
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 POSTGRES_DRIVERS = ("psycopg2", "psycopg")
 
@@ -132,18 +145,28 @@ class IdleConnections:
         with self._lock:
             return len(self._idle)
 
-    def take(self) -> DriverConnection | None:
-        """The most recently handed-back usable connection, or None (open a new one)."""
+    def take(self, *, checked: bool = True) -> DriverConnection | None:
+        """The most recently handed-back usable connection, or None (open a new one).
+
+        Unchecked, the connection is not tested first (on PostgreSQL that costs a round trip):
+        for a caller that can run its statement again on a new one if it fails."""
         while True:
             with self._lock:
                 if not self._idle:
                     return None
                 conn = self._idle.pop()
-            if self._usable(conn):
+            if not checked or self._usable(conn):
                 with self._lock:
                     self.reused += 1
                 return conn
             _close_quietly(conn)
+
+    def usable(self, conn: DriverConnection) -> bool:
+        """Whether ``conn`` still works (its backend's check)."""
+        try:
+            return self._usable(conn)
+        except Exception:
+            return False
 
     def note_opened(self) -> None:
         with self._lock:
@@ -201,6 +224,10 @@ class _Lease:
         self._finalizer.detach()
 
 
+class _DroppedConnection(peewee.OperationalError):
+    """A pooled read failed because its idle connection had been dropped by the server."""
+
+
 class ConnectionReuse(peewee.Database):
     """Mixin for a peewee database: a thread takes an idle connection instead of opening one, and
     hands it back when it closes or ends (see the module docstring)."""
@@ -217,8 +244,47 @@ class ConnectionReuse(peewee.Database):
         super().init(database, **kwargs)
         previous = getattr(self, "_idle", None)
         self._idle = IdleConnections(MAX_IDLE_CONNECTIONS, *self._connection_checks())
+        self._read_slots = threading.BoundedSemaphore(MAX_READ_CONNECTIONS)
         if previous is not None:
             previous.close()
+
+    def execute_sql(self, sql: str, params: Any = None) -> Any:
+        """A statement of a thread that holds no connection and is in no transaction (an
+        actor's read, as a rule) runs on a pooled connection, its rows read out before the
+        connection goes back; any other runs on the thread's connection, as peewee does."""
+        state = self._state
+        if not state.closed or self.transaction_depth():
+            return super().execute_sql(sql, params)
+        with self._read_slots:
+            try:
+                return self._pooled(sql, params, self._idle.take(checked=False))
+            except (peewee.DatabaseError, peewee.InterfaceError) as exc:
+                if not isinstance(exc, _DroppedConnection):
+                    raise
+            # An idle connection the server dropped meanwhile: once more, on a new one.
+            return self._pooled(sql, params, None)
+
+    def _pooled(self, sql: str, params: Any, conn: DriverConnection | None) -> Any:
+        reused = conn is not None
+        if conn is None:
+            conn = super()._connect()
+            self._idle.note_opened()
+        state = self._state
+        state.conn, state.closed = conn, False
+        failed = False
+        try:
+            return BufferedCursor(super().execute_sql(sql, params))
+        except (peewee.DatabaseError, peewee.InterfaceError) as exc:
+            failed = True
+            if reused and not self._idle.usable(conn):
+                raise _DroppedConnection(str(exc)) from exc
+            raise
+        finally:
+            state.conn, state.closed = None, True
+            if failed and not self._idle.usable(conn):
+                _close_quietly(conn)
+            else:
+                self._idle.give_back(conn)
 
     def _connect(self) -> DriverConnection:
         conn = self._idle.take()

@@ -20,8 +20,8 @@ What callers keep:
   group with the error.
 - Blocks run one at a time in the order they got their turn, and each sees the writes of the
   blocks before it (the same connection), as when each waited for the lock and committed.
-- Reads outside ``atomic()`` stay on the thread's own connection (WAL), which never waits for
-  the writer and sees only committed data.
+- Reads outside ``atomic()`` run on a pooled read connection (``store.database``; WAL), which
+  never waits for the writer and sees only committed data.
 
 Not for ``:memory:`` SQLite (each connection is its own database).
 """
@@ -259,9 +259,10 @@ def _writes(sql: str) -> bool:
     return sql.lstrip()[:7].upper().startswith(_WRITES)
 
 
-class _Buffered:
-    """A write statement's cursor, read out inside its block (rows of a RETURNING included), so
-    nothing of the statement is pending when the group commits."""
+class BufferedCursor:
+    """A cursor read out at once: a write statement's inside its block (rows of a RETURNING
+    included), so nothing of it is pending when the group commits; a pooled read's before its
+    connection goes back (``store.database``)."""
 
     def __init__(self, cursor: Any) -> None:
         self.description = cursor.description
@@ -369,7 +370,7 @@ class GroupCommit(peewee.Database):
         if self.transaction_depth() or not _writes(sql):
             return super().execute_sql(sql, params, *args, **kwargs)
         with _GroupAtomic(self):
-            return _Buffered(super().execute_sql(sql, params, *args, **kwargs))
+            return BufferedCursor(super().execute_sql(sql, params, *args, **kwargs))
 
     def committer(self) -> GroupCommitter:
         """The running committer, started with the first write."""
