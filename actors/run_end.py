@@ -18,7 +18,13 @@ from actors.run_owners import RunOwners
 from actors.turn import ending, timeline
 from actors.turn.ending import EndEffect, RunEnding
 from store.clock import now_ms
-from store.conversations import ConversationStore, ConversationStoreError, StaleRun
+from store.conversations import (
+    ConversationStore,
+    ConversationStoreError,
+    RunConflict,
+    RunHeldByPeer,
+    StaleRun,
+)
 from store.database import unavailable_cause
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 
@@ -36,6 +42,10 @@ def run_guarded(step: Callable[[], object], finish: Callable[[ConnectError], Non
         finish(protocol_error(f"conversation_state: {exc}"))
     except peewee.DatabaseError as exc:
         finish(store_failure(exc))
+    except RunHeldByPeer as exc:
+        finish(ConnectError(Code.UNAVAILABLE, str(exc)))
+    except RunConflict as exc:
+        finish(ConnectError(Code.ABORTED, str(exc)))
     except ConversationStoreError as exc:
         finish(ConnectError(Code.INTERNAL, f"store error: {exc}"))
 

@@ -18,7 +18,7 @@ from actors.instance_lease import CALL_REASON, INSTANCE_LEASE_S, RUN_REASON, swe
 from run import SettingError, load_settings
 from store import Store, connect_store
 from store.conversations import ConversationStore
-from store.conversations.errors import RunConflict, StaleRun
+from store.conversations.errors import RunHeldByPeer, StaleRun
 from store.instances import Instances, bind_instance
 from store.llm_calls import CallRecords, NewCall
 from tests.test_conversation_store import runtime
@@ -130,7 +130,7 @@ def test_a_peer_on_this_host_whose_process_is_gone_is_dead_at_once(db_url: str) 
 
 def test_a_dead_peers_run_id_is_claimed_again_and_the_peer_fenced_off(db_url: str) -> None:
     """The client retries the same request id on A: while B's lease is live the id is
-    running elsewhere (``RunConflict``); once it expired A takes the run over, and B's late
+    running elsewhere (``RunHeldByPeer``, a run end ``unavailable``: retry later); once it expired A takes the run over, and B's late
     writes under that id are refused though the run is running again."""
     a = Server(db_url, "instance-a", None, LEASE_MS)
     b = Server(db_url, "instance-b", ELSEWHERE, 300)
@@ -138,7 +138,7 @@ def test_a_dead_peers_run_id_is_claimed_again_and_the_peer_fenced_off(db_url: st
         b.start_run("conv-1", "run-1")
         assert b.conversations.begin_provider_call("run-1") == 0
         root = a.conversations.ensure_conversation("conv-1")
-        with pytest.raises(RunConflict):
+        with pytest.raises(RunHeldByPeer, match="instance instance-b, whose lease"):
             a.conversations.claim_run("run-1", "conv-1", root)
         time.sleep(0.4)
         a.conversations.claim_run("run-1", "conv-1", root)

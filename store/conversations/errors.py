@@ -32,6 +32,11 @@ class RunConflict(ConversationStoreError):
     """The run id cannot be claimed: it is running, or it belongs to another conversation."""
 
 
+class RunHeldByPeer(RunConflict):
+    """The run id is running on another instance whose lease has not expired: a retry after
+    the lease expires takes the run over (the client retried on this server too early)."""
+
+
 class StaleRun(ConversationStoreError):
     """The run no longer owns its conversation (superseded or finished) or the head moved."""
 

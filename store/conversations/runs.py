@@ -18,6 +18,7 @@ from store.conversations.errors import (
     ConversationNotFound,
     InvalidInput,
     RunConflict,
+    RunHeldByPeer,
     RunNotFound,
     StaleRun,
 )
@@ -187,8 +188,13 @@ class Runs(Revisions):
         owner, status, call_index, instance = row
         if owner != conversation_id:
             raise RunConflict(f"run {run_id} belongs to conversation {owner}")
-        if status == RunStatus.RUNNING and self._lease_live(instance):
+        if status == RunStatus.RUNNING and instance == self._instance:
             raise RunConflict(f"run {run_id} is already running")
+        if status == RunStatus.RUNNING and self._lease_live(instance):
+            raise RunHeldByPeer(
+                f"run {run_id} is still running on instance {instance}, whose lease has not "
+                "expired; retry once it has"
+            )
         return int(call_index)
 
     def _lease_live(self, instance: str | None) -> bool:
