@@ -347,8 +347,8 @@ class Compactor:
             budget = int(window * COMPACT_AT) - SUMMARY_RESERVE_TOKENS - self.fixed
         part = fit_to_window(view[:start], budget)
         ask = UserMessage((ProviderTextPart(self._assets.request),))
-        history = summary_input(project(part))
-        request = LlmRequest(self._assets.prompt, (), (*history, ask), None)
+        written = summary_input(project(part))
+        request = LlmRequest(self._assets.prompt, (), (*written, ask), None)
         route = msgspec.structs.replace(self._route, reasoning=Reasoning())
         call = StartProviderCall(
             self._request_id, f"{self._request_id}:{call_index}", request, route
