@@ -119,7 +119,11 @@ class PublishSettled(msgspec.Struct, frozen=True):
     is indexed before the run hears it is out).
 
     ``awaits_commit``: the messages are still being committed; the blobs are SET now, and
-    the checkpoint is published only after ``MessagesCommitted`` (which names the revision)."""
+    the checkpoint is published only after ``MessagesCommitted`` (which names the revision).
+
+    ``ends_run``: the run ends with this checkpoint (indexed before the run hears it is out),
+    sent after ``lead_frames`` once its blobs are acknowledged (a summarize run's
+    ``turn_ended``)."""
 
     job_id: int
     messages: tuple[CanonicalMessage, ...]
@@ -128,6 +132,8 @@ class PublishSettled(msgspec.Struct, frozen=True):
     revision_id: int | None = None
     awaits_commit: bool = False
     shell_turn: ShellTurn | None = None
+    ends_run: bool = False
+    lead_frames: tuple[bytes, ...] = ()
 
 
 class MessagesCommitted(msgspec.Struct, frozen=True):
@@ -326,7 +332,7 @@ class CheckpointActor(pykka.ThreadingActor):
             job=type(job).__name__,
             roots=len(self._published_roots),
         )
-        ends_run = isinstance(job, PublishSettled) and job.shell_turn is not None
+        ends_run = isinstance(job, PublishSettled) and (job.shell_turn is not None or job.ends_run)
         if isinstance(job, PublishFinal) or ends_run:
             # Indexed before the run may end: the EndStream, after which the editor sends
             # this state back, waits for CheckpointPublished.
@@ -376,7 +382,8 @@ class CheckpointActor(pykka.ThreadingActor):
         if isinstance(job, PublishSettled):
             roots = self._roots(job.messages, new)
             state = self._state(roots, turns, (), job.messages, job.used_tokens, new)
-            return self._persist(new), (self._checkpoint_frame(state),), roots_digest(roots[1:])
+            frames = (*job.lead_frames, self._checkpoint_frame(state))
+            return self._persist(new), frames, roots_digest(roots[1:])
         if isinstance(job, PublishStaged):
             roots = self._roots(job.messages, new)
             pending = encode_pending(

@@ -1,6 +1,7 @@
 """The end of a run, carried out: what ``actors.turn.ending.RunEnding`` returns, done in order
 (the run's row, the aborts of pending execs, the child actors, the conversation's owner, the
-EndStream). Every kind of run (``AgentRun``, ``ShellCommandRun``) ends through one of these.
+EndStream). Every kind of run (``AgentRun``, ``ShellCommandRun``, ``SummarizeRun``) ends through
+one of these.
 """
 
 from __future__ import annotations

@@ -170,8 +170,8 @@ class RunStart:
     def start(self) -> TurnOpened | None:
         self._children.record(run_started(self._request, self._route.public_id, now_ms()))
         plan = plan_turn(self._request_id, self._request)
-        if plan.kind is TurnKind.SHELL_COMMAND:
-            raise ConnectError(Code.INTERNAL, "a shell command action is not an agent turn")
+        if plan.kind in (TurnKind.SHELL_COMMAND, TurnKind.SUMMARIZE):
+            raise ConnectError(Code.INTERNAL, f"a {plan.kind.name} run is not an agent turn")
         try:
             mode = self._deps.prompts.mode(plan.mode_name)
         except UnknownModeError as exc:

@@ -4,7 +4,8 @@ It receives client messages in ``append_seqno`` order and decides what they mean
 first has its model resolved (``actors.model_selection``); a failure ends the run with that
 error. With the agent's dependencies the turn then runs (``actors.agent_run``); without them
 (a server with no store) a resolved run ends with ``unimplemented``. A command the user ran
-from the chat (``shell_command_action``) runs as a ``ShellCommandRun`` instead of a turn.
+from the chat (``shell_command_action``) runs as a ``ShellCommandRun`` instead of a turn, and
+the user's "summarize" command (``summarize_action``) as a ``SummarizeRun``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ from actors.session_protocol import (
     ToolRuntimeStopped,
 )
 from actors.shell_command_run import ShellCommandRun
+from actors.summarize_run import SummarizeRun
 from actors.turn.shell_command import runs_shell_command
+from actors.turn.summarize import runs_summarize
 from wire.bidi import PARENT_REQUEST_HEADER, PARENT_TOOL_CALL_HEADER, ParentLink
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 from wire.log import log_event
@@ -75,7 +78,7 @@ class SessionActor(pykka.ThreadingActor):
         self._output = output
         self._resolve_model = resolve_model
         self._deps = deps
-        self._run: AgentRun | ShellCommandRun | None = None
+        self._run: AgentRun | ShellCommandRun | SummarizeRun | None = None
         self._run_started = False
         self._ended = False
         self._parent: ParentLink | None = None
@@ -246,6 +249,8 @@ class SessionActor(pykka.ThreadingActor):
         args = (self.request_id, request, route, self._deps, self._output, self.actor_ref)
         if runs_shell_command(request):
             self._run = ShellCommandRun(*args, self._end)
+        elif runs_summarize(request):
+            self._run = SummarizeRun(*args, self._end)
         else:
             self._run = AgentRun(*args, self._end, self._parent)
         self._run.start()

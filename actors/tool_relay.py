@@ -1,7 +1,8 @@
 """What every run with a ToolRuntimeActor does with the editor's tool messages: pass its exec
 results, exec controls and interaction answers to the runtime (a message for a run whose
 runtime never started is the client's protocol violation), and hear the runtime's failure or
-stop. ``AgentRun`` and ``ShellCommandRun`` share it, so both read the editor the same way.
+stop. ``AgentRun``, ``ShellCommandRun`` and ``SummarizeRun`` share it, so all read the editor the
+same way.
 """
 
 from __future__ import annotations

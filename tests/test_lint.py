@@ -40,6 +40,7 @@ TURN_MODULES = (
     "actors/turn",
     "actors/agent_run.py",
     "actors/shell_command_run.py",
+    "actors/summarize_run.py",
     "actors/tool_relay.py",
     "actors/run_end.py",
     "actors/run_start.py",

@@ -20,9 +20,10 @@ message): nothing is deleted, and ``actors.conversation.projection.visible`` sta
 later request from the newest summary.
 
 The summary call is the compaction assets' prompt, no tools, no reasoning, and the part to
-summarise followed by the assets' closing request, so it always ends on a user message
-(Anthropic refuses a history ending on an assistant message). That part is cut from its
-front, at the same boundaries, until it fits the window itself.
+summarise (its tool calls and results written out as text, ``actors.turn.summary_input``: a
+request without tools may hold no tool blocks) followed by the assets' closing request, so it
+always ends on a user message (Anthropic refuses a history ending on an assistant message).
+That part is cut from its front, at the same boundaries, until it fits the window itself.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from actors.turn.model_call import (
     add_usage,
     run_failure,
 )
+from actors.turn.summary_input import summary_input
 from prompt.compaction import CompactionAssets, compaction_assets
 from wire.errors import Code, ConnectError
 from wire.interaction_updates import (
@@ -325,15 +327,18 @@ class Compactor:
         *,
         whole: bool = False,
         after: ModelCall | None = None,
+        shortest_tail: bool = False,
     ) -> Compaction | None:
-        """The summary call for ``history`` (``whole``: everything is summarised, no tail);
-        None when there is nothing to summarise."""
+        """The summary call for ``history`` (``whole``: everything is summarised, no tail;
+        ``shortest_tail``: only the newest answer or round is kept verbatim, whatever the
+        window); None when there is nothing to summarise."""
         view = visible(history)
         window = self.window
         if whole:
             start: int | None = len(view)
         else:
-            start = tail_start(view, None if window is None else int(window * TAIL_SHARE))
+            share = None if window is None or shortest_tail else int(window * TAIL_SHARE)
+            start = tail_start(view, share)
         if not start:
             return None
         tail = view[start].message_id if start < len(view) else ""
@@ -342,7 +347,8 @@ class Compactor:
             budget = int(window * COMPACT_AT) - SUMMARY_RESERVE_TOKENS - self.fixed
         part = fit_to_window(view[:start], budget)
         ask = UserMessage((ProviderTextPart(self._assets.request),))
-        request = LlmRequest(self._assets.prompt, (), (*project(part), ask), None)
+        written = summary_input(project(part))
+        request = LlmRequest(self._assets.prompt, (), (*written, ask), None)
         route = msgspec.structs.replace(self._route, reasoning=Reasoning())
         call = StartProviderCall(
             self._request_id, f"{self._request_id}:{call_index}", request, route

@@ -35,6 +35,7 @@ from actors.request_context import (
 from actors.turn.actions import ACTION_KINDS, ReadAction, read_action
 from actors.turn.capabilities import offered_dynamic_tools
 from actors.turn.shell_command import SHELL_COMMAND_ACTION, read_shell_command
+from actors.turn.summarize import SUMMARIZE_ACTION
 from prompt.assets import SUBAGENT_MODE, ModeAssets
 from prompt.runtime_message import RuntimeContextError
 from store.blobs import blob_id_of
@@ -59,6 +60,7 @@ class TurnKind(Enum):
     NEW = auto()  # a user message starts a turn
     RESUME = auto()  # the client reconnected: continue the turn of its last checkpoint
     SHELL_COMMAND = auto()  # the user ran a command from the chat (``actors.turn.shell_command``)
+    SUMMARIZE = auto()  # the user asked for a summary now (``actors.turn.summarize``)
 
 
 class TurnPlan(msgspec.Struct, frozen=True):
@@ -102,7 +104,8 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
     A new message runs in its ``UserMessage.mode``; a resume in the mode its state records,
     which is the mode of the run that published it (the turn being resumed) or the one an
     approved SwitchMode of that turn chose; the actions of ``actors.turn.actions`` start a new
-    turn in the mode each reads; a command the user ran keeps the state's mode."""
+    turn in the mode each reads; a command the user ran and a summary asked for keep the
+    state's mode."""
     action = request.action
     kind = action.WhichOneof("action")
     state = request.conversation_state if request.HasField("conversation_state") else None
@@ -120,6 +123,9 @@ def plan_turn(request_id: str, request: agent.AgentRunRequest) -> TurnPlan:
         shell = read_shell_command(action.shell_command_action)
         mode = state.mode if state is not None and state.mode else agent.AGENT_MODE_AGENT
         turn, number = TurnKind.SHELL_COMMAND, mode
+    elif kind == SUMMARIZE_ACTION:
+        mode = state.mode if state is not None and state.mode else agent.AGENT_MODE_AGENT
+        turn, number = TurnKind.SUMMARIZE, mode
     elif kind in ACTION_KINDS:
         read = read_action(kind, request_id, action, state)
         turn, number, user_message = TurnKind.NEW, read.mode, read.user_message
@@ -179,7 +185,7 @@ def wanted_blobs(plan: TurnPlan, *, roots_indexed: bool) -> tuple[bytes, ...]:
     wanted: list[bytes] = []
     if plan.user_message is not None and plan.action is None:
         wanted.extend(image_blob_ids(plan.user_message))
-    if plan.kind is not TurnKind.SHELL_COMMAND:
+    if plan.kind not in (TurnKind.SHELL_COMMAND, TurnKind.SUMMARIZE):
         wanted.extend(blob_id for _, blob_id in context_parts(plan.context_parts))
     if plan.roots and not roots_indexed:
         wanted.extend(plan.roots)
