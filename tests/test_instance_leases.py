@@ -130,8 +130,9 @@ def test_a_peer_on_this_host_whose_process_is_gone_is_dead_at_once(db_url: str) 
 
 def test_a_dead_peers_run_id_is_claimed_again_and_the_peer_fenced_off(db_url: str) -> None:
     """The client retries the same request id on A: while B's lease is live the id is
-    running elsewhere (``RunHeldByPeer``, a run end ``unavailable``: retry later); once it expired A takes the run over, and B's late
-    writes under that id are refused though the run is running again."""
+    running elsewhere (``RunHeldByPeer``, a run end ``unavailable``: retry later); once it
+    expired A takes the run over, and B's late writes under that id are refused though the
+    run is running again."""
     a = Server(db_url, "instance-a", None, LEASE_MS)
     b = Server(db_url, "instance-b", ELSEWHERE, 300)
     try:
