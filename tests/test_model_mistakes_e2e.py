@@ -11,10 +11,10 @@ import pytest
 from store import Store
 from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_message
 from tests.support.fake_provider import FakeProvider, FakeToolCall
-from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
+from tests.support.formats import RAW_ARGUMENT_FORMATS, RAW_ARGUMENT_IDS, ProviderFormat
 
 
-@pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)
+@pytest.mark.parametrize("fmt", RAW_ARGUMENT_FORMATS, ids=RAW_ARGUMENT_IDS)
 async def test_bad_json_and_a_schema_violation_are_error_results_and_the_turn_goes_on(
     fmt: ProviderFormat, fake: FakeProvider, server_store: Store, cursor: FakeCursor, tmp_path: Path
 ) -> None:
