@@ -1,4 +1,4 @@
-"""Modes end to end: fake Cursor client and fake provider (each of the three formats) over real
+"""Modes end to end: fake Cursor client and fake provider (each of the four formats) over real
 HTTP. ``UserMessage.mode`` picks the system prompt, the runtime reminders and the tools; a new
 run in another mode replaces only the system prompt; a tool outside the mode is the model's
 mistake, which it reads as an error result."""
@@ -31,6 +31,7 @@ from tests.support.fake_provider import (
     SseEvent,
     anthropic_events,
     chat_events,
+    gemini_events,
     responses_events,
 )
 from tests.test_prompt_assets import MODE_TOOLS as MANIFEST_TOOLS
@@ -48,7 +49,7 @@ MODE_TOOLS = {
     for mode in MANIFEST_TOOLS
 }
 
-FORMATS = ["openai-chat", "openai-responses", "anthropic"]
+FORMATS = ["openai-chat", "openai-responses", "anthropic", "gemini"]
 MODES = {
     "agent": agent.AGENT_MODE_AGENT,
     "ask": agent.AGENT_MODE_ASK,
@@ -84,12 +85,17 @@ def answer(provider_type: str, text: str) -> list[SseEvent]:
         return chat_events(text=[text])
     if provider_type == "openai-responses":
         return responses_events(text=[text])
+    if provider_type == "gemini":
+        return gemini_events(text=[text])
     return anthropic_events(text=[text])
 
 
 def tool_names(provider_type: str, body: dict[str, Any]) -> list[str]:
     if provider_type == "openai-chat":
         return [tool["function"]["name"] for tool in body["tools"]]
+    if provider_type == "gemini":
+        (tools,) = body["tools"]
+        return [declaration["name"] for declaration in tools["functionDeclarations"]]
     return [tool["name"] for tool in body["tools"]]
 
 
@@ -99,6 +105,9 @@ def system_prompt(provider_type: str, body: dict[str, Any]) -> str:
         return str(body["messages"][0]["content"])
     if provider_type == "openai-responses":
         return str(body["instructions"])
+    if provider_type == "gemini":
+        (part,) = body["systemInstruction"]["parts"]
+        return str(part["text"])
     # Anthropic's system prompt is one text block (it carries a cache breakpoint).
     return "".join(block["text"] for block in body["system"])
 
@@ -111,6 +120,8 @@ def history(provider_type: str, body: dict[str, Any]) -> list[str]:
         messages = body["messages"][1:]
     elif provider_type == "openai-responses":
         messages = body["input"]
+    elif provider_type == "gemini":
+        messages = body["contents"]
     else:
         messages = [
             {

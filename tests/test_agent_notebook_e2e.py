@@ -104,7 +104,9 @@ async def test_edit_notebook_changes_one_cell_of_the_file_on_disk(
         d.tool_call_delta.edit_tool_call_delta.stream_content_delta
         for d in updates(log, "tool_call_delta")
     ]
-    assert len(streamed) >= 2 and "".join(streamed) == arguments["new_string"]
+    # (Gemini sends a call's args whole, so its card fills in one delta.)
+    assert len(streamed) >= 2 if fmt.streams_arguments else len(streamed) == 1
+    assert "".join(streamed) == arguments["new_string"]
     (started,) = updates(log, "tool_call_started")
     assert started.tool_call.edit_tool_call.args == agent.EditArgs(
         path=str(path), stream_content=arguments["new_string"]

@@ -43,18 +43,7 @@ def completion_message(
 
 def user_texts(fmt: ProviderFormat, body: dict[str, object]) -> list[str]:
     """Every user message's text (tool results left out)."""
-    items = body["input"] if fmt.type == "openai-responses" else body["messages"]
-    assert isinstance(items, list)
-    texts = []
-    for item in items:
-        if item.get("role") != "user":
-            continue
-        content = item["content"]
-        if isinstance(content, str):
-            texts.append(content)
-        else:
-            texts.append("".join(p.get("text", "") for p in content if isinstance(p, dict)))
-    return [text for text in texts if text]
+    return fmt.user_texts(body)
 
 
 def turn_user_message(log: TurnLog) -> agent.UserMessage:

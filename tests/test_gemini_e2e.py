@@ -3,8 +3,8 @@ server over real sockets. A text turn with thinking; a tool turn that thinks on 
 with every thought signature back on the part that carried it; an image Read result; calls
 from an API version that gives them no id.
 
-Gemini is not in ``FORMATS``: a Gemini call's ``args`` is always a JSON object, so the e2e
-tests of arguments that are not JSON cannot be scripted in it.
+Every format-parametrized e2e test runs on Gemini too (``FORMATS``); this module holds what
+only Gemini has.
 """
 
 from __future__ import annotations

@@ -23,9 +23,16 @@ from tests.support.fake_provider import (
     SseEvent,
     anthropic_events,
     chat_events,
+    gemini_events,
     responses_events,
 )
-from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
+from tests.support.formats import (
+    FORMAT_IDS,
+    FORMATS,
+    RAW_ARGUMENT_FORMATS,
+    RAW_ARGUMENT_IDS,
+    ProviderFormat,
+)
 from wire.proto import agent_v1_pb2 as agent
 
 
@@ -36,6 +43,8 @@ def cut_answer(fmt: ProviderFormat, *text: str) -> Script:
             return Script.sse(chat_events(text=text, finish="length"))
         case "openai-responses":
             return Script.sse(responses_events(text=text, terminal="incomplete"))
+        case "gemini":
+            return Script.sse(gemini_events(text=text, finish="MAX_TOKENS"))
         case _:
             return Script.sse(anthropic_events(text=text, stop_reason="max_tokens"))
 
@@ -93,6 +102,12 @@ def history(fmt: ProviderFormat, body: dict[str, Any]) -> list[tuple[str, str]]:
             text = content if isinstance(content, str) else content[0]["text"]
             out.append((item["role"], text))
         return out
+    if fmt.type == "gemini":
+        roles = {"user": "user", "model": "assistant"}
+        return [
+            (roles[c["role"]], "".join(part.get("text", "") for part in c["parts"]))
+            for c in body["contents"]
+        ]
     return [
         (m["role"], "".join(block.get("text", "") for block in m["content"]))
         for m in body["messages"]
@@ -150,7 +165,7 @@ def call(call_id: str, name: str, arguments: str) -> FakeToolCall:
     return FakeToolCall(call_id, name, [arguments[:10], arguments[10:]])
 
 
-@pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)
+@pytest.mark.parametrize("fmt", RAW_ARGUMENT_FORMATS, ids=RAW_ARGUMENT_IDS)
 async def test_a_tool_call_cut_by_the_limit_is_an_error_asking_for_a_smaller_call(
     fmt: ProviderFormat,
     fake: FakeProvider,

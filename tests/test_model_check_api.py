@@ -27,12 +27,14 @@ from tests.support.fake_provider import (
     anthropic_usage,
     chat_events,
     chat_usage,
+    gemini_events,
+    gemini_usage,
     responses_events,
     responses_usage,
 )
 
 KEY = "sk-check-KEY-0123456789"
-FORMATS = ("openai-chat", "openai-responses", "anthropic")
+FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 WEATHER_CALL = FakeToolCall("call_w1", TOOL_NAME, ('{"city":', '"Paris"}'))
 THOUGHT = "The user wants the weather; I must call the tool."
 SIGNATURE = "sig-weather-1"
@@ -144,6 +146,8 @@ def text_answer(provider_type: str, text: list[str]) -> list[SseEvent]:
         return chat_events(text=text, usage=chat_usage(12, 3))
     if provider_type == "openai-responses":
         return responses_events(text=text, usage=responses_usage(12, 3))
+    if provider_type == "gemini":
+        return gemini_events(text=text, usage=gemini_usage(12, 3))
     return anthropic_events(
         text=text,
         start_usage=anthropic_usage(input=12),
@@ -159,6 +163,8 @@ def weather_call(provider_type: str) -> list[SseEvent]:
         return responses_events(
             thinking=[THOUGHT], encrypted_reasoning=ENCRYPTED, tools=[WEATHER_CALL]
         )
+    if provider_type == "gemini":
+        return gemini_events(thinking=[THOUGHT], tools=[WEATHER_CALL], signatures=SIGNATURE)
     return anthropic_events(thinking=[FakeThinking((THOUGHT,), SIGNATURE)], tools=[WEATHER_CALL])
 
 
@@ -188,6 +194,27 @@ def assert_reasoning_replayed(provider_type: str, body: dict[str, Any]) -> None:
             "output": WEATHER_RESULT,
         }
         assert "reasoning.encrypted_content" in body["include"]
+    elif provider_type == "gemini":
+        model, result = body["contents"][1], body["contents"][2]
+        assert model == {
+            "role": "model",
+            "parts": [
+                {"text": THOUGHT, "thought": True, "thoughtSignature": f"{SIGNATURE}-thought"},
+                {
+                    "functionCall": {
+                        "name": TOOL_NAME,
+                        "args": {"city": "Paris"},
+                        "id": WEATHER_CALL.call_id,
+                    },
+                    "thoughtSignature": f"{SIGNATURE}-call-{WEATHER_CALL.call_id}",
+                },
+            ],
+        }
+        response = {"name": TOOL_NAME, "response": {"output": WEATHER_RESULT}}
+        assert result == {
+            "role": "user",
+            "parts": [{"functionResponse": {**response, "id": WEATHER_CALL.call_id}}],
+        }
     else:
         assistant, result = body["messages"][1], body["messages"][2]
         assert assistant["role"] == "assistant"

@@ -1,6 +1,7 @@
-"""The model's mistakes are not the client's, end to end in each provider format: arguments
-that are not JSON, or that do not fit the tool's schema, come back to the model as an error
-result it can act on; the round's other calls run and the turn goes on."""
+"""The model's mistakes are not the client's, end to end in each format that streams argument
+text (Gemini's, parsed objects, are in ``tests/test_gemini_formats_e2e.py``): arguments that are
+not JSON, or that do not fit the tool's schema, come back to the model as an error result it can
+act on; the round's other calls run and the turn goes on."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ import pytest
 from store import Store
 from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_message
 from tests.support.fake_provider import FakeProvider, FakeToolCall
-from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
+from tests.support.formats import RAW_ARGUMENT_FORMATS, RAW_ARGUMENT_IDS, ProviderFormat
 
 
-@pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)
+@pytest.mark.parametrize("fmt", RAW_ARGUMENT_FORMATS, ids=RAW_ARGUMENT_IDS)
 async def test_bad_json_and_a_schema_violation_are_error_results_and_the_turn_goes_on(
     fmt: ProviderFormat, fake: FakeProvider, server_store: Store, cursor: FakeCursor, tmp_path: Path
 ) -> None:

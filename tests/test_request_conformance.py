@@ -2,7 +2,7 @@
 
 Every body any test makes the server send reaches the fake provider, which checks it (see
 ``tests/support/request_schemas.py``) and the suite's autouse fixture fails the test on a
-problem. This module adds: whole conversations through the server in each of the three formats
+problem. This module adds: whole conversations through the server in each of the four formats
 (text, an image, reasoning, a tool round, a second and third turn from the client's checkpoint,
 effort settings), each body checked explicitly; and checks that the validator itself fails on
 the shapes the schema refuses, so a field dropped again (``detail``, the assistant text form)
@@ -33,6 +33,7 @@ from tests.support.fake_provider import (
     SseEvent,
     anthropic_events,
     chat_events,
+    gemini_events,
     responses_events,
 )
 from tests.support.request_schemas import (
@@ -44,7 +45,7 @@ from tests.support.request_schemas import (
 )
 from wire.proto import agent_v1_pb2 as agent
 
-FORMATS = ("openai-chat", "openai-responses", "anthropic")
+FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 IMAGE = b"\x89PNG\r\n\x1a\n a picture"
 
 
@@ -63,6 +64,8 @@ def answer(
         return responses_events(
             thinking=["hm"], encrypted_reasoning="opaque", text=[text], tools=tools
         )
+    if provider_type == "gemini":
+        return gemini_events(thinking=["hm"], text=[text], tools=tools)
     return anthropic_events(
         thinking=[FakeThinking(("hm",), signature="sig")], text=[text], tools=tools
     )
@@ -150,6 +153,14 @@ async def test_a_whole_conversation_sends_only_conforming_bodies(
         assert bodies[2]["reasoning_effort"] == "high"
         assert bodies[3]["reasoning_effort"] == "none"
         assert '"reasoning_content": "hm"' in text
+    elif provider_type == "gemini":
+        thinking = [body["generationConfig"]["thinkingConfig"] for body in bodies]
+        assert thinking[0] == {"includeThoughts": True}
+        assert thinking[2] == {"includeThoughts": True, "thinkingLevel": "high"}
+        assert thinking[3] == {"thinkingBudget": 0}
+        # The streamed thought, and the signature on the round's first call, go back as sent.
+        assert '{"text": "hm", "thought": true, "thoughtSignature": "sig-thought"}' in text
+        assert '"thoughtSignature": "sig-call-call_1"' in text
     else:
         assert bodies[2]["output_config"] == {"effort": "high"}
         assert "thinking" in bodies[2] and "thinking" not in bodies[3]
@@ -185,6 +196,8 @@ def read_image_in(provider_type: str, body: dict[str, Any]) -> str:
         assert output[0] == {"type": "input_text", "text": text}
         assert output[1]["detail"] == "auto"
         return str(output[1]["image_url"])
+    if provider_type == "gemini":
+        return gemini_image_in(body, text)
     (result,) = [
         block
         for message in body["messages"]
@@ -195,6 +208,23 @@ def read_image_in(provider_type: str, body: dict[str, Any]) -> str:
     assert first == {"type": "text", "text": text}
     source = image["source"]
     return f"data:{source['media_type']};base64,{source['data']}"
+
+
+def gemini_image_in(body: dict[str, Any], text: str) -> str:
+    """Gemini's function responses hold JSON only: the round's two responses, then the image
+    under a line naming its call, all in the user content after the model's calls."""
+    contents = body["contents"]
+    (at,) = [i for i, c in enumerate(contents) if "functionCall" in c["parts"][-1]]
+    responses, label, image = (
+        contents[at + 1]["parts"][:2],
+        contents[at + 1]["parts"][2],
+        contents[at + 1]["parts"][3],
+    )
+    assert [r["functionResponse"]["name"] for r in responses] == ["Read", "Read"]
+    assert responses[1]["functionResponse"]["response"] == {"output": text}
+    assert label == {"text": "The image(s) returned by tool call call_2 (Read):"}
+    inline = image["inlineData"]
+    return f"data:{inline['mimeType']};base64,{inline['data']}"
 
 
 # -- the validator fails where the schema does --------------------------------------------------

@@ -88,6 +88,9 @@ def shell_turn(log: TurnLog, turn_id: bytes) -> tuple[agent.ShellCommand, agent.
 
 def user_texts(fmt: ProviderFormat, body: dict[str, Any]) -> list[str]:
     """Every text part of the request's user messages, in order."""
+    if fmt.type == "gemini":
+        contents = [c for c in body["contents"] if c["role"] == "user"]
+        return [part["text"] for c in contents for part in c["parts"] if "text" in part]
     if fmt.type == "openai-responses":
         messages = [item for item in body["input"] if item.get("role") == "user"]
     else:

@@ -21,7 +21,7 @@ from tests.support.fake_cursor import (
 )
 from tests.support.fake_provider import FakeProvider, FakeToolCall
 from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
-from tests.test_agent_modes_e2e import MODE_TOOLS, system_prompt
+from tests.test_agent_modes_e2e import MODE_TOOLS
 from wire.proto import agent_v1_pb2 as agent
 
 PARENT_HEADERS = {"x-parent-request-id": "turn-parent", "x-parent-agent-tool-call-id": "call_p"}
@@ -58,14 +58,7 @@ def completed_cards(log: TurnLog) -> list[agent.ToolCall]:
 
 def runtime_text(fmt: ProviderFormat, body: dict[str, Any]) -> str:
     """The request's first user message (the runtime message), as text."""
-    if fmt.type == "openai-responses":
-        first = next(item for item in body["input"] if item.get("role") == "user")
-    else:
-        first = next(m for m in body["messages"] if m["role"] == "user")
-    content = first["content"]
-    if isinstance(content, str):
-        return content
-    return "".join(part.get("text", "") for part in content)
+    return fmt.user_texts(body)[0]
 
 
 def subagent_request(text: str, model: str, **fields: Any) -> agent.AgentClientMessage:
@@ -118,7 +111,7 @@ async def test_a_foreground_task_runs_an_explore_subagent_and_the_parent_reads_i
     ]
     child_body = fake.requests[1].json
     assert fmt.tool_names(child_body) == MODE_TOOLS["subagent"]
-    assert "Subagent mode" in system_prompt(fmt.type, child_body)
+    assert "Subagent mode" in fmt.system_prompt(child_body)
     assert "Read a.txt and b.txt." in runtime_text(fmt, child_body)
     assert fmt.tool_results(fake.requests[2].json) == {"call_ra": "A=1\n", "call_rb": "B=2\n"}
     # The parent's next request holds the report, under the subagent's name and id.
@@ -154,7 +147,7 @@ async def test_a_subagent_run_is_in_subagent_mode_whatever_its_mode(
     assert log.end == {}
     tools = offered(fake.requests[0].json)
     assert list(tools) == MODE_TOOLS["subagent"]
-    assert "Subagent mode" in system_prompt(fmt.type, fake.requests[0].json)
+    assert "Subagent mode" in fmt.system_prompt(fake.requests[0].json)
     # Its Task is the variant without the cloud fields; Agent mode's keeps them.
     assert not {"environment", "cloud_base_branch"} & set(tools["Task"]["parameters"]["properties"])
     await CursorSession(cursor, "turn-agent").run(user_turn_message("hi", model))

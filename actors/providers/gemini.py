@@ -10,6 +10,11 @@ Three choices:
 - **Call ids.** Older API versions give a ``functionCall`` no id. Such a call gets an id of
   ours (unique, kept in the history); a call the API gave an id keeps it, and only then does
   its ``functionResponse`` carry the id back. A response always names its function.
+- **A call we rebuild carries Google's placeholder signature.** Gemini 3 refuses a request
+  whose current turn holds a ``functionCall`` part without a signature; a call that was not
+  streamed by Gemini (another provider's turn) has none, so the first call of each rebuilt
+  model content carries ``skip_thought_signature_validator``, the value Google documents for
+  history that did not come from the model.
 - **Tool schemas go as ``parametersJsonSchema``**, which takes JSON Schema as written; the older
   ``parameters`` field takes an OpenAPI subset that refuses keywords our tools use.
 
@@ -75,6 +80,8 @@ NAME = "Gemini"
 REPLAY_KIND = "gemini"
 PARTS_KEY = "parts"
 SIGNATURE = "thoughtSignature"
+# Google's documented stand-in for a signature on a call the model did not stream to us.
+UNSIGNED_CALL_SIGNATURE = "skip_thought_signature_validator"
 _REFUSED = "the answer was stopped"
 
 
@@ -214,7 +221,7 @@ def _built_parts(message: AssistantMessage) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     if message.text:
         parts.append({"text": message.text})
-    for call in message.calls:
+    for position, call in enumerate(message.calls):
         try:
             arguments = decode_json(call.arguments_json)
         except msgspec.DecodeError:
@@ -222,7 +229,11 @@ def _built_parts(message: AssistantMessage) -> list[dict[str, Any]]:
         # ``args`` must be an object; arguments the model wrote otherwise were already
         # answered with an error result quoting them.
         args = arguments if isinstance(arguments, dict) else {}
-        parts.append({"functionCall": {"name": call.name, "args": args}})
+        part: dict[str, Any] = {"functionCall": {"name": call.name, "args": args}}
+        if position == 0:
+            # Like a streamed round, only the first of parallel calls is signed.
+            part[SIGNATURE] = UNSIGNED_CALL_SIGNATURE
+        parts.append(part)
     return parts
 
 

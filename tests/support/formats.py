@@ -40,6 +40,11 @@ class ProviderFormat:
 
     type: str
 
+    @property
+    def streams_arguments(self) -> bool:
+        """Whether a call's arguments arrive in pieces; Gemini sends each call whole."""
+        return self.type != "gemini"
+
     def add_model(self, store: Store, fake: FakeProvider) -> str:
         """The fake provider as a provider of this format with one model; its public id."""
         provider = create_provider(
@@ -110,6 +115,37 @@ class ProviderFormat:
                             results[block["tool_use_id"]] = _text_of(block["content"])
         return results
 
+    def user_texts(self, body: dict[str, Any]) -> list[str]:
+        """The text of each user message of a request body, tool results left out (Gemini
+        sends a round's responses and the next user text in one ``user`` content: its text)."""
+        if self.type == "gemini":
+            return [
+                text
+                for content in body["contents"]
+                if content["role"] == "user"
+                if (text := _text_of(content["parts"]))
+            ]
+        items = body["input"] if self.type == "openai-responses" else body["messages"]
+        return [
+            text
+            for item in items
+            if item.get("role") == "user"
+            if (text := _text_of(item["content"]))
+        ]
+
+    def system_prompt(self, body: dict[str, Any]) -> str:
+        """The system prompt a request body carries."""
+        match self.type:
+            case "openai-chat":
+                assert body["messages"][0]["role"] == "system"
+                return str(body["messages"][0]["content"])
+            case "openai-responses":
+                return str(body["instructions"])
+            case "gemini":
+                return _text_of(body["systemInstruction"]["parts"])
+            case _:
+                return _text_of(body["system"])
+
     def tool_names(self, body: dict[str, Any]) -> list[str]:
         """The names of the tools offered, in the order sent."""
         if self.type == "openai-chat":
@@ -120,12 +156,17 @@ class ProviderFormat:
         return [tool["name"] for tool in body.get("tools", [])]
 
 
+# Gemini comes last: one-format tests pick FORMATS[0], [1] or [2] by position.
+GEMINI = ProviderFormat("gemini")
 FORMATS = (
     ProviderFormat("openai-chat"),
     ProviderFormat("openai-responses"),
     ProviderFormat("anthropic"),
+    GEMINI,
 )
 FORMAT_IDS = [fmt.type for fmt in FORMATS]
-# Not in ``FORMATS``: a Gemini call's ``args`` is always an object, so the tests of arguments
-# that are not JSON cannot be scripted in it (``tests/test_gemini_e2e.py`` uses this one).
-GEMINI = ProviderFormat("gemini")
+# A Gemini ``functionCall`` carries ``args`` as a parsed object, so a model's argument text that
+# is not a JSON object (malformed, truncated, a bare value) cannot be streamed in it: the tests
+# of such arguments run over these formats only.
+RAW_ARGUMENT_FORMATS = tuple(fmt for fmt in FORMATS if fmt is not GEMINI)
+RAW_ARGUMENT_IDS = [fmt.type for fmt in RAW_ARGUMENT_FORMATS]

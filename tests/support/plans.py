@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.formats import GEMINI
 from wire.proto import agent_v1_pb2 as agent
 
 
@@ -26,8 +27,10 @@ def action_message(
 
 
 def user_texts(body: dict[str, Any]) -> list[str]:
-    """The text of every user message of a request body, in any of the three formats (tool
-    results, which Anthropic sends as user messages, left out)."""
+    """The text of every user message of a request body, in any of the four formats (tool
+    results, which Anthropic and Gemini send as user messages, left out)."""
+    if "contents" in body:
+        return GEMINI.user_texts(body)
     items = body.get("messages") or body.get("input") or []
     texts = []
     for item in items:
