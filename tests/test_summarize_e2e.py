@@ -27,14 +27,11 @@ from tests.support.fake_cursor import (
     user_turn_message,
 )
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script
-from tests.support.formats import FORMATS, GEMINI, ProviderFormat
+from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
 from wire.proto import agent_v1_pb2 as agent
 
 SUMMARY = "The user had a.txt read; it holds alpha."
 CANCELED = {"error": {"code": "canceled", "message": "run was cancelled"}}
-# Every format the end-to-end tests cover, Gemini included (once, should FORMATS gain it).
-ALL_FORMATS = tuple(dict.fromkeys((*FORMATS, GEMINI)))
-ALL_IDS = [fmt.type for fmt in ALL_FORMATS]
 
 
 def summarize_message(
@@ -173,7 +170,7 @@ async def first_turn(
     return log
 
 
-@pytest.mark.parametrize("fmt", ALL_FORMATS, ids=ALL_IDS)
+@pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)
 async def test_summarize_condenses_the_conversation_and_the_next_turn_starts_from_it(
     fmt: ProviderFormat,
     fake: FakeProvider,
@@ -259,7 +256,7 @@ async def test_summarize_condenses_the_conversation_and_the_next_turn_starts_fro
     assert (summary, len(archives), count) == (SUMMARY, 1, 1)
 
 
-@pytest.mark.parametrize("fmt", ALL_FORMATS, ids=ALL_IDS)
+@pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)
 async def test_a_provider_failure_during_the_summary_leaves_the_conversation_as_it_was(
     fmt: ProviderFormat,
     fake: FakeProvider,
