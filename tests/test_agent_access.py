@@ -137,6 +137,10 @@ async def test_without_the_token_every_agent_route_is_refused_and_nothing_goes_u
                 assert TOKEN_HEADER in answer.json()["message"]
         assert backend.seen == []
         assert "agent request refused peer=127.0.0.1" in caplog.text
+        # A balancer's health probe needs no token (and tells nothing but the store's state).
+        health = await client.get("/healthz")
+        assert (health.status_code, health.json()) == (200, {"status": "ok"})
+        assert (await client.post("/healthz", content=b"x")).status_code == 403
         assert "wrong-token" not in caplog.text
         # The console keeps its own guard: its session route answers without the agent token.
         session = await client.get("/console/api/session")

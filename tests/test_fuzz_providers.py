@@ -250,7 +250,7 @@ def test_a_stream_without_line_ends_is_refused_at_the_limit() -> None:
         (ProviderType.ANTHROPIC, b'"input_tokens":10'),
     ],
 )
-def test_a_token_count_beyond_int64_is_a_protocol_failure(
+def test_a_token_count_beyond_2_to_the_53_is_a_protocol_failure(
     provider_type: ProviderType, field: bytes
 ) -> None:
     """Found by the fuzzer: 2**63 passed as usage and ``turn_ended``'s int64 field raised

@@ -6,7 +6,7 @@ upstream proxy, and any agent route added later) must come from a network in
 ``CURSOR_AGENT_ALLOW`` (unset: loopback only) and carry the console token in
 ``X-Cursor-Server-Token``. A refused client gets 403 ``{code, message}`` and a log line with
 its address, and nothing it sent reaches Cursor's backend. ``/console`` keeps its own guard
-(``console.auth``).
+(``console.auth``); ``GET /healthz`` needs neither, so a balancer's probe works from anywhere.
 
 Why a header of our own: ``Authorization`` already carries the user's Cursor token, which the
 proxy must pass upstream unchanged. Cursor cannot be told to add a header to its backend
@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from wire.hop_by_hop import ACCESS_TOKEN_HEADER
+from wire.http.health_routes import HEALTH_PATH
 from wire.http.responses import json_error
 from wire.log import log_event
 
@@ -105,6 +106,9 @@ class AgentAccess:
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         path = request.path
         if path == CONSOLE_PREFIX or path.startswith(CONSOLE_PREFIX + "/"):
+            return await handler(request)
+        if path == HEALTH_PATH and request.method in ("GET", "HEAD"):
+            # A balancer's probe: it carries no secret and learns only ok or unavailable.
             return await handler(request)
         if self._relayed is not None and self._relayed(request):
             return await handler(request)
