@@ -46,9 +46,11 @@ from pathlib import Path
 from tests.bench.load import ServerProbe, seed_model
 from tests.bench.load_provider import TOOLS_MARK, LoadProviderProcess
 from tests.bench.soak_accounting import (
+    RunSummary,
     TurnRecord,
     check_messages,
     check_turns,
+    client_keys,
     unended_records,
 )
 from tests.bench.soak_client import SoakCursor, run_one
@@ -112,6 +114,7 @@ class Soak:
             tmp,
             CURSOR_DATABASE_URL=self.url,
             CURSOR_LISTEN_ADDR=f"127.0.0.1:{self.port}",
+            CURSOR_LOG_LEVEL=args.log_level,
             **SHARED_KEY_ENV,
         )
         self.lives: list[Life] = []
@@ -211,18 +214,23 @@ class Soak:
                     message,
                     workspace=self.workspace,
                     blobs=conversation.blobs,
-                    drop=record.drop and attempt == 0,
+                    drop=self.args.drop_point if record.drop and attempt == 0 else "",
                 )
             finally:
                 self.in_flight -= 1
             record.runs.append(outcome.summary())
             if VERBOSE:
-                print(f"{tag} run {attempt}: {outcome.code}", flush=True)
+                print(f"{tag} run {attempt}: {outcome.code} {outcome.message}", flush=True)
             conversation.blobs.update(outcome.blobs)
             if outcome.last_checkpoint is not None:
                 conversation.state = outcome.last_checkpoint
                 own_checkpoint = True
             if not outcome.interrupted:
+                break
+            if answered(conversation, tag):
+                # The stop came after the answer's checkpoint: the turn is over, as the
+                # editor sees it, and there is nothing to resume.
+                record.runs.append(RunSummary("answered", "", outcome.ended, outcome.ended))
                 break
             if outcome.code == "refused":
                 await asyncio.sleep(0.1)  # the server is restarting: wait for it
@@ -251,6 +259,24 @@ class Soak:
             await asyncio.to_thread(life.process.proc.wait, 30)
             for life in self.lives:
                 life.process.stop()
+            if self.args.log_dir:
+                for number, life in enumerate(self.lives, 1):
+                    Path(self.args.log_dir, f"server-{number}.log").write_text(life.process.log)
+
+
+def answered(conversation: Conversation, tag: str) -> bool:
+    """Whether the client's last checkpoint ends with the final answer of turn ``tag``."""
+    keys = client_keys(conversation.state, conversation.blobs)
+    return (
+        isinstance(keys, list)
+        and bool(keys)
+        and keys[-1][0] == "text"
+        and (
+            "user",
+            tag,
+        )
+        in keys
+    )
 
 
 def free_port() -> int:
@@ -332,6 +358,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--provider-faults", type=float, default=0.05, help="share of requests")
     parser.add_argument("--drops", type=float, default=0.02, help="share of turns")
     parser.add_argument("--delay", type=float, default=0.1, help="provider first-token delay, s")
+    parser.add_argument(
+        "--drop-point",
+        choices=("staged", "first-exec"),
+        default="staged",
+        help="where a dropping client loses its stream (first-exec: see the report's open race)",
+    )
+    parser.add_argument("--log-dir", help="write each server life's log there")
+    parser.add_argument("--log-level", default="info", help="the server's CURSOR_LOG_LEVEL")
     return parser.parse_args(argv)
 
 

@@ -25,6 +25,8 @@ from wire.proto import agent_v1_pb2 as agent
 
 TAG = re.compile(r"load-tag-(\w+)")
 INTERRUPTED = frozenset({"dropped", "canceled", "refused"})
+# A run the restart interrupted after the client had the answer's checkpoint: the turn is over.
+ANSWERED = "answered"
 
 Key = tuple[str, str]
 
@@ -34,6 +36,7 @@ class RunSummary:
     """One run of a turn: how it ended (``ok``, an EndStream code, ``dropped``, ``refused``)."""
 
     code: str
+    message: str
     started: float
     ended: float
 
@@ -43,6 +46,7 @@ class RunOutcome:
     """One run as the client saw it, with what it keeps for the next run."""
 
     code: str
+    message: str
     started: float
     ended: float
     blobs: dict[bytes, bytes]
@@ -53,7 +57,7 @@ class RunOutcome:
         return self.code in INTERRUPTED
 
     def summary(self) -> RunSummary:
-        return RunSummary(self.code, self.started, self.ended)
+        return RunSummary(self.code, self.message, self.started, self.ended)
 
 
 @dataclass
@@ -90,8 +94,12 @@ def check_turn(
     label = "restart" if hit else "drop" if turn.drop else "+".join(injected) or "none"
     expected = {expected_end(faults)}
     if hit and window is not None:
-        expected.add(expected_end([f for at, f in requests if at > window[0]]))
+        # Requests between the SIGTERM and the new start reached the dying process.
+        expected.add(expected_end([f for at, f in requests if at > window[1]]))
+    if "ok" in expected:
+        expected.add(ANSWERED)
     codes = [r.code for r in turn.runs]
+    messages = [r.message for r in turn.runs if r.message]
     runs_fit = all(code in INTERRUPTED for code in codes[:-1])
     if not hit:
         runs_fit = runs_fit and codes[:-1] == (["dropped"] if turn.drop else [])
@@ -99,7 +107,7 @@ def check_turn(
         return label, None
     return label, (
         f"turn {turn.tag} ({turn.kind}, {label}): runs ended {codes}, faults {faults}, "
-        f"expected {sorted(expected)}"
+        f"expected {sorted(expected)}; messages {messages}"
     )
 
 

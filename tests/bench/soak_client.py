@@ -21,7 +21,9 @@ from tests.support.fake_cursor import CursorSession, FakeCursor, RunStream
 from wire.connect import Envelope
 from wire.proto import agent_v1_pb2 as agent
 
-INTERRUPTED = frozenset({"dropped", "canceled", "refused"})
+# One run's limit: far beyond a turn's few seconds, so only a stuck run reaches it (execs are
+# answered one at a time: a resumed round may send only the calls it still lacks).
+RUN_TIMEOUT_S = 120.0
 
 
 class SoakCursor(AiohttpCursor):
@@ -53,19 +55,37 @@ class SoakCursor(AiohttpCursor):
 
 
 class SoakSession(CursorSession):
-    """A ``CursorSession`` that, with ``drop``, closes its RunSSE stream as soon as the turn is
-    under way (a checkpoint of its own and an exec or text delta seen), as a client losing its
-    connection would; a broken stream is a drop too."""
+    """A ``CursorSession`` that, with ``drop``, closes its RunSSE stream once the turn is under
+    way, as a client losing its connection would, answering none of its execs; a broken stream
+    is a drop too."""
 
-    def __init__(self, cursor: SoakCursor, request_id: str, *, drop: bool, **options: object):
+    def __init__(self, cursor: SoakCursor, request_id: str, *, drop: str, **options: object):
+        """``drop``: ``""`` (never), ``staged`` (once the turn is under way: a text delta after
+        a checkpoint, or a round's staged checkpoint) or ``first-exec`` (as the first exec
+        arrives, before the round's staged checkpoint)."""
         super().__init__(cursor, request_id, **options)  # type: ignore[arg-type]
         self.drop = drop
 
+    def _on_exec(self, exec_message: agent.ExecServerMessage) -> None:
+        if not self.drop:  # a dropping client loses its connection before it answers
+            super()._on_exec(exec_message)
+
+    async def send(self, message: agent.AgentClientMessage) -> httpx.Response:
+        """``CursorSession.send``; a 404 (the request id unknown to a server that stopped or
+        just started) reads as the server gone, so the run is made again."""
+        response = await self.cursor.append(self.request_id, self._take_seqno(), message)
+        if response.status_code == 404:
+            raise httpx.ConnectError(f"append answered 404: {response.text}")
+        assert response.status_code == 200, (message.WhichOneof("message"), response.text)
+        return response  # type: ignore[return-value]
+
     def _under_way(self) -> bool:
         kinds = set(self.log.kinds())
-        return "conversation_checkpoint_update" in kinds and bool(
-            kinds & {"exec_server_message", "text_delta"}
-        )
+        if self.drop == "first-exec":
+            return "exec_server_message" in kinds
+        checkpoints = self.log.checkpoints()
+        staged = any(c.pending_tool_calls for c in checkpoints)
+        return bool(checkpoints) and (staged or "text_delta" in kinds)
 
     async def _next_or_drop(self, stream: RunStream, timeout: float) -> Envelope | None:
         if self.drop and self._under_way():
@@ -88,15 +108,14 @@ async def run_one(
     *,
     workspace: Path,
     blobs: Mapping[bytes, bytes],
-    drop: bool,
+    drop: str,
 ) -> RunOutcome:
     """One run until its EndStream, its drop, or a refused connection."""
-    session = SoakSession(
-        cursor, request_id, drop=drop, workspace=workspace, batch_size=2, blobs=blobs
-    )
+    session = SoakSession(cursor, request_id, drop=drop, workspace=workspace, blobs=blobs)
     started = time.perf_counter()
+    message = ""
     try:
-        log = await session.run(first, timeout=60, total_timeout=300)
+        log = await session.run(first, timeout=60, total_timeout=RUN_TIMEOUT_S)
     except httpx.TransportError:
         code = "refused"
     except Exception as exc:  # counted and printed: a soak reports failures, not stops
@@ -107,10 +126,13 @@ async def run_one(
         elif log.end == {}:
             code = "ok"
         else:
-            code = str(log.end.get("error", {}).get("code", log.end))  # type: ignore[union-attr]
+            error = log.end.get("error", {})
+            code = str(error.get("code", log.end))  # type: ignore[union-attr]
+            message = str(error.get("message", ""))  # type: ignore[union-attr]
     checkpoints = session.log.checkpoints()
     return RunOutcome(
         code=code,
+        message=message,
         started=started,
         ended=time.perf_counter(),
         blobs=dict(session.log.blobs),
