@@ -61,13 +61,13 @@ class SoakSession(CursorSession):
 
     def __init__(self, cursor: SoakCursor, request_id: str, *, drop: str, **options: object):
         """``drop``: ``""`` (never), ``staged`` (once the turn is under way: a text delta after
-        a checkpoint, or a round's staged checkpoint) or ``first-exec`` (as the first exec
-        arrives, before the round's staged checkpoint)."""
+        a checkpoint, or a round's staged checkpoint; no exec answered) or ``first-exec`` (as
+        the first exec arrives, once it is answered, before the round's staged checkpoint)."""
         super().__init__(cursor, request_id, **options)  # type: ignore[arg-type]
         self.drop = drop
 
     def _on_exec(self, exec_message: agent.ExecServerMessage) -> None:
-        if not self.drop:  # a dropping client loses its connection before it answers
+        if self.drop != "staged":  # it loses its connection before it answers
             super()._on_exec(exec_message)
 
     async def send(self, message: agent.AgentClientMessage) -> httpx.Response:
@@ -81,9 +81,9 @@ class SoakSession(CursorSession):
 
     def _under_way(self) -> bool:
         kinds = set(self.log.kinds())
-        if self.drop == "first-exec":
-            return "exec_server_message" in kinds
         checkpoints = self.log.checkpoints()
+        if self.drop == "first-exec" and "exec_server_message" in kinds:
+            return True
         staged = any(c.pending_tool_calls for c in checkpoints)
         return bool(checkpoints) and (staged or "text_delta" in kinds)
 
