@@ -12,12 +12,14 @@ across processes on Linux) under the tag (``TAG`` followed by word characters) t
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import multiprocessing
 import re
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -47,6 +49,10 @@ class LoadProvider:
         self.arrivals: dict[str, list[float]] = defaultdict(list)
         self.text = _text_body()
 
+    def report(self) -> Any:
+        """What a subclass reports to the benchmark (``LoadProviderProcess.report``)."""
+        return None
+
     async def completions(self, request: web.Request) -> web.StreamResponse:
         arrived = time.perf_counter()
         raw = await request.text()
@@ -70,13 +76,13 @@ class LoadProvider:
         return response
 
 
-def _serve(conn: Connection, first_token_delay: float) -> None:
-    asyncio.run(_serve_async(conn, first_token_delay))
+def _serve(conn: Connection, make: Callable[[], LoadProvider]) -> None:
+    asyncio.run(_serve_async(conn, make))
 
 
-async def _serve_async(conn: Connection, first_token_delay: float) -> None:
+async def _serve_async(conn: Connection, make: Callable[[], LoadProvider]) -> None:
     loop = asyncio.get_running_loop()
-    provider = LoadProvider(first_token_delay)
+    provider = make()
     app = web.Application()
     app.router.add_post("/v1/chat/completions", provider.completions)
     runner = web.AppRunner(app, access_log=None)
@@ -90,6 +96,8 @@ async def _serve_async(conn: Connection, first_token_delay: float) -> None:
     def answer(command: str) -> None:
         if command == "arrivals":
             conn.send(dict(provider.arrivals))
+        elif command == "report":
+            conn.send(provider.report())
         elif command == "stop":
             stop.set()
 
@@ -109,12 +117,17 @@ async def _serve_async(conn: Connection, first_token_delay: float) -> None:
 
 
 class LoadProviderProcess:
-    """``with LoadProviderProcess(0.1) as provider``: ``base_url`` is its /v1 URL."""
+    """``with LoadProviderProcess(0.1) as provider``: ``base_url`` is its /v1 URL. ``make``
+    builds another ``LoadProvider`` in the child (a picklable callable, such as a
+    ``functools.partial`` of a subclass; the soak's adds faults)."""
 
-    def __init__(self, first_token_delay: float) -> None:
+    def __init__(
+        self, first_token_delay: float, make: Callable[[], LoadProvider] | None = None
+    ) -> None:
         context = multiprocessing.get_context("spawn")
         self._conn, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child, first_token_delay), daemon=True)
+        make = make or functools.partial(LoadProvider, first_token_delay)
+        self._process = context.Process(target=_serve, args=(child, make), daemon=True)
         self._process.start()
         child.close()
         self.base_url: str = self._conn.recv()
@@ -130,6 +143,11 @@ class LoadProviderProcess:
         self._conn.send("arrivals")
         arrivals: dict[str, list[float]] = self._conn.recv()
         return arrivals
+
+    def report(self) -> Any:
+        """What the provider's ``report`` returns (pickled across the pipe)."""
+        self._conn.send("report")
+        return self._conn.recv()
 
     def close(self) -> None:
         if self._process.is_alive():

@@ -241,6 +241,24 @@ class Script:
         return cls(kind="hang")
 
 
+# Provider faults a benchmark injects at random (``tests/bench/soak.py``): two transient
+# answers before any event, which the server retries, and a stream cut after its first events,
+# which it must not retry.
+PROVIDER_FAULTS = ("500", "429", "cut")
+
+
+def fault_script(kind: str, events: Sequence[SseEvent]) -> Script:
+    """The script of one injected fault: ``500``, ``429`` (``Retry-After: 0``) or ``cut``
+    (two of ``events``, then the connection dropped)."""
+    if kind == "500":
+        return Script.error(500, {"error": {"message": "injected server error"}})
+    if kind == "429":
+        return Script.error(429, {"error": {"message": "injected rate limit"}}, retry_after="0")
+    if kind == "cut":
+        return Script.cut(2, events)
+    raise ValueError(f"unknown provider fault {kind!r}; known: {PROVIDER_FAULTS}")
+
+
 # ---------------------------------------------------------------------------------------------
 # The server
 
