@@ -216,9 +216,15 @@ class RunBase:
         revision = store.revision(base)
         if revision is None:
             raise RevisionNotFound(f"no revision {base}")
-        start = store.round_head(existing) if existing is not None else base
         # The claim is the last store call: a failure after it would leave the run claimed.
-        claimed = store.claim_run(self._request_id, self._plan.conversation_id, start)
+        if existing is None:
+            claimed = store.claim_run(self._request_id, self._plan.conversation_id, base)
+        else:
+            # On the round's head as it is when the claim writes (its previous run may have
+            # committed a result since the round was read), with the round as read then.
+            claimed, existing = store.claim_run_on_round(
+                self._request_id, self._plan.conversation_id, existing.round_id
+            )
         return ResumeStart(claimed, revision.message_count, pending, existing)
 
     def settled_steps(self, resume: ResumeStart) -> tuple[Step, ...] | None:

@@ -1218,6 +1218,34 @@ def test_an_interrupted_round_is_found_adopted_and_finished_by_the_next_run(
     assert cs.find_pending_round("conv", base, ["call-a", "call-b", "call-c"]) is None
 
 
+def test_a_result_committed_between_a_resumes_read_and_its_claim_is_stood_on(
+    cs: ConversationStore,
+) -> None:
+    """Found by the soak: the client answers a round's first exec, drops its stream and
+    resumes at once. The resume reads the round (no result yet); the first run commits the
+    result; then the resume claims. Claiming where the round stood when read would put the run
+    behind the round's head and fail the adoption (``StaleRun``): ``claim_run_on_round`` reads
+    the round again under the claim's lock and stands on its head as it is then."""
+    root = started(cs)
+    base = cs.append_once("run-1", root, runtime("run-1"))[0]
+    round_id = "run-1:round:0"
+    calls = three_calls("run-1")
+    cs.create_tool_round("run-1", round_id, base, b'{"text":"t"}', calls)
+    seen = cs.find_pending_round("conv", base, ["call-a", "call-b", "call-c"])
+    assert seen is not None and cs.round_head(seen) == base  # what the resume read
+    first = cs.commit_tool_result("run-1", round_id, "call-a", tool_pair(round_id, calls[0], "A"))
+
+    claimed, record = cs.claim_run_on_round("run-2", "conv", seen.round_id)
+    assert claimed.base_revision_id == first.revision_id
+    assert cs.round_head(record) == first.revision_id
+    adopted = cs.adopt_tool_round("run-2", round_id)  # no StaleRun
+    assert pending(cs, round_id) == ["call-b", "call-c"]
+    assert adopted.run_id == "run-2"
+    # The first run can no longer write, so no later result can slip in between either.
+    with pytest.raises(StaleRun):
+        cs.commit_tool_result("run-1", round_id, "call-b", tool_pair(round_id, calls[1], "B"))
+
+
 def test_find_pending_round_needs_the_exact_set_of_calls(cs: ConversationStore) -> None:
     root = started(cs)
     cs.create_tool_round("run-1", "r-root", root, b"{}", three_calls("run-1")[:1])

@@ -23,6 +23,7 @@ from store.conversations.checks import (
     check_revision_id,
 )
 from store.conversations.errors import (
+    ConversationNotFound,
     DuplicateToolResult,
     InvalidInput,
     StaleRun,
@@ -33,6 +34,7 @@ from store.conversations.errors import (
     UnknownToolCall,
 )
 from store.conversations.records import (
+    ClaimedRun,
     StoredMessage,
     ToolCallRecord,
     ToolCallSpec,
@@ -269,6 +271,26 @@ class ToolRounds(Runs):
         for (round_id,) in query.tuples():
             return self.tool_round(round_id)
         return None
+
+    def claim_run_on_round(
+        self, run_id: str, conversation_id: str, round_id: str
+    ) -> tuple[ClaimedRun, ToolRoundRecord]:
+        """Claim ``run_id`` on the round's head (``round_head``) as it is when the claim
+        writes, with the round as read then: one transaction under the conversation's lock.
+
+        A resume reads the round before it claims; the round's previous run may commit a
+        result in between (the client answered an exec, then dropped its stream and resumed
+        at once). Read and claimed together, that result is either before the read (the run
+        stands after it) or refused (its run no longer owns the conversation), so the
+        adoption that follows always finds the run on the round's head."""
+        with self._db.atomic():
+            if self._lock_conversation(conversation_id) is None:
+                raise ConversationNotFound(f"no conversation {conversation_id}")
+            record = self.tool_round(round_id)
+            if record is None:
+                raise ToolRoundNotFound(f"no tool round {round_id}")
+            claimed = self.claim_run(run_id, conversation_id, self.round_head(record))
+        return claimed, record
 
     def adopt_tool_round(self, run_id: str, round_id: str) -> ToolRoundRecord:
         """Make ``run_id`` the owner of a still-pending round of its conversation, so it commits
