@@ -18,13 +18,14 @@ from tests.support.fake_cursor import (
     bidi_append_body,
     cancel_message,
     final_text,
+    heartbeat_message,
     user_turn_message,
 )
 from tests.support.fake_provider import FakeProvider, Script, chat_events
 from tests.support.fake_upstream import SCRIPTED, FakeUpstream, fake_upstream
 from tests.support.h2_client import RUN, ClientStream, H2Cursor
 from tests.support.h2_servers import StartH2, connect, make_h2
-from wire.connect import FLAG_COMPRESSED, encode_envelope
+from wire.connect import FLAG_COMPRESSED, EnvelopeReader, encode_envelope
 from wire.http.run_pair import run_pair
 from wire.proto import agent_v1_pb2 as agent
 
@@ -132,6 +133,50 @@ async def test_a_relayed_run_ends_when_the_upstream_stream_ends(
     assert body == SCRIPTED  # the upstream's own EndStream ends it, and the stream is ended
     # Ended, not cut: at most the NO_ERROR reset that tells a client to stop sending.
     assert stream.reset_code in (None, h2.errors.ErrorCodes.NO_ERROR)
+
+
+async def test_messages_before_the_run_request_are_relayed_with_it(
+    make_h2: StartH2, fake_upstream: FakeUpstream, server_store: Store
+) -> None:
+    """A heartbeat ahead of the RunRequest: the whole stream is relayed, in order, and no
+    run starts here."""
+    server = await make_h2()
+    client = await connect(server)
+    run = cursor_run("h2-relay-3")
+    try:
+        stream = client.open(RUN, RUN_HEADERS)
+        await stream.send(encode_envelope(0, heartbeat_message().SerializeToString()))
+        await stream.send(encode_envelope(0, run.SerializeToString()))
+        body = await stream.body()
+    finally:
+        await client.aclose()
+    assert body == SCRIPTED
+    assert [b for b, _ in fake_upstream.appends] == [
+        bidi_append_body("h2-relay-3", 0, heartbeat_message()),
+        bidi_append_body("h2-relay-3", 1, run),
+    ]
+    count = server_store.database.execute_sql("SELECT COUNT(*) FROM runs").fetchone()[0]
+    assert count == 0
+
+
+async def test_a_client_half_close_ends_a_relayed_run_canceled(
+    make_h2: StartH2, fake_upstream: FakeUpstream
+) -> None:
+    fake_upstream.hold_open = True
+    server = await make_h2()
+    client = await connect(server)
+    try:
+        stream = client.open(RUN, RUN_HEADERS)
+        await stream.send(encode_envelope(0, cursor_run("h2-relay-4").SerializeToString()))
+        assert await read_bytes(stream, len(SCRIPTED)) == SCRIPTED
+        await until(lambda: len(fake_upstream.appends) == 1)
+        stream.end()  # the client gives up
+        rest = await stream.body()
+        await asyncio.wait_for(fake_upstream.run_sse_left.wait(), 5)
+    finally:
+        await client.aclose()
+    (envelope,) = [e for e in EnvelopeReader().feed(rest) if e.is_end_stream]
+    assert b"canceled" in envelope.payload
 
 
 async def test_a_user_model_beside_it_is_served_here(

@@ -107,7 +107,7 @@ class AgentAccess:
         path = request.path
         if path == CONSOLE_PREFIX or path.startswith(CONSOLE_PREFIX + "/"):
             return await handler(request)
-        if path == HEALTH_PATH and request.method in ("GET", "HEAD"):
+        if path == HEALTH_PATH and request.method in ("GET", "HEAD") and _is_health(request):
             # A balancer's probe: it carries no secret and learns only ok or unavailable.
             return await handler(request)
         if self._relayed is not None and self._relayed(request):
@@ -125,3 +125,10 @@ class AgentAccess:
             reason=reason,
         )
         return json_error(403, "permission_denied", reason)
+
+
+def _is_health(request: web.Request) -> bool:
+    """The health route answers it (it exists only with a store): never the proxy fallback,
+    which would carry an unchecked request to Cursor's backend."""
+    resource = request.match_info.route.resource
+    return resource is not None and resource.canonical == HEALTH_PATH

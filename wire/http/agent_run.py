@@ -144,7 +144,7 @@ class AgentRunRoute:
             run_sse = None if started.pair is None else started.pair.run_sse()
             try:
                 # Refused when shutting down or the id was removed.
-                outbound = self._registry.stream_for(run_id, run_sse)
+                outbound = self._registry.stream_for(run_id, run_sse, relayed=run_sse is not None)
             finally:
                 self._starting.discard(run_id)
         except ConnectError as error:
@@ -214,15 +214,16 @@ class AgentRunRoute:
         )
         if self._registry.has(run_id) or run_id in self._starting:
             raise ConnectError(Code.ABORTED, f"run {run_id} is already open on another stream")
-        if await runs_upstream(message.run_request, self._owns_model):
-            return Started(run_id, parent, early, run_pair(run_id, stream.headers))
-        if lacks_request_context(message):
-            self._starting.add(run_id)
-            try:
+        # Taken before the first await below: a second stream for the id is refused meanwhile.
+        self._starting.add(run_id)
+        try:
+            if await runs_upstream(message.run_request, self._owns_model):
+                return Started(run_id, parent, early, run_pair(run_id, stream.headers))
+            if lacks_request_context(message):
                 early[-1] = await self._ask_context(stream, messages, message, early)
-            except BaseException:
-                self._starting.discard(run_id)
-                raise
+        except BaseException:
+            self._starting.discard(run_id)
+            raise
         return Started(run_id, parent, early, None)
 
     async def _ask_context(

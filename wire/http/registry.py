@@ -68,9 +68,12 @@ class RunChannel:
         self.inbox: SeqnoInbox[Inbound] = SeqnoInbox()
         self.parent: ParentLink | None = None
         self.actor: pykka.ActorRef | None = None
-        # Relaying: the RunSSE as sent, whether the RunRequest is Cursor's, the live relay.
+        # Relaying: the RunSSE as sent, whether the RunRequest is Cursor's, whether the whole
+        # stream is (a relayed ``Run``: messages before its RunRequest go upstream too), the
+        # live relay.
         self.run_sse: RawRequest | None = None
         self.relay_wanted = False
+        self.relay_stream = False
         self.relay: UpstreamRun | None = None
         self.timers: list[asyncio.TimerHandle] = []
         # The deadline of the open append_seqno gap, if any: (missing seqno, its timer).
@@ -115,12 +118,17 @@ class RunRegistry:
         """Runs held in memory, finished ones inside their retention period included."""
         return len(self._channels)
 
-    def stream_for(self, request_id: str, raw: RawRequest | None = None) -> OutboundStream:
+    def stream_for(
+        self, request_id: str, raw: RawRequest | None = None, *, relayed: bool = False
+    ) -> OutboundStream:
         """The outbound stream a RunSSE subscribes to, creating the run if it is new.
 
         ``raw`` is the RunSSE as sent; the first one opens the upstream RunSSE of a relayed
-        run (now, or once the run is relayed)."""
+        run (now, or once the run is relayed). ``relayed``: the caller already knows the run
+        is relayed (a ``Run`` stream whose RunRequest named Cursor's model)."""
         channel = self._get_or_create(request_id)
+        if relayed and self._upstream is not None:
+            channel.relay_wanted = channel.relay_stream = True
         if raw is not None and channel.run_sse is None:
             channel.run_sse = raw
             if channel.relay is not None:
@@ -167,7 +175,7 @@ class RunRegistry:
         return (
             channel.relay_wanted
             and first.raw is not None
-            and first.message.WhichOneof("message") == "run_request"
+            and (channel.relay_stream or first.message.WhichOneof("message") == "run_request")
         )
 
     def _start_relay(
@@ -250,7 +258,7 @@ class RunRegistry:
         close a relayed run's upstream streams."""
         channel = self._channels.get(request_id)
         if channel is not None and channel.relay is not None:
-            channel.relay.close()
+            channel.relay.close(cancelled_error())
         elif channel is not None and not channel.outbound.closed:
             self._tell_quietly(channel, CancelRun(reason))
 

@@ -222,9 +222,21 @@ class UpstreamRun:
                 )
                 if future is not None and not future.done():
                     future.set_exception(error)
+                elif future is None:
+                    self._end(error)  # nobody can be told: the upstream run would wait for it
                 continue
             if future is not None and not future.done():
                 future.set_result(answer)
+            elif future is None and answer.status >= 400:
+                # An append the edge answered already (or a ``Run`` message) that the upstream
+                # refused: no answer can carry it, and the upstream run would wait for it.
+                text = answer.body[:MAX_ERROR_BODY_BYTES].decode("utf-8", "replace")
+                self._end(
+                    _unavailable(
+                        f"Cursor upstream {self._upstream.base_url} refused a relayed "
+                        f"BidiAppend with HTTP {answer.status}: {text}"
+                    )
+                )
 
     async def _send_append(self, append: RawRequest) -> UpstreamAnswer:
         base = self._upstream.base_url
