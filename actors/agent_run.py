@@ -7,7 +7,8 @@ phases (``actors.turn``) hold the turn's logic and do no IO: the request's plan 
 base's blob fetch (``BaseFetch``, driven until the turn is committed by ``actors.run_start``,
 with ``actors.run_base`` for the store side), one model call (``ModelCall``), one tool round
 (``ToolRound``) and the one way to end (``RunEnding``). This driver makes their store writes,
-sends their frames and tells the run's child actors (``actors.run_children``).
+sends their frames and tells the run's child actors (``actors.run_children``); what every
+kind of run shares (its children, its ending, the handlers alike in all) is ``actors.run_core``.
 
 A user message appends the runtime message once; a ``resume_action`` continues the interrupted
 tool round (adopted from the store, only its pending calls dispatched) or calls the model again.
@@ -21,14 +22,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from typing import Any
 
-import pykka
-
-from actors.blob_sync import BlobFetched, BlobSyncFailed
+from actors.blob_sync import BlobFetched
 from actors.checkpoint import (
-    CheckpointFailed,
     CheckpointPublished,
     MessagesCommitted,
     PublishFinal,
@@ -44,14 +40,11 @@ from actors.conversation.model import (
     Role,
 )
 from actors.conversation.projection import project_view
-from actors.conversation.request import LlmRequest, ModelRoute, conversation_cache_key
+from actors.conversation.request import LlmRequest, conversation_cache_key
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived, StartProviderCall
 from actors.run_base import open_round
-from actors.run_children import AgentDeps, RunChildren
-from actors.run_end import RunEnd, run_guarded
-from actors.run_output import RunOutput
+from actors.run_core import RunCore, RunSetup
 from actors.run_start import RunStart, TurnOpened
-from actors.tool_relay import ToolRelay
 from actors.tool_runtime import (
     RoundSettled,
     ToolCompleted,
@@ -73,15 +66,13 @@ from actors.turn.model_call import (
     turn_ended,
 )
 from actors.turn.plan import (
-    CheckpointJobs,
     stored,
 )
 from actors.turn.tool_round import ToolRound
 from store.clock import now_ms
-from store.conversations import ConversationStore, ConversationStoreError, StaleRun
+from store.conversations import ConversationStoreError, StaleRun
 from wire.bidi import ParentLink
 from wire.errors import ConnectError, cancelled_error, protocol_error
-from wire.proto import agent_v1_pb2 as agent
 
 logger = logging.getLogger("cursor_server.run")
 
@@ -93,46 +84,25 @@ class PublishingFinal:
 Phase = ModelCall | Compaction | ToolRound | PublishingFinal | None
 
 
-class AgentRun(ToolRelay):
-    """The turn of one RunRequest. ``end`` is called exactly once, with None on success."""
+class AgentRun(RunCore):
+    """The turn of one RunRequest; its ``RunSetup.end`` is called exactly once."""
 
-    def __init__(
-        self,
-        request_id: str,
-        request: agent.AgentRunRequest,
-        route: ModelRoute,
-        deps: AgentDeps,
-        output: RunOutput,
-        self_ref: pykka.ActorRef[Any],
-        end: Callable[[ConnectError | None], None],
-        parent: ParentLink | None = None,
-    ) -> None:
-        self.request_id = request_id
-        self._request = request
-        self._route = route
-        self._deps = deps
-        self._output = output
-        self._self = self_ref
-        self._store = ConversationStore(deps.store.database)
-        self.conversation_id = request.conversation_id or request_id
-        self._children = RunChildren(request_id, output, deps, self_ref, self.conversation_id)
-        self._jobs = CheckpointJobs()
+    def __init__(self, setup: RunSetup, parent: ParentLink | None = None) -> None:
+        super().__init__(setup)
+        request_id, route = setup.request_id, setup.route
         self._start = RunStart(
             request_id,
-            request,
+            setup.request,
             route,
-            deps,
+            setup.deps,
             self._store,
             self._children,
             self._jobs,
-            self_ref,
+            setup.self_ref,
             parent.tool_call_id if parent is not None else "",
         )
         self._turn: TurnOpened | None = None
         self._phase: Phase = None
-        self._ending = RunEnd(
-            request_id, self.conversation_id, self._store, self._children, deps.owners, end
-        )
         self._head = 0
         self._messages: tuple[CanonicalMessage, ...] = ()
         self._usage: Usage | None = None
@@ -351,7 +321,7 @@ class AgentRun(ToolRelay):
         self._publish_settled_then_call(committed.call_index, lead=completed)
         self._children.to_running_tools(RoundSettled(round_.round_id))
 
-    # ---- the checkpoint barrier and the other actors ----
+    # ---- the checkpoint barrier ----
 
     def on_checkpoint_published(self, message: CheckpointPublished) -> None:
         self._children.record(timeline.checkpoint_ended(message, now_ms()))
@@ -363,29 +333,7 @@ class AgentRun(ToolRelay):
         elif isinstance(phase, ModelCall):
             self._on_call_step(phase, phase.release())
 
-    def on_checkpoint_failed(self, message: CheckpointFailed) -> None:
-        self._children.record(timeline.checkpoint_ended(message, now_ms()))
-        self._finish(message.error)
-
-    def on_blob_sync_failed(self, message: BlobSyncFailed) -> None:
-        self._finish(message.error)
-
-    def on_kv_message(self, message: agent.KvClientMessage) -> None:
-        self._children.kv_message(message)
-
-    def tell_recorded(self) -> None:  # the SessionActor is done with a message
-        self._children.tell_recorded()
-
     # ---- the end ----
-
-    def cancel(self, error: ConnectError) -> None:
-        """Cancel from outside (client cancel, superseding run, shutdown)."""
-        self._finish(error)
-
-    def _guarded(self, step: Callable[[], object]) -> None:
-        """Run a step that reads or writes the store or decodes the client's state; its
-        failure ends the run with the matching error."""
-        run_guarded(step, self._finish)
 
     def _finish(self, error: ConnectError | None) -> None:
         """End the run (None: completed); only the first end counts."""

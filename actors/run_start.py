@@ -79,6 +79,14 @@ def stored_pre_fetched(deps: AgentDeps, request: agent.AgentRunRequest) -> dict[
     return have
 
 
+def plan_mode(deps: AgentDeps, plan: TurnPlan) -> ModeAssets:
+    """The assets of the plan's mode; a mode this server has none for is the client's error."""
+    try:
+        return deps.prompts.mode(plan.mode_name)
+    except UnknownModeError as exc:
+        raise protocol_error(str(exc)) from exc
+
+
 def took_over(
     deps: AgentDeps,
     self_ref: pykka.ActorRef[Any],
@@ -172,10 +180,7 @@ class RunStart:
         plan = plan_turn(self._request_id, self._request)
         if plan.kind in (TurnKind.SHELL_COMMAND, TurnKind.SUMMARIZE):
             raise ConnectError(Code.INTERNAL, f"a {plan.kind.name} run is not an agent turn")
-        try:
-            mode = self._deps.prompts.mode(plan.mode_name)
-        except UnknownModeError as exc:
-            raise protocol_error(str(exc)) from exc
+        mode = plan_mode(self._deps, plan)
         database = self._deps.store.database
         mode = offered_tools(mode, server_capabilities(database))
         if plan.subagent_type is not None:

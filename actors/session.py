@@ -18,6 +18,7 @@ from actors.agent_run import AgentRun
 from actors.call_actions import CALL_ACTIONS, read_call_action
 from actors.model_selection import ModelResolver, ModelSelectionError
 from actors.run_children import AgentDeps
+from actors.run_core import RunSetup
 from actors.run_output import RunOutput
 from actors.session_protocol import (
     AppendGapDeadlinePassed,
@@ -246,13 +247,15 @@ class SessionActor(pykka.ThreadingActor):
             # The parent's cancel_subagent_action names this run by its conversation id.
             self._link = (self._parent.request_id, request.conversation_id or self.request_id)
             self._deps.subagents.link(*self._link, self._parent.tool_call_id)
-        args = (self.request_id, request, route, self._deps, self._output, self.actor_ref)
+        setup = RunSetup(
+            self.request_id, request, route, self._deps, self._output, self.actor_ref, self._end
+        )
         if runs_shell_command(request):
-            self._run = ShellCommandRun(*args, self._end)
+            self._run = ShellCommandRun(setup)
         elif runs_summarize(request):
-            self._run = SummarizeRun(*args, self._end)
+            self._run = SummarizeRun(setup)
         else:
-            self._run = AgentRun(*args, self._end, self._parent)
+            self._run = AgentRun(setup, self._parent)
         self._run.start()
 
     def _on_conversation_action(self, action: agent.ConversationAction) -> None:

@@ -3,7 +3,8 @@ in place of an ``AgentRun``: the decisions are ``actors.turn.summarize``'s and t
 is the compaction phase (``actors.turn.compaction.Compaction``); this driver does their IO.
 
 It finds the base as a turn does (the checkpoint index, else the state's roots fetched and
-imported; no state: the conversation's head) and claims the conversation there. Then one
+imported; no state: the conversation's head) and claims the conversation there
+(``actors.base_claim``). Then one
 summary call: the editor sees ``summary_started``, ``summary`` and ``summary_completed``; the
 summary is appended as a new message, and one settled checkpoint (``summary``,
 ``summary_archives``, ``self_summary_count``), led by ``turn_ended``, ends the run with
@@ -16,137 +17,48 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from typing import Any
 
-import msgspec
-import pykka
-
-from actors.blob_sync import BlobFetched, BlobSyncFailed
-from actors.checkpoint import CheckpointFailed, CheckpointPublished, PublishSettled
-from actors.conversation.events import Usage
+from actors.base_claim import ClaimingRun
+from actors.checkpoint import CheckpointPublished, PublishSettled
 from actors.conversation.model import CanonicalMessage
-from actors.conversation.request import ModelRoute
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
-from actors.run_base import RunBase
-from actors.run_children import AgentDeps, RunChildren
-from actors.run_end import RunEnd, run_guarded
-from actors.run_output import RunOutput
-from actors.run_start import stored_pre_fetched, took_over
-from actors.tool_relay import ToolRelay
+from actors.run_core import RunSetup
+from actors.run_start import plan_mode
 from actors.tool_runtime import ToolCompleted
 from actors.turn import timeline
 from actors.turn.compaction import Compaction, Compactor, fixed_tokens
 from actors.turn.model_call import CallCancelled, CallFailed, CallSummarized, add_usage, turn_ended
-from actors.turn.plan import (
-    BaseFetch,
-    CheckpointJobs,
-    TurnKind,
-    TurnPlan,
-    checkpoint_setup,
-    plan_turn,
-    stored,
-    wanted_blobs,
-)
+from actors.turn.plan import TurnKind, TurnPlan, checkpoint_setup, stored
 from actors.turn.summarize import nothing_frames, nothing_to_summarize, summary_call
-from prompt.assets import UnknownModeError
 from store.clock import now_ms
-from store.conversations import ConversationStore
-from wire.errors import Code, ConnectError, protocol_error
+from wire.errors import Code, ConnectError
 from wire.interaction_updates import summary_completed_frame
 from wire.log import log_event
-from wire.proto import agent_v1_pb2 as agent
 
 logger = logging.getLogger("cursor_server.run")
 
 
-class _Fetching(msgspec.Struct, frozen=True):
-    """What the start knows while the base's blobs are fetched."""
+class SummarizeRun(ClaimingRun):
+    """The run of one ``summarize_action``; its ``RunSetup.end`` is called exactly once."""
 
-    plan: TurnPlan
-    base: RunBase
-    indexed: int | None  # the checkpoint index's revision for the client's roots
-    fetch: BaseFetch
-
-
-class SummarizeRun(ToolRelay):
-    """The run of one ``summarize_action``. ``end`` is called exactly once."""
-
-    def __init__(
-        self,
-        request_id: str,
-        request: agent.AgentRunRequest,
-        route: ModelRoute,
-        deps: AgentDeps,
-        output: RunOutput,
-        self_ref: pykka.ActorRef[Any],
-        end: Callable[[ConnectError | None], None],
-    ) -> None:
-        self.request_id = request_id
-        self._request = request
-        self._route = route
-        self._deps = deps
-        self._output = output
-        self._self = self_ref
-        self._store = ConversationStore(deps.store.database)
-        self.conversation_id = request.conversation_id or request_id
-        self._children = RunChildren(request_id, output, deps, self_ref, self.conversation_id)
-        self._jobs = CheckpointJobs()
-        self._ending = RunEnd(
-            request_id, self.conversation_id, self._store, self._children, deps.owners, end
-        )
-        self._claimed = False
-        self._fetching: _Fetching | None = None
+    def __init__(self, setup: RunSetup) -> None:
+        super().__init__(setup)
         self._phase: Compaction | None = None  # the summary call while it runs
         self._head = 0
         self._messages: tuple[CanonicalMessage, ...] = ()
-        self._usage: Usage | None = None
 
     # ---- the start ----
 
-    def start(self) -> None:
-        run_guarded(self._start, self._finish)
-
-    def _start(self) -> None:
-        self._children.record(timeline.run_started(self._request, self._route.public_id, now_ms()))
-        plan = plan_turn(self.request_id, self._request)
+    def _planned(self, plan: TurnPlan) -> None:
         if plan.kind is not TurnKind.SUMMARIZE:
             raise ConnectError(Code.INTERNAL, "not a summarize action")
-        have = stored_pre_fetched(self._deps, self._request)
-        self._children.start_blob_sync()
-        base = RunBase(self._store, self._deps.histories, self.request_id, plan)
-        indexed = base.indexed_base()
-        fetch = BaseFetch(wanted_blobs(plan, roots_indexed=indexed is not None), have)
-        self._children.fetch(fetch.requests())
-        self._fetching = _Fetching(plan, base, indexed, fetch)
-        if fetch.done:
-            self._open()
-
-    def on_blob_fetched(self, message: BlobFetched) -> None:
-        if self._fetching is not None and not self._ending.started:
-            run_guarded(lambda: self._on_blob(message), self._finish)
-
-    def _on_blob(self, message: BlobFetched) -> None:
-        assert self._fetching is not None
-        if self._fetching.fetch.receive(message):
-            self._open()  # every blob of the base is in
 
     def _open(self) -> None:
         """Claim the conversation on the base, then summarise it (or end: nothing to)."""
-        assert self._fetching is not None
-        known, self._fetching = self._fetching, None
-        plan = known.plan
-        try:
-            mode = self._deps.prompts.mode(plan.mode_name)
-        except UnknownModeError as exc:
-            raise protocol_error(str(exc)) from exc
-        revision = known.base.base_revision(known.indexed, known.fetch.fetched)
-        if revision is None:
-            revision = self._store.ensure_conversation(plan.conversation_id)
-        claimed = self._store.claim_run(self.request_id, plan.conversation_id, revision)
-        self._claimed = True
-        took_over(self._deps, self._self, plan, claimed, self._route.public_id, revision)
-        self._head, self._messages = revision, known.base.history(revision)
+        mode = plan_mode(self._deps, self._base.plan)
+        claimed = self._base.claim()
+        plan = claimed.plan
+        self._head, self._messages = claimed.head, claimed.messages
         reason = nothing_to_summarize(self._messages)
         if reason is not None:
             return self._nothing(reason)
@@ -189,7 +101,7 @@ class SummarizeRun(ToolRelay):
                 self._children.call_ended()
                 self._phase = None
                 self._usage = add_usage(self._usage, phase.usage)
-                run_guarded(lambda: self._summarized(summary), self._finish)
+                self._guarded(lambda: self._summarized(summary))
             case CallFailed(error=error):
                 self._children.call_ended()
                 self._phase = None
@@ -216,7 +128,7 @@ class SummarizeRun(ToolRelay):
         )
         self._children.checkpoint(job)
 
-    # ---- the checkpoint and the other actors ----
+    # ---- the checkpoint ----
 
     def on_tool_completed(self, message: ToolCompleted) -> None:
         raise TypeError(f"a summarize run runs no tool, yet got {type(message).__name__}")
@@ -225,19 +137,6 @@ class SummarizeRun(ToolRelay):
         self._children.record(timeline.checkpoint_ended(message, now_ms()))
         if message.job_id == self._jobs.barrier and not self._ending.started:
             self._finish(None)  # the only checkpoint: the summary is out
-
-    def on_checkpoint_failed(self, message: CheckpointFailed) -> None:
-        self._children.record(timeline.checkpoint_ended(message, now_ms()))
-        self._finish(message.error)
-
-    def on_blob_sync_failed(self, message: BlobSyncFailed) -> None:
-        self._finish(message.error)
-
-    def on_kv_message(self, message: agent.KvClientMessage) -> None:
-        self._children.kv_message(message)
-
-    def tell_recorded(self) -> None:  # the SessionActor is done with a message
-        self._children.tell_recorded()
 
     # ---- the end ----
 
@@ -248,6 +147,3 @@ class SummarizeRun(ToolRelay):
             self._phase = None
             self._output.send(summary_completed_frame(failed=True))
         self._finish(error)
-
-    def _finish(self, error: ConnectError | None) -> None:
-        self._ending.finish(error, claimed=self._claimed, usage=self._usage)

@@ -42,6 +42,8 @@ TURN_MODULES = (
     "actors/shell_command_run.py",
     "actors/summarize_run.py",
     "actors/tool_relay.py",
+    "actors/run_core.py",
+    "actors/base_claim.py",
     "actors/run_end.py",
     "actors/run_start.py",
     "actors/run_base.py",
