@@ -6,9 +6,6 @@ dropped, bytes flipped). A client's state we cannot read is a ``CheckpointJsonEr
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -40,7 +37,7 @@ from actors.conversation.model import (
     TextPart,
     ToolResultContent,
 )
-from tests.support.fuzz import DEEP_MARK, deepen, fuzz_settings, mutated
+from tests.support.fuzz import DEEP_MARK, fuzz_settings, mutated, mutated_json
 
 REPLAY = ReplayState(
     "anthropic", {"blocks": [{"type": "thinking", "thinking": "h", "signature": "s"}]}
@@ -95,49 +92,8 @@ JSON_VALUES = st.recursive(
 )
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    items = (
-        value.items()
-        if isinstance(value, dict)
-        else enumerate(value)
-        if isinstance(value, list)
-        else ()
-    )
-    found: list[tuple[Any, ...]] = []
-    for key, child in items:
-        found.append((*prefix, key))
-        found.extend(_paths(child, (*prefix, key)))
-    return found
-
-
-@st.composite
-def mutated_json(draw: st.DrawFn, seed: bytes | str) -> bytes:
-    document = json.loads(seed)
-    for _ in range(draw(st.integers(1, 3))):
-        paths = _paths(document)
-        if not paths:
-            break
-        path = draw(st.sampled_from(paths))
-        parent = document
-        for key in path[:-1]:
-            parent = parent[key]
-        if isinstance(parent, dict) and draw(st.integers(0, 3)) == 0:
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = draw(JSON_VALUES)
-    text = deepen(json.dumps(document)).encode()
-    return draw(mutated(text, max_ops=2)) if draw(st.integers(0, 4)) == 0 else text
-
-
-def test_the_seeds_decode() -> None:
-    for root in ROOTS:
-        decode_root(root, "internal:0")
-    assert decode_pending(PENDING).calls
-    assert replay_state_from_signature(SIGNATURE) == REPLAY
-
-
 @fuzz_settings()
-@given(st.sampled_from(ROOTS).flatmap(mutated_json))
+@given(st.sampled_from(ROOTS).flatmap(lambda seed: mutated_json(seed, JSON_VALUES)))
 def test_root_blobs_fail_only_with_checkpoint_json_errors(data: bytes) -> None:
     try:
         message = decode_root(data, "internal:0")
@@ -147,7 +103,7 @@ def test_root_blobs_fail_only_with_checkpoint_json_errors(data: bytes) -> None:
 
 
 @fuzz_settings()
-@given(mutated_json(PENDING))
+@given(mutated_json(PENDING, JSON_VALUES))
 def test_pending_entries_fail_only_with_checkpoint_json_errors(data: bytes) -> None:
     try:
         text = data.decode("utf-8")

@@ -27,7 +27,7 @@ from console.api import (
 )
 from store import catalog as cat
 from store import connect_store
-from tests.support.fuzz import DEEP_MARK, deepen, fuzz_settings, mutated
+from tests.support.fuzz import DEEP_MARK, fuzz_settings, mutated_json
 
 _DIR = Path(tempfile.mkdtemp(prefix="fuzz-console-"))
 atexit.register(shutil.rmtree, _DIR, True)
@@ -125,40 +125,6 @@ ROUTES: dict[str, tuple[dict[str, Any], Route]] = {
 }
 
 
-def _leaf_paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    items = (
-        value.items()
-        if isinstance(value, dict)
-        else enumerate(value)
-        if isinstance(value, list)
-        else ()
-    )
-    found: list[tuple[Any, ...]] = []
-    for key, child in items:
-        found.append((*prefix, key))
-        found.extend(_leaf_paths(child, (*prefix, key)))
-    return found
-
-
-@st.composite
-def mutated_body(draw: st.DrawFn, body: dict[str, Any]) -> bytes:
-    document = json.loads(json.dumps(body))
-    for _ in range(draw(st.integers(1, 3))):
-        paths = _leaf_paths(document)
-        if not paths:
-            break
-        path = draw(st.sampled_from(paths))
-        parent = document
-        for key in path[:-1]:
-            parent = parent[key]
-        if isinstance(parent, dict) and draw(st.integers(0, 3)) == 0:
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = draw(JSON_VALUES)
-    text = deepen(json.dumps(document)).encode()
-    return draw(mutated(text, max_ops=2)) if draw(st.integers(0, 4)) == 0 else text
-
-
 def _apply(route: Route, body: bytes) -> None:
     type_, save = route
     try:
@@ -175,7 +141,7 @@ def _apply(route: Route, body: bytes) -> None:
 @fuzz_settings()
 @given(
     st.sampled_from(sorted(ROUTES)).flatmap(
-        lambda n: st.tuples(st.just(n), mutated_body(ROUTES[n][0]))
+        lambda n: st.tuples(st.just(n), mutated_json(json.dumps(ROUTES[n][0]), JSON_VALUES))
     )
 )
 def test_console_bodies_are_refused_only_with_api_errors(case: tuple[str, bytes]) -> None:

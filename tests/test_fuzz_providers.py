@@ -32,7 +32,7 @@ from tests.support.fake_provider import (
     responses_events,
     responses_usage,
 )
-from tests.support.fuzz import DEEP_MARK, chunked, deepen, fuzz_settings, mutated
+from tests.support.fuzz import DEEP_MARK, chunked, deepen, fuzz_settings, json_paths, mutated
 
 TOOLS = (
     FakeToolCall("call_a", "Read", ('{"path"', ': "a.py"}')),
@@ -91,22 +91,6 @@ JSON_VALUES = st.recursive(
 )
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every path to a value inside a decoded JSON document (the root excluded)."""
-    found: list[tuple[Any, ...]] = []
-    items = (
-        value.items()
-        if isinstance(value, dict)
-        else enumerate(value)
-        if isinstance(value, list)
-        else ()
-    )
-    for key, child in items:
-        found.append((*prefix, key))
-        found.extend(_paths(child, (*prefix, key)))
-    return found
-
-
 EDGE_NUMBERS = st.sampled_from([-1, 2**31, 2**53 + 1, 2**63, 2**64, 10**30, 1.5, True])
 
 
@@ -123,7 +107,7 @@ def value_mutation(draw: st.DrawFn, event: SseEvent) -> SseEvent:
         document = json.loads(event.data)
     except ValueError:
         return event
-    paths = _paths(document)
+    paths = json_paths(document)
     if not paths:
         return event
     numbers = [p for p in paths if type(_at(document, p)) is int]

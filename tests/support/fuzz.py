@@ -1,4 +1,5 @@
-"""Shared pieces of the decoder fuzz tests: settings and byte-level mutations of valid inputs.
+"""Shared pieces of the decoder fuzz tests: settings, byte-level mutations of valid inputs and
+value-level mutations of JSON documents.
 
 Random bytes rarely get past a decoder's first check; mutating a valid input (a recorded
 stream, a serialized message) reaches the checks behind it. ``FUZZ_EXAMPLES`` raises the
@@ -7,8 +8,10 @@ number of examples per test for a longer run by hand (e.g. ``FUZZ_EXAMPLES=20000
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
+from typing import Any
 
 from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -157,3 +160,44 @@ DEEP_JSON = "[" * 5000 + "]" * 5000
 def deepen(text: str) -> str:
     """The JSON text with every ``DEEP_MARK`` string replaced by a 5000-deep array."""
     return text.replace(f'"{DEEP_MARK}"', DEEP_JSON)
+
+
+# ---- JSON documents with values replaced or keys dropped ----
+
+
+def json_paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path to a value inside a decoded JSON document (the root excluded)."""
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    found: list[tuple[Any, ...]] = []
+    for key, child in items:
+        found.append((*prefix, key))
+        found.extend(json_paths(child, (*prefix, key)))
+    return found
+
+
+@st.composite
+def mutated_json(draw: st.DrawFn, seed: bytes | str, values: st.SearchStrategy[Any]) -> bytes:
+    """The JSON ``seed`` with one to three edits (a value replaced by one of ``values``, or a
+    key dropped), ``DEEP_MARK`` deepened, and now and then its bytes mutated too: what a
+    decoder of that document meets past its first checks."""
+    document = json.loads(seed)
+    for _ in range(draw(st.integers(1, 3))):
+        paths = json_paths(document)
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        parent = document
+        for key in path[:-1]:
+            parent = parent[key]
+        if isinstance(parent, dict) and draw(st.integers(0, 3)) == 0:
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = draw(values)
+    text = deepen(json.dumps(document)).encode()
+    return draw(mutated(text, max_ops=2)) if draw(st.integers(0, 4)) == 0 else text
