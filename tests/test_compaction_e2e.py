@@ -11,23 +11,23 @@ from typing import Any
 
 import pytest
 
-from actors.conversation.model import SUMMARY_END, SUMMARY_LEAD
 from prompt.compaction import compaction_assets
 from store import Store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.conversations import ConversationStore
-from tests.support.fake_cursor import CursorSession, FakeCursor, TurnLog, user_turn_message
+from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_message
 from tests.support.fake_provider import (
     FakeProvider,
-    FakeToolCall,
     Script,
     chat_events,
     chat_usage,
 )
 from tests.support.formats import FAKE_FORMAT_KEY, FORMAT_IDS, FORMATS, ProviderFormat
-from wire.proto import agent_v1_pb2 as agent
+from tests.support.summaries import read, stored_summary, summary_fields, workspace
 
+FILES = {"a.txt": "alpha\n", "b.txt": "beta\n"}
 SUMMARY = "The user asked to read a.txt; it holds alpha."
+STORED_SUMMARY = stored_summary(SUMMARY)
 
 
 def add_model(store: Store, fake: FakeProvider, fmt: ProviderFormat, window: int | None) -> str:
@@ -44,11 +44,6 @@ def add_model(store: Store, fake: FakeProvider, fmt: ProviderFormat, window: int
         max_output_tokens=1000,
     )
     return save_models(store.database, provider.id, [model])[0].public_id
-
-
-def read(call_id: str, path: str) -> FakeToolCall:
-    arguments = json.dumps({"path": path})
-    return FakeToolCall(call_id, "Read", [arguments[:8], arguments[8:]])
 
 
 def text_of(content: Any) -> str:
@@ -71,29 +66,6 @@ def chat_shape(body: dict[str, Any]) -> list[tuple[str, str]]:
     return shape
 
 
-def stored_summary() -> str:
-    return f"{SUMMARY_LEAD}{SUMMARY}{SUMMARY_END}"
-
-
-def summary_fields(log: TurnLog) -> tuple[str, list[agent.ConversationSummaryArchive], int]:
-    """The final checkpoint's summary, its archives and its count, read from the blobs."""
-    state = log.checkpoints()[-1]
-    summary = agent.ConversationSummary.FromString(log.blobs[state.summary]).summary
-    archives = [
-        agent.ConversationSummaryArchive.FromString(log.blobs[blob_id])
-        for blob_id in state.summary_archives
-    ]
-    return summary, archives, state.self_summary_count
-
-
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.txt").write_text("alpha\n")
-    (root / "b.txt").write_text("beta\n")
-    return root
-
-
 async def test_past_the_threshold_the_turn_compacts_then_goes_on(
     fake: FakeProvider, server_store: Store, cursor: FakeCursor, tmp_path: Path
 ) -> None:
@@ -107,7 +79,7 @@ async def test_past_the_threshold_the_turn_compacts_then_goes_on(
     fake.enqueue(Script.sse(chat_events(tools=[read("c2", "/b.txt")], usage=chat_usage(900, 20))))
     fake.enqueue(Script.sse(chat_events(text=["Both read."], usage=chat_usage(1000, 5))))
     fake.enqueue(Script.sse(chat_events(text=["Yes."], usage=chat_usage(1100, 5))))
-    session = CursorSession(cursor, "turn-big", workspace=workspace(tmp_path))
+    session = CursorSession(cursor, "turn-big", workspace=workspace(tmp_path, FILES))
     log = await session.run(user_turn_message("read a.txt and b.txt", model))
     assert log.end == {}
     assert len(fake.requests) == 4
@@ -127,10 +99,10 @@ async def test_past_the_threshold_the_turn_compacts_then_goes_on(
     again = fake.requests[2].json
     assert again["messages"][0] == fake.requests[0].json["messages"][0]
     assert again["tools"] == fake.requests[0].json["tools"]
-    assert chat_shape(again) == [("user", stored_summary()), ("assistant", "c1"), ("tool", "c1")]
+    assert chat_shape(again) == [("user", STORED_SUMMARY), ("assistant", "c1"), ("tool", "c1")]
     # The tool round after it, then the answer on the same view.
     assert chat_shape(fake.requests[3].json) == [
-        ("user", stored_summary()),
+        ("user", STORED_SUMMARY),
         ("assistant", "c1"),
         ("tool", "c1"),
         ("assistant", "c2"),
@@ -168,7 +140,7 @@ async def test_past_the_threshold_the_turn_compacts_then_goes_on(
     assert len(fake.requests) == 5
     shape = chat_shape(fake.requests[4].json)
     assert shape[:6] == [
-        ("user", stored_summary()),
+        ("user", STORED_SUMMARY),
         ("assistant", "c1"),
         ("tool", "c1"),
         ("assistant", "c2"),
@@ -217,7 +189,7 @@ async def test_a_refusal_for_length_compacts_and_asks_again(
     fake.enqueue(fmt.tool_round([read("c2", "/b.txt")]))
     fake.enqueue(fmt.answer("Both read."))
     fake.enqueue(fmt.answer("Yes."))
-    session = CursorSession(cursor, "turn-refused", workspace=workspace(tmp_path))
+    session = CursorSession(cursor, "turn-refused", workspace=workspace(tmp_path, FILES))
     log = await session.run(user_turn_message("read a.txt and b.txt", model))
     assert log.end == {}
     assert len(fake.requests) == 5
@@ -274,7 +246,7 @@ async def test_a_model_without_a_context_window_is_not_compacted_before_a_call(
         Script.sse(chat_events(tools=[read("c1", "/a.txt")], usage=chat_usage(10_000_000, 20)))
     )
     fake.enqueue(fmt.answer("Done."))
-    session = CursorSession(cursor, "turn-nowindow", workspace=workspace(tmp_path))
+    session = CursorSession(cursor, "turn-nowindow", workspace=workspace(tmp_path, FILES))
     log = await session.run(user_turn_message("read a.txt", model))
     assert log.end == {}
     assert len(fake.requests) == 2

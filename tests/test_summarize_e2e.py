@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from actors.conversation.model import SUMMARY_END, SUMMARY_LEAD
+from actors.conversation.model import SUMMARY_LEAD
 from prompt.compaction import compaction_assets
 from store import Store
 from store.conversations import ConversationStore
@@ -26,11 +26,14 @@ from tests.support.fake_cursor import (
     updates,
     user_turn_message,
 )
-from tests.support.fake_provider import FakeProvider, FakeToolCall, Script
+from tests.support.fake_provider import FakeProvider, Script
 from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
+from tests.support.summaries import read, stored_summary, summary_fields, workspace
 from wire.proto import agent_v1_pb2 as agent
 
+FILES = {"a.txt": "alpha\n"}
 SUMMARY = "The user had a.txt read; it holds alpha."
+STORED_SUMMARY = stored_summary(SUMMARY)
 CANCELED = {"error": {"code": "canceled", "message": "run was cancelled"}}
 
 
@@ -48,11 +51,6 @@ def summarize_message(
         requested_model=agent.RequestedModel(model_id=model_id),
     )
     return agent.AgentClientMessage(run_request=request)
-
-
-def read(call_id: str, path: str) -> FakeToolCall:
-    arguments = json.dumps({"path": path})
-    return FakeToolCall(call_id, "Read", [arguments[:8], arguments[8:]])
 
 
 def _text(content: Any) -> str:
@@ -131,27 +129,6 @@ def transcript(fmt: ProviderFormat, body: dict[str, Any]) -> tuple[str, list[tup
             return _anthropic(body)
 
 
-def stored_summary() -> str:
-    return f"{SUMMARY_LEAD}{SUMMARY}{SUMMARY_END}"
-
-
-def summary_fields(log: TurnLog) -> tuple[str, list[agent.ConversationSummaryArchive], int]:
-    state = log.checkpoints()[-1]
-    summary = agent.ConversationSummary.FromString(log.blobs[state.summary]).summary
-    archives = [
-        agent.ConversationSummaryArchive.FromString(log.blobs[blob_id])
-        for blob_id in state.summary_archives
-    ]
-    return summary, archives, state.self_summary_count
-
-
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.txt").write_text("alpha\n")
-    return root
-
-
 def stored_origins(store: Store, conversation_id: str = "conv-1") -> list[str]:
     conversations = ConversationStore(store.database)
     head = conversations.head(conversation_id)
@@ -179,7 +156,7 @@ async def test_summarize_condenses_the_conversation_and_the_next_turn_starts_fro
     tmp_path: Path,
 ) -> None:
     model = fmt.add_model(server_store, fake)
-    first = await first_turn(fmt, fake, model, cursor, workspace(tmp_path))
+    first = await first_turn(fmt, fake, model, cursor, workspace(tmp_path, FILES))
     fake.enqueue(fmt.answer(SUMMARY))
     log = await CursorSession(cursor, "summarize-1", blobs=first.blobs).run(
         summarize_message(model, conversation_state=first.checkpoints()[-1])
@@ -248,7 +225,7 @@ async def test_summarize_condenses_the_conversation_and_the_next_turn_starts_fro
     system, entries = transcript(fmt, again)
     assert system == transcript(fmt, fake.requests[0].json)[0]
     assert fmt.tool_names(again) == fmt.tool_names(fake.requests[0].json)
-    assert entries[:2] == [("user", stored_summary()), ("assistant", "It holds alpha.")]
+    assert entries[:2] == [("user", STORED_SUMMARY), ("assistant", "It holds alpha.")]
     assert entries[2][0] == "user" and "and now?" in entries[2][1] and len(entries) == 3
     assert "what is in a.txt?" not in json.dumps(again)
     assert "summary_started" not in later.kinds()
@@ -265,7 +242,7 @@ async def test_a_provider_failure_during_the_summary_leaves_the_conversation_as_
     tmp_path: Path,
 ) -> None:
     model = fmt.add_model(server_store, fake)
-    first = await first_turn(fmt, fake, model, cursor, workspace(tmp_path))
+    first = await first_turn(fmt, fake, model, cursor, workspace(tmp_path, FILES))
     before = stored_origins(server_store)
     fake.enqueue(Script.error(400, {"error": {"message": "no summaries today"}}))
     log = await CursorSession(cursor, "summarize-fails", blobs=first.blobs).run(
@@ -299,7 +276,7 @@ async def test_a_cancel_during_the_summary_stores_nothing(
 ) -> None:
     fmt = FORMATS[0]
     model = fmt.add_model(server_store, fake)
-    first = await first_turn(fmt, fake, model, cursor, workspace(tmp_path))
+    first = await first_turn(fmt, fake, model, cursor, workspace(tmp_path, FILES))
     before = stored_origins(server_store)
     fake.enqueue(Script.hang_before_headers())
     session = CursorSession(cursor, "summarize-cancel", blobs=first.blobs)
@@ -337,7 +314,7 @@ async def test_nothing_to_summarize_ends_cleanly_without_a_provider_call(
     assert stored_origins(server_store, "conv-empty") == []
 
     # Summarised already, nothing added since: the same clean end, nothing stored.
-    first = await first_turn(fmt, fake, model, cursor, workspace(tmp_path))
+    first = await first_turn(fmt, fake, model, cursor, workspace(tmp_path, FILES))
     fake.enqueue(fmt.answer(SUMMARY))
     summarized = await CursorSession(cursor, "summarize-1", blobs=first.blobs).run(
         summarize_message(model, conversation_state=first.checkpoints()[-1])
