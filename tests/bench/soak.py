@@ -6,7 +6,9 @@ provider of ``load_provider``, the aiohttp client of ``fast_cursor``), all on lo
 server as ``python run.py`` on a fixed port, the provider (``soak_provider``) in a process of
 its own, and ``--conversations`` conversations in this process, each a run of turns one after
 the other (half text, half one round of two Reads, by seed), each turn sending the client's
-last checkpoint as the editor does. Faults, seeded (``--seed``; ``soak_faults``):
+last checkpoint as the editor does; after ``--conversation-turns`` turns (40) the user starts a
+new conversation, so the work per turn stays steady and memory can flatten. Faults, seeded
+(``--seed``; ``soak_faults``):
 
 - ``--provider-faults`` of provider requests are answered 500 or 429 (the server retries them)
   or cut after their first events (the turn ends ``unavailable``);
@@ -136,9 +138,10 @@ class Soak:
             return self.done_turns / (self.args.turns * self.args.conversations)
         return (time.perf_counter() - self.started) / (self.args.minutes * 60)
 
-    def more_turns(self, conversation: Conversation) -> bool:
+    def more_turns(self, done: int) -> bool:
+        """Whether a conversation slot that has run ``done`` turns runs another."""
         if self.args.turns is not None:
-            return len(conversation.turns) < self.args.turns
+            return done < self.args.turns
         return self.progress() < 1.0
 
     # ---- the server ----
@@ -185,8 +188,17 @@ class Soak:
     # ---- the clients ----
 
     async def conversation(self, conversation: Conversation) -> None:
-        while self.more_turns(conversation):
-            await self.turn(conversation, len(conversation.turns))
+        """One user's turns; past ``--conversation-turns`` they start a new conversation."""
+        done = 0
+        while self.more_turns(done):
+            if len(conversation.turns) >= self.args.conversation_turns:
+                generation = len([c for c in self.conversations if c.index == conversation.index])
+                conversation = Conversation(
+                    conversation.index, f"{self.prefix}-conv{conversation.index}-{generation}"
+                )
+                self.conversations.append(conversation)
+            await self.turn(conversation, done)
+            done += 1
 
     async def turn(self, conversation: Conversation, number: int) -> None:
         seed = self.args.seed
@@ -245,7 +257,7 @@ class Soak:
 
     async def run(self) -> None:
         await self.start_server()
-        clients = asyncio.gather(*(self.conversation(c) for c in self.conversations))
+        clients = asyncio.gather(*(self.conversation(c) for c in list(self.conversations)))
         monitor = asyncio.create_task(self.monitor(clients))
         try:
             await clients
@@ -308,7 +320,8 @@ def report(soak: Soak, provider_report: dict[str, list[tuple[float, str]]]) -> l
     failures: list[str] = []
     wall = time.perf_counter() - soak.started
     print(
-        f"soak: {soak.args.conversations} conversations, {len(turns)} turns in {wall:.0f} s, "
+        f"soak: {soak.args.conversations} users, {len(soak.conversations)} conversations of at "
+        f"most {soak.args.conversation_turns} turns, {len(turns)} turns in {wall:.0f} s, "
         f"seed {soak.args.seed}, {os.cpu_count()} CPUs, SQLite",
         flush=True,
     )
@@ -354,6 +367,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--conversations", type=int, default=50)
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--turns", type=int, help="turns per conversation instead of --minutes")
+    parser.add_argument(
+        "--conversation-turns",
+        type=int,
+        default=40,
+        help="turns after which a user starts a new conversation (a steady workload: an "
+        "endless conversation makes every turn's request, checkpoint and history bigger)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--provider-faults", type=float, default=0.05, help="share of requests")
     parser.add_argument("--drops", type=float, default=0.02, help="share of turns")

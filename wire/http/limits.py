@@ -16,6 +16,9 @@ class EdgeLimits(msgspec.Struct, frozen=True):
     run_request_timeout_s: float = 120.0
     # A finished request keeps its frames this long for reconnecting RunSSE streams.
     finished_retention_s: float = 60.0
+    # ... and all finished requests together keep at most this many bytes of frames: beyond
+    # it the oldest finished one is removed early (the newest is always kept its full time).
+    finished_retention_bytes: int = 64 * MIB
     # A removed request id answers 404 (never a fresh session) for this long ...
     tombstone_ttl_s: float = 6 * 3600.0
     # ... and at most this many removed ids are remembered.

@@ -23,6 +23,7 @@ class OutboundStream:
 
     def __init__(self, heartbeat_interval_s: float) -> None:
         self._history: list[bytes] = []
+        self._history_bytes = 0
         self._subscribers: set[asyncio.Queue[bytes | None]] = set()
         self._closed = False
         self._heartbeat_interval_s = heartbeat_interval_s
@@ -34,6 +35,11 @@ class OutboundStream:
         return self._closed
 
     @property
+    def history_bytes(self) -> int:
+        """The bytes of every frame kept for replay (what a finished run holds in memory)."""
+        return self._history_bytes
+
+    @property
     def subscriber_count(self) -> int:
         return len(self._subscribers)
 
@@ -42,6 +48,7 @@ class OutboundStream:
         if self._closed:
             return
         self._history.append(frame)
+        self._history_bytes += len(frame)
         self._deliver(frame)
 
     def close(self, end_frame: bytes | None) -> bool:
@@ -53,6 +60,7 @@ class OutboundStream:
             return False
         if end_frame is not None:
             self._history.append(end_frame)
+            self._history_bytes += len(end_frame)
             self._deliver(end_frame)
         self._closed = True
         for queue in self._subscribers:

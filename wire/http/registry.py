@@ -111,6 +111,9 @@ class RunRegistry:
         self._upstream = upstream
         self._channels: dict[str, RunChannel] = {}
         self._tombstones: OrderedDict[str, float] = OrderedDict()
+        # Finished runs inside their retention period, oldest first, and their frames' bytes.
+        self._finished: OrderedDict[str, RunChannel] = OrderedDict()
+        self._finished_bytes = 0
         self._shutting_down = False
 
     @property
@@ -285,6 +288,8 @@ class RunRegistry:
                 cancelled += 1
             self._tell_quietly(channel, CancelRun("server shutdown"))
         self._channels.clear()
+        self._finished.clear()
+        self._finished_bytes = 0
         log_event(logger, logging.INFO, "runs cancelled for shutdown", count=cancelled)
 
     def _get_or_create(self, request_id: str) -> RunChannel:
@@ -318,17 +323,36 @@ class RunRegistry:
         self._retire(channel)
 
     def _retire(self, channel: RunChannel) -> None:
-        """The run's stream is closed: keep its frames for the retention period."""
+        """The run's stream is closed: keep its frames for the retention period, within the
+        byte budget of all finished runs (the oldest go first past it)."""
         channel.cancel_timers()
-        if self._channels.get(channel.request_id) is channel:
-            loop = asyncio.get_running_loop()
-            channel.timers.append(
-                loop.call_later(self._limits.finished_retention_s, self._remove, channel)
+        if self._channels.get(channel.request_id) is not channel:
+            return
+        loop = asyncio.get_running_loop()
+        channel.timers.append(
+            loop.call_later(self._limits.finished_retention_s, self._remove, channel)
+        )
+        if channel.request_id not in self._finished:
+            self._finished[channel.request_id] = channel
+            self._finished_bytes += channel.outbound.history_bytes
+        while (
+            self._finished_bytes > self._limits.finished_retention_bytes and len(self._finished) > 1
+        ):
+            oldest = next(iter(self._finished.values()))
+            log_event(
+                logger,
+                logging.DEBUG,
+                "finished run removed early (retention bytes)",
+                request_id=oldest.request_id,
             )
+            self._remove(oldest)
 
     def _remove(self, channel: RunChannel) -> None:
         if self._channels.get(channel.request_id) is not channel:
             return
+        channel.cancel_timers()
+        if self._finished.pop(channel.request_id, None) is not None:
+            self._finished_bytes -= channel.outbound.history_bytes
         del self._channels[channel.request_id]
         expiry = asyncio.get_running_loop().time() + self._limits.tombstone_ttl_s
         self._tombstones[channel.request_id] = expiry
