@@ -113,6 +113,10 @@ class Mailbox:
         with self._lock:
             return not self._envelopes
 
+    def qsize(self) -> int:
+        """Envelopes waiting, the one being handled not counted (``queue.Queue``'s meaning)."""
+        return len(self._envelopes)
+
 
 def _refuse(envelope: Envelope[Any], name: str) -> None:
     """Answer an envelope that arrived after its actor stopped, as pykka's teardown does."""
