@@ -26,6 +26,7 @@ import msgspec
 import pykka
 
 from actors.loop.timers import Timer, Timers
+from actors.pool import PooledActor
 from actors.run_output import RunOutput
 from store import Store
 from store.blobs import InvalidBlobId, blob_id_of, check_blob_id
@@ -159,10 +160,8 @@ class _Batch:
     waiting: set[bytes] = field(default_factory=set)
 
 
-class BlobSyncActor(pykka.ThreadingActor):
+class BlobSyncActor(PooledActor):
     """KV SET/GET for one run: ids from 1, one SET per blob, paired ACKs, deadlines."""
-
-    use_daemon_thread = True
 
     def __init__(
         self,

@@ -47,6 +47,7 @@ from actors.checkpoint_state import (
 )
 from actors.conversation.model import AssistantContent, CanonicalMessage
 from actors.conversation.request import ToolSpec
+from actors.pool import PooledActor
 from actors.run_output import RunOutput
 from actors.tell import Tellable, tell_if_alive
 from store.blobs import blob_id_of
@@ -208,10 +209,8 @@ class CheckpointIndex(Protocol):
     ) -> None: ...
 
 
-class CheckpointActor(pykka.ThreadingActor):
+class CheckpointActor(PooledActor):
     """Builds and publishes checkpoints, one job at a time, in submission order."""
-
-    use_daemon_thread = True
 
     def __init__(
         self,

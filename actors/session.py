@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import logging
 
-import pykka
-
 from actors.agent_run import AgentRun
 from actors.call_actions import CALL_ACTIONS, read_call_action
 from actors.model_selection import ModelResolver, ModelSelectionError
+from actors.pool import PooledActor
 from actors.run_children import AgentDeps
 from actors.run_core import RunSetup
 from actors.run_output import RunOutput
@@ -61,10 +60,8 @@ MISSING_PARENT = (
 )
 
 
-class SessionActor(pykka.ThreadingActor):
+class SessionActor(PooledActor):
     """Owns one request's run: accepts its RunRequest once and ends its stream once."""
-
-    use_daemon_thread = True
 
     def __init__(
         self,

@@ -54,6 +54,7 @@ from actors.call_actions import (
 )
 from actors.conversation.model import CanonicalToolCall
 from actors.loop.timers import Timer, Timers
+from actors.pool import PooledActor
 from actors.run_output import RunOutput
 from actors.server_work import ServerWorkers, WorkHandle
 from store.clock import now_ms
@@ -274,10 +275,8 @@ class _Work:
     handle: WorkHandle
 
 
-class ToolRuntimeActor(pykka.ThreadingActor):
+class ToolRuntimeActor(PooledActor):
     """Dispatches a run's tool calls and matches the editor's answers to them."""
-
-    use_daemon_thread = True
 
     def __init__(
         self,

@@ -24,10 +24,20 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "prompt": ("actors.conversation", "wire"),  # wire: the tool registry a mode's tools are in
     # the one actor/loop crossing, below every actor
     "actors.loop": ("wire", "wire.proto"),
-    "actors.providers": ("actors.conversation", "actors.loop", "store", "wire", "wire.proto"),
+    # the worker pool actors run on, below every actor
+    "actors.pool": (),
+    "actors.providers": (
+        "actors.conversation",
+        "actors.loop",
+        "actors.pool",
+        "store",
+        "wire",
+        "wire.proto",
+    ),
     "actors": (
         "actors.conversation",
         "actors.loop",
+        "actors.pool",
         "actors.providers",
         "store",
         "prompt",

@@ -33,6 +33,7 @@ from actors.conversation.events import CallStarted, ProviderEvent, TextDelta, Th
 from actors.conversation.request import LlmRequest, ModelRoute
 from actors.loop.bridge import LoopTasks
 from actors.loop.timers import Timer
+from actors.pool import PooledActor
 from actors.providers.adapter import StreamDecoder, adapter_for
 from actors.providers.errors import FailureKind, ProviderFailure
 from actors.providers.grammar import CallResult, StreamGrammar
@@ -122,10 +123,8 @@ class ProviderDeps(msgspec.Struct, frozen=True):
     retry: RetryPolicy = RetryPolicy()
 
 
-class ProviderActor(pykka.ThreadingActor):
+class ProviderActor(PooledActor):
     """One provider call, from request to recorded end, over one or more attempts."""
-
-    use_daemon_thread = True
 
     def __init__(self, listener: ProviderListener, deps: ProviderDeps):
         super().__init__()

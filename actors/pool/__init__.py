@@ -1,0 +1,6 @@
+"""Actors on a shared pool of worker threads (``PooledActor``) instead of a thread each."""
+
+from actors.pool.pooled_actor import ACTOR_POOL, MAX_IDLE_WORKERS, PooledActor
+from actors.pool.worker_pool import WorkerPool
+
+__all__ = ["ACTOR_POOL", "MAX_IDLE_WORKERS", "PooledActor", "WorkerPool"]
