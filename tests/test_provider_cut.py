@@ -2,9 +2,9 @@
 before the cut reach the turn, and so the call is not tried again.
 
 The cut here comes in the same loop step as the last write, so the server reads the events and
-the reset together, the last events still waiting in the transport's chunk batch when the read
-fails. Those events once were dropped with the batch, and the attempt, having "nothing" to show,
-was retried: the soak's unexplained ``ok`` after a cut.
+the end of the connection together, the last events still waiting in the transport's chunk batch
+when the read fails. Those events once were dropped with the batch, and the attempt, having
+"nothing" to show, was retried: the soak's unexplained ``ok`` after a cut.
 """
 
 from __future__ import annotations
@@ -16,11 +16,15 @@ from actors.conversation.events import TextDelta, ToolCallStarted
 from store import Store
 from store.llm_calls import CallStatus
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
-from tests.test_provider_actor import Listener, make_route, start
-from tests.test_provider_actor import stop_recorders  # noqa: F401  (autouse fixture)
+from tests.test_provider_actor import (
+    Listener,
+    make_route,
+    start,
+    stop_recorders,  # noqa: F401  (autouse fixture)
+)
 from tests.test_provider_retry import client, fake, records, with_retry  # noqa: F401
 
-# How many times each cut is played: the read and the reset arriving together is the usual
+# How many times each cut is played: the events and the end arriving together is the usual
 # case with ``after_s=0``, and a few repetitions make the test fail surely if it regresses.
 REPEATS = 5
 

@@ -48,9 +48,11 @@ from tests.bench.load_provider import TOOLS_MARK, LoadProviderProcess
 from tests.bench.soak_accounting import (
     RunSummary,
     TurnRecord,
+    check_cuts,
     check_messages,
     check_turns,
     client_keys,
+    cut_records,
     unended_records,
 )
 from tests.bench.soak_client import SoakCursor, run_one
@@ -302,7 +304,11 @@ def flat(lives: list[Life]) -> list[str]:
     return problems
 
 
-def report(soak: Soak, provider_report: dict[str, list[tuple[float, str]]]) -> list[str]:
+def report(
+    soak: Soak,
+    provider_report: dict[str, list[tuple[float, str]]],
+    cuts: dict[str, list[int]],
+) -> list[str]:
     """Print the counts; return the failed checks."""
     turns = [t for c in soak.conversations for t in c.turns]
     failures: list[str] = []
@@ -325,6 +331,12 @@ def report(soak: Soak, provider_report: dict[str, list[tuple[float, str]]]) -> l
     )
     print(f"turns ending as their fault calls for: {len(turns) - len(turn_problems)}/{len(turns)}")
     failures += turn_problems
+    cut_problems = check_cuts(cuts, cut_records(soak.url), turns, window)
+    print(
+        f"cuts: {sum(len(c) for c in cuts.values())}; turns whose cuts the server's call records "
+        f"do not hold byte for byte: {len(cut_problems)}"
+    )
+    failures += cut_problems
     message_problems, stored = check_messages(
         soak.url, [(c.conversation_id, c.state, c.blobs, c.turns) for c in soak.conversations]
     )
@@ -374,7 +386,8 @@ async def soak_main(args: argparse.Namespace, tmp: Path) -> list[str]:
     with LoadProviderProcess(args.delay, make) as provider:
         soak = Soak(args, tmp, provider.base_url)
         await soak.run()
-        return report(soak, provider.report())
+        requests, cuts = provider.report()
+        return report(soak, requests, cuts)
 
 
 def main() -> None:

@@ -233,3 +233,42 @@ def unended_records(url: str) -> tuple[int, list[str]]:
     return total, [f"llm_calls row {row[0]} not ended ({row[1]})" for row in calls] + [
         f"run {row[0]} still running" for row in runs
     ]
+
+
+def cut_records(url: str) -> dict[str, list[int]]:
+    """The body bytes of every attempt that failed after a 200 (a cut stream), by turn tag
+    (run ids are ``<prefix>-<tag>-<n>``)."""
+    store = connect_shared_store(url)
+    try:
+        rows = store.database.execute_sql(
+            "SELECT run_id, response_bytes FROM llm_calls "
+            "WHERE status = 'failed' AND http_status = 200 ORDER BY id"
+        ).fetchall()
+    finally:
+        store.close()
+    received: dict[str, list[int]] = {}
+    for run_id, size in rows:
+        received.setdefault(str(run_id).rsplit("-", 2)[1], []).append(int(size))
+    return received
+
+
+def check_cuts(
+    cuts: dict[str, list[int]],
+    received: dict[str, list[int]],
+    turns: Sequence[TurnRecord],
+    window: tuple[float, float] | None,
+) -> list[str]:
+    """Each cut against the server's record of it: the attempt failed with exactly the body
+    bytes the provider had sent before closing (fewer: events lost on the way to the turn).
+    Turns the restart cut are left out (a cut sent to the dying process has no such row)."""
+    problems: list[str] = []
+    for turn in turns:
+        if _restart_hit(turn, window):
+            continue
+        sent, got = sorted(cuts.get(turn.tag, [])), sorted(received.get(turn.tag, []))
+        if sent != got:
+            problems.append(
+                f"turn {turn.tag}: cuts sent {sent} body bytes, the server's failed attempts "
+                f"after a 200 received {got}"
+            )
+    return problems

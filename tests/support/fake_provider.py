@@ -138,7 +138,7 @@ class Script:
     delay_between: float = 0.0
     then_stall: bool = False
     # Cut the connection (no end of the chunked body) after the chunks, ``cut_after_s`` after
-    # the last write (0: in the same loop step, so the chunks and the reset arrive together).
+    # the last write (0: in the same loop step, so the chunks and the end arrive together).
     then_cut: bool = False
     cut_after_s: float = 0.05
     # Wait this long (or until the client leaves) before sending the headers.
@@ -224,12 +224,10 @@ class Script:
         return cls(kind="body", chunks=chunks, then_stall=True)
 
     @classmethod
-    def cut(
-        cls, after_events: int, events: Sequence[SseEvent], *, after_s: float = 0.05
-    ) -> Script:
+    def cut(cls, after_events: int, events: Sequence[SseEvent], *, after_s: float = 0.05) -> Script:
         """Send 200 headers and the first ``after_events`` of ``events``, then drop the
         connection mid-body (a provider or proxy that died) ``after_s`` after the last write
-        (0: the events and the reset reach the client in one read)."""
+        (0: the events and the end of the connection reach the client in one read)."""
         chunks = tuple(event.encode() for event in events[:after_events])
         return cls(kind="body", chunks=chunks, then_cut=True, cut_after_s=after_s)
 
