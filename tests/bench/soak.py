@@ -9,7 +9,8 @@ the other (half text, half one round of two Reads, by seed), each turn sending t
 last checkpoint as the editor does. Faults, seeded (``--seed``; ``soak_faults``):
 
 - ``--provider-faults`` of provider requests are answered 500 or 429 (the server retries them)
-  or cut after their first events (the turn ends ``unavailable``);
+  or cut after their first events (the turn ends ``unavailable``; each cut's call record must
+  hold exactly the body bytes the provider sent before closing);
 - ``--drops`` of turns drop their RunSSE stream mid-turn and resume with ``resume_action`` and
   their last checkpoint (the turn ends ``ok``);
 - once, at half time, the server is stopped with SIGTERM and started again on the same
@@ -23,7 +24,10 @@ and the server's RSS and descriptors after warm-up and at the end of each of its
 (flat within ``RSS_TOLERANCE_MB`` / ``FD_TOLERANCE``). Any failed check: exit status 1.
 
 ``--turns`` runs that many turns per conversation instead of ``--minutes`` (the suite's short
-version, ``tests/test_soak_short.py``: counts, not times).
+version, ``tests/test_soak_short.py``: counts, not times). ``--postgres URL`` runs on that
+PostgreSQL database instead of a fresh SQLite file; the checks read only this soak's rows (its
+run ids carry its prefix), but a fresh database per soak keeps the server's startup and sweeps to
+the soak's own rows (``createdb -O <role> soak_<date>``).
 """
 
 from __future__ import annotations
@@ -105,7 +109,7 @@ class Soak:
     def __init__(self, args: argparse.Namespace, tmp: Path, provider_url: str) -> None:
         self.args = args
         self.prefix = uuid.uuid4().hex[:8]
-        self.url = f"sqlite:///{tmp / 'soak.db'}"
+        self.url = args.postgres or f"sqlite:///{tmp / 'soak.db'}"
         self.public_id = seed_model(self.url, provider_url, self.prefix)
         self.workspace = tmp / "ws"
         self.workspace.mkdir()
@@ -315,7 +319,8 @@ def report(
     wall = time.perf_counter() - soak.started
     print(
         f"soak: {soak.args.conversations} conversations, {len(turns)} turns in {wall:.0f} s, "
-        f"seed {soak.args.seed}, {os.cpu_count()} CPUs, SQLite",
+        f"seed {soak.args.seed}, {os.cpu_count()} CPUs, "
+        f"{'PostgreSQL' if soak.args.postgres else 'SQLite'}",
         flush=True,
     )
     print(f"turns by kind: {dict(sorted(Counter(t.kind for t in turns).items()))}")
@@ -331,7 +336,7 @@ def report(
     )
     print(f"turns ending as their fault calls for: {len(turns) - len(turn_problems)}/{len(turns)}")
     failures += turn_problems
-    cut_problems = check_cuts(cuts, cut_records(soak.url), turns, window)
+    cut_problems = check_cuts(cuts, cut_records(soak.url, soak.prefix), turns, window)
     print(
         f"cuts: {sum(len(c) for c in cuts.values())}; turns whose cuts the server's call records "
         f"do not hold byte for byte: {len(cut_problems)}"
@@ -345,7 +350,7 @@ def report(
         f"(over {len(soak.conversations)} conversations)"
     )
     failures += message_problems
-    calls, unended = unended_records(soak.url)
+    calls, unended = unended_records(soak.url, soak.prefix)
     print(f"llm_calls rows: {calls}, not ended: {len(unended)}")
     failures += unended
     for number, life in enumerate(soak.lives, 1):
@@ -375,6 +380,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         choices=("staged", "first-exec"),
         default="staged",
         help="where a dropping client loses its stream (first-exec: see the report's open race)",
+    )
+    parser.add_argument(
+        "--postgres", metavar="URL", help="run on this PostgreSQL database instead of SQLite"
     )
     parser.add_argument("--log-dir", help="write each server life's log there")
     parser.add_argument("--log-level", default="info", help="the server's CURSOR_LOG_LEVEL")

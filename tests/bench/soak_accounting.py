@@ -218,16 +218,28 @@ def check_messages(
         store.close()
 
 
-def unended_records(url: str) -> tuple[int, list[str]]:
-    """How many ``llm_calls`` rows there are, and every call record or run not ended."""
+def of_soak(prefix: str) -> str:
+    """The SQL condition for this soak's rows: its run ids start with its prefix (a database
+    on PostgreSQL may hold other runs)."""
+    if not prefix.isalnum():
+        raise ValueError(f"a soak prefix is alphanumeric, not {prefix!r}")
+    return f"run_id LIKE '{prefix}-%'"
+
+
+def unended_records(url: str, prefix: str) -> tuple[int, list[str]]:
+    """How many ``llm_calls`` rows the soak made, and every call record or run not ended."""
     store = connect_shared_store(url)
+    mine = of_soak(prefix)
     try:
         db = store.database
-        total = int(db.execute_sql("SELECT COUNT(*) FROM llm_calls").fetchone()[0])
+        total = int(db.execute_sql(f"SELECT COUNT(*) FROM llm_calls WHERE {mine}").fetchone()[0])
         calls = db.execute_sql(
-            "SELECT id, status FROM llm_calls WHERE ended_at_ms IS NULL OR status = 'running'"
+            f"SELECT id, status FROM llm_calls WHERE {mine} "
+            "AND (ended_at_ms IS NULL OR status = 'running')"
         ).fetchall()
-        runs = db.execute_sql("SELECT run_id FROM runs WHERE status = 'running'").fetchall()
+        runs = db.execute_sql(
+            f"SELECT run_id FROM runs WHERE {mine} AND status = 'running'"
+        ).fetchall()
     finally:
         store.close()
     return total, [f"llm_calls row {row[0]} not ended ({row[1]})" for row in calls] + [
@@ -235,14 +247,14 @@ def unended_records(url: str) -> tuple[int, list[str]]:
     ]
 
 
-def cut_records(url: str) -> dict[str, list[int]]:
+def cut_records(url: str, prefix: str) -> dict[str, list[int]]:
     """The body bytes of every attempt that failed after a 200 (a cut stream), by turn tag
     (run ids are ``<prefix>-<tag>-<n>``)."""
     store = connect_shared_store(url)
     try:
         rows = store.database.execute_sql(
-            "SELECT run_id, response_bytes FROM llm_calls "
-            "WHERE status = 'failed' AND http_status = 200 ORDER BY id"
+            f"SELECT run_id, response_bytes FROM llm_calls WHERE {of_soak(prefix)} "
+            "AND status = 'failed' AND http_status = 200 ORDER BY id"
         ).fetchall()
     finally:
         store.close()
