@@ -218,27 +218,29 @@ def check_messages(
         store.close()
 
 
-def of_soak(prefix: str) -> str:
-    """The SQL condition for this soak's rows: its run ids start with its prefix (a database
-    on PostgreSQL may hold other runs)."""
-    if not prefix.isalnum():
-        raise ValueError(f"a soak prefix is alphanumeric, not {prefix!r}")
-    return f"run_id LIKE '{prefix}-%'"
+def of_soak(param: str) -> str:
+    """The SQL condition for this soak's rows, ``param`` its driver's placeholder for the
+    soak's ``<prefix>-%``: its run ids start with its prefix (a PostgreSQL database may hold
+    other runs)."""
+    return f"run_id LIKE {param}"
 
 
 def unended_records(url: str, prefix: str) -> tuple[int, list[str]]:
     """How many ``llm_calls`` rows the soak made, and every call record or run not ended."""
     store = connect_shared_store(url)
-    mine = of_soak(prefix)
+    db = store.database
+    mine, params = of_soak(db.param), (f"{prefix}-%",)
     try:
-        db = store.database
-        total = int(db.execute_sql(f"SELECT COUNT(*) FROM llm_calls WHERE {mine}").fetchone()[0])
+        total = int(
+            db.execute_sql(f"SELECT COUNT(*) FROM llm_calls WHERE {mine}", params).fetchone()[0]
+        )
         calls = db.execute_sql(
             f"SELECT id, status FROM llm_calls WHERE {mine} "
-            "AND (ended_at_ms IS NULL OR status = 'running')"
+            "AND (ended_at_ms IS NULL OR status = 'running')",
+            params,
         ).fetchall()
         runs = db.execute_sql(
-            f"SELECT run_id FROM runs WHERE {mine} AND status = 'running'"
+            f"SELECT run_id FROM runs WHERE {mine} AND status = 'running'", params
         ).fetchall()
     finally:
         store.close()
@@ -252,9 +254,11 @@ def cut_records(url: str, prefix: str) -> dict[str, list[int]]:
     (run ids are ``<prefix>-<tag>-<n>``)."""
     store = connect_shared_store(url)
     try:
-        rows = store.database.execute_sql(
-            f"SELECT run_id, response_bytes FROM llm_calls WHERE {of_soak(prefix)} "
-            "AND status = 'failed' AND http_status = 200 ORDER BY id"
+        db = store.database
+        rows = db.execute_sql(
+            f"SELECT run_id, response_bytes FROM llm_calls WHERE {of_soak(db.param)} "
+            "AND status = 'failed' AND http_status = 200 ORDER BY id",
+            (f"{prefix}-%",),
         ).fetchall()
     finally:
         store.close()
