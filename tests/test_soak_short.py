@@ -42,6 +42,7 @@ def test_the_short_soak_meets_every_fault_and_balances() -> None:
     )
     assert by_fault.get("drop", 0) >= 1 and by_fault.get("restart", 0) >= 1, by_fault
     assert line(out, "turns ending as their fault calls for:") == "24/24"
+    assert line(out, "cuts:").endswith("do not hold byte for byte: 0"), out
     codes = ast.literal_eval(line(out, "turns by end code:"))
     assert codes.get("unavailable", 0) >= 1 and set(codes) <= {"ok", "unavailable", "answered"}
     assert "lost or duplicated: 0 " in out

@@ -109,7 +109,8 @@ class ChunkBatcher:
             self._last_flush = time.monotonic()
 
     def discard(self) -> None:
-        """Drop what is pending (the call was cancelled: nobody wants it)."""
+        """Drop what is pending (the call was cancelled: nobody wants it; every other way out
+        of the stream flushes first)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -199,6 +200,12 @@ async def stream_call(
                         batcher.add(chunk, time.monotonic())
                     batcher.flush()
                     report(ResponseEnded(time.monotonic()))
+                except httpx.HTTPError:
+                    # A read error (a reset, an EOF mid-body) can come in the same step as the
+                    # last chunks: they go before the failure, so the turn sees what the
+                    # provider wrote and the attempt is judged by it (never a silent retry).
+                    batcher.flush()
+                    raise
                 except asyncio.CancelledError:
                     if not watchdog.expired:
                         raise

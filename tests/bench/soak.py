@@ -11,7 +11,8 @@ new conversation, so the work per turn stays steady and memory can flatten. Faul
 (``--seed``; ``soak_faults``):
 
 - ``--provider-faults`` of provider requests are answered 500 or 429 (the server retries them)
-  or cut after their first events (the turn ends ``unavailable``);
+  or cut after their first events (the turn ends ``unavailable``; each cut's call record must
+  hold exactly the body bytes the provider sent before closing);
 - ``--drops`` of turns drop their RunSSE stream mid-turn and resume with ``resume_action`` and
   their last checkpoint (the turn ends ``ok``);
 - once, at half time, the server is stopped with SIGTERM and started again on the same
@@ -25,7 +26,10 @@ and the server's RSS and descriptors after warm-up and at the end of each of its
 (flat within ``RSS_TOLERANCE_MB`` / ``FD_TOLERANCE``). Any failed check: exit status 1.
 
 ``--turns`` runs that many turns per conversation instead of ``--minutes`` (the suite's short
-version, ``tests/test_soak_short.py``: counts, not times).
+version, ``tests/test_soak_short.py``: counts, not times). ``--postgres URL`` runs on that
+PostgreSQL database instead of a fresh SQLite file; the checks read only this soak's rows (its
+run ids carry its prefix), but a fresh database per soak keeps the server's startup and sweeps to
+the soak's own rows (``createdb -O <role> soak_<date>``).
 """
 
 from __future__ import annotations
@@ -50,9 +54,11 @@ from tests.bench.load_provider import TOOLS_MARK, LoadProviderProcess
 from tests.bench.soak_accounting import (
     RunSummary,
     TurnRecord,
+    check_cuts,
     check_messages,
     check_turns,
     client_keys,
+    cut_records,
     unended_records,
 )
 from tests.bench.soak_client import SoakCursor, run_one
@@ -105,7 +111,7 @@ class Soak:
     def __init__(self, args: argparse.Namespace, tmp: Path, provider_url: str) -> None:
         self.args = args
         self.prefix = uuid.uuid4().hex[:8]
-        self.url = f"sqlite:///{tmp / 'soak.db'}"
+        self.url = args.postgres or f"sqlite:///{tmp / 'soak.db'}"
         self.public_id = seed_model(self.url, provider_url, self.prefix)
         self.workspace = tmp / "ws"
         self.workspace.mkdir()
@@ -314,7 +320,11 @@ def flat(lives: list[Life]) -> list[str]:
     return problems
 
 
-def report(soak: Soak, provider_report: dict[str, list[tuple[float, str]]]) -> list[str]:
+def report(
+    soak: Soak,
+    provider_report: dict[str, list[tuple[float, str]]],
+    cuts: dict[str, list[int]],
+) -> list[str]:
     """Print the counts; return the failed checks."""
     turns = [t for c in soak.conversations for t in c.turns]
     failures: list[str] = []
@@ -322,7 +332,8 @@ def report(soak: Soak, provider_report: dict[str, list[tuple[float, str]]]) -> l
     print(
         f"soak: {soak.args.conversations} users, {len(soak.conversations)} conversations of at "
         f"most {soak.args.conversation_turns} turns, {len(turns)} turns in {wall:.0f} s, "
-        f"seed {soak.args.seed}, {os.cpu_count()} CPUs, SQLite",
+        f"seed {soak.args.seed}, {os.cpu_count()} CPUs, "
+        f"{'PostgreSQL' if soak.args.postgres else 'SQLite'}",
         flush=True,
     )
     print(f"turns by kind: {dict(sorted(Counter(t.kind for t in turns).items()))}")
@@ -338,6 +349,12 @@ def report(soak: Soak, provider_report: dict[str, list[tuple[float, str]]]) -> l
     )
     print(f"turns ending as their fault calls for: {len(turns) - len(turn_problems)}/{len(turns)}")
     failures += turn_problems
+    cut_problems = check_cuts(cuts, cut_records(soak.url, soak.prefix), turns, window)
+    print(
+        f"cuts: {sum(len(c) for c in cuts.values())}; turns whose cuts the server's call records "
+        f"do not hold byte for byte: {len(cut_problems)}"
+    )
+    failures += cut_problems
     message_problems, stored = check_messages(
         soak.url, [(c.conversation_id, c.state, c.blobs, c.turns) for c in soak.conversations]
     )
@@ -346,7 +363,7 @@ def report(soak: Soak, provider_report: dict[str, list[tuple[float, str]]]) -> l
         f"(over {len(soak.conversations)} conversations)"
     )
     failures += message_problems
-    calls, unended = unended_records(soak.url)
+    calls, unended = unended_records(soak.url, soak.prefix)
     print(f"llm_calls rows: {calls}, not ended: {len(unended)}")
     failures += unended
     for number, life in enumerate(soak.lives, 1):
@@ -384,6 +401,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default="staged",
         help="where a dropping client loses its stream (first-exec: see the report's open race)",
     )
+    parser.add_argument(
+        "--postgres", metavar="URL", help="run on this PostgreSQL database instead of SQLite"
+    )
     parser.add_argument("--log-dir", help="write each server life's log there")
     parser.add_argument("--log-level", default="info", help="the server's CURSOR_LOG_LEVEL")
     return parser.parse_args(argv)
@@ -394,7 +414,8 @@ async def soak_main(args: argparse.Namespace, tmp: Path) -> list[str]:
     with LoadProviderProcess(args.delay, make) as provider:
         soak = Soak(args, tmp, provider.base_url)
         await soak.run()
-        return report(soak, provider.report())
+        requests, cuts = provider.report()
+        return report(soak, requests, cuts)
 
 
 def main() -> None:

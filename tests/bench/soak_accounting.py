@@ -218,18 +218,73 @@ def check_messages(
         store.close()
 
 
-def unended_records(url: str) -> tuple[int, list[str]]:
-    """How many ``llm_calls`` rows there are, and every call record or run not ended."""
+def of_soak(param: str) -> str:
+    """The SQL condition for this soak's rows, ``param`` its driver's placeholder for the
+    soak's ``<prefix>-%``: its run ids start with its prefix (a PostgreSQL database may hold
+    other runs)."""
+    return f"run_id LIKE {param}"
+
+
+def unended_records(url: str, prefix: str) -> tuple[int, list[str]]:
+    """How many ``llm_calls`` rows the soak made, and every call record or run not ended."""
     store = connect_shared_store(url)
+    db = store.database
+    mine, params = of_soak(db.param), (f"{prefix}-%",)
     try:
-        db = store.database
-        total = int(db.execute_sql("SELECT COUNT(*) FROM llm_calls").fetchone()[0])
+        total = int(
+            db.execute_sql(f"SELECT COUNT(*) FROM llm_calls WHERE {mine}", params).fetchone()[0]
+        )
         calls = db.execute_sql(
-            "SELECT id, status FROM llm_calls WHERE ended_at_ms IS NULL OR status = 'running'"
+            f"SELECT id, status FROM llm_calls WHERE {mine} "
+            "AND (ended_at_ms IS NULL OR status = 'running')",
+            params,
         ).fetchall()
-        runs = db.execute_sql("SELECT run_id FROM runs WHERE status = 'running'").fetchall()
+        runs = db.execute_sql(
+            f"SELECT run_id FROM runs WHERE {mine} AND status = 'running'", params
+        ).fetchall()
     finally:
         store.close()
     return total, [f"llm_calls row {row[0]} not ended ({row[1]})" for row in calls] + [
         f"run {row[0]} still running" for row in runs
     ]
+
+
+def cut_records(url: str, prefix: str) -> dict[str, list[int]]:
+    """The body bytes of every attempt that failed after a 200 (a cut stream), by turn tag
+    (run ids are ``<prefix>-<tag>-<n>``)."""
+    store = connect_shared_store(url)
+    try:
+        db = store.database
+        rows = db.execute_sql(
+            f"SELECT run_id, response_bytes FROM llm_calls WHERE {of_soak(db.param)} "
+            "AND status = 'failed' AND http_status = 200 ORDER BY id",
+            (f"{prefix}-%",),
+        ).fetchall()
+    finally:
+        store.close()
+    received: dict[str, list[int]] = {}
+    for run_id, size in rows:
+        received.setdefault(str(run_id).rsplit("-", 2)[1], []).append(int(size))
+    return received
+
+
+def check_cuts(
+    cuts: dict[str, list[int]],
+    received: dict[str, list[int]],
+    turns: Sequence[TurnRecord],
+    window: tuple[float, float] | None,
+) -> list[str]:
+    """Each cut against the server's record of it: the attempt failed with exactly the body
+    bytes the provider had sent before closing (fewer: events lost on the way to the turn).
+    Turns the restart cut are left out (a cut sent to the dying process has no such row)."""
+    problems: list[str] = []
+    for turn in turns:
+        if _restart_hit(turn, window):
+            continue
+        sent, got = sorted(cuts.get(turn.tag, [])), sorted(received.get(turn.tag, []))
+        if sent != got:
+            problems.append(
+                f"turn {turn.tag}: cuts sent {sent} body bytes, the server's failed attempts "
+                f"after a 200 received {got}"
+            )
+    return problems

@@ -137,8 +137,10 @@ class Script:
     chunks: tuple[bytes, ...] = ()
     delay_between: float = 0.0
     then_stall: bool = False
-    # Cut the connection (no end of the chunked body) after the chunks.
+    # Cut the connection (no end of the chunked body) after the chunks, ``cut_after_s`` after
+    # the last write (0: in the same loop step, so the chunks and the end arrive together).
     then_cut: bool = False
+    cut_after_s: float = 0.05
     # Wait this long (or until the client leaves) before sending the headers.
     delay_before_headers: float = 0.0
     # Sent as ``Retry-After`` with an error answer.
@@ -222,11 +224,12 @@ class Script:
         return cls(kind="body", chunks=chunks, then_stall=True)
 
     @classmethod
-    def cut(cls, after_events: int, events: Sequence[SseEvent]) -> Script:
+    def cut(cls, after_events: int, events: Sequence[SseEvent], *, after_s: float = 0.05) -> Script:
         """Send 200 headers and the first ``after_events`` of ``events``, then drop the
-        connection mid-body (a provider or proxy that died)."""
+        connection mid-body (a provider or proxy that died) ``after_s`` after the last write
+        (0: the events and the end of the connection reach the client in one read)."""
         chunks = tuple(event.encode() for event in events[:after_events])
-        return cls(kind="body", chunks=chunks, then_cut=True)
+        return cls(kind="body", chunks=chunks, then_cut=True, cut_after_s=after_s)
 
     @classmethod
     def image_json(cls, body: Any) -> Script:
@@ -494,7 +497,8 @@ class FakeProvider:
             _drop(request)
             return response
         if script.then_cut:
-            await asyncio.sleep(0.05)  # what was written reaches the client before the cut
+            if script.cut_after_s:
+                await asyncio.sleep(script.cut_after_s)
             _drop(request)
             return response
         await response.write_eof()
