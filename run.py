@@ -77,7 +77,7 @@ from wire.http.catalog_routes import CatalogRoutes
 from wire.http.default_model_routes import DefaultModelRoutes
 from wire.http.h2_relay import H2Relay, new_relay_client
 from wire.http.h2_server import H2Server, H2Stream, StreamHandler, tls_context
-from wire.http.health_routes import HealthRoutes
+from wire.http.health_routes import HEALTH_PATH, HealthRoutes
 from wire.http.limits import EdgeLimits
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
@@ -539,7 +539,9 @@ async def start_server(
         access = None
         if not is_loopback_host(config.h2_listen[0]):
             access = AgentAccess(config.agent_allow, console_auth.token_matches)
-        h2.route = functools.partial(_h2_route, run_route.handle, relay.handle, access)
+        h2.route = functools.partial(
+            _h2_route, run_route.handle, relay.handle, access, lease is not None
+        )
         try:
             await h2.start(*config.h2_listen)
         except OSError as exc:
@@ -566,16 +568,28 @@ async def _unrouted(stream: H2Stream) -> None:
 
 
 def _h2_route(
-    run: StreamHandler, relay: StreamHandler, access: AgentAccess | None, stream: H2Stream
+    run: StreamHandler,
+    relay: StreamHandler,
+    access: AgentAccess | None,
+    health_route: bool,
+    stream: H2Stream,
 ) -> StreamHandler:
     """``Run`` is ours; every other path goes through the app (splices, proxy). Beyond
     loopback the same allow-list and token as the main listener's come first (the relay's
-    loopback hop must not stand in for the client's address)."""
+    loopback hop must not stand in for the client's address), except for a balancer's
+    ``GET /healthz``, as on the main listener, where the app has that route (it exists only
+    with a store; without it the path would reach the proxy fallback unchecked)."""
+    if health_route and _is_health_probe(stream):
+        return relay
     if access is not None:
         reason = access.refusal(stream.peer, stream.header(TOKEN_HEADER.lower()))
         if reason is not None:
             return functools.partial(_refuse_h2, reason)
     return run if stream.path == RUN_PATH and stream.method == "POST" else relay
+
+
+def _is_health_probe(stream: H2Stream) -> bool:
+    return stream.method in ("GET", "HEAD") and stream.path.split("?", 1)[0] == HEALTH_PATH
 
 
 async def _refuse_h2(reason: str, stream: H2Stream) -> None:

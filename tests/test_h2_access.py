@@ -122,3 +122,26 @@ async def test_the_console_is_not_reachable_through_the_relay_however_spelled(
     status, body = await status_of(server, path, {TOKEN_HEADER.lower(): TOKEN})
     assert status == "404", body
     assert b"main listener only" in body
+
+
+async def test_a_balancers_healthz_needs_neither_token_nor_allow_list_on_the_h2_listener(
+    wide_h2: object,
+) -> None:
+    """As on the main listener: the probe carries no secret and learns only ok or not."""
+    server = await wide_h2((ipaddress.ip_network("10.0.0.0/8"),))  # type: ignore[operator]
+    assert server.h2 is not None
+    port = server.h2.address.rsplit(":", 1)[1]
+    client = await H2Client.connect(f"127.0.0.1:{port}")
+    try:
+        for path in ("/healthz", "/healthz?from=balancer"):
+            stream = client.open(path, {}, method="GET")
+            await stream.send(b"", end=True)
+            assert (await stream.headers())[":status"] == "200"
+            assert json.loads(await stream.body()) == {"status": "ok"}
+        # Anything else on that path, or a path near it, is checked as every request is.
+        for method, path in (("POST", "/healthz"), ("GET", "/healthz/x"), ("GET", "/%68ealthz")):
+            stream = client.open(path, {}, method=method)
+            await stream.send(b"", end=True)
+            assert (await stream.headers())[":status"] == "403", (method, path)
+    finally:
+        await client.aclose()
