@@ -403,6 +403,7 @@ def main() -> None:
                 turns = max(n * args.rounds, args.min_turns)
                 for kind in ("text", "tools"):
                     run_phase(setup, kind, n, turns, probe, commits, args.postgres, provider)
+                    print(f"       server now: {probe.resources()}", flush=True)
             print(f"server at the end:    {probe.resources()}", flush=True)
         finally:
             server.stop()
