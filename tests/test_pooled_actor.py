@@ -194,7 +194,10 @@ def test_a_thousand_actors_started_and_stopped_create_far_fewer_threads(
         for ref in batch:
             assert ref.stop(timeout=WAIT) is True
     assert starts == pool.threads_started
-    assert starts <= 30, f"{starts} threads for 1000 actors"
+    # A ThreadingActor each would start 1000. How many workers a batch needs depends on how
+    # soon finished workers are idle again (30 on a quiet machine, 53 seen under load), so the
+    # bound is loose: what fails is a pool that does not reuse its threads.
+    assert starts <= 250, f"{starts} threads for 1000 actors"
 
 
 class Gated(PooledActor):
