@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import os
 import signal
 import sys
 
@@ -22,6 +23,7 @@ import pykka
 from actors.messages import CancelRun, ClientMessageReceived, RunRequestDeadlinePassed
 from actors.run_output import RunOutput
 from run import ServerConfig, start_server
+from tests.bench.load_server import publisher
 from wire.connect import data_frame
 from wire.errors import cancelled_error
 from wire.http.limits import EdgeLimits
@@ -83,6 +85,9 @@ async def serve() -> None:
     server = await start_server(config, start_session=start_floor_run)
     # The line ``tests.support.process`` waits for, as ``run.py`` writes it.
     print(f"cursor server listening address={server.address}", file=sys.stderr, flush=True)
+    stats = os.environ.get("LOAD_STATS_FILE")
+    if stats:  # run by tests.bench.load --floor: it asks for a commit count (none here)
+        signal.signal(signal.SIGUSR1, publisher(stats))
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)

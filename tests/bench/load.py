@@ -17,6 +17,10 @@ one two-tool round (two Reads), N at a time, and prints:
   syncs, which the database server makes) per turn;
 - the server's RSS and open descriptors before, after a warm-up, and at the end.
 
+``--floor`` runs the text turns against ``floor_server`` instead: the same edge and client,
+runs that only SET four blobs and send a checkpoint and a text once they are acknowledged,
+so its CPU per turn is what the edge and the protocol cost before any work of ours.
+
 ``--postgres URL`` runs the same against PostgreSQL (the database is shared, so every
 conversation id carries this run's prefix).
 """
@@ -359,6 +363,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--clients", type=int, default=2, help="client processes")
     parser.add_argument("--warmup", type=int, default=20, help="warm-up turns (10 at a time)")
     parser.add_argument("--postgres", metavar="URL", help="run against this PostgreSQL")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="text turns against tests.bench.floor_server (the edge and four KV round trips, "
+        "no model, no store): what any turn costs at least",
+    )
     return parser.parse_args()
 
 
@@ -382,7 +392,8 @@ def main() -> None:
         env = server_env(
             Path(tmp), CURSOR_DATABASE_URL=url, LOAD_STATS_FILE=str(stats_file), **SHARED_KEY_ENV
         )
-        server = ServerProcess(env, module="tests.bench.load_server")
+        module = "tests.bench.floor_server" if args.floor else "tests.bench.load_server"
+        server = ServerProcess(env, module=module)
         try:
             address = server.wait_for_address()
             probe = ServerProbe(server.proc.pid)
@@ -390,6 +401,8 @@ def main() -> None:
             direct = asyncio.run(direct_first_text(provider.base_url))
             setup = Setup(f"http://{address}", public_id, prefix, workspace, args.clients, direct)
             database = "PostgreSQL" if args.postgres else "SQLite"
+            if args.floor:
+                database = "the protocol floor (no store, no model)"
             print(
                 f"load on loopback, {os.cpu_count()} CPUs, {database}, provider first token "
                 f"{args.delay * 1000:.0f} ms (read directly: {direct * 1000:.1f} ms), "
@@ -401,7 +414,7 @@ def main() -> None:
             print(f"server after warm-up: {probe.resources()}", flush=True)
             for n in levels:
                 turns = max(n * args.rounds, args.min_turns)
-                for kind in ("text", "tools"):
+                for kind in ("text",) if args.floor else ("text", "tools"):
                     run_phase(setup, kind, n, turns, probe, commits, args.postgres, provider)
                     print(f"       server now: {probe.resources()}", flush=True)
             print(f"server at the end:    {probe.resources()}", flush=True)

@@ -44,7 +44,7 @@ def _count_group_commits() -> None:
     group_commit._execute = counting  # type: ignore[assignment]
 
 
-def _publisher(path: str) -> Callable[[int, Any], None]:
+def publisher(path: str) -> Callable[[int, Any], None]:
     """A SIGUSR1 handler writing the count and how many times it was asked (``asked``)."""
     asked = [0]
 
@@ -59,5 +59,5 @@ def _publisher(path: str) -> Callable[[int, Any], None]:
 if __name__ == "__main__":
     peewee.Database.commit = _counting_commit  # type: ignore[method-assign]
     _count_group_commits()
-    signal.signal(signal.SIGUSR1, _publisher(os.environ["LOAD_STATS_FILE"]))
+    signal.signal(signal.SIGUSR1, publisher(os.environ["LOAD_STATS_FILE"]))
     runpy.run_path(str(REPO / "run.py"), run_name="__main__")
