@@ -1,9 +1,11 @@
 """The one place where actor threads cross into the asyncio loop.
 
 Actors run on pykka threads; sockets live on the aiohttp loop. Going loop -> actor is always
-``ActorRef.tell`` (a thread-safe queue put). Going actor -> loop is only through this module:
-``LoopRunOutput`` schedules a run's frames with ``call_soon_threadsafe`` (which keeps one
-actor's calls in order), ``LoopTasks`` submits coroutines (provider HTTP streams) that the
+``ActorRef.tell`` (a thread-safe queue put). Going actor -> loop is only through this module,
+and every call it makes there goes through one queue per loop (``LoopCalls``): in the order the
+calls were made, with one ``call_soon_threadsafe`` (one wake-up of the loop, a write to its
+self-pipe) per burst rather than per call. ``LoopRunOutput`` schedules a run's frames,
+``LoopTasks`` submits coroutines (provider HTTP streams) that the
 actor can cancel without ever blocking its mailbox, and keeps timers (``call_later``) on the
 loop's timer heap, so a deadline costs no thread of its own, and ``LoopMailbox`` is a listener
 actors ``tell`` whose messages a coroutine on the loop awaits (the console's model checks).
@@ -13,12 +15,74 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import threading
+import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any, Generic, TypeVar
 
 from wire.errors import ConnectError
+
+Call = tuple[Callable[..., object], tuple[object, ...]]
+
+
+class LoopCalls:
+    """Calls made from any thread, run on one loop in the order they were made.
+
+    A call that finds none waiting wakes the loop once (``call_soon_threadsafe``); the calls
+    that follow before the loop runs them join that wake-up. A run's checkpoint is several KV
+    SETs, their deadlines and the checkpoint frame, told within microseconds: one wake-up
+    instead of one each. An exception in a call goes to the loop's exception handler, as
+    ``call_soon_threadsafe``'s would, and the calls after it still run. After the loop closes,
+    calls are dropped: the server is gone.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._lock = threading.Lock()
+        self._pending: list[Call] = []
+        self._scheduled = False
+
+    def call(self, fn: Callable[..., object], *args: object) -> None:
+        with self._lock:
+            self._pending.append((fn, args))
+            if self._scheduled:
+                return
+            self._scheduled = True
+        try:
+            self._loop.call_soon_threadsafe(self._run_pending)
+        except RuntimeError:  # the loop is closed
+            with self._lock:
+                self._pending.clear()
+                self._scheduled = False
+
+    def _run_pending(self) -> None:
+        with self._lock:
+            calls, self._pending = self._pending, []
+            self._scheduled = False
+        for fn, args in calls:
+            try:
+                fn(*args)
+            except Exception as exc:
+                self._loop.call_exception_handler(
+                    {"message": f"Exception in callback {fn!r}", "exception": exc}
+                )
+
+
+_CALLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopCalls] = (
+    weakref.WeakKeyDictionary()
+)
+_CALLS_LOCK = threading.Lock()
+
+
+def loop_calls(loop: asyncio.AbstractEventLoop) -> LoopCalls:
+    """The one call queue of ``loop``."""
+    calls = _CALLS.get(loop)
+    if calls is None:
+        with _CALLS_LOCK:
+            calls = _CALLS.get(loop)
+            if calls is None:
+                calls = _CALLS[loop] = LoopCalls(loop)
+    return calls
 
 
 class LoopRunOutput:
@@ -31,7 +95,7 @@ class LoopRunOutput:
         run_started: Callable[[], None],
         finish: Callable[[ConnectError | None], None],
     ) -> None:
-        self._loop = loop
+        self._calls = loop_calls(loop)
         self._send = send
         self._run_started = run_started
         self._finish = finish
@@ -47,8 +111,7 @@ class LoopRunOutput:
 
     def _call(self, fn: Callable[..., None], *args: object) -> None:
         # A closed loop means the server is gone, and every subscriber with it.
-        with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(fn, *args)
+        self._calls.call(fn, *args)
 
 
 M = TypeVar("M")
@@ -58,18 +121,17 @@ class LoopMailbox(Generic[M]):
     """A thread-safe ``tell`` whose messages a coroutine on ``loop`` awaits with ``get``.
 
     Actors tell it from their threads; each message is put on an ``asyncio.Queue`` by
-    ``call_soon_threadsafe``, so messages from one thread arrive in the order told and the
+    the loop's ``LoopCalls``, so messages from one thread arrive in the order told and the
     awaiting handler never blocks the loop. Messages told after the loop closed are dropped:
     the server is gone, and whoever awaited them with it.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+        self._calls = loop_calls(loop)
         self._queue: asyncio.Queue[M] = asyncio.Queue()
 
     def tell(self, message: M) -> None:
-        with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, message)
+        self._calls.call(self._queue.put_nowait, message)
 
     async def get(self) -> M:
         """The next message told (only on the mailbox's loop)."""
@@ -115,8 +177,7 @@ class LoopTimer:
         self._callback = callback
         self._lock = threading.Lock()
         self._done = False  # fired or cancelled
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(self._schedule, when)
+        loop_calls(loop).call(self._schedule, when)
 
     def _schedule(self, when: float) -> None:
         with self._lock:

@@ -18,6 +18,7 @@ it is the same whatever order the tools come in, and adding a tool renames no ot
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable
@@ -40,6 +41,12 @@ Key = tuple[str, str]  # (server identifier, tool name)
 def _normalized(name: str) -> str:
     """As ``wire.tools.registry.normalize_tool_name`` (which this module cannot import)."""
     return "".join(ch for ch in name if ch.isascii() and ch.isalnum()).lower()
+
+
+@functools.lru_cache(maxsize=8)
+def _normalized_names(names: frozenset[str]) -> frozenset[str]:
+    """The built-in names normalised, once per set of names (the registry's, nearly always)."""
+    return frozenset(_normalized(name) for name in names)
 
 
 def _clean(text: str) -> str:
@@ -76,8 +83,10 @@ def _hashed(key: Key, salt: int) -> str:
 def offered_names(keys: Iterable[Key], builtin_names: Iterable[str]) -> dict[Key, str]:
     """The name each ``(server, tool)`` is offered under: matches ``NAME_PATTERN``, distinct
     per key and from every built-in name (normalised), independent of the keys' order."""
-    builtins = frozenset(_normalized(name) for name in builtin_names)
     ordered = sorted(set(keys))
+    if not ordered:  # every turn without MCP tools: nothing to name
+        return {}
+    builtins = _normalized_names(frozenset(builtin_names))
     exact = {key for key in ordered if _exact(key, builtins)}
     salts = dict.fromkeys(ordered, 0)
     names = {key: _spelling(key) if key in exact else _hashed(key, 0) for key in ordered}
@@ -127,6 +136,8 @@ NO_DYNAMIC_TOOLS = DynamicMcpTools()
 def dynamic_tools(tools: Iterable[McpTool], builtin_names: Iterable[str]) -> DynamicMcpTools:
     """``tools`` (one per server and tool name) under their offered names, sorted by name."""
     by_key = {(tool.server, tool.tool_name): tool for tool in tools}
+    if not by_key:
+        return DynamicMcpTools(())
     names = offered_names(by_key, builtin_names)
     entries = sorted((DynamicMcpTool(names[key], by_key[key]) for key in by_key), key=_by_name)
     return DynamicMcpTools(tuple(entries))
