@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from store.catalog import update_observability
 from tests.bench.load import ServerProbe, seed_model
 from tests.bench.load_provider import TOOLS_MARK, LoadProviderProcess
 from tests.bench.soak_accounting import (
@@ -65,7 +66,12 @@ from tests.bench.soak_client import SoakCursor, run_one
 from tests.bench.soak_faults import draw, drops_stream
 from tests.bench.soak_provider import SoakProvider
 from tests.support.fake_cursor import resume_message, user_turn_message
-from tests.support.process import SHARED_KEY_ENV, ServerProcess, server_env
+from tests.support.process import (
+    SHARED_KEY_ENV,
+    ServerProcess,
+    connect_shared_store,
+    server_env,
+)
 from wire.proto import agent_v1_pb2 as agent
 
 # Growth allowed from the warm-up sample to the end of a server life: the history cache may
@@ -113,6 +119,7 @@ class Soak:
         self.prefix = uuid.uuid4().hex[:8]
         self.url = args.postgres or f"sqlite:///{tmp / 'soak.db'}"
         self.public_id = seed_model(self.url, provider_url, self.prefix)
+        keep_every_call_record(self.url)
         self.workspace = tmp / "ws"
         self.workspace.mkdir()
         (self.workspace / "a.txt").write_text("first file\n")
@@ -280,6 +287,17 @@ class Soak:
             if self.args.log_dir:
                 for number, life in enumerate(self.lives, 1):
                     Path(self.args.log_dir, f"server-{number}.log").write_text(life.process.log)
+
+
+def keep_every_call_record(url: str) -> None:
+    """The accounting reads every call record (each ends, each cut's bytes): the retention
+    that keeps the newest 10 000 by default would delete the first ones long before a
+    30-minute soak ends (it makes about 37 a second)."""
+    store = connect_shared_store(url)
+    try:
+        update_observability(store.database, retained_calls=2**31 - 1)
+    finally:
+        store.close()
 
 
 def answered(conversation: Conversation, tag: str) -> bool:
