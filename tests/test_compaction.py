@@ -5,8 +5,11 @@ refuse a request for its length, and the compaction assets."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from actors.checkpoint_state import SummaryBlobs, build_state
 from actors.conversation.events import FinishReason
@@ -30,12 +33,15 @@ from actors.providers.adapter import http_failure
 from actors.providers.errors import is_length_refusal
 from actors.providers.grammar import CallResult
 from actors.turn.compaction import (
+    ASCII_CHARS_PER_TOKEN,
     COMPACT_AT,
+    TOKENS_PER_OTHER_CHAR,
     Compactor,
     boundaries,
     estimate,
     summary_message,
     tail_start,
+    text_tokens,
 )
 from actors.turn.model_call import CallTooLong, ModelCall
 from prompt.assets import load_prompt_assets
@@ -228,3 +234,13 @@ def test_the_checkpoint_adds_only_new_archives_and_counts_them() -> None:
     assert state.self_summary_count == 2
     again = build_state(state, roots=[], turns=[], pending=[], mode=1, summaries=blobs)
     assert (list(again.summary_archives), again.self_summary_count) == ([old, new], 2)
+
+
+@given(st.text())
+def test_text_tokens_counts_ascii_and_other_characters_at_their_rates(text: str) -> None:
+    """The estimate counts each character below U+0080 at one rate and every other (lone
+    surrogates included) at the other, however it counts them."""
+    ascii_chars = sum(1 for ch in text if ord(ch) < 0x80)
+    other = len(text) - ascii_chars
+    expected = math.ceil(ascii_chars / ASCII_CHARS_PER_TOKEN + other * TOKENS_PER_OTHER_CHAR)
+    assert text_tokens(text) == expected
