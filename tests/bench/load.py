@@ -364,6 +364,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=20, help="warm-up turns (10 at a time)")
     parser.add_argument("--postgres", metavar="URL", help="run against this PostgreSQL")
     parser.add_argument(
+        "--kinds", help="comma-separated turn kinds: text, tools (default both; --floor: text)"
+    )
+    parser.add_argument(
         "--floor",
         action="store_true",
         help="text turns against tests.bench.floor_server (the edge and four KV round trips, "
@@ -375,6 +378,10 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     levels = [int(n) for n in args.concurrency.split(",")]
+    default_kinds = "text" if args.floor else "text,tools"
+    kinds = [kind for kind in (args.kinds or default_kinds).split(",") if kind]
+    if not kinds or set(kinds) - {"text", "tools"} or (args.floor and kinds != ["text"]):
+        raise SystemExit("--kinds takes text and tools (--floor: text only)")
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # inherited by every process
     prefix = uuid.uuid4().hex[:8]
@@ -414,7 +421,7 @@ def main() -> None:
             print(f"server after warm-up: {probe.resources()}", flush=True)
             for n in levels:
                 turns = max(n * args.rounds, args.min_turns)
-                for kind in ("text",) if args.floor else ("text", "tools"):
+                for kind in kinds:
                     run_phase(setup, kind, n, turns, probe, commits, args.postgres, provider)
                     print(f"       server now: {probe.resources()}", flush=True)
             print(f"server at the end:    {probe.resources()}", flush=True)
