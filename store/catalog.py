@@ -688,8 +688,9 @@ def all_models(db: peewee.Database) -> list[ModelRecord]:
 
 def enabled_models(db: peewee.Database) -> list[ModelRecord]:
     """The models Cursor may list and use, ordered by sort_order then display_name."""
-    model = _tables(db).model
-    return [_model_record(row) for row in _models_query(db).where(model.enabled == True)]  # noqa: E712
+    # Read when every run starts (the Task tool's model list): written SQL, as the route's.
+    cursor = db.execute_sql(_ENABLED_SQL)
+    return [_record_of(row) for row in cursor.fetchall()]
 
 
 def has_model(db: peewee.Database, public_id: str) -> bool:
@@ -715,9 +716,63 @@ def model_route_parts(
     row = cursor.fetchone()
     if row is None:
         return None
+    record = _record_of(row)
+    base_url, api_key, headers_json, replay_reasoning, prompt_cache_key = row[
+        len(_RECORD_COLUMNS) :
+    ]
+    key, headers = _open_provider_secrets(
+        db, record.provider_name, api_key, msgspec.json.decode(headers_json, type=dict[str, str])
+    )
+    connection = ProviderConnection(
+        provider_id=record.provider_id,
+        name=record.provider_name,
+        type=record.provider_type,
+        base_url=base_url,
+        api_key=key,
+        headers=headers,
+        replay_reasoning=bool(replay_reasoning),
+        prompt_cache_key=prompt_cache_key,
+    )
+    return record, connection
+
+
+# The hot reads' SQL, written once instead of built by peewee at each call (~0.3-1 ms of
+# Python each): a model record's columns, in ``_record_of``'s order.
+_RECORD_COLUMNS = (
+    'm."public_id"',
+    'm."provider_id"',
+    'p."name"',
+    'p."type"',
+    'm."model_id"',
+    'm."display_name"',
+    'm."enabled"',
+    'm."sort_order"',
+    'm."max_output_tokens"',
+    'm."context_window_tokens"',
+    'm."reasoning_enabled"',
+    'm."reasoning_effort"',
+    *(f'm."{field}"' for field in PRICE_FIELDS),
+)
+_MODELS_FROM = ' FROM "models" AS m JOIN "providers" AS p ON p."id" = m."provider_id" '
+_ENABLED_SQL = (
+    f"SELECT {', '.join(_RECORD_COLUMNS)}{_MODELS_FROM}"
+    'WHERE m."enabled" ORDER BY m."sort_order", m."display_name", m."public_id"'
+)
+_ROUTE_SQL = (
+    f"SELECT {', '.join(_RECORD_COLUMNS)}, "
+    'p."base_url", p."api_key", p."headers_json", p."replay_reasoning", p."prompt_cache_key"'
+    + _MODELS_FROM
+    + 'WHERE m."public_id" = {param}'
+)
+
+
+def _record_of(row: tuple[Any, ...]) -> ModelRecord:
+    """The record from a row that starts with ``_RECORD_COLUMNS``."""
     (
-        public,
+        public_id,
         provider_id,
+        provider_name,
+        provider_type,
         model_id,
         display_name,
         enabled,
@@ -726,19 +781,12 @@ def model_route_parts(
         context,
         reasoning,
         effort,
-        name,
-        provider_type,
-        base_url,
-        api_key,
-        headers_json,
-        replay_reasoning,
-        prompt_cache_key,
-        *prices,
-    ) = row
-    record = ModelRecord(
-        public_id=public,
+    ) = row[:12]
+    prices = row[12 : len(_RECORD_COLUMNS)]
+    return ModelRecord(
+        public_id=public_id,
         provider_id=provider_id,
-        provider_name=name,
+        provider_name=provider_name,
         provider_type=provider_type,
         model_id=model_id,
         display_name=display_name,
@@ -750,31 +798,6 @@ def model_route_parts(
         reasoning_effort=effort,
         **dict(zip(PRICE_FIELDS, prices, strict=True)),
     )
-    key, headers = _open_provider_secrets(
-        db, name, api_key, msgspec.json.decode(headers_json, type=dict[str, str])
-    )
-    connection = ProviderConnection(
-        provider_id=provider_id,
-        name=name,
-        type=provider_type,
-        base_url=base_url,
-        api_key=key,
-        headers=headers,
-        replay_reasoning=bool(replay_reasoning),
-        prompt_cache_key=prompt_cache_key,
-    )
-    return record, connection
-
-
-_ROUTE_SQL = (
-    'SELECT m."public_id", m."provider_id", m."model_id", m."display_name", m."enabled", '
-    'm."sort_order", m."max_output_tokens", m."context_window_tokens", m."reasoning_enabled", '
-    'm."reasoning_effort", p."name", p."type", p."base_url", p."api_key", p."headers_json", '
-    'p."replay_reasoning", p."prompt_cache_key", '
-    + ", ".join(f'm."{field}"' for field in PRICE_FIELDS)
-    + ' FROM "models" AS m JOIN "providers" AS p ON p."id" = m."provider_id" '
-    'WHERE m."public_id" = {param}'
-)
 
 
 def delete_model(db: peewee.Database, public_id: str) -> None:
@@ -1145,8 +1168,17 @@ def _image_model_row(db: peewee.Database) -> tuple[Any, Any] | None:
 
 
 def has_image_model(db: peewee.Database) -> bool:
-    """Whether GenerateImage can run: read when a run starts, to decide the tools it offers."""
-    return _image_model_row(db) is not None
+    """Whether GenerateImage can run: read when a run starts, to decide the tools it offers
+    (so its SQL is written, as the route's)."""
+    cursor = db.execute_sql(_IMAGE_SETTING_SQL.format(param=db.param), (IMAGE_MODEL_KEY,))
+    row = cursor.fetchone()
+    if row is None:
+        return False
+    public_id = msgspec.json.decode(row[0], type=ImageModelSetting).public_id
+    return public_id is not None and has_model(db, public_id)
+
+
+_IMAGE_SETTING_SQL = 'SELECT "value_json" FROM "settings" WHERE "key" = {param}'
 
 
 def image_model_connection(db: peewee.Database) -> tuple[str, ProviderConnection] | None:
