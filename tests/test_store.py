@@ -33,6 +33,7 @@ from store import (
     latest_version,
     open_database,
 )
+from store.blobs import HAS_MANY_IDS
 from store.database import SQLITE_BUSY_TIMEOUT_MS
 from store.migrations import (
     MigrationError,
@@ -509,6 +510,18 @@ def test_has_many_returns_stored_subset_in_one_query(store: Store) -> None:
     assert counter.count == 1
     assert found == set(stored[::2])
     assert all(type(b) is bytes for b in found)
+
+
+def test_has_many_beyond_one_query_finds_every_stored_id(store: Store) -> None:
+    stored = [blob_id_of(f"blob {i}".encode()) for i in range(HAS_MANY_IDS + 100)]
+    store.blobs.put_many(
+        {blob_id_of(f"blob {i}".encode()): f"blob {i}".encode() for i in range(0, len(stored), 3)}
+    )
+    missing = [blob_id_of(f"missing {i}".encode()) for i in range(HAS_MANY_IDS)]
+    with count_queries() as counter:
+        found = store.blobs.has_many(stored + missing)
+    assert counter.count == 3  # 1 600 distinct ids, 500 per query
+    assert found == set(stored[::3])
 
 
 def test_has_many_of_nothing(store: Store) -> None:
