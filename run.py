@@ -38,6 +38,7 @@ from actors.providers.recorder import start_call_recorder
 from actors.providers.retry import RetryPolicy
 from actors.providers.transport import CallLimits, new_provider_client
 from actors.run_children import AgentDeps
+from actors.run_events import FLUSH_AFTER_S as RUN_EVENTS_FLUSH_AFTER_S
 from actors.run_events import start_run_event_recorder
 from actors.run_output import RunOutput
 from actors.run_owners import RunOwners
@@ -497,7 +498,9 @@ async def start_server(
             owners=RunOwners(),
             tasks=provider_deps.tasks,
             # Before any run, so ``stop_all`` stops it after every run has told it its end.
-            run_events=start_run_event_recorder(database),
+            run_events=start_run_event_recorder(
+                database, provider_deps.tasks, RUN_EVENTS_FLUSH_AFTER_S
+            ),
             # One handler per kind of work a tool asks the server for.
             server_work=LoopServerWorkers(
                 provider_deps.tasks,

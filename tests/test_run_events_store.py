@@ -15,6 +15,7 @@ import pytest
 
 from actors.run_events import (
     RunEvent,
+    RunEventRecorderActor,
     RunEventsHappened,
     SpanClosed,
     SpanOpened,
@@ -294,6 +295,53 @@ def test_the_recorder_writes_spans_open_then_ended_and_drops_closes_it_never_ope
         (TOOL, 7, 8, {"outcome": "error"}),
     ]
     assert {e.conversation_id for e in rows} == {"conv-r"}
+
+
+class HeldTimers:
+    """Timers the test fires by hand (the ``actors.loop.timers`` port): the deadline is the
+    test's to decide, the recorder's batching is what is checked."""
+
+    def __init__(self) -> None:
+        self.scheduled: list[tuple[float, Callable[[], None]]] = []
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> HeldTimers:
+        self.scheduled.append((delay, callback))
+        return self
+
+    def cancel(self) -> None:
+        pass
+
+    def fire(self) -> None:
+        due, self.scheduled = self.scheduled, []
+        for _, callback in due:
+            callback()
+
+
+def test_facts_told_before_the_deadline_are_written_in_one_transaction_when_it_passes(
+    opened: Store,
+) -> None:
+    db = opened.database
+    timers = HeldTimers()
+    recorder = start_run_event_recorder(db, timers, 0.25)
+    recorder.tell(happened("r", SpanOpened(RUN, "", 1, {"text": "hi"})))
+    recorder.tell(happened("r", SpanOpened(TOOL, "c1", 2, {"tool": "Read"})))
+    recorder.ask(happened("r", SpanClosed(TOOL, "c1", 3, {"outcome": "success"})))
+    assert [delay for delay, _ in timers.scheduled] == [0.25]  # one deadline for the burst
+    assert RunEvents(db).events_of("r") == []  # nothing written before it passes
+    commits = db.group_commits  # type: ignore[attr-defined]
+    timers.fire()
+    wait_until(lambda: len(RunEvents(db).events_of("r")) == 2, "the batch")
+    assert db.group_commits - commits == 1  # type: ignore[attr-defined]
+    recorder.ask(happened("r", SpanClosed(RUN, "", 4, {"code": "ok"})))
+    assert len(timers.scheduled) == 1  # the next fact starts the next deadline
+    stop(recorder)  # what is pending when it stops is written then, its deadline not waited for
+    run, tool = RunEvents(db).events_of("r")
+    assert (run.ended_at_ms, tool.ended_at_ms) == (4, 3)
+
+
+def test_a_flush_deadline_without_timers_is_refused(opened: Store) -> None:
+    with pytest.raises(ValueError, match="needs timers"):
+        RunEventRecorderActor(opened.database, None, 0.25)
 
 
 def wait_until(predicate: Callable[[], bool], what: str) -> None:
