@@ -120,7 +120,8 @@ class BlobStore:
         return t.select(t.id).where(t.id == check_blob_id(blob_id)).exists()
 
     def has_many(self, blob_ids: Iterable[bytes]) -> set[bytes]:
-        """The subset of ``blob_ids`` that is stored, in one query (for "which do you lack?")."""
+        """The subset of ``blob_ids`` that is stored (for "which do you lack?"), in one query
+        per ``HAS_MANY_IDS`` ids."""
         wanted = list({check_blob_id(b) for b in blob_ids})
         found: set[bytes] = set()
         param = self._db.param

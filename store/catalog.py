@@ -663,34 +663,15 @@ def _models_query(db: peewee.Database, *, whole_provider: bool = False) -> peewe
     )
 
 
-def _model_record(row: Any) -> ModelRecord:
-    return ModelRecord(
-        public_id=row.public_id,
-        provider_id=row.provider_id,
-        provider_name=row.provider.name,
-        provider_type=row.provider.type,
-        model_id=row.model_id,
-        display_name=row.display_name,
-        enabled=bool(row.enabled),
-        sort_order=row.sort_order,
-        max_output_tokens=row.max_output_tokens,
-        context_window_tokens=row.context_window_tokens,
-        reasoning_enabled=bool(row.reasoning_enabled),
-        reasoning_effort=row.reasoning_effort,
-        **{field: getattr(row, field) for field in PRICE_FIELDS},
-    )
-
-
 def all_models(db: peewee.Database) -> list[ModelRecord]:
     """Every model, enabled or not, ordered by sort_order then display_name."""
-    return [_model_record(row) for row in _models_query(db)]
+    return [_record_of(row) for row in db.execute_sql(_models_sql("")).fetchall()]
 
 
 def enabled_models(db: peewee.Database) -> list[ModelRecord]:
     """The models Cursor may list and use, ordered by sort_order then display_name."""
     # Read when every run starts (the Task tool's model list): written SQL, as the route's.
-    cursor = db.execute_sql(_ENABLED_SQL)
-    return [_record_of(row) for row in cursor.fetchall()]
+    return [_record_of(row) for row in db.execute_sql(_ENABLED_SQL).fetchall()]
 
 
 def has_model(db: peewee.Database, public_id: str) -> bool:
@@ -754,10 +735,17 @@ _RECORD_COLUMNS = (
     *(f'm."{field}"' for field in PRICE_FIELDS),
 )
 _MODELS_FROM = ' FROM "models" AS m JOIN "providers" AS p ON p."id" = m."provider_id" '
-_ENABLED_SQL = (
-    f"SELECT {', '.join(_RECORD_COLUMNS)}{_MODELS_FROM}"
-    'WHERE m."enabled" ORDER BY m."sort_order", m."display_name", m."public_id"'
-)
+
+
+def _models_sql(where: str) -> str:
+    """Model records (``_record_of``'s rows) matching ``where``, in the order Cursor lists them."""
+    return (
+        f"SELECT {', '.join(_RECORD_COLUMNS)}{_MODELS_FROM}{where}"
+        ' ORDER BY m."sort_order", m."display_name", m."public_id"'
+    )
+
+
+_ENABLED_SQL = _models_sql('WHERE m."enabled"')
 _ROUTE_SQL = (
     f"SELECT {', '.join(_RECORD_COLUMNS)}, "
     'p."base_url", p."api_key", p."headers_json", p."replay_reasoning", p."prompt_cache_key"'
@@ -768,6 +756,7 @@ _ROUTE_SQL = (
 
 def _record_of(row: tuple[Any, ...]) -> ModelRecord:
     """The record from a row that starts with ``_RECORD_COLUMNS``."""
+    fixed = len(_RECORD_COLUMNS) - len(PRICE_FIELDS)
     (
         public_id,
         provider_id,
@@ -781,8 +770,8 @@ def _record_of(row: tuple[Any, ...]) -> ModelRecord:
         context,
         reasoning,
         effort,
-    ) = row[:12]
-    prices = row[12 : len(_RECORD_COLUMNS)]
+    ) = row[:fixed]
+    prices = row[fixed : len(_RECORD_COLUMNS)]
     return ModelRecord(
         public_id=public_id,
         provider_id=provider_id,
@@ -905,9 +894,10 @@ def save_models(
                     **fields,
                 ).execute()
             public_ids.append(public_id)
-        saved = _models_query(db).where(model.public_id << public_ids)
-        rows = {row.public_id: row for row in saved}
-    return [_model_record(rows[public_id]) for public_id in public_ids]
+        marks = ", ".join([db.param] * len(public_ids))
+        saved = db.execute_sql(_models_sql(f'WHERE m."public_id" IN ({marks})'), public_ids)
+        records = {record.public_id: record for record in map(_record_of, saved.fetchall())}
+    return [records[public_id] for public_id in public_ids]
 
 
 def _refuse_duplicates(models: Iterable[ModelInput]) -> None:
