@@ -121,8 +121,8 @@ class RunEventRecorderActor(pykka.ThreadingActor):
                 case RunEventsHappened():
                     self._pending.append(message)
                     if not self._flush_told:
+                        self._tell_flush()  # raising leaves the next fact to try again
                         self._flush_told = True
-                        self._tell_flush()
                 case FlushRunEvents():
                     self._flush_told = False
                     self._flush()

@@ -671,7 +671,8 @@ def all_models(db: peewee.Database) -> list[ModelRecord]:
 def enabled_models(db: peewee.Database) -> list[ModelRecord]:
     """The models Cursor may list and use, ordered by sort_order then display_name."""
     # Read when every run starts (the Task tool's model list): written SQL, as the route's.
-    return [_record_of(row) for row in db.execute_sql(_ENABLED_SQL).fetchall()]
+    cursor = db.execute_sql(_ENABLED_SQL.format(param=db.param), (True,))
+    return [_record_of(row) for row in cursor.fetchall()]
 
 
 def has_model(db: peewee.Database, public_id: str) -> bool:
@@ -745,7 +746,8 @@ def _models_sql(where: str) -> str:
     )
 
 
-_ENABLED_SQL = _models_sql('WHERE m."enabled"')
+# Compared with a parameter, so SQLite uses the (enabled, sort_order, display_name) index.
+_ENABLED_SQL = _models_sql('WHERE m."enabled" = {param}')
 _ROUTE_SQL = (
     f"SELECT {', '.join(_RECORD_COLUMNS)}, "
     'p."base_url", p."api_key", p."headers_json", p."replay_reasoning", p."prompt_cache_key"'
@@ -894,6 +896,8 @@ def save_models(
                     **fields,
                 ).execute()
             public_ids.append(public_id)
+        if not public_ids:  # PostgreSQL refuses an empty IN ()
+            return []
         marks = ", ".join([db.param] * len(public_ids))
         saved = db.execute_sql(_models_sql(f'WHERE m."public_id" IN ({marks})'), public_ids)
         records = {record.public_id: record for record in map(_record_of, saved.fetchall())}

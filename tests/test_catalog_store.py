@@ -239,6 +239,7 @@ def test_provider_validation(db: peewee.Database, fields: dict[str, object], fie
 
 def test_models_upsert_order_and_route_parts(db: peewee.Database) -> None:
     provider = cat.create_provider(db, provider_input())
+    assert cat.save_models(db, provider.id, []) == []  # an empty batch saves and reads nothing
     saved = cat.save_models(
         db,
         provider.id,
