@@ -14,9 +14,9 @@ to a half of a turn's write transactions. The cost is that a running turn's time
 the store up to ``flush_after_s`` late, and a crash loses at most that much of it (the run
 itself is cancelled at the next start either way). Without timers (``flush_after_s`` 0) the
 recorder tells itself the flush at once, which lands behind what is already queued. A failed
-write is logged and dropped, never raised into a run. After a batch that ended a run, the
-events of runs beyond ``retained_calls`` (the observability setting that bounds call records)
-are pruned.
+write is logged and its batch (up to ``flush_after_s`` of every run's facts) dropped, never
+raised into a run. After a batch that ended a run, the events of runs beyond
+``retained_calls`` (the observability setting that bounds call records) are pruned.
 """
 
 from __future__ import annotations
