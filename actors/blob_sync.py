@@ -23,13 +23,16 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import msgspec
+import peewee
 import pykka
 
 from actors.loop.timers import Timer, Timers
 from actors.pool import PooledActor
 from actors.run_output import RunOutput
+from actors.store_failure import store_failure
 from store import Store
 from store.blobs import InvalidBlobId, blob_id_of, check_blob_id
+from store.database import is_unavailable
 from wire.connect import data_frame
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 from wire.log import format_event, log_event
@@ -198,12 +201,24 @@ class BlobSyncActor(PooledActor):
             self._handle(message)
         except Exception as exc:
             # A bug or a store failure: answer everyone instead of dying with waiters left.
-            logger.exception(
-                format_event("blob sync internal error", {"request_id": self.request_id})
-            )
+            if isinstance(exc, peewee.DatabaseError) and is_unavailable(exc):
+                # The database's state (locked, full), not a bug: one line, no traceback.
+                error = store_failure(exc)
+                log_event(
+                    logger,
+                    logging.WARNING,
+                    "blob sync store unavailable",
+                    request_id=self.request_id,
+                    error=str(exc),
+                )
+            else:
+                error = ConnectError(Code.INTERNAL, f"blob sync failed: {exc}")
+                logger.exception(
+                    format_event("blob sync internal error", {"request_id": self.request_id})
+                )
             registered = self._is_registered(message)
             if self._failure is None:
-                self._fail(ConnectError(Code.INTERNAL, f"blob sync failed: {exc}"))
+                self._fail(error)
             if isinstance(message, PersistBlobs | FetchBlob) and not registered:
                 self._refuse(message)
 

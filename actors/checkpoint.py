@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import msgspec
+import peewee
 import pykka
 
 from actors.blob_sync import BlobsPersisted, BlobSyncFailed, PersistBlobs
@@ -52,6 +53,7 @@ from actors.run_output import RunOutput
 from actors.tell import Tellable, tell_if_alive
 from store.blobs import blob_id_of
 from store.conversations import roots_digest
+from store.database import is_unavailable
 from wire.connect import data_frame
 from wire.errors import Code, ConnectError
 from wire.log import log_event
@@ -350,9 +352,15 @@ class CheckpointActor(PooledActor):
             return
         try:
             self._index.record_checkpoint(self._setup.conversation_id, digest, revision_id)
-        except Exception:
+        except Exception as exc:
             # The index only saves work: without it the state is hydrated from its blobs.
-            logger.exception("indexing checkpoint of run %s failed", self._setup.request_id)
+            if isinstance(exc, peewee.DatabaseError) and is_unavailable(exc):
+                # The database's state (locked, full), not a bug: one line, no traceback.
+                logger.warning(
+                    "indexing checkpoint of run %s skipped: %s", self._setup.request_id, exc
+                )
+            else:
+                logger.exception("indexing checkpoint of run %s failed", self._setup.request_id)
 
     def _fail(self, error: ConnectError, job_id: int | None = None) -> None:
         self._failed = error

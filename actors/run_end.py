@@ -16,6 +16,7 @@ from actors.conversation.events import Usage
 from actors.run_base import record_run_end
 from actors.run_children import RunChildren
 from actors.run_owners import RunOwners
+from actors.store_failure import store_failure
 from actors.turn import ending, timeline
 from actors.turn.ending import EndEffect, RunEnding
 from store.clock import now_ms
@@ -26,7 +27,6 @@ from store.conversations import (
     RunHeldByPeer,
     StaleRun,
 )
-from store.database import unavailable_cause
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 
 
@@ -49,19 +49,6 @@ def run_guarded(step: Callable[[], object], finish: Callable[[ConnectError], Non
         finish(ConnectError(Code.ABORTED, str(exc)))
     except ConversationStoreError as exc:
         finish(ConnectError(Code.INTERNAL, f"store error: {exc}"))
-
-
-def store_failure(exc: peewee.DatabaseError) -> ConnectError:
-    """A locked or full database (nothing was written, a later turn may work) is
-    ``unavailable``; any other store failure is ours: ``internal``."""
-    cause = unavailable_cause(exc)
-    if cause is not None:
-        return ConnectError(
-            Code.UNAVAILABLE,
-            f"the database cannot take the turn's write now ({cause}); what was saved before is "
-            "kept, try again",
-        )
-    return ConnectError(Code.INTERNAL, f"store error: {exc}")
 
 
 class RunEnd:

@@ -467,6 +467,44 @@ def test_an_internal_error_fails_pending_and_later_work(run: Run) -> None:
     run.output.assert_silent()
 
 
+def test_a_full_database_fails_later_work_unavailable_in_one_log_line(
+    run: Run, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Storing acknowledged blobs into a full database: the batch was answered already (the
+    client holds its blobs); later work fails ``unavailable`` as the run's own writes do, and
+    the log says it in one warning, without a traceback (a locked or full database is not a
+    bug)."""
+    caplog.set_level(logging.WARNING, logger="cursor_server.blob_sync")
+    database = run.store.database
+    saved = list(database._pragmas)  # type: ignore[attr-defined]
+    pages = database.execute_sql("PRAGMA page_count").fetchone()[0]
+    database._pragmas = [*saved, ("max_page_count", pages + 4)]  # type: ignore[attr-defined]
+    database.stop_writer()  # type: ignore[attr-defined]
+    database.close_idle()  # type: ignore[attr-defined]
+    try:
+        big = bytes(range(256)) * 4096  # 1 MiB: more than four pages
+        run.persist(1, big)
+        (frame,) = run.output.take(1)
+        run.ack(frame.id)
+        assert run.listener.next() == BlobsPersisted(1)
+        run.fetch(2, blob_id_of(C))
+        reply = run.listener.next()
+    finally:
+        database._pragmas = saved  # type: ignore[attr-defined]
+        database.stop_writer()  # type: ignore[attr-defined]
+        database.close_idle()  # type: ignore[attr-defined]
+    assert isinstance(reply, BlobSyncFailed), reply
+    assert reply.error.code == Code.UNAVAILABLE, reply.error
+    assert "what was saved before is kept" in reply.error.message
+    lines = [r for r in caplog.records if r.name == "cursor_server.blob_sync"]
+    assert [r.getMessage().split(" request_id")[0] for r in lines] == [
+        "blob sync store unavailable",
+        "blob sync failed",
+    ]
+    assert all(r.levelno == logging.WARNING and r.exc_info is None for r in lines)
+    assert not run.store.blobs.has(blob_id_of(big))
+
+
 # ---- the timer the actor uses ----
 
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 from collections.abc import Iterator
 from typing import Any
 
+import peewee
 import pykka
 import pytest
 
@@ -302,6 +304,40 @@ def test_a_commit_before_the_acks_still_waits_for_them(start: Any) -> None:
     # A job that does not await a commit is published on its ACKs alone.
     run.publish(PublishSettled(2, (U1, A1), (), None, revision_id=8))
     assert [record[2] for record in run.index.records] == [7, 8]
+
+
+@pytest.mark.parametrize(
+    ("error", "level", "traceback"),
+    [
+        (peewee.OperationalError("database is locked"), logging.WARNING, False),
+        (peewee.IntegrityError("a bug of ours"), logging.ERROR, True),
+    ],
+)
+def test_a_failed_index_write_is_logged_and_the_checkpoint_stands(
+    run: Run,
+    caplog: pytest.LogCaptureFixture,
+    error: peewee.DatabaseError,
+    level: int,
+    traceback: bool,
+) -> None:
+    """The index only saves work. A locked or full database is the database's state: one
+    warning line; any other failure is ours: logged with its traceback."""
+    caplog.set_level(logging.WARNING, logger="cursor_server.checkpoint")
+
+    def failing(conversation_id: str, digest: bytes, revision_id: int) -> None:
+        raise error
+
+    run.index.record_checkpoint = failing  # type: ignore[method-assign]
+    run.publish(PublishSettled(1, (U1,), (), None, revision_id=7))
+    run.publish(PublishSettled(2, (U1, A1), (), None, revision_id=8))
+    # The third job is handled after the second's index write: both lines are out by then.
+    run.publish(PublishSettled(3, (U1, A1), (), None))
+    lines = [r for r in caplog.records if r.name == "cursor_server.checkpoint"]
+    assert len(lines) == 2
+    for line in lines:
+        assert line.levelno == level
+        assert (line.exc_info is not None) is traceback
+        assert REQUEST_ID in line.getMessage()
 
 
 def test_jobs_are_processed_in_submission_order(run: Run) -> None:
