@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import msgspec
-import peewee
 import pykka
 
 from actors.blob_sync import BlobsPersisted, BlobSyncFailed, PersistBlobs
@@ -50,10 +49,10 @@ from actors.conversation.model import AssistantContent, CanonicalMessage
 from actors.conversation.request import ToolSpec
 from actors.pool import PooledActor
 from actors.run_output import RunOutput
+from actors.store_failure import log_store_failure
 from actors.tell import Tellable, tell_if_alive
 from store.blobs import blob_id_of
 from store.conversations import roots_digest
-from store.database import is_unavailable
 from wire.connect import data_frame
 from wire.errors import Code, ConnectError
 from wire.log import log_event
@@ -354,13 +353,9 @@ class CheckpointActor(PooledActor):
             self._index.record_checkpoint(self._setup.conversation_id, digest, revision_id)
         except Exception as exc:
             # The index only saves work: without it the state is hydrated from its blobs.
-            if isinstance(exc, peewee.DatabaseError) and is_unavailable(exc):
-                # The database's state (locked, full), not a bug: one line, no traceback.
-                logger.warning(
-                    "indexing checkpoint of run %s skipped: %s", self._setup.request_id, exc
-                )
-            else:
-                logger.exception("indexing checkpoint of run %s failed", self._setup.request_id)
+            log_store_failure(
+                logger, exc, "indexing checkpoint of run %s failed", self._setup.request_id
+            )
 
     def _fail(self, error: ConnectError, job_id: int | None = None) -> None:
         self._failed = error

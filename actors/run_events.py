@@ -29,6 +29,7 @@ import peewee
 import pykka
 
 from actors.loop.timers import Timers
+from actors.store_failure import log_store_failure
 from store.catalog import ObservabilitySettings, get_observability
 from store.run_events import Detail, DetailValue, EventKind, RunEvents
 
@@ -158,8 +159,8 @@ class RunEventRecorderActor(pykka.ThreadingActor):
             with self._events.atomic():
                 for happened in batch:
                     self._write(happened, spans, ended)
-        except peewee.DatabaseError:
-            logger.exception("writing %d run event batches failed", len(batch))
+        except peewee.DatabaseError as exc:
+            log_store_failure(logger, exc, "writing %d run event batches failed", len(batch))
         else:
             self._open = spans
         for run_id in ended:
@@ -216,13 +217,15 @@ class RunEventRecorderActor(pykka.ThreadingActor):
     def _prune(self) -> None:
         try:
             settings = get_observability(self._database)
-        except peewee.DatabaseError:
-            logger.exception("reading the observability settings failed; using the defaults")
+        except peewee.DatabaseError as exc:
+            log_store_failure(
+                logger, exc, "reading the observability settings failed; using the defaults"
+            )
             settings = ObservabilitySettings()
         try:
             self._events.prune(settings.retained_calls)
-        except peewee.DatabaseError:
-            logger.exception("pruning run events failed")
+        except peewee.DatabaseError as exc:
+            log_store_failure(logger, exc, "pruning run events failed")
 
 
 def start_run_event_recorder(

@@ -24,6 +24,7 @@ import pykka
 
 from actors.conversation.request import ModelRoute
 from actors.providers.redaction import redacted_headers, route_secrets, scrub_bytes, scrub_text
+from actors.store_failure import log_store_failure
 from store.catalog import ObservabilitySettings, get_observability
 from store.clock import now_ms
 from store.llm_calls import CallEnd, CallRecords, NewCall, OutgoingRequest, RecordedChunk
@@ -115,8 +116,10 @@ class CallRecorderActor(pykka.ThreadingActor):
         route = start.route
         try:
             settings = get_observability(self._database)
-        except peewee.DatabaseError:
-            logger.exception("reading the observability settings failed; using the defaults")
+        except peewee.DatabaseError as exc:
+            log_store_failure(
+                logger, exc, "reading the observability settings failed; using the defaults"
+            )
             settings = ObservabilitySettings()
         call = _Call(None, start, settings.retained_calls)
         call.verbose = settings.verbose
@@ -145,8 +148,10 @@ class CallRecorderActor(pykka.ThreadingActor):
         started_at_ms = now_ms() - round((time.monotonic() - start.started) * 1000)
         try:
             call.record_id = self._records.start(new_call, request, started_at_ms)
-        except peewee.DatabaseError:
-            logger.exception("recording the start of call %s failed", start.model_call_id)
+        except peewee.DatabaseError as exc:
+            log_store_failure(
+                logger, exc, "recording the start of call %s failed", start.model_call_id
+            )
         self._calls[start.model_call_id] = call
 
     def _keep(self, call: _Call, chunks: tuple[tuple[bytes, float], ...]) -> None:
@@ -162,8 +167,10 @@ class CallRecorderActor(pykka.ThreadingActor):
         if chunks and call.record_id is not None:
             try:
                 self._records.record_chunks(call.record_id, chunks)
-            except peewee.DatabaseError:
-                logger.exception("recording the stream of call %s failed", call.record_id)
+            except peewee.DatabaseError as exc:
+                log_store_failure(
+                    logger, exc, "recording the stream of call %s failed", call.record_id
+                )
 
     def _end(self, message: RecordCallEnd) -> None:
         call = self._calls.pop(message.model_call_id, None)
@@ -175,8 +182,8 @@ class CallRecorderActor(pykka.ThreadingActor):
             if call is not None and record_id is not None and message.end is not None:
                 self._flush(call)
                 self._records.finish(record_id, message.end)
-        except peewee.DatabaseError:
-            logger.exception("recording the end of call %s failed", record_id)
+        except peewee.DatabaseError as exc:
+            log_store_failure(logger, exc, "recording the end of call %s failed", record_id)
         finally:
             # The listener hears of the end whatever happened to its record; a listener that
             # has already stopped (its run ended first) must not stop the recorder.
@@ -191,8 +198,8 @@ class CallRecorderActor(pykka.ThreadingActor):
             # After the listener heard: pruning old records is nobody's wait.
             try:
                 self._records.prune(call.retained)
-            except peewee.DatabaseError:
-                logger.exception("pruning call records failed")
+            except peewee.DatabaseError as exc:
+                log_store_failure(logger, exc, "pruning call records failed")
 
 
 def start_call_recorder(database: peewee.Database) -> pykka.ActorRef:
