@@ -49,10 +49,10 @@ from actors.conversation.model import AssistantContent, CanonicalMessage
 from actors.conversation.request import ToolSpec
 from actors.pool import PooledActor
 from actors.run_output import RunOutput
-from actors.store_failure import log_store_failure
 from actors.tell import Tellable, tell_if_alive
 from store.blobs import blob_id_of
 from store.conversations import roots_digest
+from store.database import log_store_failure
 from wire.connect import data_frame
 from wire.errors import Code, ConnectError
 from wire.log import log_event

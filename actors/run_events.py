@@ -29,8 +29,8 @@ import peewee
 import pykka
 
 from actors.loop.timers import Timers
-from actors.store_failure import log_store_failure
 from store.catalog import ObservabilitySettings, get_observability
+from store.database import log_store_failure
 from store.run_events import Detail, DetailValue, EventKind, RunEvents
 
 logger = logging.getLogger("cursor_server.run_events")

@@ -3,13 +3,10 @@
 A locked or full database is the database's state, not a bug: the write did not happen, what
 was committed before is kept, and a later turn may work, so the run ends ``unavailable`` and the
 log says so in one line. Any other store failure is ours: ``internal``, logged with its
-traceback. The writers that only record (call records, run events, the checkpoint index) log
-their failures the same way (``log_store_failure``).
+traceback (the writers that only record log theirs alike: ``store.database.log_store_failure``).
 """
 
 from __future__ import annotations
-
-import logging
 
 import peewee
 
@@ -28,15 +25,3 @@ def store_failure(exc: peewee.DatabaseError) -> ConnectError:
             "kept, try again",
         )
     return ConnectError(Code.INTERNAL, f"store error: {exc}")
-
-
-def log_store_failure(
-    logger: logging.Logger, exc: BaseException, message: str, *args: object
-) -> None:
-    """Log a failed store call: a locked or full database as one warning naming it (the
-    database's state, not a bug), anything else as an error with its traceback."""
-    cause = unavailable_cause(exc)
-    if cause is not None:
-        logger.warning(message + ": the database cannot take it now (%s)", *args, cause)
-    else:
-        logger.error(message, *args, exc_info=exc)

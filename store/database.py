@@ -603,6 +603,18 @@ def is_unavailable(exc: BaseException) -> bool:
     return unavailable_cause(exc) is not None
 
 
+def log_store_failure(
+    logger: logging.Logger, exc: BaseException, message: str, *args: object
+) -> None:
+    """Log a failed store call: a locked or full database as one warning naming it (the
+    database's state, not a bug), anything else as an error with its traceback."""
+    cause = unavailable_cause(exc)
+    if cause is not None:
+        logger.warning(message + ": the database cannot take it now (%s)", *args, cause)
+    else:
+        logger.error(message, *args, exc_info=exc)
+
+
 def _is_unavailable(exc: peewee.OperationalError) -> bool:
     pgcode = getattr(exc.__cause__, "pgcode", None) or getattr(exc, "pgcode", None)
     if isinstance(pgcode, str):

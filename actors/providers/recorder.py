@@ -24,9 +24,9 @@ import pykka
 
 from actors.conversation.request import ModelRoute
 from actors.providers.redaction import redacted_headers, route_secrets, scrub_bytes, scrub_text
-from actors.store_failure import log_store_failure
 from store.catalog import ObservabilitySettings, get_observability
 from store.clock import now_ms
+from store.database import log_store_failure
 from store.llm_calls import CallEnd, CallRecords, NewCall, OutgoingRequest, RecordedChunk
 
 if TYPE_CHECKING:
