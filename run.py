@@ -60,29 +60,29 @@ from store.secrets import (
     SecretKeyInvalid,
     parse_secret_key,
 )
-from wire.errors import http_error_json
 from wire.h2_connection import H2Limits
 from wire.http.agent_access import (
     ALLOW_VARIABLE,
     LOOPBACK_NETWORKS,
-    TOKEN_HEADER,
     AgentAccess,
     Network,
     parse_allow_list,
 )
 from wire.http.agent_activity import AgentActivity
 from wire.http.agent_routes import AgentRoutes
-from wire.http.agent_run import RUN_PATH, AgentRunRoute
+from wire.http.agent_run import AgentRunRoute
 from wire.http.app import build_app
 from wire.http.catalog_routes import CatalogRoutes
 from wire.http.default_model_routes import DefaultModelRoutes
-from wire.http.h2_relay import H2Relay, new_relay_client
-from wire.http.h2_server import H2Server, H2Stream, StreamHandler, tls_context
-from wire.http.health_routes import HEALTH_PATH, HealthRoutes
+from wire.http.gate import EdgeGate
+from wire.http.h2_edge import H2Edge
+from wire.http.h2_relay import H2Relay
+from wire.http.h2_server import H2Server, H2Stream, tls_context
+from wire.http.health_routes import HealthRoutes
 from wire.http.limits import EdgeLimits
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
-from wire.http.relay_mark import RelayMark
+from wire.http.relay_socket import RelaySocket
 from wire.http.upstream_run import Upstream
 from wire.log import log_event
 from wire.server_config import SERVER_CONFIG_ROUTES, server_config_addition
@@ -354,7 +354,9 @@ class RunningServer:
         h2: H2Server | None = None,
         relay_client: httpx.AsyncClient | None = None,
         lease: InstanceLease | None = None,
+        relay_socket: RelaySocket | None = None,
     ) -> None:
+        self.relay_socket = relay_socket
         self.h2 = h2
         self.lease = lease
         self.relay_client = relay_client
@@ -393,6 +395,8 @@ class RunningServer:
             await self.h2.close(CONNECTION_DRAIN_S)
         if self.relay_client is not None:
             await self.relay_client.aclose()
+        if self.relay_socket is not None:
+            self.relay_socket.remove()
         # Actors stop while the loop still runs: a ProviderActor cancels its stream task on
         # the loop and records its call as cancelled.
         await asyncio.to_thread(
@@ -444,14 +448,16 @@ async def start_server(
     activity = AgentActivity(now_ms)
     client = new_upstream_client()
     proxy = ReverseProxy(config.upstream_url, client)
-    app = build_app(proxy)
     console_auth = ConsoleAuth(config.console_token)
-    relay_mark = RelayMark() if config.h2_listen is not None else None
-    if not is_loopback_host(config.host):
-        relayed = None if relay_mark is None else relay_mark.carried_by
-        AgentAccess(config.agent_allow, console_auth.token_matches, relayed).register(app)
-    if relay_mark is not None:
-        relay_mark.register(app)
+    loopback = is_loopback_host(config.host)
+    relay_socket = RelaySocket() if config.h2_listen is not None else None
+    gate = EdgeGate(
+        loopback_listener=loopback,
+        access=None if loopback else AgentAccess(config.agent_allow, console_auth.token_matches),
+        relay=relay_socket,
+        relay_loopback=config.h2_listen is None or is_loopback_host(config.h2_listen[0]),
+    )
+    app = build_app(proxy, gate)
     database = store.database if store is not None else None
     provider_deps: ProviderDeps | None = None
     agent_deps: AgentDeps | None = None
@@ -535,23 +541,30 @@ async def start_server(
     host, port = runner.addresses[0][:2]
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     relay_client = None
-    if h2 is not None and config.h2_listen is not None and relay_mark is not None:
-        relay_client = new_relay_client()
-        relay = H2Relay(lambda: f"http://{address}", relay_client, relay_mark.header())
+    if h2 is not None and config.h2_listen is not None and relay_socket is not None:
+        await relay_socket.start(runner)
+        relay_client = relay_socket.client()
+        relay = H2Relay(relay_client)
         run_route = AgentRunRoute(registry, config.limits, activity, owns_model)
-        access = None
-        if not is_loopback_host(config.h2_listen[0]):
-            access = AgentAccess(config.agent_allow, console_auth.token_matches)
-        h2.route = functools.partial(
-            _h2_route, run_route.handle, relay.handle, access, lease is not None
+        h2_loopback = is_loopback_host(config.h2_listen[0])
+        edge = H2Edge(
+            run_route.handle,
+            relay.handle,
+            None if h2_loopback else AgentAccess(config.agent_allow, console_auth.token_matches),
+            health_route=lease is not None,
+            loopback_listener=h2_loopback,
         )
+        h2.route = edge.route
         try:
             await h2.start(*config.h2_listen)
         except OSError as exc:
             await runner.cleanup()
             await relay_client.aclose()
+            relay_socket.remove()
             raise H2ListenError(exc.errno, exc.strerror) from exc
-    return RunningServer(runner, registry, proxy, address, provider_deps, h2, relay_client, lease)
+    return RunningServer(
+        runner, registry, proxy, address, provider_deps, h2, relay_client, lease, relay_socket
+    )
 
 
 class H2ListenError(OSError):
@@ -568,45 +581,6 @@ def _h2_server(config: ServerConfig) -> H2Server | None:
 
 async def _unrouted(stream: H2Stream) -> None:
     stream.reset()
-
-
-def _h2_route(
-    run: StreamHandler,
-    relay: StreamHandler,
-    access: AgentAccess | None,
-    health_route: bool,
-    stream: H2Stream,
-) -> StreamHandler:
-    """``Run`` is ours; every other path goes through the app (splices, proxy). Beyond
-    loopback the same allow-list and token as the main listener's come first (the relay's
-    loopback hop must not stand in for the client's address), except for a balancer's
-    ``GET /healthz``, as on the main listener, where the app has that route (it exists only
-    with a store; without it the path would reach the proxy fallback unchecked)."""
-    if health_route and _is_health_probe(stream):
-        return relay
-    if access is not None:
-        reason = access.refusal(stream.peer, stream.header(TOKEN_HEADER.lower()))
-        if reason is not None:
-            return functools.partial(_refuse_h2, reason)
-    return run if stream.path == RUN_PATH and stream.method == "POST" else relay
-
-
-def _is_health_probe(stream: H2Stream) -> bool:
-    return stream.method in ("GET", "HEAD") and stream.path.split("?", 1)[0] == HEALTH_PATH
-
-
-async def _refuse_h2(reason: str, stream: H2Stream) -> None:
-    log_event(
-        logger,
-        logging.WARNING,
-        "agent request refused",
-        peer=stream.peer,
-        path=stream.path,
-        reason=reason,
-    )
-    stream.respond(403, (("content-type", "application/json"),))
-    await stream.write(http_error_json("permission_denied", reason))
-    stream.end()
 
 
 async def _server_config_addition(h2: H2Server | None, request: web.Request) -> bytes:

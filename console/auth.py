@@ -24,11 +24,12 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from urllib.parse import urlsplit
 
 from aiohttp import web
 
 from actors.conversation.secret import Secret
+from wire.edge_rules import hostname_of, is_loopback_name, is_same_origin
+from wire.http.app import add_guard
 from wire.http.responses import json_error
 from wire.log import log_event
 
@@ -160,33 +161,10 @@ def is_guarded(path: str) -> bool:
     return path == GUARDED_PREFIX or path.startswith(GUARDED_PREFIX + "/")
 
 
-def _hostname(host_header: str) -> str | None:
-    try:
-        return urlsplit("//" + host_header).hostname
-    except ValueError:
-        return None
-
-
 def addressed_to_loopback(request: web.Request) -> bool:
     """The peer is on loopback and the Host it asked for is a loopback name or address."""
-    hostname = _hostname(request.host)
-    named = hostname is not None and (hostname == "localhost" or is_loopback_host(hostname))
+    named = is_loopback_name(hostname_of(request.host))
     return named and is_loopback_host(request.remote or "")
-
-
-def is_same_origin(origin: str, host_header: str) -> bool:
-    """``Origin`` names the host (and port) the request was sent to. Either scheme counts: a
-    TLS-terminating proxy in front makes our side plain HTTP while the browser's is HTTPS."""
-    try:
-        parts = urlsplit(origin)
-    except ValueError:
-        return False
-    return (
-        parts.scheme in ("http", "https")
-        and parts.path in ("", "/")
-        and not parts.query
-        and parts.netloc.lower() == host_header.lower()
-    )
 
 
 class ConsoleGuard:
@@ -197,7 +175,7 @@ class ConsoleGuard:
         self._auth = auth
 
     def register(self, app: web.Application) -> None:
-        app.middlewares.append(self.middleware)
+        add_guard(app, self.middleware)
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:

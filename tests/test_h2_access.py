@@ -89,8 +89,8 @@ async def test_an_allowed_client_with_the_token_is_served(wide_h2: object) -> No
 async def test_with_both_listeners_beyond_loopback_a_relayed_request_is_served_once_checked(
     wide_h2: object,
 ) -> None:
-    """The relay's hop carries no token (it is never forwarded) and comes from loopback: the
-    main app lets it in by the relay's mark, which never goes upstream either."""
+    """The relay's hop carries no token (it is never forwarded): the main app lets it in by
+    the private socket it arrived on (``wire.http.relay_socket``), which nothing sent can forge."""
     server = await wide_h2(LOOPBACK_NETWORKS, host="0.0.0.0")  # type: ignore[operator]
     status, _ = await status_of(server, PATH, {TOKEN_HEADER.lower(): TOKEN})
     assert status == "200"
@@ -104,7 +104,9 @@ async def test_with_both_listeners_beyond_loopback_a_relayed_request_is_served_o
     assert "x-cursor-server-relay" not in names and TOKEN_HEADER.lower() not in names
 
 
-async def test_a_forged_relay_mark_gets_nothing_past_the_main_listener(wide_h2: object) -> None:
+async def test_a_header_claiming_the_relay_gets_nothing_past_the_main_listener(
+    wide_h2: object,
+) -> None:
     server = await wide_h2(LOOPBACK_NETWORKS, host="0.0.0.0")  # type: ignore[operator]
     async with httpx.AsyncClient(trust_env=False) as client:
         response = await client.post(

@@ -29,11 +29,7 @@ HOP_BY_HOP: Final[frozenset[bytes]] = frozenset(
 # The header that carries our console token beyond loopback (``wire.http.agent_access``): it is
 # for this server alone, so it is dropped from everything forwarded, like a hop-by-hop field.
 ACCESS_TOKEN_HEADER: Final = "X-Cursor-Server-Token"
-# The mark our HTTP/2 relay puts on what it forwards to the main app (``wire.http.relay_mark``).
-RELAY_MARK_HEADER: Final = "X-Cursor-Server-Relay"
-_OURS: Final[frozenset[bytes]] = frozenset(
-    name.lower().encode("ascii") for name in (ACCESS_TOKEN_HEADER, RELAY_MARK_HEADER)
-)
+_OURS: Final[frozenset[bytes]] = frozenset({ACCESS_TOKEN_HEADER.lower().encode("ascii")})
 
 
 def connection_listed(headers: Iterable[Header]) -> frozenset[bytes]:

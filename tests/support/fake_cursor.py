@@ -150,7 +150,9 @@ class FakeCursor:
         return RunStream(response)
 
     async def post_run_sse_raw(self, body: bytes, headers: Mapping[str, str]) -> httpx.Response:
-        return await self.client.post(RUN_SSE, content=body, headers=dict(headers))
+        """``body`` as sent; a Connect content type unless ``headers`` name another."""
+        sent = {"content-type": "application/proto", **headers}
+        return await self.client.post(RUN_SSE, content=body, headers=sent)
 
     async def append(
         self,

@@ -120,12 +120,13 @@ class H2Client:
         method: str = "POST",
         end: bool = False,
         auto_ack: bool = True,
+        authority: str = "127.0.0.1",
     ) -> ClientStream:
         stream_id = self.conn.get_next_available_stream_id()
         fields = [
             (":method", method),
             (":scheme", "http"),
-            (":authority", "127.0.0.1"),
+            (":authority", authority),
             (":path", path),
             *((k.lower(), v) for k, v in (headers or {}).items()),
         ]

@@ -1,4 +1,5 @@
-"""Builds the aiohttp application: exact local routes, and the reverse proxy for the rest."""
+"""Builds the aiohttp application: the gate first, the guards, exact local routes, and the
+reverse proxy for the rest, last."""
 
 from __future__ import annotations
 
@@ -6,27 +7,38 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from wire.edge_rules import RouteKind
+from wire.http.gate import EdgeGate, kind_of
 from wire.http.proxy import ReverseProxy
+from wire.http.responses import json_error
 
 PROXY_KEY = web.AppKey("proxy", ReverseProxy)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
 
 @web.middleware
 async def proxy_unmatched(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Send every request that no exact local route (method and path) matches upstream.
-
-    aiohttp resolves routes before middlewares run; an unmatched path or method leaves an
-    ``http_exception`` (404/405) on ``match_info``. The server never answers those itself.
-    """
-    if request.match_info.http_exception is not None:
+    """Send every request the gate found no local route for upstream; the last middleware,
+    so every guard has run. The server never answers those itself, except under /console,
+    which is never proxied (``RouteKind.CONSOLE`` even when nothing matched)."""
+    kind = kind_of(request)
+    if kind is RouteKind.PROXY:
         return await request.app[PROXY_KEY].forward(request)
+    if request.match_info.http_exception is not None:
+        return json_error(404, "not_found", f"no console page {request.path}")
     return await handler(request)
 
 
-def build_app(proxy: ReverseProxy) -> web.Application:
-    """The application with the proxy fallback; local routes are added by their owners."""
-    app = web.Application(middlewares=[proxy_unmatched])
+def add_guard(app: web.Application, guard: Middleware) -> None:
+    """Add a middleware after the gate and the guards before it, before the proxy."""
+    app.middlewares.insert(len(app.middlewares) - 1, guard)
+
+
+def build_app(proxy: ReverseProxy, gate: EdgeGate) -> web.Application:
+    """The application with the gate and the proxy fallback; local routes and guards are added
+    by their owners."""
+    app = web.Application(middlewares=[gate.middleware, proxy_unmatched])
     app[PROXY_KEY] = proxy
     return app

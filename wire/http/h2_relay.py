@@ -7,16 +7,19 @@ pseudo-headers become the HTTP/1.1 request line, hop-by-hop fields go in both di
 ``proxy-connection``), response field names are lower-cased as HTTP/2 requires. Bodies are
 streamed: the answer is read from the app only as fast as the client's window lets it leave.
 The console is not reachable here: its loopback check would see this relay as the peer.
+The app is reached through its private Unix socket (``wire.http.relay_socket``), never a URL
+built from what the client sent.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from urllib.parse import unquote
 
 import httpx
 
+from wire.edge_rules import is_console_path, target_refusal
 from wire.errors import http_error_json
 from wire.hop_by_hop import strip_hop_by_hop
 from wire.http.h2_server import H2Stream, StreamGone
@@ -27,29 +30,24 @@ logger = logging.getLogger("cursor_server.h2")
 _H2_FORBIDDEN = (b"proxy-connection", b"host")
 
 
-def new_relay_client() -> httpx.AsyncClient:
-    """Loopback only: no environment proxies, no redirects, no read deadline (streams)."""
-    return httpx.AsyncClient(
-        trust_env=False,
-        follow_redirects=False,
-        timeout=httpx.Timeout(None, connect=5.0),
-    )
+# The relay's URLs name no host: its client reaches the app's Unix socket whatever they say.
+RELAY_ORIGIN = "http://cursor-server.relay"
 
 
 class H2Relay:
-    """Forwards a stream to the HTTP/1.1 app at ``app_url()`` and streams its answer back."""
+    """Forwards a stream to the HTTP/1.1 app through ``client`` (``RelaySocket.client()``)
+    and streams its answer back."""
 
-    def __init__(
-        self, app_url: Callable[[], str], client: httpx.AsyncClient, mark: tuple[bytes, bytes]
-    ) -> None:
-        self._app_url = app_url
+    def __init__(self, client: httpx.AsyncClient) -> None:
         self._client = client
-        self._mark = mark  # ``RelayMark.header()``: the app lets it past the access check
 
     async def handle(self, stream: H2Stream) -> None:
         path = stream.path
-        decoded = unquote(path.partition("?")[0])
-        if decoded == "/console" or decoded.startswith("/console/"):
+        refused = target_refusal(path)
+        if refused is not None:  # the edge refuses these first; never sent on either way
+            await self._answer(stream, 400, "invalid_argument", refused)
+            return
+        if is_console_path(unquote(path.partition("?")[0])):
             message = "the console is served on the main listener only"
             await self._answer(stream, 404, "not_found", message)
             return
@@ -57,12 +55,11 @@ class H2Relay:
         headers = strip_hop_by_hop(
             [(k, v) for k, v in raw if not k.startswith(b":")], drop=_H2_FORBIDDEN
         )
-        authority = stream.header(":authority")
-        if authority:
-            headers.append((b"x-forwarded-host", authority.encode()))
-        headers.append(self._mark)
+        # The app reads the host the client asked for (the browser rules, server config).
+        authority = stream.header(":authority") or "localhost"
+        headers.append((b"host", authority.encode("utf-8", "surrogateescape")))
         request = self._client.build_request(
-            stream.method, self._app_url() + path, headers=headers, content=self._body(stream)
+            stream.method, RELAY_ORIGIN + path, headers=headers, content=self._body(stream)
         )
         try:
             response = await self._client.send(request, stream=True)

@@ -1,0 +1,101 @@
+"""The first middleware of the main app: one decision per request, made on the matched route,
+before any guard or the proxy sees it (the rules themselves are ``wire.edge_rules``).
+
+In order: a target that not every reader reads alike is 400; the request's kind comes from the
+route aiohttp matched (``RouteKind``); a request our HTTP/2 relay brought (``RelaySocket``)
+never reaches the console and was already let in by that edge's allow-list and token; beyond
+loopback the allow-list and token come next for every other agent RPC and proxied request;
+the browser rules (Host on a loopback listener, a foreign ``Origin``, Connect content types)
+then apply to every agent RPC and proxied request, relayed ones included, against the
+listener the client used. The console's own guard and then the proxy fallback run after
+this, in that order (``wire.http.app``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from wire.edge_rules import RouteKind, browser_refusal, route_kind, target_refusal
+from wire.hop_by_hop import ACCESS_TOKEN_HEADER
+from wire.http.agent_access import AgentAccess
+from wire.http.health_routes import HEALTH_PATH
+from wire.http.relay_socket import RelaySocket
+from wire.http.responses import json_error
+from wire.log import log_event
+
+logger = logging.getLogger("cursor_server.edge.gate")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+# What the gate decided, for the middlewares and handlers after it.
+KIND_KEY = web.RequestKey("route_kind", RouteKind)
+
+
+def kind_of(request: web.Request) -> RouteKind:
+    """The kind the gate gave ``request`` (it runs first, so every request has one)."""
+    return request[KIND_KEY]
+
+
+class EdgeGate:
+    """The gate of one app. ``loopback_listener``: the main listener is bound to loopback;
+    ``relay``: the HTTP/2 relay's socket and whether that listener is on loopback;
+    ``access``: the allow-list and token of a main listener bound beyond loopback."""
+
+    def __init__(
+        self,
+        *,
+        loopback_listener: bool,
+        access: AgentAccess | None = None,
+        relay: RelaySocket | None = None,
+        relay_loopback: bool = True,
+    ) -> None:
+        self._loopback_listener = loopback_listener
+        self._access = access
+        self._relay = relay
+        self._relay_loopback = relay_loopback
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        target = target_refusal(request.raw_path)
+        if target is not None:
+            return self._refuse(request, 400, "invalid_argument", target)
+        resource = request.match_info.route.resource
+        unmatched = request.match_info.http_exception is not None or resource is None
+        kind = route_kind(request.path, None if unmatched else resource.canonical, HEALTH_PATH)
+        request[KIND_KEY] = kind
+        relayed = self._relay is not None and self._relay.carries(request)
+        if relayed and kind is RouteKind.CONSOLE:
+            return json_error(404, "not_found", "the console is served on the main listener only")
+        if self._access is not None and not relayed and kind in (RouteKind.AGENT, RouteKind.PROXY):
+            reason = self._access.refusal(request.remote, request.headers.get(ACCESS_TOKEN_HEADER))
+            if reason is not None:
+                return self._refuse(request, 403, "permission_denied", reason, "agent")
+        refusal = browser_refusal(
+            kind,
+            loopback_listener=self._relay_loopback if relayed else self._loopback_listener,
+            host=request.host,
+            origin=request.headers.get("Origin"),
+            content_type=request.headers.get("Content-Type"),
+            method=request.method,
+        )
+        if refusal is not None:
+            return self._refuse(request, refusal.status, refusal.code, refusal.message)
+        return await handler(request)
+
+    @staticmethod
+    def _refuse(
+        request: web.Request, status: int, code: str, message: str, what: str = "edge"
+    ) -> web.Response:
+        log_event(
+            logger,
+            logging.WARNING,
+            f"{what} request refused",
+            peer=request.remote,
+            method=request.method,
+            path=request.raw_path,
+            reason=message,
+        )
+        return json_error(status, code, message)

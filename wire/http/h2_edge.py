@@ -1,0 +1,88 @@
+"""Which handler an HTTP/2 stream gets, and what is refused before any: the HTTP/2 listener's
+side of the gate (``wire.http.gate``), with the same rules (``wire.edge_rules``).
+
+``Run`` is ours; every other path goes through the relay to the main app, whose gate decides
+its kind on the route it matches and applies the browser rules against this listener. Here,
+first: a target not every reader reads alike is 400 (so no ``:path`` such as
+``@host:port/x`` ever reaches the relay); a balancer's ``GET /healthz`` passes, where the app
+has that route (it exists only with a store; without it the path would reach the proxy
+fallback unchecked); beyond loopback the allow-list and token come next, on the client's own
+address (the relay's hop must not stand in for it); ``Run`` then meets the browser rules.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+
+from wire.edge_rules import RouteKind, browser_refusal, target_refusal
+from wire.errors import http_error_json
+from wire.hop_by_hop import ACCESS_TOKEN_HEADER
+from wire.http.agent_access import AgentAccess
+from wire.http.agent_run import RUN_PATH
+from wire.http.h2_server import H2Stream, StreamHandler
+from wire.http.health_routes import HEALTH_PATH
+from wire.log import log_event
+
+logger = logging.getLogger("cursor_server.h2")
+
+
+class H2Edge:
+    """The route function of one HTTP/2 listener (``H2Server.route``)."""
+
+    def __init__(
+        self,
+        run: StreamHandler,
+        relay: StreamHandler,
+        access: AgentAccess | None,
+        *,
+        health_route: bool,
+        loopback_listener: bool,
+    ) -> None:
+        self._run = run
+        self._relay = relay
+        self._access = access
+        self._health_route = health_route
+        self._loopback_listener = loopback_listener
+
+    def route(self, stream: H2Stream) -> StreamHandler:
+        target = target_refusal(stream.path)
+        if target is not None:
+            return functools.partial(_refuse, 400, "invalid_argument", "edge", target)
+        if self._health_route and _is_health_probe(stream):
+            return self._relay
+        if self._access is not None:
+            reason = self._access.refusal(stream.peer, stream.header(ACCESS_TOKEN_HEADER.lower()))
+            if reason is not None:
+                return functools.partial(_refuse, 403, "permission_denied", "agent", reason)
+        if stream.path != RUN_PATH or stream.method != "POST":
+            return self._relay
+        refusal = browser_refusal(
+            RouteKind.AGENT,
+            loopback_listener=self._loopback_listener,
+            host=stream.header(":authority") or stream.header("host") or "",
+            origin=stream.header("origin"),
+            content_type=stream.header("content-type"),
+            method=stream.method,
+        )
+        if refusal is not None:
+            return functools.partial(_refuse, refusal.status, refusal.code, "edge", refusal.message)
+        return self._run
+
+
+def _is_health_probe(stream: H2Stream) -> bool:
+    return stream.method in ("GET", "HEAD") and stream.path.split("?", 1)[0] == HEALTH_PATH
+
+
+async def _refuse(status: int, code: str, what: str, reason: str, stream: H2Stream) -> None:
+    log_event(
+        logger,
+        logging.WARNING,
+        f"{what} request refused",
+        peer=stream.peer,
+        path=stream.path,
+        reason=reason,
+    )
+    stream.respond(status, (("content-type", "application/json"),))
+    await stream.write(http_error_json(code, reason))
+    stream.end()
