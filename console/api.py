@@ -10,9 +10,9 @@ The database is synchronous (peewee), so every store call runs in ``asyncio.to_t
 event loop also carries the agent streams and must never wait on a disk write.
 
 A provider's key, like the web search backend's, is write-only. Answers carry ``has_api_key``
-and null secret-looking header values; discovery errors replace the key and secret header
-values with ``[redacted]`` in case a provider echoes them; logs name providers by id, name and
-URL only, and the web search backend by its kind.
+and null every sealed header value (all but those marked public); discovery errors replace the
+key and sealed header values with ``[redacted]`` in case a provider echoes them; logs name
+providers by id, name and URL only, and the web search backend by its kind.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import peewee
 from aiohttp import web
 
 from actors.providers.adapter import provider_error_message
+from actors.providers.redaction import credential_strings, scrub_text
 from console.auth import ConsoleAuth, ConsoleGuard
 from console.calls_api import CallsApi
 from console.connection_api import ConnectionApi
@@ -62,7 +63,6 @@ GEMINI_PAGE_SIZE = 1000
 GEMINI_METHOD = "generateContent"
 # How much of a provider's error body (when it has no JSON message) goes into our message.
 PROVIDER_MESSAGE_MAX_CHARS = 500
-REDACTED = "[redacted]"
 FAILED = "model discovery failed"
 
 T = TypeVar("T")
@@ -318,12 +318,11 @@ def _truncated(text: str) -> str:
 
 
 def _redact(text: str, connection: ProviderConnection) -> str:
-    """``text`` with the key and every secret-looking header value replaced by ``[redacted]``."""
-    secrets = [connection.api_key]
-    secrets += [v for n, v in connection.headers.items() if catalog.is_secret_header(n)]
-    for secret in sorted(filter(None, secrets), key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    return text
+    """``text`` with the key and every sealed header value replaced by ``[redacted]``."""
+    secrets = credential_strings(
+        connection.api_key, connection.headers.items(), connection.public_headers
+    )
+    return scrub_text(text, secrets)
 
 
 # --- handlers ----------------------------------------------------------------------------------

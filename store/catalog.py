@@ -6,13 +6,16 @@ setting naming one model (no column: a second image model cannot exist).
 Why typed records instead of peewee rows: the console, the model catalog and the provider
 router all read this data, and none of them should see a peewee object or, except for the one
 record built for sending requests (``ProviderConnection``), a provider's key. ``ProviderRecord``
-is safe to serialise to a client: it says ``has_api_key`` and nulls secret-looking header values.
+is safe to serialise to a client: it says ``has_api_key`` and nulls every sealed header value.
 
-Secrets are sealed at rest (``store.secrets``): a provider's key, its secret-looking header
-values (``is_secret_header``) and the web search key are written sealed and opened only where
-the real value is needed (``ProviderConnection``, ``WebSearchConfig``). One that does not open
-under this server's key raises ``KeyUnreadable`` naming its owner there, and shows as
-``unreadable`` / ``key_unreadable`` ("key unreadable, set it again") in the client's records.
+Secrets are sealed at rest (``store.secrets``): a provider's key, every custom header value the
+user did not mark public (``public_headers``; a name ``is_secret_header`` recognises is never
+public) and the web search key are written sealed and opened only where the real value is
+needed (``ProviderConnection``, ``WebSearchConfig``). The stored form is the flag: a sealed
+header value is secret, a plaintext one public, so no second record of it can disagree. One
+that does not open under this server's key raises ``KeyUnreadable`` naming its owner there, and
+shows as ``unreadable`` / ``key_unreadable`` ("key unreadable, set it again") in the client's
+records.
 
 Every function takes the peewee database and runs on the calling thread (callers on an event
 loop use ``asyncio.to_thread``). Writes run in one transaction each; validation failures raise
@@ -61,8 +64,10 @@ _SEARCH_KEY_PURPOSE = "web search api_key"
 # What the console shows for a secret that does not open under this server's key.
 KEY_UNREADABLE = "key unreadable, set it again"
 
-# Custom header names whose values are never shown: these exact names (case-insensitive) and
-# any name containing one of the fragments (``x-goog-api-key``, ``x-auth-token``, ``x-secret``).
+# Custom header names whose values are always sealed (never marked public) and always dropped
+# from recorded requests: these exact names (case-insensitive) and any name containing one of
+# the fragments (``x-goog-api-key``, ``x-auth-token``, ``x-secret``). Every other custom header
+# is sealed too unless the user marks it public.
 SECRET_HEADER_NAMES = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie"}
 )
@@ -160,6 +165,9 @@ class ProviderInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``api_key``: None keeps the stored key on update, ``""`` clears it. ``headers``: None keeps
     the stored headers on update; an object replaces them, and a ``null`` value keeps that
     header's stored value (so a redacted object read back from the API can be sent again).
+    ``public_headers`` names the headers whose values may be stored and shown in plaintext;
+    every other header value is sealed (the default), so a record read back and sent again
+    keeps each header as it was.
     """
 
     name: str
@@ -167,6 +175,7 @@ class ProviderInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     base_url: str
     api_key: str | None = None
     headers: dict[str, str | None] | None = None
+    public_headers: list[str] | None = None
     # Send a streamed reasoning text back (OpenAI Chat ``reasoning_content``); None keeps the
     # stored value on update and means True on create.
     replay_reasoning: bool | None = None
@@ -176,7 +185,7 @@ class ProviderInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class ProviderRecord(msgspec.Struct, frozen=True, omit_defaults=True):
-    """A provider as shown to a client: no key, secret-looking header values as None."""
+    """A provider as shown to a client: no key, sealed header values as None."""
 
     id: int
     name: str
@@ -184,6 +193,8 @@ class ProviderRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     base_url: str
     has_api_key: bool
     headers: dict[str, str | None]
+    # The headers whose values are public (shown above); every other value is sealed.
+    public_headers: list[str]
     replay_reasoning: bool
     prompt_cache_key: str
     created_at: str
@@ -204,6 +215,9 @@ class ProviderConnection(msgspec.Struct, frozen=True):
     headers: dict[str, str]
     replay_reasoning: bool = True
     prompt_cache_key: str = CACHE_KEY_AUTO
+    # Lower-cased names of the headers whose values are public; every other value is a
+    # credential (kept out of records, logs and error messages).
+    public_headers: frozenset[str] = frozenset()
 
     @property
     def sends_prompt_cache_key(self) -> bool:
@@ -353,13 +367,24 @@ def iso_utc(ms: int) -> str:
 
 
 def is_secret_header(name: str) -> bool:
-    """Whether a custom header's value is secret-looking: nulled in output, kept out of records."""
+    """Whether a header's name says it carries a credential: such a value is always sealed
+    (it cannot be marked public) and the header is dropped from recorded requests."""
     lowered = name.lower()
     return lowered in SECRET_HEADER_NAMES or any(f in lowered for f in SECRET_HEADER_FRAGMENTS)
 
 
+def _is_public(name: str, stored: str) -> bool:
+    """Whether a stored header value is public: plaintext under a name that is not
+    secret-looking (a plaintext secret-looking value is an older version's, sealed at start)."""
+    return not is_sealed(stored) and not is_secret_header(name)
+
+
 def _redacted(headers: dict[str, str]) -> dict[str, str | None]:
-    return {name: None if is_secret_header(name) else value for name, value in headers.items()}
+    return {name: value if _is_public(name, value) else None for name, value in headers.items()}
+
+
+def _public_names(headers: dict[str, str]) -> list[str]:
+    return [name for name, value in headers.items() if _is_public(name, value)]
 
 
 def _lock_row(query: peewee.Select, db: peewee.Database) -> peewee.Select:
@@ -378,6 +403,7 @@ def _provider_record(db: peewee.Database, row: Any) -> ProviderRecord:
         base_url=row.base_url,
         has_api_key=bool(row.api_key),
         headers=_redacted(_stored_headers(row)),
+        public_headers=_public_names(_stored_headers(row)),
         replay_reasoning=bool(row.replay_reasoning),
         prompt_cache_key=row.prompt_cache_key,
         created_at=iso_utc(row.created_at_ms),
@@ -399,20 +425,24 @@ def _open(db: peewee.Database, stored: str, purpose: str) -> str:
     return secret_box(db).open(stored, purpose) if stored else ""
 
 
+def _seal_header(db: peewee.Database, value: str) -> str:
+    """A header value sealed, even an empty one: a sealed value is what marks it secret."""
+    return secret_box(db).seal(value, _HEADER_PURPOSE)
+
+
 def _sealed_headers(db: peewee.Database, headers: dict[str, str]) -> dict[str, str]:
-    """Secret-looking header values sealed (those sealed already are kept as they are)."""
+    """Secret-looking plaintext header values (an older version's) sealed; the rest as stored."""
     return {
-        name: _seal(db, value, _HEADER_PURPOSE)
-        if is_secret_header(name) and not is_sealed(value)
-        else value
+        name: _seal_header(db, value) if is_secret_header(name) and not is_sealed(value) else value
         for name, value in headers.items()
     }
 
 
 def _open_provider_secrets(
     db: peewee.Database, name: str, api_key: str, headers: dict[str, str]
-) -> tuple[str, dict[str, str]]:
-    """The real key and header values of provider ``name``; ``KeyUnreadable`` names it."""
+) -> tuple[str, dict[str, str], frozenset[str]]:
+    """The real key and header values of provider ``name``, and the lower-cased names of its
+    public headers; ``KeyUnreadable`` names the provider."""
     owner = f"provider {name!r}"
     try:
         key = _open(db, api_key, _KEY_PURPOSE)
@@ -420,14 +450,15 @@ def _open_provider_secrets(
         raise KeyUnreadable(owner, "api_key", exc.reason) from None
     opened = {}
     for header, value in headers.items():
-        if not is_secret_header(header):
+        if not is_sealed(value):
             opened[header] = value
             continue
         try:
             opened[header] = _open(db, value, _HEADER_PURPOSE)
         except SecretUnreadable as exc:
             raise KeyUnreadable(owner, f"headers.{header}", exc.reason) from None
-    return key, opened
+    public = frozenset(n.lower() for n, v in headers.items() if _is_public(n, v))
+    return key, opened, public
 
 
 def _unreadable_provider_secrets(
@@ -436,7 +467,7 @@ def _unreadable_provider_secrets(
     sealed = [("api_key", api_key, _KEY_PURPOSE)] + [
         (f"headers.{name}", value, _HEADER_PURPOSE)
         for name, value in headers.items()
-        if is_secret_header(name)
+        if is_sealed(value)
     ]
     unreadable = {}
     for field, value, purpose in sealed:
@@ -449,7 +480,8 @@ def _unreadable_provider_secrets(
 
 def seal_plaintext_secrets(db: peewee.Database) -> int:
     """Seal every secret an older version stored as plaintext (run at startup, re-runnable):
-    providers' keys and secret-looking header values, the web search key. Values sealed
+    providers' keys and secret-looking header values, the web search key. Other plaintext
+    header values an older version stored stay as they were: public. Values sealed
     already, under this key or another, are left as they are. Returns how many were sealed."""
     tables = _tables(db)
     sealed = 0
@@ -512,11 +544,30 @@ def _check_api_key(api_key: str, field: str = "api_key") -> str:
     return api_key
 
 
-def _merge_headers(
-    given: dict[str, str | None], stored: dict[str, str] | None = None
+def _headers_to_store(
+    db: peewee.Database,
+    given: dict[str, str | None],
+    public: Sequence[str] | None,
+    stored: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """Validate ``given``; a None value takes the stored value of that name (case-insensitive)."""
+    """The stored form of ``given``: public values in plaintext, every other value sealed.
+
+    A None value takes the stored value of that name (case-insensitive). A sealed value is
+    never made public without being given again: the API never reveals a secret.
+    """
     kept = {name.lower(): value for name, value in (stored or {}).items()}
+    given_names = {name.lower() for name in given}
+    public_names: set[str] = set()
+    for name in public or ():
+        if name.lower() not in given_names:
+            raise Invalid("public_headers", f"{name!r} names no header in headers")
+        if is_secret_header(name):
+            raise Invalid(
+                f"headers.{name}",
+                "cannot be public: a header with this name holds a credential, so its value is "
+                "always sealed",
+            )
+        public_names.add(name.lower())
     merged: dict[str, str] = {}
     seen: set[str] = set()
     for name, value in given.items():
@@ -529,15 +580,25 @@ def _merge_headers(
         if lowered in seen:
             raise Invalid(field, "header given twice (names are case-insensitive)")
         seen.add(lowered)
+        is_public = lowered in public_names
         if value is None:
             if lowered not in kept:
                 raise Invalid(field, "null keeps the stored value, but there is none")
             value = kept[lowered]
+            if is_sealed(value):
+                if is_public:
+                    raise Invalid(
+                        field,
+                        "its stored value is sealed and never shown: give the value again "
+                        "to make it public",
+                    )
+                merged[name] = value  # kept as stored (sealed, even under another key)
+                continue
         elif not _HEADER_VALUE_RE.fullmatch(value):
             raise Invalid(field, "header value must be printable ASCII (spaces and tabs allowed)")
         elif is_sealed(value):
             raise Invalid(field, f"must not start with {SEALED_PREFIX!r} (the stored form)")
-        merged[name] = value
+        merged[name] = value if is_public else _seal_header(db, value)
     return merged
 
 
@@ -555,7 +616,9 @@ def provider_connection(db: peewee.Database, provider_id: int) -> ProviderConnec
 
 def _connection(db: peewee.Database, row: Any) -> ProviderConnection:
     """The provider's real values; ``KeyUnreadable`` when a secret does not open."""
-    api_key, headers = _open_provider_secrets(db, row.name, row.api_key, _stored_headers(row))
+    api_key, headers, public = _open_provider_secrets(
+        db, row.name, row.api_key, _stored_headers(row)
+    )
     return ProviderConnection(
         provider_id=row.id,
         name=row.name,
@@ -565,6 +628,7 @@ def _connection(db: peewee.Database, row: Any) -> ProviderConnection:
         headers=headers,
         replay_reasoning=bool(row.replay_reasoning),
         prompt_cache_key=row.prompt_cache_key,
+        public_headers=public,
     )
 
 
@@ -576,7 +640,7 @@ def create_provider(db: peewee.Database, data: ProviderInput) -> ProviderRecord:
         "base_url": _check_base_url(data.base_url),
         "api_key": _seal(db, _check_api_key(data.api_key or ""), _KEY_PURPOSE),
         "headers_json": msgspec.json.encode(
-            _sealed_headers(db, _merge_headers(data.headers or {}))
+            _headers_to_store(db, data.headers or {}, data.public_headers)
         ).decode(),
         "replay_reasoning": data.replay_reasoning is not False,
         "prompt_cache_key": _check_cache_key(data.prompt_cache_key or CACHE_KEY_AUTO),
@@ -611,14 +675,20 @@ def update_provider(db: peewee.Database, provider_id: int, data: ProviderInput) 
                 "(delete its models or create a new provider)"
             )
         stored = _stored_headers(row)
-        headers = stored if data.headers is None else _merge_headers(data.headers, stored)
+        if data.headers is None:
+            if data.public_headers is not None:
+                raise Invalid("public_headers", "give the headers it refers to with it")
+            headers = stored
+        else:
+            headers = _headers_to_store(db, data.headers, data.public_headers, stored)
         row.name = name
         row.type = provider_type
         row.base_url = base_url
         if api_key is not None:
             row.api_key = _seal(db, api_key, _KEY_PURPOSE)
-        # Kept values stay as stored (sealed, even under another key); new ones are sealed.
-        row.headers_json = msgspec.json.encode(_sealed_headers(db, headers)).decode()
+        # Kept sealed values stay as stored (even under another key); new ones are sealed
+        # unless public.
+        row.headers_json = msgspec.json.encode(headers).decode()
         if data.replay_reasoning is not None:
             row.replay_reasoning = data.replay_reasoning
         if cache_key is not None:
@@ -702,7 +772,7 @@ def model_route_parts(
     base_url, api_key, headers_json, replay_reasoning, prompt_cache_key = row[
         len(_RECORD_COLUMNS) :
     ]
-    key, headers = _open_provider_secrets(
+    key, headers, public = _open_provider_secrets(
         db, record.provider_name, api_key, msgspec.json.decode(headers_json, type=dict[str, str])
     )
     connection = ProviderConnection(
@@ -714,6 +784,7 @@ def model_route_parts(
         headers=headers,
         replay_reasoning=bool(replay_reasoning),
         prompt_cache_key=prompt_cache_key,
+        public_headers=public,
     )
     return record, connection
 
