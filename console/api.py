@@ -42,6 +42,7 @@ from console.stats_api import StatsApi
 from store import catalog
 from store.catalog import ModelInput, ProviderConnection, ProviderInput
 from store.clock import now_ms
+from store.url_targets import NO_OWN_ADDRESSES, OwnAddresses
 from wire.http.agent_activity import AgentActivity
 from wire.http.responses import json_error
 from wire.json_input import decode_json
@@ -335,9 +336,12 @@ class ConsoleApi:
         self,
         database: peewee.Database,
         discovery_client: Callable[[], httpx.AsyncClient] = new_discovery_client,
+        own_addresses: Callable[[], OwnAddresses] = lambda: NO_OWN_ADDRESSES,
     ) -> None:
         self._db = database
         self._discovery_client = discovery_client
+        # Where this server listens (known once bound): no stored URL may point there.
+        self._own = own_addresses
 
     async def _store(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a synchronous store function off the event loop."""
@@ -369,7 +373,7 @@ class ConsoleApi:
     @answers_errors
     async def create_provider(self, request: web.Request) -> web.StreamResponse:
         data = await decode_body(request, ProviderInput)
-        record = await self._store(catalog.create_provider, data)
+        record = await self._store(catalog.create_provider, data, self._own())
         _log_provider("provider created", record)
         return json_response(record, status=201)
 
@@ -377,7 +381,7 @@ class ConsoleApi:
     async def update_provider(self, request: web.Request) -> web.StreamResponse:
         provider_id = provider_id_of(request)
         data = await decode_body(request, ProviderInput)
-        record = await self._store(catalog.update_provider, provider_id, data)
+        record = await self._store(catalog.update_provider, provider_id, data, self._own())
         _log_provider("provider updated", record)
         return json_response(record)
 
@@ -445,7 +449,7 @@ class ConsoleApi:
     @answers_errors
     async def put_web_search(self, request: web.Request) -> web.StreamResponse:
         data = await decode_body(request, catalog.WebSearchInput)
-        shown = await self._store(catalog.update_web_search, data)
+        shown = await self._store(catalog.update_web_search, data, self._own())
         log_event(
             logger,
             logging.INFO,
@@ -530,6 +534,7 @@ class ConsoleRoutes:
         auth: ConsoleAuth | None = None,
         activity: AgentActivity | None = None,
         listen_host: str = "127.0.0.1",
+        own_addresses: Callable[[], OwnAddresses] = lambda: NO_OWN_ADDRESSES,
     ) -> None:
         self._database = database
         self._discovery_client = discovery_client
@@ -537,13 +542,14 @@ class ConsoleRoutes:
         self._auth = auth if auth is not None else ConsoleAuth(None)
         self._activity = activity if activity is not None else AgentActivity(now_ms)
         self._listen_host = listen_host
+        self._own_addresses = own_addresses
 
     def register(self, app: web.Application) -> None:
         ConsoleGuard(self._auth).register(app)
         SessionApi(self._auth).register(app)
         ConnectionApi(self._activity, self._listen_host).register(app)
         StaticRoutes().register(app)
-        ConsoleApi(self._database, self._discovery_client).register(app)
+        ConsoleApi(self._database, self._discovery_client, self._own_addresses).register(app)
         CallsApi(self._database).register(app)
         ModelCheckApi(self._database, self._model_checks).register(app)
         StatsApi(self._database).register(app)

@@ -42,6 +42,7 @@ import peewee
 from store import urls
 from store.clock import now_ms
 from store.secrets import SEALED_PREFIX, SecretUnreadable, is_sealed, secret_box
+from store.url_targets import NO_OWN_ADDRESSES, OwnAddresses, refused_target
 
 PROVIDER_TYPES = ("openai-chat", "openai-responses", "anthropic", "gemini")
 ANTHROPIC = "anthropic"
@@ -528,11 +529,20 @@ def _check_cache_key(setting: str) -> str:
     return setting
 
 
-def _check_base_url(base_url: str) -> str:
+def _check_base_url(base_url: str, own: OwnAddresses) -> str:
     try:
-        return urls.normalize_base_url(base_url)
+        normalized = urls.normalize_base_url(base_url)
     except urls.InvalidBaseUrl as exc:
         raise Invalid("base_url", str(exc)) from None
+    _refuse_target("base_url", normalized, own)
+    return normalized
+
+
+def _refuse_target(field: str, url: str, own: OwnAddresses) -> None:
+    """``Invalid`` when the server must not send requests to ``url`` (``store.url_targets``)."""
+    reason = refused_target(url, own)
+    if reason is not None:
+        raise Invalid(field, f"the server does not send requests there: {reason}")
 
 
 def _check_api_key(api_key: str, field: str = "api_key") -> str:
@@ -632,12 +642,15 @@ def _connection(db: peewee.Database, row: Any) -> ProviderConnection:
     )
 
 
-def create_provider(db: peewee.Database, data: ProviderInput) -> ProviderRecord:
-    """Validate and store a new provider (name trimmed, URL normalised)."""
+def create_provider(
+    db: peewee.Database, data: ProviderInput, own: OwnAddresses = NO_OWN_ADDRESSES
+) -> ProviderRecord:
+    """Validate and store a new provider (name trimmed, URL normalised); ``own`` are the
+    server's listeners, which its URL may not point at."""
     fields = {
         "name": _check_name(data.name),
         "type": _check_type(data.type),
-        "base_url": _check_base_url(data.base_url),
+        "base_url": _check_base_url(data.base_url, own),
         "api_key": _seal(db, _check_api_key(data.api_key or ""), _KEY_PURPOSE),
         "headers_json": msgspec.json.encode(
             _headers_to_store(db, data.headers or {}, data.public_headers)
@@ -652,7 +665,12 @@ def create_provider(db: peewee.Database, data: ProviderInput) -> ProviderRecord:
     return _provider_record(db, row)
 
 
-def update_provider(db: peewee.Database, provider_id: int, data: ProviderInput) -> ProviderRecord:
+def update_provider(
+    db: peewee.Database,
+    provider_id: int,
+    data: ProviderInput,
+    own: OwnAddresses = NO_OWN_ADDRESSES,
+) -> ProviderRecord:
     """Replace a provider's fields, keeping the key/headers the input leaves as None.
 
     The URL and type are part of every model's public id, so they cannot change while the
@@ -660,7 +678,7 @@ def update_provider(db: peewee.Database, provider_id: int, data: ProviderInput) 
     """
     name = _check_name(data.name)
     provider_type = _check_type(data.type)
-    base_url = _check_base_url(data.base_url)
+    base_url = _check_base_url(data.base_url, own)
     api_key = None if data.api_key is None else _check_api_key(data.api_key)
     cache_key = None if data.prompt_cache_key is None else _check_cache_key(data.prompt_cache_key)
     tables = _tables(db)
@@ -1129,7 +1147,7 @@ def web_search_config(db: peewee.Database) -> WebSearchConfig | None:
     return WebSearchConfig(stored.backend, stored.url, key)
 
 
-def _check_search_url(url: str | None) -> str:
+def _check_search_url(url: str | None, own: OwnAddresses) -> str:
     text = (url or "").strip()
     if not text:
         raise Invalid("url", "a SearXNG instance needs its URL (https://search.example.org)")
@@ -1145,10 +1163,13 @@ def _check_search_url(url: str | None) -> str:
     if parts.username is not None or parts.password is not None:
         # The URL is shown back by the settings API: a credential in it would leak.
         raise Invalid("url", "must not hold a user name or password")
+    _refuse_target("url", text, own)
     return text.rstrip("/")
 
 
-def _web_search_change(data: WebSearchInput, current: _StoredWebSearch) -> _StoredWebSearch:
+def _web_search_change(
+    data: WebSearchInput, current: _StoredWebSearch, own: OwnAddresses
+) -> _StoredWebSearch:
     """What ``data`` makes of the stored backend; a rule it breaks raises ``Invalid``."""
     backend = data.backend
     if backend is None:
@@ -1158,7 +1179,7 @@ def _web_search_change(data: WebSearchInput, current: _StoredWebSearch) -> _Stor
     if backend == "searxng":
         if data.api_key:
             raise Invalid("api_key", "a SearXNG instance takes no key")
-        return _StoredWebSearch(backend, _check_search_url(data.url), "")
+        return _StoredWebSearch(backend, _check_search_url(data.url, own), "")
     if data.url:
         raise Invalid("url", f"{_KEYED_BACKENDS[backend]} has a fixed address; leave it empty")
     if data.api_key is not None:
@@ -1172,8 +1193,11 @@ def _web_search_change(data: WebSearchInput, current: _StoredWebSearch) -> _Stor
     return _StoredWebSearch(backend, "", key)
 
 
-def update_web_search(db: peewee.Database, data: WebSearchInput) -> WebSearchSettings:
-    """Replace the web search backend and return it as shown (without the key)."""
+def update_web_search(
+    db: peewee.Database, data: WebSearchInput, own: OwnAddresses = NO_OWN_ADDRESSES
+) -> WebSearchSettings:
+    """Replace the web search backend and return it as shown (without the key); its URL may
+    not point at ``own``, the server's listeners."""
     setting = _tables(db).setting
     with db.atomic():
         default = msgspec.json.encode(_StoredWebSearch()).decode()
@@ -1181,7 +1205,7 @@ def update_web_search(db: peewee.Database, data: WebSearchInput) -> WebSearchSet
             key=WEB_SEARCH_KEY, value_json=default, updated_at_ms=now_ms()
         ).on_conflict_ignore().execute()
         _lock_row(setting.select().where(setting.key == WEB_SEARCH_KEY), db).first()
-        result = _web_search_change(data, _stored_web_search(db))
+        result = _web_search_change(data, _stored_web_search(db), own)
         written = _write_web_search(db, result)
     return _shown(db, written)
 
