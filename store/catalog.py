@@ -92,6 +92,16 @@ _HEADER_NAME_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HEADER_VALUE_RE = re.compile(r"[\t\x20-\x7e]*")
 _KEY_RE = re.compile(r"[\x21-\x7e]*")
 
+# The longest free text the catalog stores, so a client cannot fill the database (or every
+# model list Cursor fetches) with one value; beyond one: ``Invalid`` naming the field.
+MAX_NAME_CHARS = 200  # a provider's name, a model's display name
+MAX_MODEL_ID_CHARS = 200
+MAX_URL_CHARS = 2048  # a provider's base URL, a SearXNG instance's URL
+MAX_KEY_CHARS = 8192  # an API key
+MAX_HEADERS = 64  # custom headers per provider
+MAX_HEADER_NAME_CHARS = 100
+MAX_HEADER_VALUE_CHARS = 8192  # printable ASCII, so 8 KiB
+
 PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
 # The range of the catalog's integer columns (``INTEGER``: 32 bits on PostgreSQL); a larger
 # number is refused naming its field instead of failing the INSERT.
@@ -510,10 +520,17 @@ def _stored_headers(row: Any) -> dict[str, str]:
     return msgspec.json.decode(row.headers_json, type=dict[str, str])
 
 
+def _check_length(field: str, text: str, limit: int) -> None:
+    """``Invalid`` naming ``field`` when ``text`` is longer than ``limit`` (never echoing it)."""
+    if len(text) > limit:
+        raise Invalid(field, f"is longer than {limit} characters ({len(text)})")
+
+
 def _check_name(name: str) -> str:
     trimmed = name.strip()
     if not trimmed:
         raise Invalid("name", "provider name cannot be empty")
+    _check_length("name", trimmed, MAX_NAME_CHARS)
     return trimmed
 
 
@@ -530,6 +547,7 @@ def _check_cache_key(setting: str) -> str:
 
 
 def _check_base_url(base_url: str, own: OwnAddresses) -> str:
+    _check_length("base_url", base_url.strip(), MAX_URL_CHARS)
     try:
         normalized = urls.normalize_base_url(base_url)
     except urls.InvalidBaseUrl as exc:
@@ -546,12 +564,43 @@ def _refuse_target(field: str, url: str, own: OwnAddresses) -> None:
 
 
 def _check_api_key(api_key: str, field: str = "api_key") -> str:
+    _check_length(field, api_key, MAX_KEY_CHARS)
     if not _KEY_RE.fullmatch(api_key):
         # Never echo the value: it is (part of) a secret.
         raise Invalid(field, "must be printable ASCII without spaces or control characters")
     if is_sealed(api_key):
         raise Invalid(field, f"must not start with {SEALED_PREFIX!r} (the stored form of a key)")
     return api_key
+
+
+def _check_header_lengths(given: dict[str, str | None]) -> None:
+    if len(given) > MAX_HEADERS:
+        raise Invalid("headers", f"at most {MAX_HEADERS} custom headers ({len(given)} given)")
+    for name, value in given.items():
+        if len(name) > MAX_HEADER_NAME_CHARS:
+            raise Invalid(
+                "headers",
+                f"a header name is longer than {MAX_HEADER_NAME_CHARS} characters ({name[:40]!r}…)",
+            )
+        if value is not None:
+            _check_length(f"headers.{name}", value, MAX_HEADER_VALUE_CHARS)
+
+
+def _checked_public_names(public: Sequence[str] | None, given: dict[str, str | None]) -> set[str]:
+    """The lower-cased names marked public; each must be given and not secret-looking."""
+    given_names = {name.lower() for name in given}
+    public_names: set[str] = set()
+    for name in public or ():
+        if name.lower() not in given_names:
+            raise Invalid("public_headers", f"{name!r} names no header in headers")
+        if is_secret_header(name):
+            raise Invalid(
+                f"headers.{name}",
+                "cannot be public: a header with this name holds a credential, so its value is "
+                "always sealed",
+            )
+        public_names.add(name.lower())
+    return public_names
 
 
 def _headers_to_store(
@@ -565,19 +614,9 @@ def _headers_to_store(
     A None value takes the stored value of that name (case-insensitive). A sealed value is
     never made public without being given again: the API never reveals a secret.
     """
+    _check_header_lengths(given)
     kept = {name.lower(): value for name, value in (stored or {}).items()}
-    given_names = {name.lower() for name in given}
-    public_names: set[str] = set()
-    for name in public or ():
-        if name.lower() not in given_names:
-            raise Invalid("public_headers", f"{name!r} names no header in headers")
-        if is_secret_header(name):
-            raise Invalid(
-                f"headers.{name}",
-                "cannot be public: a header with this name holds a credential, so its value is "
-                "always sealed",
-            )
-        public_names.add(name.lower())
+    public_names = _checked_public_names(public, given)
     merged: dict[str, str] = {}
     seen: set[str] = set()
     for name, value in given.items():
@@ -895,9 +934,11 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
     model_id = item.model_id.strip()
     if not model_id:
         raise Invalid(f"{prefix}.model_id", "model id cannot be empty")
+    _check_length(f"{prefix}.model_id", model_id, MAX_MODEL_ID_CHARS)
     display_name = item.display_name.strip()
     if not display_name:
         raise Invalid(f"{prefix}.display_name", "display name cannot be empty")
+    _check_length(f"{prefix}.display_name", display_name, MAX_NAME_CHARS)
     for field in ("max_output_tokens", "context_window_tokens"):
         value = getattr(item, field)
         if value is not None and (isinstance(value, bool) or not 1 <= value <= INT32_MAX):
@@ -1151,6 +1192,7 @@ def _check_search_url(url: str | None, own: OwnAddresses) -> str:
     text = (url or "").strip()
     if not text:
         raise Invalid("url", "a SearXNG instance needs its URL (https://search.example.org)")
+    _check_length("url", text, MAX_URL_CHARS)
     try:
         parts = urlsplit(text)
         host = parts.hostname
