@@ -467,7 +467,6 @@ def _open_sqlite(rest: str) -> peewee.SqliteDatabase:
     }
     if path == SQLITE_MEMORY:
         return peewee.SqliteDatabase(path, **settings)
-    make_private(path)
     settings["check_same_thread"] = False
     database = ReusingSqliteDatabase(path, **settings)
     database.begin_statement = "BEGIN IMMEDIATE"
@@ -600,6 +599,8 @@ def connect_store(url: str, secret_key: bytes | None = None) -> Store:
     if secret_key is None:
         secret_key = resolve_store_key(url, os.environ.get(SECRET_KEY_VARIABLE)).key
     database = open_database(url)
+    if isinstance(database, peewee.SqliteDatabase) and database.database != SQLITE_MEMORY:
+        make_private(database.database)  # before SQLite makes the file or its side files
     database.connect()
     apply_migrations(database)
     bind_secret_box(database, SecretBox(secret_key))
