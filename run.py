@@ -11,11 +11,13 @@ same server in-process with short limits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import ipaddress
 import logging
 import os
 import signal
+import socket
 import ssl
 import sys
 from collections.abc import Callable, Mapping
@@ -60,6 +62,7 @@ from store.secrets import (
     SecretKeyInvalid,
     parse_secret_key,
 )
+from store.url_targets import NO_OWN_ADDRESSES, OwnAddresses, own_addresses
 from wire.h2_connection import H2Limits
 from wire.http.agent_access import (
     ALLOW_VARIABLE,
@@ -472,6 +475,8 @@ async def start_server(
         extra=dict.fromkeys(SERVER_CONFIG_ROUTES, server_config),
     ).register(app)
     lease = None
+    # This server's listeners, once bound: no provider or search URL may point at them.
+    own: list[OwnAddresses] = [NO_OWN_ADDRESSES]
     if store is not None and database is not None:
         assert load_models is not None
         DefaultModelRoutes(load_models).register(app)
@@ -496,6 +501,7 @@ async def start_server(
             auth=console_auth,
             activity=activity,
             listen_host=config.host,
+            own_addresses=lambda: own[0],
         ).register(app)
         agent_deps = AgentDeps(
             store=store,
@@ -540,6 +546,10 @@ async def start_server(
     await site.start()
     host, port = runner.addresses[0][:2]
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    # Only a listener bound to every address answers on the machine's other addresses.
+    wildcard = {host, *(config.h2_listen or ())[:1]} & {"0.0.0.0", "::", ""}
+    local = await asyncio.to_thread(local_addresses) if wildcard else []
+    own[0] = own_addresses([(host, port)], local)
     relay_client = None
     if h2 is not None and config.h2_listen is not None and relay_socket is not None:
         await relay_socket.start(runner)
@@ -562,9 +572,28 @@ async def start_server(
             await relay_client.aclose()
             relay_socket.remove()
             raise H2ListenError(exc.errno, exc.strerror) from exc
+        h2_host, _, h2_port = h2.address.rpartition(":")
+        own[0] = own_addresses([(host, port), (h2_host.strip("[]"), int(h2_port))], local)
     return RunningServer(
         runner, registry, proxy, address, provider_deps, h2, relay_client, lease, relay_socket
     )
+
+
+def local_addresses() -> list[str]:
+    """This machine's addresses, as far as it can say without a network library: its host
+    name's addresses and the source address of its default routes (a UDP socket's connect
+    sends nothing). A listener bound to every address answers on each of them."""
+    found: set[str] = set()
+    with contextlib.suppress(OSError):
+        found.update(str(info[4][0]) for info in socket.getaddrinfo(socket.gethostname(), None))
+    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as udp:
+                udp.connect((probe, 9))
+                found.add(str(udp.getsockname()[0]))
+        except OSError:
+            pass
+    return sorted(found)
 
 
 class H2ListenError(OSError):

@@ -100,7 +100,9 @@ class ImageGenerator:
         if found is None:
             return ServerWorkFailed("no image model is marked in the server's console")
         model_id, connection = found
-        secrets = credential_strings(connection.api_key, connection.headers.items())
+        secrets = credential_strings(
+            connection.api_key, connection.headers.items(), connection.public_headers
+        )
         try:
             async with asyncio.timeout(self._timeout_s):
                 data = await self._generate(model_id, connection, request)

@@ -253,6 +253,7 @@ def _route(selection: Selection, record: ModelRecord, provider: ProviderConnecti
         fast=selection.fast,
         replay_reasoning=provider.replay_reasoning,
         prompt_cache_key=provider.sends_prompt_cache_key,
+        public_headers=provider.public_headers,
     )
 
 

@@ -10,9 +10,9 @@ The database is synchronous (peewee), so every store call runs in ``asyncio.to_t
 event loop also carries the agent streams and must never wait on a disk write.
 
 A provider's key, like the web search backend's, is write-only. Answers carry ``has_api_key``
-and null secret-looking header values; discovery errors replace the key and secret header
-values with ``[redacted]`` in case a provider echoes them; logs name providers by id, name and
-URL only, and the web search backend by its kind.
+and null every sealed header value (all but those marked public); discovery errors replace the
+key and sealed header values with ``[redacted]`` in case a provider echoes them; logs name
+providers by id, name and URL only, and the web search backend by its kind.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import peewee
 from aiohttp import web
 
 from actors.providers.adapter import provider_error_message
+from actors.providers.redaction import credential_strings, scrub_text
 from console.auth import ConsoleAuth, ConsoleGuard
 from console.calls_api import CallsApi
 from console.connection_api import ConnectionApi
@@ -41,6 +42,7 @@ from console.stats_api import StatsApi
 from store import catalog
 from store.catalog import ModelInput, ProviderConnection, ProviderInput
 from store.clock import now_ms
+from store.url_targets import NO_OWN_ADDRESSES, OwnAddresses
 from wire.http.agent_activity import AgentActivity
 from wire.http.responses import json_error
 from wire.json_input import decode_json
@@ -62,7 +64,6 @@ GEMINI_PAGE_SIZE = 1000
 GEMINI_METHOD = "generateContent"
 # How much of a provider's error body (when it has no JSON message) goes into our message.
 PROVIDER_MESSAGE_MAX_CHARS = 500
-REDACTED = "[redacted]"
 FAILED = "model discovery failed"
 
 T = TypeVar("T")
@@ -318,12 +319,11 @@ def _truncated(text: str) -> str:
 
 
 def _redact(text: str, connection: ProviderConnection) -> str:
-    """``text`` with the key and every secret-looking header value replaced by ``[redacted]``."""
-    secrets = [connection.api_key]
-    secrets += [v for n, v in connection.headers.items() if catalog.is_secret_header(n)]
-    for secret in sorted(filter(None, secrets), key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    return text
+    """``text`` with the key and every sealed header value replaced by ``[redacted]``."""
+    secrets = credential_strings(
+        connection.api_key, connection.headers.items(), connection.public_headers
+    )
+    return scrub_text(text, secrets)
 
 
 # --- handlers ----------------------------------------------------------------------------------
@@ -336,9 +336,12 @@ class ConsoleApi:
         self,
         database: peewee.Database,
         discovery_client: Callable[[], httpx.AsyncClient] = new_discovery_client,
+        own_addresses: Callable[[], OwnAddresses] = lambda: NO_OWN_ADDRESSES,
     ) -> None:
         self._db = database
         self._discovery_client = discovery_client
+        # Where this server listens (known once bound): no stored URL may point there.
+        self._own = own_addresses
 
     async def _store(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a synchronous store function off the event loop."""
@@ -370,7 +373,7 @@ class ConsoleApi:
     @answers_errors
     async def create_provider(self, request: web.Request) -> web.StreamResponse:
         data = await decode_body(request, ProviderInput)
-        record = await self._store(catalog.create_provider, data)
+        record = await self._store(catalog.create_provider, data, self._own())
         _log_provider("provider created", record)
         return json_response(record, status=201)
 
@@ -378,7 +381,7 @@ class ConsoleApi:
     async def update_provider(self, request: web.Request) -> web.StreamResponse:
         provider_id = provider_id_of(request)
         data = await decode_body(request, ProviderInput)
-        record = await self._store(catalog.update_provider, provider_id, data)
+        record = await self._store(catalog.update_provider, provider_id, data, self._own())
         _log_provider("provider updated", record)
         return json_response(record)
 
@@ -446,7 +449,7 @@ class ConsoleApi:
     @answers_errors
     async def put_web_search(self, request: web.Request) -> web.StreamResponse:
         data = await decode_body(request, catalog.WebSearchInput)
-        shown = await self._store(catalog.update_web_search, data)
+        shown = await self._store(catalog.update_web_search, data, self._own())
         log_event(
             logger,
             logging.INFO,
@@ -531,6 +534,7 @@ class ConsoleRoutes:
         auth: ConsoleAuth | None = None,
         activity: AgentActivity | None = None,
         listen_host: str = "127.0.0.1",
+        own_addresses: Callable[[], OwnAddresses] = lambda: NO_OWN_ADDRESSES,
     ) -> None:
         self._database = database
         self._discovery_client = discovery_client
@@ -538,13 +542,14 @@ class ConsoleRoutes:
         self._auth = auth if auth is not None else ConsoleAuth(None)
         self._activity = activity if activity is not None else AgentActivity(now_ms)
         self._listen_host = listen_host
+        self._own_addresses = own_addresses
 
     def register(self, app: web.Application) -> None:
         ConsoleGuard(self._auth).register(app)
         SessionApi(self._auth).register(app)
         ConnectionApi(self._activity, self._listen_host).register(app)
         StaticRoutes().register(app)
-        ConsoleApi(self._database, self._discovery_client).register(app)
+        ConsoleApi(self._database, self._discovery_client, self._own_addresses).register(app)
         CallsApi(self._database).register(app)
         ModelCheckApi(self._database, self._model_checks).register(app)
         StatsApi(self._database).register(app)

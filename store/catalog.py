@@ -6,13 +6,16 @@ setting naming one model (no column: a second image model cannot exist).
 Why typed records instead of peewee rows: the console, the model catalog and the provider
 router all read this data, and none of them should see a peewee object or, except for the one
 record built for sending requests (``ProviderConnection``), a provider's key. ``ProviderRecord``
-is safe to serialise to a client: it says ``has_api_key`` and nulls secret-looking header values.
+is safe to serialise to a client: it says ``has_api_key`` and nulls every sealed header value.
 
-Secrets are sealed at rest (``store.secrets``): a provider's key, its secret-looking header
-values (``is_secret_header``) and the web search key are written sealed and opened only where
-the real value is needed (``ProviderConnection``, ``WebSearchConfig``). One that does not open
-under this server's key raises ``KeyUnreadable`` naming its owner there, and shows as
-``unreadable`` / ``key_unreadable`` ("key unreadable, set it again") in the client's records.
+Secrets are sealed at rest (``store.secrets``): a provider's key, every custom header value the
+user did not mark public (``public_headers``; a name ``is_secret_header`` recognises is never
+public) and the web search key are written sealed and opened only where the real value is
+needed (``ProviderConnection``, ``WebSearchConfig``). The stored form is the flag: a sealed
+header value is secret, a plaintext one public, so no second record of it can disagree. One
+that does not open under this server's key raises ``KeyUnreadable`` naming its owner there, and
+shows as ``unreadable`` / ``key_unreadable`` ("key unreadable, set it again") in the client's
+records.
 
 Every function takes the peewee database and runs on the calling thread (callers on an event
 loop use ``asyncio.to_thread``). Writes run in one transaction each; validation failures raise
@@ -39,6 +42,7 @@ import peewee
 from store import urls
 from store.clock import now_ms
 from store.secrets import SEALED_PREFIX, SecretUnreadable, is_sealed, secret_box
+from store.url_targets import NO_OWN_ADDRESSES, OwnAddresses, refused_target
 
 PROVIDER_TYPES = ("openai-chat", "openai-responses", "anthropic", "gemini")
 ANTHROPIC = "anthropic"
@@ -61,8 +65,10 @@ _SEARCH_KEY_PURPOSE = "web search api_key"
 # What the console shows for a secret that does not open under this server's key.
 KEY_UNREADABLE = "key unreadable, set it again"
 
-# Custom header names whose values are never shown: these exact names (case-insensitive) and
-# any name containing one of the fragments (``x-goog-api-key``, ``x-auth-token``, ``x-secret``).
+# Custom header names whose values are always sealed (never marked public) and always dropped
+# from recorded requests: these exact names (case-insensitive) and any name containing one of
+# the fragments (``x-goog-api-key``, ``x-auth-token``, ``x-secret``). Every other custom header
+# is sealed too unless the user marks it public.
 SECRET_HEADER_NAMES = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie"}
 )
@@ -85,6 +91,16 @@ _HEADER_NAME_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # Printable ASCII, space and tab: what an HTTP client sends as a header value unchanged.
 _HEADER_VALUE_RE = re.compile(r"[\t\x20-\x7e]*")
 _KEY_RE = re.compile(r"[\x21-\x7e]*")
+
+# The longest free text the catalog stores, so a client cannot fill the database (or every
+# model list Cursor fetches) with one value; beyond one: ``Invalid`` naming the field.
+MAX_NAME_CHARS = 200  # a provider's name, a model's display name
+MAX_MODEL_ID_CHARS = 200
+MAX_URL_CHARS = 2048  # a provider's base URL, a SearXNG instance's URL
+MAX_KEY_CHARS = 8192  # an API key
+MAX_HEADERS = 64  # custom headers per provider
+MAX_HEADER_NAME_CHARS = 100
+MAX_HEADER_VALUE_CHARS = 8192  # printable ASCII, so 8 KiB
 
 PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
 # The range of the catalog's integer columns (``INTEGER``: 32 bits on PostgreSQL); a larger
@@ -160,6 +176,9 @@ class ProviderInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``api_key``: None keeps the stored key on update, ``""`` clears it. ``headers``: None keeps
     the stored headers on update; an object replaces them, and a ``null`` value keeps that
     header's stored value (so a redacted object read back from the API can be sent again).
+    ``public_headers`` names the headers whose values may be stored and shown in plaintext;
+    every other header value is sealed (the default), so a record read back and sent again
+    keeps each header as it was.
     """
 
     name: str
@@ -167,6 +186,7 @@ class ProviderInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     base_url: str
     api_key: str | None = None
     headers: dict[str, str | None] | None = None
+    public_headers: list[str] | None = None
     # Send a streamed reasoning text back (OpenAI Chat ``reasoning_content``); None keeps the
     # stored value on update and means True on create.
     replay_reasoning: bool | None = None
@@ -176,7 +196,7 @@ class ProviderInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class ProviderRecord(msgspec.Struct, frozen=True, omit_defaults=True):
-    """A provider as shown to a client: no key, secret-looking header values as None."""
+    """A provider as shown to a client: no key, sealed header values as None."""
 
     id: int
     name: str
@@ -184,6 +204,8 @@ class ProviderRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     base_url: str
     has_api_key: bool
     headers: dict[str, str | None]
+    # The headers whose values are public (shown above); every other value is sealed.
+    public_headers: list[str]
     replay_reasoning: bool
     prompt_cache_key: str
     created_at: str
@@ -204,6 +226,9 @@ class ProviderConnection(msgspec.Struct, frozen=True):
     headers: dict[str, str]
     replay_reasoning: bool = True
     prompt_cache_key: str = CACHE_KEY_AUTO
+    # Lower-cased names of the headers whose values are public; every other value is a
+    # credential (kept out of records, logs and error messages).
+    public_headers: frozenset[str] = frozenset()
 
     @property
     def sends_prompt_cache_key(self) -> bool:
@@ -353,13 +378,24 @@ def iso_utc(ms: int) -> str:
 
 
 def is_secret_header(name: str) -> bool:
-    """Whether a custom header's value is secret-looking: nulled in output, kept out of records."""
+    """Whether a header's name says it carries a credential: such a value is always sealed
+    (it cannot be marked public) and the header is dropped from recorded requests."""
     lowered = name.lower()
     return lowered in SECRET_HEADER_NAMES or any(f in lowered for f in SECRET_HEADER_FRAGMENTS)
 
 
+def _is_public(name: str, stored: str) -> bool:
+    """Whether a stored header value is public: plaintext under a name that is not
+    secret-looking (a plaintext secret-looking value is an older version's, sealed at start)."""
+    return not is_sealed(stored) and not is_secret_header(name)
+
+
 def _redacted(headers: dict[str, str]) -> dict[str, str | None]:
-    return {name: None if is_secret_header(name) else value for name, value in headers.items()}
+    return {name: value if _is_public(name, value) else None for name, value in headers.items()}
+
+
+def _public_names(headers: dict[str, str]) -> list[str]:
+    return [name for name, value in headers.items() if _is_public(name, value)]
 
 
 def _lock_row(query: peewee.Select, db: peewee.Database) -> peewee.Select:
@@ -378,6 +414,7 @@ def _provider_record(db: peewee.Database, row: Any) -> ProviderRecord:
         base_url=row.base_url,
         has_api_key=bool(row.api_key),
         headers=_redacted(_stored_headers(row)),
+        public_headers=_public_names(_stored_headers(row)),
         replay_reasoning=bool(row.replay_reasoning),
         prompt_cache_key=row.prompt_cache_key,
         created_at=iso_utc(row.created_at_ms),
@@ -399,20 +436,24 @@ def _open(db: peewee.Database, stored: str, purpose: str) -> str:
     return secret_box(db).open(stored, purpose) if stored else ""
 
 
+def _seal_header(db: peewee.Database, value: str) -> str:
+    """A header value sealed, even an empty one: a sealed value is what marks it secret."""
+    return secret_box(db).seal(value, _HEADER_PURPOSE)
+
+
 def _sealed_headers(db: peewee.Database, headers: dict[str, str]) -> dict[str, str]:
-    """Secret-looking header values sealed (those sealed already are kept as they are)."""
+    """Secret-looking plaintext header values (an older version's) sealed; the rest as stored."""
     return {
-        name: _seal(db, value, _HEADER_PURPOSE)
-        if is_secret_header(name) and not is_sealed(value)
-        else value
+        name: _seal_header(db, value) if is_secret_header(name) and not is_sealed(value) else value
         for name, value in headers.items()
     }
 
 
 def _open_provider_secrets(
     db: peewee.Database, name: str, api_key: str, headers: dict[str, str]
-) -> tuple[str, dict[str, str]]:
-    """The real key and header values of provider ``name``; ``KeyUnreadable`` names it."""
+) -> tuple[str, dict[str, str], frozenset[str]]:
+    """The real key and header values of provider ``name``, and the lower-cased names of its
+    public headers; ``KeyUnreadable`` names the provider."""
     owner = f"provider {name!r}"
     try:
         key = _open(db, api_key, _KEY_PURPOSE)
@@ -420,14 +461,15 @@ def _open_provider_secrets(
         raise KeyUnreadable(owner, "api_key", exc.reason) from None
     opened = {}
     for header, value in headers.items():
-        if not is_secret_header(header):
+        if not is_sealed(value):
             opened[header] = value
             continue
         try:
             opened[header] = _open(db, value, _HEADER_PURPOSE)
         except SecretUnreadable as exc:
             raise KeyUnreadable(owner, f"headers.{header}", exc.reason) from None
-    return key, opened
+    public = frozenset(n.lower() for n, v in headers.items() if _is_public(n, v))
+    return key, opened, public
 
 
 def _unreadable_provider_secrets(
@@ -436,7 +478,7 @@ def _unreadable_provider_secrets(
     sealed = [("api_key", api_key, _KEY_PURPOSE)] + [
         (f"headers.{name}", value, _HEADER_PURPOSE)
         for name, value in headers.items()
-        if is_secret_header(name)
+        if is_sealed(value)
     ]
     unreadable = {}
     for field, value, purpose in sealed:
@@ -449,7 +491,8 @@ def _unreadable_provider_secrets(
 
 def seal_plaintext_secrets(db: peewee.Database) -> int:
     """Seal every secret an older version stored as plaintext (run at startup, re-runnable):
-    providers' keys and secret-looking header values, the web search key. Values sealed
+    providers' keys and secret-looking header values, the web search key. Other plaintext
+    header values an older version stored stay as they were: public. Values sealed
     already, under this key or another, are left as they are. Returns how many were sealed."""
     tables = _tables(db)
     sealed = 0
@@ -477,10 +520,17 @@ def _stored_headers(row: Any) -> dict[str, str]:
     return msgspec.json.decode(row.headers_json, type=dict[str, str])
 
 
+def _check_length(field: str, text: str, limit: int) -> None:
+    """``Invalid`` naming ``field`` when ``text`` is longer than ``limit`` (never echoing it)."""
+    if len(text) > limit:
+        raise Invalid(field, f"is longer than {limit} characters ({len(text)})")
+
+
 def _check_name(name: str) -> str:
     trimmed = name.strip()
     if not trimmed:
         raise Invalid("name", "provider name cannot be empty")
+    _check_length("name", trimmed, MAX_NAME_CHARS)
     return trimmed
 
 
@@ -496,14 +546,25 @@ def _check_cache_key(setting: str) -> str:
     return setting
 
 
-def _check_base_url(base_url: str) -> str:
+def _check_base_url(base_url: str, own: OwnAddresses) -> str:
+    _check_length("base_url", base_url.strip(), MAX_URL_CHARS)
     try:
-        return urls.normalize_base_url(base_url)
+        normalized = urls.normalize_base_url(base_url)
     except urls.InvalidBaseUrl as exc:
         raise Invalid("base_url", str(exc)) from None
+    _refuse_target("base_url", normalized, own)
+    return normalized
+
+
+def _refuse_target(field: str, url: str, own: OwnAddresses) -> None:
+    """``Invalid`` when the server must not send requests to ``url`` (``store.url_targets``)."""
+    reason = refused_target(url, own)
+    if reason is not None:
+        raise Invalid(field, f"the server does not send requests there: {reason}")
 
 
 def _check_api_key(api_key: str, field: str = "api_key") -> str:
+    _check_length(field, api_key, MAX_KEY_CHARS)
     if not _KEY_RE.fullmatch(api_key):
         # Never echo the value: it is (part of) a secret.
         raise Invalid(field, "must be printable ASCII without spaces or control characters")
@@ -512,11 +573,50 @@ def _check_api_key(api_key: str, field: str = "api_key") -> str:
     return api_key
 
 
-def _merge_headers(
-    given: dict[str, str | None], stored: dict[str, str] | None = None
+def _check_header_lengths(given: dict[str, str | None]) -> None:
+    if len(given) > MAX_HEADERS:
+        raise Invalid("headers", f"at most {MAX_HEADERS} custom headers ({len(given)} given)")
+    for name, value in given.items():
+        if len(name) > MAX_HEADER_NAME_CHARS:
+            raise Invalid(
+                "headers",
+                f"a header name is longer than {MAX_HEADER_NAME_CHARS} characters ({name[:40]!r}…)",
+            )
+        if value is not None:
+            _check_length(f"headers.{name}", value, MAX_HEADER_VALUE_CHARS)
+
+
+def _checked_public_names(public: Sequence[str] | None, given: dict[str, str | None]) -> set[str]:
+    """The lower-cased names marked public; each must be given and not secret-looking."""
+    given_names = {name.lower() for name in given}
+    public_names: set[str] = set()
+    for name in public or ():
+        if name.lower() not in given_names:
+            raise Invalid("public_headers", f"{name!r} names no header in headers")
+        if is_secret_header(name):
+            raise Invalid(
+                f"headers.{name}",
+                "cannot be public: a header with this name holds a credential, so its value is "
+                "always sealed",
+            )
+        public_names.add(name.lower())
+    return public_names
+
+
+def _headers_to_store(
+    db: peewee.Database,
+    given: dict[str, str | None],
+    public: Sequence[str] | None,
+    stored: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """Validate ``given``; a None value takes the stored value of that name (case-insensitive)."""
+    """The stored form of ``given``: public values in plaintext, every other value sealed.
+
+    A None value takes the stored value of that name (case-insensitive). A sealed value is
+    never made public without being given again: the API never reveals a secret.
+    """
+    _check_header_lengths(given)
     kept = {name.lower(): value for name, value in (stored or {}).items()}
+    public_names = _checked_public_names(public, given)
     merged: dict[str, str] = {}
     seen: set[str] = set()
     for name, value in given.items():
@@ -529,15 +629,25 @@ def _merge_headers(
         if lowered in seen:
             raise Invalid(field, "header given twice (names are case-insensitive)")
         seen.add(lowered)
+        is_public = lowered in public_names
         if value is None:
             if lowered not in kept:
                 raise Invalid(field, "null keeps the stored value, but there is none")
             value = kept[lowered]
+            if is_sealed(value):
+                if is_public:
+                    raise Invalid(
+                        field,
+                        "its stored value is sealed and never shown: give the value again "
+                        "to make it public",
+                    )
+                merged[name] = value  # kept as stored (sealed, even under another key)
+                continue
         elif not _HEADER_VALUE_RE.fullmatch(value):
             raise Invalid(field, "header value must be printable ASCII (spaces and tabs allowed)")
         elif is_sealed(value):
             raise Invalid(field, f"must not start with {SEALED_PREFIX!r} (the stored form)")
-        merged[name] = value
+        merged[name] = value if is_public else _seal_header(db, value)
     return merged
 
 
@@ -555,7 +665,9 @@ def provider_connection(db: peewee.Database, provider_id: int) -> ProviderConnec
 
 def _connection(db: peewee.Database, row: Any) -> ProviderConnection:
     """The provider's real values; ``KeyUnreadable`` when a secret does not open."""
-    api_key, headers = _open_provider_secrets(db, row.name, row.api_key, _stored_headers(row))
+    api_key, headers, public = _open_provider_secrets(
+        db, row.name, row.api_key, _stored_headers(row)
+    )
     return ProviderConnection(
         provider_id=row.id,
         name=row.name,
@@ -565,18 +677,22 @@ def _connection(db: peewee.Database, row: Any) -> ProviderConnection:
         headers=headers,
         replay_reasoning=bool(row.replay_reasoning),
         prompt_cache_key=row.prompt_cache_key,
+        public_headers=public,
     )
 
 
-def create_provider(db: peewee.Database, data: ProviderInput) -> ProviderRecord:
-    """Validate and store a new provider (name trimmed, URL normalised)."""
+def create_provider(
+    db: peewee.Database, data: ProviderInput, own: OwnAddresses = NO_OWN_ADDRESSES
+) -> ProviderRecord:
+    """Validate and store a new provider (name trimmed, URL normalised); ``own`` are the
+    server's listeners, which its URL may not point at."""
     fields = {
         "name": _check_name(data.name),
         "type": _check_type(data.type),
-        "base_url": _check_base_url(data.base_url),
+        "base_url": _check_base_url(data.base_url, own),
         "api_key": _seal(db, _check_api_key(data.api_key or ""), _KEY_PURPOSE),
         "headers_json": msgspec.json.encode(
-            _sealed_headers(db, _merge_headers(data.headers or {}))
+            _headers_to_store(db, data.headers or {}, data.public_headers)
         ).decode(),
         "replay_reasoning": data.replay_reasoning is not False,
         "prompt_cache_key": _check_cache_key(data.prompt_cache_key or CACHE_KEY_AUTO),
@@ -588,7 +704,12 @@ def create_provider(db: peewee.Database, data: ProviderInput) -> ProviderRecord:
     return _provider_record(db, row)
 
 
-def update_provider(db: peewee.Database, provider_id: int, data: ProviderInput) -> ProviderRecord:
+def update_provider(
+    db: peewee.Database,
+    provider_id: int,
+    data: ProviderInput,
+    own: OwnAddresses = NO_OWN_ADDRESSES,
+) -> ProviderRecord:
     """Replace a provider's fields, keeping the key/headers the input leaves as None.
 
     The URL and type are part of every model's public id, so they cannot change while the
@@ -596,7 +717,7 @@ def update_provider(db: peewee.Database, provider_id: int, data: ProviderInput) 
     """
     name = _check_name(data.name)
     provider_type = _check_type(data.type)
-    base_url = _check_base_url(data.base_url)
+    base_url = _check_base_url(data.base_url, own)
     api_key = None if data.api_key is None else _check_api_key(data.api_key)
     cache_key = None if data.prompt_cache_key is None else _check_cache_key(data.prompt_cache_key)
     tables = _tables(db)
@@ -611,14 +732,20 @@ def update_provider(db: peewee.Database, provider_id: int, data: ProviderInput) 
                 "(delete its models or create a new provider)"
             )
         stored = _stored_headers(row)
-        headers = stored if data.headers is None else _merge_headers(data.headers, stored)
+        if data.headers is None:
+            if data.public_headers is not None:
+                raise Invalid("public_headers", "give the headers it refers to with it")
+            headers = stored
+        else:
+            headers = _headers_to_store(db, data.headers, data.public_headers, stored)
         row.name = name
         row.type = provider_type
         row.base_url = base_url
         if api_key is not None:
             row.api_key = _seal(db, api_key, _KEY_PURPOSE)
-        # Kept values stay as stored (sealed, even under another key); new ones are sealed.
-        row.headers_json = msgspec.json.encode(_sealed_headers(db, headers)).decode()
+        # Kept sealed values stay as stored (even under another key); new ones are sealed
+        # unless public.
+        row.headers_json = msgspec.json.encode(headers).decode()
         if data.replay_reasoning is not None:
             row.replay_reasoning = data.replay_reasoning
         if cache_key is not None:
@@ -702,7 +829,7 @@ def model_route_parts(
     base_url, api_key, headers_json, replay_reasoning, prompt_cache_key = row[
         len(_RECORD_COLUMNS) :
     ]
-    key, headers = _open_provider_secrets(
+    key, headers, public = _open_provider_secrets(
         db, record.provider_name, api_key, msgspec.json.decode(headers_json, type=dict[str, str])
     )
     connection = ProviderConnection(
@@ -714,6 +841,7 @@ def model_route_parts(
         headers=headers,
         replay_reasoning=bool(replay_reasoning),
         prompt_cache_key=prompt_cache_key,
+        public_headers=public,
     )
     return record, connection
 
@@ -806,9 +934,11 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
     model_id = item.model_id.strip()
     if not model_id:
         raise Invalid(f"{prefix}.model_id", "model id cannot be empty")
+    _check_length(f"{prefix}.model_id", model_id, MAX_MODEL_ID_CHARS)
     display_name = item.display_name.strip()
     if not display_name:
         raise Invalid(f"{prefix}.display_name", "display name cannot be empty")
+    _check_length(f"{prefix}.display_name", display_name, MAX_NAME_CHARS)
     for field in ("max_output_tokens", "context_window_tokens"):
         value = getattr(item, field)
         if value is not None and (isinstance(value, bool) or not 1 <= value <= INT32_MAX):
@@ -1058,10 +1188,11 @@ def web_search_config(db: peewee.Database) -> WebSearchConfig | None:
     return WebSearchConfig(stored.backend, stored.url, key)
 
 
-def _check_search_url(url: str | None) -> str:
+def _check_search_url(url: str | None, own: OwnAddresses) -> str:
     text = (url or "").strip()
     if not text:
         raise Invalid("url", "a SearXNG instance needs its URL (https://search.example.org)")
+    _check_length("url", text, MAX_URL_CHARS)
     try:
         parts = urlsplit(text)
         host = parts.hostname
@@ -1074,10 +1205,13 @@ def _check_search_url(url: str | None) -> str:
     if parts.username is not None or parts.password is not None:
         # The URL is shown back by the settings API: a credential in it would leak.
         raise Invalid("url", "must not hold a user name or password")
+    _refuse_target("url", text, own)
     return text.rstrip("/")
 
 
-def _web_search_change(data: WebSearchInput, current: _StoredWebSearch) -> _StoredWebSearch:
+def _web_search_change(
+    data: WebSearchInput, current: _StoredWebSearch, own: OwnAddresses
+) -> _StoredWebSearch:
     """What ``data`` makes of the stored backend; a rule it breaks raises ``Invalid``."""
     backend = data.backend
     if backend is None:
@@ -1087,7 +1221,7 @@ def _web_search_change(data: WebSearchInput, current: _StoredWebSearch) -> _Stor
     if backend == "searxng":
         if data.api_key:
             raise Invalid("api_key", "a SearXNG instance takes no key")
-        return _StoredWebSearch(backend, _check_search_url(data.url), "")
+        return _StoredWebSearch(backend, _check_search_url(data.url, own), "")
     if data.url:
         raise Invalid("url", f"{_KEYED_BACKENDS[backend]} has a fixed address; leave it empty")
     if data.api_key is not None:
@@ -1101,8 +1235,11 @@ def _web_search_change(data: WebSearchInput, current: _StoredWebSearch) -> _Stor
     return _StoredWebSearch(backend, "", key)
 
 
-def update_web_search(db: peewee.Database, data: WebSearchInput) -> WebSearchSettings:
-    """Replace the web search backend and return it as shown (without the key)."""
+def update_web_search(
+    db: peewee.Database, data: WebSearchInput, own: OwnAddresses = NO_OWN_ADDRESSES
+) -> WebSearchSettings:
+    """Replace the web search backend and return it as shown (without the key); its URL may
+    not point at ``own``, the server's listeners."""
     setting = _tables(db).setting
     with db.atomic():
         default = msgspec.json.encode(_StoredWebSearch()).decode()
@@ -1110,7 +1247,7 @@ def update_web_search(db: peewee.Database, data: WebSearchInput) -> WebSearchSet
             key=WEB_SEARCH_KEY, value_json=default, updated_at_ms=now_ms()
         ).on_conflict_ignore().execute()
         _lock_row(setting.select().where(setting.key == WEB_SEARCH_KEY), db).first()
-        result = _web_search_change(data, _stored_web_search(db))
+        result = _web_search_change(data, _stored_web_search(db), own)
         written = _write_web_search(db, result)
     return _shown(db, written)
 

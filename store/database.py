@@ -537,6 +537,37 @@ class StoreKey:
     created_file: str | None = None  # the key file's path, when this call wrote it
 
 
+# The database holds call records and conversations (and sealed keys beside them): only its
+# owner may read it. SQLite gives the files it makes (``-wal``, ``-shm``, ``-journal``) the
+# mode of the database file, so making that one private first covers them all.
+DATABASE_FILE_MODE = 0o600
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def make_private(path: str) -> None:
+    """Create the SQLite file ``path`` with mode 0600 before SQLite opens it (so its side files
+    are private too, whatever the umask), and take group and other access from a file and
+    side files an older version left readable. A file we cannot change is left as it is."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, DATABASE_FILE_MODE)
+    except OSError:
+        return  # SQLite reports the reason when it opens the file
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, DATABASE_FILE_MODE)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    for suffix in SQLITE_SIDE_FILES:
+        side = path + suffix
+        try:
+            if os.stat(side).st_mode & 0o077:
+                os.chmod(side, DATABASE_FILE_MODE)
+        except OSError:
+            pass
+
+
 IN_MEMORY_KEY_SOURCE = "none (in-memory database)"
 
 
@@ -568,6 +599,8 @@ def connect_store(url: str, secret_key: bytes | None = None) -> Store:
     if secret_key is None:
         secret_key = resolve_store_key(url, os.environ.get(SECRET_KEY_VARIABLE)).key
     database = open_database(url)
+    if isinstance(database, peewee.SqliteDatabase) and database.database != SQLITE_MEMORY:
+        make_private(database.database)  # before SQLite makes the file or its side files
     database.connect()
     apply_migrations(database)
     bind_secret_box(database, SecretBox(secret_key))

@@ -156,7 +156,10 @@ def provider_input(**fields: object) -> cat.ProviderInput:
         "base_url": "HTTPS://Example.COM/v1/",
         "api_key": "sk-store-secret",
         "headers": {"x-route": "r1", "Authorization": "Bearer header-secret"},
+        "public_headers": ["x-route"],
     }
+    if "headers" in fields:  # other headers: none of them public unless the test says
+        values.pop("public_headers")
     values.update(fields)
     return cat.ProviderInput(**values)  # type: ignore[arg-type]
 
@@ -197,7 +200,9 @@ def test_update_keeps_key_and_null_headers_and_clears_on_empty(db: peewee.Databa
         ),
     )
     assert updated.name == "Renamed"
-    assert updated.headers == {"authorization": None, "x-new": "n"}
+    # Not marked public: sealed like the key, so it is answered as null.
+    assert updated.headers == {"authorization": None, "x-new": None}
+    assert updated.public_headers == []
     connection = cat.provider_connection(db, created.id)
     assert connection is not None
     assert connection.api_key == "sk-store-secret"

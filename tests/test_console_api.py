@@ -88,6 +88,7 @@ async def test_provider_crud_statuses(console: Console) -> None:
         "base_url",
         "has_api_key",
         "headers",
+        "public_headers",
         "replay_reasoning",
         "prompt_cache_key",
         "created_at",
@@ -135,14 +136,14 @@ async def test_key_is_write_only_and_secret_headers_are_null(
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="cursor_server")
     headers = {"x-route": "r1", "Authorization": HEADER_SECRET, "X-Custom-Token": TOKEN_SECRET}
-    created = await console.provider(api_key=KEY, headers=headers)
+    created = await console.provider(api_key=KEY, headers=headers, public_headers=["x-route"])
     assert created["headers"] == {"x-route": "r1", "Authorization": None, "X-Custom-Token": None}
+    assert created["public_headers"] == ["x-route"]
     pid = created["id"]
     # Sending the redacted object back (and no key) keeps every stored secret.
     same = {"name": "Renamed", "type": "openai-chat", "base_url": "https://example.com/v1"}
-    put = await console.call(
-        "PUT", f"/providers/{pid}", json={**same, "headers": created["headers"], "api_key": None}
-    )
+    back = {"headers": created["headers"], "public_headers": created["public_headers"]}
+    put = await console.call("PUT", f"/providers/{pid}", json={**same, **back, "api_key": None})
     assert put.status_code == 200, put.text
     assert put.json()["has_api_key"] is True
     connection = cat.provider_connection(server_store.database, pid)

@@ -131,6 +131,7 @@ def make_route(
             base_url=base_url,
             api_key=API_KEY,
             headers={"x-team": "blue", "x-secret-token": "tok-SECRETHEADER"},
+            public_headers=["x-team"],
         ),
     )
     fields = {"model_id": "fake-model", "display_name": "Fake", **model}

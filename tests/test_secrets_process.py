@@ -58,6 +58,7 @@ def add_provider(base: str, fake: FakeProvider) -> tuple[int, str]:
                 "base_url": fake.base_url,
                 "api_key": KEY,
                 "headers": {"x-team": "blue", "X-Auth-Token": HEADER},
+                "public_headers": ["x-team"],
             },
         )
         assert created.status_code == 201, created.text
@@ -204,6 +205,7 @@ async def test_without_its_key_the_console_says_set_it_again_and_the_run_names_t
                 "base_url": fake.base_url,
                 "api_key": "sk-set-again-1",
                 "headers": {"x-team": "blue", "X-Auth-Token": "again"},
+                "public_headers": ["x-team"],
             },
         )
         assert fixed.status_code == 200 and "unreadable" not in fixed.json()

@@ -24,7 +24,10 @@ def provider(**fields: object) -> cat.ProviderInput:
         "base_url": "https://example.com/v1",
         "api_key": KEY,
         "headers": {"x-route": "r1", "Authorization": HEADER},
+        "public_headers": ["x-route"],
     }
+    if "headers" in fields:  # other headers: none of them public unless the test says
+        values.pop("public_headers")
     values.update(fields)
     return cat.ProviderInput(**values)  # type: ignore[arg-type]
 

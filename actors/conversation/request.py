@@ -140,6 +140,9 @@ class ModelRoute(msgspec.Struct, frozen=True):
     # Send the request's ``cache_key`` as ``prompt_cache_key`` (both OpenAI formats): on for
     # OpenAI's own endpoint, a provider setting elsewhere (a strict server refuses the field).
     prompt_cache_key: bool = False
+    # Lower-cased names of the custom headers whose values are public; every other header
+    # value is a credential, redacted like the key.
+    public_headers: frozenset[str] = frozenset()
 
 
 class HttpCall(msgspec.Struct, frozen=True):

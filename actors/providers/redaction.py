@@ -1,34 +1,48 @@
 """Keeping provider credentials out of everything we store, log or show.
 
-The credentials of a route are its key and the values of its secret-looking custom headers
-(the console's rule, ``store.catalog.is_secret_header``, so what the API shows as null is never
-recorded either). Before a request, a stream chunk or an error message is recorded or shown,
-secret headers are dropped and every credential string is replaced.
+The credentials of a route are its key and the values of every custom header the user did not
+mark public (the store's rule: what the console API shows as null is never recorded either).
+Before a request, a stream chunk or an error message is recorded or shown, headers whose names
+say they carry a credential (``store.catalog.is_secret_header``) are dropped and every
+credential string is replaced.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 
 from actors.conversation.request import ModelRoute
 from store.catalog import is_secret_header
 
 REDACTED = "[redacted]"
+# A value sealed only because it was not marked public (``X-Version: 2``) is replaced in text
+# from this length: a shorter one would rewrite every ``2`` of a recorded answer, and leaks
+# next to nothing if it is echoed.
+MIN_SCRUBBED_CHARS = 4
 
 
 def route_secrets(route: ModelRoute) -> tuple[str, ...]:
     """The key and the secret header values (and the token part of ``Bearer x``), longest first
     so that a whole value is replaced before a token inside it."""
-    return credential_strings(route.api_key.reveal(), route.headers)
+    return credential_strings(route.api_key.reveal(), route.headers, route.public_headers)
 
 
-def credential_strings(api_key: str, headers: Iterable[tuple[str, str]]) -> tuple[str, ...]:
-    """``route_secrets`` for a key and headers held outside a route (the image model's)."""
+def credential_strings(
+    api_key: str, headers: Iterable[tuple[str, str]], public: AbstractSet[str] = frozenset()
+) -> tuple[str, ...]:
+    """``route_secrets`` for a key and headers held outside a route (the image model's);
+    ``public`` holds the lower-cased names of the headers whose values are not secret."""
     found = [api_key]
     for name, value in headers:
         if is_secret_header(name):
             found.append(value)
             found.extend(value.split()[1:])
+        elif name.lower() not in public:
+            parts = (value, *value.split()[1:])
+            found.extend(part for part in parts if len(part) >= MIN_SCRUBBED_CHARS)
     return tuple(sorted({s for s in found if s}, key=len, reverse=True))
 
 
@@ -42,14 +56,25 @@ def redacted_headers(headers: Iterable[tuple[str, str]], secrets: Sequence[str])
 
 
 def scrub_text(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with every credential replaced."""
-    for secret in secrets:
-        text = text.replace(secret, REDACTED)
-    return text
+    """``text`` with every credential replaced, in one pass: a short credential (a sealed
+    header such as ``X-Version: r``) never rewrites the marker another one left."""
+    secrets = tuple(filter(None, secrets))
+    return _pattern(secrets).sub(REDACTED, text) if secrets else text
 
 
 def scrub_bytes(data: bytes, secrets: Sequence[str]) -> bytes:
-    """``data`` with every UTF-8 credential replaced."""
-    for secret in secrets:
-        data = data.replace(secret.encode(), REDACTED.encode())
-    return data
+    """``data`` with every UTF-8 credential replaced, in one pass (as ``scrub_text``)."""
+    secrets = tuple(filter(None, secrets))
+    return _bytes_pattern(secrets).sub(REDACTED.encode(), data) if secrets else data
+
+
+@functools.lru_cache(maxsize=64)
+def _pattern(secrets: tuple[str, ...]) -> re.Pattern[str]:
+    # Longest first, so a whole value is replaced before a token inside it.
+    return re.compile("|".join(map(re.escape, sorted(secrets, key=len, reverse=True))))
+
+
+@functools.lru_cache(maxsize=64)
+def _bytes_pattern(secrets: tuple[str, ...]) -> re.Pattern[bytes]:
+    ordered = sorted((s.encode() for s in secrets), key=len, reverse=True)
+    return re.compile(b"|".join(map(re.escape, ordered)))

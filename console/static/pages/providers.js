@@ -1,5 +1,6 @@
 // Providers: list, add from a preset, edit, delete. The key is write-only: the page only ever
-// knows whether one is set, and can replace or clear it.
+// knows whether one is set, and can replace or clear it. Custom header values are sealed like
+// the key unless their "public" box is ticked; a sealed value reads back as null.
 import { useState } from "preact/hooks";
 import { api } from "../api.js";
 import { useCatalog } from "../catalog.js";
@@ -34,10 +35,16 @@ export const PRESETS = [
   { id: "custom", label: "Custom", name: "", type: "openai-chat", base_url: "" },
 ];
 const TYPES = ["openai-chat", "openai-responses", "anthropic", "gemini"];
-const FIELDS = ["name", "type", "base_url", "api_key", "headers", "prompt_cache_key"];
+const FIELDS = ["name", "type", "base_url", "api_key", "headers", "public_headers", "prompt_cache_key"];
 
-function headerRows(headers) {
-  return Object.entries(headers || {}).map(([name, value]) => ({ name, value: value ?? "", secret: value === null }));
+function headerRows(provider) {
+  const shown = new Set(provider?.public_headers || []);
+  return Object.entries(provider?.headers || {}).map(([name, value]) => ({
+    name,
+    value: value ?? "",
+    secret: value === null,
+    public: shown.has(name),
+  }));
 }
 
 function ProviderForm({ provider, onSaved, onCancel }) {
@@ -50,7 +57,7 @@ function ProviderForm({ provider, onSaved, onCancel }) {
     prompt_cache_key: provider?.prompt_cache_key ?? "auto",
   });
   const [key, setKey] = useState({ mode: editing ? "keep" : "set", value: "" });
-  const [headers, setHeaders] = useState(headerRows(provider?.headers));
+  const [headers, setHeaders] = useState(headerRows(provider));
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   const set = (name) => (event) => setForm({ ...form, [name]: event.target.value });
@@ -62,11 +69,12 @@ function ProviderForm({ provider, onSaved, onCancel }) {
 
   async function save(event) {
     event.preventDefault();
-    const body = { ...form, headers: {} };
+    const body = { ...form, headers: {}, public_headers: [] };
     for (const row of headers) {
       if (!row.name.trim()) continue;
-      // A secret header read back as null keeps its stored value unless a new one is typed.
+      // A sealed header read back as null keeps its stored value unless a new one is typed.
       body.headers[row.name.trim()] = row.secret && row.value === "" ? null : row.value;
+      if (row.public) body.public_headers.push(row.name.trim());
     }
     if (key.mode === "set") body.api_key = key.value;
     else if (key.mode === "clear") body.api_key = "";
@@ -126,14 +134,19 @@ function ProviderForm({ provider, onSaved, onCancel }) {
       (row, index) => html`<div class="row header-row">
         <input aria-label="Header name" placeholder="name" value=${row.name}
           onInput=${(e) => setHeaders(headers.map((r, i) => (i === index ? { ...r, name: e.target.value } : r)))} />
-        <input aria-label="Header value" placeholder=${row.secret ? "(stored, hidden)" : "value"} value=${row.value}
+        <input aria-label="Header value" type=${row.public ? "text" : "password"} autocomplete="off"
+          placeholder=${row.secret ? "(sealed, hidden)" : "value"} value=${row.value}
           onInput=${(e) => setHeaders(headers.map((r, i) => (i === index ? { ...r, value: e.target.value } : r)))} />
+        <label title="A public value is stored in plaintext and shown here; every other value is sealed like the key">
+          <input type="checkbox" aria-label="Header value is public" checked=${row.public}
+            onChange=${(e) => setHeaders(headers.map((r, i) => (i === index ? { ...r, public: e.target.checked } : r)))} />
+          public</label>
         <button type="button" onClick=${() => setHeaders(headers.filter((_, i) => i !== index))}>Remove</button>
       </div>`,
     )}
-    ${error && error.field && error.field.startsWith("headers.") ? html`<div class="error" role="alert">${error.message}</div>` : null}
+    ${error && error.field && (error.field.startsWith("headers.") || error.field === "public_headers") ? html`<div class="error" role="alert">${error.message}</div>` : null}
     <div class="actions">
-      <button type="button" onClick=${() => setHeaders([...headers, { name: "", value: "", secret: false }])}>Add header</button>
+      <button type="button" onClick=${() => setHeaders([...headers, { name: "", value: "", secret: false, public: false }])}>Add header</button>
     </div>
     <div class="row">
       <label><input type="checkbox" name="replay_reasoning" checked=${form.replay_reasoning}
