@@ -16,6 +16,7 @@ import functools
 import ipaddress
 import logging
 import os
+import resource
 import signal
 import socket
 import ssl
@@ -82,7 +83,8 @@ from wire.http.h2_edge import H2Edge
 from wire.http.h2_relay import H2Relay
 from wire.http.h2_server import H2Server, H2Stream, tls_context
 from wire.http.health_routes import HealthRoutes
-from wire.http.limits import EdgeLimits
+from wire.http.limits import MIB, EdgeLimits
+from wire.http.listener import ConnectionGuard, GuardedRunner
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
 from wire.http.relay_socket import RelaySocket
@@ -109,6 +111,8 @@ def server_work_handlers(
 T = TypeVar("T")
 
 EXIT_BAD_SETTING = 2
+# Descriptors kept out of the connection budget: database, clients, log, listeners.
+FILES_KEPT_FREE = 128
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
@@ -135,6 +139,14 @@ class Settings(msgspec.Struct, frozen=True):
     append_gap_s: float = EdgeLimits().append_gap_timeout_s
     # This process's lease on its instance (CURSOR_INSTANCE_LEASE_SECONDS).
     instance_lease_s: float = INSTANCE_LEASE_S
+    # The edge's budgets a deployment may need to move (behind a balancer every client is
+    # one peer): CURSOR_MAX_CONNECTIONS(_PER_PEER), CURSOR_MAX_RUN_STREAMS_PER_PEER,
+    # CURSOR_HEADER_TIMEOUT_SECONDS, CURSOR_APPEND_BUFFER_MIB.
+    max_connections: int = EdgeLimits().max_connections
+    max_connections_per_peer: int = EdgeLimits().max_connections_per_peer
+    max_run_streams_per_peer: int = EdgeLimits().max_run_streams_per_peer
+    header_timeout_s: float = EdgeLimits().header_timeout_s
+    append_buffer_mib: int = EdgeLimits().append_buffer_bytes // MIB
 
 
 class SettingError(Exception):
@@ -188,6 +200,26 @@ def parse_attempts(value: str) -> int:
     return int(value)
 
 
+def parse_count(value: str) -> int:
+    """A whole number from 1 to a million."""
+    if not value.strip().isdigit() or not 1 <= int(value) <= 1_000_000:
+        raise ValueError(f"expected a whole number from 1 to 1000000, got {value!r}")
+    return int(value)
+
+
+def default_max_connections() -> int:
+    """``EdgeLimits.max_connections``, or fewer when the process may open fewer files (room
+    is left for the database, the provider and upstream clients and the log)."""
+    wanted = EdgeLimits().max_connections
+    try:
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):
+        return wanted
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(16, min(wanted, soft - FILES_KEPT_FREE))
+
+
 def parse_log_level(value: str) -> str:
     level = value.strip().lower()
     if level not in LOG_LEVELS:
@@ -213,6 +245,7 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         except ValueError as exc:
             raise SettingError(variable, str(exc)) from None
 
+    defaults = EdgeLimits()
     host, port = read("CURSOR_LISTEN_ADDR", "127.0.0.1:3000", parse_listen_addr)
     database_url = read("CURSOR_DATABASE_URL", "sqlite://cursor-server.db", str)
     try:
@@ -256,6 +289,19 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         append_gap_s=read("CURSOR_APPEND_GAP_SECONDS", "30", parse_timeout),
         instance_lease_s=read(
             "CURSOR_INSTANCE_LEASE_SECONDS", f"{INSTANCE_LEASE_S:g}", parse_timeout
+        ),
+        max_connections=read("CURSOR_MAX_CONNECTIONS", str(default_max_connections()), parse_count),
+        max_connections_per_peer=read(
+            "CURSOR_MAX_CONNECTIONS_PER_PEER", str(defaults.max_connections_per_peer), parse_count
+        ),
+        max_run_streams_per_peer=read(
+            "CURSOR_MAX_RUN_STREAMS_PER_PEER", str(defaults.max_run_streams_per_peer), parse_count
+        ),
+        header_timeout_s=read(
+            "CURSOR_HEADER_TIMEOUT_SECONDS", f"{defaults.header_timeout_s:g}", parse_timeout
+        ),
+        append_buffer_mib=read(
+            "CURSOR_APPEND_BUFFER_MIB", str(defaults.append_buffer_bytes // MIB), parse_count
         ),
     )
 
@@ -464,7 +510,9 @@ async def start_server(
     database = store.database if store is not None else None
     provider_deps: ProviderDeps | None = None
     agent_deps: AgentDeps | None = None
-    h2 = _h2_server(config)
+    # One count of connections over both listeners.
+    connections = ConnectionGuard(config.limits)
+    h2 = _h2_server(config, connections)
     server_config = functools.partial(_server_config_addition, h2)
     load_models = None if database is None else functools.partial(enabled_models, database)
     CatalogRoutes(
@@ -534,11 +582,11 @@ async def start_server(
         registry.shutdown()
 
     app.on_shutdown.append(cancel_runs)
-    runner = web.AppRunner(
+    runner = GuardedRunner(
         app,
+        connections,
         auto_decompress=False,  # the proxy forwards bodies as sent; the edge gunzips itself
         shutdown_timeout=CONNECTION_DRAIN_S,
-        handle_signals=False,
         access_log=None,
     )
     await runner.setup()
@@ -600,12 +648,12 @@ class H2ListenError(OSError):
     """The HTTP/2 listener could not bind (the main one did)."""
 
 
-def _h2_server(config: ServerConfig) -> H2Server | None:
+def _h2_server(config: ServerConfig, connections: ConnectionGuard) -> H2Server | None:
     """The HTTP/2 listener, not yet bound (its routes are set once the app's address is)."""
     if config.h2_listen is None:
         return None
     tls = None if config.tls is None else tls_context(*config.tls)
-    return H2Server(lambda stream: _unrouted, config.h2_limits, tls)
+    return H2Server(lambda stream: _unrouted, config.h2_limits, tls, connections)
 
 
 async def _unrouted(stream: H2Stream) -> None:
@@ -632,6 +680,22 @@ def _reachable(h2: H2Server, request: web.Request) -> str:
 # --- the process -------------------------------------------------------------------------------
 
 
+def edge_limits(settings: Settings) -> EdgeLimits:
+    """The edge's limits: the defaults, with what the environment moved."""
+    per_run = EdgeLimits().append_buffer_bytes_per_run
+    pooled = settings.append_buffer_mib * MIB
+    return EdgeLimits(
+        append_gap_timeout_s=settings.append_gap_s,
+        max_connections=settings.max_connections,
+        max_connections_per_peer=settings.max_connections_per_peer,
+        max_run_streams_per_peer=settings.max_run_streams_per_peer,
+        header_timeout_s=settings.header_timeout_s,
+        append_buffer_bytes=pooled,
+        # One request never holds more than all of them may.
+        append_buffer_bytes_per_run=min(per_run, pooled),
+    )
+
+
 async def serve(settings: Settings, store: Store, key: StoreKey | None = None) -> int:
     """Run until SIGINT or SIGTERM, then shut down within the deadline."""
     config = ServerConfig(
@@ -640,7 +704,7 @@ async def serve(settings: Settings, store: Store, key: StoreKey | None = None) -
         host=settings.host,
         port=settings.port,
         upstream_url=settings.upstream_url,
-        limits=EdgeLimits(append_gap_timeout_s=settings.append_gap_s),
+        limits=edge_limits(settings),
         provider_limits=CallLimits(
             total_s=settings.provider_timeout_s, idle_s=settings.provider_idle_s
         ),

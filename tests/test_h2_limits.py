@@ -273,6 +273,33 @@ async def test_a_client_resetting_its_streams_gets_no_more_handlers_than_streams
         await client.aclose()
 
 
+async def test_streams_over_all_connections_are_capped(listen: object) -> None:
+    """Each connection within its own limit, the listener still runs at most ``max_streams``
+    handlers in all; the next stream on any connection is refused, the others go on."""
+    handlers = Handlers()
+    limits = H2Limits(max_concurrent_streams=3, max_streams=4)
+    server = await listen(limits, handlers)  # type: ignore[operator]
+    first = await H2Client.connect(server.address)
+    second = await H2Client.connect(server.address)
+    try:
+        for client in (first, second):
+            client.open("/hold", end=True)
+            client.open("/hold", end=True)
+        await asyncio.sleep(0.1)
+        assert handlers.started == 4
+        extra = second.open("/hold", end=True)
+        await asyncio.wait_for(extra.ended.wait(), 2)
+        assert extra.reset_code == h2.errors.ErrorCodes.REFUSED_STREAM
+        assert handlers.started == 4
+        handlers.release.set()
+        await asyncio.sleep(0.1)
+        served = first.open("/other", method="GET", end=True)
+        assert (await served.headers())[":status"] == "200"
+    finally:
+        await first.aclose()
+        await second.aclose()
+
+
 async def test_a_ping_is_answered_and_an_idle_connection_is_ended_with_goaway(
     listen: object,
 ) -> None:

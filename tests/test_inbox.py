@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wire.errors import Code, ConnectError
-from wire.inbox import MAX_BUFFERED_APPENDS, SeqnoInbox
+from wire.inbox import MAX_BUFFERED_APPENDS, BufferPool, SeqnoInbox
 
 
 @st.composite
@@ -111,3 +111,51 @@ def test_default_overflow_limit() -> None:
     assert inbox.buffered == MAX_BUFFERED_APPENDS
     _assert_exhausted(inbox, MAX_BUFFERED_APPENDS + 1)
     assert inbox.offer(0, 0) == list(range(MAX_BUFFERED_APPENDS + 1))
+
+
+def _weighed(max_bytes: int, pool: BufferPool) -> SeqnoInbox[int]:
+    """An inbox whose item ``n`` weighs ``n`` bytes."""
+    return SeqnoInbox(max_bytes=max_bytes, pool=pool, size=lambda n: n)
+
+
+def test_a_request_holds_at_most_its_byte_budget() -> None:
+    pool = BufferPool(1000)
+    inbox = _weighed(100, pool)
+    assert inbox.offer(60, 60) == []
+    _assert_exhausted(inbox, 41)  # 60 + 41 > 100: refused, nothing of it kept
+    assert inbox.buffered == 1 and inbox.buffered_bytes == 60 and pool.used == 60
+    assert inbox.offer(40, 40) == []  # exactly the budget fits
+    assert inbox.buffered_bytes == 100
+    # The in-order append is never refused: it releases, and gives the bytes back.
+    released = inbox.offer(0, 0)
+    assert released == [0]
+    assert inbox.buffered_bytes == 100  # 1..39 still missing
+
+
+def test_every_request_together_holds_at_most_the_pool() -> None:
+    pool = BufferPool(150)
+    first, second = _weighed(100, pool), _weighed(100, pool)
+    assert first.offer(90, 90) == []
+    _assert_exhausted(second, 70)  # second's own budget has room, the pool has not
+    assert second.buffered == 0 and pool.used == 90
+    assert second.offer(60, 60) == []
+    assert pool.used == 150
+    # Released and discarded items give their bytes back to the pool.
+    assert first.discard() == 1
+    assert pool.used == 60 and first.buffered_bytes == 0
+    assert second.drain() == [60]
+    assert pool.used == 0
+
+
+def test_weight_is_asked_only_of_an_append_that_waits() -> None:
+    weighed: list[int] = []
+
+    def size(item: int) -> int:
+        weighed.append(item)
+        return 1
+
+    inbox: SeqnoInbox[int] = SeqnoInbox(size=size)
+    assert inbox.offer(0, 0) == [0]
+    assert inbox.offer(2, 2) == []
+    assert inbox.offer(1, 1) == [1, 2]
+    assert weighed == [2]

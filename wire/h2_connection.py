@@ -31,6 +31,8 @@ class H2Limits(msgspec.Struct, frozen=True):
     # Streams a client may have open at once on one connection (and handlers running at
     # once, a reset stream's included); the next is refused: RST_STREAM REFUSED_STREAM.
     max_concurrent_streams: int = 100
+    # ... and over all connections together (not announced): the next is refused alike.
+    max_streams: int = 4096
     # Bytes a client may send on one stream before we have consumed them (its window).
     initial_window_size: int = 1 * MIB
     # Bytes all streams of a connection together may send before we consumed them.

@@ -29,7 +29,12 @@ HOP_BY_HOP: Final[frozenset[bytes]] = frozenset(
 # The header that carries our console token beyond loopback (``wire.http.agent_access``): it is
 # for this server alone, so it is dropped from everything forwarded, like a hop-by-hop field.
 ACCESS_TOKEN_HEADER: Final = "X-Cursor-Server-Token"
-_OURS: Final[frozenset[bytes]] = frozenset({ACCESS_TOKEN_HEADER.lower().encode("ascii")})
+# The HTTP/2 client's address, added by our relay (``wire.http.h2_relay``) and believed only on
+# the relay's own socket (``wire.http.gate``); dropped from everything forwarded too.
+RELAY_PEER_HEADER: Final = "X-Cursor-Server-Peer"
+_OURS: Final[frozenset[bytes]] = frozenset(
+    name.lower().encode("ascii") for name in (ACCESS_TOKEN_HEADER, RELAY_PEER_HEADER)
+)
 
 
 def connection_listed(headers: Iterable[Header]) -> frozenset[bytes]:

@@ -14,16 +14,20 @@ import logging
 from aiohttp import web
 
 from wire.bidi import BidiAppend, parse_bidi_append, parse_run_sse
+from wire.burst_log import BurstLog
 from wire.connect import decode_unary_body
 from wire.errors import Code, ConnectError
 from wire.hop_by_hop import response_headers
 from wire.http.agent_activity import CLIENT_VERSION_HEADER, AgentActivity
+from wire.http.gate import peer_of
 from wire.http.limits import EdgeLimits
+from wire.http.outbound import Subscription
 from wire.http.proxy import ForwardedResponse, header_text
 from wire.http.registry import RunRegistry
 from wire.http.responses import connect_error_response
 from wire.http.upstream_run import Answer, OwnsModel, RawRequest, runs_upstream
 from wire.log import log_event
+from wire.peer_budget import PeerBudget
 
 logger = logging.getLogger("cursor_server.edge")
 
@@ -85,6 +89,17 @@ class AgentRoutes:
         self._limits = limits
         self._activity = activity
         self._owns_model = owns_model
+        self._streams = PeerBudget(
+            "RunSSE streams",
+            per_peer=limits.max_run_streams_per_peer,
+            total=limits.max_run_streams,
+        )
+        self._refused_log = BurstLog(logger, "RunSSE refused: stream limit")
+
+    @property
+    def open_streams(self) -> int:
+        """RunSSE streams open now, over all peers."""
+        return self._streams.held
 
     def _record(self, request: web.Request) -> None:
         if self._activity is not None:
@@ -96,6 +111,17 @@ class AgentRoutes:
 
     async def run_sse(self, request: web.Request) -> web.StreamResponse:
         self._record(request)
+        peer = peer_of(request)
+        refusal = self._streams.admit(peer)
+        if refusal is not None:
+            self._refused_log(peer, peer=peer, reason=refusal)
+            return connect_error_response(ConnectError(Code.RESOURCE_EXHAUSTED, refusal))
+        try:
+            return await self._run_sse(request)
+        finally:
+            self._streams.release(peer)
+
+    async def _run_sse(self, request: web.Request) -> web.StreamResponse:
         try:
             raw, payload = await read_protocol_payload(request, self._limits)
             request_id = parse_run_sse(payload)
@@ -108,8 +134,9 @@ class AgentRoutes:
         response = web.StreamResponse(status=200, headers=RUN_SSE_HEADERS)
         await response.prepare(request)
         log_event(logger, logging.INFO, "RunSSE opened", request_id=request_id)
-        frames = stream.subscribe()
-        watcher = asyncio.create_task(self._watch_client(request, request_id))
+        subscription = Subscription(stream)
+        frames = subscription.frames()
+        watcher = asyncio.create_task(self._watch_client(request, request_id, subscription))
         stall_s = self._limits.slow_reader_timeout_s
         try:
             async for frame in frames:
@@ -136,17 +163,24 @@ class AgentRoutes:
         finally:
             watcher.cancel()
             await frames.aclose()
+        if subscription.left:
+            log_event(logger, logging.INFO, "RunSSE client went away", request_id=request_id)
+            return response
         with contextlib.suppress(ConnectionResetError, ConnectionError):
             await response.write_eof()
         log_event(logger, logging.INFO, "RunSSE closed", request_id=request_id)
         return response
 
-    async def _watch_client(self, request: web.Request, request_id: str) -> None:
-        """Tell the registry once the RunSSE client has gone, even while nothing is written
-        (aiohttp notices a lost client only on a write): a relayed run's upstream closes."""
+    async def _watch_client(
+        self, request: web.Request, request_id: str, subscription: Subscription
+    ) -> None:
+        """Once the RunSSE client has gone, even while nothing is written (aiohttp notices a
+        lost client only on a write): its stream ends here, so it no longer counts against
+        the stream limits, and the registry hears of it (a relayed run's upstream closes)."""
         poll_s = self._limits.client_poll_s
         while (transport := request.transport) is not None and not transport.is_closing():
             await asyncio.sleep(poll_s)
+        subscription.leave()
         self._registry.sse_left(request_id)
 
     async def _relayed(self, append: BidiAppend) -> bool:

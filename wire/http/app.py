@@ -1,5 +1,5 @@
-"""Builds the aiohttp application: the gate first, the guards, exact local routes, and the
-reverse proxy for the rest, last."""
+"""Builds the aiohttp application: the listener's request tracking, the gate, the guards,
+exact local routes, and the reverse proxy for the rest, last."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from aiohttp import web
 
 from wire.edge_rules import RouteKind
 from wire.http.gate import EdgeGate, kind_of
+from wire.http.listener import track_requests
 from wire.http.proxy import ReverseProxy
 from wire.http.responses import json_error
 
@@ -39,6 +40,6 @@ def add_guard(app: web.Application, guard: Middleware) -> None:
 def build_app(proxy: ReverseProxy, gate: EdgeGate) -> web.Application:
     """The application with the gate and the proxy fallback; local routes and guards are added
     by their owners."""
-    app = web.Application(middlewares=[gate.middleware, proxy_unmatched])
+    app = web.Application(middlewares=[track_requests, gate.middleware, proxy_unmatched])
     app[PROXY_KEY] = proxy
     return app

@@ -1,14 +1,16 @@
 """The first middleware of the main app: one decision per request, made on the matched route,
 before any guard or the proxy sees it (the rules themselves are ``wire.edge_rules``).
 
-In order: a target that not every reader reads alike is 400; the request's kind comes from the
-route aiohttp matched (``RouteKind``); a request our HTTP/2 relay brought (``RelaySocket``)
-never reaches the console and was already let in by that edge's allow-list and token; beyond
-loopback the allow-list and token come next for every other agent RPC and proxied request;
-the browser rules (Host on a loopback listener, a foreign ``Origin``, Connect content types)
-then apply to every agent RPC and proxied request, relayed ones included, against the
-listener the client used. The console's own guard and then the proxy fallback run after
-this, in that order (``wire.http.app``).
+In order: a target that not every reader reads alike is 400; the request's kind comes from
+the route aiohttp matched (``RouteKind``); the client's address is settled (``peer_of``: the
+TCP peer's, or for a request our HTTP/2 relay brought, the HTTP/2 client's, which only the
+relay's own socket can name); a relayed request (``RelaySocket``) never reaches the console
+and was already let in by that edge's allow-list and token; beyond loopback the allow-list
+and token come next for every other agent RPC and proxied request; the browser rules (Host
+on a loopback listener, a foreign ``Origin``, Connect content types) then apply to every
+agent RPC and proxied request, relayed ones included, against the listener the client used.
+The console's own guard and then the proxy fallback run after this, in that order
+(``wire.http.app``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from wire.edge_rules import RouteKind, browser_refusal, route_kind, target_refusal
-from wire.hop_by_hop import ACCESS_TOKEN_HEADER
+from wire.hop_by_hop import ACCESS_TOKEN_HEADER, RELAY_PEER_HEADER
 from wire.http.agent_access import AgentAccess
 from wire.http.health_routes import HEALTH_PATH
 from wire.http.relay_socket import RelaySocket
@@ -32,11 +34,18 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 # What the gate decided, for the middlewares and handlers after it.
 KIND_KEY = web.RequestKey("route_kind", RouteKind)
+PEER_KEY = web.RequestKey("peer", str)
 
 
 def kind_of(request: web.Request) -> RouteKind:
     """The kind the gate gave ``request`` (it runs first, so every request has one)."""
     return request[KIND_KEY]
+
+
+def peer_of(request: web.Request) -> str:
+    """The client's address: the TCP peer's, or for a request our HTTP/2 relay brought, the
+    HTTP/2 client's (which only the relay's own socket can say)."""
+    return request[PEER_KEY]
 
 
 class EdgeGate:
@@ -67,6 +76,9 @@ class EdgeGate:
         kind = route_kind(request.path, None if unmatched else resource.canonical, HEALTH_PATH)
         request[KIND_KEY] = kind
         relayed = self._relay is not None and self._relay.carries(request)
+        request[PEER_KEY] = (
+            request.headers.get(RELAY_PEER_HEADER, "") if relayed else (request.remote or "")
+        )
         if relayed and kind is RouteKind.CONSOLE:
             return json_error(404, "not_found", "the console is served on the main listener only")
         if self._access is not None and not relayed and kind in (RouteKind.AGENT, RouteKind.PROXY):

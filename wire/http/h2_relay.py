@@ -21,13 +21,14 @@ import httpx
 
 from wire.edge_rules import is_console_path, target_refusal
 from wire.errors import http_error_json
-from wire.hop_by_hop import strip_hop_by_hop
+from wire.hop_by_hop import RELAY_PEER_HEADER, strip_hop_by_hop
 from wire.http.h2_server import H2Stream, StreamGone
 from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.h2")
 
 _H2_FORBIDDEN = (b"proxy-connection", b"host")
+_PEER = RELAY_PEER_HEADER.lower().encode("ascii")
 
 
 # The relay's URLs name no host: its client reaches the app's Unix socket whatever they say.
@@ -53,11 +54,13 @@ class H2Relay:
             return
         raw = [(k.encode(), v.encode("utf-8", "surrogateescape")) for k, v in stream.headers]
         headers = strip_hop_by_hop(
-            [(k, v) for k, v in raw if not k.startswith(b":")], drop=_H2_FORBIDDEN
+            [(k, v) for k, v in raw if not k.startswith(b":")], drop=(*_H2_FORBIDDEN, _PEER)
         )
-        # The app reads the host the client asked for (the browser rules, server config).
+        # The app reads the host the client asked for (the browser rules, server config) and
+        # counts the client's streams under its own address, not the relay's.
         authority = stream.header(":authority") or "localhost"
         headers.append((b"host", authority.encode("utf-8", "surrogateescape")))
+        headers.append((_PEER, (stream.peer or "").encode("ascii", "replace")))
         request = self._client.build_request(
             stream.method, RELAY_ORIGIN + path, headers=headers, content=self._body(stream)
         )

@@ -8,9 +8,12 @@ stream's window is shut, so a slow reader never makes us buffer more than
 ``max_pending_per_stream``), end or reset. A client RST_STREAM, a GOAWAY or a dropped
 connection makes ``read``/``write`` raise ``StreamGone`` and sets ``gone``.
 
-The edge also holds the limits that need a clock or the socket: a stream is refused while
-``max_concurrent_streams`` handlers still run (a client resetting each stream it opens
-never gets more handlers than that), a connection left without streams for
+The edge also holds the limits that need a clock or the socket: a connection beyond the
+per-peer or total counts it shares with the main listener (``ConnectionGuard``) is closed
+at once, one that opens no stream within ``header_timeout_s`` gets GOAWAY and is closed, a
+stream is refused while ``max_concurrent_streams`` handlers still run on its connection or
+``max_streams`` on all of them (a client resetting each stream it opens never gets more
+handlers than that), a connection left without streams for
 ``idle_timeout_s`` gets GOAWAY and is closed, a client silent for ``ping_after_s`` is sent
 a PING and, unanswered ``ping_timeout_s`` later, taken for gone (its streams end as a
 dropped connection's), and while the socket's write buffer is over
@@ -42,6 +45,7 @@ from wire.h2_connection import (
     StreamAborted,
     WindowOpened,
 )
+from wire.http.listener import ConnectionGuard
 from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.h2")
@@ -166,6 +170,8 @@ class H2Protocol(asyncio.Protocol):
         self._last_in = 0.0  # loop time of the last bytes from the client
         self.closed = False
         self.peer: str | None = None
+        self._counted = False  # in the connection counts (``ConnectionGuard``)
+        self._first_due: asyncio.TimerHandle | None = None  # the first stream's deadline
 
     # ---- asyncio.Protocol ---------------------------------------------------------------
 
@@ -174,6 +180,15 @@ class H2Protocol(asyncio.Protocol):
         self._transport = transport
         peername = transport.get_extra_info("peername")
         self.peer = str(peername[0]) if peername else None
+        guard = self._server.guard
+        if guard is not None and self.peer is not None:
+            if guard.admit(self.peer) is not None:
+                transport.close()  # nothing read, nothing sent: a refusal at once
+                self.closed = True
+                return
+            self._counted = True
+            timeout = guard.limits.header_timeout_s
+            self._first_due = asyncio.get_running_loop().call_later(timeout, self._no_request)
         self._server.connections.add(self)
         self._flush()
         self._arm_idle()
@@ -181,6 +196,8 @@ class H2Protocol(asyncio.Protocol):
         self._arm_keepalive(self._server.limits.ping_after_s)
 
     def data_received(self, data: bytes) -> None:
+        if self.closed:
+            return
         self._last_in = asyncio.get_running_loop().time()
         for event in self._conn.receive(data):
             self._handle(event)
@@ -189,6 +206,11 @@ class H2Protocol(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self._disarm_idle()
+        self._cancel_first_due()
+        if self._counted:
+            self._counted = False
+            assert self._server.guard is not None and self.peer is not None
+            self._server.guard.release(self.peer)
         if self._keepalive is not None:
             self._keepalive.cancel()
         self._server.connections.discard(self)
@@ -254,6 +276,7 @@ class H2Protocol(asyncio.Protocol):
     def _open(self, stream_id: int, headers: Headers, ended: bool) -> None:
         """A new stream: its handler runs as a task of its own."""
         self._disarm_idle()
+        self._cancel_first_due()
         stream = H2Stream(self, stream_id, headers)
         self._streams[stream_id] = stream
         if ended:
@@ -266,9 +289,28 @@ class H2Protocol(asyncio.Protocol):
         task.add_done_callback(lambda _: self._arm_idle())
 
     def _busy(self) -> bool:
-        """As many handlers run as streams may be open: a stream the client reset still
-        counts until its handler has ended."""
-        return len(self._tasks) >= self._server.limits.max_concurrent_streams
+        """As many handlers run as streams may be open, on this connection or on all: a
+        stream the client reset still counts until its handler has ended."""
+        limits = self._server.limits
+        return (
+            len(self._tasks) >= limits.max_concurrent_streams
+            or len(self._server.tasks) >= limits.max_streams
+        )
+
+    def _no_request(self) -> None:
+        """No request's headers within ``header_timeout_s`` of the connection's opening."""
+        self._first_due = None
+        if self.closed or self._streams or self._tasks:
+            return
+        assert self._server.guard is not None
+        self._server.guard.headers_late(self.peer or "")
+        self.goaway()
+        self.close()
+
+    def _cancel_first_due(self) -> None:
+        if self._first_due is not None:
+            self._first_due.cancel()
+            self._first_due = None
 
     def _arm_idle(self) -> None:
         """Start the idle clock once no handler runs (a stream opening stops it)."""
@@ -417,8 +459,16 @@ class H2Protocol(asyncio.Protocol):
 class H2Server:
     """The listener: TLS with ALPN ``h2`` when given a context, else h2c (prior knowledge)."""
 
-    def __init__(self, route: Router, limits: H2Limits, tls: ssl.SSLContext | None) -> None:
+    def __init__(
+        self,
+        route: Router,
+        limits: H2Limits,
+        tls: ssl.SSLContext | None,
+        guard: ConnectionGuard | None = None,
+    ) -> None:
+        """``guard``: the connection counts shared with the main listener (None: uncounted)."""
         self.route = route
+        self.guard = guard
         self.limits = limits
         self.tls = tls
         self.connections: set[H2Protocol] = set()
@@ -433,7 +483,15 @@ class H2Server:
 
     async def start(self, host: str, port: int) -> None:
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: H2Protocol(self), host, port, ssl=self.tls)
+        # A TLS handshake is part of sending the first request: it gets the same time.
+        handshake_s = None if self.guard is None else self.guard.limits.header_timeout_s
+        self._server = await loop.create_server(
+            lambda: H2Protocol(self),
+            host,
+            port,
+            ssl=self.tls,
+            ssl_handshake_timeout=handshake_s if self.tls is not None else None,
+        )
         bound_host, bound_port = self._server.sockets[0].getsockname()[:2]
         self.address = (
             f"[{bound_host}]:{bound_port}" if ":" in bound_host else (f"{bound_host}:{bound_port}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
+from wire.inbox import MAX_BUFFERED_BYTES, MAX_POOLED_BYTES
+
 MIB = 1024 * 1024
 
 
@@ -36,3 +38,22 @@ class EdgeLimits(msgspec.Struct, frozen=True):
     # How often an open RunSSE checks that its client is still there (a relayed run's
     # upstream streams close with it).
     client_poll_s: float = 1.0
+    # Bytes of out-of-order appends one request may hold, and all requests together
+    # (``wire.inbox``): the append that would pass either is refused resource_exhausted.
+    append_buffer_bytes_per_run: int = MAX_BUFFERED_BYTES
+    append_buffer_bytes: int = MAX_POOLED_BYTES
+    # Request ids held at once, finished ones inside their retention included: a new id
+    # beyond it first ends the oldest finished one's retention, else is refused.
+    max_live_runs: int = 10_000
+    # Open RunSSE streams from one peer address, and from all: the next is refused.
+    max_run_streams_per_peer: int = 512
+    max_run_streams: int = 4096
+    # TCP connections from one peer address, and from all, over both listeners: the next is
+    # answered 503 (HTTP/2: closed) at once.
+    max_connections_per_peer: int = 1024
+    max_connections: int = 4096
+    # A request's headers must arrive within this long of its first byte (a new
+    # connection's, of its opening); else 408 and the connection is closed.
+    header_timeout_s: float = 10.0
+    # An HTTP/1.1 connection with no request in progress is closed after this long.
+    keepalive_timeout_s: float = 75.0

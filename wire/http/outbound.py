@@ -77,19 +77,58 @@ class OutboundStream:
             return
         self._heartbeat_task = asyncio.get_running_loop().create_task(self._heartbeats())
 
-    async def subscribe(self) -> AsyncIterator[bytes]:
-        """Yield the whole history, then live frames until the stream closes.
+    def subscribe(self) -> AsyncIterator[bytes]:
+        """Yield the whole history, then live frames until the stream closes (see
+        ``Subscription.frames``)."""
+        return Subscription(self).frames()
+
+    def _deliver(self, frame: bytes) -> None:
+        self._last_sent = asyncio.get_running_loop().time()
+        for queue in self._subscribers:
+            queue.put_nowait(frame)
+
+    async def _heartbeats(self) -> None:
+        loop = asyncio.get_running_loop()
+        frame = heartbeat_frame()
+        while not self._closed:
+            quiet_for = loop.time() - self._last_sent
+            if quiet_for >= self._heartbeat_interval_s:
+                self._deliver(frame)
+                continue
+            await asyncio.sleep(self._heartbeat_interval_s - quiet_for)
+
+
+class Subscription:
+    """One reader of a stream: its frames, and ``leave`` to end them from elsewhere on the
+    loop (the reader's client has gone while nothing was being written to it)."""
+
+    def __init__(self, stream: OutboundStream) -> None:
+        self._stream = stream
+        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.left = False
+
+    def leave(self) -> None:
+        """End the iteration at its next wait; the stream itself goes on."""
+        if not self.left:
+            self.left = True
+            self._queue.put_nowait(_END)
+
+    async def frames(self) -> AsyncIterator[bytes]:
+        """Yield the whole history, then live frames until the stream closes or the reader
+        leaves.
 
         Frames already waiting are yielded together, in order, as one bytes object (Connect
         envelopes simply follow each other on the wire): a checkpoint's KV SETs or the events
         released behind a checkpoint then cost one write, not one each."""
-        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-        for frame in self._history:
+        stream, queue = self._stream, self._queue
+        if self.left:
+            return
+        for frame in stream._history:
             queue.put_nowait(frame)
-        if self._closed:
+        if stream._closed:
             queue.put_nowait(_END)
         else:
-            self._subscribers.add(queue)
+            stream._subscribers.add(queue)
         try:
             ended = False
             while not ended:
@@ -106,19 +145,4 @@ class OutboundStream:
                     size += len(frame)
                 yield batch[0] if len(batch) == 1 else b"".join(batch)
         finally:
-            self._subscribers.discard(queue)
-
-    def _deliver(self, frame: bytes) -> None:
-        self._last_sent = asyncio.get_running_loop().time()
-        for queue in self._subscribers:
-            queue.put_nowait(frame)
-
-    async def _heartbeats(self) -> None:
-        loop = asyncio.get_running_loop()
-        frame = heartbeat_frame()
-        while not self._closed:
-            quiet_for = loop.time() - self._last_sent
-            if quiet_for >= self._heartbeat_interval_s:
-                self._deliver(frame)
-                continue
-            await asyncio.sleep(self._heartbeat_interval_s - quiet_for)
+            stream._subscribers.discard(queue)

@@ -32,12 +32,13 @@ from actors.messages import (
 )
 from actors.run_output import RunOutput
 from wire.bidi import BidiAppend, ParentLink
+from wire.burst_log import BurstLog
 from wire.connect import end_stream_frame
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 from wire.http.limits import EdgeLimits
 from wire.http.outbound import OutboundStream
 from wire.http.upstream_run import Answer, RawRequest, Upstream, UpstreamRun
-from wire.inbox import SeqnoInbox
+from wire.inbox import BufferPool, SeqnoInbox
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
 
@@ -58,14 +59,25 @@ class Inbound(msgspec.Struct, frozen=True):
     raw: RawRequest | None
 
 
+def inbound_bytes(item: Inbound) -> int:
+    """What a waiting append holds in memory: its parsed message and its body as sent."""
+    return item.message.ByteSize() + (0 if item.raw is None else len(item.raw.body))
+
+
 class RunChannel:
     """What the edge holds for one request id."""
 
-    def __init__(self, request_id: str, outbound: OutboundStream, output: RunOutput) -> None:
+    def __init__(
+        self,
+        request_id: str,
+        outbound: OutboundStream,
+        output: RunOutput,
+        inbox: SeqnoInbox[Inbound],
+    ) -> None:
         self.request_id = request_id
         self.outbound = outbound
         self.output = output
-        self.inbox: SeqnoInbox[Inbound] = SeqnoInbox()
+        self.inbox = inbox
         self.parent: ParentLink | None = None
         self.actor: pykka.ActorRef | None = None
         # Relaying: the RunSSE as sent, whether the RunRequest is Cursor's, whether the whole
@@ -115,6 +127,14 @@ class RunRegistry:
         self._finished: OrderedDict[str, RunChannel] = OrderedDict()
         self._finished_bytes = 0
         self._shutting_down = False
+        # Out-of-order appends of every run, against one byte budget.
+        self._append_pool = BufferPool(limits.append_buffer_bytes)
+        self._refused_log = BurstLog(logger, "run refused: too many live request ids")
+
+    @property
+    def buffered_append_bytes(self) -> int:
+        """Bytes of appends waiting behind a gap, over all runs."""
+        return self._append_pool.used
 
     @property
     def live_count(self) -> int:
@@ -280,6 +300,7 @@ class RunRegistry:
         cancelled = 0
         for channel in list(self._channels.values()):
             channel.cancel_timers()
+            channel.inbox.discard()
             if channel.relay is not None:
                 cancelled += not channel.outbound.closed
                 channel.relay.close(cancelled_error())
@@ -300,7 +321,21 @@ class RunRegistry:
             raise run_not_found(request_id)
         return self._create(request_id)
 
+    def _make_room(self, request_id: str) -> None:
+        """Keep at most ``max_live_runs`` ids: the oldest finished run goes early, and with
+        none finished the new id is refused."""
+        while len(self._channels) >= self._limits.max_live_runs and self._finished:
+            self._remove(next(iter(self._finished.values())))
+        if len(self._channels) >= self._limits.max_live_runs:
+            self._refused_log("live runs", request_id=request_id, limit=self._limits.max_live_runs)
+            raise ConnectError(
+                Code.RESOURCE_EXHAUSTED,
+                f"this server holds {self._limits.max_live_runs} live runs, its limit; "
+                "try again once some have ended",
+            )
+
     def _create(self, request_id: str) -> RunChannel:
+        self._make_room(request_id)
         loop = asyncio.get_running_loop()
         outbound = OutboundStream(self._limits.heartbeat_interval_s)
         output = LoopRunOutput(
@@ -309,7 +344,12 @@ class RunRegistry:
             run_started=outbound.start_heartbeats,
             finish=lambda error: self._finish(channel, error),
         )
-        channel = RunChannel(request_id, outbound, output)
+        inbox: SeqnoInbox[Inbound] = SeqnoInbox(
+            max_bytes=self._limits.append_buffer_bytes_per_run,
+            pool=self._append_pool,
+            size=inbound_bytes,
+        )
+        channel = RunChannel(request_id, outbound, output, inbox)
         timeout = self._limits.run_request_timeout_s
         channel.timers.append(
             loop.call_later(timeout, self._tell_quietly, channel, RunRequestDeadlinePassed(timeout))
@@ -324,8 +364,10 @@ class RunRegistry:
 
     def _retire(self, channel: RunChannel) -> None:
         """The run's stream is closed: keep its frames for the retention period, within the
-        byte budget of all finished runs (the oldest go first past it)."""
+        byte budget of all finished runs (the oldest go first past it). Appends still
+        waiting behind a gap are dropped: nothing will read them."""
         channel.cancel_timers()
+        channel.inbox.discard()
         if self._channels.get(channel.request_id) is not channel:
             return
         loop = asyncio.get_running_loop()

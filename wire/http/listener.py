@@ -1,0 +1,227 @@
+"""The main listener's connections: how many each peer and all peers may hold, how long a
+request's headers may take, and the answer to a request aiohttp cannot parse.
+
+aiohttp has none of the first two and answers a malformed request line with text and an
+ERROR traceback in the log, which any client can cause at will. So the app's connections are
+made by ``GuardedRequestHandler``, aiohttp's own handler with those three added, through
+``GuardedRunner`` (an ``AppRunner`` whose sites build it). The counts (``ConnectionGuard``)
+are shared with the HTTP/2 listener, so the limits hold over both.
+
+- A connection beyond ``max_connections_per_peer`` or ``max_connections`` is answered
+  ``503 resource_exhausted`` at once, before anything is read, and closed.
+- A request's headers must be complete within ``header_timeout_s`` of its first byte (a new
+  connection's first request: of its opening); else ``408 deadline_exceeded`` and closed.
+  A connection with no request in progress is closed after ``keepalive_timeout_s``.
+- A request that cannot be parsed is answered ``400 invalid_argument`` as JSON with one log
+  line per burst from that peer, never a traceback.
+
+Connections on the HTTP/2 relay's Unix socket have no peer address: the HTTP/2 listener
+counted their client already, so they are not counted again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+from aiohttp.web_request import BaseRequest
+
+from wire.burst_log import BurstLog
+from wire.errors import http_error_json
+from wire.http.limits import EdgeLimits
+from wire.peer_budget import PeerBudget, peer_key
+
+logger = logging.getLogger("cursor_server.edge.listener")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def raw_error(status: int, reason: str, code: str, message: str) -> bytes:
+    """A whole HTTP/1.1 error response that closes its connection, for the moments no
+    aiohttp response exists (refused at once, headers too late)."""
+    body = http_error_json(code, message)
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\n"
+        "Content-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+class ConnectionGuard:
+    """The connection counts of one server (both listeners) and their log lines."""
+
+    def __init__(self, limits: EdgeLimits) -> None:
+        self.limits = limits
+        self.budget = PeerBudget(
+            "connections",
+            per_peer=limits.max_connections_per_peer,
+            total=limits.max_connections,
+        )
+        self._refused = BurstLog(logger, "connection refused: limit")
+        self._late = BurstLog(logger, "connection closed: request headers too late")
+        self._malformed = BurstLog(logger, "malformed request refused")
+
+    def admit(self, peer: str) -> str | None:
+        """Count a new connection from ``peer``, or say why it is refused (and log it)."""
+        refusal = self.budget.admit(peer)
+        if refusal is not None:
+            self._refused(peer_key(peer), peer=peer, reason=refusal)
+        return refusal
+
+    def release(self, peer: str) -> None:
+        self.budget.release(peer)
+
+    def headers_late(self, peer: str) -> None:
+        self._late(peer_key(peer), peer=peer, waited_s=f"{self.limits.header_timeout_s:g}")
+
+    def malformed(self, peer: str, status: int, reason: str) -> None:
+        self._malformed(peer_key(peer), peer=peer, status=status, reason=reason)
+
+
+class GuardedRequestHandler(web.RequestHandler):
+    """aiohttp's connection handler with the connection limits, the header deadline and a
+    JSON answer to what it cannot parse."""
+
+    def __init__(self, manager: web.Server, *, guard: ConnectionGuard, **kwargs: Any) -> None:
+        super().__init__(manager, **kwargs)
+        self._guard = guard
+        self._peer: str | None = None  # None: the relay's Unix socket (not counted)
+        self._counted = False
+        self._in_request = False
+        self._headers_due: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        peername = transport.get_extra_info("peername")
+        self._peer = str(peername[0]) if isinstance(peername, tuple) else None
+        super().connection_made(transport)
+        if self._peer is not None:
+            refusal = self._guard.admit(self._peer)
+            if refusal is not None:
+                self._refuse(503, "Service Unavailable", "resource_exhausted", refusal)
+                return
+            self._counted = True
+        self._arm_headers()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self._disarm_headers()
+        if self._counted:
+            self._counted = False
+            assert self._peer is not None
+            self._guard.release(self._peer)
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        # The first byte of a next request starts its header clock.
+        if data and not self._in_request and self._headers_due is None:
+            self._arm_headers()
+        super().data_received(data)
+
+    def request_started(self) -> None:
+        """Its headers are in (the app's first middleware says so)."""
+        self._in_request = True
+        self._disarm_headers()
+
+    def request_done(self) -> None:
+        self._in_request = False
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        """A request aiohttp could not parse (4xx): JSON and one line per burst. A failure of
+        our own (5xx) keeps aiohttp's answer and traceback: that is a bug to see."""
+        if status >= 500:
+            return super().handle_error(request, status, exc, message)
+        reason = message or (str(exc) if exc is not None else "malformed request")
+        self._guard.malformed(self._peer or "", status, reason)
+        if request.writer.output_size > 0:
+            raise ConnectionError("a response was sent already; the connection is closed")
+        response = web.Response(
+            status=status,
+            body=http_error_json("invalid_argument", f"malformed request: {reason}"),
+            content_type="application/json",
+        )
+        response.force_close()
+        return response
+
+    def _arm_headers(self) -> None:
+        self._disarm_headers()
+        timeout = self._guard.limits.header_timeout_s
+        self._headers_due = asyncio.get_running_loop().call_later(timeout, self._headers_late)
+
+    def _disarm_headers(self) -> None:
+        if self._headers_due is not None:
+            self._headers_due.cancel()
+            self._headers_due = None
+
+    def _headers_late(self) -> None:
+        self._headers_due = None
+        if self._in_request or self.transport is None:
+            return
+        self._guard.headers_late(self._peer or "")
+        timeout = self._guard.limits.header_timeout_s
+        self._refuse(
+            408,
+            "Request Timeout",
+            "deadline_exceeded",
+            f"request headers did not arrive within {timeout:g} s",
+        )
+
+    def _refuse(self, status: int, reason: str, code: str, message: str) -> None:
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            transport.write(raw_error(status, reason, code, message))
+            transport.close()
+
+
+@web.middleware
+async def track_requests(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The app's first middleware: a request's headers are in, so its connection's header
+    clock stops until the response is done."""
+    protocol = request.protocol
+    if not isinstance(protocol, GuardedRequestHandler):
+        return await handler(request)
+    protocol.request_started()
+    try:
+        return await handler(request)
+    finally:
+        protocol.request_done()
+
+
+class GuardedRunner(web.AppRunner):
+    """An ``AppRunner`` whose sites make ``GuardedRequestHandler`` connections. A site builds
+    its connections by calling ``runner.server``; here that is the guarded factory, while
+    the runner's own lifecycle (startup, shutdown, cleanup) stays aiohttp's."""
+
+    def __init__(
+        self,
+        app: web.Application,
+        guard: ConnectionGuard,
+        *,
+        shutdown_timeout: float,
+        **handler_args: Any,
+    ) -> None:
+        handler_args.setdefault("keepalive_timeout", guard.limits.keepalive_timeout_s)
+        super().__init__(
+            app, handle_signals=False, shutdown_timeout=shutdown_timeout, **handler_args
+        )
+        self._guard = guard
+        self._handler_args = handler_args
+
+    @property
+    def server(self) -> Any:
+        base = super().server
+        if base is None:
+            return None
+        # A site calls this factory on the loop, once per accepted connection.
+        return lambda: GuardedRequestHandler(
+            base, guard=self._guard, loop=asyncio.get_running_loop(), **self._handler_args
+        )
