@@ -248,7 +248,8 @@ async def test_relayed_run_sse_streams_count_under_the_http2_clients_own_address
 ) -> None:
     """Through the HTTP/2 relay a RunSSE counts against its client's address, not the
     relay's, and a peer header a client sends is not believed on either listener."""
-    client = await H2Client.connect(f"127.0.0.1:{counted_server.h2_port}")
+    # From an address of its own, so the other tests' streams do not count here.
+    client = await H2Client.connect(f"127.0.0.1:{counted_server.h2_port}", source="127.0.0.4")
     try:
         held = []
         for n in range(RUN_STREAMS_PER_PEER + 1):
@@ -261,9 +262,10 @@ async def test_relayed_run_sse_streams_count_under_the_http2_clients_own_address
         statuses = [(await stream.headers())[":status"] for stream in held]
         assert statuses == ["200"] * RUN_STREAMS_PER_PEER + ["413"]
         refused = msgspec.json.decode(await held[-1].body())
-        assert refused["message"] == "127.0.0.1 holds 4 open RunSSE streams, its limit"
+        assert refused["message"] == "127.0.0.4 holds 4 open RunSSE streams, its limit"
         # The same address over HTTP/1.1 is the same peer, whatever header it sends.
-        with httpx.Client(base_url=counted_server.url, timeout=10) as plain:
+        source = httpx.HTTPTransport(local_address="127.0.0.4")
+        with httpx.Client(base_url=counted_server.url, timeout=10, transport=source) as plain:
             forged = {"x-cursor-server-peer": "10.9.9.9"}
             plain.headers.update(forged)
             answer = open_run_sse(plain, "h1-forged")

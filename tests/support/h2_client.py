@@ -96,10 +96,17 @@ class H2Client:
         self._task = asyncio.get_running_loop().create_task(self._receive())
 
     @classmethod
-    async def connect(cls, address: str, *, tls: ssl.SSLContext | None = None) -> H2Client:
+    async def connect(
+        cls, address: str, *, tls: ssl.SSLContext | None = None, source: str | None = None
+    ) -> H2Client:
+        """``source``: the local address to connect from (another peer on loopback)."""
         host, _, port = address.rpartition(":")
         reader, writer = await asyncio.open_connection(
-            host.strip("[]"), int(port), ssl=tls, server_hostname="127.0.0.1" if tls else None
+            host.strip("[]"),
+            int(port),
+            ssl=tls,
+            server_hostname="127.0.0.1" if tls else None,
+            local_addr=None if source is None else (source, 0),
         )
         if tls is not None:
             assert writer.get_extra_info("ssl_object").selected_alpn_protocol() == "h2"
