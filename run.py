@@ -21,6 +21,7 @@ import signal
 import socket
 import ssl
 import sys
+import time
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 from urllib.parse import urlsplit
@@ -88,8 +89,10 @@ from wire.http.listener import ConnectionGuard, GuardedRunner
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
 from wire.http.relay_socket import RelaySocket
+from wire.http.token_throttle import TokenThrottle
 from wire.http.upstream_run import Upstream
 from wire.log import log_event
+from wire.peer_throttle import PeerThrottle
 from wire.server_config import SERVER_CONFIG_ROUTES, server_config_addition
 from wire.tools.generate_image import ImageRequest
 from wire.tools.web_search import WebSearchRequest
@@ -484,12 +487,15 @@ async def start_server(
     config: ServerConfig,
     start_session: SessionFactory | None = None,
     store: Store | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> RunningServer:
     """Build the app, bind the listener and return once it accepts connections.
 
     With a ``store`` the console API is served under ``/console/api/``, the model-list
     routes append the enabled user models, and runs resolve their model and run the agent.
     ``start_session`` defaults to :func:`start_session_actor` (tests pass scripted ones).
+    ``clock`` (monotonic seconds) drives the login sessions' expiry and the wrong-token
+    throttle, so tests can move time.
     """
     for listen_host in (config.host, *(config.h2_listen or ())[:1]):
         if config.console_token is None and not is_loopback_host(str(listen_host)):
@@ -497,12 +503,16 @@ async def start_server(
     activity = AgentActivity(now_ms)
     client = new_upstream_client()
     proxy = ReverseProxy(config.upstream_url, client)
-    console_auth = ConsoleAuth(config.console_token)
+    # One throttle for every comparison of a token from outside: the console login, bearer
+    # tokens, and the agent token on both listeners (through ``check_token``).
+    throttle = TokenThrottle(PeerThrottle(clock))
+    console_auth = ConsoleAuth(config.console_token, clock=clock, throttle=throttle)
+    agent_token = functools.partial(console_auth.check_token, via="agent")
     loopback = is_loopback_host(config.host)
     relay_socket = RelaySocket() if config.h2_listen is not None else None
     gate = EdgeGate(
         loopback_listener=loopback,
-        access=None if loopback else AgentAccess(config.agent_allow, console_auth.token_matches),
+        access=None if loopback else AgentAccess(config.agent_allow, agent_token),
         relay=relay_socket,
         relay_loopback=config.h2_listen is None or is_loopback_host(config.h2_listen[0]),
     )
@@ -608,7 +618,7 @@ async def start_server(
         edge = H2Edge(
             run_route.handle,
             relay.handle,
-            None if h2_loopback else AgentAccess(config.agent_allow, console_auth.token_matches),
+            None if h2_loopback else AgentAccess(config.agent_allow, agent_token),
             health_route=lease is not None,
             loopback_listener=h2_loopback,
         )

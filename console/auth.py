@@ -13,6 +13,14 @@ The cookie holds a random session id (32 bytes, URL-safe base64), never the toke
 keeps only SHA-256 digests of the live ids, in memory (a restart logs everyone out). Both the
 token and a session id are compared with ``hmac.compare_digest``. The token is a ``Secret``:
 no repr, log line or answer shows it.
+
+The token is compared only through ``check_token``, behind the server's one wrong-token
+throttle (``wire.peer_throttle``), which the agent token beyond loopback shares: a peer that
+sent too many wrong tokens gets 429 with ``Retry-After`` and its token is not compared. A
+session cookie is not a guess at the token: its id is 32 random bytes, and after a restart or
+an expiry every open console tab sends one the server no longer knows, which must not lock its
+user out of the login. A cookie alone is neither counted nor throttled (a throttled bearer
+token beside it is still 429).
 """
 
 from __future__ import annotations
@@ -31,7 +39,10 @@ from actors.conversation.secret import Secret
 from wire.edge_rules import hostname_of, is_loopback_name, is_same_origin
 from wire.http.app import add_guard
 from wire.http.responses import json_error
+from wire.http.token_throttle import TokenThrottle, too_many_wrong_tokens
 from wire.log import log_event
+from wire.peer_throttle import PeerThrottle, Verdict
+from wire.peers import peer_key
 
 logger = logging.getLogger("cursor_server.console.auth")
 
@@ -95,24 +106,33 @@ def _digest(session_id: str) -> bytes:
 
 
 class ConsoleAuth:
-    """The token (or none) and the live login sessions; in memory, on the event loop only."""
+    """The token (or none), the live login sessions and the wrong-token throttle; in memory,
+    on the event loop only. ``throttle``: the server's one (a fresh one on ``clock`` if
+    none is given)."""
 
     def __init__(
         self,
         token: Secret | None,
         clock: Callable[[], float] = time.monotonic,
         max_sessions: int = MAX_SESSIONS,
+        throttle: TokenThrottle | None = None,
     ) -> None:
         self._token = token
         self._clock = clock
         self._max_sessions = max_sessions
         self._sessions: dict[bytes, float] = {}  # SHA-256 of a session id -> its expiry
+        self._throttle = throttle if throttle is not None else TokenThrottle(PeerThrottle(clock))
 
     @property
     def required(self) -> bool:
         return self._token is not None
 
-    def token_matches(self, candidate: str) -> bool:
+    def check_token(self, peer: str | None, candidate: str, via: str) -> Verdict:
+        """The one comparison of a token from outside: not made while ``peer`` is throttled;
+        a wrong one counts against ``peer``. ``via``: which token, for the log."""
+        return self._throttle.check(peer, via, lambda: self._token_matches(candidate))
+
+    def _token_matches(self, candidate: str) -> bool:
         if self._token is None:
             return False
         expected = self._token.reveal().encode("ascii")
@@ -138,15 +158,23 @@ class ConsoleAuth:
             found |= hmac.compare_digest(digest, live)
         return found
 
-    def authenticated(self, request: web.Request) -> bool:
-        """True without a token; else a matching bearer token or a live session cookie."""
+    def access(self, request: web.Request) -> Verdict:
+        """Matched without a token; else by a matching bearer token or a live session cookie.
+        A bearer token from a throttled peer is refused unread (``retry_after_s``), even
+        beside a live cookie: the answer must not depend on the token."""
+        peer = request.remote
         if self._token is None:
-            return True
+            return Verdict(peer_key(peer), matched=True)
+        verdict = Verdict(peer_key(peer))
         scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and self.token_matches(credentials.strip()):
-            return True
+        if scheme.lower() == "bearer":
+            verdict = self.check_token(peer, credentials.strip(), "bearer")
+            if verdict.matched or verdict.throttled:
+                return verdict
         session_id = request.cookies.get(SESSION_COOKIE)
-        return session_id is not None and self.session_is_live(session_id)
+        if session_id is not None and self.session_is_live(session_id):
+            return Verdict(verdict.peer, matched=True)
+        return verdict
 
     def _drop_expired(self) -> None:
         now = self._clock()
@@ -203,7 +231,12 @@ class ConsoleGuard:
                     "invalid_argument",
                     f"{request.method} on the console API needs Content-Type: application/json",
                 )
-        if request.path not in OPEN_PATHS and not self._auth.authenticated(request):
+        if request.path in OPEN_PATHS:
+            return None
+        verdict = self._auth.access(request)
+        if verdict.throttled:
+            return too_many_wrong_tokens(verdict)
+        if not verdict.matched:
             log_event(logger, logging.DEBUG, "console request unauthenticated", path=request.path)
             return unauthenticated("log in with the console token, or send it as a bearer token")
         return None

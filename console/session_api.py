@@ -22,6 +22,7 @@ from console.auth import (
     unauthenticated,
 )
 from wire.http.responses import json_error
+from wire.http.token_throttle import too_many_wrong_tokens
 from wire.json_input import decode_json
 from wire.log import log_event
 
@@ -53,11 +54,18 @@ class SessionApi:
         app.router.add_post(LOGOUT_PATH, self.logout)
 
     async def session(self, request: web.Request) -> web.StreamResponse:
-        return _status(SessionStatus(self._auth.required, self._auth.authenticated(request)))
+        """Asked without a token (the page's first request) this compares nothing; with a
+        bearer token from a throttled peer it is 429 like every other route."""
+        verdict = self._auth.access(request)
+        if verdict.throttled:
+            return too_many_wrong_tokens(verdict)
+        return _status(SessionStatus(self._auth.required, verdict.matched))
 
     async def login(self, request: web.Request) -> web.StreamResponse:
         """Without a token there is nothing to log in to: the answer says so and sets no cookie.
-        Messages never echo the body (msgspec names the field, not the value)."""
+        Messages never echo the body (msgspec names the field, not the value). A throttled
+        peer gets 429 and its token is not compared; a wrong token is logged on its own line
+        only until the peer's throttle engages (the burst then has one line, the throttle's)."""
         try:
             body = decode_json(await request.read(), type=LoginBody)
         except msgspec.ValidationError as exc:
@@ -66,8 +74,12 @@ class SessionApi:
             return json_error(400, "invalid_argument", "request body is not valid JSON")
         if not self._auth.required:
             return _status(SessionStatus(auth_required=False, authenticated=True))
-        if not self._auth.token_matches(body.token):
-            log_event(logger, logging.WARNING, "console login refused", peer=request.remote)
+        verdict = self._auth.check_token(request.remote, body.token, "login")
+        if verdict.throttled:
+            return too_many_wrong_tokens(verdict)
+        if not verdict.matched:
+            if not verdict.quiet:
+                log_event(logger, logging.WARNING, "console login refused", peer=request.remote)
             return unauthenticated("the console token is wrong")
         response = _status(SessionStatus(auth_required=True, authenticated=True))
         response.set_cookie(

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from aiohttp import web
 
 from actors.conversation.secret import Secret
+from console.auth import ConsoleAuth
 from run import ServerConfig, load_settings, start_server
 from store import Store
 from tests.conftest import TEST_LIMITS
@@ -21,6 +23,7 @@ from tests.support.process import ServerProcess, server_env
 from wire.http.agent_access import (
     LOOPBACK_NETWORKS,
     TOKEN_HEADER,
+    AccessRefusal,
     AgentAccess,
     parse_allow_list,
 )
@@ -88,18 +91,26 @@ def test_the_allow_list_is_cidr_networks_and_a_bad_one_is_named() -> None:
     assert [str(n) for n in allowed] == ["10.1.0.0/16"]
 
 
+def reason_of(refusal: AccessRefusal | None) -> str:
+    assert refusal is not None and (refusal.status, refusal.code) == (403, "permission_denied")
+    return refusal.message
+
+
 def test_the_decision_needs_an_allowed_network_and_the_token() -> None:
-    access = AgentAccess(parse_allow_list("10.0.0.0/8"), lambda token: token == TOKEN)
+    auth = ConsoleAuth(Secret(TOKEN))
+    access = AgentAccess(
+        parse_allow_list("10.0.0.0/8"), functools.partial(auth.check_token, via="agent")
+    )
     assert access.refusal("10.2.3.4", TOKEN) is None
     assert access.refusal("::ffff:10.2.3.4", TOKEN) is None  # a dual-stack listener's peer
-    assert "127.0.0.1 are not accepted: add its network to CURSOR_AGENT_ALLOW" in str(
+    assert "127.0.0.1 are not accepted: add its network to CURSOR_AGENT_ALLOW" in reason_of(
         access.refusal("127.0.0.1", TOKEN)
     )
     assert access.refusal(None, TOKEN) is not None
-    assert "need the console token in X-Cursor-Server-Token" in str(
+    assert "need the console token in X-Cursor-Server-Token" in reason_of(
         access.refusal("10.2.3.4", None)
     )
-    refusal = str(access.refusal("10.2.3.4", "guess-guess-guess"))
+    refusal = reason_of(access.refusal("10.2.3.4", "guess-guess-guess"))
     assert "not this server's console token" in refusal and "guess" not in refusal
 
 

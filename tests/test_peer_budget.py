@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wire.peer_budget import PeerBudget, peer_key
+from wire.peer_budget import PeerBudget
+from wire.peers import peer_key
 
 
 def test_a_peer_gets_at_most_its_share_and_others_still_get_theirs() -> None:
@@ -32,7 +33,7 @@ def test_all_peers_together_get_at_most_the_total() -> None:
 def test_an_ipv4_mapped_peer_is_its_ipv4_address() -> None:
     assert peer_key("::ffff:127.0.0.1") == "127.0.0.1"
     assert peer_key("::1") == "::1"
-    assert peer_key(None) == ""
+    assert peer_key(None) == "unknown"
     budget = PeerBudget("streams", per_peer=1, total=10)
     assert budget.admit("127.0.0.1") is None
     assert budget.admit("::ffff:127.0.0.1") is not None

@@ -2,25 +2,13 @@
 them together, against two caps: one client cannot take what every other client needs, and
 all of them cannot take more than the process can hold.
 
-Pure counting: the caller admits on open and releases on close, exactly once each. An
-IPv4-mapped IPv6 peer counts as its IPv4 address, so one client is one peer whichever way
-its socket reports it.
+Pure counting: the caller admits on open and releases on close, exactly once each; peers are
+named as ``wire.peers`` names them.
 """
 
 from __future__ import annotations
 
-import ipaddress
-
-
-def peer_key(peer: str | None) -> str:
-    """The address a peer is counted under (``""`` when the socket has none)."""
-    try:
-        address = ipaddress.ip_address(peer or "")
-    except ValueError:
-        return peer or ""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return str(address.ipv4_mapped)
-    return str(address)
+from wire.peers import peer_key
 
 
 class PeerBudget:
@@ -42,7 +30,7 @@ class PeerBudget:
         if self.held >= self.total:
             return f"this server holds {self.total} open {self.what}, its limit over all clients"
         if self._held.get(key, 0) >= self.per_peer:
-            return f"{key or 'this client'} holds {self.per_peer} open {self.what}, its limit"
+            return f"{key} holds {self.per_peer} open {self.what}, its limit"
         self._held[key] = self._held.get(key, 0) + 1
         self.held += 1
         return None

@@ -5,8 +5,11 @@ other address, every request outside ``/console`` (RunSSE, BidiAppend, the model
 upstream proxy, and any agent route added later) must come from a network in
 ``CURSOR_AGENT_ALLOW`` (unset: loopback only) and carry the console token in
 ``X-Cursor-Server-Token``. A refused client gets 403 ``{code, message}`` and a log line with
-its address, and nothing it sent reaches Cursor's backend. ``/console`` keeps its own guard
-(``console.auth``); ``GET /healthz`` needs neither, so a balancer's probe works from anywhere.
+its address, and nothing it sent reaches Cursor's backend. The token is compared through the
+server's one wrong-token throttle (``wire.peer_throttle``): a peer that sent too many wrong
+ones gets 429 with ``Retry-After``, its token unread, and no log line per attempt.
+``/console`` keeps its own guard (``console.auth``); ``GET /healthz`` needs neither, so a
+balancer's probe works from anywhere.
 
 Why a header of our own: ``Authorization`` already carries the user's Cursor token, which the
 proxy must pass upstream unchanged. Cursor cannot be told to add a header to its backend
@@ -23,7 +26,12 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable
 
+import msgspec
+
 from wire.hop_by_hop import ACCESS_TOKEN_HEADER
+from wire.http.token_throttle import THROTTLED_CODE, THROTTLED_STATUS, throttled_body_message
+from wire.peer_throttle import Verdict, whole_seconds
+from wire.peers import peer_address
 
 ALLOW_VARIABLE = "CURSOR_AGENT_ALLOW"
 TOKEN_HEADER = ACCESS_TOKEN_HEADER
@@ -50,34 +58,59 @@ def parse_allow_list(value: str) -> tuple[Network, ...]:
     return tuple(networks)
 
 
-def peer_address(remote: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """The peer's IP (an IPv4-mapped IPv6 peer as its IPv4 address), or None if it has none."""
-    try:
-        address = ipaddress.ip_address(remote or "")
-    except ValueError:
-        return None
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    return address
+# The server's throttled token comparison (``ConsoleAuth.check_token``, bound to "agent").
+TokenCheck = Callable[[str | None, str], Verdict]
+
+
+class AccessRefusal(msgspec.Struct, frozen=True):
+    """A refused request's answer. ``retry_after_s``: whole seconds for ``Retry-After`` (a
+    throttled peer); ``quiet``: the throttle already logged this peer's burst, so the
+    attempt gets no line of its own."""
+
+    status: int
+    code: str
+    message: str
+    retry_after_s: int | None = None
+    quiet: bool = False
+
+
+def _forbidden(message: str, *, quiet: bool = False) -> AccessRefusal:
+    return AccessRefusal(403, "permission_denied", message, quiet=quiet)
 
 
 class AgentAccess:
     """The allow-list and the token check in front of every non-console route."""
 
-    def __init__(self, networks: tuple[Network, ...], token_matches: Callable[[str], bool]) -> None:
+    def __init__(self, networks: tuple[Network, ...], check_token: TokenCheck) -> None:
         self._networks = networks
-        self._token_matches = token_matches
+        self._check_token = check_token
 
-    def refusal(self, remote: str | None, token: str | None) -> str | None:
-        """Why a request from ``remote`` with ``token`` is refused, or None to let it in."""
+    def refusal(self, remote: str | None, token: str | None) -> AccessRefusal | None:
+        """Why a request from ``remote`` with ``token`` is refused, or None to let it in.
+        Only a peer on an allowed network that sends a token has it compared (and counted
+        when wrong): a missing token is no guess."""
         address = peer_address(remote)
         if address is None or not any(address in network for network in self._networks):
-            return (
+            return _forbidden(
                 f"agent requests from {remote or 'an unknown address'} are not accepted: "
                 f"add its network to {ALLOW_VARIABLE}"
             )
         if token is None:
-            return f"agent requests to this server need the console token in {TOKEN_HEADER}"
-        if not self._token_matches(token.strip()):
-            return f"the token in {TOKEN_HEADER} is not this server's console token"
+            return _forbidden(
+                f"agent requests to this server need the console token in {TOKEN_HEADER}"
+            )
+        verdict = self._check_token(remote, token.strip())
+        if verdict.retry_after_s is not None:
+            return AccessRefusal(
+                THROTTLED_STATUS,
+                THROTTLED_CODE,
+                throttled_body_message(verdict),
+                retry_after_s=whole_seconds(verdict.retry_after_s),
+                quiet=True,
+            )
+        if not verdict.matched:
+            return _forbidden(
+                f"the token in {TOKEN_HEADER} is not this server's console token",
+                quiet=verdict.quiet,
+            )
         return None

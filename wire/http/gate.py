@@ -6,7 +6,8 @@ the route aiohttp matched (``RouteKind``); the client's address is settled (``pe
 TCP peer's, or for a request our HTTP/2 relay brought, the HTTP/2 client's, which only the
 relay's own socket can name); a relayed request (``RelaySocket``) never reaches the console
 and was already let in by that edge's allow-list and token; beyond loopback the allow-list
-and token come next for every other agent RPC and proxied request; the browser rules (Host
+and token come next for every other agent RPC and proxied request (a peer throttled for
+wrong tokens gets 429 with ``Retry-After``, its token unread); the browser rules (Host
 on a loopback listener, a foreign ``Origin``, Connect content types) then apply to every
 agent RPC and proxied request, relayed ones included, against the listener the client used.
 The console's own guard and then the proxy fallback run after this, in that order
@@ -22,7 +23,7 @@ from aiohttp import web
 
 from wire.edge_rules import RouteKind, browser_refusal, route_kind, target_refusal
 from wire.hop_by_hop import ACCESS_TOKEN_HEADER, RELAY_PEER_HEADER
-from wire.http.agent_access import AgentAccess
+from wire.http.agent_access import AccessRefusal, AgentAccess
 from wire.http.health_routes import HEALTH_PATH
 from wire.http.relay_socket import RelaySocket
 from wire.http.responses import json_error
@@ -82,9 +83,9 @@ class EdgeGate:
         if relayed and kind is RouteKind.CONSOLE:
             return json_error(404, "not_found", "the console is served on the main listener only")
         if self._access is not None and not relayed and kind in (RouteKind.AGENT, RouteKind.PROXY):
-            reason = self._access.refusal(request.remote, request.headers.get(ACCESS_TOKEN_HEADER))
-            if reason is not None:
-                return self._refuse(request, 403, "permission_denied", reason, "agent")
+            denied = self._access.refusal(request.remote, request.headers.get(ACCESS_TOKEN_HEADER))
+            if denied is not None:
+                return self._deny(request, denied)
         refusal = browser_refusal(
             kind,
             loopback_listener=self._relay_loopback if relayed else self._loopback_listener,
@@ -96,6 +97,16 @@ class EdgeGate:
         if refusal is not None:
             return self._refuse(request, refusal.status, refusal.code, refusal.message)
         return await handler(request)
+
+    @classmethod
+    def _deny(cls, request: web.Request, denied: AccessRefusal) -> web.Response:
+        """The access check's answer; a throttled or burst attempt was logged by the throttle."""
+        if not denied.quiet:
+            return cls._refuse(request, denied.status, denied.code, denied.message, "agent")
+        response = json_error(denied.status, denied.code, denied.message)
+        if denied.retry_after_s is not None:
+            response.headers["Retry-After"] = str(denied.retry_after_s)
+        return response
 
     @staticmethod
     def _refuse(

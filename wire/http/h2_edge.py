@@ -7,7 +7,8 @@ first: a target not every reader reads alike is 400 (so no ``:path`` such as
 ``@host:port/x`` ever reaches the relay); a balancer's ``GET /healthz`` passes, where the app
 has that route (it exists only with a store; without it the path would reach the proxy
 fallback unchecked); beyond loopback the allow-list and token come next, on the client's own
-address (the relay's hop must not stand in for it); ``Run`` then meets the browser rules.
+address (the relay's hop must not stand in for it), a peer throttled for wrong tokens getting
+429 with ``retry-after``; ``Run`` then meets the browser rules.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import logging
 from wire.edge_rules import RouteKind, browser_refusal, target_refusal
 from wire.errors import http_error_json
 from wire.hop_by_hop import ACCESS_TOKEN_HEADER
-from wire.http.agent_access import AgentAccess
+from wire.http.agent_access import AccessRefusal, AgentAccess
 from wire.http.agent_run import RUN_PATH
 from wire.http.h2_server import H2Stream, StreamHandler
 from wire.http.health_routes import HEALTH_PATH
@@ -52,9 +53,9 @@ class H2Edge:
         if self._health_route and _is_health_probe(stream):
             return self._relay
         if self._access is not None:
-            reason = self._access.refusal(stream.peer, stream.header(ACCESS_TOKEN_HEADER.lower()))
-            if reason is not None:
-                return functools.partial(_refuse, 403, "permission_denied", "agent", reason)
+            denied = self._access.refusal(stream.peer, stream.header(ACCESS_TOKEN_HEADER.lower()))
+            if denied is not None:
+                return functools.partial(_deny, denied)
         if stream.path != RUN_PATH or stream.method != "POST":
             return self._relay
         refusal = browser_refusal(
@@ -74,15 +75,35 @@ def _is_health_probe(stream: H2Stream) -> bool:
     return stream.method in ("GET", "HEAD") and stream.path.split("?", 1)[0] == HEALTH_PATH
 
 
-async def _refuse(status: int, code: str, what: str, reason: str, stream: H2Stream) -> None:
-    log_event(
-        logger,
-        logging.WARNING,
-        f"{what} request refused",
-        peer=stream.peer,
-        path=stream.path,
-        reason=reason,
+async def _deny(denied: AccessRefusal, stream: H2Stream) -> None:
+    """The access check's answer; a throttled or burst attempt was logged by the throttle."""
+    headers: tuple[tuple[str, str], ...] = ()
+    if denied.retry_after_s is not None:
+        headers = (("retry-after", str(denied.retry_after_s)),)
+    await _refuse(
+        denied.status, denied.code, "agent", denied.message, stream, headers, log=not denied.quiet
     )
-    stream.respond(status, (("content-type", "application/json"),))
+
+
+async def _refuse(
+    status: int,
+    code: str,
+    what: str,
+    reason: str,
+    stream: H2Stream,
+    headers: tuple[tuple[str, str], ...] = (),
+    *,
+    log: bool = True,
+) -> None:
+    if log:
+        log_event(
+            logger,
+            logging.WARNING,
+            f"{what} request refused",
+            peer=stream.peer,
+            path=stream.path,
+            reason=reason,
+        )
+    stream.respond(status, (("content-type", "application/json"), *headers))
     await stream.write(http_error_json(code, reason))
     stream.end()

@@ -32,7 +32,8 @@ from aiohttp.web_request import BaseRequest
 from wire.burst_log import BurstLog
 from wire.errors import http_error_json
 from wire.http.limits import EdgeLimits
-from wire.peer_budget import PeerBudget, peer_key
+from wire.peer_budget import PeerBudget
+from wire.peers import peer_key
 
 logger = logging.getLogger("cursor_server.edge.listener")
 
