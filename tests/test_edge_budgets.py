@@ -356,3 +356,26 @@ def test_a_malformed_request_is_a_json_400_without_a_traceback(
     time.sleep(0.1)
     new = timed_server.process.lines[before:]
     assert not [line for line in new if "Traceback" in line or "ERROR" in line], new
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type"),
+    [(SESSION.replace("session", "login"), "application/json"), (BIDI_APPEND, "application/proto")],
+)
+def test_a_client_that_leaves_mid_body_is_no_error(
+    timed_server: Served, path: str, content_type: str
+) -> None:
+    before = len(timed_server.process.lines)
+    for _ in range(20):
+        sock = connect_from("127.0.0.1", timed_server.port)
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {content_type}\r\n"
+            "Content-Length: 100\r\n\r\n0123456789"
+        )
+        sock.sendall(head.encode())
+        time.sleep(0.02)
+        sock.close()
+    time.sleep(0.5)
+    new = timed_server.process.lines[before:]
+    assert not [line for line in new if "Traceback" in line or " ERROR " in line], new[:20]
+    assert len([line for line in new if "client left mid-request" in line]) <= 2

@@ -11,6 +11,7 @@ import re
 import socket
 import socketserver
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -196,6 +197,18 @@ def test_targets_that_slipped_past_the_guards_are_refused_and_logged(
     assert b'"code":"invalid_argument"' in answer
     wide.nothing_left()
     assert "edge request refused" in wide.process.log
+
+
+def test_a_flood_of_refused_requests_is_one_log_line(wide: Served) -> None:
+    """A disallowed peer sending refused requests as fast as it can fills no log."""
+    before = len(wide.process.lines)
+    for _ in range(200):
+        status, _ = exchange(wide.port, request_of("POST", MODELS))
+        assert status == 403
+    time.sleep(0.2)
+    lines = [line for line in wide.process.lines[before:] if "request refused" in line]
+    assert len(lines) == 1, lines[:5]
+    wide.nothing_left()
 
 
 def test_a_disallowed_peer_reaches_nothing_upstream_and_an_allowed_one_does(

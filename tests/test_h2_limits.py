@@ -67,6 +67,25 @@ def encoded_headers(
 # ---- sans-IO ----------------------------------------------------------------------------
 
 
+def test_a_stream_reset_in_the_same_read_as_its_headers_is_not_refused_again() -> None:
+    """Rapid reset at the limit: the client opens and resets a stream in one read. h2 has
+    closed it by the time it is refused; refusing it must change nothing (it once raised,
+    and asyncio logged the traceback and dropped the connection)."""
+    pair = Pair(H2Limits(max_concurrent_streams=1))
+    pair.client.send_headers(1, REQUEST)
+    assert [e.stream_id for e in pair.to_server() if isinstance(e, RequestOpened)] == [1]
+    headers = encoded_headers(pair.client, 3, REQUEST)
+    reset = hyperframe.frame.RstStreamFrame(stream_id=3)
+    reset.error_code = h2.errors.ErrorCodes.CANCEL
+    events = pair.server.receive(headers + reset.serialize())
+    opened = [e for e in events if isinstance(e, RequestOpened)]
+    assert [e.stream_id for e in opened] == [3]
+    pair.server.refuse(3)  # what the edge does with a stream past its limit
+    assert not pair.server.closed
+    pair.server.send_headers(1, ((":status", "200"),), end=True)
+    assert any(isinstance(e, h2.events.ResponseReceived) for e in pair.to_client())
+
+
 def test_a_stream_past_the_concurrency_limit_is_refused_and_the_others_go_on() -> None:
     pair = Pair(H2Limits(max_concurrent_streams=2))
     for stream_id in (1, 3):

@@ -4,12 +4,13 @@ the editor: the upstream's answer a byte-exact prefix, our two fields after it."
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import httpx
 import pytest
 
 from run import RunningServer
-from tests.support.h2_client import H2Client
+from tests.support.h2_client import ClientStream, H2Client
 from tests.support.h2_servers import (
     BIG_BODY,
     OFFICIAL_CONFIG,
@@ -113,6 +114,35 @@ async def test_a_unary_call_is_proxied_over_http2_without_hop_by_hop_fields(
     assert "connection" not in headers and "keep-alive" not in headers
     assert "transfer-encoding" not in headers
     assert all(name == name.lower() for name in headers)
+    # Nothing the client did not send reaches the upstream: no HTTP client defaults of ours,
+    # no peer header of our relay.
+    received = set(headers["x-upstream-header-names"].split(","))
+    assert not received & {"user-agent", "accept", "accept-encoding", "x-cursor-server-peer"}
+    assert "x-cursor-client-version" in received
+
+
+async def test_a_path_that_is_not_ascii_is_refused_without_an_error_line(
+    make_h2: StartH2, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = await make_h2()
+    client = await connect(server)
+    try:
+        # Raw bytes: our own client (rightly) cannot encode such a path.
+        stream_id = client.conn.get_next_available_stream_id()
+        stream = ClientStream(client, stream_id, auto_ack=True)
+        client.streams[stream_id] = stream
+        fields = [(b":method", b"GET"), (b":scheme", b"http"), (b":authority", b"127.0.0.1")]
+        client.conn.send_headers(
+            stream_id, [*fields, (b":path", b"/healthz?\xff")], end_stream=True
+        )
+        client.flush()
+        headers = await stream.headers()
+        body = await stream.body()
+    finally:
+        await client.aclose()
+    assert headers[":status"] == "400"
+    assert b"not ASCII" in body
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 async def test_the_console_is_not_served_over_http2(make_h2: StartH2) -> None:

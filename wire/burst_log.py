@@ -65,3 +65,16 @@ class BurstLog:
             left_out_before=left_out or None,
         )
         return True
+
+
+class RefusalLog:
+    """The refusal lines of one listener's gate (``edge request refused``, ``agent request
+    refused``): one per burst per peer, kind and status, not one per request."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self._logs = {
+            what: BurstLog(logger, f"{what} request refused") for what in ("edge", "agent")
+        }
+
+    def __call__(self, what: str, status: int, peer: str | None, **fields: object) -> None:
+        self._logs[what](f"{peer} {status}", peer=peer, **fields)

@@ -59,6 +59,8 @@ def target_refusal(target: str) -> str | None:
     if not target.startswith("/"):
         return "the request target must be a path starting with /"
     path = target.partition("?")[0]
+    if not target.isascii():
+        return "the request target holds a character that is not ASCII (percent-encode it)"
     if any(_is_control(ch) for ch in target):
         return "the request target holds a control character"
     if "\\" in path:

@@ -236,8 +236,10 @@ class H2ServerConnection:
 
     def refuse(self, stream_id: int) -> None:
         """RST_STREAM REFUSED_STREAM: the stream was not processed, the client may retry it
-        (RFC 9113 §8.7); DATA still arriving on it is counted and answered by h2."""
-        self._conn.reset_stream(stream_id, h2.errors.ErrorCodes.REFUSED_STREAM)
+        (RFC 9113 §8.7); DATA still arriving on it is counted and answered by h2. A stream the
+        client reset in the same read is closed already: there is nothing left to refuse."""
+        with contextlib.suppress(h2.exceptions.StreamClosedError):
+            self._conn.reset_stream(stream_id, h2.errors.ErrorCodes.REFUSED_STREAM)
 
     @property
     def idle(self) -> bool:

@@ -14,7 +14,21 @@ def _format_value(value: object) -> str:
     text = value if isinstance(value, str) else str(value)
     if text and all(ch.isprintable() and ch not in ' "=' for ch in text):
         return text
-    return msgspec.json.encode(text).decode()
+    return msgspec.json.encode(_encodable(text)).decode()
+
+
+def _encodable(text: str) -> str:
+    """``text`` with lone surrogates (bytes a client sent that were not UTF-8, kept by
+    ``surrogateescape``) shown as ``\\xNN``: JSON, and UTF-8, cannot hold them."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raw = text.encode("utf-8", "surrogatepass")
+        return raw.decode("utf-8", "backslashreplace")
+    return text
 
 
 def format_event(event: str, fields: dict[str, object]) -> str:

@@ -26,6 +26,7 @@ from wire.http.proxy import ForwardedResponse, header_text
 from wire.http.registry import RunRegistry
 from wire.http.responses import connect_error_response
 from wire.http.upstream_run import Answer, OwnsModel, RawRequest, runs_upstream
+from wire.inbox import BufferPool
 from wire.log import log_event
 from wire.peer_budget import PeerBudget
 
@@ -43,27 +44,68 @@ RUN_SSE_HEADERS = {
 }
 
 
-async def read_body_limited(request: web.Request, limit: int) -> bytes:
-    """The raw request body, refusing more than ``limit`` bytes without reading it all."""
+async def read_body_limited(
+    request: web.Request,
+    limit: int,
+    hold: BodyHold | None = None,
+    idle_s: float | None = None,
+) -> bytes:
+    """The raw request body, refusing more than ``limit`` bytes without reading it all.
+    ``hold``: the bytes are counted against the bodies being received in all (the caller
+    releases them); ``idle_s``: a client that sends nothing for so long mid-body is cut off."""
     too_large = ConnectError(
         Code.RESOURCE_EXHAUSTED, f"request body exceeds the limit of {limit} bytes"
     )
     if request.content_length is not None and request.content_length > limit:
         raise too_large
+    if hold is not None and request.content_length:
+        hold.take(request.content_length)  # what it declared, before a byte is read
     body = bytearray()
-    async for chunk in request.content.iter_any():
+    while True:
+        try:
+            async with asyncio.timeout(idle_s):
+                chunk = await request.content.readany()
+        except TimeoutError:
+            raise ConnectError(
+                Code.DEADLINE_EXCEEDED, f"the request body stalled for {idle_s:g} s"
+            ) from None
+        if not chunk:
+            return bytes(body)
         body += chunk
         if len(body) > limit:
             raise too_large
-    return bytes(body)
+        if hold is not None and request.content_length is None:
+            hold.take(len(chunk))
+
+
+class BodyHold:
+    """One request's share of ``BufferPool`` of the bodies being received; ``release`` once
+    its handler is done with them (the inbox counts what it keeps on its own)."""
+
+    def __init__(self, pool: BufferPool) -> None:
+        self._pool = pool
+        self._held = 0
+
+    def take(self, size: int) -> None:
+        if not self._pool.take(size):
+            raise ConnectError(
+                Code.RESOURCE_EXHAUSTED,
+                f"request bodies being received hold {self._pool.used} bytes, near the "
+                f"server's limit of {self._pool.max_bytes}; try again shortly",
+            )
+        self._held += size
+
+    def release(self) -> None:
+        self._pool.give(self._held)
+        self._held = 0
 
 
 async def read_protocol_payload(
-    request: web.Request, limits: EdgeLimits
+    request: web.Request, limits: EdgeLimits, hold: BodyHold | None = None
 ) -> tuple[RawRequest, bytes]:
     """The request as sent and the protobuf payload of its RunSSE/BidiAppend body (raw or
     enveloped, maybe gzip)."""
-    body = await read_body_limited(request, limits.max_body_bytes)
+    body = await read_body_limited(request, limits.max_body_bytes, hold, limits.body_idle_s)
     payload = decode_unary_body(
         body,
         content_encoding=request.headers.get("Content-Encoding"),
@@ -95,6 +137,8 @@ class AgentRoutes:
             total=limits.max_run_streams,
         )
         self._refused_log = BurstLog(logger, "RunSSE refused: stream limit")
+        # Bytes of RunSSE and BidiAppend bodies being received, over all requests.
+        self._bodies = BufferPool(limits.body_bytes_in_flight)
 
     @property
     def open_streams(self) -> int:
@@ -122,8 +166,9 @@ class AgentRoutes:
             self._streams.release(peer)
 
     async def _run_sse(self, request: web.Request) -> web.StreamResponse:
+        hold = BodyHold(self._bodies)
         try:
-            raw, payload = await read_protocol_payload(request, self._limits)
+            raw, payload = await read_protocol_payload(request, self._limits, hold)
             request_id = parse_run_sse(payload)
             stream = self._registry.stream_for(request_id, raw)
         except ConnectError as error:
@@ -131,6 +176,8 @@ class AgentRoutes:
                 logger, logging.INFO, "RunSSE refused", code=error.code.value, message=error.message
             )
             return connect_error_response(error)
+        finally:
+            hold.release()  # a RunSSE body is a request id: done with once read
         response = web.StreamResponse(status=200, headers=RUN_SSE_HEADERS)
         await response.prepare(request)
         log_event(logger, logging.INFO, "RunSSE opened", request_id=request_id)
@@ -191,8 +238,15 @@ class AgentRoutes:
 
     async def bidi_append(self, request: web.Request) -> web.StreamResponse:
         self._record(request)
+        hold = BodyHold(self._bodies)
         try:
-            raw, payload = await read_protocol_payload(request, self._limits)
+            return await self._bidi_append(request, hold)
+        finally:
+            hold.release()
+
+    async def _bidi_append(self, request: web.Request, hold: BodyHold) -> web.StreamResponse:
+        try:
+            raw, payload = await read_protocol_payload(request, self._limits, hold)
             append = parse_bidi_append(payload, request.headers)
             answer = self._registry.append(append, raw, relay=await self._relayed(append))
             if answer is not None:

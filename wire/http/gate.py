@@ -21,13 +21,13 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from wire.burst_log import RefusalLog
 from wire.edge_rules import RouteKind, browser_refusal, route_kind, target_refusal
 from wire.hop_by_hop import ACCESS_TOKEN_HEADER, RELAY_PEER_HEADER
 from wire.http.agent_access import AccessRefusal, AgentAccess
 from wire.http.health_routes import HEALTH_PATH
 from wire.http.relay_socket import RelaySocket
 from wire.http.responses import json_error
-from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.edge.gate")
 
@@ -66,6 +66,8 @@ class EdgeGate:
         self._access = access
         self._relay = relay
         self._relay_loopback = relay_loopback
+        # One line per burst of refusals from a peer, not one per request.
+        self._refusals = RefusalLog(logger)
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -98,25 +100,22 @@ class EdgeGate:
             return self._refuse(request, refusal.status, refusal.code, refusal.message)
         return await handler(request)
 
-    @classmethod
-    def _deny(cls, request: web.Request, denied: AccessRefusal) -> web.Response:
+    def _deny(self, request: web.Request, denied: AccessRefusal) -> web.Response:
         """The access check's answer; a throttled or burst attempt was logged by the throttle."""
         if not denied.quiet:
-            return cls._refuse(request, denied.status, denied.code, denied.message, "agent")
+            return self._refuse(request, denied.status, denied.code, denied.message, "agent")
         response = json_error(denied.status, denied.code, denied.message)
         if denied.retry_after_s is not None:
             response.headers["Retry-After"] = str(denied.retry_after_s)
         return response
 
-    @staticmethod
     def _refuse(
-        request: web.Request, status: int, code: str, message: str, what: str = "edge"
+        self, request: web.Request, status: int, code: str, message: str, what: str = "edge"
     ) -> web.Response:
-        log_event(
-            logger,
-            logging.WARNING,
-            f"{what} request refused",
-            peer=request.remote,
+        self._refusals(
+            what,
+            status,
+            request.remote,
             method=request.method,
             path=request.raw_path,
             reason=message,

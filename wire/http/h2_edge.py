@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import logging
 
+from wire.burst_log import RefusalLog
 from wire.edge_rules import RouteKind, browser_refusal, target_refusal
 from wire.errors import http_error_json
 from wire.hop_by_hop import ACCESS_TOKEN_HEADER
@@ -23,7 +24,6 @@ from wire.http.agent_access import AccessRefusal, AgentAccess
 from wire.http.agent_run import RUN_PATH
 from wire.http.h2_server import H2Stream, StreamHandler
 from wire.http.health_routes import HEALTH_PATH
-from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.h2")
 
@@ -45,17 +45,21 @@ class H2Edge:
         self._access = access
         self._health_route = health_route
         self._loopback_listener = loopback_listener
+        # Refusals are logged once per burst from a peer (``wire.burst_log``).
+        self._refusals = RefusalLog(logger)
 
     def route(self, stream: H2Stream) -> StreamHandler:
         target = target_refusal(stream.path)
         if target is not None:
-            return functools.partial(_refuse, 400, "invalid_argument", "edge", target)
+            return functools.partial(
+                _refuse, 400, "invalid_argument", "edge", target, self._refusals
+            )
         if self._health_route and _is_health_probe(stream):
             return self._relay
         if self._access is not None:
             denied = self._access.refusal(stream.peer, stream.header(ACCESS_TOKEN_HEADER.lower()))
             if denied is not None:
-                return functools.partial(_deny, denied)
+                return functools.partial(_deny, denied, self._refusals)
         if stream.path != RUN_PATH or stream.method != "POST":
             return self._relay
         refusal = browser_refusal(
@@ -67,7 +71,9 @@ class H2Edge:
             method=stream.method,
         )
         if refusal is not None:
-            return functools.partial(_refuse, refusal.status, refusal.code, "edge", refusal.message)
+            return functools.partial(
+                _refuse, refusal.status, refusal.code, "edge", refusal.message, self._refusals
+            )
         return self._run
 
 
@@ -75,13 +81,20 @@ def _is_health_probe(stream: H2Stream) -> bool:
     return stream.method in ("GET", "HEAD") and stream.path.split("?", 1)[0] == HEALTH_PATH
 
 
-async def _deny(denied: AccessRefusal, stream: H2Stream) -> None:
+async def _deny(denied: AccessRefusal, refusals: RefusalLog, stream: H2Stream) -> None:
     """The access check's answer; a throttled or burst attempt was logged by the throttle."""
     headers: tuple[tuple[str, str], ...] = ()
     if denied.retry_after_s is not None:
         headers = (("retry-after", str(denied.retry_after_s)),)
     await _refuse(
-        denied.status, denied.code, "agent", denied.message, stream, headers, log=not denied.quiet
+        denied.status,
+        denied.code,
+        "agent",
+        denied.message,
+        refusals,
+        stream,
+        headers,
+        log=not denied.quiet,
     )
 
 
@@ -90,20 +103,14 @@ async def _refuse(
     code: str,
     what: str,
     reason: str,
+    refusals: RefusalLog,
     stream: H2Stream,
     headers: tuple[tuple[str, str], ...] = (),
     *,
     log: bool = True,
 ) -> None:
     if log:
-        log_event(
-            logger,
-            logging.WARNING,
-            f"{what} request refused",
-            peer=stream.peer,
-            path=stream.path,
-            reason=reason,
-        )
+        refusals(what, status, stream.peer, path=stream.path, reason=reason)
     stream.respond(status, (("content-type", "application/json"), *headers))
     await stream.write(http_error_json(code, reason))
     stream.end()

@@ -29,6 +29,8 @@ logger = logging.getLogger("cursor_server.h2")
 
 _H2_FORBIDDEN = (b"proxy-connection", b"host")
 _PEER = RELAY_PEER_HEADER.lower().encode("ascii")
+# Headers httpx adds to every request unless given: not ours to invent on the client's behalf.
+_CLIENT_DEFAULTS = (b"accept", b"accept-encoding", b"user-agent")
 
 
 # The relay's URLs name no host: its client reaches the app's Unix socket whatever they say.
@@ -61,9 +63,18 @@ class H2Relay:
         authority = stream.header(":authority") or "localhost"
         headers.append((b"host", authority.encode("utf-8", "surrogateescape")))
         headers.append((_PEER, (stream.peer or "").encode("ascii", "replace")))
-        request = self._client.build_request(
-            stream.method, RELAY_ORIGIN + path, headers=headers, content=self._body(stream)
-        )
+        try:
+            request = self._client.build_request(
+                stream.method, RELAY_ORIGIN + path, headers=headers, content=self._body(stream)
+            )
+        except (httpx.InvalidURL, UnicodeError, ValueError) as exc:
+            await self._answer(stream, 400, "invalid_argument", f"unusable request: {exc}")
+            return
+        # The app sees what the client sent: nothing of httpx's own defaults.
+        sent = {name.lower() for name, _ in headers}
+        for name in _CLIENT_DEFAULTS:
+            if name not in sent and name.decode("ascii") in request.headers:
+                del request.headers[name.decode("ascii")]
         try:
             response = await self._client.send(request, stream=True)
         except httpx.HTTPError as exc:

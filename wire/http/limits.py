@@ -14,6 +14,11 @@ class EdgeLimits(msgspec.Struct, frozen=True):
 
     # Largest RunSSE/BidiAppend body, before and after gzip decompression (413 beyond).
     max_body_bytes: int = 32 * MIB
+    # ... all of them being received at once, over every request (each counted at its
+    # Content-Length from the start): the request that would pass it is refused.
+    body_bytes_in_flight: int = 256 * MIB
+    # A RunSSE/BidiAppend body from which nothing arrives for this long is cut off.
+    body_idle_s: float = 30.0
     # A request id that never receives a RunRequest ends with deadline_exceeded after this.
     run_request_timeout_s: float = 120.0
     # A finished request keeps its frames this long for reconnecting RunSSE streams.

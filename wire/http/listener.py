@@ -13,7 +13,8 @@ are shared with the HTTP/2 listener, so the limits hold over both.
   connection's first request: of its opening); else ``408 deadline_exceeded`` and closed.
   A connection with no request in progress is closed after ``keepalive_timeout_s``.
 - A request that cannot be parsed is answered ``400 invalid_argument`` as JSON with one log
-  line per burst from that peer, never a traceback.
+  line per burst from that peer, never a traceback; a client that leaves in the middle of
+  its request (its body cut off) is one INFO line per burst, not aiohttp's ERROR.
 
 Connections on the HTTP/2 relay's Unix socket have no peer address: the HTTP/2 listener
 counted their client already, so they are not counted again.
@@ -66,6 +67,7 @@ class ConnectionGuard:
         self._refused = BurstLog(logger, "connection refused: limit")
         self._late = BurstLog(logger, "connection closed: request headers too late")
         self._malformed = BurstLog(logger, "malformed request refused")
+        self._left = BurstLog(logger, "client left mid-request", level=logging.INFO)
 
     def admit(self, peer: str) -> str | None:
         """Count a new connection from ``peer``, or say why it is refused (and log it)."""
@@ -79,6 +81,9 @@ class ConnectionGuard:
 
     def headers_late(self, peer: str) -> None:
         self._late(peer_key(peer), peer=peer, waited_s=f"{self.limits.header_timeout_s:g}")
+
+    def left(self, peer: str, reason: str) -> None:
+        self._left(peer_key(peer), peer=peer, reason=reason)
 
     def malformed(self, peer: str, status: int, reason: str) -> None:
         self._malformed(peer_key(peer), peer=peer, status=status, reason=reason)
@@ -139,6 +144,13 @@ class GuardedRequestHandler(web.RequestHandler):
     ) -> web.StreamResponse:
         """A request aiohttp could not parse (4xx): JSON and one line per burst. A failure of
         our own (5xx) keeps aiohttp's answer and traceback: that is a bug to see."""
+        if status >= 500 and isinstance(exc, ConnectionError):
+            # The client went away while its request was read or answered: nothing to answer
+            # and nothing of ours went wrong.
+            self._guard.left(self._peer or "", repr(exc))
+            response = web.Response(status=499)
+            response.force_close()
+            return response
         if status >= 500:
             return super().handle_error(request, status, exc, message)
         reason = message or (str(exc) if exc is not None else "malformed request")
