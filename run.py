@@ -114,8 +114,11 @@ def server_work_handlers(
 T = TypeVar("T")
 
 EXIT_BAD_SETTING = 2
-# Descriptors kept out of the connection budget: database, clients, log, listeners.
+# Descriptors kept out of the connection budget: database, clients, log, listeners; and how
+# many one connection may need. The soft file limit is raised to this much when it may be.
 FILES_KEPT_FREE = 128
+FILES_PER_CONNECTION = 3
+FILE_LIMIT_WANTED = 65536
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
@@ -210,9 +213,22 @@ def parse_count(value: str) -> int:
     return int(value)
 
 
+def raise_file_limit() -> None:
+    """Let the process open as many files as its hard limit allows: every connection is one
+    (a proxied or relayed request two or three). A limit it may not raise stays as it is."""
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        wanted = FILE_LIMIT_WANTED if hard == resource.RLIM_INFINITY else hard
+        if soft != resource.RLIM_INFINITY and soft < wanted:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    except (OSError, ValueError):
+        pass
+
+
 def default_max_connections() -> int:
-    """``EdgeLimits.max_connections``, or fewer when the process may open fewer files (room
-    is left for the database, the provider and upstream clients and the log)."""
+    """``EdgeLimits.max_connections``, or fewer when the process may open fewer files: room
+    is left for the database, the clients and the log, and each connection may need three
+    (its own, an upstream's, the relay's)."""
     wanted = EdgeLimits().max_connections
     try:
         soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -220,7 +236,7 @@ def default_max_connections() -> int:
         return wanted
     if soft == resource.RLIM_INFINITY:
         return wanted
-    return max(16, min(wanted, soft - FILES_KEPT_FREE))
+    return max(16, min(wanted, (soft - FILES_KEPT_FREE) // FILES_PER_CONNECTION))
 
 
 def parse_log_level(value: str) -> str:
@@ -249,6 +265,7 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
             raise SettingError(variable, str(exc)) from None
 
     defaults = EdgeLimits()
+    max_connections = read("CURSOR_MAX_CONNECTIONS", str(default_max_connections()), parse_count)
     host, port = read("CURSOR_LISTEN_ADDR", "127.0.0.1:3000", parse_listen_addr)
     database_url = read("CURSOR_DATABASE_URL", "sqlite://cursor-server.db", str)
     try:
@@ -293,9 +310,12 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         instance_lease_s=read(
             "CURSOR_INSTANCE_LEASE_SECONDS", f"{INSTANCE_LEASE_S:g}", parse_timeout
         ),
-        max_connections=read("CURSOR_MAX_CONNECTIONS", str(default_max_connections()), parse_count),
+        max_connections=max_connections,
         max_connections_per_peer=read(
-            "CURSOR_MAX_CONNECTIONS_PER_PEER", str(defaults.max_connections_per_peer), parse_count
+            "CURSOR_MAX_CONNECTIONS_PER_PEER",
+            # One peer never takes every connection unless told to.
+            str(min(defaults.max_connections_per_peer, max_connections)),
+            parse_count,
         ),
         max_run_streams_per_peer=read(
             "CURSOR_MAX_RUN_STREAMS_PER_PEER", str(defaults.max_run_streams_per_peer), parse_count
@@ -763,6 +783,7 @@ async def serve(settings: Settings, store: Store, key: StoreKey | None = None) -
 
 
 def main() -> int:
+    raise_file_limit()
     try:
         settings = load_settings(os.environ)
     except SettingError as exc:

@@ -5,6 +5,7 @@ a clear error and holds; a client within it is served as before."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import socket
@@ -273,6 +274,29 @@ async def test_relayed_run_sse_streams_count_under_the_http2_clients_own_address
             answer.close()
     finally:
         await client.aclose()
+
+
+async def test_relayed_run_sse_streams_stop_counting_once_their_client_leaves(
+    counted_server: Served,
+) -> None:
+    client = await H2Client.connect(f"127.0.0.1:{counted_server.h2_port}", source="127.0.0.6")
+    try:
+        for n in range(RUN_STREAMS_PER_PEER):
+            payload = agent.BidiRequestId(request_id=f"h2-left-{n}").SerializeToString()
+            body, headers = frame_body(payload, enveloped=True, gzipped=False)
+            stream = client.open(RUN_SSE, headers)
+            await stream.send(body, end=True)
+            assert (await stream.headers())[":status"] == "200"
+    finally:
+        await client.aclose()  # gone, while its runs still wait for a RunRequest
+    source = httpx.HTTPTransport(local_address="127.0.0.6")
+    with httpx.Client(base_url=counted_server.url, timeout=10, transport=source) as plain:
+        deadline = time.monotonic() + 5
+        while (again := open_run_sse(plain, "h1-after-h2")).status_code != 200:
+            again.close()
+            assert time.monotonic() < deadline, "the relayed streams still count"
+            await asyncio.sleep(0.2)
+        again.close()
 
 
 # --- time to send headers, and what cannot be parsed ---------------------------------------------

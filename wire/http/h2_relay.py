@@ -13,6 +13,8 @@ built from what the client sent.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from urllib.parse import unquote
@@ -87,13 +89,36 @@ class H2Relay:
                 for name, value in strip_hop_by_hop(response.headers.raw, drop=_H2_FORBIDDEN)
             ]
             stream.respond(response.status_code, tuple(out))
-            async for chunk in response.aiter_raw():
-                await stream.write(chunk)
-            stream.end()
+            if await self._copy_until_gone(response, stream):
+                stream.end()
+            else:
+                log_event(logger, logging.INFO, "HTTP/2 client left a relayed stream", path=path)
         except StreamGone:
             log_event(logger, logging.INFO, "HTTP/2 client left a relayed stream", path=path)
         finally:
             await response.aclose()
+
+    @staticmethod
+    async def _copy_until_gone(response: httpx.Response, stream: H2Stream) -> bool:
+        """Copy the app's answer to the client; False when the client left first. A quiet
+        answer (a RunSSE waiting for its run) must not outlive its client: closing the
+        response closes the relay's connection, which the app sees as that client leaving."""
+
+        async def copy() -> None:
+            async for chunk in response.aiter_raw():
+                await stream.write(chunk)
+
+        copying = asyncio.ensure_future(copy())
+        gone = asyncio.ensure_future(stream.gone.wait())
+        try:
+            await asyncio.wait((copying, gone), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+            if not copying.done():
+                copying.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StreamGone):
+                await copying
+        return not copying.cancelled() and copying.exception() is None
 
     @staticmethod
     async def _body(stream: H2Stream) -> AsyncIterator[bytes]:

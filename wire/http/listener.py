@@ -122,8 +122,11 @@ class GuardedRequestHandler(web.RequestHandler):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        # The first byte of a next request starts its header clock.
-        if data and not self._in_request and self._headers_due is None:
+        # The first byte of a next request starts its header clock: only while aiohttp waits
+        # for one (not for the rest of a body it is draining, or while a response is being
+        # written), and not for the blank lines a client may send between requests.
+        waiting = self._waiter is not None and not self._waiter.done()
+        if waiting and not self._in_request and self._headers_due is None and data.strip(b"\r\n"):
             self._arm_headers()
         super().data_received(data)
 
