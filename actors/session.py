@@ -27,6 +27,7 @@ from actors.session_protocol import (
     CheckpointFailed,
     CheckpointPublished,
     ClientMessageReceived,
+    ModelSilenceDue,
     ProviderCallEnded,
     ProviderEventsReceived,
     RunRequestDeadlinePassed,
@@ -105,6 +106,8 @@ class SessionActor(PooledActor):
                     self._cancel()
             case ProviderEventsReceived() | ProviderCallEnded() if self._run is not None:
                 self._run.on_provider_message(message)
+            case ModelSilenceDue() if self._run is not None:
+                self._run.on_model_silence(message)
             case CheckpointPublished() if self._run is not None:
                 self._run.on_checkpoint_published(message)
             case CheckpointFailed() if self._run is not None:
