@@ -153,6 +153,8 @@ class Settings(msgspec.Struct, frozen=True):
     max_run_streams_per_peer: int = EdgeLimits().max_run_streams_per_peer
     header_timeout_s: float = EdgeLimits().header_timeout_s
     append_buffer_mib: int = EdgeLimits().append_buffer_bytes // MIB
+    # How long an exec the editor answers on its own may wait (CURSOR_EXEC_TIMEOUT_SECONDS).
+    exec_timeout_s: float = EdgeLimits().exec_answer_timeout_s
 
 
 class SettingError(Exception):
@@ -325,6 +327,9 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         ),
         append_buffer_mib=read(
             "CURSOR_APPEND_BUFFER_MIB", str(defaults.append_buffer_bytes // MIB), parse_count
+        ),
+        exec_timeout_s=read(
+            "CURSOR_EXEC_TIMEOUT_SECONDS", f"{defaults.exec_answer_timeout_s:g}", parse_timeout
         ),
     )
 
@@ -596,6 +601,8 @@ async def start_server(
                 provider_deps.tasks,
                 server_work_handlers(database, provider_deps.client, config.search_endpoints),
             ),
+            exec_answer_timeout_s=config.limits.exec_answer_timeout_s,
+            silent_model_keepalive_s=config.limits.silent_model_keepalive_s,
         )
     if start_session is None:
         resolver = None if database is None else StoreModelResolver(database)
@@ -723,6 +730,7 @@ def edge_limits(settings: Settings) -> EdgeLimits:
         append_buffer_bytes=pooled,
         # One request never holds more than all of them may.
         append_buffer_bytes_per_run=min(per_run, pooled),
+        exec_answer_timeout_s=settings.exec_timeout_s,
     )
 
 

@@ -20,8 +20,11 @@ events are held until that checkpoint is published (the barrier).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
+
+import pykka
 
 from actors.blob_sync import BlobFetched
 from actors.checkpoint import (
@@ -41,6 +44,7 @@ from actors.conversation.model import (
 )
 from actors.conversation.projection import project_view
 from actors.conversation.request import LlmRequest, conversation_cache_key
+from actors.messages import ModelSilenceDue
 from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived, StartProviderCall
 from actors.run_base import open_round
 from actors.run_core import RunCore, RunSetup
@@ -147,8 +151,14 @@ class AgentRun(RunCore):
         if summary is not None:
             return self._summarize(summary)
         self._phase = ModelCall(
-            model_call_id, call_index, opened.mode.tool_names, opened.context.dynamic, after
+            model_call_id,
+            call_index,
+            opened.mode.tool_names,
+            opened.context.dynamic,
+            after,
+            opened_at=time.monotonic(),
         )
+        self._watch_silence(model_call_id)
         messages, key = project_view(self._messages), conversation_cache_key(self.conversation_id)
         request = LlmRequest(opened.instructions, opened.mode.tools, messages, key)
         self._children.call(StartProviderCall(self.request_id, model_call_id, request, self._route))
@@ -177,6 +187,30 @@ class AgentRun(RunCore):
         self._children.checkpoint(
             PublishSettled(job, self._messages, steps, self._compactor.last_tokens, self._head)
         )
+
+    def _watch_silence(self, model_call_id: str) -> None:
+        """Look again in ``silent_model_keepalive_s`` whether the model has said anything."""
+        interval = self._deps.silent_model_keepalive_s
+        if interval is None:
+            return
+        ref, due = self._self, ModelSilenceDue(model_call_id)
+
+        def tell() -> None:
+            with contextlib.suppress(pykka.ActorDeadError):
+                ref.tell(due)
+
+        self._deps.tasks.call_later(interval, tell)
+
+    def on_model_silence(self, message: ModelSilenceDue) -> None:
+        """Still nothing from the model: show it thinking (``ModelCall.keep_alive``), and
+        look again after another interval, until its first event."""
+        call = self._phase
+        if not isinstance(call, ModelCall) or call.model_call_id != message.model_call_id:
+            return  # that call is over
+        if self._ending.started or not call.silent:
+            return
+        self._on_call_step(call, call.keep_alive())
+        self._watch_silence(call.model_call_id)
 
     def on_provider_message(self, message: ProviderEventsReceived | ProviderCallEnded) -> None:
         call = self._phase

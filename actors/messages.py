@@ -47,6 +47,13 @@ class RunSseStalled(msgspec.Struct, frozen=True):
 
 
 # What the edge may tell a run, and nothing else.
+class ModelSilenceDue(msgspec.Struct, frozen=True):
+    """The model call ``model_call_id`` may have been silent for the keep-alive interval
+    (told by its timer; the run checks whether it still is)."""
+
+    model_call_id: str
+
+
 EdgeMessage = (
     ClientMessageReceived
     | CancelRun

@@ -67,6 +67,12 @@ class AgentDeps(msgspec.Struct, frozen=True):
     server_work: ServerWorkers | None = None
     # The subagent runs in progress, by their parent run (``cancel_subagent_action``).
     subagents: SubagentLinks = msgspec.field(default_factory=SubagentLinks)
+    # How long an exec the editor answers on its own may go unanswered
+    # (``wire.tools.exec_deadline``); None: no limit.
+    exec_answer_timeout_s: float | None = None
+    # A model call silent this long (no header, no event) shows the model thinking, and again
+    # every as long until it speaks (``ModelCall.keep_alive``); None: never.
+    silent_model_keepalive_s: float | None = None
 
 
 def _tell(actor: pykka.ActorRef[Any] | None, message: object) -> None:
@@ -155,6 +161,7 @@ class RunChildren:
                 context,
                 timers=self._deps.tasks,
                 server_work=self._deps.server_work,
+                exec_answer_timeout_s=self._deps.exec_answer_timeout_s,
             )
         _tell(self._tools, message)
 

@@ -16,6 +16,7 @@ import pykka
 from actors.blob_sync import BlobSyncFailed
 from actors.checkpoint import CheckpointFailed
 from actors.conversation.request import ModelRoute
+from actors.messages import ModelSilenceDue
 from actors.run_children import AgentDeps, RunChildren
 from actors.run_end import RunEnd, run_guarded
 from actors.run_output import RunOutput
@@ -63,6 +64,9 @@ class RunCore(ToolRelay):
         )
 
     # ---- the checkpoint and the other actors ----
+
+    def on_model_silence(self, message: ModelSilenceDue) -> None:
+        """A keep-alive timer of a model call fired; only a run that keeps one cares."""
 
     def on_checkpoint_failed(self, message: CheckpointFailed) -> None:
         self._children.record(timeline.checkpoint_ended(message, now_ms()))

@@ -27,6 +27,7 @@ from actors.session_protocol import (
     CheckpointFailed,
     CheckpointPublished,
     ClientMessageReceived,
+    ModelSilenceDue,
     ProviderCallEnded,
     ProviderEventsReceived,
     RunRequestDeadlinePassed,
@@ -79,6 +80,7 @@ class SessionActor(PooledActor):
         self._run: AgentRun | ShellCommandRun | SummarizeRun | None = None
         self._run_started = False
         self._ended = False
+        self._cancelled = False
         self._parent: ParentLink | None = None
         self._link: tuple[str, str] | None = None  # this subagent run in ``deps.subagents``
 
@@ -90,12 +92,22 @@ class SessionActor(PooledActor):
                 self._parent = parent or self._parent
                 self._on_client_message(client_message)
             case CancelRun(reason=reason):
-                log_event(
-                    logger, logging.INFO, "run cancelled", request_id=self.request_id, reason=reason
-                )
-                self._cancel()
+                # A run may hear several cancels (a reset stream, then its connection) before
+                # it has ended: the first names why, the others change nothing.
+                if not self._cancelled:
+                    self._cancelled = True
+                    log_event(
+                        logger,
+                        logging.INFO,
+                        "run cancelled",
+                        request_id=self.request_id,
+                        reason=reason,
+                    )
+                    self._cancel()
             case ProviderEventsReceived() | ProviderCallEnded() if self._run is not None:
                 self._run.on_provider_message(message)
+            case ModelSilenceDue() if self._run is not None:
+                self._run.on_model_silence(message)
             case CheckpointPublished() if self._run is not None:
                 self._run.on_checkpoint_published(message)
             case CheckpointFailed() if self._run is not None:

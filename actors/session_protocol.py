@@ -15,6 +15,7 @@ from actors.messages import (
     CancelRun,
     ClientMessageReceived,
     EdgeMessage,
+    ModelSilenceDue,
     RunRequestDeadlinePassed,
     RunSseStalled,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "CheckpointFailed",
     "CheckpointPublished",
     "ClientMessageReceived",
+    "ModelSilenceDue",
     "ProviderCallEnded",
     "ProviderEventsReceived",
     "RunRequestDeadlinePassed",
@@ -42,6 +44,7 @@ __all__ = [
 # Facts the run's own actors report to it.
 RunFact = (
     ProviderEventsReceived
+    | ModelSilenceDue
     | ProviderCallEnded
     | CheckpointPublished
     | CheckpointFailed

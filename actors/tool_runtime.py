@@ -79,6 +79,7 @@ from wire.tools.base import (
     WrongResult,
 )
 from wire.tools.dispatch import cut_tool_call, prepare_tool_call, stamp_tool_call
+from wire.tools.exec_deadline import answer_deadline_s, unanswered_outcome
 from wire.tools.frames import (
     exec_abort_frame,
     exec_request_frame,
@@ -207,6 +208,14 @@ class ToolWakeDue(msgspec.Struct, frozen=True):
     wake_id: int
 
 
+class ExecAnswerDue(msgspec.Struct, frozen=True):
+    """The exec ``wire_id`` of a kind the editor answers on its own has waited ``waited_s``
+    (told by its timer; ``wire.tools.exec_deadline``)."""
+
+    wire_id: int
+    waited_s: float
+
+
 class ServerWorkDone(msgspec.Struct, frozen=True):
     """The server work numbered ``work_id`` answered (told by its worker)."""
 
@@ -233,6 +242,7 @@ ToolRuntimeMessage = (
     | ExecControlReceived
     | InteractionResponseReceived
     | ToolWakeDue
+    | ExecAnswerDue
     | ServerWorkDone
     | RoundSettled
     | AbortPendingExecs
@@ -287,8 +297,13 @@ class ToolRuntimeActor(PooledActor):
         clock: Callable[[], int] = now_ms,
         timers: Timers | None = None,
         server_work: ServerWorkers | None = None,
+        exec_answer_timeout_s: float | None = None,
     ) -> None:
+        """``exec_answer_timeout_s``: how long an exec the editor answers on its own may go
+        unanswered (None: no limit; it needs ``timers``)."""
         super().__init__()
+        self._exec_answer_timeout_s = exec_answer_timeout_s
+        self._answer_due: dict[int, Timer] = {}  # deadlines of pending execs, by wire id
         self.request_id = request_id
         self._output = output
         self._listener = listener
@@ -346,6 +361,8 @@ class ToolRuntimeActor(PooledActor):
                 self._on_response(response)
             case ToolWakeDue(wake_id=wake_id):
                 self._on_wake(wake_id)
+            case ExecAnswerDue(wire_id=wire_id, waited_s=waited_s):
+                self._on_answer_due(wire_id, waited_s)
             case ServerWorkDone(work_id=work_id, answer=answer):
                 self._on_work_done(work_id, answer)
             case RoundSettled(round_id=round_id):
@@ -455,6 +472,7 @@ class ToolRuntimeActor(PooledActor):
                     self._pending[wire_id] = pending
                     pending.wire_ids.append(wire_id)
                     self._output.send(exec_request_frame(wire_id, message))
+                    self._watch_answer(wire_id, message)
             case SendQuery(query=query):
                 wire_id = self._new_wire_id()
                 if wire_id is not None:
@@ -494,6 +512,45 @@ class ToolRuntimeActor(PooledActor):
 
         timer = self._timers.call_later(max(delay_ms, 0) / 1000, tell)
         self._pauses[wake_id] = _Pause(pending, timer)
+
+    def _watch_answer(self, wire_id: int, message: agent.ExecServerMessage) -> None:
+        """Give an exec the editor answers on its own its deadline."""
+        deadline_s = answer_deadline_s(message, self._exec_answer_timeout_s)
+        if deadline_s is None or self._timers is None:
+            return
+        ref = self.actor_ref
+        due = ExecAnswerDue(wire_id, deadline_s)
+
+        def tell() -> None:
+            with contextlib.suppress(pykka.ActorDeadError):
+                ref.tell(due)
+
+        self._answer_due[wire_id] = self._timers.call_later(deadline_s, tell)
+
+    def _unwatch_answer(self, wire_id: int) -> None:
+        timer = self._answer_due.pop(wire_id, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _on_answer_due(self, wire_id: int, waited_s: float) -> None:
+        """No answer in time: the exec is aborted and released (a late answer is dropped),
+        and its call ends with an error the model reads; the turn goes on."""
+        self._answer_due.pop(wire_id, None)
+        pending = self._pending.pop(wire_id, None)
+        if pending is None:
+            return  # answered (or ended) meanwhile
+        self._released.add(wire_id)
+        self._output.send(exec_abort_frame(wire_id))
+        log_event(
+            logger,
+            logging.WARNING,
+            "exec not answered in time; aborted",
+            request_id=self.request_id,
+            wire_id=wire_id,
+            tool=pending.execution.tool,
+            waited_s=f"{waited_s:g}",
+        )
+        self._complete(pending, unanswered_outcome(pending.execution, waited_s))
 
     def _start_work(self, pending: _Pending, request: object) -> None:
         if self._server_work is None:
@@ -606,6 +663,7 @@ class ToolRuntimeActor(PooledActor):
         if message.action is CallAction.CANCEL_SUBAGENT:
             assert isinstance(pending.execution, TaskExecution)
             self._pending.pop(wire_id)
+            self._unwatch_answer(wire_id)
             self._released.add(wire_id)
             self._output.send(exec_abort_frame(wire_id))
             self._complete(pending, pending.execution.cancelled_by_user(message.ident))
@@ -670,6 +728,7 @@ class ToolRuntimeActor(PooledActor):
 
     def _take(self, wire_id: int) -> _Pending:
         """Remove a pending exec, leaving a tombstone until its round settles."""
+        self._unwatch_answer(wire_id)
         pending = self._pending.pop(wire_id)
         self._tombstones[wire_id] = _Tombstone(
             pending.round_id, pending.call.call_id, ToolChannel.EXEC
@@ -746,6 +805,8 @@ class ToolRuntimeActor(PooledActor):
         self._tell(ToolRuntimeFailed(error))
 
     def _abort_all(self, reason: str) -> None:
+        for wire_id in list(self._answer_due):
+            self._unwatch_answer(wire_id)
         aborted = tuple(_ended(pending) for _, pending in sorted(self._pending.items()))
         for exec_ in aborted:
             self._output.send(exec_abort_frame(exec_.wire_ids[-1]))
@@ -789,6 +850,9 @@ def start_tool_runtime(
     clock: Callable[[], int] = now_ms,
     timers: Timers | None = None,
     server_work: ServerWorkers | None = None,
+    exec_answer_timeout_s: float | None = None,
 ) -> pykka.ActorRef:
     """Start the run's ToolRuntimeActor; end it with ``AbortPendingExecs``."""
-    return ToolRuntimeActor.start(request_id, output, listener, context, clock, timers, server_work)
+    return ToolRuntimeActor.start(
+        request_id, output, listener, context, clock, timers, server_work, exec_answer_timeout_s
+    )

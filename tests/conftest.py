@@ -18,10 +18,11 @@ from store import Store, connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.database import open_database
 from tests.support import fake_provider
+from tests.support.error_lines import ErrorLines, process_error_lines
 from tests.support.fake_cursor import FakeCursor
 from tests.support.fake_provider import FakeProvider
 from tests.support.postgres import postgres_url_or_skip
-from tests.support.process import SHARED_KEY_ENV
+from tests.support.process import SHARED_KEY_ENV, STARTED
 from wire.http.limits import EdgeLimits
 
 # Short time spans so expiry, retention and heartbeats are observable in a test.
@@ -32,6 +33,21 @@ TEST_LIMITS = EdgeLimits(
     tombstone_ttl_s=60.0,
     heartbeat_interval_s=0.2,
 )
+
+
+@pytest.fixture(autouse=True)
+def no_unexpected_error_lines(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test during which the loop or the HTTP server logged an ERROR line, in this
+    process or a server process (``tests/support/error_lines.py``), unless it is marked
+    ``allows_error_lines``."""
+    seen = {process: len(process.lines) for process in STARTED}
+    with ErrorLines() as caught:
+        yield
+    found = list(caught.lines)
+    for process in list(STARTED):
+        found += process_error_lines(process.lines[seen.get(process, 0) :])
+    if found and request.node.get_closest_marker("allows_error_lines") is None:
+        pytest.fail("unexpected ERROR lines:\n" + "\n".join(found[:20]), pytrace=False)
 
 
 @pytest.fixture(autouse=True)

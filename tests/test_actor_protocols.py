@@ -72,7 +72,7 @@ def test_on_receive_matches_exactly_its_union(actor: type, union: Any, method: s
 
 def test_the_session_takes_every_edge_message_and_the_runs_facts() -> None:
     assert members(EdgeMessage) < members(SessionMessage)
-    assert len(members(SessionMessage)) == 14
+    assert len(members(SessionMessage)) == 15
 
 
 def test_the_check_sees_a_missing_case() -> None:

@@ -18,6 +18,7 @@ def test_the_budgets_come_from_the_environment() -> None:
             "CURSOR_MAX_RUN_STREAMS_PER_PEER": "7",
             "CURSOR_HEADER_TIMEOUT_SECONDS": "2.5",
             "CURSOR_APPEND_BUFFER_MIB": "8",
+            "CURSOR_EXEC_TIMEOUT_SECONDS": "45",
         }
     )
     limits = edge_limits(settings)
@@ -26,6 +27,7 @@ def test_the_budgets_come_from_the_environment() -> None:
     assert limits.header_timeout_s == 2.5
     # One request never holds more than all of them may.
     assert limits.append_buffer_bytes == limits.append_buffer_bytes_per_run == 8 * 1024 * 1024
+    assert limits.exec_answer_timeout_s == 45
 
 
 @pytest.mark.parametrize("value", ["0", "-3", "1.5", "many", "1000001"])

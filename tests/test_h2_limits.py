@@ -22,6 +22,7 @@ import hyperframe.frame
 import pytest
 
 from store import Store
+from tests.support.error_lines import ErrorLines
 from tests.support.fake_cursor import user_turn_message
 from tests.support.fake_provider import FakeProvider
 from tests.support.h2_client import H2Client
@@ -290,6 +291,38 @@ async def test_a_client_resetting_its_streams_gets_no_more_handlers_than_streams
         assert client.goaway is None
     finally:
         await client.aclose()
+
+
+async def test_a_cancelled_read_leaves_no_task_behind(listen: object) -> None:
+    """A handler that stops waiting for the body (its run ended) cancels ``read``; nothing it
+    waited on is left pending, so nothing is later destroyed pending (asyncio's ERROR line,
+    caught by ``tests/support/error_lines.py`` after a ``gc.collect()``)."""
+    cancelled = asyncio.Event()
+
+    async def reader(stream: H2Stream) -> None:
+        pending = asyncio.ensure_future(stream.read())
+        await asyncio.sleep(0.05)
+        pending.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pending
+        cancelled.set()
+        await Handlers().answer(stream)
+
+    handlers = Handlers()
+    handlers.route = lambda stream: reader  # type: ignore[method-assign]
+    server = await listen(H2Limits(), handlers)  # type: ignore[operator]
+    client = await H2Client.connect(server.address)
+    try:
+        for _ in range(5):
+            cancelled.clear()
+            stream = client.open("/read", end=False)  # the body never comes
+            await asyncio.wait_for(cancelled.wait(), 2)
+            assert (await stream.headers())[":status"] == "200"
+    finally:
+        await client.aclose()
+    with ErrorLines() as caught:
+        await asyncio.sleep(0.05)
+    assert caught.lines == []
 
 
 async def test_streams_over_all_connections_are_capped(listen: object) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import json
 from collections.abc import Callable
 
 import h2.errors
@@ -177,6 +178,30 @@ async def test_a_client_half_close_ends_a_relayed_run_canceled(
         await client.aclose()
     (envelope,) = [e for e in EnvelopeReader().feed(rest) if e.is_end_stream]
     assert b"canceled" in envelope.payload
+
+
+async def test_a_relayed_run_the_upstream_does_not_answer_names_the_run(
+    make_h2: StartH2, fake_upstream: FakeUpstream
+) -> None:
+    """The client sent a ``Run``: the EndStream says the relayed Run's part failed, not an
+    RPC this client never used."""
+    server = await make_h2()
+    await fake_upstream.stop()  # nothing listens at its address any more
+    client = await connect(server)
+    try:
+        stream = client.open(RUN, RUN_HEADERS)
+        await stream.send(encode_envelope(0, cursor_run("h2-relay-dead").SerializeToString()))
+        body = await stream.body()
+    finally:
+        await client.aclose()
+    (envelope,) = [e for e in EnvelopeReader().feed(body) if e.is_end_stream]
+    error = json.loads(envelope.payload)["error"]
+    assert error["code"] == "unavailable"
+    assert error["message"].startswith(
+        f"Cursor upstream {fake_upstream.url} did not answer the RunSSE of a relayed Run: "
+    ) or error["message"].startswith(
+        f"Cursor upstream {fake_upstream.url} did not answer the BidiAppend of a relayed Run: "
+    ), error["message"]
 
 
 async def test_a_user_model_beside_it_is_served_here(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -203,9 +204,12 @@ async def test_leaving_the_run_stream_mid_tool_cancels_the_run(
     public_id: str,
     server_store: Store,
     tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """An exec nobody will answer any more: a RST_STREAM or a half-close mid-tool is a
-    disconnect, and the run ends cancelled instead of waiting for the exec forever."""
+    disconnect, and the run ends cancelled instead of waiting for the exec forever. The run
+    hears of it from both of the stream's halves, and logs one cancel naming the first."""
+    caplog.set_level(logging.INFO, "cursor_server.session")
     tool_turn(fake, tmp_path)
     server = await make_h2()
     client = await connect(server)
@@ -229,6 +233,9 @@ async def test_leaving_the_run_stream_mid_tool_cancels_the_run(
     finally:
         await client.aclose()
     assert len(fake.requests) == 1  # the model was never asked again
+    cancels = [r.getMessage() for r in caplog.records if r.getMessage().startswith("run cancel")]
+    assert len(cancels) == 1, cancels
+    assert f"request_id=h2-{how}" in cancels[0]
 
 
 async def test_an_error_before_the_run_is_an_end_stream_in_http_200(make_h2: StartH2) -> None:

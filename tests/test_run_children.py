@@ -21,7 +21,9 @@ def children_with_a_round() -> tuple[RunChildren, QueueListener[Any]]:
     listener: QueueListener[Any] = QueueListener()
     # Only the tool runtime is started here; of the shared dependencies it takes only the
     # timers and server workers (none: no call of this round needs them).
-    deps = cast(AgentDeps, SimpleNamespace(tasks=None, server_work=None))
+    deps = cast(
+        AgentDeps, SimpleNamespace(tasks=None, server_work=None, exec_answer_timeout_s=None)
+    )
     children = RunChildren("run-1", RecordingOutput(), deps, cast(pykka.ActorRef[Any], listener))
     children.tools(StartToolRound("run-1:round:0", (READ,)), ExecContext("conv"))
     return children, listener

@@ -166,6 +166,34 @@ def test_empty_text_or_thinking_makes_no_step() -> None:
     assert call.steps == []
 
 
+def test_a_silent_call_shows_thinking_until_the_model_speaks_and_leaves_its_steps_alone() -> None:
+    call = ModelCall(CALL, 0, opened_at=100.0)
+    assert call.keep_alive().frames == ()  # held: its checkpoint comes first
+    call.release()
+    assert call.silent
+    for _ in range(3):
+        step = call.keep_alive()
+        assert kinds(step.frames) == ["thinking_delta"]
+        assert updates(step.frames)[0].thinking_delta.text == ""
+    frames = call.receive(events(UsageReported(Usage()), TextStarted()), 130.0).frames
+    # The shown thinking ends at the model's first text, having lasted since the request.
+    assert kinds(frames) == ["thinking_completed"]
+    assert updates(frames)[0].thinking_completed.thinking_duration_ms == 30_000
+    assert not call.silent and call.keep_alive().frames == ()
+    call.receive(events(TextDelta("hi"), TextEnded()), 131.0)
+    assert call.steps == [AssistantStep("hi")]  # no thinking step for a silence
+
+
+def test_thinking_after_a_silence_continues_the_shown_block() -> None:
+    call = ModelCall(CALL, 0, opened_at=100.0)
+    call.release()
+    call.keep_alive()
+    step = call.receive(events(ThinkingStarted(), ThinkingDelta("so"), ThinkingEnded()), 112.0)
+    assert kinds(step.frames) == ["thinking_delta", "thinking_completed"]
+    assert updates(step.frames)[1].thinking_completed.thinking_duration_ms == 12_000
+    assert call.steps == [ThinkingStep("so", 12_000)]
+
+
 def test_another_calls_messages_and_anything_after_the_end_are_ignored() -> None:
     call = ModelCall(CALL, 0)
     call.release()

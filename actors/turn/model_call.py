@@ -174,9 +174,16 @@ class ModelCall:
         offered: tuple[str, ...] | None = None,
         dynamic: DynamicMcpTools = NO_DYNAMIC_TOOLS,
         after: ModelCall | None = None,
+        opened_at: float = 0.0,
     ) -> None:
+        """``opened_at``: when the request was made (monotonic seconds), for how long a
+        silent model was seen thinking."""
         self.model_call_id = model_call_id
         self.call_index = call_index
+        self._opened_at = opened_at
+        self._heard = False  # a message of the provider arrived (held or not)
+        self._kept_alive = False  # a silence was shown as thinking (``keep_alive``)
+        self._continues = False  # the model's thinking continues that shown block
         self._offered = offered
         self._dynamic = dynamic  # the run's dynamic MCP tools, matched by exact name
         self.steps: list[Step] = list(after.steps) if after is not None else []
@@ -196,6 +203,7 @@ class ModelCall:
         """One message of the provider (another call's messages are ignored)."""
         if message.model_call_id != self.model_call_id or self._ended:
             return CallStep()
+        self._heard = True
         if self._held is not None:
             self._held.append((message, now))
             return CallStep()
@@ -215,9 +223,40 @@ class ModelCall:
                 return CallStep(tuple(frames), step.outcome)
         return CallStep(tuple(frames))
 
+    @property
+    def silent(self) -> bool:
+        """The provider has sent nothing yet (no header, event or end) and the call goes on."""
+        return not self._heard and not self._ended
+
+    def keep_alive(self) -> CallStep:
+        """The model has been silent a while: an empty thinking delta, which the editor shows
+        as the model thinking and a client counts as activity (a heartbeat is not). Nothing
+        while the call is held (its checkpoint comes first) or once the model was heard; the
+        conversation's steps are untouched."""
+        if not self.silent or self._held is not None:
+            return CallStep()
+        self._kept_alive = True
+        return CallStep(frames=(thinking_delta_frame(""),))
+
+    def _close_kept_alive(self, event: ProviderEvent, now: float) -> list[bytes]:
+        """After a silence shown as thinking, the model's first content: its own thinking
+        continues that block (and its duration counts from the request, the silence being
+        thinking the provider did not stream); text or a tool call ends the block, which
+        lasted the silence. Other events (usage, say) wait for one of those."""
+        if isinstance(event, ThinkingStarted | ThinkingDelta):
+            self._kept_alive = False
+            self._continues = True
+            return []
+        if isinstance(event, TextStarted | TextDelta | ToolCallStarted):
+            self._kept_alive = False
+            return [thinking_completed_frame(max(1, round((now - self._opened_at) * 1000)))]
+        return []
+
     def _events(self, events: tuple[ProviderEvent, ...], now: float) -> list[bytes]:
         frames: list[bytes] = []
         for event in events:
+            if self._kept_alive:
+                frames.extend(self._close_kept_alive(event, now))
             match event:
                 case TextStarted():
                     self._text = []
@@ -227,7 +266,8 @@ class ModelCall:
                 case TextEnded():
                     self._add_step(AssistantStep("".join(self._text)))
                 case ThinkingStarted():
-                    self._thinking_started = now
+                    self._thinking_started = self._opened_at if self._continues else now
+                    self._continues = False
                     self._thinking = []
                 case ThinkingDelta(text=text):
                     self._thinking.append(text)

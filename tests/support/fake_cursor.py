@@ -245,6 +245,8 @@ class TurnLog:
     # The RunSSE stream broke before its EndStream (the server died): what the editor keeps is
     # then its last checkpoint and its blobs, to resume with.
     dropped: bool = False
+    # The client ended the turn itself: nothing visible came for ``visible_silence_cap_s``.
+    stalled: bool = False
 
     def kinds(self) -> list[str]:
         """One label per frame: the AgentServerMessage variant, or the update kind."""
@@ -734,6 +736,31 @@ def reject_images(reason: str) -> QueryAnswer:
     return answer
 
 
+# What a client that caps silence counts as activity: text, thinking, a tool's card, an exec
+# or its abort, KV. Heartbeats, token counts and checkpoints do not count.
+VISIBLE_UPDATES = frozenset(
+    {
+        "text_delta",
+        "thinking_delta",
+        "thinking_completed",
+        "partial_tool_call",
+        "tool_call_delta",
+        "tool_call_started",
+        "tool_call_completed",
+    }
+)
+VISIBLE_MESSAGES = frozenset(
+    {"exec_server_message", "exec_server_control_message", "kv_server_message"}
+)
+
+
+def is_visible(message: agent.AgentServerMessage) -> bool:
+    variant = message.WhichOneof("message")
+    if variant == "interaction_update":
+        return message.interaction_update.WhichOneof("message") in VISIBLE_UPDATES
+    return variant in VISIBLE_MESSAGES
+
+
 class CursorSession:
     """The client side of one request id, like the editor.
 
@@ -770,6 +797,7 @@ class CursorSession:
         run_subagents: bool = False,
         mcp_servers: list[FakeMcpServer] | None = None,
         shell_gate: asyncio.Event | None = None,
+        visible_silence_cap_s: float | None = None,
     ) -> None:
         """``workspace``: where execs run (none: execs stay unanswered). ``blobs``: what the
         client's blob store already holds (from earlier turns), as is (unchecked).
@@ -782,7 +810,10 @@ class CursorSession:
         run of its own (``subagents``), whose final message is the ``SubagentSuccess``.
         ``mcp_servers``: the MCP servers that answer MCP execs (none: never answered).
         ``shell_gate``: a Shell exec announces its start, then waits for the event before its
-        command runs, so a test decides when the command (and its result) happens."""
+        command runs, so a test decides when the command (and its result) happens.
+        ``visible_silence_cap_s``: end the turn (``log.stalled``) after this long without
+        visible activity (``is_visible``; heartbeats do not count), as some clients do."""
+        self.visible_silence_cap_s = visible_silence_cap_s
         self.cursor = cursor
         self.request_id = request_id
         self.seqno = 0
@@ -934,42 +965,68 @@ class CursorSession:
         timeout: float,
     ) -> None:
         await self.send(first)
-        while (envelope := await self._next_or_drop(stream, timeout)) is not None:
+        cap = self.visible_silence_cap_s
+        loop = asyncio.get_running_loop()
+        last_visible = loop.time()
+        while True:
+            wait = timeout
+            if cap is not None:
+                wait = max(0.001, min(timeout, cap - (loop.time() - last_visible)))
+            try:
+                envelope = await self._next_or_drop(stream, wait)
+            except TimeoutError:
+                if cap is None or loop.time() - last_visible < cap:
+                    raise
+                self.log.stalled = True  # the client gives the turn up, as its rule says
+                return
+            if envelope is None:
+                break
             if envelope.is_end_stream:
                 self.log.end = json.loads(envelope.payload)
                 break
             message = agent.AgentServerMessage.FromString(envelope.payload)
             self.log.messages.append(message)
             self.log.received_at.append(time.perf_counter())
-            if message.kv_server_message.HasField("set_blob_args"):
-                kv = message.kv_server_message
-                data = kv.set_blob_args.blob_data
-                assert hashlib.sha256(data).digest() == kv.set_blob_args.blob_id
-                self.log.blobs[kv.set_blob_args.blob_id] = data
-                if reject_set(kv.id):
-                    self.rejected.append(kv.id)
-                    self._dispatch(kv_ack(kv.id, error="the test client refused this blob"), "kv")
-                elif not hold_ack(kv.id):
-                    self._dispatch(kv_ack(kv.id), "kv")
-            if message.kv_server_message.HasField("get_blob_args"):
-                kv = message.kv_server_message
-                data = self.log.blobs.get(kv.get_blob_args.blob_id)
-                result = agent.GetBlobResult(blob_data=data)
-                reply = agent.KvClientMessage(id=kv.id, get_blob_result=result)
-                self._dispatch(agent.AgentClientMessage(kv_client_message=reply), "kv")
-            if message.HasField("interaction_query"):
-                response = self.answer_query(message.interaction_query)
-                if response is not None:
-                    reply = agent.InteractionResponse()
-                    reply.CopyFrom(response)
-                    reply.id = message.interaction_query.id
-                    self._dispatch(agent.AgentClientMessage(interaction_response=reply), "query")
-            if message.exec_server_control_message.HasField("abort"):
-                task = self._exec_tasks.get(message.exec_server_control_message.abort.id)
-                if task is not None:
-                    task.cancel()
-            if message.HasField("exec_server_message"):
-                self._on_exec(message.exec_server_message)
+            if is_visible(message):
+                last_visible = loop.time()
+            self._on_message(message, hold_ack, reject_set)
+
+    def _on_message(
+        self,
+        message: agent.AgentServerMessage,
+        hold_ack: Callable[[int], bool],
+        reject_set: Callable[[int], bool],
+    ) -> None:
+        """Answer one server message as the editor does (KV, queries, aborts, execs)."""
+        if message.kv_server_message.HasField("set_blob_args"):
+            kv = message.kv_server_message
+            data = kv.set_blob_args.blob_data
+            assert hashlib.sha256(data).digest() == kv.set_blob_args.blob_id
+            self.log.blobs[kv.set_blob_args.blob_id] = data
+            if reject_set(kv.id):
+                self.rejected.append(kv.id)
+                self._dispatch(kv_ack(kv.id, error="the test client refused this blob"), "kv")
+            elif not hold_ack(kv.id):
+                self._dispatch(kv_ack(kv.id), "kv")
+        if message.kv_server_message.HasField("get_blob_args"):
+            kv = message.kv_server_message
+            data = self.log.blobs.get(kv.get_blob_args.blob_id)
+            result = agent.GetBlobResult(blob_data=data)
+            reply = agent.KvClientMessage(id=kv.id, get_blob_result=result)
+            self._dispatch(agent.AgentClientMessage(kv_client_message=reply), "kv")
+        if message.HasField("interaction_query"):
+            response = self.answer_query(message.interaction_query)
+            if response is not None:
+                reply = agent.InteractionResponse()
+                reply.CopyFrom(response)
+                reply.id = message.interaction_query.id
+                self._dispatch(agent.AgentClientMessage(interaction_response=reply), "query")
+        if message.exec_server_control_message.HasField("abort"):
+            task = self._exec_tasks.get(message.exec_server_control_message.abort.id)
+            if task is not None:
+                task.cancel()
+        if message.HasField("exec_server_message"):
+            self._on_exec(message.exec_server_message)
 
     async def _next_or_drop(self, stream: RunStream, timeout: float) -> Envelope | None:
         """The next envelope; None, with ``log.dropped`` set, when the connection broke (the

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from pathlib import Path
 
 from store import Store, connect_store
@@ -15,6 +16,8 @@ from store.secrets import encode_secret_key
 
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r"cursor server listening address=(\S+)")
+# Every process a test started, so the ERROR-line check can read their logs.
+STARTED: weakref.WeakSet[ServerProcess] = weakref.WeakSet()
 
 
 class ServerProcess:
@@ -34,6 +37,7 @@ class ServerProcess:
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
+        STARTED.add(self)
 
     def _read(self) -> None:
         assert self.proc.stderr is not None

@@ -55,6 +55,13 @@ class StreamGone(Exception):
     """The client reset the stream, or the connection ended."""
 
 
+class _Gone:
+    """The mark a lost stream leaves in its chunk queue."""
+
+
+_GONE = _Gone()
+
+
 class H2Stream:
     """One request/response exchange on an HTTP/2 connection, as a handler sees it."""
 
@@ -63,7 +70,7 @@ class H2Stream:
         self.stream_id = stream_id
         self.headers = headers
         self._fields = {name: value for name, value in reversed(headers)}
-        self._chunks: asyncio.Queue[tuple[bytes, int] | None] = asyncio.Queue()
+        self._chunks: asyncio.Queue[tuple[bytes, int] | _Gone | None] = asyncio.Queue()
         self.gone = asyncio.Event()
         self.reset_code: int | None = None  # the client's RST_STREAM code, if it sent one
         self.peer: str | None = connection.peer  # the client's IP address
@@ -83,19 +90,16 @@ class H2Stream:
         return self._fields.get(name)
 
     async def read(self) -> bytes | None:
-        """The next body chunk, None once the client half-closed; acknowledged when taken."""
+        """The next body chunk, None once the client half-closed; acknowledged when taken.
+
+        One wait on the chunk queue, where the stream's loss is queued too (``_GONE``): no
+        helper task that a cancelled read could leave pending, and chunks that arrived
+        before the loss are still read first."""
         if self.gone.is_set() and self._chunks.empty():
             raise StreamGone(self.stream_id)
-        getter = asyncio.ensure_future(self._chunks.get())
-        gone = asyncio.ensure_future(self.gone.wait())
-        try:
-            await asyncio.wait((getter, gone), return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            gone.cancel()
-        if not getter.done():
-            getter.cancel()
+        item = await self._chunks.get()
+        if item is _GONE:
             raise StreamGone(self.stream_id)
-        item = getter.result()
         if item is None:
             return None
         data, flow_length = item
@@ -133,11 +137,14 @@ class H2Stream:
     def _unread(self) -> int:
         """Take the chunks no handler will read now (the stream is dropped); their flow-control
         length, which the connection must still acknowledge or its window shrinks for good."""
-        owed = 0
+        owed, gone = 0, False
         while not self._chunks.empty():
             item = self._chunks.get_nowait()
-            if item is not None:
+            if isinstance(item, tuple):
                 owed += item[1]
+            gone = gone or item is _GONE
+        if gone:
+            self._chunks.put_nowait(_GONE)  # a read still waiting must hear of the loss
         return owed
 
     def _ended(self) -> None:
@@ -146,7 +153,9 @@ class H2Stream:
     def _lose(self, code: int | None) -> None:
         if code is not None and self.reset_code is None:
             self.reset_code = code
-        self.gone.set()
+        if not self.gone.is_set():
+            self.gone.set()
+            self._chunks.put_nowait(_GONE)  # wakes a waiting read
 
 
 StreamHandler = Callable[[H2Stream], Awaitable[None]]

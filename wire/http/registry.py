@@ -209,7 +209,11 @@ class RunRegistry:
         assert self._upstream is not None
         channel.cancel_timers()
         relay = UpstreamRun(
-            self._upstream, channel.request_id, channel.outbound, lambda: self._retire(channel)
+            self._upstream,
+            channel.request_id,
+            channel.outbound,
+            lambda: self._retire(channel),
+            client_rpc="Run" if channel.relay_stream else "",
         )
         channel.relay = relay
         log_event(logger, logging.INFO, "run relayed upstream", request_id=channel.request_id)

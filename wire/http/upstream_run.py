@@ -106,8 +106,13 @@ class UpstreamRun:
         request_id: str,
         outbound: OutboundStream,
         ended: Callable[[], None],
+        *,
+        client_rpc: str = "",
     ) -> None:
-        """``ended`` is called once, when the outbound stream has been closed."""
+        """``ended`` is called once, when the outbound stream has been closed.
+        ``client_rpc``: the RPC the client used when it is not the pair relayed upstream (a
+        ``Run``), so an error names what the client sent."""
+        self._client_rpc = client_rpc
         self._upstream = upstream
         self.request_id = request_id
         self._outbound = outbound
@@ -116,6 +121,10 @@ class UpstreamRun:
         self._appends: asyncio.Queue[tuple[RawRequest, Answer | None]] = asyncio.Queue()
         self._sender = asyncio.get_running_loop().create_task(self._send_appends())
         self._closed = False
+
+    def _part(self, rpc: str) -> str:
+        """``rpc`` of the pair as the client knows it: itself, or a part of its ``Run``."""
+        return f"the {rpc} of a relayed {self._client_rpc}" if self._client_rpc else rpc
 
     def open(self, run_sse: RawRequest) -> None:
         """Open the upstream RunSSE with the client's own request; once."""
@@ -167,7 +176,8 @@ class UpstreamRun:
         try:
             response = await self._upstream.client.send(request, stream=True)
         except _SEND_ERRORS as exc:
-            self._end(_unavailable(f"Cursor upstream {base} did not answer RunSSE: {_detail(exc)}"))
+            what = self._part("RunSSE")
+            self._end(_unavailable(f"Cursor upstream {base} did not answer {what}: {_detail(exc)}"))
             return
         try:
             await self._relay_body(response)
@@ -194,7 +204,7 @@ class UpstreamRun:
                 text = bytes(body[:MAX_ERROR_BODY_BYTES]).decode("utf-8", "replace")
                 self._end(
                     _unavailable(
-                        f"Cursor upstream {base} answered RunSSE with HTTP "
+                        f"Cursor upstream {base} answered {self._part('RunSSE')} with HTTP "
                         f"{response.status_code}: {text}"
                     )
                 )
@@ -202,7 +212,8 @@ class UpstreamRun:
             async for chunk in response.aiter_bytes():
                 self._outbound.send(chunk)
         except httpx.HTTPError as exc:
-            self._end(_unavailable(f"Cursor upstream {base} RunSSE broke: {_detail(exc)}"))
+            what = self._part("RunSSE")
+            self._end(_unavailable(f"Cursor upstream {base}: {what} broke: {_detail(exc)}"))
             return
         log_event(logger, logging.INFO, "relayed RunSSE ended", request_id=self.request_id)
         self._end(None)
@@ -233,8 +244,8 @@ class UpstreamRun:
                 text = answer.body[:MAX_ERROR_BODY_BYTES].decode("utf-8", "replace")
                 self._end(
                     _unavailable(
-                        f"Cursor upstream {self._upstream.base_url} refused a relayed "
-                        f"BidiAppend with HTTP {answer.status}: {text}"
+                        f"Cursor upstream {self._upstream.base_url} refused "
+                        f"{self._part('BidiAppend')} with HTTP {answer.status}: {text}"
                     )
                 )
 
@@ -249,7 +260,7 @@ class UpstreamRun:
                 await response.aclose()
         except _SEND_ERRORS as exc:
             raise _unavailable(
-                f"Cursor upstream {base} did not answer BidiAppend: {_detail(exc)}"
+                f"Cursor upstream {base} did not answer {self._part('BidiAppend')}: {_detail(exc)}"
             ) from exc
         return UpstreamAnswer(
             status=response.status_code,

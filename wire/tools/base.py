@@ -122,7 +122,12 @@ class ToolDefinition:
 
     def invalid_card(self, error: str) -> agent.ToolCall:
         """The card of a call whose arguments do not fit: an error result and nothing else."""
+        return self.error_card(agent.ToolCall(), error)
+
+    def error_card(self, card: agent.ToolCall, error: str) -> agent.ToolCall:
+        """``card`` (its args, say) with an error result; ``card`` itself is left as it was."""
         tool_call = agent.ToolCall()
+        tool_call.CopyFrom(card)
         node = getattr(tool_call, self.tool_call_field)
         for name in self.error_path.split("."):
             node = getattr(node, name)
