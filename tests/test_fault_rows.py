@@ -59,7 +59,7 @@ ON_POSTGRES = (
     test_a_transient_failure_before_the_first_token_is_retried_and_shown_once,
 )
 READ = FakeToolCall("call_r", "Read", ['{"path": "/in.txt"}'])
-KV_ACK_TIMEOUT_S = 15.0  # actors/blob_sync.py's limit, named in the README's limits table
+KV_ACK_TIMEOUT_S = 15.0  # actors/blob_sync.py's limit, named in docs/limits.md
 
 
 @asynccontextmanager
