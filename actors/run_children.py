@@ -70,7 +70,7 @@ class AgentDeps(msgspec.Struct, frozen=True):
     # How long an exec the editor answers on its own may go unanswered
     # (``wire.tools.exec_deadline``); None: no limit.
     exec_answer_timeout_s: float | None = None
-    # A model call silent this long (no header, no event) shows the model thinking, and again
+    # A model call that showed nothing this long shows the model thinking, and again
     # every as long until it speaks (``ModelCall.keep_alive``); None: never.
     silent_model_keepalive_s: float | None = None
 

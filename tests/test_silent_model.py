@@ -17,7 +17,7 @@ import pytest
 from run import RunningServer
 from tests.conftest import TEST_LIMITS, StartServer
 from tests.support.fake_cursor import CursorSession, FakeCursor, TurnLog, updates, user_turn_message
-from tests.support.fake_provider import FakeProvider, Script, chat_events
+from tests.support.fake_provider import FakeProvider, Script, chat_events, encode_events
 from tests.support.h2_client import H2Cursor
 from tests.support.h2_servers import connect
 from wire.proto import agent_v1_pb2 as agent
@@ -89,6 +89,22 @@ async def test_a_silent_model_is_shown_thinking_and_its_answer_is_unchanged(
     (completed,) = updates(log, "thinking_completed")
     assert completed.thinking_duration_ms >= (SILENCE_S - 0.5) * 1000
     assert "turn_ended" in kinds
+
+
+async def test_a_model_whose_headers_come_at_once_but_says_nothing_is_shown_thinking(
+    turn: object, fake: FakeProvider, public_id: str
+) -> None:
+    """A reasoning model that does not stream its reasoning answers 200 and its first chunk
+    at once, then nothing for a long while: that is silence too."""
+    events = chat_events(text=["Here it is."])
+    first, rest = encode_events(events[:1]), encode_events(events[1:])
+    fake.enqueue(Script.raw([first, rest], delay_between=SILENCE_S))
+    log = await turn(LIMITS, user_turn_message("think hard", public_id), "silent-body")  # type: ignore[operator]
+    assert not log.stalled and log.end == {}
+    assert text_of(log) == "Here it is."
+    kept_alive = thinking_texts(log)
+    assert kept_alive and set(kept_alive) == {""}
+    assert len(updates(log, "thinking_completed")) == 1
 
 
 async def test_a_model_that_thinks_after_its_silence_keeps_its_own_thinking(

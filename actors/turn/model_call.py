@@ -49,6 +49,9 @@ from wire.tools.streaming import streamed_args_decoder, streamed_args_frames
 
 ProviderMessage = ProviderEventsReceived | ProviderCallEnded
 
+# What the editor sees of the model: after the first of these a call is no longer silent.
+_CONTENT_EVENTS = (TextStarted, TextDelta, ThinkingStarted, ThinkingDelta, ToolCallStarted)
+
 
 # ---- outcomes ----
 
@@ -181,7 +184,7 @@ class ModelCall:
         self.model_call_id = model_call_id
         self.call_index = call_index
         self._opened_at = opened_at
-        self._heard = False  # a message of the provider arrived (held or not)
+        self._spoke = False  # the model's first text, thinking or tool call was played
         self._kept_alive = False  # a silence was shown as thinking (``keep_alive``)
         self._continues = False  # the model's thinking continues that shown block
         self._offered = offered
@@ -203,7 +206,6 @@ class ModelCall:
         """One message of the provider (another call's messages are ignored)."""
         if message.model_call_id != self.model_call_id or self._ended:
             return CallStep()
-        self._heard = True
         if self._held is not None:
             self._held.append((message, now))
             return CallStep()
@@ -225,8 +227,10 @@ class ModelCall:
 
     @property
     def silent(self) -> bool:
-        """The provider has sent nothing yet (no header, event or end) and the call goes on."""
-        return not self._heard and not self._ended
+        """The call goes on and the editor has seen nothing of the model yet: no text,
+        thinking or tool call, whether the provider's headers came or not (a reasoning model
+        that does not stream its reasoning answers 200 at once, then says nothing)."""
+        return not self._spoke and not self._ended
 
     def keep_alive(self) -> CallStep:
         """The model has been silent a while: an empty thinking delta, which the editor shows
@@ -247,7 +251,7 @@ class ModelCall:
             self._kept_alive = False
             self._continues = True
             return []
-        if isinstance(event, TextStarted | TextDelta | ToolCallStarted):
+        if isinstance(event, _CONTENT_EVENTS):
             self._kept_alive = False
             return [thinking_completed_frame(max(1, round((now - self._opened_at) * 1000)))]
         return []
@@ -257,6 +261,8 @@ class ModelCall:
         for event in events:
             if self._kept_alive:
                 frames.extend(self._close_kept_alive(event, now))
+            if isinstance(event, _CONTENT_EVENTS):
+                self._spoke = True
             match event:
                 case TextStarted():
                     self._text = []

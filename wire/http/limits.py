@@ -38,9 +38,10 @@ class EdgeLimits(msgspec.Struct, frozen=True):
     # resources and state: ``wire.tools.exec_deadline``) unanswered this long is aborted and
     # its call ends with an error the model reads.
     exec_answer_timeout_s: float = 120.0
-    # A model call that has sent nothing (no headers, no event) for this long is shown to the
-    # editor as the model thinking (an empty thinking delta), again every as long: a client
-    # that ends a turn after 60 s without visible activity keeps it (heartbeats do not count).
+    # A model call that has shown nothing (no text, thinking or tool call) for this long is
+    # shown to the editor as the model thinking (an empty thinking delta), again every as
+    # long: a client that ends a turn after 60 s without visible activity keeps it
+    # (heartbeats do not count).
     silent_model_keepalive_s: float = 20.0
     # An append_seqno gap (later appends wait for a missing one) that does not fill within
     # this long ends the run invalid_argument naming the missing number.
