@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import threading
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -41,7 +42,8 @@ def no_unexpected_error_lines(request: pytest.FixtureRequest) -> Iterator[None]:
     process or a server process (``tests/support/error_lines.py``), unless it is marked
     ``allows_error_lines``."""
     seen = {process: len(process.lines) for process in STARTED}
-    with ErrorLines() as caught:
+    async_test = inspect.iscoroutinefunction(getattr(request.node, "obj", None))
+    with ErrorLines(collect=async_test) as caught:
         yield
     found = list(caught.lines)
     for process in list(STARTED):

@@ -3,9 +3,9 @@
 What they catch is what a user would see in the server's log as a fault: asyncio's "Task was
 destroyed but it is pending!", "Task exception was never retrieved", an exception in a
 callback, aiohttp's "Error handling request". In the test process they are caught by a
-handler on those loggers (after a ``gc.collect()``, since a task destroyed while pending is
-reported only when it is collected); from a ``python run.py`` the test started, by reading
-its log. A test that provokes one on purpose says so with ``@pytest.mark.allows_error_lines``.
+handler on those loggers (after a ``gc.collect()`` at the end of every async test, since a
+task destroyed while pending is reported only when it is collected); from a ``python run.py``
+the test started, by reading its log. A test that provokes one on purpose says so with ``@pytest.mark.allows_error_lines``.
 """
 
 from __future__ import annotations
@@ -23,9 +23,13 @@ PROCESS_LINE = re.compile(r" ERROR (asyncio|aiohttp\.server|aiohttp\.web) ")
 class ErrorLines(logging.Handler):
     """Collects ERROR records of the watched loggers while installed."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, collect: bool = True) -> None:
+        """``collect``: collect garbage on leaving, so a task destroyed while pending is
+        reported now; a full collection costs tens of ms, so a test that ran no event loop
+        of its own is spared it."""
         super().__init__(logging.ERROR)
         self.lines: list[str] = []
+        self._collect = collect
 
     def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(f"{record.name}: {record.getMessage()}")
@@ -36,7 +40,8 @@ class ErrorLines(logging.Handler):
         return self
 
     def __exit__(self, *_: object) -> None:
-        gc.collect()  # a pending task is reported when it is collected
+        if self._collect:
+            gc.collect()  # a pending task is reported when it is collected
         for name in WATCHED_LOGGERS:
             logging.getLogger(name).removeHandler(self)
 
