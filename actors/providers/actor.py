@@ -47,6 +47,7 @@ from actors.providers.transport import (
     ResponseEnded,
     ResponseHeadersReceived,
     TransportFailed,
+    TransportMessage,
     stream_call,
 )
 from store.llm_calls import CallEnd, CallStatus
@@ -182,7 +183,9 @@ class ProviderActor(PooledActor):
             return
         self._decoder = self._adapter.new_decoder(route)
         self._future = self._deps.tasks.submit(
-            stream_call(self._deps.client, http_call, self._deps.limits, self.actor_ref.tell)
+            # Reports from the loop (a chunk batch's timer among them) may come after the
+            # actor stopped (the server shutting down): they are dropped, not raised there.
+            stream_call(self._deps.client, http_call, self._deps.limits, self._tell_self)
         )
         self._record_start((http_call.headers, http_call.body))
         log_event(
@@ -361,8 +364,9 @@ class ProviderActor(PooledActor):
             decision.delay_s, functools.partial(self._tell_self, due)
         )
 
-    def _tell_self(self, message: RetryDue) -> None:
-        """The timer's callback (on the loop): a message, dropped if the actor has stopped."""
+    def _tell_self(self, message: RetryDue | TransportMessage) -> None:
+        """A timer's or the transport's message (on the loop), dropped if the actor has
+        stopped."""
         with contextlib.suppress(pykka.ActorDeadError):
             self.actor_ref.tell(message)
 

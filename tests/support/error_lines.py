@@ -5,7 +5,8 @@ destroyed but it is pending!", "Task exception was never retrieved", an exceptio
 callback, aiohttp's "Error handling request". In the test process they are caught by a
 handler on those loggers (after a ``gc.collect()`` at the end of every async test, since a
 task destroyed while pending is reported only when it is collected); from a ``python run.py``
-the test started, by reading its log. A test that provokes one on purpose says so with ``@pytest.mark.allows_error_lines``.
+the test started, by reading its log. A test that provokes one on purpose says so with
+``@pytest.mark.allows_error_lines``.
 """
 
 from __future__ import annotations
