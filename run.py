@@ -33,22 +33,21 @@ import pykka
 from aiohttp import web
 
 from actors.conversation.secret import Secret
-from actors.image_generation import ImageGenerator
-from actors.instance_lease import INSTANCE_LEASE_S, InstanceLease
 from actors.loop.bridge import LoopTasks
-from actors.model_selection import ModelResolver, StoreModelResolver
+from actors.protocols.run_output import RunOutput
 from actors.providers.actor import ProviderDeps
 from actors.providers.recorder import start_call_recorder
-from actors.providers.retry import RetryPolicy
 from actors.providers.transport import CallLimits, new_provider_client
-from actors.run_children import AgentDeps
+from actors.run.children import AgentDeps
+from actors.run.model_selection import ModelResolver, StoreModelResolver
+from actors.run.owners import RunOwners
+from actors.run.session import SessionActor
 from actors.run_events import FLUSH_AFTER_S as RUN_EVENTS_FLUSH_AFTER_S
 from actors.run_events import start_run_event_recorder
-from actors.run_output import RunOutput
-from actors.run_owners import RunOwners
-from actors.server_work import LoopServerWorkers, ServerWorkHandler
-from actors.session import SessionActor
-from actors.web_search import PUBLIC_ENDPOINTS, SearchEndpoints, WebSearcher
+from actors.services.image_generation import ImageGenerator
+from actors.services.instance_lease import INSTANCE_LEASE_S, InstanceLease
+from actors.services.server_work import LoopServerWorkers, ServerWorkHandler
+from actors.services.web_search import PUBLIC_ENDPOINTS, SearchEndpoints, WebSearcher
 from console.api import ConsoleRoutes
 from console.auth import TOKEN_VARIABLE, ConsoleAuth, check_console_token, is_loopback_host
 from console.model_check_api import MODEL_CHECK_TIMEOUT_S, ModelCheckDeps
@@ -93,6 +92,7 @@ from wire.http.token_throttle import TokenThrottle
 from wire.http.upstream_run import Upstream
 from wire.log import log_event
 from wire.peer_throttle import PeerThrottle
+from wire.providers.retry import RetryPolicy
 from wire.server_config import SERVER_CONFIG_ROUTES, server_config_addition
 from wire.tools.generate_image import ImageRequest
 from wire.tools.web_search import WebSearchRequest
@@ -400,7 +400,7 @@ class ServerConfig(msgspec.Struct, frozen=True):
     upstream_url: str
     limits: EdgeLimits = EdgeLimits()
     provider_limits: CallLimits = CallLimits()
-    # When a failed provider attempt is tried again (``actors/providers/retry.py``).
+    # When a failed provider attempt is tried again (``wire/providers/retry.py``).
     provider_retry: RetryPolicy = RetryPolicy()
     # One provider call of a console model check (Test, Tools and reasoning).
     model_check_timeout_s: float = MODEL_CHECK_TIMEOUT_S

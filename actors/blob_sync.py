@@ -16,11 +16,9 @@ that error. Nothing is ever retried under a new KV id.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import logging
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import msgspec
 import peewee
@@ -28,7 +26,21 @@ import pykka
 
 from actors.loop.timers import Timer, Timers
 from actors.pool import PooledActor
-from actors.run_output import RunOutput
+from actors.protocols.blob_sync import (
+    BlobFetched,
+    BlobsPersisted,
+    BlobSyncFailed,
+    BlobSyncListener,
+    BlobSyncMessage,
+    BlobSyncReply,
+    CancelBlobSync,
+    FetchBlob,
+    KvClientMessageReceived,
+    KvDeadlinePassed,
+    PersistBlobs,
+    b64,
+)
+from actors.protocols.run_output import RunOutput
 from actors.store_failure import store_failure
 from store import Store
 from store.blobs import InvalidBlobId, blob_id_of, check_blob_id
@@ -55,90 +67,6 @@ class KvLimits(msgspec.Struct, frozen=True):
 
 
 DEFAULT_KV_LIMITS = KvLimits()
-
-
-# ---- replies ----
-
-
-class BlobsPersisted(msgspec.Struct, frozen=True):
-    """Every blob of the batch is in the CAS and acknowledged by the client."""
-
-    batch_id: int
-
-
-class BlobFetched(msgspec.Struct, frozen=True):
-    """The blob's bytes (checked against ``blob_id``), or None when the client has no such blob."""
-
-    fetch_id: int
-    blob_id: bytes
-    data: bytes | None
-
-
-class BlobSyncFailed(msgspec.Struct, frozen=True):
-    """The request cannot succeed; ``error`` ends the run.
-
-    ``batch_id`` is set for a ``PersistBlobs``, ``fetch_id`` for a ``FetchBlob``.
-    """
-
-    error: ConnectError
-    batch_id: int | None = None
-    fetch_id: int | None = None
-
-
-BlobSyncReply = BlobsPersisted | BlobFetched | BlobSyncFailed
-
-
-class BlobSyncListener(Protocol):
-    """Who gets a reply: an ActorRef, or anything with a thread-safe ``tell``."""
-
-    def tell(self, message: BlobSyncReply) -> None: ...
-
-
-# ---- messages told to the actor ----
-
-
-class PersistBlobs(msgspec.Struct, frozen=True):
-    """Store these blobs and make sure the client has them (one KV SET per blob it lacks)."""
-
-    batch_id: int
-    blobs: tuple[bytes, ...]
-    reply_to: BlobSyncListener
-
-
-class FetchBlob(msgspec.Struct, frozen=True):
-    """Find the blob ``blob_id``: from the CAS, else from the client with one KV GET."""
-
-    fetch_id: int
-    blob_id: bytes
-    reply_to: BlobSyncListener
-
-
-class KvClientMessageReceived(msgspec.Struct, frozen=True):
-    """The client answered a KV request (forwarded by the SessionActor in seqno order)."""
-
-    message: agent.KvClientMessage
-
-
-class KvDeadlinePassed(msgspec.Struct, frozen=True):
-    """The deadline of KV request ``kv_id`` passed; ignored if it was answered meanwhile."""
-
-    kv_id: int
-
-
-class CancelBlobSync(msgspec.Struct, frozen=True):
-    """The run is cancelled: fail everything pending with ``canceled``."""
-
-    reason: str
-
-
-BlobSyncMessage = (
-    PersistBlobs | FetchBlob | KvClientMessageReceived | KvDeadlinePassed | CancelBlobSync
-)
-
-
-def b64(blob_id: bytes) -> str:
-    """A blob id as messages and logs print it: standard base64 with padding."""
-    return base64.b64encode(blob_id).decode("ascii")
 
 
 # ---- internal state ----

@@ -12,7 +12,7 @@ Per round, each call in index order gets its ``tool_call_started`` frame and the
 or query; local tools and calls with bad arguments complete at once. A call may also ask for a
 pause (``WakeAfter``: a poll's interval, a local timer); its deadline arrives as a
 ``ToolWakeDue`` message from a timer, never by sleeping in the mailbox. Work only the server
-can do (``ServerWork``: a search, an image) runs on ``actors.server_work``'s workers and
+can do (``ServerWork``: a search, an image) runs on ``actors.services.server_work``'s workers and
 answers as ``ServerWorkDone``. Every completion is
 told to the listener as ``ToolCompleted`` in the order results arrive: the LLM string and the
 typed ToolCall with real timestamps. ``tool_call_completed`` itself is the SessionActor's to
@@ -29,10 +29,11 @@ has no abort for a query; the EndStream closes its card); then ``ToolRuntimeStop
 the actor stops. The mailbox never waits on anything.
 
 The user may act on a running call from the editor (``UserActedOnCall``, see
-``actors.call_actions``): a move to the background is a ``force_background_*`` request of its
-own, whose answer is matched here and never fed to the call; a cancelled subagent's Task exec
-is aborted and its call completed at once. An exec whose call such an action ended is released:
-whatever the editor still sends for it is dropped instead of failing the run.
+``actors.protocols.call_actions``): a move to the background is a ``force_background_*``
+request of its own, whose answer is matched here and never fed to the call; a cancelled
+subagent's Task exec is aborted and its call completed at once. An exec whose call such an
+action ended is released: whatever the editor still sends for it is dropped instead of failing
+the run.
 """
 
 from __future__ import annotations
@@ -41,22 +42,40 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import msgspec
 import pykka
 
-from actors.call_actions import (
+from actors.conversation.model import CanonicalToolCall
+from actors.loop.timers import Timer, Timers
+from actors.pool import PooledActor
+from actors.protocols.call_actions import (
     FORCE_RESULTS,
     CallAction,
     UserActedOnCall,
     force_background_request,
 )
-from actors.conversation.model import CanonicalToolCall
-from actors.loop.timers import Timer, Timers
-from actors.pool import PooledActor
-from actors.run_output import RunOutput
-from actors.server_work import ServerWorkers, WorkHandle
+from actors.protocols.run_output import RunOutput
+from actors.protocols.tool_runtime import (
+    AbortPendingExecs,
+    EndedCall,
+    ExecAnswerDue,
+    ExecControlReceived,
+    ExecMessageReceived,
+    InteractionResponseReceived,
+    RoundSettled,
+    RunUserCommand,
+    ServerWorkDone,
+    StartToolRound,
+    ToolCompleted,
+    ToolRuntimeFailed,
+    ToolRuntimeListener,
+    ToolRuntimeMessage,
+    ToolRuntimeReply,
+    ToolRuntimeStopped,
+    ToolWakeDue,
+)
+from actors.services.server_work import ServerWorkers, WorkHandle
 from store.clock import now_ms
 from wire.errors import Code, ConnectError, protocol_error
 from wire.log import format_event, log_event
@@ -69,10 +88,8 @@ from wire.tools.base import (
     SendQuery,
     ServerWork,
     ShellOutput,
-    Todo,
     ToolChannel,
     ToolExecution,
-    ToolImage,
     ToolOutcome,
     Waiting,
     WakeAfter,
@@ -91,167 +108,13 @@ from wire.tools.registry import refused_call
 from wire.tools.shell import user_command_execution
 from wire.tools.task import TaskExecution
 
+# What the actor handles even after a failure: the run's own orders.
+_ALWAYS_HANDLED = (StartToolRound, RunUserCommand, RoundSettled, AbortPendingExecs)
+
 logger = logging.getLogger("cursor_server.tool_runtime")
 
 # Wire ids are uint32 and never reused, so a run cannot go past this one.
 MAX_WIRE_ID = 0xFFFF_FFFF
-
-
-# ---- replies ----
-
-
-class ToolCompleted(msgspec.Struct, frozen=True):
-    """One call finished: what the LLM reads, and the typed ToolCall for ``tool_call_completed``.
-
-    ``tool_call`` is a serialized ``agent.ToolCall`` with args, result, id and both times, or
-    empty for a call of a tool that does not exist (it has no card).
-    """
-
-    round_id: str
-    call_id: str
-    name: str
-    model_call_id: str
-    content: str
-    is_error: bool
-    tool_call: bytes
-    started_at_ms: int
-    completed_at_ms: int
-    # The wire ids of the call's execs, in order (an edit reads, then writes); none for a call
-    # completed without the editor (bad arguments, a local tool).
-    wire_ids: tuple[int, ...] = ()
-    images: tuple[ToolImage, ...] = ()  # what the result shows the model besides its text
-
-
-class ToolRuntimeFailed(msgspec.Struct, frozen=True):
-    """The run must end with ``error`` (told once; pending execs wait for the abort)."""
-
-    error: ConnectError
-
-
-class EndedCall(msgspec.Struct, frozen=True):
-    """A call ended unfinished: the wire ids of its requests and queries, the pending one last
-    (none for a call that was only pausing)."""
-
-    call_id: str
-    name: str
-    wire_ids: tuple[int, ...]
-
-
-class ToolRuntimeStopped(msgspec.Struct, frozen=True):
-    """Aborts were sent for these calls' pending execs (ascending ids); ``closed`` calls were
-    waiting on a query or a pause and ended with no wire message; the actor has stopped."""
-
-    aborted: tuple[EndedCall, ...]
-    closed: tuple[EndedCall, ...] = ()
-
-    @property
-    def aborted_ids(self) -> tuple[int, ...]:
-        """The wire ids the aborts were sent for, ascending."""
-        return tuple(exec_.wire_ids[-1] for exec_ in self.aborted)
-
-
-ToolRuntimeReply = ToolCompleted | ToolRuntimeFailed | ToolRuntimeStopped
-
-
-class ToolRuntimeListener(Protocol):
-    """Who hears about the run's tools: the SessionActor, or anything with a thread-safe tell."""
-
-    def tell(self, message: ToolRuntimeReply) -> None: ...
-
-
-# ---- messages told to the actor ----
-
-
-class StartToolRound(msgspec.Struct, frozen=True):
-    """Run these calls of the committed round ``round_id`` (dispatched in index order);
-    ``todos`` holds, for each TodoWrite call, the list it merges onto."""
-
-    round_id: str
-    calls: tuple[CanonicalToolCall, ...]
-    todos: dict[str, tuple[Todo, ...]] = msgspec.field(default_factory=dict)
-    message_indexes: dict[str, int] = msgspec.field(default_factory=dict)  # UpdateCurrentStep's
-    cut: tuple[str, ...] = ()  # calls whose arguments the output limit cut: an error, not run
-
-
-class RunUserCommand(msgspec.Struct, frozen=True):
-    """Run the command the user typed in the chat (``ShellCommandAction``) as one Shell exec
-    whose ``exec_id`` is ``exec_id``: no card is started for it (the model did not call it),
-    its output streams as the Shell card's deltas under ``exec_id``, and it completes as
-    ``ToolCompleted`` of round ``round_id`` like any call."""
-
-    round_id: str
-    exec_id: str
-    command: str
-
-
-class ExecMessageReceived(msgspec.Struct, frozen=True):
-    """The editor answered an exec (forwarded by the SessionActor in seqno order)."""
-
-    message: agent.ExecClientMessage
-
-
-class ExecControlReceived(msgspec.Struct, frozen=True):
-    """An exec stream control message: stream_close, throw or heartbeat."""
-
-    message: agent.ExecClientControlMessage
-
-
-class InteractionResponseReceived(msgspec.Struct, frozen=True):
-    """The editor answered an interaction query."""
-
-    message: agent.InteractionResponse
-
-
-class ToolWakeDue(msgspec.Struct, frozen=True):
-    """The pause numbered ``wake_id`` is over (told by its timer)."""
-
-    wake_id: int
-
-
-class ExecAnswerDue(msgspec.Struct, frozen=True):
-    """The exec ``wire_id`` of a kind the editor answers on its own has waited ``waited_s``
-    (told by its timer; ``wire.tools.exec_deadline``)."""
-
-    wire_id: int
-    waited_s: float
-
-
-class ServerWorkDone(msgspec.Struct, frozen=True):
-    """The server work numbered ``work_id`` answered (told by its worker)."""
-
-    work_id: int
-    answer: object
-
-
-class RoundSettled(msgspec.Struct, frozen=True):
-    """Every result of the round is committed: its tombstones can go."""
-
-    round_id: str
-
-
-class AbortPendingExecs(msgspec.Struct, frozen=True):
-    """The run ends: abort every pending exec, report ``ToolRuntimeStopped`` and stop."""
-
-    reason: str
-
-
-ToolRuntimeMessage = (
-    StartToolRound
-    | RunUserCommand
-    | ExecMessageReceived
-    | ExecControlReceived
-    | InteractionResponseReceived
-    | ToolWakeDue
-    | ExecAnswerDue
-    | ServerWorkDone
-    | RoundSettled
-    | AbortPendingExecs
-    | UserActedOnCall
-)
-
-
-# What the actor handles even after a failure: the run's own orders.
-_ALWAYS_HANDLED = (StartToolRound, RunUserCommand, RoundSettled, AbortPendingExecs)
 
 
 # ---- internal state ----
@@ -319,8 +182,8 @@ class ToolRuntimeActor(PooledActor):
         self._pauses: dict[int, _Pause] = {}  # calls waiting for a ToolWakeDue, by wake id
         self._next_wake_id = 1
         self._tombstones: dict[int, _Tombstone] = {}
-        # Requests to move a call to the background, by their wire id (``actors.call_actions``).
-        # Each holds the call and the answer field it takes.
+        # Requests to move a call to the background, by their wire id
+        # (``actors.protocols.call_actions``). Each holds the call and the answer field it takes.
         self._forced: dict[int, tuple[_Pending, str]] = {}
         # Execs whose call ended without their answer (a cancelled subagent, a shell the
         # editor's force answer ended): whatever the editor still sends for them is dropped.
@@ -639,7 +502,7 @@ class ToolRuntimeActor(PooledActor):
             case _:
                 pass  # heartbeat, or nothing
 
-    # ---- the user's actions on a running call (``actors.call_actions``) ----
+    # ---- the user's actions on a running call (``actors.protocols.call_actions``) ----
 
     def _on_user_action(self, message: UserActedOnCall) -> None:
         found = [

@@ -28,8 +28,6 @@ import msgspec
 import peewee
 from aiohttp import web
 
-from actors.providers.adapter import provider_error_message
-from actors.providers.redaction import credential_strings, scrub_text
 from console.auth import ConsoleAuth, ConsoleGuard
 from console.calls_api import CallsApi
 from console.connection_api import ConnectionApi
@@ -47,6 +45,8 @@ from wire.http.agent_activity import AgentActivity
 from wire.http.responses import json_error
 from wire.json_input import decode_json
 from wire.log import log_event
+from wire.providers.adapter import provider_error_message
+from wire.providers.redaction import credential_strings, scrub_text
 
 logger = logging.getLogger("cursor_server.console")
 

@@ -24,10 +24,8 @@ from aiohttp import web
 
 from actors.conversation.events import Usage
 from actors.conversation.request import LlmRequest, ModelRoute
-from actors.model_selection import ModelSelectionError, stored_model_route
 from actors.providers.actor import ProviderDeps
-from actors.providers.grammar import CallResult
-from actors.providers.redaction import route_secrets, scrub_text
+from actors.run.model_selection import ModelSelectionError, stored_model_route
 from console import model_checks
 from console.model_checks import Step
 from console.provider_call import AwaitedCall, CallTimedOut, await_provider_call
@@ -35,6 +33,8 @@ from store.catalog import KeyUnreadable, model_route_parts
 from store.llm_calls import CallStatus
 from wire.http.responses import connect_error_response, json_error
 from wire.log import log_event
+from wire.providers.grammar import CallResult
+from wire.providers.redaction import route_secrets, scrub_text
 
 logger = logging.getLogger("cursor_server.console")
 

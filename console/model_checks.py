@@ -35,8 +35,8 @@ from actors.conversation.request import (
     ToolSpec,
     conversation_cache_key,
 )
-from actors.providers.grammar import CallResult
-from actors.providers.redaction import route_secrets, scrub_text
+from wire.providers.grammar import CallResult
+from wire.providers.redaction import route_secrets, scrub_text
 
 PING_INSTRUCTIONS = "You are a connection test. Do exactly what the user asks."
 PING_PROMPT = "Reply with the single word: pong"

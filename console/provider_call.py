@@ -27,14 +27,14 @@ from actors.conversation.events import (
 )
 from actors.conversation.request import LlmRequest, ModelRoute
 from actors.loop.bridge import LoopMailbox
-from actors.providers.actor import (
+from actors.protocols.provider import (
     CancelProviderCall,
     ProviderCallEnded,
-    ProviderDeps,
     ProviderEventsReceived,
+    ProviderReply,
     StartProviderCall,
-    start_provider_call,
 )
+from actors.providers.actor import ProviderDeps, start_provider_call
 
 # After a cancel the actor records the call and tells its end; this bounds the wait for it, so
 # the record is finished when the answer goes out (and a stopped recorder cannot hang us).
@@ -73,9 +73,7 @@ async def await_provider_call(
     deps: ProviderDeps, route: ModelRoute, request: LlmRequest, timeout_s: float
 ) -> AwaitedCall:
     """Make one provider call with no run and wait (bounded by ``timeout_s``) for its end."""
-    mailbox: LoopMailbox[ProviderEventsReceived | ProviderCallEnded] = LoopMailbox(
-        asyncio.get_running_loop()
-    )
+    mailbox: LoopMailbox[ProviderReply] = LoopMailbox(asyncio.get_running_loop())
     call = StartProviderCall(None, console_call_id(), request, route)
     started = time.monotonic()
     actor = start_provider_call(call, mailbox, deps)
@@ -118,9 +116,7 @@ class _Times:
                 self.ttft_ms = self.since_start()
 
 
-async def _until_end(
-    mailbox: LoopMailbox[ProviderEventsReceived | ProviderCallEnded], times: _Times
-) -> ProviderCallEnded:
+async def _until_end(mailbox: LoopMailbox[ProviderReply], times: _Times) -> ProviderCallEnded:
     while True:
         message = await mailbox.get()
         if isinstance(message, ProviderCallEnded):
@@ -128,9 +124,7 @@ async def _until_end(
         times.saw(message)
 
 
-async def _settle(
-    mailbox: LoopMailbox[ProviderEventsReceived | ProviderCallEnded], times: _Times
-) -> None:
+async def _settle(mailbox: LoopMailbox[ProviderReply], times: _Times) -> None:
     """Wait (bounded) for a cancelled call's recorded end."""
     try:
         async with asyncio.timeout(CANCEL_GRACE_S):

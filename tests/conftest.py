@@ -13,7 +13,6 @@ import pytest
 from aiohttp import web
 
 from actors.conversation.secret import Secret
-from actors.providers.retry import NO_RETRY, RetryPolicy
 from run import RunningServer, ServerConfig, start_server
 from store import Store, connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
@@ -25,6 +24,7 @@ from tests.support.fake_provider import FakeProvider
 from tests.support.postgres import postgres_url_or_skip
 from tests.support.process import SHARED_KEY_ENV, STARTED
 from wire.http.limits import EdgeLimits
+from wire.providers.retry import NO_RETRY, RetryPolicy
 
 # Short time spans so expiry, retention and heartbeats are observable in a test.
 TEST_LIMITS = EdgeLimits(

@@ -13,15 +13,21 @@ from typing import Any
 
 import pytest
 
-from actors.blob_sync import BlobSyncActor, BlobSyncMessage
-from actors.checkpoint import CheckpointActor, CheckpointMessage
-from actors.messages import EdgeMessage
-from actors.providers.actor import ProviderActor, ProviderMessage
-from actors.providers.recorder import CallRecorderActor, RecorderMessage
-from actors.run_events import RunEventMessage, RunEventRecorderActor
-from actors.session import SessionActor
-from actors.session_protocol import SessionMessage
-from actors.tool_runtime import ToolRuntimeActor, ToolRuntimeMessage
+from actors.blob_sync import BlobSyncActor
+from actors.checkpoint import CheckpointActor
+from actors.protocols.blob_sync import BlobSyncMessage
+from actors.protocols.call_recorder import RecorderMessage
+from actors.protocols.checkpoint import CheckpointMessage
+from actors.protocols.edge import EdgeMessage
+from actors.protocols.provider import ProviderMessage
+from actors.protocols.run_events import RunEventMessage
+from actors.protocols.session import SessionMessage
+from actors.protocols.tool_runtime import ToolRuntimeMessage
+from actors.providers.actor import ProviderActor
+from actors.providers.recorder import CallRecorderActor
+from actors.run.session import SessionActor
+from actors.run_events import RunEventRecorderActor
+from actors.tool_runtime import ToolRuntimeActor
 
 PROTOCOLS: list[tuple[type, Any, str]] = [
     (SessionActor, SessionMessage, "on_receive"),

@@ -16,8 +16,10 @@ from typing import Any
 import pykka
 import pytest
 
-from actors.blob_sync import BlobsPersisted, start_blob_sync
-from actors.checkpoint import CheckpointSetup, start_checkpoint_actor
+from actors.blob_sync import start_blob_sync
+from actors.checkpoint import start_checkpoint_actor
+from actors.protocols.blob_sync import BlobsPersisted
+from actors.protocols.checkpoint import CheckpointSetup
 from store import Store
 from tests.support.actor_doubles import WAIT_S, QueueListener, RecordingOutput
 from tests.test_checkpoint_actor import (

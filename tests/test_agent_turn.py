@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pykka
 
-from actors.run_output import RunOutput
-from actors.session import SessionActor
+from actors.protocols.run_output import RunOutput
+from actors.run.session import SessionActor
 from store import Store
 from store.conversations import ConversationStore
 from tests.conftest import StartServer

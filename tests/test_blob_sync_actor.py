@@ -21,7 +21,9 @@ from collections.abc import Callable, Iterator
 import pykka
 import pytest
 
-from actors.blob_sync import (
+from actors.blob_sync import KvLimits, start_blob_sync
+from actors.loop.bridge import LoopTasks
+from actors.protocols.blob_sync import (
     BlobFetched,
     BlobsPersisted,
     BlobSyncFailed,
@@ -29,12 +31,9 @@ from actors.blob_sync import (
     CancelBlobSync,
     FetchBlob,
     KvClientMessageReceived,
-    KvLimits,
     PersistBlobs,
     b64,
-    start_blob_sync,
 )
-from actors.loop.bridge import LoopTasks
 from store import Store, blob_id_of, connect_store
 from tests.support.actor_doubles import QUIET_S, WAIT_S, QueueListener, RecordingOutput
 from wire.errors import Code

@@ -21,8 +21,20 @@ import peewee
 import pykka
 import pytest
 
-from actors.blob_sync import BlobsPersisted, BlobSyncFailed, PersistBlobs
-from actors.checkpoint import (
+from actors.checkpoint import start_checkpoint_actor
+from actors.codecs.checkpoint_json import encode_root, encode_system_root
+from actors.conversation.model import (
+    AssistantContent,
+    CanonicalMessage,
+    CanonicalToolCall,
+    Origin,
+    PartsContent,
+    Role,
+    TextPart,
+)
+from actors.conversation.request import ToolSpec
+from actors.protocols.blob_sync import BlobsPersisted, BlobSyncFailed, PersistBlobs
+from actors.protocols.checkpoint import (
     AssistantStep,
     CheckpointFailed,
     CheckpointJob,
@@ -35,19 +47,7 @@ from actors.checkpoint import (
     ShellTurn,
     ThinkingStep,
     ToolCallStep,
-    start_checkpoint_actor,
 )
-from actors.checkpoint_json import encode_root, encode_system_root
-from actors.conversation.model import (
-    AssistantContent,
-    CanonicalMessage,
-    CanonicalToolCall,
-    Origin,
-    PartsContent,
-    Role,
-    TextPart,
-)
-from actors.conversation.request import ToolSpec
 from store.conversations import roots_digest
 from tests.support.actor_doubles import WAIT_S, QueueListener, RecordingOutput
 from wire.errors import Code, ConnectError

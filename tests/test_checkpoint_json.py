@@ -14,7 +14,7 @@ import json
 import msgspec
 import pytest
 
-from actors.checkpoint_json import (
+from actors.codecs.checkpoint_json import (
     CheckpointJsonError,
     decode_pending,
     decode_root,

@@ -8,7 +8,7 @@ import msgspec
 import pytest
 from google.protobuf import unknown_fields
 
-from actors.checkpoint_state import (
+from actors.codecs.checkpoint_state import (
     BREAKDOWN_CATEGORIES,
     CheckpointStateError,
     assistant_step_blob,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.checkpoint_state import SummaryBlobs, build_state
+from actors.codecs.checkpoint_state import SummaryBlobs, build_state
 from actors.conversation.events import FinishReason
 from actors.conversation.model import (
     AssistantContent,
@@ -28,10 +28,7 @@ from actors.conversation.model import (
 from actors.conversation.projection import ProjectionError, visible
 from actors.conversation.request import ModelRoute, ProviderType, Reasoning
 from actors.conversation.secret import Secret
-from actors.providers.actor import ProviderCallEnded
-from actors.providers.adapter import http_failure
-from actors.providers.errors import is_length_refusal
-from actors.providers.grammar import CallResult
+from actors.protocols.provider import ProviderCallEnded
 from actors.turn.compaction import (
     ASCII_CHARS_PER_TOKEN,
     COMPACT_AT,
@@ -49,6 +46,9 @@ from prompt.compaction import COMPACTION_MODE, compaction_assets
 from store.llm_calls import CallStatus
 from wire.errors import Code, ConnectError
 from wire.proto import agent_v1_pb2 as agent
+from wire.providers.adapter import http_failure
+from wire.providers.errors import is_length_refusal
+from wire.providers.grammar import CallResult
 
 
 def user(n: int, text: str = "hello") -> CanonicalMessage:

@@ -19,7 +19,7 @@ from typing import TypeVar
 import pytest
 
 from actors.conversation.model import ToolResultContent, decode_message
-from actors.instance_lease import CALL_REASON, RUN_REASON
+from actors.services.instance_lease import CALL_REASON, RUN_REASON
 from store.conversations import ConversationStore
 from store.instances import Instances
 from store.llm_calls import CallRecords

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.blob_sync import b64
+from actors.protocols.blob_sync import b64
 from store import Store
 from store.conversations import ConversationStore
 from tests.conftest import add_fake_model

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.checkpoint_json import (
+from actors.codecs.checkpoint_json import (
     CheckpointJsonError,
     decode_pending,
     decode_root,
@@ -19,7 +19,7 @@ from actors.checkpoint_json import (
     replay_signature,
     replay_state_from_signature,
 )
-from actors.checkpoint_state import (
+from actors.codecs.checkpoint_state import (
     CheckpointStateError,
     decode_turn,
     extend_turn_blob,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from actors.image_generation import ImageGenerator
+from actors.services.image_generation import ImageGenerator
 from tests.support.fake_provider import FakeProvider, Script
 from tests.test_image_model import client, generator  # noqa: F401 (fixtures)
 from wire.tools.base import ServerWorkFailed

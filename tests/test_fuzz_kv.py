@@ -16,10 +16,10 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.blob_sync import (
+from actors.blob_sync import BlobSyncActor
+from actors.protocols.blob_sync import (
     BlobFetched,
     BlobsPersisted,
-    BlobSyncActor,
     BlobSyncFailed,
     BlobSyncReply,
     FetchBlob,

@@ -15,10 +15,6 @@ from hypothesis import strategies as st
 from actors.conversation.events import CallStarted
 from actors.conversation.request import ModelRoute, ProviderType
 from actors.conversation.secret import Secret
-from actors.providers.adapter import MAX_TOKEN_COUNT, adapter_for
-from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.grammar import StreamGrammar
-from actors.providers.sse import SseDecoder
 from tests.support.fake_provider import (
     FakeRedactedThinking,
     FakeThinking,
@@ -33,6 +29,10 @@ from tests.support.fake_provider import (
     responses_usage,
 )
 from tests.support.fuzz import DEEP_MARK, chunked, deepen, fuzz_settings, json_paths, mutated
+from wire.providers.adapter import MAX_TOKEN_COUNT, adapter_for
+from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.grammar import StreamGrammar
+from wire.providers.sse import SseDecoder
 
 TOOLS = (
     FakeToolCall("call_a", "Read", ('{"path"', ': "a.py"}')),

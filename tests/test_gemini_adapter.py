@@ -43,10 +43,6 @@ from actors.conversation.request import (
     ToolResultMessage,
     UserMessage,
 )
-from actors.providers.adapter import adapter_for
-from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.gemini import GeminiAdapter
-from actors.providers.grammar import CallResult
 from tests.support.fake_provider import (
     FakeProvider,
     FakeToolCall,
@@ -71,6 +67,10 @@ from tests.test_provider_adapters import (
     make_route,
     play,
 )
+from wire.providers.adapter import adapter_for
+from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.gemini import GeminiAdapter
+from wire.providers.grammar import CallResult
 
 __all__ = ["fake"]  # the fixture, shared with the other adapters' tests
 

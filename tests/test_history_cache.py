@@ -16,7 +16,7 @@ from actors.conversation.model import (
     ToolResultContent,
     decode_message,
 )
-from actors.history_cache import HistoryCache, history_weight
+from actors.run.history_cache import HistoryCache, history_weight
 from actors.turn.plan import stored
 from store import Store
 from store.conversations import ConversationStore

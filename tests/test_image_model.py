@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from actors.image_generation import ImageGenerator, generation_body
+from actors.services.image_generation import ImageGenerator, generation_body
 from store import Store
 from store import catalog as cat
 from tests.conftest import StartServer

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from actors.instance_lease import CALL_REASON, INSTANCE_LEASE_S, RUN_REASON, sweep
+from actors.services.instance_lease import CALL_REASON, INSTANCE_LEASE_S, RUN_REASON, sweep
 from run import SettingError, load_settings
 from store import Store, connect_store
 from store.conversations import ConversationStore

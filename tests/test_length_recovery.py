@@ -3,8 +3,7 @@ one text step for a continued answer, and a continuation request that is not a n
 
 from __future__ import annotations
 
-from actors.checkpoint import AssistantStep, ThinkingStep
-from actors.checkpoint_state import switched_mode
+from actors.codecs.checkpoint_state import switched_mode
 from actors.conversation.events import (
     TextDelta,
     TextEnded,
@@ -24,7 +23,8 @@ from actors.conversation.model import (
     ToolResultContent,
     starts_turn,
 )
-from actors.providers.actor import ProviderEventsReceived
+from actors.protocols.checkpoint import AssistantStep, ThinkingStep
+from actors.protocols.provider import ProviderEventsReceived
 from actors.turn.length import MAX_CONTINUATIONS, continuation, continuations, cut_calls
 from actors.turn.model_call import ModelCall
 from wire.proto import agent_v1_pb2 as agent

@@ -38,16 +38,16 @@ def test_mypy_strict_is_clean_on_the_sans_io_layers() -> None:
 # read for their types but not themselves held to ``--strict`` here.
 TURN_MODULES = (
     "actors/turn",
-    "actors/agent_run.py",
-    "actors/shell_command_run.py",
-    "actors/summarize_run.py",
-    "actors/tool_relay.py",
-    "actors/run_core.py",
-    "actors/base_claim.py",
-    "actors/run_end.py",
-    "actors/run_start.py",
-    "actors/run_base.py",
-    "actors/run_children.py",
+    "actors/run/agent.py",
+    "actors/run/shell_command.py",
+    "actors/run/summarize.py",
+    "actors/run/tool_relay.py",
+    "actors/run/core.py",
+    "actors/run/base_claim.py",
+    "actors/run/end.py",
+    "actors/run/start.py",
+    "actors/run/base.py",
+    "actors/run/children.py",
 )
 
 

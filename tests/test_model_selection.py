@@ -10,13 +10,13 @@ import pytest
 
 from actors.conversation.request import ModelRoute, ProviderType, Reasoning
 from actors.conversation.secret import Secret
-from actors.model_selection import (
+from actors.run.model_selection import (
     ModelSelectionError,
     StoreModelResolver,
     parse_context_tokens,
     read_selection,
 )
-from actors.session import AGENT_LOOP_UNAVAILABLE
+from actors.run.session import AGENT_LOOP_UNAVAILABLE
 from store import Store
 from store.catalog import ModelInput, ModelRecord, ProviderInput, create_provider, save_models
 from tests.conftest import StartServer

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from actors.checkpoint_json import (
+from actors.codecs.checkpoint_json import (
     CheckpointJsonError,
     decode_pending_round,
     encode_pending,

@@ -395,7 +395,7 @@ def test_the_run_actors_run_on_the_shared_pool() -> None:
     from actors.blob_sync import BlobSyncActor
     from actors.checkpoint import CheckpointActor
     from actors.providers.actor import ProviderActor
-    from actors.session import SessionActor
+    from actors.run.session import SessionActor
     from actors.tool_runtime import ToolRuntimeActor
 
     for kind in (SessionActor, BlobSyncActor, CheckpointActor, ToolRuntimeActor, ProviderActor):

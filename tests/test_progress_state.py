@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from actors.checkpoint_state import build_state, progress_state
+from actors.codecs.checkpoint_state import build_state, progress_state
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,

@@ -21,7 +21,6 @@ from actors.conversation.request import (
     UserMessage,
     conversation_cache_key,
 )
-from actors.providers.cache_points import MAX_BREAKPOINTS, CachePoints, cache_points
 from store import Store
 from store.catalog import (
     Invalid,
@@ -38,6 +37,7 @@ from tests.support.fake_provider import FakeProvider, FakeToolCall
 from tests.support.formats import FORMATS, ProviderFormat
 from tests.support.request_schemas import anthropic_errors
 from tests.test_provider_adapters import READ_FILE, sent
+from wire.providers.cache_points import MAX_BREAKPOINTS, CachePoints, cache_points
 
 MARK = {"type": "ephemeral"}
 

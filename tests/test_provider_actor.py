@@ -1,7 +1,7 @@
 """The ProviderActor against the fake provider over real HTTP: events, records, cancel, limits.
 
 Each test builds the route the way a run does (console data in the store, then
-``actors.model_selection``), starts one ProviderActor and listens to what it tells.
+``actors.run.model_selection``), starts one ProviderActor and listens to what it tells.
 """
 
 from __future__ import annotations
@@ -39,18 +39,16 @@ from actors.conversation.request import (
     UserMessage,
 )
 from actors.loop.bridge import LoopTasks
-from actors.model_selection import Selection, build_route
-from actors.providers.actor import (
+from actors.protocols.provider import (
     CancelProviderCall,
     ProviderCallEnded,
-    ProviderDeps,
     ProviderEventsReceived,
     StartProviderCall,
-    start_provider_call,
 )
-from actors.providers.errors import FailureKind
+from actors.providers.actor import ProviderDeps, start_provider_call
 from actors.providers.recorder import CallRecorderActor, start_call_recorder
 from actors.providers.transport import CallLimits, new_provider_client
+from actors.run.model_selection import Selection, build_route
 from store import Store
 from store.catalog import (
     ModelInput,
@@ -74,6 +72,7 @@ from tests.support.fake_provider import (
     chat_events,
     chat_usage,
 )
+from wire.providers.errors import FailureKind
 
 API_KEY = "sk-test-ZXCVBNM-0123456789"
 WAIT_S = 5.0

@@ -52,12 +52,6 @@ from actors.conversation.request import (
     UserMessage,
 )
 from actors.conversation.secret import Secret
-from actors.providers.adapter import adapter_for
-from actors.providers.anthropic import AnthropicAdapter
-from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.grammar import CallResult, StreamGrammar
-from actors.providers.openai_chat import OpenAiChatAdapter, origin
-from actors.providers.openai_responses import OpenAiResponsesAdapter
 from tests.support.fake_provider import (
     FakeProvider,
     FakeRedactedThinking,
@@ -81,6 +75,12 @@ from tests.support.fake_provider import (
     split_at,
 )
 from tests.support.request_schemas import request_problems
+from wire.providers.adapter import adapter_for
+from wire.providers.anthropic import AnthropicAdapter
+from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.grammar import CallResult, StreamGrammar
+from wire.providers.openai_chat import OpenAiChatAdapter, origin
+from wire.providers.openai_responses import OpenAiResponsesAdapter
 
 CHAT, RESPONSES, ANTHROPIC = (
     ProviderType.OPENAI_CHAT,

@@ -24,8 +24,8 @@ from actors.conversation.events import (
     UsageReported,
 )
 from actors.conversation.request import AssistantMessage, ProviderToolCall
-from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.grammar import CallResult, StreamGrammar
+from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.grammar import CallResult, StreamGrammar
 
 START = CallStarted("run-1:0")
 STOP = CallDone(FinishReason.STOP)

@@ -13,8 +13,8 @@ import msgspec
 import pytest
 
 from actors.conversation.events import CallStarted, TextDelta
-from actors.providers.actor import CancelProviderCall, ProviderDeps
-from actors.providers.retry import RetryPolicy
+from actors.protocols.provider import CancelProviderCall
+from actors.providers.actor import ProviderDeps
 from actors.providers.transport import new_provider_client
 from store import Store
 from store.llm_calls import CallFilter, CallRecords, CallStatus, CallSummary
@@ -31,6 +31,7 @@ from tests.test_provider_actor import (  # stop_recorders: the same autouse fixt
     start,
     stop_recorders,  # noqa: F401
 )
+from wire.providers.retry import RetryPolicy
 
 # Waits short enough for a test, long enough to see them.
 FAST = RetryPolicy(max_attempts=3, budget_s=10.0, base_delay_s=0.05, max_delay_s=0.1)

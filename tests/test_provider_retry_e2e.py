@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import time
 
-from actors.providers.retry import RetryPolicy
 from store import Store
 from store.conversations import ConversationStore
 from store.llm_calls import CallFilter, CallRecords
@@ -19,6 +18,7 @@ from tests.support.fake_cursor import (
     user_turn_message,
 )
 from tests.support.fake_provider import FakeProvider, Script, chat_events
+from wire.providers.retry import RetryPolicy
 
 FAST = RetryPolicy(base_delay_s=0.05, max_delay_s=0.1)
 

@@ -6,7 +6,7 @@ import email.utils
 
 import pytest
 
-from actors.providers.retry import (
+from wire.providers.retry import (
     TRANSIENT_STATUSES,
     AttemptFailure,
     GiveUp,

@@ -11,8 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from actors.conversation.model import ImagePart
-from actors.request_context import (
+from actors.codecs.request_context import (
     context_parts,
     image_blob_ids,
     merged_context,
@@ -20,6 +19,7 @@ from actors.request_context import (
     runtime_images,
     shell_command_context,
 )
+from actors.conversation.model import ImagePart
 from prompt import (
     DebugSession,
     Environment,

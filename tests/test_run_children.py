@@ -1,4 +1,4 @@
-"""The run's child actors (``actors.run_children``) with a real ToolRuntimeActor: the end of a
+"""The run's child actors (``actors.run.children``) with a real ToolRuntimeActor: the end of a
 run never waits for a tool runtime that has already stopped."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any, cast
 import pykka
 
 from actors.conversation.model import CanonicalToolCall
-from actors.run_children import AgentDeps, RunChildren
-from actors.tool_runtime import EndedCall, StartToolRound, ToolRuntimeStopped
+from actors.protocols.tool_runtime import EndedCall, StartToolRound, ToolRuntimeStopped
+from actors.run.children import AgentDeps, RunChildren
 from tests.support.actor_doubles import QueueListener, RecordingOutput
 from wire.tools.base import ExecContext
 

@@ -13,14 +13,8 @@ import peewee
 import pykka
 import pytest
 
-from actors.run_events import (
-    RunEvent,
-    RunEventRecorderActor,
-    RunEventsHappened,
-    SpanClosed,
-    SpanOpened,
-    start_run_event_recorder,
-)
+from actors.protocols.run_events import RunEvent, RunEventsHappened, SpanClosed, SpanOpened
+from actors.run_events import RunEventRecorderActor, start_run_event_recorder
 from store import Store, apply_migrations, open_database
 from store.catalog import update_observability
 from store.conversations import ConversationStore, RunStatus

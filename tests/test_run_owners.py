@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from actors.run_owners import RunOwners
+from actors.run.owners import RunOwners
 
 
 class Ref:

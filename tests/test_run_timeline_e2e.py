@@ -16,11 +16,11 @@ import httpx
 import pykka
 import pytest
 
-from actors.model_selection import StoreModelResolver
-from actors.run_children import AgentDeps
+from actors.protocols.run_output import RunOutput
+from actors.run.children import AgentDeps
+from actors.run.model_selection import StoreModelResolver
+from actors.run.owners import RunOwners
 from actors.run_events import start_run_event_recorder
-from actors.run_output import RunOutput
-from actors.run_owners import RunOwners
 from prompt import load_prompt_assets
 from run import RunningServer, start_session_actor
 from store import Store, connect_store

@@ -13,12 +13,12 @@ import httpx
 import msgspec
 import pytest
 
-from actors.providers.redaction import credential_strings, scrub_text
 from store import Store
 from store.secrets import SEALED_PREFIX
 from tests.conftest import StartServer
 from tests.support.fake_provider import FakeProvider, Script
 from tests.test_provider_actor import assert_only_in_provider_row
+from wire.providers.redaction import credential_strings, scrub_text
 
 CREDENTIAL = "cred-UNRECOGNISED-8842"
 SIGNATURE = "sig-UNRECOGNISED-1177"

@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from actors.image_generation import ImageGenerator
-from actors.web_search import WebSearcher
+from actors.services.image_generation import ImageGenerator
+from actors.services.web_search import WebSearcher
 from store import Store, connect_store
 from store import catalog as cat
 from store.secrets import new_secret_key

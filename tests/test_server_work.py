@@ -1,4 +1,4 @@
-"""Server work on the loop (``actors.server_work``): the handler registered for a request's
+"""Server work on the loop (``actors.services.server_work``): the handler registered for a request's
 type answers; a missing handler or one that raises answers ``ServerWorkFailed`` with a message
 that holds nothing of the exception (it may carry a key); ``cancel`` stops the work."""
 
@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from actors.loop.bridge import LoopTasks
-from actors.server_work import LoopServerWorkers
+from actors.services.server_work import LoopServerWorkers
 from wire.tools.base import ServerWorkFailed
 
 

@@ -31,14 +31,14 @@ from actors.checkpoint import CheckpointActor
 from actors.conversation.request import ModelRoute, ProviderType
 from actors.conversation.secret import Secret
 from actors.loop.bridge import LoopTasks
-from actors.messages import CancelRun, ClientMessageReceived, RunRequestDeadlinePassed
-from actors.model_selection import ModelResolver, ModelSelectionError, StoreModelResolver
+from actors.protocols.edge import CancelRun, ClientMessageReceived, RunRequestDeadlinePassed
 from actors.providers.actor import ProviderActor, ProviderDeps
 from actors.providers.recorder import start_call_recorder
 from actors.providers.transport import new_provider_client
-from actors.run_children import AgentDeps
-from actors.run_owners import RunOwners
-from actors.session import AGENT_LOOP_UNAVAILABLE, SessionActor
+from actors.run.children import AgentDeps
+from actors.run.model_selection import ModelResolver, ModelSelectionError, StoreModelResolver
+from actors.run.owners import RunOwners
+from actors.run.session import AGENT_LOOP_UNAVAILABLE, SessionActor
 from prompt import load_prompt_assets
 from store import Store, connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models

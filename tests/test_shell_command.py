@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from actors.checkpoint_state import shell_turn_blob
+from actors.codecs.checkpoint_state import shell_turn_blob
 from actors.conversation.model import Origin, PartsContent, Role, TextPart
-from actors.tool_runtime import RunUserCommand, ToolCompleted
+from actors.protocols.tool_runtime import RunUserCommand, ToolCompleted
 from actors.turn.plan import TurnKind, plan_turn
 from actors.turn.shell_command import ShellCommandPhase, runs_shell_command, shell_output
 from store.blobs import blob_id_of

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.sse import MAX_LINE_BYTES, ServerSentEvent, SseDecoder
 from tests.support.fake_provider import split_at
+from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.sse import MAX_LINE_BYTES, ServerSentEvent, SseDecoder
 
 
 def decode(chunks: list[bytes], **kwargs: int) -> list[ServerSentEvent]:

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from actors.model_selection import Selection, build_route
+from actors.run.model_selection import Selection, build_route
 from run import RunningServer
 from store import Store
 from store.catalog import model_route_parts

@@ -19,7 +19,7 @@ import pykka
 import pytest
 
 from actors.conversation.model import CanonicalToolCall
-from actors.tool_runtime import (
+from actors.protocols.tool_runtime import (
     AbortPendingExecs,
     EndedCall,
     ExecControlReceived,
@@ -32,8 +32,8 @@ from actors.tool_runtime import (
     ToolRuntimeFailed,
     ToolRuntimeReply,
     ToolRuntimeStopped,
-    start_tool_runtime,
 )
+from actors.tool_runtime import start_tool_runtime
 from tests.support.actor_doubles import QUIET_S, WAIT_S, QueueListener, RecordingOutput
 from wire.errors import Code
 from wire.proto import agent_v1_pb2 as agent

@@ -13,9 +13,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from actors.blob_sync import BlobFetched
-from actors.checkpoint import AssistantStep, ThinkingStep, ToolCallStep
-from actors.checkpoint_json import encode_root, encode_system_root
+from actors.codecs.checkpoint_json import encode_root, encode_system_root
 from actors.conversation.events import (
     FinishReason,
     TextDelta,
@@ -41,10 +39,10 @@ from actors.conversation.model import (
     ToolResultContent,
 )
 from actors.conversation.request import ProviderToolCall
-from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
-from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.grammar import CallResult
-from actors.tool_runtime import ToolCompleted
+from actors.protocols.blob_sync import BlobFetched
+from actors.protocols.checkpoint import AssistantStep, ThinkingStep, ToolCallStep
+from actors.protocols.provider import ProviderCallEnded, ProviderEventsReceived
+from actors.protocols.tool_runtime import ToolCompleted
 from actors.turn.ending import (
     AbortPendingCalls,
     EndStream,
@@ -86,6 +84,8 @@ from store.llm_calls import CallStatus
 from wire.connect import EnvelopeReader
 from wire.errors import Code, ConnectError, cancelled_error
 from wire.proto import agent_v1_pb2 as agent
+from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.grammar import CallResult
 from wire.tools.base import ExecContext, ModeTools
 
 CALL = "run-1:0"

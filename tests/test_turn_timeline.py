@@ -3,13 +3,6 @@ the run hears to the spans the recorder writes, tested without IO."""
 
 from __future__ import annotations
 
-from actors.checkpoint import (
-    CheckpointFailed,
-    CheckpointPublished,
-    PublishFinal,
-    PublishSettled,
-    PublishStaged,
-)
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -17,8 +10,15 @@ from actors.conversation.model import (
     Origin,
     Role,
 )
-from actors.run_events import SpanClosed, SpanOpened
-from actors.tool_runtime import EndedCall, ToolCompleted, ToolRuntimeStopped
+from actors.protocols.checkpoint import (
+    CheckpointFailed,
+    CheckpointPublished,
+    PublishFinal,
+    PublishSettled,
+    PublishStaged,
+)
+from actors.protocols.run_events import SpanClosed, SpanOpened
+from actors.protocols.tool_runtime import EndedCall, ToolCompleted, ToolRuntimeStopped
 from actors.turn import timeline
 from store.run_events import EventKind
 from tests.support.fake_cursor import resume_message, user_turn_message

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from actors.web_search import SearchEndpoints, WebSearcher
+from actors.services.web_search import SearchEndpoints, WebSearcher
 from store import Store
 from store.catalog import WebSearchInput, update_web_search
 from tests.support.web_fakes import (

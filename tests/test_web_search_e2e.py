@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from actors.web_search import SearchEndpoints
+from actors.services.web_search import SearchEndpoints
 from prompt import load_prompt_assets
 from run import ServerConfig, start_server
 from store import Store

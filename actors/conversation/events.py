@@ -2,7 +2,7 @@
 
 One stream per provider call: ``CallStarted`` once, then text / thinking / tool-call blocks,
 at most one ``ReplayStateReported`` and one ``UsageReported``, then ``CallDone``. The grammar is
-checked by ``actors.providers.grammar``; consumers can rely on it.
+checked by ``wire.providers.grammar``; consumers can rely on it.
 """
 
 from __future__ import annotations

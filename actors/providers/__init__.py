@@ -1,1 +1,3 @@
-"""LLM providers: canonical events, one sans-IO adapter per wire format, the ProviderActor."""
+"""The ProviderActor (``actor``: one per LLM call), the one provider HTTP request it makes
+(``transport``) and the ``CallRecorderActor`` (``recorder``: the one writer of call records).
+The formats themselves are sans-IO, in ``wire.providers``."""

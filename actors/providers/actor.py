@@ -9,7 +9,7 @@ Its mailbox never waits on the network or the database, so a cancel is handled a
 transport task is cancelled, which closes the connection.
 
 A transient failure before anything of the attempt reached the listener is tried again
-(``actors.providers.retry`` decides): the failed attempt's record is ended, and the next
+(``wire.providers.retry`` decides): the failed attempt's record is ended, and the next
 attempt starts when a timer tells ``RetryDue``; a cancel meanwhile ends the call at once. Each
 attempt is one record; the listener hears one end, the last attempt's. ``CallStarted`` is held
 until the attempt's first body event, so "nothing reached the listener" means exactly that.
@@ -23,94 +23,41 @@ import functools
 import logging
 import random
 import time
-from typing import Protocol
 
 import httpx
 import msgspec
 import pykka
 
 from actors.conversation.events import CallStarted, ProviderEvent, TextDelta, ThinkingDelta
-from actors.conversation.request import LlmRequest, ModelRoute
 from actors.loop.bridge import LoopTasks
 from actors.loop.timers import Timer
 from actors.pool import PooledActor
-from actors.providers.adapter import StreamDecoder, adapter_for
-from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.grammar import CallResult, StreamGrammar
-from actors.providers.recorder import RecordCallEnd, RecordCallStart, RecordChunks
-from actors.providers.redaction import route_secrets, scrub_text
-from actors.providers.retry import AttemptFailure, GiveUp, RetryAfter, RetryPolicy, decide
-from actors.providers.transport import (
-    CallLimits,
+from actors.protocols.call_recorder import RecordCallEnd, RecordCallStart, RecordChunks
+from actors.protocols.provider import (
+    CancelProviderCall,
     ErrorBodyReceived,
+    ProviderCallEnded,
+    ProviderEventsReceived,
+    ProviderListener,
+    ProviderMessage,
     ResponseChunksReceived,
     ResponseEnded,
     ResponseHeadersReceived,
+    RetryDue,
+    StartProviderCall,
     TransportFailed,
     TransportMessage,
-    stream_call,
 )
+from actors.providers.transport import CallLimits, stream_call
 from store.llm_calls import CallEnd, CallStatus
 from wire.log import log_event
+from wire.providers.adapter import StreamDecoder, adapter_for
+from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.grammar import CallResult, StreamGrammar
+from wire.providers.redaction import route_secrets, scrub_text
+from wire.providers.retry import AttemptFailure, GiveUp, RetryAfter, RetryPolicy, decide
 
 logger = logging.getLogger("cursor_server.provider")
-
-
-class StartProviderCall(msgspec.Struct, frozen=True):
-    """Make one provider request for ``request`` along ``route``."""
-
-    run_id: str | None
-    model_call_id: str
-    request: LlmRequest
-    route: ModelRoute
-
-
-class CancelProviderCall(msgspec.Struct, frozen=True):
-    """Stop the call now: close its connection and record it ``cancelled``."""
-
-    reason: str
-
-
-class RetryDue(msgspec.Struct, frozen=True):
-    """The wait before attempt ``attempt`` (1-based) is over: send it."""
-
-    attempt: int
-
-
-class ProviderEventsReceived(msgspec.Struct, frozen=True):
-    """Canonical events, in order, already checked against the stream grammar."""
-
-    model_call_id: str
-    events: tuple[ProviderEvent, ...]
-
-
-class ProviderCallEnded(msgspec.Struct, frozen=True):
-    """The call is over; ``result`` is set when it completed, ``failure`` when it failed."""
-
-    model_call_id: str
-    record_id: int | None
-    status: CallStatus
-    result: CallResult | None = None
-    failure: ProviderFailure | None = None
-
-
-# Everything the ProviderActor takes: the call to make (first), its transport's facts, a cancel.
-ProviderMessage = (
-    StartProviderCall
-    | ResponseHeadersReceived
-    | ResponseChunksReceived
-    | ErrorBodyReceived
-    | ResponseEnded
-    | TransportFailed
-    | CancelProviderCall
-    | RetryDue
-)
-
-
-class ProviderListener(Protocol):
-    """Who hears about the call: an ActorRef, or anything with a thread-safe ``tell``."""
-
-    def tell(self, message: ProviderEventsReceived | ProviderCallEnded) -> None: ...
 
 
 class ProviderDeps(msgspec.Struct, frozen=True):

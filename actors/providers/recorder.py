@@ -16,56 +16,27 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING
 
 import msgspec
 import peewee
 import pykka
 
-from actors.conversation.request import ModelRoute
-from actors.providers.redaction import redacted_headers, route_secrets, scrub_bytes, scrub_text
+from actors.protocols.call_recorder import (
+    RecordCallEnd,
+    RecordCallStart,
+    RecordChunks,
+    RecorderMessage,
+)
 from store.catalog import ObservabilitySettings, get_observability
 from store.clock import now_ms
 from store.database import log_store_failure
-from store.llm_calls import CallEnd, CallRecords, NewCall, OutgoingRequest, RecordedChunk
-
-if TYPE_CHECKING:
-    from actors.providers.actor import ProviderCallEnded, ProviderListener
+from store.llm_calls import CallRecords, NewCall, OutgoingRequest, RecordedChunk
+from wire.providers.redaction import redacted_headers, route_secrets, scrub_bytes, scrub_text
 
 logger = logging.getLogger("cursor_server.provider")
 
 # Verbose chunks are written in batches of this many (one commit per batch, not per chunk).
 CHUNK_FLUSH_COUNT = 64
-
-
-class RecordCallStart(msgspec.Struct, frozen=True):
-    """A call started at ``started`` (monotonic); ``request`` is None when none was built."""
-
-    run_id: str | None
-    model_call_id: str
-    route: ModelRoute
-    started: float
-    request: tuple[tuple[tuple[str, str], ...], bytes] | None  # (headers, body) as sent
-
-
-class RecordChunks(msgspec.Struct, frozen=True):
-    """Response bytes as read, each with its monotonic arrival time."""
-
-    model_call_id: str
-    chunks: tuple[tuple[bytes, float], ...]
-
-
-class RecordCallEnd(msgspec.Struct, frozen=True):
-    """The call (or one attempt of it) ended: write ``end``, then tell ``listener`` ``ended``
-    with the record id. An attempt that is retried has no ``ended``: nobody is told."""
-
-    model_call_id: str
-    end: CallEnd | None  # None: the call's last record was already ended (a retry's wait)
-    ended: ProviderCallEnded | None
-    listener: ProviderListener | None
-
-
-RecorderMessage = RecordCallStart | RecordChunks | RecordCallEnd
 
 
 class _Call:

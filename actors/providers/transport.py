@@ -16,6 +16,14 @@ import httpx
 import msgspec
 
 from actors.conversation.request import HttpCall
+from actors.protocols.provider import (
+    ErrorBodyReceived,
+    ResponseChunksReceived,
+    ResponseEnded,
+    ResponseHeadersReceived,
+    TransportFailed,
+    TransportMessage,
+)
 
 # How much of an error response body is read to find the provider's message.
 MAX_ERROR_BODY_BYTES = 64 * 1024
@@ -32,46 +40,6 @@ class CallLimits(msgspec.Struct, frozen=True):
 
     total_s: float = 300.0
     idle_s: float = 120.0
-
-
-class ResponseHeadersReceived(msgspec.Struct, frozen=True):
-    status: int
-    at: float
-
-
-class ResponseChunksReceived(msgspec.Struct, frozen=True):
-    """Body chunks in arrival order, each with its monotonic arrival time."""
-
-    chunks: tuple[tuple[bytes, float], ...]
-
-
-class ErrorBodyReceived(msgspec.Struct, frozen=True):
-    """A refused answer: its status, the start of its body, its ``Retry-After`` if any."""
-
-    status: int
-    body: bytes
-    retry_after: str | None = None
-
-
-class ResponseEnded(msgspec.Struct, frozen=True):
-    at: float
-
-
-class TransportFailed(msgspec.Struct, frozen=True):
-    """No answer: ``transient`` for a connection or read error or a stall (worth another
-    attempt if nothing reached the turn), not for the whole-call limit."""
-
-    message: str
-    transient: bool = False
-
-
-TransportMessage = (
-    ResponseHeadersReceived
-    | ResponseChunksReceived
-    | ErrorBodyReceived
-    | ResponseEnded
-    | TransportFailed
-)
 
 
 class ChunkBatcher:

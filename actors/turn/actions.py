@@ -22,7 +22,8 @@ from typing import Any
 
 import msgspec
 
-from actors.checkpoint_state import CheckpointStateError, latest_plan
+from actors.codecs.checkpoint_state import CheckpointStateError, latest_plan
+from actors.codecs.request_context import runtime_context
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -33,7 +34,6 @@ from actors.conversation.model import (
     TextPart,
     ToolResultContent,
 )
-from actors.request_context import runtime_context
 from prompt.assets import ModeAssets
 from prompt.runtime_message import RuntimeContextError
 from wire.errors import protocol_error
@@ -303,7 +303,7 @@ def _check_started(
 
 def _user_backgrounded(shell_id: str, history: Sequence[CanonicalMessage]) -> bool:
     """Whether a command the user ran from the chat (``<user_ran_command>``, see
-    ``actors.request_context.shell_command_context``) went on as shell ``shell_id``."""
+    ``actors.codecs.request_context.shell_command_context``) went on as shell ``shell_id``."""
     status = re.compile(rf"<status>[^<]*\(shell_id {re.escape(shell_id)}\)")
     return any(
         isinstance(message.content, PartsContent)

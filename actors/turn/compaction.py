@@ -57,7 +57,11 @@ from actors.conversation.request import (
     ToolSpec,
     UserMessage,
 )
-from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived, StartProviderCall
+from actors.protocols.provider import (
+    ProviderCallEnded,
+    ProviderReply,
+    StartProviderCall,
+)
 from actors.turn.model_call import (
     CallCancelled,
     CallFailed,
@@ -227,7 +231,7 @@ class Compaction(ModelCall):
                 self.usage = add_usage(self.usage, event.usage)  # no anchor for the next call
         return []
 
-    def receive(self, message: ProviderEventsReceived | ProviderCallEnded, now: float) -> CallStep:
+    def receive(self, message: ProviderReply, now: float) -> CallStep:
         step = super().receive(message, now)
         match step.outcome:
             case CallSummarized(message=summary):

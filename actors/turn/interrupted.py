@@ -14,7 +14,7 @@ from __future__ import annotations
 from google.protobuf import unknown_fields
 
 from actors.conversation.model import CanonicalMessage, CanonicalToolCall
-from actors.tool_runtime import ToolCompleted
+from actors.protocols.tool_runtime import ToolCompleted
 from actors.turn.tool_round import ToolRound
 from wire.errors import protocol_error
 from wire.proto import agent_v1_pb2 as agent

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import msgspec
 
-from actors.checkpoint import AssistantStep, Step, ThinkingStep
 from actors.conversation.events import (
     FinishReason,
     ProviderEvent,
@@ -28,8 +27,8 @@ from actors.conversation.events import (
     UsageReported,
 )
 from actors.conversation.model import AssistantContent, CanonicalMessage, CanonicalToolCall
-from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
-from actors.providers.errors import FailureKind, ProviderFailure
+from actors.protocols.checkpoint import AssistantStep, Step, ThinkingStep
+from actors.protocols.provider import ProviderCallEnded, ProviderEventsReceived, ProviderReply
 from actors.turn.length import cut_calls
 from wire.errors import Code, ConnectError, protocol_error, provider_error_detail
 from wire.interaction_updates import (
@@ -40,14 +39,13 @@ from wire.interaction_updates import (
     turn_ended_frame,
 )
 from wire.proto import agent_v1_pb2 as agent
+from wire.providers.errors import FailureKind, ProviderFailure
 from wire.streamed_args import StreamedArgsDecoder
 from wire.tools.dynamic_mcp import placeholder_card
 from wire.tools.frames import partial_tool_call_frame
 from wire.tools.mcp_names import NO_DYNAMIC_TOOLS, DynamicMcpTools
 from wire.tools.registry import find_tool
 from wire.tools.streaming import streamed_args_decoder, streamed_args_frames
-
-ProviderMessage = ProviderEventsReceived | ProviderCallEnded
 
 # What the editor sees of the model: after the first of these a call is no longer silent.
 _CONTENT_EVENTS = (TextStarted, TextDelta, ThinkingStarted, ThinkingDelta, ToolCallStarted)
@@ -193,7 +191,7 @@ class ModelCall:
         self._joins = after is not None
         self.usage: Usage | None = None
         self.last_tokens: int | None = None
-        self._held: list[tuple[ProviderMessage, float]] | None = [] if after is None else None
+        self._held: list[tuple[ProviderReply, float]] | None = [] if after is None else None
         self._ended = False
         self._text: list[str] = []
         self._thinking: list[str] = []
@@ -202,7 +200,7 @@ class ModelCall:
         self._decoders: dict[int, StreamedArgsDecoder | None] = {}
         self._placeholders: dict[str, agent.ToolCall] = {}  # call id -> a dynamic tool's card
 
-    def receive(self, message: ProviderMessage, now: float) -> CallStep:
+    def receive(self, message: ProviderReply, now: float) -> CallStep:
         """One message of the provider (another call's messages are ignored)."""
         if message.model_call_id != self.model_call_id or self._ended:
             return CallStep()

@@ -11,10 +11,14 @@ from enum import Enum, auto
 
 import msgspec
 
-from actors.blob_sync import BlobFetched, b64
-from actors.call_actions import CALL_ACTIONS
-from actors.checkpoint import CheckpointSetup
-from actors.checkpoint_json import decode_root, hydrated_message_id
+from actors.codecs.checkpoint_json import decode_root, hydrated_message_id
+from actors.codecs.request_context import (
+    context_parts,
+    image_blob_ids,
+    merged_context,
+    runtime_context,
+    runtime_images,
+)
 from actors.conversation.model import (
     CanonicalMessage,
     ImagePart,
@@ -25,13 +29,9 @@ from actors.conversation.model import (
     encode_message,
 )
 from actors.conversation.request import ModelRoute
-from actors.request_context import (
-    context_parts,
-    image_blob_ids,
-    merged_context,
-    runtime_context,
-    runtime_images,
-)
+from actors.protocols.blob_sync import BlobFetched, b64
+from actors.protocols.call_actions import CALL_ACTIONS
+from actors.protocols.checkpoint import CheckpointSetup
 from actors.turn.actions import ACTION_KINDS, ReadAction, read_action
 from actors.turn.capabilities import offered_dynamic_tools
 from actors.turn.shell_command import SHELL_COMMAND_ACTION, read_shell_command

@@ -17,7 +17,7 @@ import datetime
 
 import msgspec
 
-from actors.checkpoint import ShellTurn
+from actors.codecs.request_context import shell_command_context
 from actors.conversation.model import (
     CanonicalMessage,
     Origin,
@@ -25,8 +25,8 @@ from actors.conversation.model import (
     Role,
     TextPart,
 )
-from actors.request_context import shell_command_context
-from actors.tool_runtime import RunUserCommand, ToolCompleted
+from actors.protocols.checkpoint import ShellTurn
+from actors.protocols.tool_runtime import RunUserCommand, ToolCompleted
 from prompt.runtime_message import RuntimeContext, render_runtime_message
 from wire.errors import protocol_error
 from wire.proto import agent_v1_pb2 as agent

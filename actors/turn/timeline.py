@@ -8,7 +8,8 @@ are not here: each is an ``llm_calls`` row already, written by the CallRecorderA
 
 from __future__ import annotations
 
-from actors.checkpoint import (
+from actors.conversation.model import CanonicalToolCall
+from actors.protocols.checkpoint import (
     CheckpointFailed,
     CheckpointJob,
     CheckpointPublished,
@@ -16,9 +17,8 @@ from actors.checkpoint import (
     PublishSettled,
     PublishStaged,
 )
-from actors.conversation.model import CanonicalToolCall
-from actors.run_events import SpanClosed, SpanOpened
-from actors.tool_runtime import ToolCompleted, ToolRuntimeStopped
+from actors.protocols.run_events import SpanClosed, SpanOpened
+from actors.protocols.tool_runtime import ToolCompleted, ToolRuntimeStopped
 from store.run_events import EventKind
 from wire.errors import ConnectError
 from wire.proto import agent_v1_pb2 as agent

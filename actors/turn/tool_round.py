@@ -14,8 +14,7 @@ import itertools
 
 import msgspec
 
-from actors.checkpoint import PublishStaged, Step, ToolCallStep
-from actors.checkpoint_state import todo_list
+from actors.codecs.checkpoint_state import todo_list
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
@@ -26,7 +25,8 @@ from actors.conversation.model import (
     ToolResultContent,
     starts_turn,
 )
-from actors.tool_runtime import StartToolRound, ToolCompleted
+from actors.protocols.checkpoint import PublishStaged, Step, ToolCallStep
+from actors.protocols.tool_runtime import StartToolRound, ToolCompleted
 from store.conversations import ToolCallSpec, ToolCallStatus, ToolRoundRecord
 from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import Todo

@@ -20,8 +20,8 @@ import sys
 
 import pykka
 
-from actors.messages import CancelRun, ClientMessageReceived, RunRequestDeadlinePassed
-from actors.run_output import RunOutput
+from actors.protocols.edge import CancelRun, ClientMessageReceived, RunRequestDeadlinePassed
+from actors.protocols.run_output import RunOutput
 from run import ServerConfig, start_server
 from tests.bench.load_server import publisher
 from wire.connect import data_frame

@@ -26,16 +26,11 @@ from aiohttp import web
 
 from actors.conversation.request import LlmRequest, ModelRoute, TextPart, UserMessage
 from actors.loop.bridge import LoopTasks
-from actors.model_selection import Selection, build_route
-from actors.providers.actor import (
-    CancelProviderCall,
-    ProviderCallEnded,
-    ProviderDeps,
-    StartProviderCall,
-    start_provider_call,
-)
+from actors.protocols.provider import CancelProviderCall, ProviderCallEnded, StartProviderCall
+from actors.providers.actor import ProviderDeps, start_provider_call
 from actors.providers.recorder import start_call_recorder
 from actors.providers.transport import CallLimits, new_provider_client
+from actors.run.model_selection import Selection, build_route
 from store import connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, model_route_parts, save_models
 from tests.support.fake_provider import (

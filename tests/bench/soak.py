@@ -75,7 +75,7 @@ from tests.support.process import (
 from wire.proto import agent_v1_pb2 as agent
 
 # Growth allowed from the warm-up sample to the end of a server life: the history cache
-# (``actors/history_cache.py``) and the finished runs' frames (``finished_retention_bytes``) may
+# (``actors/run/history_cache.py``) and the finished runs' frames (``finished_retention_bytes``) may
 # still be filling to their 64 MiB caps, plus allocator slack. Over 30 minutes each life grew
 # about 35 MB.
 RSS_TOLERANCE_MB = 96.0

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from actors.checkpoint_json import decode_root, hydrated_message_id
+from actors.codecs.checkpoint_json import decode_root, hydrated_message_id
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,

@@ -12,7 +12,7 @@ import hashlib
 
 from tests.support.fake_provider import PROVIDER_FAULTS
 
-# The server's retry budget (``actors/providers/retry.py``): a call fails after this many
+# The server's retry budget (``wire/providers/retry.py``): a call fails after this many
 # transient answers in a row.
 ATTEMPTS = 3
 TRANSIENT = frozenset({"500", "429"})

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pykka
 
-from actors.messages import CancelRun, ClientMessageReceived, RunRequestDeadlinePassed
-from actors.run_output import RunOutput
+from actors.protocols.edge import CancelRun, ClientMessageReceived, RunRequestDeadlinePassed
+from actors.protocols.run_output import RunOutput
 from wire.connect import data_frame
 from wire.errors import Code, ConnectError, cancelled_error
 from wire.http.registry import SessionFactory

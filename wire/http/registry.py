@@ -22,7 +22,7 @@ import msgspec
 import pykka
 
 from actors.loop.bridge import LoopRunOutput
-from actors.messages import (
+from actors.protocols.edge import (
     AppendGapDeadlinePassed,
     CancelRun,
     ClientMessageReceived,
@@ -30,7 +30,7 @@ from actors.messages import (
     RunRequestDeadlinePassed,
     RunSseStalled,
 )
-from actors.run_output import RunOutput
+from actors.protocols.run_output import RunOutput
 from wire.bidi import BidiAppend, ParentLink
 from wire.burst_log import BurstLog
 from wire.connect import end_stream_frame

@@ -4,7 +4,7 @@ shows; the model reads where it was saved.
 Nothing is required by the schema, and a later plan of a conversation may leave out its name:
 only the plan text is needed (without it there is nothing to save). The conversation's plan
 is read back from the committed messages when a checkpoint is built (the last successful
-call's ``plan``, see ``actors.checkpoint_state.latest_plan``), never kept anywhere else.
+call's ``plan``, see ``actors.codecs.checkpoint_state.latest_plan``), never kept anywhere else.
 """
 
 from __future__ import annotations

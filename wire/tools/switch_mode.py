@@ -2,8 +2,9 @@
 
 The run that asked keeps its mode (its prompt and tools are fixed for the run): an approved
 switch is read back from the committed messages when a checkpoint is built
-(``switched_mode`` in ``actors.checkpoint_state``), so the next run that takes the state's mode
-(a resume, a completion) runs in the new one. ``MODE_IDS`` is Cursor's vocabulary of mode ids.
+(``switched_mode`` in ``actors.codecs.checkpoint_state``), so the next run that takes the
+state's mode (a resume, a completion) runs in the new one. ``MODE_IDS`` is Cursor's
+vocabulary of mode ids.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """TodoWrite: a local tool; the call replaces the list, or with ``merge`` updates it by id.
 
 The list a call merges onto is the one its history derives (the checkpoint's owner,
-``actors.checkpoint_state.todo_list``, folds every successful call with ``apply_todo_update``);
+``actors.codecs.checkpoint_state.todo_list``, folds every successful call with
+``apply_todo_update``);
 the run hands it to the call through ``ExecContext.todos``. The card's result and the text the
 model reads show the list as it stands after the call, so the model never has to redo a merge.
 """

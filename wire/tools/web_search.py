@@ -2,7 +2,7 @@
 
 The editor only approves (``web_search_request_query``); the search itself is server work
 (``ServerWork(WebSearchRequest)``), run by the handler the server registered for it
-(``actors.web_search``) on the backend set in the console. Its hits reach the card as
+(``actors.services.web_search``) on the backend set in the console. Its hits reach the card as
 ``WebSearchSuccess.references`` and the model as a numbered list (title, URL, snippet), at
 most ``WEB_SEARCH_MAX_RESULTS`` of them, each snippet cut at ``WEB_SEARCH_SNIPPET_MAX_CHARS``.
 A rejection or a failed search is an error result the model reads; the turn goes on.

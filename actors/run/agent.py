@@ -4,11 +4,11 @@ The SessionActor owns this object and calls it on its own thread, so nothing her
 Every wait (a KV GET, a checkpoint barrier, a provider stream, the editor's tools) is a phase
 left by returning; the reply arrives later as a message the SessionActor hands back. The
 phases (``actors.turn``) hold the turn's logic and do no IO: the request's plan and the
-base's blob fetch (``BaseFetch``, driven until the turn is committed by ``actors.run_start``,
-with ``actors.run_base`` for the store side), one model call (``ModelCall``), one tool round
+base's blob fetch (``BaseFetch``, driven until the turn is committed by ``actors.run.start``,
+with ``actors.run.base`` for the store side), one model call (``ModelCall``), one tool round
 (``ToolRound``) and the one way to end (``RunEnding``). This driver makes their store writes,
-sends their frames and tells the run's child actors (``actors.run_children``); what every
-kind of run shares (its children, its ending, the handlers alike in all) is ``actors.run_core``.
+sends their frames and tells the run's child actors (``actors.run.children``); what every
+kind of run shares (its children, its ending, the handlers alike in all) is ``actors.run.core``.
 
 A user message appends the runtime message once; a ``resume_action`` continues the interrupted
 tool round (adopted from the store, only its pending calls dispatched) or calls the model again.
@@ -26,14 +26,6 @@ import time
 
 import pykka
 
-from actors.blob_sync import BlobFetched
-from actors.checkpoint import (
-    CheckpointPublished,
-    MessagesCommitted,
-    PublishFinal,
-    PublishSettled,
-    Step,
-)
 from actors.conversation.events import Usage
 from actors.conversation.model import (
     AssistantContent,
@@ -44,15 +36,23 @@ from actors.conversation.model import (
 )
 from actors.conversation.projection import project_view
 from actors.conversation.request import LlmRequest, conversation_cache_key
-from actors.messages import ModelSilenceDue
-from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived, StartProviderCall
-from actors.run_base import open_round
-from actors.run_core import RunCore, RunSetup
-from actors.run_start import RunStart, TurnOpened
-from actors.tool_runtime import (
-    RoundSettled,
-    ToolCompleted,
+from actors.protocols.blob_sync import BlobFetched
+from actors.protocols.checkpoint import (
+    CheckpointPublished,
+    MessagesCommitted,
+    PublishFinal,
+    PublishSettled,
+    Step,
 )
+from actors.protocols.edge import ModelSilenceDue
+from actors.protocols.provider import (
+    ProviderReply,
+    StartProviderCall,
+)
+from actors.protocols.tool_runtime import RoundSettled, ToolCompleted
+from actors.run.base import open_round
+from actors.run.core import RunCore, RunSetup
+from actors.run.start import RunStart, TurnOpened
 from actors.turn import timeline
 from actors.turn.compaction import Compaction, Compactor, fixed_tokens
 from actors.turn.length import continuation
@@ -212,7 +212,7 @@ class AgentRun(RunCore):
         self._on_call_step(call, call.keep_alive())
         self._watch_silence(call.model_call_id)
 
-    def on_provider_message(self, message: ProviderEventsReceived | ProviderCallEnded) -> None:
+    def on_provider_message(self, message: ProviderReply) -> None:
         call = self._phase
         if isinstance(call, ModelCall) and not self._ending.started:
             self._on_call_step(call, call.receive(message, time.monotonic()))

@@ -4,7 +4,7 @@ is the compaction phase (``actors.turn.compaction.Compaction``); this driver doe
 
 It finds the base as a turn does (the checkpoint index, else the state's roots fetched and
 imported; no state: the conversation's head) and claims the conversation there
-(``actors.base_claim``). Then one
+(``actors.run.base_claim``). Then one
 summary call: the editor sees ``summary_started``, ``summary`` and ``summary_completed``; the
 summary is appended as a new message, and one settled checkpoint (``summary``,
 ``summary_archives``, ``self_summary_count``), led by ``turn_ended``, ends the run with
@@ -18,13 +18,13 @@ from __future__ import annotations
 import logging
 import time
 
-from actors.base_claim import ClaimingRun
-from actors.checkpoint import CheckpointPublished, PublishSettled
 from actors.conversation.model import CanonicalMessage
-from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
-from actors.run_core import RunSetup
-from actors.run_start import plan_mode
-from actors.tool_runtime import ToolCompleted
+from actors.protocols.checkpoint import CheckpointPublished, PublishSettled
+from actors.protocols.provider import ProviderReply
+from actors.protocols.tool_runtime import ToolCompleted
+from actors.run.base_claim import ClaimingRun
+from actors.run.core import RunSetup
+from actors.run.start import plan_mode
 from actors.turn import timeline
 from actors.turn.compaction import Compaction, Compactor, fixed_tokens
 from actors.turn.model_call import CallCancelled, CallFailed, CallSummarized, add_usage, turn_ended
@@ -87,7 +87,7 @@ class SummarizeRun(ClaimingRun):
 
     # ---- the summary call ----
 
-    def on_provider_message(self, message: ProviderEventsReceived | ProviderCallEnded) -> None:
+    def on_provider_message(self, message: ProviderReply) -> None:
         phase = self._phase
         if phase is None or self._ending.started:
             return

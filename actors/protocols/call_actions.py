@@ -10,12 +10,11 @@ with a background reason, a shell's ``backgrounded`` event), or gives the shell'
 answer. Cancelling a subagent aborts its Task exec (the editor cancels the child run) and the
 model reads that the user cancelled it; the turn goes on. This module holds the messages and the
 pure pieces; ``actors.tool_runtime`` carries them out. The links from a subagent's id (its child
-run's conversation id) to the parent's Task call are kept by ``SubagentLinks``.
+run's conversation id) to the parent's Task call are kept by ``actors.run.subagent_links``.
 """
 
 from __future__ import annotations
 
-import threading
 from enum import StrEnum
 
 import msgspec
@@ -58,19 +57,6 @@ class UserActedOnCall(msgspec.Struct, frozen=True):
         return SHELL.name if self.action is CallAction.BACKGROUND_SHELL else TASK.name
 
 
-def read_call_action(
-    action: agent.ConversationAction, links: SubagentLinks, request_id: str
-) -> UserActedOnCall:
-    """One of ``CALL_ACTIONS``, received on the stream of run ``request_id``."""
-    which = CallAction(action.WhichOneof("action"))
-    if which is CallAction.CANCEL_SUBAGENT:
-        ident = action.cancel_subagent_action.subagent_id
-        linked = links.tool_call(request_id, ident)
-        return UserActedOnCall(which, ident, (ident,) if linked is None else (ident, linked))
-    ident = getattr(action, which.value).tool_call_id
-    return UserActedOnCall(which, ident, (ident,))
-
-
 def force_background_request(action: CallAction, call_id: str) -> agent.ExecServerMessage:
     """The exec that asks the editor to move ``call_id`` to the background."""
     if action is CallAction.BACKGROUND_SHELL:
@@ -82,25 +68,3 @@ def force_background_request(action: CallAction, call_id: str) -> agent.ExecServ
     return new_exec(
         call_id, accept_hook_additional_contexts=False, force_background_subagent_args=subagent
     )
-
-
-class SubagentLinks:
-    """(parent request id, child conversation id) -> the parent's Task call id, for every
-    subagent run this server is running; safe to use from every actor thread. A child run's
-    conversation id is its subagent's id, which ``cancel_subagent_action`` names."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._links: dict[tuple[str, str], str] = {}
-
-    def link(self, parent_request_id: str, conversation_id: str, tool_call_id: str) -> None:
-        with self._lock:
-            self._links[(parent_request_id, conversation_id)] = tool_call_id
-
-    def unlink(self, parent_request_id: str, conversation_id: str) -> None:
-        with self._lock:
-            self._links.pop((parent_request_id, conversation_id), None)
-
-    def tool_call(self, parent_request_id: str, subagent_id: str) -> str | None:
-        with self._lock:
-            return self._links.get((parent_request_id, subagent_id))

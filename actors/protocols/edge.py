@@ -2,7 +2,7 @@
 
 Facts are named for what happened (``ClientMessageReceived``), commands for what to do
 (``CancelRun``). The edge builds them from HTTP; actors never see aiohttp objects. The rest of
-the SessionActor's protocol (what its own actors tell it) is ``actors.session_protocol``.
+the SessionActor's protocol (what its own actors tell it) is ``actors.protocols.session``.
 """
 
 from __future__ import annotations

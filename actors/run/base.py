@@ -15,15 +15,15 @@ import logging
 import msgspec
 import peewee
 
-from actors.checkpoint import Step
-from actors.checkpoint_json import PendingRound, decode_pending_round
+from actors.codecs.checkpoint_json import PendingRound, decode_pending_round
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,
     CanonicalToolCall,
     decode_message,
 )
-from actors.history_cache import HistoryCache
+from actors.protocols.checkpoint import Step
+from actors.run.history_cache import HistoryCache
 from actors.turn.ending import RecordRunEnd
 from actors.turn.interrupted import interrupted_pairs, refuse_resolutions_without_round
 from actors.turn.plan import TurnKind, TurnPlan, imported_history, stored

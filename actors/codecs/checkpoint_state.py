@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import msgspec
 from google.protobuf.message import DecodeError
 
-from actors.checkpoint_json import regroup_rounds
+from actors.codecs.checkpoint_json import regroup_rounds
 from actors.conversation.model import (
     AssistantContent,
     CanonicalMessage,

@@ -12,7 +12,7 @@ Two request choices, both so that the server never invents a number:
   user verbatim.
 
 The system prompt is sent as one text block so it can carry a prompt-cache breakpoint; where the
-(at most four) ``cache_control`` marks go is ``actors.providers.cache_points``'s decision.
+(at most four) ``cache_control`` marks go is ``wire.providers.cache_points``'s decision.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from actors.conversation.events import (
     CallDone,
     FinishReason,
     ProviderEvent,
-    ReplayState,
     ReplayStateReported,
     TextDelta,
     TextEnded,
@@ -39,6 +38,7 @@ from actors.conversation.events import (
     Usage,
     UsageReported,
 )
+from actors.conversation.model import ReplayState
 from actors.conversation.request import (
     NO_EFFORT,
     AssistantMessage,
@@ -50,7 +50,8 @@ from actors.conversation.request import (
     ToolResultMessage,
     UserMessage,
 )
-from actors.providers.adapter import (
+from wire.json_input import decode_json
+from wire.providers.adapter import (
     SseJsonDecoder,
     b64,
     check_route,
@@ -61,10 +62,9 @@ from actors.providers.adapter import (
     json_headers,
     replay_value,
 )
-from actors.providers.cache_points import cache_points
-from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.sse import ServerSentEvent
-from wire.json_input import decode_json
+from wire.providers.cache_points import cache_points
+from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.sse import ServerSentEvent
 
 NAME = "Anthropic"
 REPLAY_KIND = "anthropic"

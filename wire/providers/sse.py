@@ -19,7 +19,7 @@ import re
 
 import msgspec
 
-from actors.providers.errors import FailureKind, ProviderFailure
+from wire.providers.errors import FailureKind, ProviderFailure
 
 # Large enough for a Responses ``response.completed`` that repeats a long answer and its
 # encrypted reasoning; small enough that a stream without line breaks cannot exhaust memory.

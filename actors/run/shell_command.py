@@ -4,26 +4,26 @@ this driver does their IO.
 
 It finds the base as a turn does (the checkpoint index, else the state's roots fetched and
 imported; no state: the conversation's head) and claims the conversation there
-(``actors.base_claim``); then the
+(``actors.run.base_claim``); then the
 ToolRuntimeActor runs the command as one Shell exec under the action's ``exec_id`` (wire ids
 from 1, as in any run). No model is called. Once the exec ends, the command's context message
 is appended once, and one settled checkpoint, whose last turn is the shell turn, is published
 (indexed before the run hears it is out); the run ends with EndStream ``{}`` and no
 ``turn_ended`` (no model turn ended). A cancel, a superseding run or a failure ends it as any
-run ends (``actors.run_end``): the pending exec is aborted before the EndStream.
+run ends (``actors.run.end``): the pending exec is aborted before the EndStream.
 """
 
 from __future__ import annotations
 
 import datetime
 
-from actors.base_claim import ClaimingRun
-from actors.checkpoint import CheckpointPublished, PublishSettled
 from actors.conversation.model import CanonicalMessage, CanonicalToolCall
-from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
-from actors.run_core import RunSetup
-from actors.run_start import plan_mode
-from actors.tool_runtime import ToolCompleted
+from actors.protocols.checkpoint import CheckpointPublished, PublishSettled
+from actors.protocols.provider import ProviderReply
+from actors.protocols.tool_runtime import ToolCompleted
+from actors.run.base_claim import ClaimingRun
+from actors.run.core import RunSetup
+from actors.run.start import plan_mode
 from actors.turn import timeline
 from actors.turn.plan import TurnPlan, checkpoint_setup, exec_context, stored
 from actors.turn.shell_command import ShellCommandPhase
@@ -97,7 +97,7 @@ class ShellCommandRun(ClaimingRun):
         )
         self._children.checkpoint(job)
 
-    def on_provider_message(self, message: ProviderEventsReceived | ProviderCallEnded) -> None:
+    def on_provider_message(self, message: ProviderReply) -> None:
         raise TypeError(f"a shell command run calls no model, yet got {type(message).__name__}")
 
     # ---- the checkpoint and the other actors ----

@@ -16,7 +16,6 @@ from actors.conversation.events import (
     CallStarted,
     FinishReason,
     ProviderEvent,
-    ReplayState,
     ReplayStateReported,
     TextDelta,
     TextEnded,
@@ -30,8 +29,9 @@ from actors.conversation.events import (
     Usage,
     UsageReported,
 )
+from actors.conversation.model import ReplayState
 from actors.conversation.request import AssistantMessage, ProviderToolCall
-from actors.providers.errors import FailureKind, ProviderFailure
+from wire.providers.errors import FailureKind, ProviderFailure
 
 
 class CallResult(msgspec.Struct, frozen=True):

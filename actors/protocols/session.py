@@ -8,9 +8,9 @@ and raises on anything else; ``tests/test_actor_protocols.py`` keeps the two equ
 
 from __future__ import annotations
 
-from actors.blob_sync import BlobFetched, BlobSyncFailed
-from actors.checkpoint import CheckpointFailed, CheckpointPublished
-from actors.messages import (
+from actors.protocols.blob_sync import BlobFetched, BlobSyncFailed
+from actors.protocols.checkpoint import CheckpointFailed, CheckpointPublished
+from actors.protocols.edge import (
     AppendGapDeadlinePassed,
     CancelRun,
     ClientMessageReceived,
@@ -19,8 +19,8 @@ from actors.messages import (
     RunRequestDeadlinePassed,
     RunSseStalled,
 )
-from actors.providers.actor import ProviderCallEnded, ProviderEventsReceived
-from actors.tool_runtime import ToolCompleted, ToolRuntimeFailed, ToolRuntimeStopped
+from actors.protocols.provider import ProviderCallEnded, ProviderEventsReceived
+from actors.protocols.tool_runtime import ToolCompleted, ToolRuntimeFailed, ToolRuntimeStopped
 
 __all__ = [
     "AppendGapDeadlinePassed",

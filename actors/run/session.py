@@ -1,8 +1,8 @@
 """The SessionActor: one per Cursor request id, the owner of that run's lifecycle.
 
 It receives client messages in ``append_seqno`` order and decides what they mean. A RunRequest
-first has its model resolved (``actors.model_selection``); a failure ends the run with that
-error. With the agent's dependencies the turn then runs (``actors.agent_run``); without them
+first has its model resolved (``actors.run.model_selection``); a failure ends the run with that
+error. With the agent's dependencies the turn then runs (``actors.run.agent``); without them
 (a server with no store) a resolved run ends with ``unimplemented``. A command the user ran
 from the chat (``shell_command_action``) runs as a ``ShellCommandRun`` instead of a turn, and
 the user's "summarize" command (``summarize_action``) as a ``SummarizeRun``.
@@ -12,14 +12,10 @@ from __future__ import annotations
 
 import logging
 
-from actors.agent_run import AgentRun
-from actors.call_actions import CALL_ACTIONS, read_call_action
-from actors.model_selection import ModelResolver, ModelSelectionError
 from actors.pool import PooledActor
-from actors.run_children import AgentDeps
-from actors.run_core import RunSetup
-from actors.run_output import RunOutput
-from actors.session_protocol import (
+from actors.protocols.call_actions import CALL_ACTIONS
+from actors.protocols.run_output import RunOutput
+from actors.protocols.session import (
     AppendGapDeadlinePassed,
     BlobFetched,
     BlobSyncFailed,
@@ -37,8 +33,13 @@ from actors.session_protocol import (
     ToolRuntimeFailed,
     ToolRuntimeStopped,
 )
-from actors.shell_command_run import ShellCommandRun
-from actors.summarize_run import SummarizeRun
+from actors.run.agent import AgentRun
+from actors.run.children import AgentDeps
+from actors.run.core import RunSetup
+from actors.run.model_selection import ModelResolver, ModelSelectionError
+from actors.run.shell_command import ShellCommandRun
+from actors.run.subagent_links import read_call_action
+from actors.run.summarize import SummarizeRun
 from actors.turn.shell_command import runs_shell_command
 from actors.turn.summarize import runs_summarize
 from wire.bidi import PARENT_REQUEST_HEADER, PARENT_TOOL_CALL_HEADER, ParentLink

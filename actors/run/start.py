@@ -22,13 +22,13 @@ import msgspec
 import peewee
 import pykka
 
-from actors.blob_sync import BlobFetched
-from actors.checkpoint import PublishSettled, Step
 from actors.conversation.model import AssistantContent, CanonicalMessage, ImagePart, TextPart
 from actors.conversation.request import ModelRoute
-from actors.messages import CancelRun
-from actors.run_base import RunBase, check_started
-from actors.run_children import AgentDeps, RunChildren
+from actors.protocols.blob_sync import BlobFetched
+from actors.protocols.checkpoint import PublishSettled, Step
+from actors.protocols.edge import CancelRun
+from actors.run.base import RunBase, check_started
+from actors.run.children import AgentDeps, RunChildren
 from actors.turn.actions import action_parts
 from actors.turn.capabilities import ServerCapabilities, offered_tools, with_dynamic_tools
 from actors.turn.plan import (

@@ -21,12 +21,12 @@ import httpx
 import msgspec
 import peewee
 
-from actors.providers.adapter import provider_error_message
-from actors.providers.redaction import credential_strings, scrub_text
 from actors.providers.transport import read_error_body
 from store.catalog import KeyUnreadable, ProviderConnection, image_model_connection
 from wire.json_input import decode_json
 from wire.log import log_event
+from wire.providers.adapter import provider_error_message
+from wire.providers.redaction import credential_strings, scrub_text
 from wire.tools.base import ServerWorkFailed
 from wire.tools.generate_image import GeneratedImage, ImageRequest
 

@@ -10,12 +10,12 @@ from collections.abc import Callable
 
 import peewee
 
-from actors.checkpoint_json import CheckpointJsonError
-from actors.checkpoint_state import CheckpointStateError
+from actors.codecs.checkpoint_json import CheckpointJsonError
+from actors.codecs.checkpoint_state import CheckpointStateError
 from actors.conversation.events import Usage
-from actors.run_base import record_run_end
-from actors.run_children import RunChildren
-from actors.run_owners import RunOwners
+from actors.run.base import record_run_end
+from actors.run.children import RunChildren
+from actors.run.owners import RunOwners
 from actors.store_failure import store_failure
 from actors.turn import ending, timeline
 from actors.turn.ending import EndEffect, RunEnding

@@ -15,12 +15,13 @@ from typing import Any, Protocol
 
 import msgspec
 
-from actors.conversation.events import FinishReason, ProviderEvent, ReplayState
+from actors.conversation.events import FinishReason, ProviderEvent
+from actors.conversation.model import ReplayState
 from actors.conversation.request import HttpCall, LlmRequest, ModelRoute, ProviderType
-from actors.providers.errors import FailureKind, ProviderFailure, is_length_refusal
-from actors.providers.redaction import route_secrets, scrub_text
-from actors.providers.sse import ServerSentEvent, SseDecoder
 from wire.json_input import decode_json
+from wire.providers.errors import FailureKind, ProviderFailure, is_length_refusal
+from wire.providers.redaction import route_secrets, scrub_text
+from wire.providers.sse import ServerSentEvent, SseDecoder
 
 
 class StreamDecoder(Protocol):
@@ -54,10 +55,10 @@ class ProviderAdapter(Protocol):
 def adapter_for(provider_type: ProviderType) -> ProviderAdapter:
     """The adapter for a configured provider type."""
     # Imported here: the format modules import the helpers below.
-    from actors.providers.anthropic import AnthropicAdapter
-    from actors.providers.gemini import GeminiAdapter
-    from actors.providers.openai_chat import OpenAiChatAdapter
-    from actors.providers.openai_responses import OpenAiResponsesAdapter
+    from wire.providers.anthropic import AnthropicAdapter
+    from wire.providers.gemini import GeminiAdapter
+    from wire.providers.openai_chat import OpenAiChatAdapter
+    from wire.providers.openai_responses import OpenAiResponsesAdapter
 
     adapters: dict[ProviderType, Callable[[], ProviderAdapter]] = {
         ProviderType.OPENAI_CHAT: OpenAiChatAdapter,
@@ -156,12 +157,12 @@ def provider_error_message(body: bytes) -> str:
         parsed = None
     if isinstance(parsed, dict):
         error = parsed.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"]
-        if isinstance(error, str):
-            return error
-        if isinstance(parsed.get("message"), str):
-            return parsed["message"]
+        message = error.get("message") if isinstance(error, dict) else error
+        if isinstance(message, str):
+            return message
+        message = parsed.get("message")
+        if isinstance(message, str):
+            return message
     text = " ".join(body.decode("utf-8", errors="replace").split())
     return text or "(empty body)"
 

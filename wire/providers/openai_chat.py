@@ -23,7 +23,6 @@ from actors.conversation.events import (
     CallDone,
     FinishReason,
     ProviderEvent,
-    ReplayState,
     ReplayStateReported,
     TextDelta,
     TextEnded,
@@ -37,6 +36,7 @@ from actors.conversation.events import (
     Usage,
     UsageReported,
 )
+from actors.conversation.model import ReplayState
 from actors.conversation.request import (
     AssistantMessage,
     HttpCall,
@@ -47,7 +47,7 @@ from actors.conversation.request import (
     ToolResultMessage,
     UserMessage,
 )
-from actors.providers.adapter import (
+from wire.providers.adapter import (
     SseJsonDecoder,
     bearer_auth,
     check_route,
@@ -59,8 +59,8 @@ from actors.providers.adapter import (
     json_headers,
     replay_value,
 )
-from actors.providers.errors import ProviderFailure
-from actors.providers.sse import ServerSentEvent
+from wire.providers.errors import ProviderFailure
+from wire.providers.sse import ServerSentEvent
 
 NAME = "OpenAI Chat"
 REPLAY_KIND = "openai_chat"

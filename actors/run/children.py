@@ -18,30 +18,28 @@ from typing import Any
 import msgspec
 import pykka
 
-from actors.blob_sync import CancelBlobSync, FetchBlob, KvClientMessageReceived, KvLimits
+from actors.blob_sync import KvLimits
 from actors.blob_sync import start_blob_sync as start_blob_sync_actor
-from actors.call_actions import SubagentLinks
-from actors.checkpoint import (
+from actors.checkpoint import start_checkpoint_actor
+from actors.loop.bridge import LoopTasks
+from actors.protocols.blob_sync import CancelBlobSync, FetchBlob, KvClientMessageReceived
+from actors.protocols.checkpoint import (
     CheckpointMessage,
     CheckpointSetup,
     PublishFinal,
     PublishSettled,
     PublishStaged,
-    start_checkpoint_actor,
 )
-from actors.history_cache import HistoryCache
-from actors.loop.bridge import LoopTasks
-from actors.providers.actor import (
-    CancelProviderCall,
-    ProviderDeps,
-    StartProviderCall,
-    start_provider_call,
-)
-from actors.run_events import RunEvent, RunEventsHappened
-from actors.run_output import RunOutput
-from actors.run_owners import RunOwners
-from actors.server_work import ServerWorkers
-from actors.tool_runtime import AbortPendingExecs, ToolRuntimeMessage, start_tool_runtime
+from actors.protocols.provider import CancelProviderCall, StartProviderCall
+from actors.protocols.run_events import RunEvent, RunEventsHappened
+from actors.protocols.run_output import RunOutput
+from actors.protocols.tool_runtime import AbortPendingExecs, ToolRuntimeMessage
+from actors.providers.actor import ProviderDeps, start_provider_call
+from actors.run.history_cache import HistoryCache
+from actors.run.owners import RunOwners
+from actors.run.subagent_links import SubagentLinks
+from actors.services.server_work import ServerWorkers
+from actors.tool_runtime import start_tool_runtime
 from actors.turn.timeline import checkpoint_submitted
 from prompt.assets import PromptAssets
 from store import Store
@@ -63,7 +61,7 @@ class AgentDeps(msgspec.Struct, frozen=True):
     histories: HistoryCache = msgspec.field(default_factory=HistoryCache)
     # The RunEventRecorderActor (``actors.run_events``); None: the runs' events are not kept.
     run_events: pykka.ActorRef[Any] | None = None
-    # What tools need the server itself to do (``actors.server_work``); None: no tool can.
+    # What tools need the server itself to do (``actors.services.server_work``); None: no tool can.
     server_work: ServerWorkers | None = None
     # The subagent runs in progress, by their parent run (``cancel_subagent_action``).
     subagents: SubagentLinks = msgspec.field(default_factory=SubagentLinks)

@@ -34,7 +34,6 @@ from actors.conversation.events import (
     CallDone,
     FinishReason,
     ProviderEvent,
-    ReplayState,
     ReplayStateReported,
     TextDelta,
     TextEnded,
@@ -48,6 +47,7 @@ from actors.conversation.events import (
     Usage,
     UsageReported,
 )
+from actors.conversation.model import ReplayState
 from actors.conversation.request import (
     NO_EFFORT,
     AssistantMessage,
@@ -60,7 +60,8 @@ from actors.conversation.request import (
     ToolResultMessage,
     UserMessage,
 )
-from actors.providers.adapter import (
+from wire.json_input import decode_json
+from wire.providers.adapter import (
     SseJsonDecoder,
     b64,
     check_route,
@@ -72,9 +73,8 @@ from actors.providers.adapter import (
     json_headers,
     replay_value,
 )
-from actors.providers.errors import FailureKind, ProviderFailure
-from actors.providers.sse import ServerSentEvent
-from wire.json_input import decode_json
+from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.sse import ServerSentEvent
 
 NAME = "Gemini"
 REPLAY_KIND = "gemini"

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import msgspec
 
-from actors.blob_sync import BlobFetched
 from actors.conversation.events import Usage
 from actors.conversation.model import CanonicalMessage
-from actors.run_base import RunBase
-from actors.run_children import RunChildren
-from actors.run_core import RunCore, RunSetup
-from actors.run_start import stored_pre_fetched, took_over
+from actors.protocols.blob_sync import BlobFetched
+from actors.run.base import RunBase
+from actors.run.children import RunChildren
+from actors.run.core import RunCore, RunSetup
+from actors.run.start import stored_pre_fetched, took_over
 from actors.turn import timeline
 from actors.turn.plan import BaseFetch, TurnPlan, plan_turn, wanted_blobs
 from store.clock import now_ms

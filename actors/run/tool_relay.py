@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import logging
 
-from actors.call_actions import UserActedOnCall
-from actors.run_children import RunChildren
-from actors.run_end import RunEnd
-from actors.tool_runtime import (
+from actors.protocols.call_actions import UserActedOnCall
+from actors.protocols.tool_runtime import (
     ExecControlReceived,
     ExecMessageReceived,
     InteractionResponseReceived,
@@ -20,6 +18,8 @@ from actors.tool_runtime import (
     ToolRuntimeMessage,
     ToolRuntimeStopped,
 )
+from actors.run.children import RunChildren
+from actors.run.end import RunEnd
 from actors.turn import timeline
 from store.clock import now_ms
 from wire.errors import ConnectError, protocol_error
@@ -60,8 +60,8 @@ class ToolRelay:
         self._to_tools(InteractionResponseReceived(message), error)
 
     def on_call_action(self, message: UserActedOnCall) -> None:
-        """The user acted on a running call (``actors.call_actions``); with no tool running
-        there is none to act on, which is a race, not the client's mistake."""
+        """The user acted on a running call (``actors.protocols.call_actions``); with no tool
+        running there is none to act on, which is a race, not the client's mistake."""
         if not self._children.to_running_tools(message):
             log_event(
                 logger,

@@ -13,14 +13,14 @@ from typing import Any
 import msgspec
 import pykka
 
-from actors.blob_sync import BlobSyncFailed
-from actors.checkpoint import CheckpointFailed
 from actors.conversation.request import ModelRoute
-from actors.messages import ModelSilenceDue
-from actors.run_children import AgentDeps, RunChildren
-from actors.run_end import RunEnd, run_guarded
-from actors.run_output import RunOutput
-from actors.tool_relay import ToolRelay
+from actors.protocols.blob_sync import BlobSyncFailed
+from actors.protocols.checkpoint import CheckpointFailed
+from actors.protocols.edge import ModelSilenceDue
+from actors.protocols.run_output import RunOutput
+from actors.run.children import AgentDeps, RunChildren
+from actors.run.end import RunEnd, run_guarded
+from actors.run.tool_relay import ToolRelay
 from actors.turn import timeline
 from actors.turn.plan import CheckpointJobs
 from store.clock import now_ms
