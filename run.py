@@ -34,7 +34,9 @@ from aiohttp import web
 
 from actors.conversation.secret import Secret
 from actors.loop.bridge import LoopTasks
+from actors.protocols.mailbox import ActorHandle
 from actors.protocols.run_output import RunOutput
+from actors.protocols.session import SessionMessage
 from actors.providers.actor import ProviderDeps
 from actors.providers.recorder import start_call_recorder
 from actors.providers.transport import CallLimits, new_provider_client
@@ -503,7 +505,7 @@ def start_session_actor(
     output: RunOutput,
     resolve_model: ModelResolver | None = None,
     deps: AgentDeps | None = None,
-) -> pykka.ActorRef:
+) -> ActorHandle[SessionMessage]:
     """The production session factory: one SessionActor per request id."""
     return SessionActor.start(request_id, output, resolve_model, deps)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import msgspec
 import peewee
@@ -30,7 +31,6 @@ from actors.protocols.blob_sync import (
     BlobFetched,
     BlobsPersisted,
     BlobSyncFailed,
-    BlobSyncListener,
     BlobSyncMessage,
     BlobSyncReply,
     CancelBlobSync,
@@ -40,6 +40,7 @@ from actors.protocols.blob_sync import (
     PersistBlobs,
     b64,
 )
+from actors.protocols.mailbox import ActorHandle, Mailbox
 from actors.protocols.run_output import RunOutput
 from actors.store_failure import store_failure
 from store import Store
@@ -49,6 +50,8 @@ from wire.connect import data_frame
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 from wire.log import format_event, log_event
 from wire.proto import agent_v1_pb2 as agent
+
+R = TypeVar("R", bound=BlobSyncReply)  # a reply, to whoever asked for it
 
 logger = logging.getLogger("cursor_server.blob_sync")
 
@@ -402,7 +405,7 @@ class BlobSyncActor(PooledActor):
     def _send(self, message: agent.KvServerMessage) -> None:
         self._output.send(data_frame(agent.AgentServerMessage(kv_server_message=message)))
 
-    def _reply(self, to: BlobSyncListener, message: BlobSyncReply) -> None:
+    def _reply(self, to: Mailbox[R], message: R) -> None:
         try:
             to.tell(message)
         except pykka.ActorDeadError:
@@ -442,8 +445,11 @@ class BlobSyncActor(PooledActor):
             code=error.code.value,
             message=error.message,
         )
-        for pending in (*self._sets.values(), *self._gets.values()):
-            pending.timer.cancel()
+        for timer in [
+            *(s.timer for s in self._sets.values()),
+            *(g.timer for g in self._gets.values()),
+        ]:
+            timer.cancel()
         batches = list(self._batches.values())
         waiters = [waiter for get in self._gets.values() for waiter in get.waiters]
         self._sets.clear()
@@ -464,6 +470,6 @@ def start_blob_sync(
     store: Store,
     timers: Timers,
     limits: KvLimits = DEFAULT_KV_LIMITS,
-) -> pykka.ActorRef:
+) -> ActorHandle[BlobSyncMessage]:
     """Start the run's BlobSyncActor; stopping it with the run fails pending work ``canceled``."""
     return BlobSyncActor.start(request_id, output, store, timers, limits)

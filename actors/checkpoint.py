@@ -14,8 +14,6 @@ import logging
 from collections import deque
 from collections.abc import Sequence
 
-import pykka
-
 from actors.codecs.checkpoint_json import (
     CheckpointJsonError,
     encode_pending,
@@ -44,7 +42,7 @@ from actors.codecs.checkpoint_state import (
 )
 from actors.conversation.model import AssistantContent, CanonicalMessage
 from actors.pool import PooledActor
-from actors.protocols.blob_sync import BlobsPersisted, BlobSyncFailed, PersistBlobs
+from actors.protocols.blob_sync import BlobsPersisted, BlobSyncFailed, BlobSyncMessage, PersistBlobs
 from actors.protocols.checkpoint import (
     AssistantStep,
     CheckpointFailed,
@@ -63,6 +61,7 @@ from actors.protocols.checkpoint import (
     ThinkingStep,
     ToolCallStep,
 )
+from actors.protocols.mailbox import ActorHandle, Mailbox
 from actors.protocols.run_output import RunOutput
 from actors.tell import Tellable, tell_if_alive
 from store.blobs import blob_id_of
@@ -83,7 +82,7 @@ class CheckpointActor(PooledActor):
         self,
         setup: CheckpointSetup,
         output: RunOutput,
-        blob_sync: pykka.ActorRef,
+        blob_sync: Mailbox[BlobSyncMessage],
         listener: CheckpointListener,
         index: CheckpointIndex | None = None,
     ) -> None:
@@ -441,8 +440,8 @@ class CheckpointActor(PooledActor):
 def start_checkpoint_actor(
     setup: CheckpointSetup,
     output: RunOutput,
-    blob_sync: pykka.ActorRef,
+    blob_sync: Mailbox[BlobSyncMessage],
     listener: CheckpointListener,
     index: CheckpointIndex | None = None,
-) -> pykka.ActorRef:
+) -> ActorHandle[CheckpointMessage]:
     return CheckpointActor.start(setup, output, blob_sync, listener, index)

@@ -29,6 +29,7 @@ import peewee
 import pykka
 
 from actors.loop.timers import Timers
+from actors.protocols.mailbox import ActorHandle
 from actors.protocols.run_events import (
     FlushRunEvents,
     RunEventMessage,
@@ -194,7 +195,7 @@ class RunEventRecorderActor(pykka.ThreadingActor):
 
 def start_run_event_recorder(
     database: peewee.Database, timers: Timers | None = None, flush_after_s: float = 0.0
-) -> pykka.ActorRef[RunEventRecorderActor]:
+) -> ActorHandle[RunEventMessage]:
     """The process's recorder; start it before the first run (``stop_all`` stops it after).
     The server passes the loop's timers and ``FLUSH_AFTER_S``."""
     return RunEventRecorderActor.start(database, timers, flush_after_s)

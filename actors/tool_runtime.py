@@ -55,6 +55,7 @@ from actors.protocols.call_actions import (
     UserActedOnCall,
     force_background_request,
 )
+from actors.protocols.mailbox import ActorHandle
 from actors.protocols.run_output import RunOutput
 from actors.protocols.tool_runtime import (
     AbortPendingExecs,
@@ -714,7 +715,7 @@ def start_tool_runtime(
     timers: Timers | None = None,
     server_work: ServerWorkers | None = None,
     exec_answer_timeout_s: float | None = None,
-) -> pykka.ActorRef:
+) -> ActorHandle[ToolRuntimeMessage]:
     """Start the run's ToolRuntimeActor; end it with ``AbortPendingExecs``."""
     return ToolRuntimeActor.start(
         request_id, output, listener, context, clock, timers, server_work, exec_answer_timeout_s

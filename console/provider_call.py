@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import time
 import uuid
-from typing import Any
 
 import msgspec
 import pykka
@@ -27,10 +26,12 @@ from actors.conversation.events import (
 )
 from actors.conversation.request import LlmRequest, ModelRoute
 from actors.loop.bridge import LoopMailbox
+from actors.protocols.mailbox import Mailbox
 from actors.protocols.provider import (
     CancelProviderCall,
     ProviderCallEnded,
     ProviderEventsReceived,
+    ProviderMessage,
     ProviderReply,
     StartProviderCall,
 )
@@ -91,7 +92,7 @@ async def await_provider_call(
     return AwaitedCall(ended, times.ttfb_ms, times.ttft_ms, times.since_start())
 
 
-def _cancel(actor: pykka.ActorRef[Any], reason: str) -> None:
+def _cancel(actor: Mailbox[ProviderMessage], reason: str) -> None:
     """Cancel the call; an actor that already stopped has ended (and recorded) it."""
     with contextlib.suppress(pykka.ActorDeadError):
         actor.tell(CancelProviderCall(reason))

@@ -28,6 +28,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "wire.tools",
         "wire.proto",
         "actors.protocols.edge",
+        "actors.protocols.mailbox",
         "actors.protocols.run_output",
         "actors.loop",
     ),
@@ -158,6 +159,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
 # Small modules an upper layer's row names on their own (message types, the output port).
 _SINGLE_MODULES = (
     "actors.protocols.edge",
+    "actors.protocols.mailbox",
     "actors.protocols.run_output",
     "actors.run.model_selection",
 )

@@ -4,10 +4,10 @@ as one closed union."""
 from __future__ import annotations
 
 import base64
-from typing import Protocol
 
 import msgspec
 
+from actors.protocols.mailbox import Mailbox
 from wire.errors import ConnectError
 from wire.proto import agent_v1_pb2 as agent
 
@@ -42,10 +42,9 @@ class BlobSyncFailed(msgspec.Struct, frozen=True):
 BlobSyncReply = BlobsPersisted | BlobFetched | BlobSyncFailed
 
 
-class BlobSyncListener(Protocol):
-    """Who gets a reply: an ActorRef, or anything with a thread-safe ``tell``."""
-
-    def tell(self, message: BlobSyncReply) -> None: ...
+# Who hears how a persist went (the CheckpointActor) and how a fetch went (the SessionActor).
+PersistListener = Mailbox[BlobsPersisted | BlobSyncFailed]
+FetchListener = Mailbox[BlobFetched | BlobSyncFailed]
 
 
 # ---- messages told to the actor ----
@@ -56,7 +55,7 @@ class PersistBlobs(msgspec.Struct, frozen=True):
 
     batch_id: int
     blobs: tuple[bytes, ...]
-    reply_to: BlobSyncListener
+    reply_to: PersistListener
 
 
 class FetchBlob(msgspec.Struct, frozen=True):
@@ -64,7 +63,7 @@ class FetchBlob(msgspec.Struct, frozen=True):
 
     fetch_id: int
     blob_id: bytes
-    reply_to: BlobSyncListener
+    reply_to: FetchListener
 
 
 class KvClientMessageReceived(msgspec.Struct, frozen=True):

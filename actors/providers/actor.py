@@ -32,7 +32,13 @@ from actors.conversation.events import CallStarted, ProviderEvent, TextDelta, Th
 from actors.loop.bridge import LoopTasks
 from actors.loop.timers import Timer
 from actors.pool import PooledActor
-from actors.protocols.call_recorder import RecordCallEnd, RecordCallStart, RecordChunks
+from actors.protocols.call_recorder import (
+    RecordCallEnd,
+    RecordCallStart,
+    RecordChunks,
+    RecorderMessage,
+)
+from actors.protocols.mailbox import ActorHandle, Mailbox
 from actors.protocols.provider import (
     CancelProviderCall,
     ErrorBodyReceived,
@@ -64,7 +70,7 @@ class ProviderDeps(msgspec.Struct, frozen=True):
     """What every ProviderActor shares: the call recorder, the loop, the HTTP client, the
     limits, the retry policy."""
 
-    recorder: pykka.ActorRef
+    recorder: Mailbox[RecorderMessage]
     tasks: LoopTasks
     client: httpx.AsyncClient
     limits: CallLimits = CallLimits()
@@ -397,7 +403,7 @@ def _is_token(event: ProviderEvent) -> bool:
 
 def start_provider_call(
     call: StartProviderCall, listener: ProviderListener, deps: ProviderDeps
-) -> pykka.ActorRef:
+) -> ActorHandle[ProviderMessage]:
     """Start the actor for one call and tell it the call (its first message, so nothing the
     caller tells it later can come first); tell it ``CancelProviderCall`` to stop it early."""
     actor = ProviderActor.start(listener, deps)

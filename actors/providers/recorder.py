@@ -27,6 +27,7 @@ from actors.protocols.call_recorder import (
     RecordChunks,
     RecorderMessage,
 )
+from actors.protocols.mailbox import ActorHandle
 from store.catalog import ObservabilitySettings, get_observability
 from store.clock import now_ms
 from store.database import log_store_failure
@@ -173,6 +174,6 @@ class CallRecorderActor(pykka.ThreadingActor):
                 log_store_failure(logger, exc, "pruning call records failed")
 
 
-def start_call_recorder(database: peewee.Database) -> pykka.ActorRef:
+def start_call_recorder(database: peewee.Database) -> ActorHandle[RecorderMessage]:
     """The process's recorder; start it before the first call (``stop_all`` stops it last)."""
     return CallRecorderActor.start(database)

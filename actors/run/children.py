@@ -22,7 +22,12 @@ from actors.blob_sync import KvLimits
 from actors.blob_sync import start_blob_sync as start_blob_sync_actor
 from actors.checkpoint import start_checkpoint_actor
 from actors.loop.bridge import LoopTasks
-from actors.protocols.blob_sync import CancelBlobSync, FetchBlob, KvClientMessageReceived
+from actors.protocols.blob_sync import (
+    BlobSyncMessage,
+    CancelBlobSync,
+    FetchBlob,
+    KvClientMessageReceived,
+)
 from actors.protocols.checkpoint import (
     CheckpointMessage,
     CheckpointSetup,
@@ -30,9 +35,11 @@ from actors.protocols.checkpoint import (
     PublishSettled,
     PublishStaged,
 )
-from actors.protocols.provider import CancelProviderCall, StartProviderCall
-from actors.protocols.run_events import RunEvent, RunEventsHappened
+from actors.protocols.mailbox import ActorHandle, Mailbox
+from actors.protocols.provider import CancelProviderCall, ProviderMessage, StartProviderCall
+from actors.protocols.run_events import RunEvent, RunEventMessage, RunEventsHappened
 from actors.protocols.run_output import RunOutput
+from actors.protocols.session import SessionMessage
 from actors.protocols.tool_runtime import AbortPendingExecs, ToolRuntimeMessage
 from actors.providers.actor import ProviderDeps, start_provider_call
 from actors.run.history_cache import HistoryCache
@@ -60,7 +67,7 @@ class AgentDeps(msgspec.Struct, frozen=True):
     kv_limits: KvLimits = KvLimits()
     histories: HistoryCache = msgspec.field(default_factory=HistoryCache)
     # The RunEventRecorderActor (``actors.run_events``); None: the runs' events are not kept.
-    run_events: pykka.ActorRef[Any] | None = None
+    run_events: Mailbox[RunEventMessage] | None = None
     # What tools need the server itself to do (``actors.services.server_work``); None: no tool can.
     server_work: ServerWorkers | None = None
     # The subagent runs in progress, by their parent run (``cancel_subagent_action``).
@@ -73,7 +80,7 @@ class AgentDeps(msgspec.Struct, frozen=True):
     silent_model_keepalive_s: float | None = None
 
 
-def _tell(actor: pykka.ActorRef[Any] | None, message: object) -> None:
+def _tell(actor: Mailbox[Any] | None, message: object) -> None:
     if actor is not None:
         with contextlib.suppress(pykka.ActorDeadError):
             actor.tell(message)
@@ -87,7 +94,7 @@ class RunChildren:
         request_id: str,
         output: RunOutput,
         deps: AgentDeps,
-        listener: pykka.ActorRef[Any],
+        listener: Mailbox[SessionMessage],
         conversation_id: str = "",
     ) -> None:
         self._request_id = request_id
@@ -95,10 +102,10 @@ class RunChildren:
         self._output = output
         self._deps = deps
         self._listener = listener
-        self._blob_sync: pykka.ActorRef[Any] | None = None
-        self._checkpoint: pykka.ActorRef[Any] | None = None
-        self._provider: pykka.ActorRef[Any] | None = None
-        self._tools: pykka.ActorRef[Any] | None = None
+        self._blob_sync: ActorHandle[BlobSyncMessage] | None = None
+        self._checkpoint: ActorHandle[CheckpointMessage] | None = None
+        self._provider: ActorHandle[ProviderMessage] | None = None
+        self._tools: ActorHandle[ToolRuntimeMessage] | None = None
         self._recorded: list[RunEvent] = []
 
     def start_blob_sync(self) -> None:

@@ -8,16 +8,16 @@ none of them can drift from the others in these.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import msgspec
-import pykka
 
 from actors.conversation.request import ModelRoute
 from actors.protocols.blob_sync import BlobSyncFailed
 from actors.protocols.checkpoint import CheckpointFailed
 from actors.protocols.edge import ModelSilenceDue
+from actors.protocols.mailbox import ActorHandle
 from actors.protocols.run_output import RunOutput
+from actors.protocols.session import SessionMessage
 from actors.run.children import AgentDeps, RunChildren
 from actors.run.end import RunEnd, run_guarded
 from actors.run.tool_relay import ToolRelay
@@ -38,7 +38,7 @@ class RunSetup(msgspec.Struct, frozen=True):
     route: ModelRoute
     deps: AgentDeps
     output: RunOutput
-    self_ref: pykka.ActorRef[Any]
+    self_ref: ActorHandle[SessionMessage]
     end: Callable[[ConnectError | None], None]
 
 

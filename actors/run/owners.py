@@ -8,13 +8,12 @@ once: cancel its provider call, abort its pending execs, end its stream with ``c
 from __future__ import annotations
 
 import threading
-from typing import Protocol
 
+from actors.protocols.edge import CancelRun
+from actors.protocols.mailbox import Mailbox
 
-class Stoppable(Protocol):
-    """Anything that can be told to stop (a SessionActor's ref)."""
-
-    def tell(self, message: object) -> None: ...
+# A run's SessionActor, as a newer run that takes its conversation over sees it: told to stop.
+Stoppable = Mailbox[CancelRun]
 
 
 class RunOwners:

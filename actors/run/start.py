@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import logging
-from typing import Any
 
 import msgspec
 import peewee
@@ -27,6 +26,8 @@ from actors.conversation.request import ModelRoute
 from actors.protocols.blob_sync import BlobFetched
 from actors.protocols.checkpoint import PublishSettled, Step
 from actors.protocols.edge import CancelRun
+from actors.protocols.mailbox import ActorHandle
+from actors.protocols.session import SessionMessage
 from actors.run.base import RunBase, check_started
 from actors.run.children import AgentDeps, RunChildren
 from actors.turn.actions import action_parts
@@ -89,7 +90,7 @@ def plan_mode(deps: AgentDeps, plan: TurnPlan) -> ModeAssets:
 
 def took_over(
     deps: AgentDeps,
-    self_ref: pykka.ActorRef[Any],
+    self_ref: ActorHandle[SessionMessage],
     plan: TurnPlan,
     claimed: ClaimedRun,
     model: str,
@@ -160,7 +161,7 @@ class RunStart:
         store: ConversationStore,
         children: RunChildren,
         jobs: CheckpointJobs,
-        self_ref: pykka.ActorRef[Any],
+        self_ref: ActorHandle[SessionMessage],
         parent_tool_call_id: str = "",
     ) -> None:
         self._request_id = request_id

@@ -30,6 +30,7 @@ from actors.protocols.edge import (
     RunRequestDeadlinePassed,
     RunSseStalled,
 )
+from actors.protocols.mailbox import Mailbox
 from actors.protocols.run_output import RunOutput
 from wire.bidi import BidiAppend, ParentLink
 from wire.burst_log import BurstLog
@@ -44,7 +45,7 @@ from wire.proto import agent_v1_pb2 as agent
 
 logger = logging.getLogger("cursor_server.registry")
 
-SessionFactory = Callable[[str, RunOutput], pykka.ActorRef]
+SessionFactory = Callable[[str, RunOutput], Mailbox[EdgeMessage]]
 
 
 def run_not_found(request_id: str) -> ConnectError:
@@ -79,7 +80,7 @@ class RunChannel:
         self.output = output
         self.inbox = inbox
         self.parent: ParentLink | None = None
-        self.actor: pykka.ActorRef | None = None
+        self.actor: Mailbox[EdgeMessage] | None = None
         # Relaying: the RunSSE as sent, whether the RunRequest is Cursor's, whether the whole
         # stream is (a relayed ``Run``: messages before its RunRequest go upstream too), the
         # live relay.
