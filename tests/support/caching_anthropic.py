@@ -35,6 +35,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.support import fake_provider
+from tests.support.client_left import client_left_quietly
 from tests.support.fake_provider import FakeToolCall, anthropic_events, encode_events
 from tests.support.request_schemas import request_problems
 
@@ -164,7 +165,7 @@ class CachingAnthropic:
         self.replies.extend(replies)
 
     async def __aenter__(self) -> CachingAnthropic:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[client_left_quietly])
         app.router.add_post("/v1/messages", self._messages)
         self._runner = web.AppRunner(app, shutdown_timeout=1.0, access_log=None)
         await self._runner.setup()

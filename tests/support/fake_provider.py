@@ -67,6 +67,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
+from tests.support.client_left import client_left_quietly
 from tests.support.request_schemas import request_problems
 
 # Every schema problem of a body any fake received in this process, in arrival order.
@@ -326,7 +327,7 @@ class FakeProvider:
     # -- lifecycle -----------------------------------------------------------------------------
 
     async def start(self) -> None:
-        app = web.Application()
+        app = web.Application(middlewares=[client_left_quietly])
         app.router.add_post("/v1/chat/completions", self._scripted)
         app.router.add_post("/v1/responses", self._scripted)
         app.router.add_post("/v1/messages", self._scripted)

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp import web
 
+from tests.support.client_left import client_left_quietly
 from tests.support.fake_cursor import BIDI_APPEND, RUN_SSE
 from wire.connect import data_frame, end_stream_frame
 from wire.proto import agent_v1_pb2 as agent
@@ -64,7 +65,7 @@ class FakeUpstream:
         )
 
     async def start(self) -> None:
-        app = web.Application()
+        app = web.Application(middlewares=[client_left_quietly])
         app.router.add_post(RUN_SSE, self._run_sse)
         app.router.add_post(BIDI_APPEND, self._append)
         self._runner = web.AppRunner(app, handler_cancellation=True, auto_decompress=False)

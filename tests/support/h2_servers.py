@@ -18,6 +18,7 @@ from cryptography.x509.oid import NameOID
 
 from run import RunningServer, ServerConfig, start_server
 from store import Store
+from tests.support.client_left import client_left_quietly
 from tests.support.h2_client import H2Client
 from wire.h2_connection import H2Limits
 from wire.http.limits import EdgeLimits
@@ -100,7 +101,7 @@ async def upstream_config() -> AsyncIterator[str]:
         await response.write_eof()
         return response
 
-    app = web.Application()
+    app = web.Application(middlewares=[client_left_quietly])
     app.router.add_get("/big", big)
     for path in (
         "/aiserver.v1.AiService/GetServerConfig",

@@ -16,6 +16,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.support.client_left import client_left_quietly
+
 
 @contextlib.asynccontextmanager
 async def serving(app: web.Application) -> AsyncIterator[str]:
@@ -68,7 +70,7 @@ class FakeBackend:
         return web.json_response(self.answer, status=self.status)
 
     def app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(middlewares=[client_left_quietly])
         app.router.add_route("*", "/{tail:.*}", self._handle)
         return app
 
@@ -113,6 +115,6 @@ class FakePages:
         return web.Response(status=status, text=text, content_type=content_type)
 
     def app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(middlewares=[client_left_quietly])
         app.router.add_get("/{tail:.*}", self._handle)
         return app
