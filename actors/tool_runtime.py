@@ -38,22 +38,23 @@ the run.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
-import pykka
 
+from actors.call_waits import CallWaits, mailbox_teller
 from actors.conversation.model import CanonicalToolCall
-from actors.loop.timers import Timer, Timers
+from actors.exec_ledger import ExecAnswer, ExecLedger
+from actors.loop.timers import Timers
 from actors.pool import PooledActor
 from actors.protocols.call_actions import (
-    FORCE_RESULTS,
     CallAction,
     UserActedOnCall,
+    expected_answer,
     force_background_request,
+    shell_result_of,
 )
 from actors.protocols.mailbox import ActorHandle
 from actors.protocols.run_output import RunOutput
@@ -76,7 +77,8 @@ from actors.protocols.tool_runtime import (
     ToolRuntimeStopped,
     ToolWakeDue,
 )
-from actors.services.server_work import ServerWorkers, WorkHandle
+from actors.services.server_work import ServerWorkers
+from actors.tell import tell_if_alive
 from store.clock import now_ms
 from wire.errors import Code, ConnectError, protocol_error
 from wire.log import format_event, log_event
@@ -89,7 +91,6 @@ from wire.tools.base import (
     SendQuery,
     ServerWork,
     ShellOutput,
-    ToolChannel,
     ToolExecution,
     ToolOutcome,
     Waiting,
@@ -97,7 +98,7 @@ from wire.tools.base import (
     WrongResult,
 )
 from wire.tools.dispatch import cut_tool_call, prepare_tool_call, stamp_tool_call
-from wire.tools.exec_deadline import answer_deadline_s, unanswered_outcome
+from wire.tools.exec_deadline import unanswered_outcome
 from wire.tools.frames import (
     exec_abort_frame,
     exec_request_frame,
@@ -114,10 +115,6 @@ _ALWAYS_HANDLED = (StartToolRound, RunUserCommand, RoundSettled, AbortPendingExe
 
 logger = logging.getLogger("cursor_server.tool_runtime")
 
-# Wire ids are uint32 and never reused, so a run cannot go past this one.
-MAX_WIRE_ID = 0xFFFF_FFFF
-
-
 # ---- internal state ----
 
 
@@ -128,25 +125,6 @@ class _Pending:
     execution: ToolExecution
     started_at_ms: int
     wire_ids: list[int] = field(default_factory=list)  # its requests' ids, the pending one last
-
-
-@dataclass(slots=True, frozen=True)
-class _Tombstone:
-    round_id: str
-    call_id: str
-    channel: ToolChannel  # EXEC or INTERACTION: which kind of answer the id took
-
-
-@dataclass(slots=True)
-class _Pause:
-    pending: _Pending
-    timer: Timer
-
-
-@dataclass(slots=True)
-class _Work:
-    pending: _Pending
-    handle: WorkHandle
 
 
 class ToolRuntimeActor(PooledActor):
@@ -166,30 +144,18 @@ class ToolRuntimeActor(PooledActor):
         """``exec_answer_timeout_s``: how long an exec the editor answers on its own may go
         unanswered (None: no limit; it needs ``timers``)."""
         super().__init__()
-        self._exec_answer_timeout_s = exec_answer_timeout_s
-        self._answer_due: dict[int, Timer] = {}  # deadlines of pending execs, by wire id
         self.request_id = request_id
         self._output = output
         self._listener = listener
         self._context = context or ExecContext()
         self._clock = clock
-        self._timers = timers
-        self._server_work = server_work
-        self._works: dict[int, _Work] = {}  # calls waiting for server work, by work id
-        self._next_work_id = 1
-        self._next_id = 1
-        self._pending: dict[int, _Pending] = {}  # pending execs by wire id
-        self._queries: dict[int, _Pending] = {}  # pending interaction queries by wire id
-        self._pauses: dict[int, _Pause] = {}  # calls waiting for a ToolWakeDue, by wake id
-        self._next_wake_id = 1
-        self._tombstones: dict[int, _Tombstone] = {}
-        # Requests to move a call to the background, by their wire id
-        # (``actors.protocols.call_actions``). Each holds the call and the answer field it takes.
-        self._forced: dict[int, tuple[_Pending, str]] = {}
-        # Execs whose call ended without their answer (a cancelled subagent, a shell the
-        # editor's force answer ended): whatever the editor still sends for them is dropped.
-        self._released: set[int] = set()
-        self._dispatched: set[str] = set()  # call ids ever dispatched in this run
+        # Pauses, server work and answer deadlines: each ends as a message here.
+        self._waits: CallWaits[_Pending] = CallWaits(
+            mailbox_teller(self.actor_ref), timers, server_work, exec_answer_timeout_s
+        )
+        # The run's wire ids: pending execs and queries, background requests
+        # (``actors.protocols.call_actions``), released execs, tombstones.
+        self._ids: ExecLedger[_Pending] = ExecLedger()
         self._failure: ConnectError | None = None
 
     # ---- lifecycle ----
@@ -249,38 +215,20 @@ class ToolRuntimeActor(PooledActor):
         seen: set[str] = set()
         refused: dict[str, str] = {}  # call id -> the error result of a call that may not run
         for call in calls:
-            if call.call_id in self._dispatched or call.call_id in seen:
+            if self._ids.dispatched(call.call_id) or call.call_id in seen:
                 self._fail(protocol_error(f"tool call {call.call_id} was dispatched twice"))
                 return
             seen.add(call.call_id)
             if (refusal := refused_call(call.name, self._context)) is not None:
                 refused[call.call_id] = refusal
         for call in calls:
-            self._dispatched.add(call.call_id)
+            self._ids.dispatch(call.call_id)
             if (text := refused.get(call.call_id)) is not None:
                 # The model's mistake (no such tool, or not in this mode), not the client's:
                 # the model reads why, the turn goes on.
-                now = self._clock()
-                self._tell(
-                    ToolCompleted(
-                        request.round_id,
-                        call.call_id,
-                        call.name,
-                        call.model_call_id,
-                        text,
-                        True,
-                        b"",
-                        now,
-                        now,
-                    )
-                )
+                self._tell(refused_completion(request.round_id, call, text, self._clock()))
                 continue
-            context = self._context
-            if call.call_id in request.todos:
-                context = msgspec.structs.replace(context, todos=request.todos[call.call_id])
-            if call.call_id in request.message_indexes:
-                index = request.message_indexes[call.call_id]
-                context = msgspec.structs.replace(context, message_index=index)
+            context = call_context(self._context, request, call.call_id)
             if call.call_id in request.cut:
                 execution = cut_tool_call(call.name, call.call_id, context)
             else:
@@ -307,10 +255,10 @@ class ToolRuntimeActor(PooledActor):
         if self._failure is not None:
             self._tell(ToolRuntimeFailed(self._failure))
             return
-        if request.exec_id in self._dispatched:
+        if self._ids.dispatched(request.exec_id):
             self._fail(protocol_error(f"exec id {request.exec_id} was dispatched twice"))
             return
-        self._dispatched.add(request.exec_id)
+        self._ids.dispatch(request.exec_id)
         try:
             execution = user_command_execution(request.exec_id, request.command, self._context)
         except ToolArgumentError as exc:
@@ -333,20 +281,20 @@ class ToolRuntimeActor(PooledActor):
             case SendExec(message=message):
                 wire_id = self._new_wire_id()
                 if wire_id is not None:
-                    self._pending[wire_id] = pending
+                    self._ids.exec_sent(wire_id, pending)
                     pending.wire_ids.append(wire_id)
                     self._output.send(exec_request_frame(wire_id, message))
-                    self._watch_answer(wire_id, message)
+                    self._waits.watch_answer(wire_id, message)
             case SendQuery(query=query):
                 wire_id = self._new_wire_id()
                 if wire_id is not None:
-                    self._queries[wire_id] = pending
+                    self._ids.query_sent(wire_id, pending)
                     pending.wire_ids.append(wire_id)
                     self._output.send(interaction_query_frame(wire_id, query))
             case WakeAfter(delay_ms=delay_ms):
-                self._pause(pending, delay_ms)
+                self._waits.pause(pending, delay_ms)
             case ServerWork(request=request):
-                self._start_work(pending, request)
+                self._waits.start_work(pending, request)
             case ToolOutcome():
                 self._complete(pending, step)
             case WrongResult():
@@ -355,55 +303,18 @@ class ToolRuntimeActor(PooledActor):
                 )
 
     def _new_wire_id(self) -> int | None:
-        wire_id = self._next_id
-        if wire_id > MAX_WIRE_ID:
+        wire_id = self._ids.new_id()
+        if wire_id is None:
             self._fail(protocol_error("exec id space exhausted for this run"))
-            return None
-        self._next_id += 1
         return wire_id
-
-    def _pause(self, pending: _Pending, delay_ms: int) -> None:
-        if self._timers is None:
-            raise RuntimeError("this tool runtime has no timers, so no call can pause")
-        wake_id = self._next_wake_id
-        self._next_wake_id += 1
-        ref = self.actor_ref
-        due = ToolWakeDue(wake_id)
-
-        def tell() -> None:
-            with contextlib.suppress(pykka.ActorDeadError):
-                ref.tell(due)
-
-        timer = self._timers.call_later(max(delay_ms, 0) / 1000, tell)
-        self._pauses[wake_id] = _Pause(pending, timer)
-
-    def _watch_answer(self, wire_id: int, message: agent.ExecServerMessage) -> None:
-        """Give an exec the editor answers on its own its deadline."""
-        deadline_s = answer_deadline_s(message, self._exec_answer_timeout_s)
-        if deadline_s is None or self._timers is None:
-            return
-        ref = self.actor_ref
-        due = ExecAnswerDue(wire_id, deadline_s)
-
-        def tell() -> None:
-            with contextlib.suppress(pykka.ActorDeadError):
-                ref.tell(due)
-
-        self._answer_due[wire_id] = self._timers.call_later(deadline_s, tell)
-
-    def _unwatch_answer(self, wire_id: int) -> None:
-        timer = self._answer_due.pop(wire_id, None)
-        if timer is not None:
-            timer.cancel()
 
     def _on_answer_due(self, wire_id: int, waited_s: float) -> None:
         """No answer in time: the exec is aborted and released (a late answer is dropped),
         and its call ends with an error the model reads; the turn goes on."""
-        self._answer_due.pop(wire_id, None)
-        pending = self._pending.pop(wire_id, None)
+        self._waits.answer_due(wire_id)
+        pending = self._ids.release_exec(wire_id)
         if pending is None:
             return  # answered (or ended) meanwhile
-        self._released.add(wire_id)
         self._output.send(exec_abort_frame(wire_id))
         log_event(
             logger,
@@ -416,46 +327,34 @@ class ToolRuntimeActor(PooledActor):
         )
         self._complete(pending, unanswered_outcome(pending.execution, waited_s))
 
-    def _start_work(self, pending: _Pending, request: object) -> None:
-        if self._server_work is None:
-            raise RuntimeError("this tool runtime has no server workers")
-        work_id = self._next_work_id
-        self._next_work_id += 1
-        ref = self.actor_ref
-
-        def done(answer: object) -> None:
-            with contextlib.suppress(pykka.ActorDeadError):
-                ref.tell(ServerWorkDone(work_id, answer))
-
-        self._works[work_id] = _Work(pending, self._server_work.start(request, done))
-
     def _on_work_done(self, work_id: int, answer: object) -> None:
-        work = self._works.pop(work_id, None)
-        if work is not None:  # None: closed by an abort before it answered
-            self._advance(work.pending, work.pending.execution.answered(answer))
+        pending = self._waits.work_done(work_id)
+        if pending is not None:  # None: closed by an abort before it answered
+            self._advance(pending, pending.execution.answered(answer))
 
     def _on_wake(self, wake_id: int) -> None:
-        pause = self._pauses.pop(wake_id, None)
-        if pause is not None:  # None: closed by an abort before its timer fired
-            self._advance(pause.pending, pause.pending.execution.wake())
+        pending = self._waits.woken(wake_id)
+        if pending is not None:  # None: closed by an abort before its timer fired
+            self._advance(pending, pending.execution.wake())
 
     # ---- client answers ----
 
     def _on_exec_message(self, message: agent.ExecClientMessage) -> None:
         wire_id = message.id
-        if wire_id in self._forced:
+        answer = self._ids.exec_answer(wire_id)
+        pending = self._ids.pending_exec(wire_id)
+        if answer is ExecAnswer.FORCED:
             self._on_forced(wire_id, message)
-            return
-        if wire_id in self._released:
-            self._dropped(wire_id, "exec message")
-            return
-        pending = self._pending.get(wire_id)
-        if pending is None:
-            if self._tombstoned(wire_id, ToolChannel.EXEC):
-                self._fail(protocol_error(f"duplicate terminal ExecClientMessage id: {wire_id}"))
-            else:
-                self._fail(protocol_error(f"unknown ExecClientMessage id: {wire_id}"))
-            return
+        elif answer is ExecAnswer.RELEASED:
+            _log_dropped(self.request_id, wire_id, "exec message")
+        elif pending is None:  # a duplicate terminal answer, or an id never asked
+            self._fail(protocol_error(f"{_NOT_PENDING[answer]} ExecClientMessage id: {wire_id}"))
+        else:
+            self._on_exec_answer(wire_id, pending, message)
+
+    def _on_exec_answer(
+        self, wire_id: int, pending: _Pending, message: agent.ExecClientMessage
+    ) -> None:
         step = pending.execution.feed(message)
         if not isinstance(step, Waiting | ShellOutput):
             # Terminal for this request: the call ends, fails, or goes on under a new id.
@@ -464,23 +363,20 @@ class ToolRuntimeActor(PooledActor):
 
     def _on_response(self, response: agent.InteractionResponse) -> None:
         wire_id = response.id
-        pending = self._queries.pop(wire_id, None)
+        pending = self._ids.take_query(wire_id)
         if pending is None:
-            if self._tombstoned(wire_id, ToolChannel.INTERACTION):
+            if self._ids.query_answered_before(wire_id):
                 self._fail(protocol_error(f"duplicate terminal InteractionResponse id: {wire_id}"))
             else:
                 self._fail(protocol_error(f"unknown InteractionResponse id: {wire_id}"))
             return
-        self._tombstones[wire_id] = _Tombstone(
-            pending.round_id, pending.call.call_id, ToolChannel.INTERACTION
-        )
         self._advance(pending, pending.execution.respond(response), "InteractionResponse")
 
     def _on_control(self, control: agent.ExecClientControlMessage) -> None:
         match control.WhichOneof("message"):
             case "stream_close":
                 wire_id = control.stream_close.id
-                if wire_id in self._pending:
+                if self._ids.pending_exec(wire_id) is not None:
                     self._take(wire_id)
                     self._fail(
                         protocol_error(f"Exec stream closed before result for id: {wire_id}")
@@ -488,12 +384,12 @@ class ToolRuntimeActor(PooledActor):
                 # A close after the result is the normal tail of every exec.
             case "throw":
                 wire_id = control.throw.id
-                if self._forced.pop(wire_id, None) is not None or wire_id in self._released:
+                if self._ids.drop_forced(wire_id) or self._ids.released(wire_id):
                     # The editor could not move the call (it goes on), or an exec already
                     # ended by the user's action failed late.
-                    self._dropped(wire_id, f"throw: {control.throw.error}")
+                    _log_dropped(self.request_id, wire_id, f"throw: {control.throw.error}")
                     return
-                pending = self._pending.get(wire_id)
+                pending = self._ids.pending_exec(wire_id)
                 if pending is None:
                     self._fail(protocol_error(f"unknown ExecClientThrow id: {wire_id}"))
                     return
@@ -506,12 +402,10 @@ class ToolRuntimeActor(PooledActor):
     # ---- the user's actions on a running call (``actors.protocols.call_actions``) ----
 
     def _on_user_action(self, message: UserActedOnCall) -> None:
-        found = [
-            (wire_id, pending)
-            for wire_id, pending in sorted(self._pending.items())
-            if pending.call.call_id in message.call_ids and pending.execution.tool == message.tool
-        ]
-        if not found:
+        found = self._ids.first_exec(
+            lambda p: p.call.call_id in message.call_ids and p.execution.tool == message.tool
+        )
+        if found is None:
             # The call ended meanwhile, or is not this run's (a background subagent's cancel):
             # nothing of this run to change.
             log_event(
@@ -523,30 +417,28 @@ class ToolRuntimeActor(PooledActor):
                 id=message.ident,
             )
             return
-        wire_id, pending = found[0]
+        wire_id, pending = found
         if message.action is CallAction.CANCEL_SUBAGENT:
             assert isinstance(pending.execution, TaskExecution)
-            self._pending.pop(wire_id)
-            self._unwatch_answer(wire_id)
-            self._released.add(wire_id)
+            self._ids.release_exec(wire_id)
+            self._waits.unwatch_answer(wire_id)
             self._output.send(exec_abort_frame(wire_id))
             self._complete(pending, pending.execution.cancelled_by_user(message.ident))
             return
         request = force_background_request(message.action, pending.call.call_id)
         force_id = self._new_wire_id()
         if force_id is not None:
-            field = request.WhichOneof("message")
-            assert field is not None
-            self._forced[force_id] = (pending, FORCE_RESULTS[field])
+            self._ids.force_sent(force_id, pending, expected_answer(request))
             self._output.send(exec_request_frame(force_id, request))
 
     def _on_forced(self, wire_id: int, message: agent.ExecClientMessage) -> None:
         """The editor's answer to a request to move a call to the background. Accepted, the
         call's own exec ends as a backgrounded one, unless the answer carries the shell's
         result, which then ends it; not found, the call goes on as it was."""
-        pending, expected = self._forced.pop(wire_id)
+        forced = self._ids.take_forced(wire_id)
+        assert forced is not None
+        pending, expected = forced
         call_id = pending.call.call_id
-        self._tombstones[wire_id] = _Tombstone(pending.round_id, call_id, ToolChannel.EXEC)
         variant = message.WhichOneof("message")
         if variant != expected:
             self._fail(
@@ -554,7 +446,7 @@ class ToolRuntimeActor(PooledActor):
             )
             return
         current = pending.wire_ids[-1] if pending.wire_ids else None
-        running = current is not None and self._pending.get(current) is pending
+        running = current is not None and self._ids.pending_exec(current) is pending
         log_event(
             logger,
             logging.INFO,
@@ -564,40 +456,15 @@ class ToolRuntimeActor(PooledActor):
             status=getattr(message, variant).status,
             running=running,
         )
-        if not running or current is None or variant != "force_background_shell_result":
-            return
-        answer = message.force_background_shell_result
-        accepted = answer.status == agent.FORCE_BACKGROUND_SHELL_STATUS_ACCEPTED
-        if accepted and answer.HasField("shell_result"):
-            self._pending.pop(current)
-            self._released.add(current)
-            result = agent.ExecClientMessage(id=current, shell_result=answer.shell_result)
+        result = shell_result_of(message, current) if running and current is not None else None
+        if result is not None and current is not None:
+            self._ids.release_exec(current)
             self._advance(pending, pending.execution.feed(result))
-
-    def _dropped(self, wire_id: int, what: str) -> None:
-        log_event(
-            logger,
-            logging.DEBUG,
-            "late message for an exec the user's action ended dropped",
-            request_id=self.request_id,
-            wire_id=wire_id,
-            what=what,
-        )
-
-    def _tombstoned(self, wire_id: int, channel: ToolChannel) -> bool:
-        """Whether ``wire_id`` already took its terminal answer on ``channel`` (an answer on
-        the other channel is for an id that was never asked there: unknown)."""
-        stone = self._tombstones.get(wire_id)
-        return stone is not None and stone.channel is channel
 
     def _take(self, wire_id: int) -> _Pending:
         """Remove a pending exec, leaving a tombstone until its round settles."""
-        self._unwatch_answer(wire_id)
-        pending = self._pending.pop(wire_id)
-        self._tombstones[wire_id] = _Tombstone(
-            pending.round_id, pending.call.call_id, ToolChannel.EXEC
-        )
-        return pending
+        self._waits.unwatch_answer(wire_id)
+        return self._ids.take_exec(wire_id)
 
     def _complete(self, pending: _Pending, outcome: ToolOutcome) -> None:
         call = pending.call
@@ -605,10 +472,6 @@ class ToolRuntimeActor(PooledActor):
             # The run's MCP definitions (GetMcpTools' live answer), for the calls after it.
             mcp = self._context.mcp.updated(outcome.mcp_update)
             self._context = msgspec.structs.replace(self._context, mcp=mcp)
-        completed_at = max(self._clock(), pending.started_at_ms)
-        tool_call = stamp_tool_call(
-            outcome.tool_call, call.call_id, pending.started_at_ms, completed_at
-        )
         log_event(
             logger,
             logging.DEBUG,
@@ -619,39 +482,15 @@ class ToolRuntimeActor(PooledActor):
             tool=pending.execution.tool,
             is_error=outcome.is_error,
         )
-        self._tell(
-            ToolCompleted(
-                round_id=pending.round_id,
-                call_id=call.call_id,
-                name=call.name,
-                model_call_id=call.model_call_id,
-                content=outcome.content,
-                is_error=outcome.is_error,
-                tool_call=tool_call.SerializeToString(deterministic=True),
-                started_at_ms=pending.started_at_ms,
-                completed_at_ms=completed_at,
-                wire_ids=tuple(pending.wire_ids),
-                images=outcome.images,
-            )
-        )
+        self._tell(completion(pending, outcome, max(self._clock(), pending.started_at_ms)))
 
     def _tell(self, message: ToolRuntimeReply) -> None:
-        try:
-            self._listener.tell(message)
-        except pykka.ActorDeadError:
-            log_event(
-                logger,
-                logging.DEBUG,
-                "tool runtime reply to a stopped actor dropped",
-                request_id=self.request_id,
-                reply=type(message).__name__,
-            )
+        tell_if_alive(self._listener, message, logger, request_id=self.request_id)
 
     # ---- round end, failure, abort ----
 
     def _on_settled(self, round_id: str) -> None:
-        for wire_id in [i for i, stone in self._tombstones.items() if stone.round_id == round_id]:
-            del self._tombstones[wire_id]
+        self._ids.settle(round_id)
 
     def _fail(self, error: ConnectError) -> None:
         if self._failure is not None:
@@ -664,31 +503,19 @@ class ToolRuntimeActor(PooledActor):
             request_id=self.request_id,
             code=error.code.value,
             message=error.message,
-            pending=len(self._pending),
+            pending=self._ids.pending_count,
         )
         self._tell(ToolRuntimeFailed(error))
 
     def _abort_all(self, reason: str) -> None:
-        for wire_id in list(self._answer_due):
-            self._unwatch_answer(wire_id)
-        aborted = tuple(_ended(pending) for _, pending in sorted(self._pending.items()))
+        aborted = tuple(_ended(pending) for _, pending in self._ids.execs())
         for exec_ in aborted:
             self._output.send(exec_abort_frame(exec_.wire_ids[-1]))
-        for force_id in sorted(self._forced):
+        for force_id in self._ids.forced_ids():
             self._output.send(exec_abort_frame(force_id))
-        self._forced.clear()
-        closed = [_ended(pending) for _, pending in sorted(self._queries.items())]
-        for pause in self._pauses.values():
-            pause.timer.cancel()
-            closed.append(_ended(pause.pending))
-        for work in self._works.values():
-            work.handle.cancel()
-            closed.append(_ended(work.pending))
-        self._pending.clear()
-        self._queries.clear()
-        self._pauses.clear()
-        self._works.clear()
-        self._tombstones.clear()
+        closed = [_ended(pending) for _, pending in self._ids.queries()]
+        closed += [_ended(pending) for pending in self._waits.close_all()]
+        self._ids.clear()
         log_event(
             logger,
             logging.INFO,
@@ -700,6 +527,63 @@ class ToolRuntimeActor(PooledActor):
         )
         self._tell(ToolRuntimeStopped(aborted, tuple(closed)))
         self.stop()
+
+
+def call_context(context: ExecContext, request: StartToolRound, call_id: str) -> ExecContext:
+    """The exec context of one call of a round: the run's, with the todo list and the message
+    index the round gives that call."""
+    if call_id in request.todos:
+        context = msgspec.structs.replace(context, todos=request.todos[call_id])
+    if call_id in request.message_indexes:
+        index = request.message_indexes[call_id]
+        context = msgspec.structs.replace(context, message_index=index)
+    return context
+
+
+def refused_completion(
+    round_id: str, call: CanonicalToolCall, text: str, now_ms: int
+) -> ToolCompleted:
+    """A call that may not run (no such tool, or not in this mode) ends at once as an error
+    result the model reads, with no card."""
+    return ToolCompleted(
+        round_id, call.call_id, call.name, call.model_call_id, text, True, b"", now_ms, now_ms
+    )
+
+
+def completion(pending: _Pending, outcome: ToolOutcome, completed_at_ms: int) -> ToolCompleted:
+    """What the listener hears of a call that ended with ``outcome``."""
+    call = pending.call
+    tool_call = stamp_tool_call(
+        outcome.tool_call, call.call_id, pending.started_at_ms, completed_at_ms
+    )
+    return ToolCompleted(
+        round_id=pending.round_id,
+        call_id=call.call_id,
+        name=call.name,
+        model_call_id=call.model_call_id,
+        content=outcome.content,
+        is_error=outcome.is_error,
+        tool_call=tool_call.SerializeToString(deterministic=True),
+        started_at_ms=pending.started_at_ms,
+        completed_at_ms=completed_at_ms,
+        wire_ids=tuple(pending.wire_ids),
+        images=outcome.images,
+    )
+
+
+# How an answer whose id is not a pending exec's is named in the run's error.
+_NOT_PENDING = {ExecAnswer.DUPLICATE: "duplicate terminal", ExecAnswer.UNKNOWN: "unknown"}
+
+
+def _log_dropped(request_id: str, wire_id: int, what: str) -> None:
+    log_event(
+        logger,
+        logging.DEBUG,
+        "late message for an exec the user's action ended dropped",
+        request_id=request_id,
+        wire_id=wire_id,
+        what=what,
+    )
 
 
 def _ended(pending: _Pending) -> EndedCall:

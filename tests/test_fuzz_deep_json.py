@@ -15,8 +15,9 @@ from tests.support.fuzz import DEEP_JSON
 from tests.test_fuzz_providers import _route
 from wire.json_input import decode_json
 from wire.proto import agent_v1_pb2 as agent
-from wire.providers.adapter import adapter_for, provider_error_message
+from wire.providers.adapter import provider_error_message
 from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.formats import adapter_for
 from wire.tools.base import InvalidCall, ToolOutcome
 from wire.tools.dispatch import prepare_tool_call
 from wire.tools.mcp_catalog import schema_of

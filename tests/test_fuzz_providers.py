@@ -29,8 +29,9 @@ from tests.support.fake_provider import (
     responses_usage,
 )
 from tests.support.fuzz import DEEP_MARK, chunked, deepen, fuzz_settings, json_paths, mutated
-from wire.providers.adapter import MAX_TOKEN_COUNT, adapter_for
+from wire.providers.adapter import MAX_TOKEN_COUNT
 from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.formats import adapter_for
 from wire.providers.grammar import StreamGrammar
 from wire.providers.sse import SseDecoder
 

@@ -67,8 +67,8 @@ from tests.test_provider_adapters import (
     make_route,
     play,
 )
-from wire.providers.adapter import adapter_for
 from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.formats import adapter_for
 from wire.providers.gemini import GeminiAdapter
 from wire.providers.grammar import CallResult
 

@@ -75,9 +75,9 @@ from tests.support.fake_provider import (
     split_at,
 )
 from tests.support.request_schemas import request_problems
-from wire.providers.adapter import adapter_for
 from wire.providers.anthropic import AnthropicAdapter
 from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.formats import adapter_for
 from wire.providers.grammar import CallResult, StreamGrammar
 from wire.providers.openai_chat import OpenAiChatAdapter, origin
 from wire.providers.openai_responses import OpenAiResponsesAdapter

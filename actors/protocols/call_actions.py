@@ -68,3 +68,24 @@ def force_background_request(action: CallAction, call_id: str) -> agent.ExecServ
     return new_exec(
         call_id, accept_hook_additional_contexts=False, force_background_subagent_args=subagent
     )
+
+
+def expected_answer(request: agent.ExecServerMessage) -> str:
+    """The field of the editor's answer a force request takes (``FORCE_RESULTS``)."""
+    field = request.WhichOneof("message")
+    assert field is not None
+    return FORCE_RESULTS[field]
+
+
+def shell_result_of(
+    answer: agent.ExecClientMessage, shell_exec_id: int
+) -> agent.ExecClientMessage | None:
+    """An accepted ``force_background_shell_result`` that carries the shell's result, as the
+    answer to the shell's own exec ``shell_exec_id``; None for any other answer."""
+    if answer.WhichOneof("message") != "force_background_shell_result":
+        return None
+    forced = answer.force_background_shell_result
+    accepted = forced.status == agent.FORCE_BACKGROUND_SHELL_STATUS_ACCEPTED
+    if not accepted or not forced.HasField("shell_result"):
+        return None
+    return agent.ExecClientMessage(id=shell_exec_id, shell_result=forced.shell_result)

@@ -57,8 +57,9 @@ from actors.protocols.provider import (
 from actors.providers.transport import CallLimits, stream_call
 from store.llm_calls import CallEnd, CallStatus
 from wire.log import log_event
-from wire.providers.adapter import StreamDecoder, adapter_for
+from wire.providers.adapter import StreamDecoder
 from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.formats import adapter_for
 from wire.providers.grammar import CallResult, StreamGrammar
 from wire.providers.redaction import route_secrets, scrub_text
 from wire.providers.retry import AttemptFailure, GiveUp, RetryAfter, RetryPolicy, decide

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import abc
 import base64
-from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any, Protocol
 
@@ -17,7 +16,7 @@ import msgspec
 
 from actors.conversation.events import FinishReason, ProviderEvent
 from actors.conversation.model import ReplayState
-from actors.conversation.request import HttpCall, LlmRequest, ModelRoute, ProviderType
+from actors.conversation.request import HttpCall, LlmRequest, ModelRoute
 from wire.json_input import decode_json
 from wire.providers.errors import FailureKind, ProviderFailure, is_length_refusal
 from wire.providers.redaction import route_secrets, scrub_text
@@ -50,23 +49,6 @@ class ProviderAdapter(Protocol):
     def http_error(self, status: int, body: bytes, route: ModelRoute) -> ProviderFailure:
         """The failure for a non-2xx answer; ``route`` supplies the secrets to scrub."""
         ...
-
-
-def adapter_for(provider_type: ProviderType) -> ProviderAdapter:
-    """The adapter for a configured provider type."""
-    # Imported here: the format modules import the helpers below.
-    from wire.providers.anthropic import AnthropicAdapter
-    from wire.providers.gemini import GeminiAdapter
-    from wire.providers.openai_chat import OpenAiChatAdapter
-    from wire.providers.openai_responses import OpenAiResponsesAdapter
-
-    adapters: dict[ProviderType, Callable[[], ProviderAdapter]] = {
-        ProviderType.OPENAI_CHAT: OpenAiChatAdapter,
-        ProviderType.OPENAI_RESPONSES: OpenAiResponsesAdapter,
-        ProviderType.ANTHROPIC: AnthropicAdapter,
-        ProviderType.GEMINI: GeminiAdapter,
-    }
-    return adapters[ProviderType(provider_type)]()
 
 
 # ---------------------------------------------------------------------------------------------
