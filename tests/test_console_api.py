@@ -14,6 +14,7 @@ import pytest
 from aiohttp import web
 
 from console import api as console_api
+from console import discovery
 from store import Store
 from store import catalog as cat
 from store.urls import public_model_id
@@ -508,7 +509,7 @@ async def test_discovery_of_a_bad_body_unknown_provider_and_dead_host(console: C
 async def test_discovery_is_bounded_by_its_timeout(
     console: Console, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(console_api, "DISCOVERY_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(discovery, "DISCOVERY_TIMEOUT_S", 0.2)
     release = asyncio.Event()
 
     async def never_answer(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -619,14 +620,14 @@ def connection(provider_type: str = "anthropic") -> cat.ProviderConnection:
 async def discover_with(handler: Any, provider_type: str = "anthropic") -> list[str]:
     transport = httpx.MockTransport(handler)
     async with httpx.AsyncClient(transport=transport) as client:
-        return await console_api.discover_models(connection(provider_type), client)
+        return await discovery.discover_models(connection(provider_type), client)
 
 
 async def test_anthropic_has_more_without_last_id_is_an_error() -> None:
     def handler(_request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={"data": [{"id": "a"}], "has_more": True})
 
-    with pytest.raises(console_api.DiscoveryError, match="has_more without last_id"):
+    with pytest.raises(discovery.DiscoveryError, match="has_more without last_id"):
         await discover_with(handler)
 
 
@@ -637,7 +638,7 @@ async def test_anthropic_paging_that_never_advances_is_an_error() -> None:
         pages.append(str(request.url))
         return httpx.Response(200, json={"data": [{"id": "a"}], "has_more": True, "last_id": "a"})
 
-    with pytest.raises(console_api.DiscoveryError, match="same page"):
+    with pytest.raises(discovery.DiscoveryError, match="same page"):
         await discover_with(handler)
     assert pages == [
         "https://provider.test/v1/models?limit=100",
@@ -646,12 +647,12 @@ async def test_anthropic_paging_that_never_advances_is_an_error() -> None:
 
 
 async def test_oversized_model_list_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(console_api, "DISCOVERY_MAX_BODY_BYTES", 64)
+    monkeypatch.setattr(discovery, "DISCOVERY_MAX_BODY_BYTES", 64)
 
     def handler(_request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={"data": [{"id": f"m{i}"} for i in range(20)]})
 
-    with pytest.raises(console_api.DiscoveryError, match="larger than 64 bytes"):
+    with pytest.raises(discovery.DiscoveryError, match="larger than 64 bytes"):
         await discover_with(handler, "openai-chat")
 
 
@@ -660,7 +661,7 @@ async def test_error_text_is_redacted_and_bounded() -> None:
         text = f"denied {KEY} and {TOKEN_SECRET} " + "x" * 2000
         return httpx.Response(403, text=text)
 
-    with pytest.raises(console_api.DiscoveryError) as info:
+    with pytest.raises(discovery.DiscoveryError) as info:
         await discover_with(handler, "openai-responses")
     message = info.value.message
     assert message.startswith("model discovery failed: provider answered 403: denied [redacted]")

@@ -12,7 +12,8 @@ from actors.checkpoint_json import CheckpointJsonError, decode_root
 from actors.conversation.request import ProviderType
 from actors.providers.adapter import adapter_for, provider_error_message
 from actors.providers.errors import FailureKind, ProviderFailure
-from console.api import ApiError, SaveModelsBody, decode_body_bytes
+from console.json_api import ApiError, decode_body_bytes
+from console.models_api import SaveModelsBody
 from tests.support.fuzz import DEEP_JSON
 from tests.test_fuzz_providers import _route
 from wire.json_input import decode_json

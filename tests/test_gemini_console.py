@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from console import api as console_api
+from console import discovery
 from console.model_checks import TOOL_NAME
 from tests.support.fake_provider import (
     GEMINI_EMBEDDING_MODEL,
@@ -27,7 +27,7 @@ STATIC = Path(__file__).resolve().parent.parent / "console" / "static"
 async def test_gemini_discovery_pages_and_keeps_content_models_only(
     console: Console, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(console_api, "GEMINI_PAGE_SIZE", 2)
+    monkeypatch.setattr(discovery, "GEMINI_PAGE_SIZE", 2)
     names = ["gemini-2.5-flash", "gemini-2.5-pro", "gemini-3-pro-preview"]
     async with FakeProvider(models=names, models_style="gemini") as fake:
         provider = await console.provider(
