@@ -1,9 +1,10 @@
 """Every console route in one entry point, ``ConsoleRoutes(database, …).register(app)``, and the
 catch-alls that keep every ``/console`` path away from the upstream proxy.
 
-Each group of routes has its own module: providers (``providers_api``), models and their
-discovery (``models_api``), settings (``settings_api``), call records, model checks, statistics,
-conversations, the connection status, login and the browser app's files.
+Each group of routes has its own module: provider types (``provider_types_api``), providers
+(``providers_api``), models and their discovery (``models_api``), settings (``settings_api``),
+call records, model checks, statistics, conversations, the connection status, login and the
+browser app's files.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from console.discovery import new_discovery_client
 from console.json_api import API_PREFIX
 from console.model_check_api import ModelCheckApi, ModelCheckDeps
 from console.models_api import ModelsApi
+from console.provider_types_api import ProviderTypesApi
 from console.providers_api import ProvidersApi
 from console.session_api import SessionApi
 from console.settings_api import SettingsApi
@@ -68,11 +70,11 @@ async def unknown_console_page(request: web.Request) -> web.StreamResponse:
 class ConsoleRoutes:
     """Every console route, registered like the edge's route groups (``register(app)``): the
     guard in front of ``/console/api/``, login, the connection status, the browser app's files,
-    the providers, models and settings API, the call records, the model checks (given the
-    provider actors' deps by the composition root), the dashboard's statistics, then the
-    catch-alls that answer unknown ``/console/api/`` and ``/console/`` paths locally. Without
-    ``auth`` there is no token (loopback only, no login); without ``activity`` the connection
-    status never sees a client."""
+    the provider types, the providers, models and settings API, the call records, the model
+    checks (given the provider actors' deps by the composition root), the dashboard's
+    statistics, then the catch-alls that answer unknown ``/console/api/`` and ``/console/`` paths
+    locally. Without ``auth`` there is no token (loopback only, no login); without ``activity``
+    the connection status never sees a client."""
 
     def __init__(
         self,
@@ -98,6 +100,7 @@ class ConsoleRoutes:
         SessionApi(self._auth).register(app)
         ConnectionApi(self._activity, self._listen_host).register(app)
         StaticRoutes().register(app)
+        ProviderTypesApi().register(app)
         ProvidersApi(self._database, self._own_addresses).register(app)
         ModelsApi(self._database, self._discovery_client).register(app)
         SettingsApi(self._database, self._own_addresses).register(app)

@@ -247,6 +247,52 @@ async def test_identity_is_locked_while_the_provider_has_models(console: Console
     assert moved.status_code == 200, moved.text
 
 
+# --- provider types ----------------------------------------------------------------------------
+
+
+async def test_provider_types_are_the_stores_with_their_labels(console: Console) -> None:
+    response = await console.call("GET", "/provider-types")
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    types = response.json()
+    assert [listed["type"] for listed in types] == list(cat.PROVIDER_TYPES)
+    for listed in types:
+        assert set(listed) == {"type", "label", "generates_images", "reasoning_efforts"}
+        assert listed["generates_images"] is (listed["type"] in cat.IMAGE_PROVIDER_TYPES)
+        assert listed["reasoning_efforts"] == list(cat.REASONING_EFFORTS[listed["type"]])
+    assert {listed["type"]: listed["label"] for listed in types} == {
+        "openai-chat": "OpenAI Chat Completions",
+        "openai-responses": "OpenAI Responses",
+        "anthropic": "Anthropic Messages",
+        "gemini": "Gemini (native)",
+    }
+
+
+async def test_what_the_provider_types_say_is_what_a_save_takes(console: Console) -> None:
+    """Every listed effort saves and another type's effort is refused; a model can be the image
+    model exactly on a type said to generate images."""
+    types = (await console.call("GET", "/provider-types")).json()
+    every_effort = {effort for listed in types for effort in listed["reasoning_efforts"]}
+    for listed in types:
+        name, efforts = listed["type"], listed["reasoning_efforts"]
+        provider = await console.provider(name=name, type=name, base_url=f"https://{name}.test/v1")
+        models = [
+            model(f"{name}-{effort}", reasoning_effort=effort, max_output_tokens=64)
+            for effort in efforts
+        ]
+        saved = await console.save(provider["id"], *models)
+        assert saved.status_code == 201, saved.text
+        other = sorted(every_effort - set(efforts)) or ["extreme"]
+        refused = await console.save(
+            provider["id"], model(f"{name}-other", reasoning_effort=other[0], max_output_tokens=64)
+        )
+        assert_error(refused, 422, "invalid_argument", "models[0].reasoning_effort")
+        marked = await console.call(
+            "PUT", "/settings/image-model", json={"public_id": saved.json()[0]["public_id"]}
+        )
+        assert marked.status_code == (200 if listed["generates_images"] else 422), marked.text
+
+
 # --- models ------------------------------------------------------------------------------------
 
 
