@@ -1,5 +1,6 @@
-"""The console: a JSON API under ``/console/api/`` (and, later, its single-page app).
+"""The console: a JSON API under ``/console/api/`` and the browser app that uses it.
 
-``console.api`` serves providers, models and settings; call records get their own module. The
-console has no authentication: the server listens on loopback by default.
+``console.api`` registers every console route (``ConsoleRoutes``); each group of routes has its
+own module (``providers_api``, ``models_api``, ``settings_api``, ``calls_api``, …). Access rules
+are in ``console.auth``.
 """

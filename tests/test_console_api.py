@@ -14,6 +14,7 @@ import pytest
 from aiohttp import web
 
 from console import api as console_api
+from console import discovery
 from store import Store
 from store import catalog as cat
 from store.urls import public_model_id
@@ -244,6 +245,52 @@ async def test_identity_is_locked_while_the_provider_has_models(console: Console
     assert (await console.call("DELETE", "/models/f246010a")).status_code == 204
     moved = await console.call("PUT", f"/providers/{pid}", json={**base, "type": "anthropic"})
     assert moved.status_code == 200, moved.text
+
+
+# --- provider types ----------------------------------------------------------------------------
+
+
+async def test_provider_types_are_the_stores_with_their_labels(console: Console) -> None:
+    response = await console.call("GET", "/provider-types")
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    types = response.json()
+    assert [listed["type"] for listed in types] == list(cat.PROVIDER_TYPES)
+    for listed in types:
+        assert set(listed) == {"type", "label", "generates_images", "reasoning_efforts"}
+        assert listed["generates_images"] is (listed["type"] in cat.IMAGE_PROVIDER_TYPES)
+        assert listed["reasoning_efforts"] == list(cat.REASONING_EFFORTS[listed["type"]])
+    assert {listed["type"]: listed["label"] for listed in types} == {
+        "openai-chat": "OpenAI Chat Completions",
+        "openai-responses": "OpenAI Responses",
+        "anthropic": "Anthropic Messages",
+        "gemini": "Gemini (native)",
+    }
+
+
+async def test_what_the_provider_types_say_is_what_a_save_takes(console: Console) -> None:
+    """Every listed effort saves and another type's effort is refused; a model can be the image
+    model exactly on a type said to generate images."""
+    types = (await console.call("GET", "/provider-types")).json()
+    every_effort = {effort for listed in types for effort in listed["reasoning_efforts"]}
+    for listed in types:
+        name, efforts = listed["type"], listed["reasoning_efforts"]
+        provider = await console.provider(name=name, type=name, base_url=f"https://{name}.test/v1")
+        models = [
+            model(f"{name}-{effort}", reasoning_effort=effort, max_output_tokens=64)
+            for effort in efforts
+        ]
+        saved = await console.save(provider["id"], *models)
+        assert saved.status_code == 201, saved.text
+        other = sorted(every_effort - set(efforts)) or ["extreme"]
+        refused = await console.save(
+            provider["id"], model(f"{name}-other", reasoning_effort=other[0], max_output_tokens=64)
+        )
+        assert_error(refused, 422, "invalid_argument", "models[0].reasoning_effort")
+        marked = await console.call(
+            "PUT", "/settings/image-model", json={"public_id": saved.json()[0]["public_id"]}
+        )
+        assert marked.status_code == (200 if listed["generates_images"] else 422), marked.text
 
 
 # --- models ------------------------------------------------------------------------------------
@@ -508,7 +555,7 @@ async def test_discovery_of_a_bad_body_unknown_provider_and_dead_host(console: C
 async def test_discovery_is_bounded_by_its_timeout(
     console: Console, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(console_api, "DISCOVERY_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(discovery, "DISCOVERY_TIMEOUT_S", 0.2)
     release = asyncio.Event()
 
     async def never_answer(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -619,14 +666,14 @@ def connection(provider_type: str = "anthropic") -> cat.ProviderConnection:
 async def discover_with(handler: Any, provider_type: str = "anthropic") -> list[str]:
     transport = httpx.MockTransport(handler)
     async with httpx.AsyncClient(transport=transport) as client:
-        return await console_api.discover_models(connection(provider_type), client)
+        return await discovery.discover_models(connection(provider_type), client)
 
 
 async def test_anthropic_has_more_without_last_id_is_an_error() -> None:
     def handler(_request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={"data": [{"id": "a"}], "has_more": True})
 
-    with pytest.raises(console_api.DiscoveryError, match="has_more without last_id"):
+    with pytest.raises(discovery.DiscoveryError, match="has_more without last_id"):
         await discover_with(handler)
 
 
@@ -637,7 +684,7 @@ async def test_anthropic_paging_that_never_advances_is_an_error() -> None:
         pages.append(str(request.url))
         return httpx.Response(200, json={"data": [{"id": "a"}], "has_more": True, "last_id": "a"})
 
-    with pytest.raises(console_api.DiscoveryError, match="same page"):
+    with pytest.raises(discovery.DiscoveryError, match="same page"):
         await discover_with(handler)
     assert pages == [
         "https://provider.test/v1/models?limit=100",
@@ -646,12 +693,12 @@ async def test_anthropic_paging_that_never_advances_is_an_error() -> None:
 
 
 async def test_oversized_model_list_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(console_api, "DISCOVERY_MAX_BODY_BYTES", 64)
+    monkeypatch.setattr(discovery, "DISCOVERY_MAX_BODY_BYTES", 64)
 
     def handler(_request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={"data": [{"id": f"m{i}"} for i in range(20)]})
 
-    with pytest.raises(console_api.DiscoveryError, match="larger than 64 bytes"):
+    with pytest.raises(discovery.DiscoveryError, match="larger than 64 bytes"):
         await discover_with(handler, "openai-chat")
 
 
@@ -660,7 +707,7 @@ async def test_error_text_is_redacted_and_bounded() -> None:
         text = f"denied {KEY} and {TOKEN_SECRET} " + "x" * 2000
         return httpx.Response(403, text=text)
 
-    with pytest.raises(console_api.DiscoveryError) as info:
+    with pytest.raises(discovery.DiscoveryError) as info:
         await discover_with(handler, "openai-responses")
     message = info.value.message
     assert message.startswith("model discovery failed: provider answered 403: denied [redacted]")

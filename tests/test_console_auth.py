@@ -119,6 +119,7 @@ async def test_without_a_token_only_loopback_host_names_are_answered(
 GUARDED_ROUTES = [
     ("GET", "/providers"),
     ("GET", "/models"),
+    ("GET", "/provider-types"),
     ("GET", "/calls"),
     ("GET", "/settings/observability"),
     ("GET", "/connection"),

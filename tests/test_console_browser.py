@@ -14,7 +14,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Page, Response, async_playwright, expect
+from playwright.async_api import (
+    Browser,
+    Locator,
+    Page,
+    Response,
+    Route,
+    async_playwright,
+    expect,
+)
 
 from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_message
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
@@ -159,6 +167,78 @@ async def test_a_price_typed_key_by_key_is_saved_as_typed(
     await expect(page.get_by_role("form", name="Edit model")).to_have_count(0)
     (saved,) = (await api(server, "GET", "/models")).json()
     assert (saved["price_input_per_mtok"], saved["price_output_per_mtok"]) == (0.28, 1.5)
+
+
+async def options_of(select: Locator) -> list[list[str]]:
+    """A select's options as ``[value, text]`` pairs, in order."""
+    script = "options => options.map(o => [o.value, o.textContent.trim()])"
+    result: list[list[str]] = await select.locator("option").evaluate_all(script)
+    return result
+
+
+async def serve_types(page: Page, types: list[dict[str, object]]) -> None:
+    """Answer the page's provider-types request with ``types`` instead of the server."""
+
+    async def fulfill(route: Route) -> None:
+        await route.fulfill(json=types)
+
+    await page.route("**/console/api/provider-types", fulfill)
+
+
+async def test_the_provider_form_offers_exactly_the_types_the_server_lists(
+    page: Page, server: str
+) -> None:
+    types = (await api(server, "GET", "/provider-types")).json()
+    await page.goto(f"http://{server}/console")
+    await page.get_by_role("button", name="Add provider").click()
+    form = page.get_by_role("form", name="Add provider")
+    await expect(form.locator("select[name=type] option")).to_have_count(len(types))
+    assert await options_of(form.locator("select[name=type]")) == [
+        [t["type"], t["label"]] for t in types
+    ]
+    await expect(form.locator("select[name=type]")).to_have_value(types[0]["type"])
+    # Another answer, another form: the page keeps no list of its own, and offers only the
+    # presets on a type the server lists.
+    await serve_types(page, [{**next(t for t in types if t["type"] == "anthropic"), "label": "A"}])
+    await page.reload()
+    await page.get_by_role("button", name="Add provider").click()
+    await expect(form.locator("select[name=type] option")).to_have_count(1)
+    assert await options_of(form.locator("select[name=type]")) == [["anthropic", "A"]]
+    await expect(form.locator("select[name=type]")).to_have_value("anthropic")
+    assert await options_of(form.locator("select[name=preset]")) == [
+        ["", "Choose a preset…"],
+        ["anthropic", "Anthropic"],
+    ]
+
+
+async def test_the_model_editor_offers_the_efforts_and_images_the_server_lists(
+    page: Page, server: str
+) -> None:
+    types = {t["type"]: t for t in (await api(server, "GET", "/provider-types")).json()}
+    provider = {"name": "Gem", "type": "gemini", "base_url": "http://127.0.0.1:9/v1beta"}
+    gemini_id = (await api(server, "POST", "/providers", provider)).json()["id"]
+    chosen = {"model_id": "gem-x", "display_name": "Gem X", "enabled": False}
+    await api(server, "POST", f"/providers/{gemini_id}/models", {"models": [chosen]})
+    row = page.locator("tr[data-model=gem-x]")
+    effort = page.get_by_role("form", name="Edit model").locator("select[name=reasoning_effort]")
+
+    await page.goto(f"http://{server}/console/#/models")
+    await row.get_by_role("button", name="Edit").click()
+    efforts = types["gemini"]["reasoning_efforts"]
+    await expect(effort.locator("option")).to_have_count(1 + len(efforts))
+    assert await options_of(effort) == [["", "provider default"], *([e, e] for e in efforts)]
+    await expect(row.get_by_role("button", name="Generate images with Gem X")).to_have_count(
+        int(types["gemini"]["generates_images"])
+    )
+    # The same page under an answer that gives the type other efforts and images.
+    await serve_types(
+        page, [{**types["gemini"], "reasoning_efforts": ["low", "max"], "generates_images": True}]
+    )
+    await page.reload()
+    await row.get_by_role("button", name="Edit").click()
+    await expect(effort.locator("option")).to_have_count(3)
+    assert await options_of(effort) == [["", "provider default"], ["low", "low"], ["max", "max"]]
+    await expect(row.get_by_role("button", name="Generate images with Gem X")).to_be_visible()
 
 
 async def test_one_image_model_is_marked_moved_and_unmarked_from_the_models_page(

@@ -1,5 +1,5 @@
 """Fuzzing the console's JSON bodies the way the API reads them: msgspec decodes the body
-into the route's type (``console.api.decode_body``: 400/422), then the catalog validates and
+into the route's type (``console.json_api.decode_body``: 400/422), then the catalog validates and
 saves it (``catalog.CatalogError``: 404/409/422). Whatever the body, only those errors come
 out, so every refusal is a ``{"code","message"}`` answer and never a 500."""
 
@@ -18,13 +18,9 @@ import peewee
 from hypothesis import given
 from hypothesis import strategies as st
 
-from console.api import (
-    ApiError,
-    ImageModelBody,
-    ObservabilityBody,
-    SaveModelsBody,
-    decode_body_bytes,
-)
+from console.json_api import ApiError, decode_body_bytes
+from console.models_api import SaveModelsBody
+from console.settings_api import ImageModelBody, ObservabilityBody
 from store import catalog as cat
 from store import connect_store
 from tests.support.fuzz import DEEP_MARK, fuzz_settings, mutated_json

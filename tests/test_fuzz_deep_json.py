@@ -10,7 +10,8 @@ import pytest
 
 from actors.codecs.checkpoint_json import CheckpointJsonError, decode_root
 from actors.conversation.request import ProviderType
-from console.api import ApiError, SaveModelsBody, decode_body_bytes
+from console.json_api import ApiError, decode_body_bytes
+from console.models_api import SaveModelsBody
 from tests.support.fuzz import DEEP_JSON
 from tests.test_fuzz_providers import _route
 from wire.json_input import decode_json

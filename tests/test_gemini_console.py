@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from console import api as console_api
+from console import discovery
 from console.model_checks import TOOL_NAME
 from tests.support.fake_provider import (
     GEMINI_EMBEDDING_MODEL,
@@ -27,7 +27,7 @@ STATIC = Path(__file__).resolve().parent.parent / "console" / "static"
 async def test_gemini_discovery_pages_and_keeps_content_models_only(
     console: Console, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(console_api, "GEMINI_PAGE_SIZE", 2)
+    monkeypatch.setattr(discovery, "GEMINI_PAGE_SIZE", 2)
     names = ["gemini-2.5-flash", "gemini-2.5-pro", "gemini-3-pro-preview"]
     async with FakeProvider(models=names, models_style="gemini") as fake:
         provider = await console.provider(
@@ -77,14 +77,15 @@ async def test_gemini_models_take_gemini_efforts(console: Console) -> None:
     )
 
 
-def test_gemini_native_preset_sits_beside_the_compatible_one() -> None:
+async def test_gemini_native_preset_sits_beside_the_compatible_one(console: Console) -> None:
     providers = (STATIC / "pages" / "providers.js").read_text()
     native = 'type: "gemini", base_url: "https://generativelanguage.googleapis.com/v1beta" }'
     assert native in providers
     assert 'base_url: "https://generativelanguage.googleapis.com/v1beta/openai"' in providers
-    assert '"anthropic", "gemini"]' in providers  # the type picker offers it
-    models = (STATIC / "pages" / "models.js").read_text()
-    assert 'gemini: ["none", "minimal", "low", "medium", "high"]' in models
+    # The type picker and the model editor's efforts come from the server's provider types.
+    types = {t["type"]: t for t in (await console.call("GET", "/provider-types")).json()}
+    assert "gemini" in types  # the type picker offers it
+    assert types["gemini"]["reasoning_efforts"] == ["none", "minimal", "low", "medium", "high"]
 
 
 async def test_gemini_model_check_replays_the_signed_parts(

@@ -1,15 +1,9 @@
 // Models: discover a provider's models and add the chosen ones in one save; edit or delete one.
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.js";
-import { useCatalog } from "../catalog.js";
+import { typeInfo, useCatalog, useProviderTypes } from "../catalog.js";
 import { Field, FormError, count, html, invalid, ms } from "../ui.js";
 
-const EFFORTS = {
-  "openai-chat": ["none", "minimal", "low", "medium", "high", "xhigh", "max"],
-  "openai-responses": ["none", "minimal", "low", "medium", "high", "xhigh", "max"],
-  anthropic: ["none", "low", "medium", "high", "xhigh", "max"],
-  gemini: ["none", "minimal", "low", "medium", "high"],
-};
 const MODEL_FIELDS = [
   "display_name", "max_output_tokens", "context_window_tokens", "reasoning_effort", "sort_order",
   "price_input_per_mtok", "price_output_per_mtok", "price_cache_read_per_mtok", "price_cache_write_per_mtok",
@@ -39,9 +33,6 @@ const PRICES = [
   ["price_cache_write_per_mtok", "Cache write"],
 ];
 
-// The provider types with OpenAI's images API: only their models can generate images.
-const IMAGE_TYPES = ["openai-chat", "openai-responses"];
-
 // The image model (GenerateImage's): one at most, marked or unmarked from its row.
 function useImageModel(onError) {
   const [imageModel, setImageModel] = useState(null);
@@ -63,12 +54,13 @@ function useImageModel(onError) {
   return { imageModel, reloadImageModel: reload, markImageModel: mark };
 }
 
-function ImageCell({ model, providerType, imageModel, onMark }) {
+// Only a model whose provider type has an images API (the server says which) can be marked.
+function ImageCell({ model, generatesImages, imageModel, onMark }) {
   if (model.public_id === imageModel) {
     return html`<span class="badge ok">image model</span>
       <button aria-label=${`Stop generating images with ${model.display_name}`} onClick=${() => onMark(null)}>Unmark</button>`;
   }
-  if (!IMAGE_TYPES.includes(providerType)) return html`<span class="muted">—</span>`;
+  if (!generatesImages) return html`<span class="muted">—</span>`;
   return html`<button aria-label=${`Generate images with ${model.display_name}`} onClick=${() => onMark(model.public_id)}>Use for images</button>`;
 }
 
@@ -175,7 +167,8 @@ function inputFrom(form) {
   return input;
 }
 
-function ModelEditor({ model, providerType, onSaved, onCancel }) {
+// ``efforts``: the reasoning efforts the server lists for the model's provider type.
+function ModelEditor({ model, providerType, efforts, onSaved, onCancel }) {
   const [form, setForm] = useState(textOf(inputOf(model)));
   const [error, setError] = useState(null);
   const number = (name) => (e) => setForm({ ...form, [name]: e.target.value });
@@ -223,7 +216,7 @@ function ModelEditor({ model, providerType, onSaved, onCancel }) {
         <select name="reasoning_effort" class=${invalid(error, "reasoning_effort")} value=${form.reasoning_effort ?? ""}
           onChange=${(e) => setForm({ ...form, reasoning_effort: e.target.value || null })}>
           <option value="">provider default</option>
-          ${(EFFORTS[providerType] || []).map((effort) => html`<option value=${effort}>${effort}</option>`)}
+          ${efforts.map((effort) => html`<option value=${effort}>${effort}</option>`)}
         </select>
       </${Field}>
     </div>
@@ -293,6 +286,7 @@ export function ModelsPage({ providerId }) {
   }
 
   const { providers, models, reload: loadCatalog } = useCatalog(setError);
+  const types = useProviderTypes(setError);
   const { imageModel, reloadImageModel, markImageModel } = useImageModel(setError);
   // A deleted model stops being the image model: both are read again after a change.
   const load = () => { loadCatalog(); reloadImageModel(); };
@@ -311,9 +305,10 @@ export function ModelsPage({ providerId }) {
     }
   }
 
-  if (providers === null) return html`<div><h1>Models</h1><${FormError} error=${error} /><p class="loading">Loading…</p></div>`;
+  if (providers === null || types === null) return html`<div><h1>Models</h1><${FormError} error=${error} /><p class="loading">Loading…</p></div>`;
   const shownProviders = providerId ? providers.filter((p) => String(p.id) === String(providerId)) : providers;
   const typeOf = (id) => (providers.find((p) => p.id === id) || {}).type;
+  const infoOf = (id) => typeInfo(types, typeOf(id));
   return html`<div>
     <h1>Models</h1>
     <${FormError} error=${error} />
@@ -323,6 +318,7 @@ export function ModelsPage({ providerId }) {
     )}
     ${editing &&
     html`<${ModelEditor} key=${editing.public_id} model=${editing} providerType=${typeOf(editing.provider_id)}
+      efforts=${infoOf(editing.provider_id)?.reasoning_efforts || []}
       onCancel=${() => setEditing(null)} onSaved=${() => { setEditing(null); load(); }} />`}
     <${CheckResult} result=${check} />
     ${models.length > 0 &&
@@ -339,7 +335,8 @@ export function ModelsPage({ providerId }) {
             <td class="num">${m.max_output_tokens ?? "—"}</td><td class="num" data-context=${m.context_window_tokens ? "set" : "unset"}>${m.context_window_tokens ??
               html`<span class="muted" title="Without a context window the conversation is never compacted automatically, only when the provider refuses a request for its length">— never compacted automatically</span>`}</td>
             <td>${m.reasoning_enabled ? m.reasoning_effort || "on" : "off"}</td>
-            <td data-image=${m.public_id === imageModel ? "marked" : ""}><${ImageCell} model=${m} providerType=${typeOf(m.provider_id)}
+            <td data-image=${m.public_id === imageModel ? "marked" : ""}><${ImageCell} model=${m}
+              generatesImages=${Boolean(infoOf(m.provider_id)?.generates_images)}
               imageModel=${imageModel} onMark=${mark} /></td>
             <td><div class="actions">
               <button onClick=${() => runCheck(m, "test")} disabled=${checking !== null}>

@@ -3,7 +3,7 @@
 // the key unless their "public" box is ticked; a sealed value reads back as null.
 import { useState } from "preact/hooks";
 import { api } from "../api.js";
-import { useCatalog } from "../catalog.js";
+import { useCatalog, useProviderTypes } from "../catalog.js";
 import { Field, FormError, html, invalid } from "../ui.js";
 
 // A stored secret that does not open under the server's key (a database moved without its
@@ -23,6 +23,8 @@ function keyBadge(provider) {
   return provider.has_api_key ? html`<span class="badge ok">set</span>` : html`<span class="badge">not set</span>`;
 }
 
+// UI presets: a name and base URL for a known service, each on one of the server's types. A preset
+// whose type the server does not list is not offered.
 export const PRESETS = [
   { id: "openai", label: "OpenAI", name: "OpenAI", type: "openai-responses", base_url: "https://api.openai.com/v1" },
   { id: "anthropic", label: "Anthropic", name: "Anthropic", type: "anthropic", base_url: "https://api.anthropic.com/v1" },
@@ -34,7 +36,6 @@ export const PRESETS = [
   { id: "lmstudio", label: "LM Studio (local)", name: "LM Studio", type: "openai-chat", base_url: "http://127.0.0.1:1234/v1" },
   { id: "custom", label: "Custom", name: "", type: "openai-chat", base_url: "" },
 ];
-const TYPES = ["openai-chat", "openai-responses", "anthropic", "gemini"];
 const FIELDS = ["name", "type", "base_url", "api_key", "headers", "public_headers", "prompt_cache_key"];
 
 function headerRows(provider) {
@@ -47,11 +48,13 @@ function headerRows(provider) {
   }));
 }
 
-function ProviderForm({ provider, onSaved, onCancel }) {
+// ``types``: the server's provider types, the form's only type choices.
+function ProviderForm({ provider, types, onSaved, onCancel }) {
   const editing = provider && provider.id != null;
+  const presets = PRESETS.filter((p) => types.some((t) => t.type === p.type));
   const [form, setForm] = useState({
     name: provider?.name ?? "",
-    type: provider?.type ?? "openai-chat",
+    type: provider?.type ?? types[0]?.type ?? "",
     base_url: provider?.base_url ?? "",
     replay_reasoning: provider?.replay_reasoning ?? true,
     prompt_cache_key: provider?.prompt_cache_key ?? "auto",
@@ -63,7 +66,7 @@ function ProviderForm({ provider, onSaved, onCancel }) {
   const set = (name) => (event) => setForm({ ...form, [name]: event.target.value });
 
   function applyPreset(id) {
-    const preset = PRESETS.find((p) => p.id === id);
+    const preset = presets.find((p) => p.id === id);
     if (preset) setForm({ ...form, name: form.name || preset.name, type: preset.type, base_url: preset.base_url });
   }
 
@@ -98,7 +101,7 @@ function ProviderForm({ provider, onSaved, onCancel }) {
     html`<div class="row"><${Field} label="Preset" name="preset">
       <select name="preset" onChange=${(e) => applyPreset(e.target.value)}>
         <option value="">Choose a preset…</option>
-        ${PRESETS.map((p) => html`<option value=${p.id}>${p.label}</option>`)}
+        ${presets.map((p) => html`<option value=${p.id}>${p.label}</option>`)}
       </select></${Field}></div>`}
     <div class="row">
       <${Field} label="Name" name="name" error=${error}>
@@ -106,7 +109,7 @@ function ProviderForm({ provider, onSaved, onCancel }) {
       </${Field}>
       <${Field} label="Format" name="type" error=${error}>
         <select name="type" class=${invalid(error, "type")} value=${form.type} onChange=${set("type")}>
-          ${TYPES.map((t) => html`<option value=${t}>${t}</option>`)}
+          ${types.map((t) => html`<option value=${t.type}>${t.label}</option>`)}
         </select>
       </${Field}>
     </div>
@@ -200,12 +203,14 @@ export function ProvidersPage() {
   const [deleting, setDeleting] = useState(null);
   const [error, setError] = useState(null);
   const { providers, models, reload: load } = useCatalog(setError);
+  const types = useProviderTypes(setError);
 
   return html`<div>
     <h1>Providers</h1>
     <${FormError} error=${error} />
-    ${editing &&
-    html`<${ProviderForm} key=${editing.id ?? "new"} provider=${editing} onCancel=${() => setEditing(null)}
+    ${editing && types === null && html`<p class="loading">Loading…</p>`}
+    ${editing && types !== null &&
+    html`<${ProviderForm} key=${editing.id ?? "new"} provider=${editing} types=${types} onCancel=${() => setEditing(null)}
       onSaved=${() => { setEditing(null); load(); }} />`}
     ${deleting &&
     html`<${DeleteConfirm} provider=${deleting} models=${models} onCancel=${() => setDeleting(null)}

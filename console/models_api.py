@@ -1,0 +1,97 @@
+"""Console API for models: discover a provider's model ids, save its chosen models in one
+transaction, list every model and delete one.
+
+Discovery (``console.discovery``) saves nothing; its failure is a 502 whose message holds the
+provider's own words with every credential redacted, and a log line naming the provider by id.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import httpx
+import msgspec
+import peewee
+from aiohttp import web
+
+from console.discovery import DiscoveryError, discover_models, new_discovery_client
+from console.json_api import (
+    API_PREFIX,
+    ApiError,
+    answers_errors,
+    decode_body,
+    in_thread,
+    json_response,
+    provider_id_of,
+)
+from store import catalog
+from store.catalog import ModelInput
+from wire.log import log_event
+
+logger = logging.getLogger("cursor_server.console")
+
+
+class SaveModelsBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    models: list[ModelInput]
+
+
+class DiscoveredModels(msgspec.Struct, frozen=True):
+    models: list[str]
+
+
+class ModelsApi:
+    """The model routes, bound to one database and a factory for discovery's HTTP client."""
+
+    def __init__(
+        self,
+        database: peewee.Database,
+        discovery_client: Callable[[], httpx.AsyncClient] = new_discovery_client,
+    ) -> None:
+        self._db = database
+        self._discovery_client = discovery_client
+
+    def register(self, app: web.Application) -> None:
+        router = app.router
+        router.add_post(
+            f"{API_PREFIX}/providers/{{provider_id}}/models/discover", self.discover_models
+        )
+        router.add_post(f"{API_PREFIX}/providers/{{provider_id}}/models", self.save_models)
+        router.add_get(f"{API_PREFIX}/models", self.list_models)
+        router.add_delete(f"{API_PREFIX}/models/{{public_id}}", self.delete_model)
+
+    @answers_errors
+    async def discover_models(self, request: web.Request) -> web.StreamResponse:
+        provider_id = provider_id_of(request)
+        connection = await in_thread(self._db, catalog.provider_connection, provider_id)
+        if connection is None:
+            raise catalog.NotFound(f"provider {provider_id} not found")
+        async with self._discovery_client() as client:
+            try:
+                ids = await discover_models(connection, client)
+            except DiscoveryError as exc:
+                log_event(
+                    logger,
+                    logging.WARNING,
+                    "model discovery failed",
+                    provider_id=provider_id,
+                    reason=exc.message,
+                )
+                raise ApiError(502, "unavailable", exc.message) from None
+        return json_response(DiscoveredModels(models=ids))
+
+    @answers_errors
+    async def save_models(self, request: web.Request) -> web.StreamResponse:
+        provider_id = provider_id_of(request)
+        body = await decode_body(request, SaveModelsBody)
+        saved = await in_thread(self._db, catalog.save_models, provider_id, body.models)
+        return json_response(saved, status=201)
+
+    @answers_errors
+    async def list_models(self, request: web.Request) -> web.StreamResponse:
+        return json_response(await in_thread(self._db, catalog.all_models))
+
+    @answers_errors
+    async def delete_model(self, request: web.Request) -> web.StreamResponse:
+        await in_thread(self._db, catalog.delete_model, request.match_info["public_id"])
+        return web.Response(status=204)

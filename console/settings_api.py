@@ -1,0 +1,100 @@
+"""Console API for the server's settings under ``/console/api/settings/``: recording
+(``observability``), the web search backend (``web-search``) and the image model
+(``image-model``).
+
+The web search backend's key is write-only like a provider's: answers carry ``has_api_key``,
+and logs name the backend by its kind only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import msgspec
+import peewee
+from aiohttp import web
+
+from console.json_api import API_PREFIX, answers_errors, decode_body, in_thread, json_response
+from store import catalog
+from store.url_targets import NO_OWN_ADDRESSES, OwnAddresses
+from wire.log import log_event
+
+logger = logging.getLogger("cursor_server.console")
+
+
+class ObservabilityBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A settings change: either key may be left out (null is refused, not "unchanged")."""
+
+    verbose: bool | msgspec.UnsetType = msgspec.UNSET
+    retained_calls: catalog.PositiveInt | msgspec.UnsetType = msgspec.UNSET
+
+
+class ImageModelBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``{"public_id": "…"}`` marks that model as the image model; ``null`` unmarks it."""
+
+    public_id: str | None
+
+
+class SettingsApi:
+    """The settings routes, bound to one database."""
+
+    def __init__(
+        self,
+        database: peewee.Database,
+        own_addresses: Callable[[], OwnAddresses] = lambda: NO_OWN_ADDRESSES,
+    ) -> None:
+        self._db = database
+        # Where this server listens (known once bound): a SearXNG URL may not point there.
+        self._own = own_addresses
+
+    def register(self, app: web.Application) -> None:
+        router = app.router
+        router.add_get(f"{API_PREFIX}/settings/observability", self.get_observability)
+        router.add_put(f"{API_PREFIX}/settings/observability", self.put_observability)
+        router.add_get(f"{API_PREFIX}/settings/web-search", self.get_web_search)
+        router.add_put(f"{API_PREFIX}/settings/web-search", self.put_web_search)
+        router.add_get(f"{API_PREFIX}/settings/image-model", self.get_image_model)
+        router.add_put(f"{API_PREFIX}/settings/image-model", self.put_image_model)
+
+    @answers_errors
+    async def get_observability(self, request: web.Request) -> web.StreamResponse:
+        return json_response(await in_thread(self._db, catalog.get_observability))
+
+    @answers_errors
+    async def put_observability(self, request: web.Request) -> web.StreamResponse:
+        body = await decode_body(request, ObservabilityBody)
+        changes = {
+            name: value
+            for name in ("verbose", "retained_calls")
+            if (value := getattr(body, name)) is not msgspec.UNSET
+        }
+        return json_response(await in_thread(self._db, catalog.update_observability, **changes))
+
+    @answers_errors
+    async def get_web_search(self, request: web.Request) -> web.StreamResponse:
+        return json_response(await in_thread(self._db, catalog.get_web_search))
+
+    @answers_errors
+    async def put_web_search(self, request: web.Request) -> web.StreamResponse:
+        data = await decode_body(request, catalog.WebSearchInput)
+        shown = await in_thread(self._db, catalog.update_web_search, data, self._own())
+        log_event(
+            logger,
+            logging.INFO,
+            "web search backend saved",
+            backend=shown.backend,
+            has_api_key=shown.has_api_key,
+        )
+        return json_response(shown)
+
+    @answers_errors
+    async def get_image_model(self, request: web.Request) -> web.StreamResponse:
+        return json_response(await in_thread(self._db, catalog.get_image_model))
+
+    @answers_errors
+    async def put_image_model(self, request: web.Request) -> web.StreamResponse:
+        body = await decode_body(request, ImageModelBody)
+        saved = await in_thread(self._db, catalog.set_image_model, body.public_id)
+        log_event(logger, logging.INFO, "image model marked", public_id=saved.public_id)
+        return json_response(saved)
