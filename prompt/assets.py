@@ -194,6 +194,7 @@ def _tool_spec(entry: Any, where: str, named: str | None = None) -> ToolSpec:
         raise PromptAssetError(f"{where}: missing description")
     parameters = function.get("parameters")
     _check_object_schema(parameters, f"{where}: parameters")
+    assert isinstance(parameters, dict)  # _check_object_schema refused anything else
     return ToolSpec(name=name, description=description, parameters=parameters)
 
 

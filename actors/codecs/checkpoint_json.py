@@ -355,7 +355,7 @@ def decode_root(data: bytes | str, internal_id: str) -> CanonicalMessage:
     value = _load(data)
     role_name = value.get("role")
     try:
-        role = Role(role_name)
+        role = Role(role_name if isinstance(role_name, str) else "")
     except ValueError:
         raise CheckpointJsonError(f"unknown Cursor message role: {role_name!r}") from None
     wire_id = value.get("id")

@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Protocol
 
 import msgspec
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 
 from actors.codecs.checkpoint_json import regroup_rounds
 from actors.conversation.model import (
@@ -645,7 +645,7 @@ def _fold_progress(
 # ---- helpers ---------------------------------------------------------------------------------
 
 
-def _serialize(message: Any) -> bytes:
+def _serialize(message: Message) -> bytes:
     return message.SerializeToString(deterministic=True)
 
 

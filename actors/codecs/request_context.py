@@ -374,7 +374,7 @@ def _selected(selected: Message | None) -> SelectedContext | None:
     return None if context == SelectedContext() else context
 
 
-def _code(code: Message) -> SelectedCode:
+def _code(code: agent.SelectedCodeSelection) -> SelectedCode:
     selection = _message(code, "range")
     start = _message(selection, "start")
     end = _message(selection, "end")
@@ -389,7 +389,7 @@ def _code(code: Message) -> SelectedCode:
 # ---- images ----
 
 
-def _image(number: int, image: Message, blobs: Mapping[bytes, bytes]) -> ImagePart:
+def _image(number: int, image: agent.SelectedImage, blobs: Mapping[bytes, bytes]) -> ImagePart:
     mime_type = _text(image, "mime_type")
     if not mime_type.startswith("image/") or len(mime_type) == len("image/"):
         raise RuntimeContextError(
@@ -441,16 +441,19 @@ def _items(message: Message | None, name: str) -> Sequence[Any]:
     """The repeated field ``name``; empty when ``message`` is absent or our subset lacks it."""
     if message is None or name not in message.DESCRIPTOR.fields_by_name:
         return ()
-    return getattr(message, name)
+    items: Sequence[Any] = getattr(message, name)
+    return items
 
 
 def _text(message: Message, name: str) -> str:
     """The string field ``name``; empty when our subset lacks it."""
-    return getattr(message, name) if name in message.DESCRIPTOR.fields_by_name else ""
+    text: str = getattr(message, name) if name in message.DESCRIPTOR.fields_by_name else ""
+    return text
 
 
 def _which(message: Message, oneof: str) -> str | None:
     """The field set in ``oneof``; ``None`` when none is or our subset lacks the oneof."""
     if oneof not in message.DESCRIPTOR.oneofs_by_name:
         return None
-    return message.WhichOneof(oneof)
+    which: str | None = message.WhichOneof(oneof)
+    return which

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from wire.edge_rules import RouteKind
 from wire.http.gate import EdgeGate, kind_of
@@ -16,7 +17,6 @@ from wire.http.responses import json_error
 PROXY_KEY = web.AppKey("proxy", ReverseProxy)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
 
 @web.middleware

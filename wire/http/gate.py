@@ -75,8 +75,9 @@ class EdgeGate:
         if target is not None:
             return self._refuse(request, 400, "invalid_argument", target)
         resource = request.match_info.route.resource
-        unmatched = request.match_info.http_exception is not None or resource is None
-        kind = route_kind(request.path, None if unmatched else resource.canonical, HEALTH_PATH)
+        matched = request.match_info.http_exception is None and resource is not None
+        canonical = resource.canonical if matched and resource is not None else None
+        kind = route_kind(request.path, canonical, HEALTH_PATH)
         request[KIND_KEY] = kind
         relayed = self._relay is not None and self._relay.carries(request)
         request[PEER_KEY] = (

@@ -98,7 +98,7 @@ class H2Stream:
         if self.gone.is_set() and self._chunks.empty():
             raise StreamGone(self.stream_id)
         item = await self._chunks.get()
-        if item is _GONE:
+        if isinstance(item, _Gone):
             raise StreamGone(self.stream_id)
         if item is None:
             return None

@@ -8,7 +8,7 @@ anything after it is dropped. Heartbeats go to live subscribers only and are nev
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from wire.server_messages import heartbeat_frame
 
@@ -77,7 +77,7 @@ class OutboundStream:
             return
         self._heartbeat_task = asyncio.get_running_loop().create_task(self._heartbeats())
 
-    def subscribe(self) -> AsyncIterator[bytes]:
+    def subscribe(self) -> AsyncGenerator[bytes]:
         """Yield the whole history, then live frames until the stream closes (see
         ``Subscription.frames``)."""
         return Subscription(self).frames()
@@ -113,7 +113,7 @@ class Subscription:
             self.left = True
             self._queue.put_nowait(_END)
 
-    async def frames(self) -> AsyncIterator[bytes]:
+    async def frames(self) -> AsyncGenerator[bytes]:
         """Yield the whole history, then live frames until the stream closes or the reader
         leaves.
 
@@ -133,16 +133,16 @@ class Subscription:
             ended = False
             while not ended:
                 first = await queue.get()
-                if first is _END:
+                if first is None:  # _END
                     break
                 batch, size = [first], len(first)
                 while size < MAX_JOINED_BYTES and not queue.empty():
-                    frame = queue.get_nowait()
-                    if frame is _END:
+                    more = queue.get_nowait()
+                    if more is None:  # _END
                         ended = True
                         break
-                    batch.append(frame)
-                    size += len(frame)
+                    batch.append(more)
+                    size += len(more)
                 yield batch[0] if len(batch) == 1 else b"".join(batch)
         finally:
             stream._subscribers.discard(queue)
