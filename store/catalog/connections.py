@@ -4,7 +4,6 @@ a request is sent (discovery, a model's route, the image model), never serialise
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
@@ -15,6 +14,7 @@ from store.catalog.headers import is_public_header, stored_headers
 from store.catalog.sealing import HEADER_PURPOSE, KEY_PURPOSE, open_secret
 from store.catalog.tables import CACHE_KEY_AUTO
 from store.secrets import SecretUnreadable, is_sealed
+from store.typed_peewee import RuntimeModel
 
 OPENAI_API_HOST = "api.openai.com"
 
@@ -73,7 +73,7 @@ def open_provider_secrets(
     return key, opened, public
 
 
-def connection(db: peewee.Database, row: Any) -> ProviderConnection:
+def connection(db: peewee.Database, row: RuntimeModel) -> ProviderConnection:
     """The provider's real values; ``KeyUnreadable`` when a secret does not open."""
     api_key, headers, public = open_provider_secrets(db, row.name, row.api_key, stored_headers(row))
     return ProviderConnection(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 import msgspec
 import peewee
@@ -16,6 +15,7 @@ from store.catalog.errors import Invalid
 from store.catalog.limits import MAX_HEADER_NAME_CHARS, MAX_HEADER_VALUE_CHARS, MAX_HEADERS
 from store.catalog.sealing import seal_header
 from store.secrets import SEALED_PREFIX, is_sealed
+from store.typed_peewee import RuntimeModel
 
 # Custom header names whose values are always sealed (never marked public) and always dropped
 # from recorded requests: these exact names (case-insensitive) and any name containing one of
@@ -67,7 +67,7 @@ def public_header_names(headers: dict[str, str]) -> list[str]:
     return [name for name, value in headers.items() if is_public_header(name, value)]
 
 
-def stored_headers(row: Any) -> dict[str, str]:
+def stored_headers(row: RuntimeModel) -> dict[str, str]:
     return msgspec.json.decode(row.headers_json, type=dict[str, str])
 
 

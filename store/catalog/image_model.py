@@ -4,8 +4,6 @@ tools it offers, and its connection when an image is generated."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 import peewee
 
@@ -15,6 +13,7 @@ from store.catalog.image_mark import IMAGE_MODEL_KEY, ImageModelSetting
 from store.catalog.models import has_model, models_query
 from store.catalog.tables import SETTING_SQL, tables_of
 from store.clock import now_ms
+from store.typed_peewee import RuntimeModel, execute_sql
 
 # The provider types whose API has OpenAI's ``POST /images/generations``.
 IMAGE_PROVIDER_TYPES = ("openai-chat", "openai-responses")
@@ -26,7 +25,7 @@ def get_image_model(db: peewee.Database) -> ImageModelSetting:
     return ImageModelSetting(None if found is None else found[0].public_id)
 
 
-def _image_model_row(db: peewee.Database) -> tuple[Any, Any] | None:
+def _image_model_row(db: peewee.Database) -> tuple[RuntimeModel, RuntimeModel] | None:
     """The marked model's row and its provider's row, or None."""
     row = tables_of(db).setting.get_or_none(key=IMAGE_MODEL_KEY)
     if row is None:
@@ -42,7 +41,7 @@ def _image_model_row(db: peewee.Database) -> tuple[Any, Any] | None:
 def has_image_model(db: peewee.Database) -> bool:
     """Whether GenerateImage can run: read when a run starts, to decide the tools it offers
     (so its SQL is written, as the route's)."""
-    cursor = db.execute_sql(SETTING_SQL.format(param=db.param), (IMAGE_MODEL_KEY,))
+    cursor = execute_sql(db, SETTING_SQL.format(param=db.param), (IMAGE_MODEL_KEY,))
     row = cursor.fetchone()
     if row is None:
         return False

@@ -27,6 +27,7 @@ from store.catalog.limits import (
 from store.catalog.providers import ANTHROPIC, GEMINI
 from store.catalog.tables import lock_row, tables_of
 from store.clock import now_ms
+from store.typed_peewee import execute_sql
 
 # The reasoning efforts each format takes: OpenAI's ``ReasoningEffort`` enum, and Anthropic's
 # ``output_config.effort`` values. ``none`` asks for no reasoning (on Anthropic: no thinking).
@@ -103,20 +104,20 @@ def models_query(db: peewee.Database, *, whole_provider: bool = False) -> peewee
 
 def all_models(db: peewee.Database) -> list[ModelRecord]:
     """Every model, enabled or not, ordered by sort_order then display_name."""
-    return [_record_of(row) for row in db.execute_sql(_models_sql("")).fetchall()]
+    return [_record_of(row) for row in execute_sql(db, _models_sql("")).fetchall()]
 
 
 def enabled_models(db: peewee.Database) -> list[ModelRecord]:
     """The models Cursor may list and use, ordered by sort_order then display_name."""
     # Read when every run starts (the Task tool's model list): written SQL, as the route's.
-    cursor = db.execute_sql(_ENABLED_SQL.format(param=db.param), (True,))
+    cursor = execute_sql(db, _ENABLED_SQL.format(param=db.param), (True,))
     return [_record_of(row) for row in cursor.fetchall()]
 
 
 def has_model(db: peewee.Database, public_id: str) -> bool:
     """Whether a model (enabled or not) has this public id: its runs are served here."""
-    cursor = db.execute_sql(
-        f'SELECT 1 FROM "models" WHERE "public_id" = {db.param} LIMIT 1', (public_id,)
+    cursor = execute_sql(
+        db, f'SELECT 1 FROM "models" WHERE "public_id" = {db.param} LIMIT 1', (public_id,)
     )
     return cursor.fetchone() is not None
 
@@ -132,7 +133,7 @@ def model_route_parts(
     """
     # Read on the path of every run, so its SQL is written once instead of built by peewee
     # each time (~1 ms of Python per call).
-    cursor = db.execute_sql(_ROUTE_SQL.format(param=db.param), (public_id,))
+    cursor = execute_sql(db, _ROUTE_SQL.format(param=db.param), (public_id,))
     row = cursor.fetchone()
     if row is None:
         return None
@@ -340,7 +341,7 @@ def save_models(
         if not public_ids:  # PostgreSQL refuses an empty IN ()
             return []
         marks = ", ".join([db.param] * len(public_ids))
-        saved = db.execute_sql(_models_sql(f'WHERE m."public_id" IN ({marks})'), public_ids)
+        saved = execute_sql(db, _models_sql(f'WHERE m."public_id" IN ({marks})'), public_ids)
         records = {record.public_id: record for record in map(_record_of, saved.fetchall())}
     return [records[public_id] for public_id in public_ids]
 

@@ -5,7 +5,6 @@ of its models' public ids, so they cannot change once it has models."""
 from __future__ import annotations
 
 import datetime
-from typing import Any
 
 import msgspec
 import peewee
@@ -26,6 +25,7 @@ from store.catalog.sealing import HEADER_PURPOSE, KEY_PURPOSE, open_secret, seal
 from store.catalog.tables import CACHE_KEY_AUTO, CACHE_KEY_SETTINGS, lock_row, tables_of
 from store.clock import now_ms
 from store.secrets import SecretUnreadable, is_sealed
+from store.typed_peewee import RuntimeModel
 from store.url_targets import NO_OWN_ADDRESSES, OwnAddresses
 
 PROVIDER_TYPES = ("openai-chat", "openai-responses", "anthropic", "gemini")
@@ -87,7 +87,7 @@ def iso_utc(ms: int) -> str:
     return instant.strftime("%Y-%m-%dT%H:%M:%S.") + f"{instant.microsecond // 1000:03d}Z"
 
 
-def _provider_record(db: peewee.Database, row: Any) -> ProviderRecord:
+def _provider_record(db: peewee.Database, row: RuntimeModel) -> ProviderRecord:
     return ProviderRecord(
         id=row.id,
         name=row.name,

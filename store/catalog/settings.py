@@ -12,6 +12,7 @@ from store.catalog.errors import Invalid
 from store.catalog.limits import INT32_MAX
 from store.catalog.tables import SETTING_SQL, lock_row, tables_of
 from store.clock import now_ms
+from store.typed_peewee import execute_sql
 
 OBSERVABILITY_KEY = "observability"
 
@@ -27,7 +28,7 @@ def get_observability(db: peewee.Database) -> ObservabilitySettings:
     """The stored observability settings, or the defaults when none were saved."""
     # Read at the start of every provider call: SQL written once, not built by peewee each time.
     sql = SETTING_SQL.format(param=db.param)
-    row = db.execute_sql(sql, (OBSERVABILITY_KEY,)).fetchone()
+    row = execute_sql(db, sql, (OBSERVABILITY_KEY,)).fetchone()
     if row is None:
         return ObservabilitySettings()
     return msgspec.json.decode(row[0], type=ObservabilitySettings)

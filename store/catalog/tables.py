@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any
 
 import msgspec
 import peewee
+
+from store.typed_peewee import RuntimeModel
 
 # ``prompt_cache_key``: "auto" (only to OpenAI's own API), "on" or "off".
 CACHE_KEY_AUTO = "auto"
@@ -22,9 +23,9 @@ SETTING_SQL = 'SELECT "value_json" FROM "settings" WHERE "key" = {param}'
 
 
 class Tables(msgspec.Struct, frozen=True):
-    provider: Any
-    model: Any
-    setting: Any
+    provider: type[RuntimeModel]
+    model: type[RuntimeModel]
+    setting: type[RuntimeModel]
 
 
 _TABLES: weakref.WeakKeyDictionary[peewee.Database, Tables] = weakref.WeakKeyDictionary()
@@ -41,7 +42,7 @@ def tables_of(db: peewee.Database) -> Tables:
 
 
 def _build_tables(db: peewee.Database) -> Tables:
-    class Provider(peewee.Model):
+    class Provider(RuntimeModel):
         id = peewee.AutoField()
         name = peewee.TextField()
         type = peewee.TextField()
@@ -57,7 +58,7 @@ def _build_tables(db: peewee.Database) -> Tables:
             database = db
             table_name = "providers"
 
-    class Model(peewee.Model):
+    class Model(RuntimeModel):
         public_id = peewee.CharField(max_length=8, primary_key=True)
         provider = peewee.ForeignKeyField(Provider, column_name="provider_id", on_delete="CASCADE")
         model_id = peewee.TextField()
@@ -79,7 +80,7 @@ def _build_tables(db: peewee.Database) -> Tables:
             database = db
             table_name = "models"
 
-    class Setting(peewee.Model):
+    class Setting(RuntimeModel):
         key = peewee.TextField(primary_key=True)
         value_json = peewee.TextField()
         updated_at_ms = peewee.BigIntegerField()

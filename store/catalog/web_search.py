@@ -16,6 +16,7 @@ from store.catalog.sealing import SEARCH_KEY_PURPOSE, open_secret, seal
 from store.catalog.tables import SETTING_SQL, lock_row, tables_of
 from store.clock import now_ms
 from store.secrets import SecretUnreadable, is_sealed
+from store.typed_peewee import execute_sql
 from store.url_targets import NO_OWN_ADDRESSES, OwnAddresses
 
 WEB_SEARCH_KEY = "web_search"
@@ -65,7 +66,7 @@ class StoredWebSearch(msgspec.Struct, frozen=True):
 def stored_web_search(db: peewee.Database) -> StoredWebSearch:
     # Read at the start of every run (it decides whether WebSearch is offered): fixed SQL.
     sql = SETTING_SQL.format(param=db.param)
-    row = db.execute_sql(sql, (WEB_SEARCH_KEY,)).fetchone()
+    row = execute_sql(db, sql, (WEB_SEARCH_KEY,)).fetchone()
     if row is None:
         return StoredWebSearch()
     return msgspec.json.decode(row[0], type=StoredWebSearch)
