@@ -23,6 +23,9 @@ SETTING_SQL = 'SELECT "value_json" FROM "settings" WHERE "key" = {param}'
 
 
 class Tables(msgspec.Struct, frozen=True):
+    """The three model classes of one database: built at run time, so their fields are read
+    through ``RuntimeModel`` (``store.typed_peewee``)."""
+
     provider: type[RuntimeModel]
     model: type[RuntimeModel]
     setting: type[RuntimeModel]
