@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 
 import peewee
 
+from store.typed_peewee import Table, execute_sql
+
 BLOB_ID_SIZE = 32  # SHA-256 digest length
 BLOBS_TABLE = "blobs"
 # Rows per INSERT in ``put_many`` (2 parameters each; well under every backend's limit).
@@ -60,7 +62,7 @@ class BlobStore:
     def __init__(self, database: peewee.Database) -> None:
         self._db = database
         # A Table bound to this database only (not a global Model), so several stores can coexist.
-        self._table = peewee.Table(BLOBS_TABLE, ("id", "data"), _database=database)
+        self._table = Table(BLOBS_TABLE, ("id", "data"), _database=database)
 
     def put(self, blob_id: bytes, data: bytes) -> bool:
         """Store ``data`` under ``blob_id``; True if newly stored, False if it was already there.
@@ -79,7 +81,8 @@ class BlobStore:
             .on_conflict(conflict_target=(t.id,), action="nothing")
             .as_rowcount()
         )
-        return query.execute() == 1
+        written: int = query.execute()  # ``as_rowcount()``: the rows the INSERT wrote
+        return written == 1
 
     def put_many(self, blobs: Mapping[bytes, bytes]) -> None:
         """Store many blobs in as few statements as possible (``PUT_MANY_ROWS`` per INSERT); a
@@ -104,7 +107,7 @@ class BlobStore:
                     f'INSERT INTO "{BLOBS_TABLE}" ("id", "data") VALUES {values} '
                     'ON CONFLICT ("id") DO NOTHING'
                 )
-                self._db.execute_sql(sql, [value for row in chunk for value in row])
+                execute_sql(self._db, sql, [value for row in chunk for value in row])
 
     def get(self, blob_id: bytes) -> bytes | None:
         """The blob's bytes, or None if no blob has this id."""
@@ -129,8 +132,8 @@ class BlobStore:
         for start in range(0, len(wanted), HAS_MANY_IDS):
             chunk = wanted[start : start + HAS_MANY_IDS]
             marks = ", ".join([param] * len(chunk))
-            cursor = self._db.execute_sql(
-                f'SELECT "id" FROM "{BLOBS_TABLE}" WHERE "id" IN ({marks})', chunk
+            cursor = execute_sql(
+                self._db, f'SELECT "id" FROM "{BLOBS_TABLE}" WHERE "id" IN ({marks})', chunk
             )
             found.update(bytes(blob_id) for (blob_id,) in cursor.fetchall())
         return found

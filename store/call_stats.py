@@ -82,6 +82,7 @@ import msgspec
 import peewee
 
 from store.catalog import ANTHROPIC
+from store.typed_peewee import execute_sql
 
 MINUTE_MS = 60_000
 HOUR_MS = 60 * MINUTE_MS
@@ -281,7 +282,7 @@ def call_costs(db: peewee.Database, call_ids: Sequence[int]) -> dict[int, float 
     if not call_ids:
         return {}
     sql = _CALL_COSTS.format(ids=", ".join([db.param] * len(call_ids)))
-    rows = db.execute_sql(sql, tuple(call_ids)).fetchall()
+    rows = execute_sql(db, sql, tuple(call_ids)).fetchall()
     return {int(i): None if micro is None else float(micro) / 1e6 for i, micro in rows}
 
 
@@ -314,7 +315,7 @@ class _Scope(msgspec.Struct, frozen=True):
 def _rows(db: peewee.Database, template: str, scope: _Scope) -> list[tuple[Any, ...]]:
     scoped = _SCOPED.format(p=db.param, uncached=_UNCACHED_INPUT)
     sql = template.format(scoped=scoped)
-    return [tuple(row) for row in db.execute_sql(sql, scope.params()).fetchall()]
+    return [tuple(row) for row in execute_sql(db, sql, scope.params()).fetchall()]
 
 
 # --- the aggregation -----------------------------------------------------------------------------

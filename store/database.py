@@ -69,6 +69,7 @@ from urllib.parse import urlsplit
 import peewee
 from playhouse import db_url
 
+import store.typed_peewee as typed_peewee
 from store.blobs import BlobStore
 from store.catalog import seal_plaintext_secrets
 from store.group_commit import BufferedCursor, GroupCommit
@@ -228,7 +229,7 @@ class _DroppedConnection(peewee.OperationalError):
     """A pooled read failed because its idle connection had been dropped by the server."""
 
 
-class ConnectionReuse(peewee.Database):
+class ConnectionReuse(typed_peewee.Database):
     """Mixin for a peewee database: a thread takes an idle connection instead of opening one, and
     hands it back when it closes or ends (see the module docstring)."""
 
@@ -239,9 +240,9 @@ class ConnectionReuse(peewee.Database):
         [], tuple[Callable[[DriverConnection], bool], Callable[[DriverConnection], bool]]
     ]
 
-    def init(self, database: Any, **kwargs: Any) -> None:
+    def init(self, database: str | None, *args: Any, **kwargs: Any) -> None:
         """Pointing the database elsewhere starts a new free list (the old one's are closed)."""
-        super().init(database, **kwargs)
+        super().init(database, *args, **kwargs)
         previous = getattr(self, "_idle", None)
         self._idle = IdleConnections(MAX_IDLE_CONNECTIONS, *self._connection_checks())
         self._read_slots = threading.BoundedSemaphore(MAX_READ_CONNECTIONS)
@@ -373,12 +374,12 @@ class ReusingSqliteDatabase(GroupCommit, ConnectionReuse, peewee.SqliteDatabase)
         return _sqlite_usable, _sqlite_reset
 
 
-def _postgres_usable(adapter: Any, conn: DriverConnection) -> bool:
+def _postgres_usable(adapter: peewee._BasePsycopgAdapter, conn: DriverConnection) -> bool:
     """Open and idle (after one ``SELECT 1`` round trip), so the thread's first query works."""
     return not conn.closed and not adapter.is_connection_closed(conn)
 
 
-def _postgres_reset(adapter: Any, conn: DriverConnection) -> bool:
+def _postgres_reset(adapter: peewee._BasePsycopgAdapter, conn: DriverConnection) -> bool:
     """Rolled back if it was in (or failed inside) a transaction; False if the server is gone."""
     return not conn.closed and bool(adapter.is_connection_reusable(conn))
 
@@ -386,6 +387,8 @@ def _postgres_reset(adapter: Any, conn: DriverConnection) -> bool:
 class ReusingPostgresqlDatabase(GroupCommit, ConnectionReuse, peewee.PostgresqlDatabase):
     """PostgreSQL whose connections move between threads, and whose write transactions are
     group-committed on one connection."""
+
+    _adapter: peewee._BasePsycopgAdapter  # peewee's driver adapter (psycopg2 or 3), set by init
 
     def _connection_checks(
         self,

@@ -36,6 +36,8 @@ from typing import Any
 
 import peewee
 
+import store.typed_peewee as typed_peewee
+
 logger = logging.getLogger(__name__)
 
 # A driver connection: sqlite3.Connection or a psycopg connection.
@@ -65,7 +67,7 @@ def _execute(conn: DriverConnection, sql: str) -> None:
     so the store's callers see one family (a locked database is ``peewee.OperationalError``)."""
     cursor = conn.cursor()
     try:
-        with peewee.__exception_wrapper__:
+        with typed_peewee.EXCEPTION_WRAPPER:
             cursor.execute(sql)
     finally:
         cursor.close()
@@ -310,7 +312,7 @@ class _InBlock:
         self.finalizer.atexit = False
 
 
-class _GroupAtomic(peewee._callable_context_manager):  # type: ignore[misc]
+class _GroupAtomic(peewee._callable_context_manager):
     """``atomic()`` at depth 0 on a group-commit database: see the module docstring."""
 
     def __init__(self, db: GroupCommit) -> None:
@@ -330,7 +332,9 @@ class _GroupAtomic(peewee._callable_context_manager):  # type: ignore[misc]
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self.db.pop_transaction()
         state = self.db._state
-        state.group_block.finalizer.detach()
+        block = state.group_block
+        assert block is not None  # set by __enter__, on this thread
+        block.finalizer.detach()
         state.group_block = None
         state.conn, state.closed = self._saved
         self._committer.leave(self._group, self._savepoint, failed=exc_type is not None)
@@ -338,7 +342,7 @@ class _GroupAtomic(peewee._callable_context_manager):  # type: ignore[misc]
             self._committer.wait_committed(self._group)
 
 
-class GroupCommit(peewee.Database):
+class GroupCommit(typed_peewee.Database):
     """Mixin for a peewee database whose write transactions go through one ``GroupCommitter``."""
 
     _group_lock: threading.Lock
@@ -351,8 +355,8 @@ class GroupCommit(peewee.Database):
         [], tuple[Callable[[], DriverConnection], Callable[[DriverConnection], None]]
     ]
 
-    def init(self, database: Any, **kwargs: Any) -> None:
-        super().init(database, **kwargs)
+    def init(self, database: str | None, *args: Any, **kwargs: Any) -> None:
+        super().init(database, *args, **kwargs)
         previous = getattr(self, "_committer", None)
         self._group_lock = threading.Lock()
         self._committer = None

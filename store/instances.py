@@ -26,6 +26,7 @@ from collections.abc import Callable
 import peewee
 
 from store.clock import now_ms
+from store.typed_peewee import execute_sql
 
 INSTANCES = "server_instances"
 
@@ -108,42 +109,42 @@ class Instances:
         now = now_ms()
         where = (this_host() if host is None else host, os.getpid() if pid is None else pid)
         with self._db.atomic():
-            self._db.execute_sql(self._insert, (instance_id, *where, now, now + lease_ms))
+            execute_sql(self._db, self._insert, (instance_id, *where, now, now + lease_ms))
 
     def drop_gone_local(
         self, host: str | None = None, alive: Callable[[int], bool] = process_alive
     ) -> list[str]:
         """Give up the leases of this host's instances whose process is gone; their ids."""
-        rows = self._db.execute_sql(self._local, (this_host() if host is None else host,))
+        rows = execute_sql(self._db, self._local, (this_host() if host is None else host,))
         gone = [str(instance) for instance, pid in rows.fetchall() if not alive(int(pid))]
         if gone:
             with self._db.atomic():
                 for instance_id in gone:
-                    self._db.execute_sql(self._delete, (instance_id,))
+                    execute_sql(self._db, self._delete, (instance_id,))
         return gone
 
     def heartbeat(self, instance_id: str, lease_ms: int) -> bool:
         """Extend the lease to ``lease_ms`` from now; False if the row is gone (a peer's sweep
         found it expired: this process's rows may already be closed)."""
         with self._db.atomic():
-            cursor = self._db.execute_sql(self._renew, (now_ms() + lease_ms, instance_id))
+            cursor = execute_sql(self._db, self._renew, (now_ms() + lease_ms, instance_id))
             return bool(cursor.rowcount == 1)
 
     def release(self, instance_id: str) -> None:
         """At a clean shutdown, after the process ended its own rows."""
         with self._db.atomic():
-            self._db.execute_sql(self._delete, (instance_id,))
+            execute_sql(self._db, self._delete, (instance_id,))
 
     def forget_expired(self) -> int:
         """Drop expired leases (after their rows were swept); how many."""
         with self._db.atomic():
-            return int(self._db.execute_sql(self._expired, (now_ms(),)).rowcount)
+            return int(execute_sql(self._db, self._expired, (now_ms(),)).rowcount)
 
     def live(self) -> list[str]:
         """The instances whose lease has not expired."""
-        return [str(row[0]) for row in self._db.execute_sql(self._live, (now_ms(),)).fetchall()]
+        return [str(row[0]) for row in execute_sql(self._db, self._live, (now_ms(),)).fetchall()]
 
 
 def ping(db: peewee.Database) -> None:
     """One round trip to the database (the health check's); raises when it does not answer."""
-    db.execute_sql("SELECT 1").fetchone()
+    execute_sql(db, "SELECT 1").fetchone()

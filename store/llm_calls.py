@@ -17,6 +17,7 @@ import peewee
 
 from store.clock import now_ms
 from store.instances import instance_of, orphaned
+from store.typed_peewee import Table, execute_sql
 
 CALLS = "llm_calls"
 REQUESTS = "llm_call_requests"
@@ -160,7 +161,7 @@ class CallFilter(msgspec.Struct, frozen=True):
     until_ms: int | None = None  # started before
 
 
-def _conditions(t: peewee.Table, only: CallFilter) -> list[peewee.Expression]:
+def _conditions(t: Table, only: CallFilter) -> list[peewee.Expression]:
     conditions: list[peewee.Expression] = []
     if only.provider_id is not None:
         conditions.append(t.provider_id == only.provider_id)
@@ -171,7 +172,7 @@ def _conditions(t: peewee.Table, only: CallFilter) -> list[peewee.Expression]:
     if only.run_id is not None:
         conditions.append(t.run_id == only.run_id)
     if only.conversation_id is not None:
-        runs = peewee.Table("runs", ("run_id", "conversation_id"))
+        runs = Table("runs", ("run_id", "conversation_id"))
         of_conversation = runs.select(runs.run_id).where(
             runs.conversation_id == only.conversation_id
         )
@@ -285,13 +286,9 @@ class CallRecords:
         self._sql = _statements_for(database)
         instance = instance_of(database)
         self._lease = () if instance is None else (instance,)
-        self._calls = peewee.Table(CALLS, _CALL_COLUMNS, _database=database)
-        self._requests = peewee.Table(
-            REQUESTS, ("call_id", "headers_json", "body"), _database=database
-        )
-        self._chunks = peewee.Table(
-            CHUNKS, ("call_id", "seq", "offset_ms", "data"), _database=database
-        )
+        self._calls = Table(CALLS, _CALL_COLUMNS, _database=database)
+        self._requests = Table(REQUESTS, ("call_id", "headers_json", "body"), _database=database)
+        self._chunks = Table(CHUNKS, ("call_id", "seq", "offset_ms", "data"), _database=database)
 
     def start(
         self,
@@ -314,7 +311,7 @@ class CallRecords:
         )
         sql = self._sql
         with self._db.atomic():
-            cursor = self._db.execute_sql(sql.insert_call, params)
+            cursor = execute_sql(self._db, sql.insert_call, params)
             call_id = int(cursor.fetchone()[0] if sql.returning else cursor.lastrowid)
             if request is not None and call.verbose:
                 self._insert_request(call_id, request)
@@ -322,7 +319,7 @@ class CallRecords:
 
     def _insert_request(self, call_id: int, request: OutgoingRequest) -> None:
         headers_json = msgspec.json.encode(request.headers).decode()
-        self._db.execute_sql(self._sql.insert_request, (call_id, headers_json, request.body))
+        execute_sql(self._db, self._sql.insert_request, (call_id, headers_json, request.body))
 
     def record_chunks(self, call_id: int, chunks: list[RecordedChunk]) -> None:
         """Store raw response chunks (verbose mode only; the caller decides), in one insert."""
@@ -332,7 +329,7 @@ class CallRecords:
         statement = sql.insert_chunks + ", ".join([sql.chunk_row] * len(chunks))
         params = [value for c in chunks for value in (call_id, c.seq, c.offset_ms, c.data)]
         with self._db.atomic():
-            self._db.execute_sql(statement, params)
+            execute_sql(self._db, statement, params)
 
     def finish(self, call_id: int, end: CallEnd) -> bool:
         """Finish a running call; False if it had already finished (the first finish wins).
@@ -365,7 +362,7 @@ class CallRecords:
                 optional.append(column)
                 params.append(end.usage[column])
         params.append(call_id)
-        cursor = self._db.execute_sql(self._sql.finish(tuple(optional)), params)
+        cursor = execute_sql(self._db, self._sql.finish(tuple(optional)), params)
         return cursor.rowcount == 1
 
     def cancel_unfinished(self, reason: str) -> int:
@@ -379,7 +376,9 @@ class CallRecords:
             f'WHERE "status" = {_RUNNING} AND {orphaned(p)}'
         )
         with self._db.atomic():
-            cursor = self._db.execute_sql(statement, (CallStatus.CANCELLED.value, now, reason, now))
+            cursor = execute_sql(
+                self._db, statement, (CallStatus.CANCELLED.value, now, reason, now)
+            )
             return int(cursor.rowcount)
 
     def prune(self, keep: int) -> int:
@@ -387,14 +386,14 @@ class CallRecords:
 
         Nothing is deleted (and no transaction opened) while there are at most ``keep``."""
         sql = self._sql
-        cutoff = self._db.execute_sql(sql.prune_cutoff, (keep - 1,)).fetchone()
+        cutoff = execute_sql(self._db, sql.prune_cutoff, (keep - 1,)).fetchone()
         if cutoff is None:
             return 0
         oldest_kept = cutoff[0]
         with self._db.atomic():
-            self._db.execute_sql(sql.prune_chunks, (oldest_kept,))
-            self._db.execute_sql(sql.prune_requests, (oldest_kept,))
-            return int(self._db.execute_sql(sql.prune_calls, (oldest_kept,)).rowcount)
+            execute_sql(self._db, sql.prune_chunks, (oldest_kept,))
+            execute_sql(self._db, sql.prune_requests, (oldest_kept,))
+            return int(execute_sql(self._db, sql.prune_calls, (oldest_kept,)).rowcount)
 
     def list(
         self, limit: int, before: int | None = None, only: CallFilter | None = None

@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 import peewee
 
+from store.typed_peewee import RuntimeModel, execute, execute_sql
+
 Migration = Callable[[peewee.Database], None]
 
 SCHEMA_VERSION_TABLE = "schema_version"
@@ -70,10 +72,10 @@ def latest_version() -> int:
     return len(registered_migrations())
 
 
-def _schema_version_model(db: peewee.Database) -> type[peewee.Model]:
+def _schema_version_model(db: peewee.Database) -> type[RuntimeModel]:
     """A model for the version table bound to ``db`` (per database, so stores never share state)."""
 
-    class SchemaVersion(peewee.Model):
+    class SchemaVersion(RuntimeModel):
         version = peewee.IntegerField(primary_key=True)
         name = peewee.TextField()
         applied_at = peewee.DateTimeField()  # naive UTC: portable across SQLite and PostgreSQL
@@ -97,7 +99,7 @@ def _lock_migrations(db: peewee.Database) -> None:
     write lock. PostgreSQL takes a transaction-scoped advisory lock.
     """
     if isinstance(db, peewee.PostgresqlDatabase):
-        db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_PG_MIGRATION_LOCK_KEY,))
+        execute_sql(db, "SELECT pg_advisory_xact_lock(%s)", (_PG_MIGRATION_LOCK_KEY,))
 
 
 def applied_versions(db: peewee.Database) -> list[int]:
@@ -128,7 +130,7 @@ def apply_migrations(
     return applied
 
 
-def _apply_one(db: peewee.Database, model: type[peewee.Model], version: int, fn: Migration) -> bool:
+def _apply_one(db: peewee.Database, model: type[RuntimeModel], version: int, fn: Migration) -> bool:
     """Run one migration and record it atomically, unless already recorded; True if it ran."""
     with db.atomic():
         _lock_migrations(db)
@@ -462,13 +464,14 @@ def create_conversations(db: peewee.Database) -> None:
         safe=False,
     )
     # Partial: only runtime-origin turns carry an event id (NULLs would be distinct anyway).
-    db.execute(
+    execute(
+        db,
         Message.index(
             Message.conversation,
             Message.runtime_event_id,
             unique=True,
             where=Message.runtime_event_id.is_null(False),
-        )
+        ),
     )
 
 
@@ -495,7 +498,8 @@ def _v4_chain(digest: bytes, payloads: Iterable[bytes]) -> bytes:
 def _v4_rechain_conversation(db: peewee.Database, conversation_id: str) -> None:
     """Recompute one conversation's revision digests, parents before children (walked from the
     root, so revision id order does not matter); only a differing digest is written."""
-    rows = db.execute_sql(
+    rows = execute_sql(
+        db,
         "SELECT revision_id, parent_revision_id, state_digest FROM conversation_revisions "
         f"WHERE conversation_id = {db.param}",
         (conversation_id,),
@@ -515,10 +519,10 @@ def _v4_rechain_conversation(db: peewee.Database, conversation_id: str) -> None:
     while pending:
         revision_id, parent_digest = pending.pop()
         visited += 1
-        payloads = [bytes(p) for (p,) in db.execute_sql(payloads_sql, (revision_id,)).fetchall()]
+        payloads = [bytes(p) for (p,) in execute_sql(db, payloads_sql, (revision_id,)).fetchall()]
         digest = _v4_chain(parent_digest, payloads)
         if digest != stored[revision_id]:
-            db.execute_sql(update_sql, (digest, revision_id))
+            execute_sql(db, update_sql, (digest, revision_id))
         pending.extend((child, digest) for child in children[revision_id])
     if visited != len(rows):
         raise MigrationError(
@@ -546,7 +550,7 @@ def chain_digests_and_checkpoint_states(db: peewee.Database) -> None:
     Re-runnable as a function: digests are recomputed from the messages and only differing ones
     written, and the table is created only if missing, so a second run changes nothing.
     """
-    conversations = db.execute_sql("SELECT conversation_id FROM conversations").fetchall()
+    conversations = execute_sql(db, "SELECT conversation_id FROM conversations").fetchall()
     for (conversation_id,) in conversations:
         _v4_rechain_conversation(db, conversation_id)
 
@@ -591,8 +595,8 @@ def provider_replay_reasoning(db: peewee.Database) -> None:
     """
     if "replay_reasoning" in {column.name for column in db.get_columns("providers")}:
         return
-    db.execute_sql(
-        'ALTER TABLE "providers" ADD COLUMN "replay_reasoning" BOOLEAN NOT NULL DEFAULT TRUE'
+    execute_sql(
+        db, 'ALTER TABLE "providers" ADD COLUMN "replay_reasoning" BOOLEAN NOT NULL DEFAULT TRUE'
     )
 
 
@@ -608,7 +612,7 @@ def drop_tool_result_content(db: peewee.Database) -> None:
         return
     if isinstance(db, peewee.SqliteDatabase) and db.server_version < (3, 35, 0):
         return
-    db.execute_sql('ALTER TABLE "tool_round_calls" DROP COLUMN "result_content"')
+    execute_sql(db, 'ALTER TABLE "tool_round_calls" DROP COLUMN "result_content"')
 
 
 @migration(7)
@@ -619,12 +623,12 @@ def drop_unread_copies(db: peewee.Database) -> None:
     client's checkpoint, ``checkpoint_states``). Re-runnable; an SQLite before 3.35 keeps the
     column, as in migration 6.
     """
-    db.execute_sql('DROP TABLE IF EXISTS "input_anchors"')
+    execute_sql(db, 'DROP TABLE IF EXISTS "input_anchors"')
     if "result_is_error" not in {column.name for column in db.get_columns("tool_round_calls")}:
         return
     if isinstance(db, peewee.SqliteDatabase) and db.server_version < (3, 35, 0):
         return
-    db.execute_sql('ALTER TABLE "tool_round_calls" DROP COLUMN "result_is_error"')
+    execute_sql(db, 'ALTER TABLE "tool_round_calls" DROP COLUMN "result_is_error"')
 
 
 # The price columns as of migration 8 (a frozen copy: the catalog's names may change later).
@@ -649,11 +653,11 @@ def model_prices_and_time_to_first_token(db: peewee.Database) -> None:
     model_columns = {column.name for column in db.get_columns("models")}
     for name in _V8_PRICE_COLUMNS:
         if name not in model_columns:
-            db.execute_sql(f'ALTER TABLE "models" ADD COLUMN "{name}" FLOAT')
+            execute_sql(db, f'ALTER TABLE "models" ADD COLUMN "{name}" FLOAT')
     if "ttft_ms" not in {column.name for column in db.get_columns("llm_calls")}:
-        db.execute_sql('ALTER TABLE "llm_calls" ADD COLUMN "ttft_ms" FLOAT')
-    db.execute_sql(
-        'CREATE INDEX IF NOT EXISTS "llm_calls_started_at_ms" ON "llm_calls" ("started_at_ms")'
+        execute_sql(db, 'ALTER TABLE "llm_calls" ADD COLUMN "ttft_ms" FLOAT')
+    execute_sql(
+        db, 'CREATE INDEX IF NOT EXISTS "llm_calls_started_at_ms" ON "llm_calls" ("started_at_ms")'
     )
 
 
@@ -707,7 +711,7 @@ def tool_call_cards(db: peewee.Database) -> None:
     if "tool_call" in {column.name for column in db.get_columns("tool_round_calls")}:
         return
     kind = "BYTEA" if isinstance(db, peewee.PostgresqlDatabase) else "BLOB"
-    db.execute_sql(f'ALTER TABLE "tool_round_calls" ADD COLUMN "tool_call" {kind}')
+    execute_sql(db, f'ALTER TABLE "tool_round_calls" ADD COLUMN "tool_call" {kind}')
 
 
 @migration(11)
@@ -719,8 +723,8 @@ def provider_prompt_cache_key(db: peewee.Database) -> None:
     """
     if "prompt_cache_key" in {column.name for column in db.get_columns("providers")}:
         return
-    db.execute_sql(
-        'ALTER TABLE "providers" ADD COLUMN "prompt_cache_key" TEXT NOT NULL DEFAULT \'auto\''
+    execute_sql(
+        db, 'ALTER TABLE "providers" ADD COLUMN "prompt_cache_key" TEXT NOT NULL DEFAULT \'auto\''
     )
 
 
@@ -734,11 +738,12 @@ def instance_leases(db: peewee.Database) -> None:
     NULL, written before this migration or by a store used without a lease), never a live
     peer's. Re-runnable: the table is created and each column added only if missing.
     """
-    db.execute_sql(
+    execute_sql(
+        db,
         'CREATE TABLE IF NOT EXISTS "server_instances" ("instance_id" TEXT PRIMARY KEY, '
         '"host" TEXT NOT NULL, "pid" BIGINT NOT NULL, '
-        '"started_at_ms" BIGINT NOT NULL, "lease_expires_at_ms" BIGINT NOT NULL)'
+        '"started_at_ms" BIGINT NOT NULL, "lease_expires_at_ms" BIGINT NOT NULL)',
     )
     for table in ("runs", "llm_calls"):
         if "instance_id" not in {column.name for column in db.get_columns(table)}:
-            db.execute_sql(f'ALTER TABLE "{table}" ADD COLUMN "instance_id" TEXT')
+            execute_sql(db, f'ALTER TABLE "{table}" ADD COLUMN "instance_id" TEXT')

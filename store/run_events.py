@@ -17,6 +17,8 @@ from typing import Any
 import msgspec
 import peewee
 
+from store.typed_peewee import execute_sql
+
 RUN_EVENTS = "run_events"
 
 # A detail value: what the spans' facts are made of (ids, names, codes, counts, flags).
@@ -121,27 +123,27 @@ class RunEvents:
     ) -> int:
         """A new span (open when ``ended_at_ms`` is None); returns its row id."""
         params = (run_id, conversation_id, kind.value, started_at_ms, ended_at_ms)
-        cursor = self._db.execute_sql(self._sql.insert, (*params, encode_detail(detail)))
+        cursor = execute_sql(self._db, self._sql.insert, (*params, encode_detail(detail)))
         return int(cursor.fetchone()[0] if self._sql.returning else cursor.lastrowid)
 
     def close(self, row_id: int, started_at_ms: int, ended_at_ms: int, detail: Detail) -> None:
         """End an open span: its (possibly corrected) start, its end and its whole detail."""
         params = (started_at_ms, ended_at_ms, encode_detail(detail), row_id)
-        self._db.execute_sql(self._sql.close, params)
+        execute_sql(self._db, self._sql.close, params)
 
     def prune(self, keep_runs: int) -> int:
         """Delete the events of every run but the newest ``keep_runs`` (by when they started);
         returns how many rows went. Nothing is deleted while there are at most that many."""
-        cutoff = self._db.execute_sql(self._sql.prune_cutoff, (keep_runs - 1,)).fetchone()
+        cutoff = execute_sql(self._db, self._sql.prune_cutoff, (keep_runs - 1,)).fetchone()
         if cutoff is None:
             return 0
         with self._db.atomic():
-            deleted = self._db.execute_sql(self._sql.prune, (cutoff[0], cutoff[0]))
+            deleted = execute_sql(self._db, self._sql.prune, (cutoff[0], cutoff[0]))
             return int(deleted.rowcount)
 
     def events_of(self, run_id: str) -> list[RunEventRecord]:
         """A run's spans in the order they started (row order)."""
-        rows = self._db.execute_sql(self._sql.events_of, (run_id,)).fetchall()
+        rows = execute_sql(self._db, self._sql.events_of, (run_id,)).fetchall()
         return [record_of(row) for row in rows]
 
 

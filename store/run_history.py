@@ -18,6 +18,7 @@ import msgspec
 import peewee
 
 from store.run_events import RUN_EVENTS, EventKind, RunEventRecord, RunEvents, decode_detail
+from store.typed_peewee import execute_sql
 
 # The llm_calls columns the provider lane shows; ``ttft_ms`` joins them where the schema has it.
 _CALL_COLUMNS = (
@@ -300,13 +301,14 @@ class RunHistory:
     ) -> list[ConversationSummary]:
         """Most recently active first (then by id, descending), ``limit`` of them."""
         p = self._db.param
-        where, params = "", [limit]
+        where = ""
+        params: list[object] = [limit]
         if before is not None:
             where = _BEFORE.format(p=p)
             cursor = before.last_activity_ms, before.last_activity_ms, before.conversation_id
             params = [*cursor, limit]
         sql = _CONVERSATIONS_SQL.format(where=where, p=p)
-        rows = self._db.execute_sql(sql, params).fetchall()
+        rows = execute_sql(self._db, sql, params).fetchall()
         if not rows:
             return []
         titles = self._titles([int(row[3]) for row in rows])
@@ -326,12 +328,12 @@ class RunHistory:
         """Each first run span's user text, by its row id."""
         marks = ", ".join([self._db.param] * len(first_ids))
         sql = f'SELECT id, detail_json FROM "{RUN_EVENTS}" WHERE id IN ({marks})'
-        rows = self._db.execute_sql(sql, first_ids).fetchall()
+        rows = execute_sql(self._db, sql, first_ids).fetchall()
         return {int(row_id): _text(decode_detail(str(detail)), "text") for row_id, detail in rows}
 
     def _tokens(self, conversation_ids: list[str]) -> dict[str, tuple[int | None, int | None]]:
         marks = ", ".join([self._db.param] * len(conversation_ids))
-        rows = self._db.execute_sql(_TOKENS_SQL.format(ids=marks), conversation_ids).fetchall()
+        rows = execute_sql(self._db, _TOKENS_SQL.format(ids=marks), conversation_ids).fetchall()
         return {
             str(conversation_id): (_int_or_none(input_tokens), _int_or_none(output_tokens))
             for conversation_id, input_tokens, output_tokens in rows
@@ -340,7 +342,7 @@ class RunHistory:
     def conversation(self, conversation_id: str) -> ConversationDetail | None:
         """Its runs, newest first; None if no run of it has kept events."""
         sql = _CONVERSATION_RUNS_SQL.format(p=self._db.param)
-        rows = self._db.execute_sql(sql, (conversation_id,)).fetchall()
+        rows = execute_sql(self._db, sql, (conversation_id,)).fetchall()
         if not rows:
             return None
         first: dict[str, int] = {}  # run id -> its first start
@@ -385,5 +387,5 @@ class RunHistory:
             columns.append(TTFT_COLUMN)
         quoted = ", ".join(f'"{c}"' for c in columns)
         sql = f"SELECT {quoted} FROM llm_calls WHERE run_id = {self._db.param} ORDER BY id"
-        cursor = self._db.execute_sql(sql, (run_id,))
+        cursor = execute_sql(self._db, sql, (run_id,))
         return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]

@@ -22,7 +22,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # the tools: each one's arguments, card, result text and execution steps
     "wire.tools": ("wire", "wire.proto"),
     # the provider formats: sans-IO request builders and stream decoders over the domain
-    "wire.providers": ("actors.conversation", "store", "wire", "wire.proto", "wire.tools"),
+    "wire.providers": ("actors.conversation", "wire", "wire.proto", "wire.tools"),
     "wire.http": (
         "wire",
         "wire.tools",
@@ -32,7 +32,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "actors.protocols.run_output",
         "actors.loop",
     ),
-    "store": (),
+    # the domain's provider types and the secret-header rule
+    "store": ("actors.conversation",),
     # the conversation records, one module per record
     "store.conversations": ("store",),
     "prompt": (

@@ -24,8 +24,9 @@ def test_ruff_format_is_clean() -> None:
 
 
 # Type-checked strictly (``[tool.mypy]`` in pyproject.toml): the sans-IO protocol code and the
-# domain package, which everything else builds on.
-STRICTLY_TYPED = ("wire", "actors/conversation")
+# domain package, which everything else builds on, and the store (peewee read through
+# ``store/typed_peewee.py`` and ``stubs/``).
+STRICTLY_TYPED = ("wire", "actors/conversation", "store")
 
 
 def test_mypy_strict_is_clean_on_the_sans_io_layers() -> None:

@@ -19,10 +19,27 @@ from actors.conversation.secret import Secret
 
 
 class ProviderType(StrEnum):
+    """The provider formats: the one list every layer reads (the store's checks, the adapters'
+    table, the console's API and through it its pages)."""
+
     OPENAI_CHAT = "openai-chat"
     OPENAI_RESPONSES = "openai-responses"
     ANTHROPIC = "anthropic"
     GEMINI = "gemini"
+
+
+# The reasoning efforts each format takes: OpenAI's ``ReasoningEffort`` enum, Anthropic's
+# ``output_config.effort`` values and Gemini's ``thinkingLevel`` values (``none`` is sent as
+# ``thinkingBudget: 0``). ``none`` asks for no reasoning (on Anthropic: no thinking).
+_OPENAI_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+REASONING_EFFORTS: dict[ProviderType, tuple[str, ...]] = {
+    ProviderType.OPENAI_CHAT: _OPENAI_EFFORTS,
+    ProviderType.OPENAI_RESPONSES: _OPENAI_EFFORTS,
+    ProviderType.ANTHROPIC: ("none", "low", "medium", "high", "xhigh", "max"),
+    ProviderType.GEMINI: ("none", "minimal", "low", "medium", "high"),
+}
+# The provider types whose API has OpenAI's ``POST /images/generations``.
+IMAGE_PROVIDER_TYPES = (ProviderType.OPENAI_CHAT, ProviderType.OPENAI_RESPONSES)
 
 
 class ToolSpec(msgspec.Struct, frozen=True):

@@ -13,6 +13,7 @@ from store.conversations.checks import check_id, check_revision_id
 from store.conversations.digests import check_digest
 from store.conversations.errors import ConversationNotFound
 from store.conversations.revisions import Revisions
+from store.typed_peewee import execute_sql
 
 
 class CheckpointIndex(Revisions):
@@ -37,7 +38,8 @@ class CheckpointIndex(Revisions):
             if self._lock_conversation(conversation_id) is None:
                 raise ConversationNotFound(f"no conversation {conversation_id}")
             self._require_revision_of(conversation_id, revision_id)
-            self._db.execute_sql(
+            execute_sql(
+                self._db,
                 self._sql.insert_checkpoint,
                 (conversation_id, roots_digest, revision_id, now_ms()),
             )
@@ -46,7 +48,7 @@ class CheckpointIndex(Revisions):
         """The revision first recorded for this checkpoint digest, or None."""
         check_id(conversation_id, "conversation_id")
         check_digest(roots_digest, "roots_digest")
-        row = self._db.execute_sql(
-            self._sql.checkpoint_revision, (conversation_id, roots_digest)
+        row = execute_sql(
+            self._db, self._sql.checkpoint_revision, (conversation_id, roots_digest)
         ).fetchone()
         return None if row is None else int(row[0])

@@ -41,6 +41,7 @@ from store.conversations.sql import (
     placeholders,
     statements_for,
 )
+from store.typed_peewee import execute_sql
 
 
 class Revisions:
@@ -69,7 +70,7 @@ class Revisions:
 
     def head(self, conversation_id: str) -> int | None:
         """The conversation's current head revision; None if there is no such conversation."""
-        row = self._db.execute_sql(self._sql.head, (conversation_id,)).fetchone()
+        row = execute_sql(self._db, self._sql.head, (conversation_id,)).fetchone()
         return None if row is None else int(row[0])
 
     def conversation(self, conversation_id: str) -> ConversationRecord | None:
@@ -82,7 +83,7 @@ class Revisions:
         return None
 
     def revision(self, revision_id: int) -> RevisionRecord | None:
-        row = self._db.execute_sql(self._sql.revision_record, (revision_id,)).fetchone()
+        row = execute_sql(self._db, self._sql.revision_record, (revision_id,)).fetchone()
         if row is None:
             return None
         rid, cid, parent, digest, count, created = row
@@ -128,8 +129,8 @@ class Revisions:
         active run; ``set_head=False`` leaves its ``current_revision_id`` NULL for a caller that
         writes the row again in this transaction (``start_turn``)."""
         created = (
-            self._db.execute_sql(
-                self._sql.insert_conversation, (conversation_id, now, now)
+            execute_sql(
+                self._db, self._sql.insert_conversation, (conversation_id, now, now)
             ).rowcount
             == 1
         )
@@ -143,19 +144,19 @@ class Revisions:
             return int(current), active, False
         root = self._insert_revision(conversation_id, None, EMPTY_STATE_DIGEST, 0, now)
         if set_head:
-            self._db.execute_sql(self._sql.set_current, (root, now, conversation_id))
+            execute_sql(self._db, self._sql.set_current, (root, now, conversation_id))
         return root, active, created
 
     def _lock_conversation(self, conversation_id: str) -> tuple[int | None, str | None] | None:
         """(current revision, active run) of the conversation, its row locked for this
         transaction on PostgreSQL (SQLite's IMMEDIATE transaction already holds the write lock)."""
-        row = self._db.execute_sql(self._sql.lock_conversation, (conversation_id,)).fetchone()
+        row = execute_sql(self._db, self._sql.lock_conversation, (conversation_id,)).fetchone()
         return None if row is None else (row[0], row[1])
 
     def _require_revision_of(self, conversation_id: str, revision_id: int) -> tuple[bytes, int]:
         """``RevisionNotFound`` unless the revision is the conversation's; else its (state
         digest, history length), which a child needs."""
-        row = self._db.execute_sql(self._sql.revision, (revision_id,)).fetchone()
+        row = execute_sql(self._db, self._sql.revision, (revision_id,)).fetchone()
         owner = None if row is None else row[0]
         if owner != conversation_id:
             raise RevisionNotFound(
@@ -165,14 +166,14 @@ class Revisions:
         return as_bytes(row[1]), int(row[2])
 
     def _revision_by_digest(self, conversation_id: str, digest: bytes) -> int | None:
-        row = self._db.execute_sql(
-            self._sql.revision_by_digest, (conversation_id, digest)
+        row = execute_sql(
+            self._db, self._sql.revision_by_digest, (conversation_id, digest)
         ).fetchone()
         return None if row is None else int(row[0])
 
     def _lineage(self, revision_id: int) -> list[StoredMessage] | None:
         """The revision's full history, or None if there is no such revision."""
-        rows = self._db.execute_sql(self._lineage_sql, (revision_id,)).fetchall()
+        rows = execute_sql(self._db, self._lineage_sql, (revision_id,)).fetchall()
         if not rows:
             return None
         return [
@@ -188,7 +189,7 @@ class Revisions:
 
     def _digest_and_count(self, revision_id: int) -> tuple[bytes, int]:
         """(state digest, history length) of a revision known to exist: all a child needs."""
-        row = self._db.execute_sql(self._sql.revision, (revision_id,)).fetchone()
+        row = execute_sql(self._db, self._sql.revision, (revision_id,)).fetchone()
         if row is None:
             raise AssertionError(f"revision {revision_id} vanished")
         return as_bytes(row[1]), int(row[2])
@@ -199,7 +200,7 @@ class Revisions:
         if state_digest(m.payload for m in messages) != digest:
             return False
         sql = LINEAGE_METADATA_SQL.format(param=self._db.param)
-        rows = self._db.execute_sql(sql, (revision_id,)).fetchall()
+        rows = execute_sql(self._db, sql, (revision_id,)).fetchall()
         wanted = [(m.message_id, m.role, m.origin, m.runtime_event_id) for m in messages]
         return [tuple(row) for row in rows] == wanted
 
@@ -216,8 +217,8 @@ class Revisions:
         condition = f'"message_id" IN ({placeholders(p, len(ids))})'
         if events:
             condition = f'({condition} OR "runtime_event_id" IN ({placeholders(p, len(events))}))'
-        rows = self._db.execute_sql(
-            self._sql.recorded + condition, (conversation_id, *ids, *events)
+        rows = execute_sql(
+            self._db, self._sql.recorded + condition, (conversation_id, *ids, *events)
         ).fetchall()
         return {
             row[0]: StoredMessage(row[0], row[1], row[2], as_bytes(row[3]), row[4]) for row in rows
@@ -231,7 +232,7 @@ class Revisions:
             return set()
         param = self._db.param
         sql = IN_LINEAGE_SQL.format(param=param, ids=", ".join([param] * len(ids)))
-        return {row[0] for row in self._db.execute_sql(sql, (revision_id, *ids)).fetchall()}
+        return {row[0] for row in execute_sql(self._db, sql, (revision_id, *ids)).fetchall()}
 
     def _extend(
         self, conversation_id: str, parent: int, additions: list[StoredMessage], now: int
@@ -302,14 +303,14 @@ class Revisions:
             for ordinal, m in enumerate(additions):
                 params += (revision_id, ordinal, conversation_id, m.message_id)
             values = ", ".join([sql.revision_message_row] * len(additions))
-            self._db.execute_sql(sql.insert_revision_messages + values, params)
+            execute_sql(self._db, sql.insert_revision_messages + values, params)
         return revision_id
 
     def _insert_revision(
         self, conversation_id: str, parent: int | None, digest: bytes, count: int, now: int
     ) -> int:
         params = (conversation_id, parent, digest, count, now)
-        cursor = self._db.execute_sql(self._sql.insert_revision, params)
+        cursor = execute_sql(self._db, self._sql.insert_revision, params)
         if self._sql.returning:
             return int(cursor.fetchone()[0])
         return int(cursor.lastrowid)
@@ -357,4 +358,4 @@ class Revisions:
         if params:
             sql = self._sql
             values = ", ".join([sql.message_row] * (len(params) // 7))
-            self._db.execute_sql(sql.insert_messages + values, params)
+            execute_sql(self._db, sql.insert_messages + values, params)

@@ -26,6 +26,7 @@ from store.conversations.records import ClaimedRun, RunRecord, RunStatus
 from store.conversations.revisions import Revisions
 from store.conversations.sql import RUNS, bind_table, columns_of
 from store.instances import instance_of
+from store.typed_peewee import execute_sql
 
 
 class Runs(Revisions):
@@ -85,7 +86,7 @@ class Runs(Revisions):
         start another model call; the index names the call (``{run_id}:{index}``).
         """
         with self._db.atomic():
-            updated = self._db.execute_sql(self._sql.reserve_call, (now_ms(), run_id))
+            updated = execute_sql(self._db, self._sql.reserve_call, (now_ms(), run_id))
             return self._reserved_index(run_id, updated.rowcount)
 
     def finish_run(
@@ -108,12 +109,15 @@ class Runs(Revisions):
         with self._db.atomic():
             conversation_id = self._run_conversation(run_id)
             self._lock_conversation(conversation_id)
-            finished = self._db.execute_sql(
+            finished = execute_sql(
+                self._db,
                 self._sql.finish_run,
                 (status.value, usage_json, failure_category, failure_message, now, now, run_id),
             ).rowcount
             if finished:
-                self._db.execute_sql(self._sql.release_conversation, (now, conversation_id, run_id))
+                execute_sql(
+                    self._db, self._sql.release_conversation, (now, conversation_id, run_id)
+                )
         return finished == 1
 
     def cancel_unfinished_runs(self, reason: str) -> int:
@@ -123,12 +127,12 @@ class Runs(Revisions):
         now = now_ms()
         sql = self._sql
         with self._db.atomic():
-            self._db.execute_sql(sql.record_orphaned_heads, (now,))
-            self._db.execute_sql(sql.release_orphaned, (now, now))
-            return int(self._db.execute_sql(sql.cancel_orphaned, (reason, now, now, now)).rowcount)
+            execute_sql(self._db, sql.record_orphaned_heads, (now,))
+            execute_sql(self._db, sql.release_orphaned, (now, now))
+            return int(execute_sql(self._db, sql.cancel_orphaned, (reason, now, now, now)).rowcount)
 
     def _run_conversation(self, run_id: str) -> str:
-        row = self._db.execute_sql(self._sql.run_conversation, (run_id,)).fetchone()
+        row = execute_sql(self._db, self._sql.run_conversation, (run_id,)).fetchone()
         if row is None:
             raise RunNotFound(f"no run {run_id}")
         return str(row[0])
@@ -140,7 +144,7 @@ class Runs(Revisions):
         locked = self._lock_conversation(conversation_id)
         assert locked is not None
         current, active = locked
-        row = self._db.execute_sql(self._sql.run_status, (run_id,)).fetchone()
+        row = execute_sql(self._db, self._sql.run_status, (run_id,)).fetchone()
         status = (None, None) if row is None else (row[0], row[1])
         head = self._check_owner(run_id, conversation_id, current, active, status, expected_head)
         return conversation_id, head
@@ -182,7 +186,7 @@ class Runs(Revisions):
 
         A run that is not running changes only under its conversation's lock, which the caller
         holds, so the index read here is still the run's when the claim writes it."""
-        row = self._db.execute_sql(self._sql.run, (run_id,)).fetchone()
+        row = execute_sql(self._db, self._sql.run, (run_id,)).fetchone()
         if row is None:
             return None
         owner, status, call_index, instance = row
@@ -205,7 +209,7 @@ class Runs(Revisions):
             return True
         if instance is None:
             return False
-        row = self._db.execute_sql(self._sql.lease_live, (instance, now_ms())).fetchone()
+        row = execute_sql(self._db, self._sql.lease_live, (instance, now_ms())).fetchone()
         return row is not None
 
     def _write_claim(
@@ -226,23 +230,24 @@ class Runs(Revisions):
         superseded = None
         if active is not None and active != run_id:
             superseded = active
-            self._db.execute_sql(sql.cancel_run, (f"superseded by run {run_id}", now, now, active))
+            execute_sql(self._db, sql.cancel_run, (f"superseded by run {run_id}", now, now, active))
         if existing is None:
-            self._db.execute_sql(
+            execute_sql(
+                self._db,
                 sql.insert_run,
                 (run_id, conversation_id, base, head, call_index, now, now, *self._lease),
             )
         else:
-            self._db.execute_sql(
-                sql.restart_run, (base, head, call_index, now, *self._lease, run_id)
+            execute_sql(
+                self._db, sql.restart_run, (base, head, call_index, now, *self._lease, run_id)
             )
-        self._db.execute_sql(sql.claim_conversation, (head, run_id, now, conversation_id))
+        execute_sql(self._db, sql.claim_conversation, (head, run_id, now, conversation_id))
         return superseded
 
     def _reserved_index(self, run_id: str, updated: int) -> int:
         """The index a ``provider_call_index + 1`` update of a running run (``updated`` rows)
         just reserved; ``RunNotFound``/``StaleRun`` when it updated nothing."""
-        row = self._db.execute_sql(self._sql.run_call_index, (run_id,)).fetchone()
+        row = execute_sql(self._db, self._sql.run_call_index, (run_id,)).fetchone()
         if row is None:
             raise RunNotFound(f"no run {run_id}")
         status, index = row
@@ -253,7 +258,7 @@ class Runs(Revisions):
     def _move_head(self, conversation_id: str, run_id: str, revision_id: int, now: int) -> None:
         """The conversation's head, the one copy of it (the run row records its own only at
         its end)."""
-        moved = self._db.execute_sql(
-            self._sql.move_conversation_head, (revision_id, now, conversation_id, run_id)
+        moved = execute_sql(
+            self._db, self._sql.move_conversation_head, (revision_id, now, conversation_id, run_id)
         ).rowcount
         assert moved == 1, f"run {run_id} lost conversation {conversation_id} under its lock"

@@ -12,6 +12,7 @@ import peewee
 
 from store.conversations.records import RunStatus, ToolCallStatus
 from store.instances import instance_of, orphaned
+from store.typed_peewee import Table
 
 CONVERSATIONS = "conversations"
 RUNS = "runs"
@@ -76,7 +77,7 @@ def bind_table(
     name: str,
     columns: Iterable[str],
     primary_key: str | None = None,
-) -> peewee.Table:
+) -> Table:
     """The table bound to ``database``, built once per database: a run builds its stores on
     every start, and peewee's ``Table`` with its columns cost a few percent of a turn's CPU.
     Shared across threads, which is safe: queries built from it are new objects."""
@@ -88,18 +89,18 @@ def bind_table(
             tables = _TABLES.setdefault(database, {})
             table = tables.get(key)
             if table is None:
-                table = peewee.Table(name, key[1], primary_key=primary_key, _database=database)
+                table = Table(name, key[1], primary_key=primary_key, _database=database)
                 tables[key] = table
     return table
 
 
 _TABLES_LOCK = threading.Lock()
-_TABLES: weakref.WeakKeyDictionary[peewee.Database, dict[tuple[object, ...], peewee.Table]] = (
+_TABLES: weakref.WeakKeyDictionary[peewee.Database, dict[tuple[object, ...], Table]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def columns_of(table: peewee.Table, names: Iterable[str]) -> list[peewee.Column]:
+def columns_of(table: Table, names: Iterable[str]) -> list[peewee.Column]:
     return [getattr(table, name) for name in names]
 
 

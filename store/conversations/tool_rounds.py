@@ -45,6 +45,7 @@ from store.conversations.records import (
 )
 from store.conversations.runs import Runs
 from store.conversations.sql import TOOL_ROUND_CALLS, TOOL_ROUNDS, as_bytes, bind_table, columns_of
+from store.typed_peewee import execute_sql
 
 # tool_rounds columns are ToolRoundRecord's but its calls; tool_round_calls columns are
 # round_id, call_index (the record's ``index``) and the rest of ToolCallRecord's.
@@ -158,8 +159,8 @@ class ToolRounds(Runs):
             locked = self._lock_conversation(conversation_id)
             assert locked is not None
             current, active = locked
-            run_status, round_status, seq, call_status, pending, instance = self._db.execute_sql(
-                sql.commit_state, (round_id, call_id, run_id)
+            run_status, round_status, seq, call_status, pending, instance = execute_sql(
+                self._db, sql.commit_state, (round_id, call_id, run_id)
             ).fetchone()
             head = self._check_owner(
                 run_id, conversation_id, current, active, (run_status, instance), None
@@ -179,19 +180,20 @@ class ToolRounds(Runs):
             call_index = None
             if settled and reserve_call_when_settled:
                 self._move_head(conversation_id, run_id, revision_id, now)
-                updated = self._db.execute_sql(sql.reserve_call, (now, run_id))
+                updated = execute_sql(self._db, sql.reserve_call, (now, run_id))
                 call_index = self._reserved_index(run_id, updated.rowcount)
             else:
                 self._move_head(conversation_id, run_id, revision_id, now)
             if tool_call:
-                self._db.execute_sql(
+                execute_sql(
+                    self._db,
                     sql.complete_call_with_card,
                     (seq, revision_id, now, tool_call, round_id, call_id),
                 )
             else:
-                self._db.execute_sql(sql.complete_call, (seq, revision_id, now, round_id, call_id))
+                execute_sql(self._db, sql.complete_call, (seq, revision_id, now, round_id, call_id))
             status = ToolRoundStatus.SETTLED if settled else ToolRoundStatus.PENDING
-            self._db.execute_sql(sql.advance_round, (seq + 1, status.value, now, round_id))
+            execute_sql(self._db, sql.advance_round, (seq + 1, status.value, now, round_id))
         return ToolResultCommitted(revision_id, seq, settled, call_index)
 
     def tool_round(self, round_id: str) -> ToolRoundRecord | None:

@@ -3,7 +3,7 @@
 The credentials of a route are its key and the values of every custom header the user did not
 mark public (the store's rule: what the console API shows as null is never recorded either).
 Before a request, a stream chunk or an error message is recorded or shown, headers whose names
-say they carry a credential (``store.catalog.is_secret_header``) are dropped and every
+say they carry a credential (``actors.conversation.secret.is_secret_header``) are dropped and every
 credential string is replaced.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 
 from actors.conversation.request import ModelRoute
-from store.catalog import is_secret_header
+from actors.conversation.secret import is_secret_header
 
 REDACTED = "[redacted]"
 # A value sealed only because it was not marked public (``X-Version: 2``) is replaced in text

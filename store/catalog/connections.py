@@ -1,0 +1,89 @@
+"""What calling a provider needs: its real URL, key and header values, opened from their sealed
+form. The one record that holds a provider's secrets (``ProviderConnection``), built only where
+a request is sent (discovery, a model's route, the image model), never serialised."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import msgspec
+import peewee
+
+from store.catalog.errors import KeyUnreadable
+from store.catalog.headers import is_public_header, stored_headers
+from store.catalog.sealing import HEADER_PURPOSE, KEY_PURPOSE, open_secret
+from store.catalog.tables import CACHE_KEY_AUTO
+from store.secrets import SecretUnreadable, is_sealed
+from store.typed_peewee import RuntimeModel
+
+OPENAI_API_HOST = "api.openai.com"
+
+
+class ProviderConnection(msgspec.Struct, frozen=True):
+    """The real stored values needed to call a provider. Internal only: never serialise it."""
+
+    provider_id: int
+    name: str
+    type: str
+    base_url: str
+    api_key: str
+    headers: dict[str, str]
+    replay_reasoning: bool = True
+    prompt_cache_key: str = CACHE_KEY_AUTO
+    # Lower-cased names of the headers whose values are public; every other value is a
+    # credential (kept out of records, logs and error messages).
+    public_headers: frozenset[str] = frozenset()
+
+    @property
+    def sends_prompt_cache_key(self) -> bool:
+        """Whether requests carry ``prompt_cache_key``: "auto" sends it to OpenAI's own API
+        only, which documents it; a compatible server may refuse an unknown field."""
+        if self.prompt_cache_key == CACHE_KEY_AUTO:
+            return urlsplit(self.base_url).hostname == OPENAI_API_HOST
+        return self.prompt_cache_key == "on"
+
+    def __repr__(self) -> str:
+        return (
+            f"ProviderConnection(provider_id={self.provider_id}, name={self.name!r}, "
+            f"type={self.type!r}, base_url={self.base_url!r}, api_key=<redacted>, "
+            f"headers={sorted(self.headers)!r})"
+        )
+
+
+def open_provider_secrets(
+    db: peewee.Database, name: str, api_key: str, headers: dict[str, str]
+) -> tuple[str, dict[str, str], frozenset[str]]:
+    """The real key and header values of provider ``name``, and the lower-cased names of its
+    public headers; ``KeyUnreadable`` names the provider."""
+    owner = f"provider {name!r}"
+    try:
+        key = open_secret(db, api_key, KEY_PURPOSE)
+    except SecretUnreadable as exc:
+        raise KeyUnreadable(owner, "api_key", exc.reason) from None
+    opened = {}
+    for header, value in headers.items():
+        if not is_sealed(value):
+            opened[header] = value
+            continue
+        try:
+            opened[header] = open_secret(db, value, HEADER_PURPOSE)
+        except SecretUnreadable as exc:
+            raise KeyUnreadable(owner, f"headers.{header}", exc.reason) from None
+    public = frozenset(n.lower() for n, v in headers.items() if is_public_header(n, v))
+    return key, opened, public
+
+
+def connection(db: peewee.Database, row: RuntimeModel) -> ProviderConnection:
+    """The provider's real values; ``KeyUnreadable`` when a secret does not open."""
+    api_key, headers, public = open_provider_secrets(db, row.name, row.api_key, stored_headers(row))
+    return ProviderConnection(
+        provider_id=row.id,
+        name=row.name,
+        type=row.type,
+        base_url=row.base_url,
+        api_key=api_key,
+        headers=headers,
+        replay_reasoning=bool(row.replay_reasoning),
+        prompt_cache_key=row.prompt_cache_key,
+        public_headers=public,
+    )

@@ -1,0 +1,77 @@
+"""The image model (GenerateImage): which saved model generates images, set only to a model
+whose provider has OpenAI's ``POST /images/generations``, read when a run starts to decide the
+tools it offers, and its connection when an image is generated."""
+
+from __future__ import annotations
+
+import msgspec
+import peewee
+
+from actors.conversation.request import IMAGE_PROVIDER_TYPES
+from store.catalog.connections import ProviderConnection, connection
+from store.catalog.errors import Invalid
+from store.catalog.image_mark import IMAGE_MODEL_KEY, ImageModelSetting
+from store.catalog.models import has_model, models_query
+from store.catalog.tables import SETTING_SQL, tables_of
+from store.clock import now_ms
+from store.typed_peewee import RuntimeModel, execute_sql
+
+
+def get_image_model(db: peewee.Database) -> ImageModelSetting:
+    """The marked image model (a model deleted since is no longer one)."""
+    found = _image_model_row(db)
+    return ImageModelSetting(None if found is None else found[0].public_id)
+
+
+def _image_model_row(db: peewee.Database) -> tuple[RuntimeModel, RuntimeModel] | None:
+    """The marked model's row and its provider's row, or None."""
+    row = tables_of(db).setting.get_or_none(key=IMAGE_MODEL_KEY)
+    if row is None:
+        return None
+    public_id = msgspec.json.decode(row.value_json, type=ImageModelSetting).public_id
+    if public_id is None:
+        return None
+    query = models_query(db, whole_provider=True)
+    model = query.where(tables_of(db).model.public_id == public_id).first()
+    return None if model is None else (model, model.provider)
+
+
+def has_image_model(db: peewee.Database) -> bool:
+    """Whether GenerateImage can run: read when a run starts, to decide the tools it offers
+    (so its SQL is written, as the route's)."""
+    cursor = execute_sql(db, SETTING_SQL.format(param=db.param), (IMAGE_MODEL_KEY,))
+    row = cursor.fetchone()
+    if row is None:
+        return False
+    public_id = msgspec.json.decode(row[0], type=ImageModelSetting).public_id
+    return public_id is not None and has_model(db, public_id)
+
+
+def image_model_connection(db: peewee.Database) -> tuple[str, ProviderConnection] | None:
+    """The image model's id at its provider and the provider's real connection values."""
+    found = _image_model_row(db)
+    return None if found is None else (found[0].model_id, connection(db, found[1]))
+
+
+def set_image_model(db: peewee.Database, public_id: str | None) -> ImageModelSetting:
+    """Mark ``public_id`` as the image model (None: no image model). ``Invalid`` names a
+    model that does not exist or whose provider has no OpenAI images API."""
+    setting = tables_of(db).setting
+    with db.atomic():
+        if public_id is not None:
+            model = models_query(db).where(tables_of(db).model.public_id == public_id).first()
+            if model is None:
+                raise Invalid("public_id", f"there is no model {public_id}")
+            if model.provider.type not in IMAGE_PROVIDER_TYPES:
+                raise Invalid(
+                    "public_id",
+                    f"model {public_id} is on an {model.provider.type} provider; the image "
+                    "model must be on an OpenAI-compatible one "
+                    f"({', '.join(IMAGE_PROVIDER_TYPES)})",
+                )
+        value = msgspec.json.encode(ImageModelSetting(public_id)).decode()
+        setting.insert(key=IMAGE_MODEL_KEY, value_json=value, updated_at_ms=now_ms()).on_conflict(
+            conflict_target=[setting.key],
+            update={setting.value_json: value, setting.updated_at_ms: now_ms()},
+        ).execute()
+    return ImageModelSetting(public_id)

@@ -1,0 +1,356 @@
+"""Models under a provider: the console's input and the saved record, their checks, the upsert
+and the deletes, and the reads Cursor's model list and every run's route make. Those reads run
+on the path of every run, so their SQL is written once instead of built by peewee at each
+call (~0.3-1 ms of Python each)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import msgspec
+import peewee
+
+from actors.conversation.request import REASONING_EFFORTS
+from store.catalog.checks import check_length
+from store.catalog.connections import ProviderConnection, open_provider_secrets
+from store.catalog.errors import Conflict, Invalid, NotFound
+from store.catalog.image_mark import forget_image_model
+from store.catalog.limits import (
+    INT32_MAX,
+    INT32_MIN,
+    MAX_MODEL_ID_CHARS,
+    MAX_NAME_CHARS,
+    PositiveInt,
+)
+from store.catalog.providers import ANTHROPIC
+from store.catalog.tables import lock_row, tables_of
+from store.clock import now_ms
+from store.typed_peewee import execute_sql
+from store.urls import public_model_id
+
+# A model's prices, USD per million tokens, one per usage bucket (migration 8). None is
+# "unknown": a call that used a bucket without a price has an unknown cost, never a zero one.
+PRICE_FIELDS = (
+    "price_input_per_mtok",
+    "price_output_per_mtok",
+    "price_cache_read_per_mtok",
+    "price_cache_write_per_mtok",
+)
+
+
+class ModelInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One model to save under a provider, keyed on (provider, trimmed ``model_id``)."""
+
+    model_id: str
+    display_name: str
+    enabled: bool = True
+    max_output_tokens: PositiveInt | None = None
+    context_window_tokens: PositiveInt | None = None
+    reasoning_enabled: bool = False
+    reasoning_effort: str | None = None
+    sort_order: int = 0
+    # USD per million tokens (``PRICE_FIELDS``); None is unknown. Absent on an upsert clears
+    # the stored price, as for every other field.
+    price_input_per_mtok: float | None = None
+    price_output_per_mtok: float | None = None
+    price_cache_read_per_mtok: float | None = None
+    price_cache_write_per_mtok: float | None = None
+
+
+class ModelRecord(msgspec.Struct, frozen=True):
+    """A saved model with its provider's name and type; ``public_id`` is what Cursor sees."""
+
+    public_id: str
+    provider_id: int
+    provider_name: str
+    provider_type: str
+    model_id: str
+    display_name: str
+    enabled: bool
+    sort_order: int
+    max_output_tokens: int | None
+    context_window_tokens: int | None
+    reasoning_enabled: bool
+    reasoning_effort: str | None
+    price_input_per_mtok: float | None = None
+    price_output_per_mtok: float | None = None
+    price_cache_read_per_mtok: float | None = None
+    price_cache_write_per_mtok: float | None = None
+
+
+def models_query(db: peewee.Database, *, whole_provider: bool = False) -> peewee.Select:
+    """Models with their provider: only the columns a model record shows, unless the whole
+    provider row is wanted (to connect to it)."""
+    tables = tables_of(db)
+    model, provider = tables.model, tables.provider
+    columns = (provider,) if whole_provider else (provider.id, provider.name, provider.type)
+    return (
+        model.select(model, *columns)
+        .join(provider)
+        .order_by(model.sort_order, model.display_name, model.public_id)
+    )
+
+
+def all_models(db: peewee.Database) -> list[ModelRecord]:
+    """Every model, enabled or not, ordered by sort_order then display_name."""
+    return [_record_of(row) for row in execute_sql(db, _models_sql("")).fetchall()]
+
+
+def enabled_models(db: peewee.Database) -> list[ModelRecord]:
+    """The models Cursor may list and use, ordered by sort_order then display_name."""
+    # Read when every run starts (the Task tool's model list): written SQL, as the route's.
+    cursor = execute_sql(db, _ENABLED_SQL.format(param=db.param), (True,))
+    return [_record_of(row) for row in cursor.fetchall()]
+
+
+def has_model(db: peewee.Database, public_id: str) -> bool:
+    """Whether a model (enabled or not) has this public id: its runs are served here."""
+    cursor = execute_sql(
+        db, f'SELECT 1 FROM "models" WHERE "public_id" = {db.param} LIMIT 1', (public_id,)
+    )
+    return cursor.fetchone() is not None
+
+
+def model_route_parts(
+    db: peewee.Database, public_id: str
+) -> tuple[ModelRecord, ProviderConnection] | None:
+    """The model behind a public id and its provider's real connection values, or None.
+
+    Disabled models are returned too (``record.enabled`` is False) so the caller can say
+    "disabled" rather than "unknown"; the caller must refuse to route to them. A provider
+    secret that does not open under this server's key raises ``KeyUnreadable`` naming it.
+    """
+    # Read on the path of every run, so its SQL is written once instead of built by peewee
+    # each time (~1 ms of Python per call).
+    cursor = execute_sql(db, _ROUTE_SQL.format(param=db.param), (public_id,))
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    record = _record_of(row)
+    base_url, api_key, headers_json, replay_reasoning, prompt_cache_key = row[
+        len(_RECORD_COLUMNS) :
+    ]
+    key, headers, public = open_provider_secrets(
+        db, record.provider_name, api_key, msgspec.json.decode(headers_json, type=dict[str, str])
+    )
+    connection = ProviderConnection(
+        provider_id=record.provider_id,
+        name=record.provider_name,
+        type=record.provider_type,
+        base_url=base_url,
+        api_key=key,
+        headers=headers,
+        replay_reasoning=bool(replay_reasoning),
+        prompt_cache_key=prompt_cache_key,
+        public_headers=public,
+    )
+    return record, connection
+
+
+# The hot reads' SQL, written once instead of built by peewee at each call (~0.3-1 ms of
+# Python each): a model record's columns, in ``_record_of``'s order.
+_RECORD_COLUMNS = (
+    'm."public_id"',
+    'm."provider_id"',
+    'p."name"',
+    'p."type"',
+    'm."model_id"',
+    'm."display_name"',
+    'm."enabled"',
+    'm."sort_order"',
+    'm."max_output_tokens"',
+    'm."context_window_tokens"',
+    'm."reasoning_enabled"',
+    'm."reasoning_effort"',
+    *(f'm."{field}"' for field in PRICE_FIELDS),
+)
+_MODELS_FROM = ' FROM "models" AS m JOIN "providers" AS p ON p."id" = m."provider_id" '
+
+
+def _models_sql(where: str) -> str:
+    """Model records (``_record_of``'s rows) matching ``where``, in the order Cursor lists them."""
+    return (
+        f"SELECT {', '.join(_RECORD_COLUMNS)}{_MODELS_FROM}{where}"
+        ' ORDER BY m."sort_order", m."display_name", m."public_id"'
+    )
+
+
+# Compared with a parameter, so SQLite uses the (enabled, sort_order, display_name) index.
+_ENABLED_SQL = _models_sql('WHERE m."enabled" = {param}')
+_ROUTE_SQL = (
+    f"SELECT {', '.join(_RECORD_COLUMNS)}, "
+    'p."base_url", p."api_key", p."headers_json", p."replay_reasoning", p."prompt_cache_key"'
+    + _MODELS_FROM
+    + 'WHERE m."public_id" = {param}'
+)
+
+
+def _record_of(row: tuple[Any, ...]) -> ModelRecord:
+    """The record from a row that starts with ``_RECORD_COLUMNS``."""
+    fixed = len(_RECORD_COLUMNS) - len(PRICE_FIELDS)
+    (
+        public_id,
+        provider_id,
+        provider_name,
+        provider_type,
+        model_id,
+        display_name,
+        enabled,
+        sort_order,
+        max_output,
+        context,
+        reasoning,
+        effort,
+    ) = row[:fixed]
+    prices = row[fixed : len(_RECORD_COLUMNS)]
+    return ModelRecord(
+        public_id=public_id,
+        provider_id=provider_id,
+        provider_name=provider_name,
+        provider_type=provider_type,
+        model_id=model_id,
+        display_name=display_name,
+        enabled=bool(enabled),
+        sort_order=sort_order,
+        max_output_tokens=max_output,
+        context_window_tokens=context,
+        reasoning_enabled=bool(reasoning),
+        reasoning_effort=effort,
+        **dict(zip(PRICE_FIELDS, prices, strict=True)),
+    )
+
+
+def delete_model(db: peewee.Database, public_id: str) -> None:
+    """Delete one model by public id; ``NotFound`` if there is none."""
+    model = tables_of(db).model
+    with db.atomic():
+        forget_image_model(db, [public_id])
+        if not model.delete().where(model.public_id == public_id).execute():
+            raise NotFound(f"model {public_id} not found")
+
+
+def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput:
+    """Trimmed, validated copy of one input model; fields are named ``models[i].field``."""
+    prefix = f"models[{index}]"
+    model_id = item.model_id.strip()
+    if not model_id:
+        raise Invalid(f"{prefix}.model_id", "model id cannot be empty")
+    check_length(f"{prefix}.model_id", model_id, MAX_MODEL_ID_CHARS)
+    display_name = item.display_name.strip()
+    if not display_name:
+        raise Invalid(f"{prefix}.display_name", "display name cannot be empty")
+    check_length(f"{prefix}.display_name", display_name, MAX_NAME_CHARS)
+    for field in ("max_output_tokens", "context_window_tokens"):
+        value = getattr(item, field)
+        if value is not None and (isinstance(value, bool) or not 1 <= value <= INT32_MAX):
+            raise Invalid(f"{prefix}.{field}", f"must be a positive integer up to {INT32_MAX}")
+    if not INT32_MIN <= item.sort_order <= INT32_MAX:
+        raise Invalid(f"{prefix}.sort_order", f"must be an integer from {INT32_MIN} to {INT32_MAX}")
+    for field in PRICE_FIELDS:
+        price = getattr(item, field)
+        if price is not None and (
+            isinstance(price, bool)
+            or not isinstance(price, int | float)
+            or not math.isfinite(price)
+            or price < 0
+        ):
+            raise Invalid(
+                f"{prefix}.{field}",
+                "must be null (unknown) or a finite number of USD per million tokens, at least 0",
+            )
+    effort = None if item.reasoning_effort is None else item.reasoning_effort.strip().lower()
+    allowed = REASONING_EFFORTS.get(provider_type, ())
+    if effort is not None and effort not in allowed:
+        raise Invalid(
+            f"{prefix}.reasoning_effort",
+            f"must be null (the provider's default) or one of {', '.join(allowed)} "
+            f"for an {provider_type} provider, got {item.reasoning_effort!r}",
+        )
+    if provider_type == ANTHROPIC and item.enabled and item.max_output_tokens is None:
+        raise Invalid(
+            f"{prefix}.max_output_tokens",
+            "required to enable an Anthropic model (the server never guesses a limit)",
+        )
+    return msgspec.structs.replace(
+        item,
+        model_id=model_id,
+        display_name=display_name,
+        reasoning_effort=effort,
+    )
+
+
+def save_models(
+    db: peewee.Database, provider_id: int, models: Sequence[ModelInput]
+) -> list[ModelRecord]:
+    """Upsert models under a provider in one transaction: all are saved or none.
+
+    Keyed on (provider, model_id): an existing model keeps its public id and creation time.
+    A public id that already belongs to another (provider, model) is a ``Conflict``.
+    """
+    tables = tables_of(db)
+    model = tables.model
+    with db.atomic():
+        columns = (tables.provider.id, tables.provider.type, tables.provider.base_url)
+        query = tables.provider.select(*columns).where(tables.provider.id == provider_id)
+        provider = lock_row(query, db).first()
+        if provider is None:
+            raise NotFound(f"provider {provider_id} not found")
+        checked = [_check_model(i, item, provider.type) for i, item in enumerate(models)]
+        _refuse_duplicates(checked)
+        stamp = now_ms()
+        public_ids = []
+        for item in checked:
+            public_id = public_model_id(provider.base_url, provider.type, item.model_id)
+            _refuse_collision(db, public_id, provider_id, item.model_id)
+            fields = {
+                "display_name": item.display_name,
+                "enabled": item.enabled,
+                "sort_order": item.sort_order,
+                "max_output_tokens": item.max_output_tokens,
+                "context_window_tokens": item.context_window_tokens,
+                "reasoning_enabled": item.reasoning_enabled,
+                "reasoning_effort": item.reasoning_effort,
+                **{field: getattr(item, field) for field in PRICE_FIELDS},
+                "updated_at_ms": stamp,
+            }
+            updated = (
+                model.update(**fields)
+                .where((model.provider == provider_id) & (model.model_id == item.model_id))
+                .execute()
+            )
+            if not updated:
+                model.insert(
+                    public_id=public_id,
+                    provider=provider_id,
+                    model_id=item.model_id,
+                    created_at_ms=stamp,
+                    **fields,
+                ).execute()
+            public_ids.append(public_id)
+        if not public_ids:  # PostgreSQL refuses an empty IN ()
+            return []
+        marks = ", ".join([db.param] * len(public_ids))
+        saved = execute_sql(db, _models_sql(f'WHERE m."public_id" IN ({marks})'), public_ids)
+        records = {record.public_id: record for record in map(_record_of, saved.fetchall())}
+    return [records[public_id] for public_id in public_ids]
+
+
+def _refuse_duplicates(models: Iterable[ModelInput]) -> None:
+    seen: set[str] = set()
+    for index, item in enumerate(models):
+        if item.model_id in seen:
+            raise Invalid(f"models[{index}].model_id", f"{item.model_id!r} is given twice")
+        seen.add(item.model_id)
+
+
+def _refuse_collision(db: peewee.Database, public_id: str, provider_id: int, model_id: str) -> None:
+    model = tables_of(db).model
+    holder = model.get_or_none(model.public_id == public_id)
+    if holder is not None and (holder.provider_id, holder.model_id) != (provider_id, model_id):
+        raise Conflict(
+            f"public model id {public_id} already belongs to model {holder.model_id!r} "
+            f"of provider {holder.provider_id} (8-hex id collision)",
+            code="already_exists",
+        )

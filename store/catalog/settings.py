@@ -1,0 +1,65 @@
+"""The observability settings: whether calls record full payloads, and how many call records
+to keep. One row of the settings table, read at the start of every provider call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import peewee
+
+from store.catalog.errors import Invalid
+from store.catalog.limits import INT32_MAX
+from store.catalog.tables import SETTING_SQL, lock_row, tables_of
+from store.clock import now_ms
+from store.typed_peewee import execute_sql
+
+OBSERVABILITY_KEY = "observability"
+
+
+class ObservabilitySettings(msgspec.Struct, frozen=True):
+    """Whether calls record full payloads, and how many call records to keep."""
+
+    verbose: bool = False
+    retained_calls: int = 10000
+
+
+def get_observability(db: peewee.Database) -> ObservabilitySettings:
+    """The stored observability settings, or the defaults when none were saved."""
+    # Read at the start of every provider call: SQL written once, not built by peewee each time.
+    sql = SETTING_SQL.format(param=db.param)
+    row = execute_sql(db, sql, (OBSERVABILITY_KEY,)).fetchone()
+    if row is None:
+        return ObservabilitySettings()
+    return msgspec.json.decode(row[0], type=ObservabilitySettings)
+
+
+def update_observability(
+    db: peewee.Database, *, verbose: bool | None = None, retained_calls: int | None = None
+) -> ObservabilitySettings:
+    """Change the given settings (None leaves one as it is) and return the result."""
+    if verbose is not None and not isinstance(verbose, bool):
+        raise Invalid("verbose", "must be true or false")
+    if retained_calls is not None and (
+        type(retained_calls) is not int or not 1 <= retained_calls <= INT32_MAX
+    ):
+        raise Invalid("retained_calls", f"must be an integer from 1 to {INT32_MAX}")
+    setting = tables_of(db).setting
+    with db.atomic():
+        # Make sure the row exists, then lock it, so concurrent partial updates both survive.
+        default = msgspec.json.encode(ObservabilitySettings()).decode()
+        setting.insert(
+            key=OBSERVABILITY_KEY, value_json=default, updated_at_ms=now_ms()
+        ).on_conflict_ignore().execute()
+        lock_row(setting.select().where(setting.key == OBSERVABILITY_KEY), db).first()
+        current = get_observability(db)
+        changes: dict[str, Any] = {}
+        if verbose is not None:
+            changes["verbose"] = verbose
+        if retained_calls is not None:
+            changes["retained_calls"] = retained_calls
+        result = msgspec.structs.replace(current, **changes)
+        setting.update(
+            value_json=msgspec.json.encode(result).decode(), updated_at_ms=now_ms()
+        ).where(setting.key == OBSERVABILITY_KEY).execute()
+    return result
