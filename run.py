@@ -55,17 +55,12 @@ from console.auth import TOKEN_VARIABLE, ConsoleAuth, check_console_token, is_lo
 from console.model_check_api import MODEL_CHECK_TIMEOUT_S, ModelCheckDeps
 from prompt import PromptAssetError, load_prompt_assets
 from store import DatabaseDriverMissing, Store, connect_store
+from store.base.clock import now_ms
+from store.base.secrets import SECRET_KEY_VARIABLE, KeyFileError, SecretKeyInvalid, parse_secret_key
 from store.catalog import enabled_models, has_model
-from store.clock import now_ms
+from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses, own_addresses
 from store.database import IN_MEMORY_KEY_SOURCE, StoreKey, resolve_store_key
 from store.instances import ping
-from store.secrets import (
-    SECRET_KEY_VARIABLE,
-    KeyFileError,
-    SecretKeyInvalid,
-    parse_secret_key,
-)
-from store.url_targets import NO_OWN_ADDRESSES, OwnAddresses, own_addresses
 from wire.h2_connection import H2Limits
 from wire.http.agent_access import (
     ALLOW_VARIABLE,

@@ -79,7 +79,7 @@ from actors.protocols.tool_runtime import (
 )
 from actors.services.server_work import ServerWorkers
 from actors.tell import tell_if_alive
-from store.clock import now_ms
+from store.base.clock import now_ms
 from wire.errors import Code, ConnectError, protocol_error
 from wire.log import format_event, log_event
 from wire.proto import agent_v1_pb2 as agent

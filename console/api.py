@@ -29,8 +29,8 @@ from console.session_api import SessionApi
 from console.settings_api import SettingsApi
 from console.static_routes import StaticRoutes
 from console.stats_api import StatsApi
-from store.clock import now_ms
-from store.url_targets import NO_OWN_ADDRESSES, OwnAddresses
+from store.base.clock import now_ms
+from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses
 from wire.http.agent_activity import AgentActivity
 from wire.http.responses import json_error
 

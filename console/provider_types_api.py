@@ -1,10 +1,10 @@
 """Console API for the provider types: ``GET /console/api/provider-types``.
 
 The browser app reads the types a provider may have, which of them can generate images and the
-reasoning efforts each takes from here instead of keeping its own copies, so a type the store
-adds or an effort it changes reaches the provider form and the model editor unwritten. The
-lists are the store's (``store.catalog``), the same ones its rules check a save against; only
-the labels are the console's, and a type without one is shown by its id.
+reasoning efforts each takes from here instead of keeping its own copies, so a type added or an
+effort changed reaches the provider form and the model editor unwritten. The lists are the
+domain's (``ProviderType`` and the tables beside it), the same ones the store checks a save
+against; only the labels are the console's, and a type without one is shown by its id.
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from __future__ import annotations
 import msgspec
 from aiohttp import web
 
+from actors.conversation.request import IMAGE_PROVIDER_TYPES, REASONING_EFFORTS, ProviderType
 from console.json_api import API_PREFIX
-from store.catalog import IMAGE_PROVIDER_TYPES, PROVIDER_TYPES, REASONING_EFFORTS
 
 # What the provider form shows for each type (the API format it speaks).
 LABELS = {
-    "openai-chat": "OpenAI Chat Completions",
-    "openai-responses": "OpenAI Responses",
-    "anthropic": "Anthropic Messages",
-    "gemini": "Gemini (native)",
+    ProviderType.OPENAI_CHAT: "OpenAI Chat Completions",
+    ProviderType.OPENAI_RESPONSES: "OpenAI Responses",
+    ProviderType.ANTHROPIC: "Anthropic Messages",
+    ProviderType.GEMINI: "Gemini (native)",
 }
 
 
@@ -39,12 +39,12 @@ def provider_types() -> list[ProviderTypeInfo]:
     """Every provider type the store takes, in its order."""
     return [
         ProviderTypeInfo(
-            type=name,
-            label=LABELS.get(name, name),
-            generates_images=name in IMAGE_PROVIDER_TYPES,
-            reasoning_efforts=tuple(REASONING_EFFORTS.get(name, ())),
+            type=kind.value,
+            label=LABELS.get(kind, kind.value),
+            generates_images=kind in IMAGE_PROVIDER_TYPES,
+            reasoning_efforts=REASONING_EFFORTS[kind],
         )
-        for name in PROVIDER_TYPES
+        for kind in ProviderType
     ]
 
 

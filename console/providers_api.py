@@ -22,7 +22,7 @@ from console.json_api import (
 )
 from store import catalog
 from store.catalog import ProviderInput
-from store.url_targets import NO_OWN_ADDRESSES, OwnAddresses
+from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses
 from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.console")

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from console.json_api import API_PREFIX, answers_errors, decode_body, in_thread, json_response
 from store import catalog
-from store.url_targets import NO_OWN_ADDRESSES, OwnAddresses
+from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses
 from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.console")

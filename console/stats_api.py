@@ -14,8 +14,8 @@ import msgspec
 import peewee
 from aiohttp import web
 
+from store.base.clock import now_ms
 from store.call_stats import StatsUnavailable, UnknownRange, call_stats
-from store.clock import now_ms
 from wire.http.responses import json_error
 
 DEFAULT_RANGE = "day"

@@ -1,7 +1,7 @@
 """Persistence: one SQL database (SQLite by default, PostgreSQL optional) through peewee.
 
 ``connect_store(url, secret_key)`` opens ``CURSOR_DATABASE_URL``, applies the numbered
-migrations and binds the key the stored secrets are sealed with (``store.secrets``); the
+migrations and binds the key the stored secrets are sealed with (``store.base.secrets``); the
 content-addressed blob store is ``Store.blobs``.
 """
 

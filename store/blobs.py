@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 
 import peewee
 
-from store.typed_peewee import Table, execute_sql
+from store.base.typed_peewee import Table, execute_sql
 
 BLOB_ID_SIZE = 32  # SHA-256 digest length
 BLOBS_TABLE = "blobs"

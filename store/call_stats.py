@@ -81,8 +81,8 @@ from typing import Any
 import msgspec
 import peewee
 
+from store.base.typed_peewee import execute_sql
 from store.catalog import ANTHROPIC
-from store.typed_peewee import execute_sql
 
 MINUTE_MS = 60_000
 HOUR_MS = 60 * MINUTE_MS

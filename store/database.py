@@ -69,12 +69,8 @@ from urllib.parse import urlsplit
 import peewee
 from playhouse import db_url
 
-import store.typed_peewee as typed_peewee
-from store.blobs import BlobStore
-from store.catalog import seal_plaintext_secrets
-from store.group_commit import BufferedCursor, GroupCommit
-from store.migrations import apply_migrations
-from store.secrets import (
+import store.base.typed_peewee as typed_peewee
+from store.base.secrets import (
     SECRET_KEY_VARIABLE,
     SecretBox,
     bind_secret_box,
@@ -82,6 +78,10 @@ from store.secrets import (
     parse_secret_key,
     process_secret_key,
 )
+from store.blobs import BlobStore
+from store.catalog import seal_plaintext_secrets
+from store.group_commit import BufferedCursor, GroupCommit
+from store.migrations import apply_migrations
 
 # peewee logs every statement with its parameters at DEBUG, provider keys included; those
 # lines must never be written, whatever level the process logs at.
@@ -592,7 +592,7 @@ def resolve_store_key(url: str, given: str | None) -> StoreKey:
 def connect_store(url: str, secret_key: bytes | None = None) -> Store:
     """Open ``url``, connect (so a bad path or server fails at startup), apply migrations,
     bind the key the store's secrets are sealed with and seal any an older version left as
-    plaintext (``store.secrets``).
+    plaintext (``store.base.secrets``).
 
     Without ``secret_key`` the key is found as the server finds it (``resolve_store_key``
     with this process's ``CURSOR_SECRET_KEY``, else the key file next to the database), so a

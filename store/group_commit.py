@@ -36,7 +36,7 @@ from typing import Any
 
 import peewee
 
-import store.typed_peewee as typed_peewee
+import store.base.typed_peewee as typed_peewee
 
 logger = logging.getLogger(__name__)
 

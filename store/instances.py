@@ -10,7 +10,7 @@ orphaned rows are closed. A process's own lease is live while it beats, so its r
 A peer on the same host (same host name and process namespace) whose process is gone gives up
 its lease at once (``drop_gone_local``): a restart on one machine closes what the killed
 process left without waiting for the lease; a peer elsewhere is dead when its lease expires.
-Times are the one clock's (``store.clock``): the servers' clocks must agree to well within the
+Times are the one clock's (``store.base.clock``): the servers' clocks must agree to well within the
 lease.
 """
 
@@ -25,8 +25,8 @@ from collections.abc import Callable
 
 import peewee
 
-from store.clock import now_ms
-from store.typed_peewee import execute_sql
+from store.base.clock import now_ms
+from store.base.typed_peewee import execute_sql
 
 INSTANCES = "server_instances"
 

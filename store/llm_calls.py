@@ -15,9 +15,9 @@ from enum import StrEnum
 import msgspec
 import peewee
 
-from store.clock import now_ms
+from store.base.clock import now_ms
+from store.base.typed_peewee import Table, execute_sql
 from store.instances import instance_of, orphaned
-from store.typed_peewee import Table, execute_sql
 
 CALLS = "llm_calls"
 REQUESTS = "llm_call_requests"

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import peewee
 
-from store.typed_peewee import RuntimeModel, execute, execute_sql
+from store.base.typed_peewee import RuntimeModel, execute, execute_sql
 
 Migration = Callable[[peewee.Database], None]
 

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 import peewee
 
-from store.typed_peewee import execute_sql
+from store.base.typed_peewee import execute_sql
 
 RUN_EVENTS = "run_events"
 

@@ -17,8 +17,8 @@ from typing import Any
 import msgspec
 import peewee
 
+from store.base.typed_peewee import execute_sql
 from store.run_events import RUN_EVENTS, EventKind, RunEventRecord, RunEvents, decode_detail
-from store.typed_peewee import execute_sql
 
 # The llm_calls columns the provider lane shows; ``ttft_ms`` joins them where the schema has it.
 _CALL_COLUMNS = (

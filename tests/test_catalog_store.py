@@ -14,8 +14,8 @@ import pytest
 from actors.conversation.request import ProviderType
 from store import Store, apply_migrations, connect_store, open_database
 from store import catalog as cat
+from store.catalog.urls import InvalidBaseUrl, InvalidModelId, normalize_base_url, public_model_id
 from store.migrations import latest_version, provider_replay_reasoning, registered_migrations
-from store.urls import InvalidBaseUrl, InvalidModelId, normalize_base_url, public_model_id
 
 # --- pure functions ----------------------------------------------------------------------------
 

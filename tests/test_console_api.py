@@ -17,7 +17,7 @@ from console import api as console_api
 from console import discovery
 from store import Store
 from store import catalog as cat
-from store.urls import public_model_id
+from store.catalog.urls import public_model_id
 from tests.conftest import StartServer
 from tests.support.fake_provider import FakeProvider
 

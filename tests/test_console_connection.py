@@ -6,7 +6,7 @@ import httpx
 from aiohttp import web
 
 from console.connection_api import ConnectionApi
-from store.clock import now_ms
+from store.base.clock import now_ms
 from tests.conftest import StartServer
 from tests.support.fake_cursor import FakeCursor, heartbeat_message, run_request_message
 from wire.http.agent_activity import MAX_CLIENT_VERSION_CHARS, AgentActivity

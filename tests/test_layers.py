@@ -32,10 +32,15 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "actors.protocols.run_output",
         "actors.loop",
     ),
-    # the domain's provider types and the secret-header rule
-    "store": ("actors.conversation",),
-    # the conversation records, one module per record
-    "store.conversations": ("store",),
+    # what every part of the store builds on: the clock, the cipher, peewee typed
+    "store.base": (),
+    # providers, models and settings, one module per record; the domain's provider types and
+    # the secret-header rule
+    "store.catalog": ("actors.conversation", "store.base"),
+    # opening a database, instance leases, call records, run events, blobs
+    "store": ("actors.conversation", "store.base", "store.catalog"),
+    # the conversation records, one module per record, over the instances' leases
+    "store.conversations": ("store", "store.base"),
     "prompt": (
         "actors.conversation",
         "wire",
@@ -50,6 +55,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "actors.conversation",
         "prompt",
         "store",
+        "store.base",
+        "store.catalog",
         "wire",
         "wire.proto",
         "wire.tools",
@@ -63,6 +70,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "wire.proto",
         "wire.providers",
         "store",
+        "store.base",
+        "store.catalog",
         "store.conversations",
     ),
     # the pure phases of a turn: decisions, no IO, no actor
@@ -72,6 +81,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "actors.protocols",
         "prompt",
         "store",
+        "store.base",
+        "store.catalog",
         "store.conversations",
         "wire",
         "wire.tools",
@@ -84,6 +95,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "actors.loop",
         "actors.providers",
         "store",
+        "store.base",
+        "store.catalog",
         "store.conversations",
         "wire",
         "wire.tools",
@@ -96,6 +109,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "actors.pool",
         "actors.protocols",
         "store",
+        "store.base",
+        "store.catalog",
         "store.conversations",
         "wire",
         "wire.tools",
@@ -113,6 +128,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "actors.services",
         "actors.turn",
         "store",
+        "store.base",
+        "store.catalog",
         "store.conversations",
         "prompt",
         "wire",
@@ -132,6 +149,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "actors.services",
         "actors.turn",
         "store",
+        "store.base",
+        "store.catalog",
         "store.conversations",
         "prompt",
         "wire",
@@ -143,6 +162,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # actors.run.model_selection: they test a model on the route a run would take to it
     "console": (
         "store",
+        "store.base",
+        "store.catalog",
         "store.conversations",
         "actors.providers",
         "actors.protocols",

@@ -50,6 +50,7 @@ from actors.providers.recorder import CallRecorderActor, start_call_recorder
 from actors.providers.transport import CallLimits, new_provider_client
 from actors.run.model_selection import Selection, build_route
 from store import Store
+from store.base.clock import now_ms
 from store.catalog import (
     ModelInput,
     ProviderInput,
@@ -58,7 +59,6 @@ from store.catalog import (
     save_models,
     update_observability,
 )
-from store.clock import now_ms
 from store.llm_calls import CallRecords, CallStatus, NewCall
 from tests.conftest import StartServer
 from tests.support.fake_provider import (

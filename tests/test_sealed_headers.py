@@ -14,7 +14,7 @@ import msgspec
 import pytest
 
 from store import Store
-from store.secrets import SEALED_PREFIX
+from store.base.secrets import SEALED_PREFIX
 from tests.conftest import StartServer
 from tests.support.fake_provider import FakeProvider, Script
 from tests.test_provider_actor import assert_only_in_provider_row

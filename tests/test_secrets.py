@@ -1,4 +1,4 @@
-"""The cipher of secrets at rest (``store.secrets``): what seals opens only under its key and
+"""The cipher of secrets at rest (``store.base.secrets``): what seals opens only under its key and
 purpose, a changed value never opens, and the key's forms and file are checked."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cryptography.fernet import Fernet
 
-from store.secrets import (
+from store.base.secrets import (
     KEY_BYTES,
     SEALED_PREFIX,
     KeyFileError,

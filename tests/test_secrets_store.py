@@ -10,7 +10,7 @@ import pytest
 
 from store import catalog as cat
 from store import connect_store
-from store.secrets import SEALED_PREFIX, new_secret_key
+from store.base.secrets import SEALED_PREFIX, new_secret_key
 
 KEY = "sk-at-rest-0123456789"
 HEADER = "Bearer header-at-rest-42"

@@ -15,7 +15,7 @@ from actors.services.image_generation import ImageGenerator
 from actors.services.web_search import WebSearcher
 from store import Store, connect_store
 from store import catalog as cat
-from store.secrets import new_secret_key
+from store.base.secrets import new_secret_key
 from tests.conftest import StartServer
 from wire.tools.base import ServerWorkFailed
 from wire.tools.generate_image import ImageRequest

@@ -21,14 +21,14 @@ import pytest
 
 from store import catalog as cat
 from store import connect_store
-from store.database import IN_MEMORY_KEY_SOURCE, resolve_store_key
-from store.secrets import (
+from store.base.secrets import (
     SECRET_KEY_VARIABLE,
     KeyFileError,
     encode_secret_key,
     new_secret_key,
     process_secret_key,
 )
+from store.database import IN_MEMORY_KEY_SOURCE, resolve_store_key
 from tests.conftest import FAKE_PROVIDER_KEY, add_fake_model
 from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_message
 from tests.support.fake_provider import FakeProvider, Script, chat_events

@@ -1,5 +1,5 @@
-"""The addresses a stored URL may not point at (``store/url_targets.py``): link-local and cloud
-metadata addresses in every spelling a client connects to, the unspecified address, and the
+"""The addresses a stored URL may not point at (``store/catalog/url_targets.py``): link-local and
+cloud metadata addresses in every spelling a client connects to, the unspecified address, and the
 server's own listeners; private and loopback addresses stay allowed. Over the console API of
 a real server (both listeners), and the pure decision over many spellings."""
 
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from actors.conversation.secret import Secret
 from run import RunningServer, ServerConfig, local_addresses, start_server
 from store import Store
-from store.url_targets import own_addresses, refused_target
+from store.catalog.url_targets import own_addresses, refused_target
 
 TOKEN = "url-targets-token-0123456789"
 

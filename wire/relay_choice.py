@@ -1,6 +1,6 @@
 """Where a run is served: here (a user model) or relayed to Cursor's backend; pure.
 
-Our models reach Cursor under 8-hex public ids (``store.urls.public_model_id``); every other
+Our models reach Cursor under 8-hex public ids (``store.catalog.urls.public_model_id``); every other
 model id names one of Cursor's own models, whose runs go to Cursor's backend as they are. An
 8-hex id still needs the store's word (Cursor could name a model that way too), so this
 module answers with the id to look up. A RunRequest that names no model stays here: the

@@ -28,8 +28,8 @@ from actors.protocols.call_recorder import (
     RecorderMessage,
 )
 from actors.protocols.mailbox import ActorHandle
+from store.base.clock import now_ms
 from store.catalog import ObservabilitySettings, get_observability
-from store.clock import now_ms
 from store.database import log_store_failure
 from store.llm_calls import CallRecords, NewCall, OutgoingRequest, RecordedChunk
 from wire.providers.redaction import redacted_headers, route_secrets, scrub_bytes, scrub_text

@@ -73,7 +73,7 @@ from actors.turn.plan import (
     stored,
 )
 from actors.turn.tool_round import ToolRound
-from store.clock import now_ms
+from store.base.clock import now_ms
 from store.conversations import ConversationStoreError, StaleRun
 from wire.bidi import ParentLink
 from wire.errors import ConnectError, cancelled_error, protocol_error

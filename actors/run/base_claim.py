@@ -18,7 +18,7 @@ from actors.run.core import RunCore, RunSetup
 from actors.run.start import stored_pre_fetched, took_over
 from actors.turn import timeline
 from actors.turn.plan import BaseFetch, TurnPlan, plan_turn, wanted_blobs
-from store.clock import now_ms
+from store.base.clock import now_ms
 from store.conversations import ConversationStore
 from wire.errors import ConnectError
 

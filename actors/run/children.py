@@ -50,7 +50,7 @@ from actors.tool_runtime import start_tool_runtime
 from actors.turn.timeline import checkpoint_submitted
 from prompt.assets import PromptAssets
 from store import Store
-from store.clock import now_ms
+from store.base.clock import now_ms
 from store.conversations import ConversationStore
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ExecContext

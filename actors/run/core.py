@@ -23,7 +23,7 @@ from actors.run.end import RunEnd, run_guarded
 from actors.run.tool_relay import ToolRelay
 from actors.turn import timeline
 from actors.turn.plan import CheckpointJobs
-from store.clock import now_ms
+from store.base.clock import now_ms
 from store.conversations import ConversationStore
 from wire.errors import ConnectError
 from wire.proto import agent_v1_pb2 as agent

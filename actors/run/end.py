@@ -19,7 +19,7 @@ from actors.run.owners import RunOwners
 from actors.store_failure import store_failure
 from actors.turn import ending, timeline
 from actors.turn.ending import EndEffect, RunEnding
-from store.clock import now_ms
+from store.base.clock import now_ms
 from store.conversations import (
     ConversationStore,
     ConversationStoreError,

@@ -28,7 +28,7 @@ from actors.turn import timeline
 from actors.turn.plan import TurnPlan, checkpoint_setup, exec_context, stored
 from actors.turn.shell_command import ShellCommandPhase
 from prompt.assets import ModeAssets
-from store.clock import now_ms
+from store.base.clock import now_ms
 from wire.errors import Code, ConnectError
 from wire.tools.shell import SHELL
 

@@ -51,8 +51,8 @@ from actors.turn.plan import (
 from actors.turn.timeline import run_started
 from actors.turn.tool_round import ToolRound
 from prompt.assets import ModeAssets, UnknownModeError
+from store.base.clock import now_ms
 from store.catalog import enabled_models, get_web_search, has_image_model
-from store.clock import now_ms
 from store.conversations import ClaimedRun, ConversationStore
 from wire.errors import Code, ConnectError, protocol_error
 from wire.log import log_event

@@ -30,7 +30,7 @@ from actors.turn.compaction import Compaction, Compactor, fixed_tokens
 from actors.turn.model_call import CallCancelled, CallFailed, CallSummarized, add_usage, turn_ended
 from actors.turn.plan import TurnKind, TurnPlan, checkpoint_setup, stored
 from actors.turn.summarize import nothing_frames, nothing_to_summarize, summary_call
-from store.clock import now_ms
+from store.base.clock import now_ms
 from wire.errors import Code, ConnectError
 from wire.interaction_updates import summary_completed_frame
 from wire.log import log_event

@@ -21,7 +21,7 @@ from actors.protocols.tool_runtime import (
 from actors.run.children import RunChildren
 from actors.run.end import RunEnd
 from actors.turn import timeline
-from store.clock import now_ms
+from store.base.clock import now_ms
 from wire.errors import ConnectError, protocol_error
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent

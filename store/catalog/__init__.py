@@ -8,7 +8,7 @@ router all read this data, and none of them should see a peewee object or, excep
 record built for sending requests (``ProviderConnection``), a provider's key. ``ProviderRecord``
 is safe to serialise to a client: it says ``has_api_key`` and nulls every sealed header value.
 
-Secrets are sealed at rest (``store.secrets``): a provider's key, every custom header value the
+Secrets are sealed at rest (``store.base.secrets``): a provider's key, every custom header value the
 user did not mark public (``public_headers``; a name ``is_secret_header`` recognises is never
 public) and the web search key are written sealed and opened only where the real value is
 needed (``ProviderConnection``, ``WebSearchConfig``). The stored form is the flag: a sealed

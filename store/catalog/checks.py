@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
+from store.base.secrets import SEALED_PREFIX, is_sealed
 from store.catalog.errors import Invalid
 from store.catalog.limits import MAX_KEY_CHARS
-from store.secrets import SEALED_PREFIX, is_sealed
-from store.url_targets import OwnAddresses, refused_target
+from store.catalog.url_targets import OwnAddresses, refused_target
 
 _KEY_RE = re.compile(r"[\x21-\x7e]*")
 
@@ -21,7 +21,8 @@ def check_length(field: str, text: str, limit: int) -> None:
 
 
 def refuse_target(field: str, url: str, own: OwnAddresses) -> None:
-    """``Invalid`` when the server must not send requests to ``url`` (``store.url_targets``)."""
+    """``Invalid`` when the server must not send requests to ``url``
+    (``store.catalog.url_targets``)."""
     reason = refused_target(url, own)
     if reason is not None:
         raise Invalid(field, f"the server does not send requests there: {reason}")

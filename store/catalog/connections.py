@@ -9,12 +9,12 @@ from urllib.parse import urlsplit
 import msgspec
 import peewee
 
+from store.base.secrets import SecretUnreadable, is_sealed
+from store.base.typed_peewee import RuntimeModel
 from store.catalog.errors import KeyUnreadable
 from store.catalog.headers import is_public_header, stored_headers
 from store.catalog.sealing import HEADER_PURPOSE, KEY_PURPOSE, open_secret
 from store.catalog.tables import CACHE_KEY_AUTO
-from store.secrets import SecretUnreadable, is_sealed
-from store.typed_peewee import RuntimeModel
 
 OPENAI_API_HOST = "api.openai.com"
 

@@ -13,12 +13,12 @@ import peewee
 from actors.conversation.secret import (
     is_secret_header,
 )
+from store.base.secrets import SEALED_PREFIX, is_sealed
+from store.base.typed_peewee import RuntimeModel
 from store.catalog.checks import check_length
 from store.catalog.errors import Invalid
 from store.catalog.limits import MAX_HEADER_NAME_CHARS, MAX_HEADER_VALUE_CHARS, MAX_HEADERS
 from store.catalog.sealing import seal_header
-from store.secrets import SEALED_PREFIX, is_sealed
-from store.typed_peewee import RuntimeModel
 
 # Headers the HTTP client owns (framing, routing, connection management): never custom.
 RESERVED_HEADER_NAMES = frozenset(

@@ -8,13 +8,13 @@ import msgspec
 import peewee
 
 from actors.conversation.request import IMAGE_PROVIDER_TYPES
+from store.base.clock import now_ms
+from store.base.typed_peewee import RuntimeModel, execute_sql
 from store.catalog.connections import ProviderConnection, connection
 from store.catalog.errors import Invalid
 from store.catalog.image_mark import IMAGE_MODEL_KEY, ImageModelSetting
 from store.catalog.models import has_model, models_query
 from store.catalog.tables import SETTING_SQL, tables_of
-from store.clock import now_ms
-from store.typed_peewee import RuntimeModel, execute_sql
 
 
 def get_image_model(db: peewee.Database) -> ImageModelSetting:

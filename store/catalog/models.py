@@ -13,6 +13,8 @@ import msgspec
 import peewee
 
 from actors.conversation.request import REASONING_EFFORTS
+from store.base.clock import now_ms
+from store.base.typed_peewee import execute_sql
 from store.catalog.checks import check_length
 from store.catalog.connections import ProviderConnection, open_provider_secrets
 from store.catalog.errors import Conflict, Invalid, NotFound
@@ -26,9 +28,10 @@ from store.catalog.limits import (
 )
 from store.catalog.providers import ANTHROPIC
 from store.catalog.tables import lock_row, tables_of
-from store.clock import now_ms
-from store.typed_peewee import execute_sql
-from store.urls import public_model_id
+from store.catalog.urls import public_model_id
+
+# The efforts each type takes, by the type as a provider row stores it.
+_EFFORTS = {kind.value: efforts for kind, efforts in REASONING_EFFORTS.items()}
 
 # A model's prices, USD per million tokens, one per usage bucket (migration 8). None is
 # "unknown": a call that used a bucket without a price has an unknown cost, never a zero one.
@@ -261,7 +264,7 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
                 "must be null (unknown) or a finite number of USD per million tokens, at least 0",
             )
     effort = None if item.reasoning_effort is None else item.reasoning_effort.strip().lower()
-    allowed = REASONING_EFFORTS.get(provider_type, ())
+    allowed = _EFFORTS.get(provider_type, ())
     if effort is not None and effort not in allowed:
         raise Invalid(
             f"{prefix}.reasoning_effort",

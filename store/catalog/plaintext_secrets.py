@@ -6,11 +6,11 @@ from __future__ import annotations
 import msgspec
 import peewee
 
+from store.base.secrets import is_sealed
 from store.catalog.headers import sealed_headers, stored_headers
 from store.catalog.sealing import KEY_PURPOSE, seal
 from store.catalog.tables import lock_row, tables_of
 from store.catalog.web_search import stored_web_search, write_web_search
-from store.secrets import is_sealed
 
 
 def seal_plaintext_secrets(db: peewee.Database) -> int:

@@ -10,6 +10,9 @@ import msgspec
 import peewee
 
 from actors.conversation.request import ProviderType
+from store.base.clock import now_ms
+from store.base.secrets import SecretUnreadable, is_sealed
+from store.base.typed_peewee import RuntimeModel
 from store.catalog.checks import check_api_key, check_length, refuse_target
 from store.catalog.connections import ProviderConnection, connection
 from store.catalog.errors import KEY_UNREADABLE, Conflict, Invalid, NotFound
@@ -23,11 +26,8 @@ from store.catalog.image_mark import forget_image_model
 from store.catalog.limits import MAX_NAME_CHARS, MAX_URL_CHARS
 from store.catalog.sealing import HEADER_PURPOSE, KEY_PURPOSE, open_secret, seal
 from store.catalog.tables import CACHE_KEY_AUTO, CACHE_KEY_SETTINGS, lock_row, tables_of
-from store.clock import now_ms
-from store.secrets import SecretUnreadable, is_sealed
-from store.typed_peewee import RuntimeModel
-from store.url_targets import NO_OWN_ADDRESSES, OwnAddresses
-from store.urls import InvalidBaseUrl, normalize_base_url
+from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses
+from store.catalog.urls import InvalidBaseUrl, normalize_base_url
 
 # The provider types as the store keeps them (``ProviderType``'s values).
 PROVIDER_TYPES = tuple(kind.value for kind in ProviderType)

@@ -1,4 +1,4 @@
-"""Sealing and opening the catalog's secrets under the database's key (``store.secrets``): one
+"""Sealing and opening the catalog's secrets under the database's key (``store.base.secrets``): one
 purpose per kind of value, bound into the cipher as associated data, so a sealed value cannot
 be moved to another kind of field and opened there."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import peewee
 
-from store.secrets import secret_box
+from store.base.secrets import secret_box
 
-# What each kind of sealed value is for (the cipher's associated data, ``store.secrets``).
+# What each kind of sealed value is for (the cipher's associated data, ``store.base.secrets``).
 KEY_PURPOSE = "provider api_key"
 HEADER_PURPOSE = "provider header"
 SEARCH_KEY_PURPOSE = "web search api_key"

@@ -8,11 +8,11 @@ from typing import Any
 import msgspec
 import peewee
 
+from store.base.clock import now_ms
+from store.base.typed_peewee import execute_sql
 from store.catalog.errors import Invalid
 from store.catalog.limits import INT32_MAX
 from store.catalog.tables import SETTING_SQL, lock_row, tables_of
-from store.clock import now_ms
-from store.typed_peewee import execute_sql
 
 OBSERVABILITY_KEY = "observability"
 

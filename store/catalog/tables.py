@@ -11,7 +11,7 @@ import weakref
 import msgspec
 import peewee
 
-from store.typed_peewee import RuntimeModel
+from store.base.typed_peewee import RuntimeModel
 
 # ``prompt_cache_key``: "auto" (only to OpenAI's own API), "on" or "off".
 CACHE_KEY_AUTO = "auto"
@@ -24,7 +24,7 @@ SETTING_SQL = 'SELECT "value_json" FROM "settings" WHERE "key" = {param}'
 
 class Tables(msgspec.Struct, frozen=True):
     """The three model classes of one database: built at run time, so their fields are read
-    through ``RuntimeModel`` (``store.typed_peewee``)."""
+    through ``RuntimeModel`` (``store.base.typed_peewee``)."""
 
     provider: type[RuntimeModel]
     model: type[RuntimeModel]

@@ -9,15 +9,15 @@ from urllib.parse import urlsplit
 import msgspec
 import peewee
 
+from store.base.clock import now_ms
+from store.base.secrets import SecretUnreadable, is_sealed
+from store.base.typed_peewee import execute_sql
 from store.catalog.checks import check_api_key, check_length, refuse_target
 from store.catalog.errors import KEY_UNREADABLE, Invalid, KeyUnreadable
 from store.catalog.limits import MAX_URL_CHARS
 from store.catalog.sealing import SEARCH_KEY_PURPOSE, open_secret, seal
 from store.catalog.tables import SETTING_SQL, lock_row, tables_of
-from store.clock import now_ms
-from store.secrets import SecretUnreadable, is_sealed
-from store.typed_peewee import execute_sql
-from store.url_targets import NO_OWN_ADDRESSES, OwnAddresses
+from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses
 
 WEB_SEARCH_KEY = "web_search"
 # The backends the server can search with: a SearXNG instance (its URL, no key), or the

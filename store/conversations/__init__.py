@@ -15,7 +15,7 @@ one transaction (SQLite ``BEGIN IMMEDIATE``; on PostgreSQL the conversation row 
 ``FOR UPDATE`` first, always before any run or round row, so writers cannot deadlock). Methods are
 synchronous and safe to share between threads (peewee keeps one connection per thread); callers
 on an event loop use ``asyncio.to_thread``. Times are UTC milliseconds since the epoch
-(``store.clock``).
+(``store.base.clock``).
 """
 
 from __future__ import annotations

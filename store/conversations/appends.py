@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from store.clock import now_ms
+from store.base.clock import now_ms
 from store.conversations.checks import check_id, check_message, check_messages
 from store.conversations.digests import EMPTY_STATE_DIGEST
 from store.conversations.errors import (

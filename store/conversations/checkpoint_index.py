@@ -8,12 +8,12 @@ so ``revision_for_checkpoint`` maps a client's state back to a revision without 
 
 from __future__ import annotations
 
-from store.clock import now_ms
+from store.base.clock import now_ms
+from store.base.typed_peewee import execute_sql
 from store.conversations.checks import check_id, check_revision_id
 from store.conversations.digests import check_digest
 from store.conversations.errors import ConversationNotFound
 from store.conversations.revisions import Revisions
-from store.typed_peewee import execute_sql
 
 
 class CheckpointIndex(Revisions):

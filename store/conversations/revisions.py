@@ -21,7 +21,8 @@ from typing import Any
 
 import peewee
 
-from store.clock import now_ms
+from store.base.clock import now_ms
+from store.base.typed_peewee import execute_sql
 from store.conversations.checks import check_id, check_messages
 from store.conversations.digests import EMPTY_STATE_DIGEST, extend_digest, state_digest
 from store.conversations.errors import (
@@ -41,7 +42,6 @@ from store.conversations.sql import (
     placeholders,
     statements_for,
 )
-from store.typed_peewee import execute_sql
 
 
 class Revisions:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import msgspec
 import peewee
 
-from store.clock import now_ms
+from store.base.clock import now_ms
+from store.base.typed_peewee import execute_sql
 from store.conversations.checks import check_id
 from store.conversations.errors import (
     ConversationNotFound,
@@ -26,7 +27,6 @@ from store.conversations.records import ClaimedRun, RunRecord, RunStatus
 from store.conversations.revisions import Revisions
 from store.conversations.sql import RUNS, bind_table, columns_of
 from store.instances import instance_of
-from store.typed_peewee import execute_sql
 
 
 class Runs(Revisions):

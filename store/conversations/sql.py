@@ -10,9 +10,9 @@ from typing import Any
 
 import peewee
 
+from store.base.typed_peewee import Table
 from store.conversations.records import RunStatus, ToolCallStatus
 from store.instances import instance_of, orphaned
-from store.typed_peewee import Table
 
 CONVERSATIONS = "conversations"
 RUNS = "runs"

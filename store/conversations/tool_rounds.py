@@ -15,7 +15,8 @@ from collections.abc import Sequence
 import msgspec
 import peewee
 
-from store.clock import now_ms
+from store.base.clock import now_ms
+from store.base.typed_peewee import execute_sql
 from store.conversations.checks import (
     check_call_ids,
     check_id,
@@ -45,7 +46,6 @@ from store.conversations.records import (
 )
 from store.conversations.runs import Runs
 from store.conversations.sql import TOOL_ROUND_CALLS, TOOL_ROUNDS, as_bytes, bind_table, columns_of
-from store.typed_peewee import execute_sql
 
 # tool_rounds columns are ToolRoundRecord's but its calls; tool_round_calls columns are
 # round_id, call_index (the record's ``index``) and the rest of ToolCallRecord's.

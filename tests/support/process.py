@@ -12,7 +12,7 @@ import weakref
 from pathlib import Path
 
 from store import Store, connect_store
-from store.secrets import encode_secret_key
+from store.base.secrets import encode_secret_key
 
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r"cursor server listening address=(\S+)")

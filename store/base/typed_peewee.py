@@ -15,10 +15,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import peewee
 
-if TYPE_CHECKING:
-    from store.database import _Lease
-    from store.group_commit import _InBlock
-
 
 class Cursor(Protocol):
     """What the store reads of a DB-API cursor (sqlite3's, psycopg's or ``BufferedCursor``).
@@ -64,6 +60,17 @@ def execute(db: peewee.Database, query: peewee.Node) -> Cursor:
 EXCEPTION_WRAPPER: peewee.ExceptionWrapper = vars(peewee)["__exception_wrapper__"]
 
 
+class Detachable(Protocol):
+    def detach(self) -> object: ...
+
+
+class GroupBlock(Protocol):
+    """What the thread's state holds while it runs a group-commit block."""
+
+    @property
+    def finalizer(self) -> Detachable: ...
+
+
 if TYPE_CHECKING:
 
     class _RuntimeModelBase(peewee.ModelBase):
@@ -85,10 +92,11 @@ if TYPE_CHECKING:
         """A thread's peewee state (its connection, whether closed, its transactions) with the
         two slots the store's databases keep in it: the lease on a pooled connection
         (``store.database``) and the group-commit block the thread is inside
-        (``store.group_commit``)."""
+        (``store.group_commit``). Both are there for their finalizers, which act when the thread
+        ends; only the block's is detached by hand."""
 
-        lease: _Lease | None
-        group_block: _InBlock | None
+        lease: object | None
+        group_block: GroupBlock | None
 
     class Database(peewee.Database):
         """``peewee.Database`` with the private hooks the store's databases override or call."""
