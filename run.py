@@ -11,20 +11,15 @@ same server in-process with short limits.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
-import ipaddress
 import logging
 import os
-import resource
 import signal
-import socket
 import ssl
 import sys
 import time
 from collections.abc import Callable, Mapping
 from typing import TypeVar
-from urllib.parse import urlsplit
 
 import httpx
 import msgspec
@@ -46,10 +41,10 @@ from actors.run.owners import RunOwners
 from actors.run.session import SessionActor
 from actors.run_events import FLUSH_AFTER_S as RUN_EVENTS_FLUSH_AFTER_S
 from actors.run_events import start_run_event_recorder
-from actors.services.image_generation import ImageGenerator
+from actors.services.handlers import server_work_handlers
 from actors.services.instance_lease import INSTANCE_LEASE_S, InstanceLease
-from actors.services.server_work import LoopServerWorkers, ServerWorkHandler
-from actors.services.web_search import PUBLIC_ENDPOINTS, SearchEndpoints, WebSearcher
+from actors.services.server_work import LoopServerWorkers
+from actors.services.web_search import PUBLIC_ENDPOINTS, SearchEndpoints
 from console.api import ConsoleRoutes
 from console.auth import TOKEN_VARIABLE, ConsoleAuth, check_console_token, is_loopback_host
 from console.model_check_api import MODEL_CHECK_TIMEOUT_S, ModelCheckDeps
@@ -81,42 +76,37 @@ from wire.http.h2_relay import H2Relay
 from wire.http.h2_server import H2Server, H2Stream, tls_context
 from wire.http.health_routes import HealthRoutes
 from wire.http.limits import MIB, EdgeLimits
-from wire.http.listener import ConnectionGuard, GuardedRunner
+from wire.http.listener import (
+    ConnectionGuard,
+    GuardedRunner,
+    default_max_connections,
+    local_addresses,
+    raise_file_limit,
+)
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
 from wire.http.relay_socket import RelaySocket
 from wire.http.token_throttle import TokenThrottle
 from wire.http.upstream_run import Upstream
-from wire.log import log_event
+from wire.log import configure_logging, log_event
 from wire.peer_throttle import PeerThrottle
 from wire.providers.retry import RetryPolicy
 from wire.server_config import SERVER_CONFIG_ROUTES, server_config_addition
-from wire.tools.generate_image import ImageRequest
-from wire.tools.web_search import WebSearchRequest
+from wire.setting_values import (
+    parse_attempts,
+    parse_count,
+    parse_listen_addr,
+    parse_log_level,
+    parse_timeout,
+    parse_upstream_url,
+)
 
 logger = logging.getLogger("cursor_server")
-
-
-def server_work_handlers(
-    database: peewee.Database, client: httpx.AsyncClient, endpoints: SearchEndpoints
-) -> dict[type, ServerWorkHandler]:
-    """What each kind of server work (``wire.tools.base.ServerWork``) runs: request type ->
-    handler. Each bounds its own time, so they share the providers' client."""
-    return {
-        WebSearchRequest: WebSearcher(database, client, endpoints),
-        ImageRequest: ImageGenerator(database, client),
-    }
 
 
 T = TypeVar("T")
 
 EXIT_BAD_SETTING = 2
-# Descriptors kept out of the connection budget: database, clients, log, listeners; and how
-# many one connection may need. The soft file limit is raised to this much when it may be.
-FILES_KEPT_FREE = 128
-FILES_PER_CONNECTION = 3
-FILE_LIMIT_WANTED = 65536
-LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -161,88 +151,6 @@ class SettingError(Exception):
         super().__init__(f"{variable}: {reason}")
         self.variable = variable
         self.reason = reason
-
-
-def parse_listen_addr(value: str) -> tuple[str, int]:
-    """``IPv4:port`` or ``[IPv6]:port`` -> (host, port)."""
-    host, sep, port_text = value.rpartition(":")
-    if not sep or not host:
-        raise ValueError("expected IPv4:port or [IPv6]:port")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-        if ipaddress.ip_address(host).version != 6:
-            raise ValueError("only IPv6 addresses go in brackets")
-    elif ipaddress.ip_address(host).version != 4:
-        raise ValueError("an IPv6 address needs brackets: [addr]:port")
-    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise ValueError(f"port must be a number from 0 to 65535, got {port_text!r}")
-    return host, int(port_text)
-
-
-def parse_upstream_url(value: str) -> str:
-    """An http(s) URL with a host and no query or fragment; trailing ``/`` removed."""
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("expected an http:// or https:// URL with a host")
-    if parts.query or parts.fragment:
-        raise ValueError("must not have a query or fragment")
-    return value.rstrip("/")
-
-
-def parse_timeout(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise ValueError(f"expected a number of seconds, got {value!r}") from None
-    if not 0 < seconds < float("inf"):
-        raise ValueError(f"must be a positive number of seconds, got {value!r}")
-    return seconds
-
-
-def parse_attempts(value: str) -> int:
-    if not value.strip().isdigit() or not 1 <= int(value) <= 10:
-        raise ValueError(f"expected a whole number from 1 to 10, got {value!r}")
-    return int(value)
-
-
-def parse_count(value: str) -> int:
-    """A whole number from 1 to a million."""
-    if not value.strip().isdigit() or not 1 <= int(value) <= 1_000_000:
-        raise ValueError(f"expected a whole number from 1 to 1000000, got {value!r}")
-    return int(value)
-
-
-def raise_file_limit() -> None:
-    """Let the process open as many files as its hard limit allows: every connection is one
-    (a proxied or relayed request two or three). A limit it may not raise stays as it is."""
-    try:
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        wanted = FILE_LIMIT_WANTED if hard == resource.RLIM_INFINITY else hard
-        if soft != resource.RLIM_INFINITY and soft < wanted:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-    except (OSError, ValueError):
-        pass
-
-
-def default_max_connections() -> int:
-    """``EdgeLimits.max_connections``, or fewer when the process may open fewer files: room
-    is left for the database, the clients and the log, and each connection may need three
-    (its own, an upstream's, the relay's)."""
-    wanted = EdgeLimits().max_connections
-    try:
-        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    except (OSError, ValueError):
-        return wanted
-    if soft == resource.RLIM_INFINITY:
-        return wanted
-    return max(16, min(wanted, (soft - FILES_KEPT_FREE) // FILES_PER_CONNECTION))
-
-
-def parse_log_level(value: str) -> str:
-    level = value.strip().lower()
-    if level not in LOG_LEVELS:
-        raise ValueError(f"expected one of {', '.join(LOG_LEVELS)}, got {value!r}")
-    return level
 
 
 def parse_secret_key_setting(value: str) -> Secret:
@@ -366,18 +274,6 @@ def read_tls(environ: Mapping[str, str]) -> tuple[str, str] | None:
     except (ssl.SSLError, OSError) as exc:
         raise SettingError(TLS_KEY_VARIABLE, f"not the certificate's private key: {exc}") from None
     return cert, key
-
-
-def configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-        stream=sys.stderr,
-    )
-    # Third-party request logs would repeat (and could leak) what our own lines say; peewee's
-    # debug lines carry SQL parameters, provider keys included.
-    for noisy in ("httpx", "httpcore", "aiohttp.access", "peewee"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 # --- composition: the store, the actors, the routes and the app ---------------------------
@@ -659,23 +555,6 @@ async def start_server(
     return RunningServer(
         runner, registry, proxy, address, provider_deps, h2, relay_client, lease, relay_socket
     )
-
-
-def local_addresses() -> list[str]:
-    """This machine's addresses, as far as it can say without a network library: its host
-    name's addresses and the source address of its default routes (a UDP socket's connect
-    sends nothing). A listener bound to every address answers on each of them."""
-    found: set[str] = set()
-    with contextlib.suppress(OSError):
-        found.update(str(info[4][0]) for info in socket.getaddrinfo(socket.gethostname(), None))
-    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
-        try:
-            with socket.socket(family, socket.SOCK_DGRAM) as udp:
-                udp.connect((probe, 9))
-                found.add(str(udp.getsockname()[0]))
-        except OSError:
-            pass
-    return sorted(found)
 
 
 class H2ListenError(OSError):

@@ -6,7 +6,7 @@ import resource
 
 import pytest
 
-import run
+import wire.http.listener
 from run import SettingError, edge_limits, load_settings
 
 
@@ -39,9 +39,9 @@ def test_a_bad_count_names_its_variable(value: str) -> None:
 
 def test_a_low_file_limit_lowers_the_default_connections(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each connection may cost three descriptors; one peer never gets every connection."""
-    monkeypatch.setattr(run.resource, "getrlimit", lambda _which: (1024, 1024))
+    monkeypatch.setattr(resource, "getrlimit", lambda _which: (1024, 1024))
     settings = load_settings({})
-    assert settings.max_connections == (1024 - run.FILES_KEPT_FREE) // 3
+    assert settings.max_connections == (1024 - wire.http.listener.FILES_KEPT_FREE) // 3
     assert settings.max_connections_per_peer == settings.max_connections
 
 
@@ -50,9 +50,9 @@ def test_the_soft_file_limit_is_raised_to_the_hard_one() -> None:
     lowered = min(soft, 512)
     resource.setrlimit(resource.RLIMIT_NOFILE, (lowered, hard))
     try:
-        run.raise_file_limit()
+        wire.http.listener.raise_file_limit()
         raised, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-        expected = run.FILE_LIMIT_WANTED if hard == resource.RLIM_INFINITY else hard
+        expected = wire.http.listener.FILE_LIMIT_WANTED if hard == resource.RLIM_INFINITY else hard
         assert raised == expected
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -37,8 +37,10 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # providers, models and settings, one module per record; the domain's provider types and
     # the secret-header rule
     "store.catalog": ("actors.conversation", "store.base"),
+    # the numbered schema migrations, each a frozen copy of the schema it changes
+    "store.migrations": ("store.base",),
     # opening a database, instance leases, call records, run events, blobs
-    "store": ("actors.conversation", "store.base", "store.catalog"),
+    "store": ("actors.conversation", "store.base", "store.catalog", "store.migrations"),
     # the conversation records, one module per record, over the instances' leases
     "store.conversations": ("store", "store.base"),
     "prompt": (

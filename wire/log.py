@@ -1,11 +1,14 @@
 """One log line per event: ``event key=value ...``, values quoted when they need it.
 
-Pure formatting, so every module logs the same shape and tests can parse it back.
+Pure formatting, so every module logs the same shape and tests can parse it back; and the
+process's one line layout around it (``configure_logging``), which a test reading a server's
+log parses too.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 
 import msgspec
 
@@ -44,3 +47,15 @@ def log_event(logger: logging.Logger, level: int, event: str, **fields: object) 
     """Log one event line if the level is enabled."""
     if logger.isEnabledFor(level):
         logger.log(level, format_event(event, fields))
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+        stream=sys.stderr,
+    )
+    # Third-party request logs would repeat (and could leak) what our own lines say; peewee's
+    # debug lines carry SQL parameters, provider keys included.
+    for noisy in ("httpx", "httpcore", "aiohttp.access", "peewee"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -79,7 +79,7 @@ async def _read(response: httpx.Response, limit: int) -> bytes:
 
 
 class ImageGenerator:
-    """The ``ImageRequest`` handler ``run.server_work_handlers`` registers."""
+    """The ``ImageRequest`` handler ``actors.services.handlers.server_work_handlers`` registers."""
 
     def __init__(
         self,

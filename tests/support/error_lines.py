@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 
 WATCHED_LOGGERS = ("asyncio", "aiohttp.server", "aiohttp.web")
-# The same loggers in a server process's log (``run.configure_logging``'s format).
+# The same loggers in a server process's log (``wire.log.configure_logging``'s format).
 PROCESS_LINE = re.compile(r" ERROR (asyncio|aiohttp\.server|aiohttp\.web) ")
 
 

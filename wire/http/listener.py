@@ -23,7 +23,10 @@ counted their client already, so they are not counted again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import resource
+import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -241,3 +244,53 @@ class GuardedRunner(web.AppRunner):
         return lambda: GuardedRequestHandler(
             base, guard=self._guard, loop=asyncio.get_running_loop(), **self._handler_args
         )
+
+
+# Descriptors kept out of the connection budget: database, clients, log, listeners; and how
+# many one connection may need. The soft file limit is raised to this much when it may be.
+FILES_KEPT_FREE = 128
+FILES_PER_CONNECTION = 3
+FILE_LIMIT_WANTED = 65536
+
+
+def raise_file_limit() -> None:
+    """Let the process open as many files as its hard limit allows: every connection is one
+    (a proxied or relayed request two or three). A limit it may not raise stays as it is."""
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        wanted = FILE_LIMIT_WANTED if hard == resource.RLIM_INFINITY else hard
+        if soft != resource.RLIM_INFINITY and soft < wanted:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    except (OSError, ValueError):
+        pass
+
+
+def default_max_connections() -> int:
+    """``EdgeLimits.max_connections``, or fewer when the process may open fewer files: room
+    is left for the database, the clients and the log, and each connection may need three
+    (its own, an upstream's, the relay's)."""
+    wanted = EdgeLimits().max_connections
+    try:
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):
+        return wanted
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(16, min(wanted, (soft - FILES_KEPT_FREE) // FILES_PER_CONNECTION))
+
+
+def local_addresses() -> list[str]:
+    """This machine's addresses, as far as it can say without a network library: its host
+    name's addresses and the source address of its default routes (a UDP socket's connect
+    sends nothing). A listener bound to every address answers on each of them."""
+    found: set[str] = set()
+    with contextlib.suppress(OSError):
+        found.update(str(info[4][0]) for info in socket.getaddrinfo(socket.gethostname(), None))
+    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as udp:
+                udp.connect((probe, 9))
+                found.add(str(udp.getsockname()[0]))
+        except OSError:
+            pass
+    return sorted(found)

@@ -1,0 +1,285 @@
+"""Migrations 4 onward, each a change to a schema that has shipped. A new migration is one
+function appended at the end of this module."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable
+
+import peewee
+
+from store.base.typed_peewee import execute_sql
+from store.migrations.registry import MigrationError, migration
+
+# The root revision's digest, frozen as of migration 4: SHA-256 of nothing.
+_V4_EMPTY_DIGEST = hashlib.sha256(b"").digest()
+
+_V4_DELTA_PAYLOADS_SQL = """
+SELECT m.payload
+FROM revision_messages AS rm
+JOIN conversation_messages AS m
+    ON m.conversation_id = rm.conversation_id AND m.message_id = rm.message_id
+WHERE rm.revision_id = {param}
+ORDER BY rm.ordinal
+"""
+
+# The price columns as of migration 8 (a frozen copy: the catalog's names may change later).
+_V8_PRICE_COLUMNS = (
+    "price_input_per_mtok",
+    "price_output_per_mtok",
+    "price_cache_read_per_mtok",
+    "price_cache_write_per_mtok",
+)
+
+
+def _v4_chain(digest: bytes, payloads: Iterable[bytes]) -> bytes:
+    """The chained digest as of migration 4 (a frozen copy: the store's may change later)."""
+    for payload in payloads:
+        digest = hashlib.sha256(digest + len(payload).to_bytes(8, "big") + payload).digest()
+    return digest
+
+
+def _v4_rechain_conversation(db: peewee.Database, conversation_id: str) -> None:
+    """Recompute one conversation's revision digests, parents before children (walked from the
+    root, so revision id order does not matter); only a differing digest is written."""
+    rows = execute_sql(
+        db,
+        "SELECT revision_id, parent_revision_id, state_digest FROM conversation_revisions "
+        f"WHERE conversation_id = {db.param}",
+        (conversation_id,),
+    ).fetchall()
+    children: dict[int | None, list[int]] = defaultdict(list)
+    stored: dict[int, bytes] = {}
+    for revision_id, parent, digest in rows:
+        children[parent].append(revision_id)
+        stored[revision_id] = bytes(digest)
+    payloads_sql = _V4_DELTA_PAYLOADS_SQL.format(param=db.param)
+    update_sql = (
+        f"UPDATE conversation_revisions SET state_digest = {db.param} "
+        f"WHERE revision_id = {db.param}"
+    )
+    pending = [(root, _V4_EMPTY_DIGEST) for root in children[None]]
+    visited = 0
+    while pending:
+        revision_id, parent_digest = pending.pop()
+        visited += 1
+        payloads = [bytes(p) for (p,) in execute_sql(db, payloads_sql, (revision_id,)).fetchall()]
+        digest = _v4_chain(parent_digest, payloads)
+        if digest != stored[revision_id]:
+            execute_sql(db, update_sql, (digest, revision_id))
+        pending.extend((child, digest) for child in children[revision_id])
+    if visited != len(rows):
+        raise MigrationError(
+            f"conversation {conversation_id}: {len(rows) - visited} revisions are not reachable "
+            "from its root"
+        )
+
+
+@migration(4)
+def chain_digests_and_checkpoint_states(db: peewee.Database) -> None:
+    """Chained revision digests, and the checkpoint index.
+
+    Why chained: the migration-3 digest hashed a revision's full history, so every append read
+    and hashed the whole history. Now digest(empty) = SHA-256(b"") and digest(history + [m]) =
+    SHA-256(digest(history) || 8-byte big-endian len(m.payload) || m.payload): a child needs only
+    its parent's digest and its own messages, and the same full history still gives one digest
+    (``UNIQUE(conversation_id, state_digest)`` still dedupes). Every existing revision is
+    recomputed from its messages, parents before children.
+
+    ``checkpoint_states`` maps a client checkpoint (the SHA-256 of its stable root blob ids,
+    ``store.conversations.roots_digest``) to the revision it shows, so a client's conversation
+    state is mapped back to a revision without decoding it. One mapping per digest and
+    conversation (the primary key); the first recorded wins.
+
+    Re-runnable as a function: digests are recomputed from the messages and only differing ones
+    written, and the table is created only if missing, so a second run changes nothing.
+    """
+    conversations = execute_sql(db, "SELECT conversation_id FROM conversations").fetchall()
+    for (conversation_id,) in conversations:
+        _v4_rechain_conversation(db, conversation_id)
+
+    class Conversation(peewee.Model):  # referenced only; created by migration 3
+        conversation_id = peewee.TextField(primary_key=True)
+
+        class Meta:
+            database = db
+            table_name = "conversations"
+
+    class Revision(peewee.Model):  # referenced only; created by migration 3
+        revision_id = peewee.BigAutoField()
+
+        class Meta:
+            database = db
+            table_name = "conversation_revisions"
+
+    class CheckpointState(peewee.Model):
+        conversation = peewee.ForeignKeyField(
+            Conversation, column_name="conversation_id", index=False
+        )
+        roots_digest = peewee.BlobField(constraints=[peewee.Check("length(roots_digest) = 32")])
+        revision = peewee.ForeignKeyField(
+            Revision, column_name="revision_id", field="revision_id", index=False
+        )
+        created_at_ms = peewee.BigIntegerField()
+
+        class Meta:
+            database = db
+            table_name = "checkpoint_states"
+            primary_key = peewee.CompositeKey("conversation", "roots_digest")
+
+    db.create_tables([CheckpointState], safe=True)
+
+
+@migration(5)
+def provider_replay_reasoning(db: peewee.Database) -> None:
+    """``providers.replay_reasoning``: whether a streamed reasoning text (OpenAI Chat
+    ``reasoning_content``) is sent back to the provider that streamed it. On by default, as it
+    was before the column existed; a user whose server refuses unknown message keys turns it
+    off. Re-runnable: the column is added only if missing.
+    """
+    if "replay_reasoning" in {column.name for column in db.get_columns("providers")}:
+        return
+    execute_sql(
+        db, 'ALTER TABLE "providers" ADD COLUMN "replay_reasoning" BOOLEAN NOT NULL DEFAULT TRUE'
+    )
+
+
+@migration(6)
+def drop_tool_result_content(db: peewee.Database) -> None:
+    """``tool_round_calls.result_content`` goes: a result's text is the tool message of the pair
+    committed with it (in the same transaction), so the copy on the call row was written and
+    never read. Re-runnable: the column is dropped only if present. ``DROP COLUMN`` needs SQLite
+    3.35; an older SQLite keeps the column, which nothing writes or reads any more, rather than
+    refusing to start.
+    """
+    if "result_content" not in {column.name for column in db.get_columns("tool_round_calls")}:
+        return
+    if isinstance(db, peewee.SqliteDatabase) and db.server_version < (3, 35, 0):
+        return
+    execute_sql(db, 'ALTER TABLE "tool_round_calls" DROP COLUMN "result_content"')
+
+
+@migration(7)
+def drop_unread_copies(db: peewee.Database) -> None:
+    """Two things nothing reads go. ``tool_round_calls.result_is_error``: whether a result is an
+    error is in the pair's tool message, committed with it. ``input_anchors``: created with the
+    first schema for rollback by input id and never written (a rollback is found from the
+    client's checkpoint, ``checkpoint_states``). Re-runnable; an SQLite before 3.35 keeps the
+    column, as in migration 6.
+    """
+    execute_sql(db, 'DROP TABLE IF EXISTS "input_anchors"')
+    if "result_is_error" not in {column.name for column in db.get_columns("tool_round_calls")}:
+        return
+    if isinstance(db, peewee.SqliteDatabase) and db.server_version < (3, 35, 0):
+        return
+    execute_sql(db, 'ALTER TABLE "tool_round_calls" DROP COLUMN "result_is_error"')
+
+
+@migration(8)
+def model_prices_and_time_to_first_token(db: peewee.Database) -> None:
+    """What the console's statistics need. ``models`` gains four nullable prices in USD per
+    million tokens (input, output, cache read, cache write; NULL = unknown, never 0), so a
+    call's cost can be estimated from its usage. ``llm_calls.ttft_ms`` is the time from the
+    request to the first text or thinking delta (NULL for calls recorded before, and for calls
+    that streamed none). The index on ``llm_calls.started_at_ms`` serves the statistics' time
+    range. Existing rows keep every value and get NULL in the new columns. Re-runnable: each
+    column is added only if missing, the index only if absent.
+    """
+    model_columns = {column.name for column in db.get_columns("models")}
+    for name in _V8_PRICE_COLUMNS:
+        if name not in model_columns:
+            execute_sql(db, f'ALTER TABLE "models" ADD COLUMN "{name}" FLOAT')
+    if "ttft_ms" not in {column.name for column in db.get_columns("llm_calls")}:
+        execute_sql(db, 'ALTER TABLE "llm_calls" ADD COLUMN "ttft_ms" FLOAT')
+    execute_sql(
+        db, 'CREATE INDEX IF NOT EXISTS "llm_calls_started_at_ms" ON "llm_calls" ("started_at_ms")'
+    )
+
+
+@migration(9)
+def create_run_events(db: peewee.Database) -> None:
+    """``run_events``: what each run did and when, for the console's turn timeline. One row per
+    span of a run: the run itself (``run``: its model, whether it resumed, the user's typed
+    text; its EndStream code and message once it ended), each checkpoint job (``checkpoint``:
+    submitted to the CheckpointActor, then published) and each tool call the editor ran
+    (``tool``: its wire ids and outcome). A span is written when it starts, with no end, so a
+    run that stalls shows what it waits for; ``ended_at_ms`` is set when it ends. ``detail_json``
+    is a small JSON object of the kind's facts. Provider calls are not here: they are
+    ``llm_calls`` rows (with ``run_id``). Times are UTC milliseconds since the epoch.
+
+    Indexes: a run's events in order (``run_id, id``), the run spans newest first for pruning
+    and the conversation list (``kind, id``), and a conversation's runs (``conversation_id,
+    kind``). No foreign keys: a run that ended before it claimed its conversation has no
+    ``runs`` row, and events are pruned on their own. Re-runnable: created only if missing.
+    """
+
+    class RunEvent(peewee.Model):
+        id = peewee.BigAutoField()
+        run_id = peewee.TextField()
+        conversation_id = peewee.TextField()
+        kind = peewee.TextField(constraints=[peewee.Check("kind IN ('run', 'checkpoint', 'tool')")])
+        started_at_ms = peewee.BigIntegerField()
+        ended_at_ms = peewee.BigIntegerField(null=True)
+        detail_json = peewee.TextField()
+
+        class Meta:
+            database = db
+            table_name = "run_events"
+            indexes = (
+                (("run_id", "id"), False),
+                (("kind", "id"), False),
+                (("conversation_id", "kind"), False),
+            )
+
+    db.create_tables([RunEvent], safe=True)
+
+
+@migration(10)
+def tool_call_cards(db: peewee.Database) -> None:
+    """``tool_round_calls.tool_call``: the serialized ``agent.ToolCall`` of a completed call (the
+    completion card: typed arguments, typed result, both times), written with its result. A run
+    that resumes a round rebuilds, from it, the checkpoint steps of the calls completed before
+    the previous process died; the result the model reads stays in the pair's tool message.
+    NULL for calls recorded before, for pending calls and for calls without a card (a tool that
+    does not exist). Re-runnable: the column is added only if missing.
+    """
+    if "tool_call" in {column.name for column in db.get_columns("tool_round_calls")}:
+        return
+    kind = "BYTEA" if isinstance(db, peewee.PostgresqlDatabase) else "BLOB"
+    execute_sql(db, f'ALTER TABLE "tool_round_calls" ADD COLUMN "tool_call" {kind}')
+
+
+@migration(11)
+def provider_prompt_cache_key(db: peewee.Database) -> None:
+    """``providers.prompt_cache_key``: whether OpenAI requests carry a per-conversation
+    ``prompt_cache_key``: ``auto`` (OpenAI's own API only, which documents the field), ``on``
+    (a compatible server that takes it) or ``off``. Existing providers get ``auto``.
+    Re-runnable: the column is added only if missing.
+    """
+    if "prompt_cache_key" in {column.name for column in db.get_columns("providers")}:
+        return
+    execute_sql(
+        db, 'ALTER TABLE "providers" ADD COLUMN "prompt_cache_key" TEXT NOT NULL DEFAULT \'auto\''
+    )
+
+
+@migration(12)
+def instance_leases(db: peewee.Database) -> None:
+    """Two servers on one database: ``server_instances`` holds each live process's lease
+    (``instance_id``, where it runs: ``host`` and ``pid``, ``started_at_ms``,
+    ``lease_expires_at_ms``, refreshed by its heartbeat),
+    and ``runs.instance_id`` / ``llm_calls.instance_id`` name the process that opened the row,
+    so a sweep closes only the running rows of an instance whose lease expired (or of none:
+    NULL, written before this migration or by a store used without a lease), never a live
+    peer's. Re-runnable: the table is created and each column added only if missing.
+    """
+    execute_sql(
+        db,
+        'CREATE TABLE IF NOT EXISTS "server_instances" ("instance_id" TEXT PRIMARY KEY, '
+        '"host" TEXT NOT NULL, "pid" BIGINT NOT NULL, '
+        '"started_at_ms" BIGINT NOT NULL, "lease_expires_at_ms" BIGINT NOT NULL)',
+    )
+    for table in ("runs", "llm_calls"):
+        if "instance_id" not in {column.name for column in db.get_columns(table)}:
+            execute_sql(db, f'ALTER TABLE "{table}" ADD COLUMN "instance_id" TEXT')

@@ -1,0 +1,66 @@
+"""The environment's setting values parsed, sans-IO: each takes the text of a variable and
+returns its typed value or raises ``ValueError`` saying what was expected (``run.py`` names the
+variable)."""
+
+from __future__ import annotations
+
+import ipaddress
+from urllib.parse import urlsplit
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def parse_listen_addr(value: str) -> tuple[str, int]:
+    """``IPv4:port`` or ``[IPv6]:port`` -> (host, port)."""
+    host, sep, port_text = value.rpartition(":")
+    if not sep or not host:
+        raise ValueError("expected IPv4:port or [IPv6]:port")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+        if ipaddress.ip_address(host).version != 6:
+            raise ValueError("only IPv6 addresses go in brackets")
+    elif ipaddress.ip_address(host).version != 4:
+        raise ValueError("an IPv6 address needs brackets: [addr]:port")
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise ValueError(f"port must be a number from 0 to 65535, got {port_text!r}")
+    return host, int(port_text)
+
+
+def parse_upstream_url(value: str) -> str:
+    """An http(s) URL with a host and no query or fragment; trailing ``/`` removed."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("expected an http:// or https:// URL with a host")
+    if parts.query or parts.fragment:
+        raise ValueError("must not have a query or fragment")
+    return value.rstrip("/")
+
+
+def parse_timeout(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError(f"expected a number of seconds, got {value!r}") from None
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"must be a positive number of seconds, got {value!r}")
+    return seconds
+
+
+def parse_attempts(value: str) -> int:
+    if not value.strip().isdigit() or not 1 <= int(value) <= 10:
+        raise ValueError(f"expected a whole number from 1 to 10, got {value!r}")
+    return int(value)
+
+
+def parse_count(value: str) -> int:
+    """A whole number from 1 to a million."""
+    if not value.strip().isdigit() or not 1 <= int(value) <= 1_000_000:
+        raise ValueError(f"expected a whole number from 1 to 1000000, got {value!r}")
+    return int(value)
+
+
+def parse_log_level(value: str) -> str:
+    level = value.strip().lower()
+    if level not in LOG_LEVELS:
+        raise ValueError(f"expected one of {', '.join(LOG_LEVELS)}, got {value!r}")
+    return level
