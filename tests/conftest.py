@@ -120,7 +120,8 @@ async def make_server(upstream: str, server_store: Store) -> AsyncIterator[Start
         **kwargs: object,
     ) -> RunningServer:
         # One attempt per provider call unless a test asks for retries: a scripted failure
-        # is then the call's end (tests/test_provider_retry*.py test the retries).
+        # is then the call's end (tests/actors/test_provider_retry.py and
+        # tests/e2e/test_provider_retry_e2e.py test the retries).
         config = ServerConfig(
             host="127.0.0.1",
             port=0,

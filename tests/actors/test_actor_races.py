@@ -21,8 +21,7 @@ from actors.checkpoint import start_checkpoint_actor
 from actors.protocols.blob_sync import BlobsPersisted
 from actors.protocols.checkpoint import CheckpointSetup
 from store import Store
-from tests.support.actor_doubles import WAIT_S, QueueListener, RecordingOutput
-from tests.test_checkpoint_actor import (
+from tests.actors.test_checkpoint_actor import (
     INSTRUCTIONS,
     MODEL,
     REQUEST_ID,
@@ -32,6 +31,7 @@ from tests.test_checkpoint_actor import (
     BlobSyncDouble,
     settled,
 )
+from tests.support.actor_doubles import WAIT_S, QueueListener, RecordingOutput
 from wire.proto import agent_v1_pb2 as agent
 
 

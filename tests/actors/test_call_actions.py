@@ -16,8 +16,8 @@ from actors.protocols.call_actions import CallAction, UserActedOnCall
 from actors.protocols.tool_runtime import AbortPendingExecs, ToolRuntimeStopped
 from actors.run.subagent_links import SubagentLinks, read_call_action
 from actors.tool_runtime import start_tool_runtime
+from tests.actors.test_tool_runtime_actor import Listener, Run, call, shell
 from tests.support.actor_doubles import WAIT_S, RecordingOutput
-from tests.test_tool_runtime_actor import Listener, Run, call, shell
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ExecContext
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 
 from actors.services.image_generation import ImageGenerator
+from tests.console.test_image_model import client, generator  # noqa: F401 (fixtures)
 from tests.support.fake_provider import FakeProvider, Script
-from tests.test_image_model import client, generator  # noqa: F401 (fixtures)
 from wire.tools.base import ServerWorkFailed
 from wire.tools.generate_image import ImageRequest
 

@@ -21,7 +21,7 @@ from store.conversations import ConversationStore
 from store.conversations.errors import RunHeldByPeer, StaleRun
 from store.instances import Instances, bind_instance
 from store.llm_calls import CallRecords, NewCall
-from tests.test_conversation_store import runtime
+from tests.store.test_conversation_store import runtime
 
 LEASE_MS = 60_000
 ELSEWHERE = "another-host"

@@ -15,14 +15,14 @@ import pytest
 from actors.conversation.events import TextDelta, ToolCallStarted
 from store import Store
 from store.llm_calls import CallStatus
-from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
-from tests.test_provider_actor import (
+from tests.actors.test_provider_retry import client, fake, records, with_retry  # noqa: F401
+from tests.e2e.test_provider_actor import (
     Listener,
     make_route,
     start,
     stop_recorders,  # noqa: F401  (autouse fixture)
 )
-from tests.test_provider_retry import client, fake, records, with_retry  # noqa: F401
+from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
 
 # How many times each cut is played: the events and the end arriving together is the usual
 # case with ``after_s=0``, and a few repetitions make the test fail surely if it regresses.

@@ -18,18 +18,18 @@ from actors.providers.actor import ProviderDeps
 from actors.providers.transport import new_provider_client
 from store import Store
 from store.llm_calls import CallFilter, CallRecords, CallStatus, CallSummary
-from tests.support.fake_provider import (
-    FakeProvider,
-    Script,
-    anthropic_events,
-    chat_events,
-)
-from tests.test_provider_actor import (  # stop_recorders: the same autouse fixture here
+from tests.e2e.test_provider_actor import (  # stop_recorders: the same autouse fixture here
     Listener,
     deps,
     make_route,
     start,
     stop_recorders,  # noqa: F401
+)
+from tests.support.fake_provider import (
+    FakeProvider,
+    Script,
+    anthropic_events,
+    chat_events,
 )
 from wire.providers.retry import RetryPolicy
 

@@ -45,7 +45,7 @@ from prompt.runtime_message import (
     VisibleFile,
     render_runtime_message,
 )
-from tests.test_runtime_message import SECTIONS_TEMPLATE
+from tests.prompt.test_runtime_message import SECTIONS_TEMPLATE
 from wire.proto import agent_v1_pb2 as agent
 
 

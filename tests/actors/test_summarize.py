@@ -18,7 +18,7 @@ from actors.turn.compaction import Compactor, summary_message
 from actors.turn.summarize import nothing_to_summarize, summary_call
 from actors.turn.summary_input import summary_input
 from prompt.compaction import compaction_assets
-from tests.test_compaction import answer, history, pair, route, user
+from tests.actors.test_compaction import answer, history, pair, route, user
 
 
 def test_summarize_keeps_only_the_newest_answer_whatever_the_window() -> None:

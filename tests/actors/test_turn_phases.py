@@ -2,13 +2,12 @@
 
 Each phase is fed the messages the run's actors would send and checked on what it returns
 (frames, steps, outcomes, store writes, end effects). The end-to-end behaviour of the same
-phases, driven by AgentRun against a real store and client, is in ``test_agent_turn.py``.
+phases, driven by AgentRun against a real store and client, is in ``tests/e2e/test_agent_turn.py``.
 """
 
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import msgspec
 import pytest
@@ -81,6 +80,7 @@ from store.conversations import (
     ToolRoundStatus,
 )
 from store.llm_calls import CallStatus
+from tests.support.process import REPO
 from wire.connect import EnvelopeReader
 from wire.errors import Code, ConnectError, cancelled_error
 from wire.proto import agent_v1_pb2 as agent
@@ -636,7 +636,7 @@ IO_MODULES = ("pykka", "peewee", "threading", "asyncio", "httpx", "aiohttp", "so
 
 
 def test_the_phases_import_no_io() -> None:
-    package = Path(__file__).resolve().parent.parent / "actors" / "turn"
+    package = REPO / "actors" / "turn"
     for path in package.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = []

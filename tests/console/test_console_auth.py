@@ -1,6 +1,7 @@
 """Console access over real HTTP: the token, login sessions, the CSRF rules, what stays open.
 
-The process-level refusals (a non-loopback bind without a token) are in ``test_process.py``.
+The process-level refusals (a non-loopback bind without a token) are in
+``tests/process/test_process.py``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from actors.conversation.request import ProviderType
 from console.json_api import ApiError, decode_body_bytes
 from console.models_api import SaveModelsBody
 from tests.support.fuzz import DEEP_JSON
-from tests.test_fuzz_providers import _route
+from tests.wire.test_fuzz_providers import _route
 from wire.json_input import decode_json
 from wire.proto import agent_v1_pb2 as agent
 from wire.providers.adapter import provider_error_message

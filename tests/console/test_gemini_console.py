@@ -3,12 +3,12 @@ discovered from Gemini's own model list, and offered as a preset beside the comp
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from console import discovery
 from console.model_checks import TOOL_NAME
+from tests.console.test_console_api import KEY, Console, assert_error, console, model
+from tests.console.test_model_check_api import Checks, checks, make_checks
 from tests.support.fake_provider import (
     GEMINI_EMBEDDING_MODEL,
     FakeProvider,
@@ -16,12 +16,11 @@ from tests.support.fake_provider import (
     Script,
     gemini_events,
 )
-from tests.test_console_api import KEY, Console, assert_error, console, model
-from tests.test_model_check_api import Checks, checks, make_checks
+from tests.support.process import REPO
 
 __all__ = ["checks", "console", "make_checks"]
 
-STATIC = Path(__file__).resolve().parent.parent / "console" / "static"
+STATIC = REPO / "console" / "static"
 
 
 async def test_gemini_discovery_pages_and_keeps_content_models_only(

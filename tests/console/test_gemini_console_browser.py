@@ -1,13 +1,13 @@
 """The console's native Gemini preset in a real browser (Chromium, as in
-``tests/test_console_browser.py``): the preset fills Gemini's type and base URL, and a provider
-added from it discovers its models from Gemini's own models list."""
+``tests/console/test_console_browser.py``): the preset fills Gemini's type and base URL, and a
+provider added from it discovers its models from Gemini's own models list."""
 
 from __future__ import annotations
 
 from playwright.async_api import Page, expect
 
+from tests.console.test_console_browser import KEY, api, browser, page, server
 from tests.support.fake_provider import GEMINI_EMBEDDING_MODEL, FakeProvider
-from tests.test_console_browser import KEY, api, browser, page, server
 
 __all__ = ["browser", "page", "server"]
 

@@ -15,8 +15,8 @@ from actors.services.image_generation import ImageGenerator, generation_body
 from store import Store
 from store import catalog as cat
 from tests.conftest import StartServer
+from tests.console.test_console_api import Console, assert_error
 from tests.support.fake_provider import FAKE_PNG, FakeProvider, Script
-from tests.test_console_api import Console, assert_error
 from wire.tools.base import ServerWorkFailed
 from wire.tools.generate_image import GeneratedImage, ImageRequest
 

@@ -16,8 +16,8 @@ import pytest
 from store import Store
 from store.secrets import SEALED_PREFIX
 from tests.conftest import StartServer
+from tests.e2e.test_provider_actor import assert_only_in_provider_row
 from tests.support.fake_provider import FakeProvider, Script
-from tests.test_provider_actor import assert_only_in_provider_row
 from wire.providers.redaction import credential_strings, scrub_text
 
 CREDENTIAL = "cred-UNRECOGNISED-8842"

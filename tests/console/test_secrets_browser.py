@@ -1,6 +1,6 @@
 """In a real browser: a provider whose key does not open under the server's key (its key file
 was lost) shows "key unreadable, set it again" on the Providers page; replacing the key there
-fixes it. Skips without Chromium, as ``tests/test_console_browser.py`` does."""
+fixes it. Skips without Chromium, as ``tests/console/test_console_browser.py`` does."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import httpx
 import pytest
 from playwright.async_api import Page, expect
 
+from tests.console.test_console_browser import browser, page  # noqa: F401  (the shared fixtures)
 from tests.support.process import ServerProcess, server_env
-from tests.test_console_browser import browser, page  # noqa: F401  (the shared fixtures)
 
 KEY = "sk-browser-lost-key-0123456789"
 

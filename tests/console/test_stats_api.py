@@ -14,9 +14,9 @@ from store import Store
 from store.catalog import model_route_parts
 from store.llm_calls import CallStatus
 from tests.conftest import StartServer
+from tests.console.test_console_api import assert_error
+from tests.e2e.test_provider_actor import Listener, start
 from tests.support.fake_provider import FakeProvider, Script, chat_events, chat_usage
-from tests.test_console_api import assert_error
-from tests.test_provider_actor import Listener, start
 
 
 @pytest.fixture

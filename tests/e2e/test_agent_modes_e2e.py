@@ -16,6 +16,8 @@ from prompt import load_prompt_assets
 from store import Store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from tests.conftest import FAKE_PROVIDER_KEY
+from tests.prompt.test_prompt_assets import MODE_TOOLS as MANIFEST_TOOLS
+from tests.prompt.test_prompt_assets import manifest_names
 from tests.support.fake_cursor import (
     CursorSession,
     FakeCursor,
@@ -34,8 +36,6 @@ from tests.support.fake_provider import (
     gemini_events,
     responses_events,
 )
-from tests.test_prompt_assets import MODE_TOOLS as MANIFEST_TOOLS
-from tests.test_prompt_assets import manifest_names
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ModeTools
 from wire.tools.registry import unavailable_tool_result

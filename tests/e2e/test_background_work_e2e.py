@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from store import Store
+from tests.e2e.test_background_task_e2e import completion_message, turn_user_message, user_texts
 from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_message
 from tests.support.fake_provider import FakeProvider, FakeToolCall
 from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
-from tests.test_background_task_e2e import completion_message, turn_user_message, user_texts
 from wire.proto import agent_v1_pb2 as agent
 
 

@@ -14,6 +14,9 @@ from typing import Any
 import pytest
 
 from store import Store
+from tests.e2e.test_background_task_e2e import completion_message, user_texts
+from tests.e2e.test_shell_command_e2e import shell_command_message
+from tests.e2e.test_task_e2e import call, completed_cards, execs, task
 from tests.support.fake_cursor import (
     CursorSession,
     FakeCursor,
@@ -23,9 +26,6 @@ from tests.support.fake_cursor import (
 )
 from tests.support.fake_provider import FakeProvider
 from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
-from tests.test_background_task_e2e import completion_message, user_texts
-from tests.test_shell_command_e2e import shell_command_message
-from tests.test_task_e2e import call, completed_cards, execs, task
 from wire.proto import agent_v1_pb2 as agent
 
 CANCELED = {"error": {"code": "canceled", "message": "run was cancelled"}}

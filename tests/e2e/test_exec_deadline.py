@@ -10,9 +10,9 @@ import asyncio
 import msgspec
 
 from tests.conftest import TEST_LIMITS, StartServer
+from tests.e2e.test_agent_tools_e2e import args, exec_requests, tool_results
 from tests.support.fake_cursor import CursorSession, FakeCursor, updates, user_turn_message
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
-from tests.test_agent_tools_e2e import args, exec_requests, tool_results
 from wire.proto import agent_v1_pb2 as agent
 
 DEADLINE_S = 0.5

@@ -22,13 +22,13 @@ import hyperframe.frame
 import pytest
 
 from store import Store
+from tests.e2e.test_h2_run_e2e import open_run, read_until, run_status, tool_turn, wait_for
 from tests.support.error_lines import ErrorLines
 from tests.support.fake_cursor import user_turn_message
 from tests.support.fake_provider import FakeProvider
 from tests.support.h2_client import H2Client
 from tests.support.h2_servers import StartH2, make_h2, upstream_config
-from tests.test_h2_connection import REQUEST, Pair
-from tests.test_h2_run_e2e import open_run, read_until, run_status, tool_turn, wait_for
+from tests.wire.test_h2_connection import REQUEST, Pair
 from wire.h2_connection import (
     ConnectionEnded,
     H2Limits,

@@ -7,9 +7,9 @@ from __future__ import annotations
 import msgspec
 
 from tests.conftest import TEST_LIMITS, StartServer
+from tests.e2e.test_finished_retention import finish_run, replayable
 from tests.support.fake_cursor import FakeCursor, heartbeat_message
 from tests.support.scripted_session import scripted_factory
-from tests.test_finished_retention import finish_run, replayable
 
 
 async def test_beyond_the_live_ids_a_new_one_is_refused_until_one_finishes(

@@ -1,5 +1,5 @@
 """The model's mistakes are not the client's, end to end in each format that streams argument
-text (Gemini's, parsed objects, are in ``tests/test_gemini_formats_e2e.py``): arguments that are
+text (Gemini's, parsed objects, are in ``tests/e2e/test_gemini_formats_e2e.py``): arguments that are
 not JSON, or that do not fit the tool's schema, come back to the model as an error result it can
 act on; the round's other calls run and the turn goes on."""
 

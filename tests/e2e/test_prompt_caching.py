@@ -36,7 +36,7 @@ from tests.support.fake_cursor import CursorSession, FakeCursor, updates, user_t
 from tests.support.fake_provider import FakeProvider, FakeToolCall
 from tests.support.formats import FORMATS, ProviderFormat
 from tests.support.request_schemas import anthropic_errors
-from tests.test_provider_adapters import READ_FILE, sent
+from tests.wire.test_provider_adapters import READ_FILE, sent
 from wire.providers.cache_points import MAX_BREAKPOINTS, CachePoints, cache_points
 
 MARK = {"type": "ephemeral"}

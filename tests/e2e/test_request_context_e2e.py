@@ -15,10 +15,10 @@ from pathlib import Path
 
 from store import Store, connect_store
 from tests.conftest import StartServer, add_fake_model
+from tests.e2e.test_shell_command_e2e import shell_command_message
 from tests.support.fake_cursor import CursorSession, FakeCursor, TurnLog, user_turn_message
 from tests.support.fake_provider import FakeProvider, Script, chat_events
 from tests.support.plans import action_message
-from tests.test_shell_command_e2e import shell_command_message
 from wire.proto import agent_v1_pb2 as agent
 
 

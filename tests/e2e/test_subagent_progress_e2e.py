@@ -6,10 +6,10 @@ claims."""
 from __future__ import annotations
 
 from store import Store
+from tests.e2e.test_task_e2e import PARENT_HEADERS, call, completed_cards, subagent_request
 from tests.support.fake_cursor import CursorSession, FakeCursor, TurnLog, user_turn_message
 from tests.support.fake_provider import FakeProvider
 from tests.support.formats import FORMATS
-from tests.test_task_e2e import PARENT_HEADERS, call, completed_cards, subagent_request
 from wire.proto import agent_v1_pb2 as agent
 
 PARENT_CALL = PARENT_HEADERS["x-parent-agent-tool-call-id"]

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from store import Store
+from tests.e2e.test_agent_modes_e2e import MODE_TOOLS
 from tests.support.fake_cursor import (
     CursorSession,
     FakeCursor,
@@ -21,7 +22,6 @@ from tests.support.fake_cursor import (
 )
 from tests.support.fake_provider import FakeProvider, FakeToolCall
 from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
-from tests.test_agent_modes_e2e import MODE_TOOLS
 from wire.proto import agent_v1_pb2 as agent
 
 PARENT_HEADERS = {"x-parent-request-id": "turn-parent", "x-parent-agent-tool-call-id": "call_p"}

@@ -24,10 +24,7 @@ from store.conversations import ConversationStore
 from store.instances import Instances
 from store.llm_calls import CallRecords
 from tests.conftest import add_fake_model
-from tests.support.fake_cursor import CursorSession, FakeCursor, resume_message, user_turn_message
-from tests.support.fake_provider import FakeProvider, Script, chat_events
-from tests.support.process import SHARED_KEY_ENV, ServerProcess, connect_shared_store, server_env
-from tests.test_crash_recovery import (
+from tests.process.test_crash_recovery import (
     READ,
     SHELL,
     WAIT_S,
@@ -39,6 +36,9 @@ from tests.test_crash_recovery import (
     turn_tool_steps,
     until,
 )
+from tests.support.fake_cursor import CursorSession, FakeCursor, resume_message, user_turn_message
+from tests.support.fake_provider import FakeProvider, Script, chat_events
+from tests.support.process import SHARED_KEY_ENV, ServerProcess, connect_shared_store, server_env
 
 T = TypeVar("T")
 LEASE_S = "1.5"  # heartbeat and sweep every 0.5 s

@@ -1,11 +1,11 @@
-"""The rows of issue 16's fault matrix that ``tests/test_fault_matrix.py`` and
-``tests/test_crash_recovery.py`` did not hold, with ``python run.py`` as a real process:
+"""The rows of issue 16's fault matrix that ``tests/process/test_fault_matrix.py`` and
+``tests/process/test_crash_recovery.py`` did not hold, with ``python run.py`` as a real process:
 
 - a KV SET the editor rejects and a KV SET it never acknowledges (the latter after the named
   15 s, on SQLite only: the wait is the store-independent part);
 - RunSSE dropped and reopened mid-run: the reopened stream replays the run from its start and
   the turn completes, each exec answered once;
-- the provider and seqno-gap rows of ``tests/test_fault_matrix.py`` on PostgreSQL: the same
+- the provider and seqno-gap rows of ``tests/process/test_fault_matrix.py`` on PostgreSQL: the same
   test functions, collected here again with this module's ``served`` fixture, which puts the
   server on PostgreSQL (the locked and full-disk rows are SQLite's own).
 
@@ -27,16 +27,7 @@ from actors.protocols.blob_sync import b64
 from store import Store
 from store.conversations import ConversationStore
 from tests.conftest import add_fake_model
-from tests.support.fake_cursor import (
-    CursorSession,
-    FakeCursor,
-    final_text,
-    kv_ack,
-    user_turn_message,
-)
-from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
-from tests.support.process import SHARED_KEY_ENV, ServerProcess, connect_shared_store, server_env
-from tests.test_fault_matrix import (
+from tests.process.test_fault_matrix import (
     GAP_S,
     IDLE_S,
     Served,
@@ -48,6 +39,15 @@ from tests.test_fault_matrix import (
     test_a_seqno_gap_that_does_not_fill_ends_the_run_naming_it,
     test_a_transient_failure_before_the_first_token_is_retried_and_shown_once,
 )
+from tests.support.fake_cursor import (
+    CursorSession,
+    FakeCursor,
+    final_text,
+    kv_ack,
+    user_turn_message,
+)
+from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
+from tests.support.process import SHARED_KEY_ENV, ServerProcess, connect_shared_store, server_env
 from wire.proto import agent_v1_pb2 as agent
 
 # Collected again here, on PostgreSQL (``served`` below); ``stored`` is their fixture.

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.process.test_process import run_bad
 from tests.support.h2_client import H2Client
 from tests.support.h2_servers import client_tls, make_certificate
 from tests.support.process import ServerProcess, server_env
-from tests.test_process import run_bad
 
 HTTP2_LINE = re.compile(r"http2=(\S+)")
 

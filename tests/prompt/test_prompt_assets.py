@@ -309,7 +309,7 @@ def test_each_mode_has_its_own_system_prompt_naming_the_mode() -> None:
 
 def test_every_mode_tool_is_defined_in_tools_json() -> None:
     defined = shipped_tools()
-    # The compaction manifest offers no tool (tests/test_compaction.py checks it).
+    # The compaction manifest offers no tool (tests/actors/test_compaction.py checks it).
     manifests = sorted(p for p in (ASSETS / "modes").glob("*.json") if p.stem != "compaction")
     assert sorted(path.stem for path in manifests) == sorted(MODE_TOOLS)
     for manifest in manifests:

@@ -8,7 +8,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.process import REPO as ROOT
+
 OURS = ("actors", "wire", "store", "prompt", "console", "run")
 
 # A module belongs to the first layer whose prefix it starts with (most specific first).

@@ -19,10 +19,10 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 from google.protobuf.message import Message
 from grpc_tools import protoc
 
+from tests.support.process import REPO as REPO_ROOT
 from wire.proto import agent_v1_pb2 as agent
 from wire.proto import aiserver_v1_pb2 as aiserver
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_PROTO_DIR = REPO_ROOT.parent / "shared/reference/proto"
 REFERENCE_FILES = ("agent_v1.proto", "aiserver_v1.proto")
 OUR_PROTO_FILES = ("wire/proto/agent_v1.proto", "wire/proto/aiserver_v1.proto")

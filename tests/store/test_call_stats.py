@@ -36,7 +36,7 @@ from store.call_stats import (
 from store.llm_calls import CallEnd, CallRecords, CallStatus, NewCall
 from store.migrations import model_prices_and_time_to_first_token, registered_migrations
 from store.urls import public_model_id
-from tests.test_conversation_store import rows
+from tests.store.test_conversation_store import rows
 
 # 2025-06-15 12:34:30.000 UTC: not on a minute, hour or day boundary.
 NOW = 1_749_990_870_000

@@ -43,9 +43,7 @@ from store.migrations import (
     registered_migrations,
 )
 from tests.conftest import run_in_thread
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
+from tests.support.process import REPO as REPO_ROOT
 
 # --- helpers and fixtures ----------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from store.conversations import (
     ToolCallSpec,
     ToolRoundNotFound,
 )
-from tests.test_conversation_store import (
+from tests.store.test_conversation_store import (
     assistant,
     count,
     in_threads,

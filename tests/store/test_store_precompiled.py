@@ -32,7 +32,7 @@ from store.llm_calls import (
     RecordedChunk,
     RecordedRequest,
 )
-from tests.test_conversation_store import rows, snapshot, started, user
+from tests.store.test_conversation_store import rows, snapshot, started, user
 
 CALL_TABLES = ("llm_calls", "llm_call_requests", "llm_call_chunks")
 

@@ -10,7 +10,7 @@ import pytest
 from store import Store, apply_migrations, open_database
 from store.conversations import ConversationStore, InvalidInput, ToolRoundStatus
 from store.migrations import latest_version, registered_migrations, tool_call_cards
-from tests.test_conversation_store import runtime, started, three_calls, tool_pair
+from tests.store.test_conversation_store import runtime, started, three_calls, tool_pair
 from wire.proto import agent_v1_pb2 as agent
 
 

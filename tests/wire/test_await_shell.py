@@ -2,7 +2,8 @@
 
 The call's steps are driven by hand here: ``begin``, then each read answered with ``feed`` and
 each pause ended with ``wake``. Fresh wire ids per poll are the runtime's (see
-``tests/test_tool_runtime_actor.py``); here each poll is a new ``SendExec`` for the same file.
+``tests/actors/test_tool_runtime_actor.py``); here each poll is a new ``SendExec`` for the same
+file.
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.resources
 import itertools
 import json
-from pathlib import Path
 
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -19,6 +18,7 @@ from grpc_tools import protoc
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.support.process import REPO
 from wire.connect import EnvelopeReader
 from wire.proto import agent_v1_pb2 as agent
 from wire.streamed_args import ContentDelta, ContentEnded, FieldCompleted
@@ -30,7 +30,7 @@ from wire.tools.text import lf
 
 CALL_ID = "toolu_01"
 MODEL_CALL_ID = "run:0"
-REFERENCE_PROTO_DIR = Path(__file__).resolve().parents[2] / "shared/reference/proto"
+REFERENCE_PROTO_DIR = REPO.parent / "shared/reference/proto"
 
 
 def payload(frame: bytes) -> bytes:

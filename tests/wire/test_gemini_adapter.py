@@ -55,7 +55,7 @@ from tests.support.fake_provider import (
     gemini_usage,
     split_at,
 )
-from tests.test_provider_adapters import (
+from tests.wire.test_provider_adapters import (
     HISTORY,
     KEY,
     MODEL_CALL_ID,

@@ -20,7 +20,7 @@ from actors.conversation.request import (
 )
 from tests.support.fake_provider import FakeProvider, FakeToolCall, chat_events, openrouter_events
 from tests.support.request_schemas import request_problems
-from tests.test_provider_adapters import HISTORY, fake, make_request, make_route, play
+from tests.wire.test_provider_adapters import HISTORY, fake, make_request, make_route, play
 from wire.providers.errors import FailureKind, ProviderFailure
 from wire.providers.openai_chat import OpenAiChatAdapter, origin
 

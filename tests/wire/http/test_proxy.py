@@ -264,7 +264,8 @@ async def test_raw_path_and_query_sent_verbatim() -> None:
         return web.Response(text="ok")
 
     # Escapes and empty segments in the path, anything in the query: all sent as they came
-    # (targets that readers could read differently are refused first: tests/test_edge_gate.py).
+    # (targets that readers could read differently are refused first:
+    # tests/process/test_edge_gate.py).
     target = "/api/v1//x%7ey%20z/?q=%7E&x=a+b&x=&flag&next=%2F..%2Fconsole"
     async with (
         aiohttp_upstream(lambda app: app.router.add_route("*", "/{tail:.*}", handler)) as up,
