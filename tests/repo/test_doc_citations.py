@@ -55,7 +55,9 @@ def test_every_cited_test_file_and_test_exists() -> None:
 
 
 def test_the_check_reads_every_form_of_citation() -> None:
-    line = "`tests/wire/test_a.py::test_x`, `::test_y`, `[::1]`, `tests/e2e/test_b.py`, `tests/c.py`"
+    line = (
+        "`tests/wire/test_a.py::test_x`, `::test_y`, `[::1]`, `tests/e2e/test_b.py`, `tests/c.py`"
+    )
     assert citations(line) == [
         ("tests/wire/test_a.py", None),
         ("tests/wire/test_a.py", "test_x"),
