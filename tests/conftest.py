@@ -188,7 +188,7 @@ def run_in_thread(fn: Callable[[], Any]) -> Any:
     return outcome["result"]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """Run a store test against a SQLite file and (when configured) PostgreSQL."""
     if request.param == "postgres":
@@ -230,6 +230,29 @@ async def fake() -> AsyncIterator[FakeProvider]:
 def public_id(fake: FakeProvider, server_store: Store) -> str:
     """The public id of the fake provider's model in the test server's store."""
     return add_fake_model(server_store, fake)
+
+
+TESTS = Path(__file__).resolve().parent
+# The folders whose every test carries a marker: what runs there needs a server or a process.
+FOLDER_MARKERS = {"e2e": "e2e", "process": "process"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test by what it needs, so ``-m`` selects without a marker on every test: its
+    folder (``FOLDER_MARKERS``), the Playwright ``browser`` fixture (``browser``), and the
+    ``pg_url`` fixture (``postgres``; a test asking for it by ``getfixturevalue`` is marked on
+    its PostgreSQL parameter instead). A test elsewhere that starts a process is marked in its
+    own module."""
+    for item in items:
+        if item.path.is_relative_to(TESTS):
+            folder = item.path.relative_to(TESTS).parts[0]
+            if folder in FOLDER_MARKERS:
+                item.add_marker(FOLDER_MARKERS[folder])
+        fixtures = getattr(item, "fixturenames", ())
+        if "browser" in fixtures:
+            item.add_marker("browser")
+        if "pg_url" in fixtures:
+            item.add_marker("postgres")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -28,6 +28,9 @@ from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_messa
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
 from tests.support.process import ServerProcess, server_env
 
+# Every test here drives a ``python run.py`` server (the ``server`` fixture).
+pytestmark = pytest.mark.process
+
 CHROMIUM = Path("/usr/bin/chromium")
 # As the probe of this machine kind starts it: no sandbox (root), and no background traffic,
 # which the closed network here would refuse.

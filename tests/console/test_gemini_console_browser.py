@@ -4,12 +4,16 @@ provider added from it discovers its models from Gemini's own models list."""
 
 from __future__ import annotations
 
+import pytest
 from playwright.async_api import Page, expect
 
 from tests.console.test_console_browser import KEY, api, browser, page, server
 from tests.support.fake_provider import GEMINI_EMBEDDING_MODEL, FakeProvider
 
 __all__ = ["browser", "page", "server"]
+
+# Every test here drives a ``python run.py`` server (the ``server`` fixture).
+pytestmark = pytest.mark.process
 
 
 async def test_a_provider_from_the_gemini_preset_discovers_and_enables_a_model(

@@ -14,6 +14,9 @@ from playwright.async_api import Page, expect
 from tests.console.test_console_browser import browser, page  # noqa: F401  (the shared fixtures)
 from tests.support.process import ServerProcess, server_env
 
+# Every test here drives a ``python run.py`` server (the ``server`` fixture).
+pytestmark = pytest.mark.process
+
 KEY = "sk-browser-lost-key-0123456789"
 
 

@@ -183,6 +183,7 @@ async def test_a_peer_outside_the_allowed_networks_is_refused_even_with_the_toke
         await server.stop()  # type: ignore[attr-defined]
 
 
+@pytest.mark.process
 async def test_run_py_bound_to_all_addresses_applies_the_allow_list(
     backend: Upstream, tmp_path: Path
 ) -> None:

@@ -71,7 +71,7 @@ def lose_the_schema(url: str) -> None:
     admin.close()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
     """Each test on a SQLite file and (when configured) on PostgreSQL."""
     if request.param == "postgres":

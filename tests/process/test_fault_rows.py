@@ -96,7 +96,7 @@ async def served(tmp_path: Path, fake: FakeProvider, pg_url: str) -> AsyncIterat
         yield running
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def on_both(
     request: pytest.FixtureRequest, tmp_path: Path, fake: FakeProvider
 ) -> AsyncIterator[Served]:

@@ -164,7 +164,9 @@ def fernet_like_key() -> str:
     return base64.urlsafe_b64encode(os.urandom(32)).decode()
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
 async def test_without_its_key_the_console_says_set_it_again_and_the_run_names_the_provider(
     backend: str,
     tmp_path: Path,

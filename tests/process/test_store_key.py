@@ -45,7 +45,7 @@ def servers() -> Iterator[list[ServerProcess]]:
         server.stop()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def file_db(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A database that outlives its process, found from ``tmp_path`` as the working
     directory (where PostgreSQL's key file goes), with no ``CURSOR_SECRET_KEY`` set."""

@@ -798,6 +798,7 @@ def _builds_offline() -> bool:
     return version >= (70, 1)  # pyproject needs >= 68; bdist_wheel is built in from 70.1
 
 
+@pytest.mark.process
 def test_wheel_ships_the_assets_and_they_load_from_it(tmp_path: Path) -> None:
     """Build the wheel the way ``pip install`` does and load the assets from its contents
     alone, so a glob in setup.cfg that misses nested files fails here, not in production."""

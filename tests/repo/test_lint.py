@@ -5,7 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.process import REPO
+
+# Every test here runs ruff or mypy as a process.
+pytestmark = pytest.mark.process
 
 
 def ruff(*args: str) -> subprocess.CompletedProcess[str]:

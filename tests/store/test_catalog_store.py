@@ -136,7 +136,7 @@ def test_connection_repr_hides_the_key_and_header_values() -> None:
 # --- store functions ---------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[peewee.Database]:
     """A migrated database: a SQLite file, and PostgreSQL when configured."""
     url = (

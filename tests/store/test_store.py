@@ -148,6 +148,7 @@ def test_postgres_url_is_accepted_without_connecting(scheme: str) -> None:
     }
 
 
+@pytest.mark.process
 def test_postgres_without_driver_says_how_to_install() -> None:
     """With psycopg2 (and psycopg) unimportable, the error names the extra to install."""
     code = (
