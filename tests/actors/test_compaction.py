@@ -8,6 +8,9 @@ import json
 import math
 
 import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import given
 from hypothesis import strategies as st
 

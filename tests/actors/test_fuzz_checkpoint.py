@@ -6,6 +6,10 @@ dropped, bytes flipped). A client's state we cannot read is a ``CheckpointJsonEr
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -13,6 +13,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import given
 from hypothesis import strategies as st
 

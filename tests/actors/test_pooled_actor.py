@@ -12,6 +12,9 @@ from typing import Any
 
 import pykka
 import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pykka import ActorDeadError, ActorRegistry

@@ -14,6 +14,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+# Without Playwright the module skips, as without Chromium; under .ci/run, which sets
+# CURSOR_TEST_REQUIRE_BROWSER=1, the import below fails it instead.
+if os.environ.get("CURSOR_TEST_REQUIRE_BROWSER") != "1":
+    pytest.importorskip("playwright")
+
 from playwright.async_api import (
     Browser,
     Locator,

@@ -15,6 +15,10 @@ from typing import Any
 
 import msgspec
 import peewee
+import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import given
 from hypothesis import strategies as st
 

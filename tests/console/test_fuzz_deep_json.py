@@ -12,6 +12,9 @@ from actors.codecs.checkpoint_json import CheckpointJsonError, decode_root
 from actors.conversation.request import ProviderType
 from console.json_api import ApiError, decode_body_bytes
 from console.models_api import SaveModelsBody
+
+pytest.importorskip("hypothesis")
+
 from tests.support.fuzz import DEEP_JSON
 from tests.wire.test_fuzz_providers import _route
 from wire.json_input import decode_json

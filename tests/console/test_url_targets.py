@@ -11,6 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -21,6 +21,8 @@ from typing import Any
 import httpx
 import pytest
 
+pytest.importorskip("jsonschema")
+
 from store import Store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from tests.support import fake_provider

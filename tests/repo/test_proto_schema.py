@@ -17,6 +17,9 @@ import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, unknown_fields
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, FileDescriptor
 from google.protobuf.message import Message
+
+pytest.importorskip("grpc_tools")
+
 from grpc_tools import protoc
 
 from tests.support.process import REPO as REPO_ROOT

@@ -6,6 +6,9 @@ from __future__ import annotations
 from urllib.parse import unquote
 
 import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import given
 from hypothesis import strategies as st
 

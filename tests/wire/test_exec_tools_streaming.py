@@ -14,6 +14,10 @@ import json
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import Message
+
+pytest.importorskip("hypothesis")
+pytest.importorskip("grpc_tools")
+
 from grpc_tools import protoc
 from hypothesis import given
 from hypothesis import strategies as st

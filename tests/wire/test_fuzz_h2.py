@@ -8,6 +8,10 @@ from __future__ import annotations
 import h2.config
 import h2.connection
 import h2.errors
+import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import given
 from hypothesis import strategies as st
 

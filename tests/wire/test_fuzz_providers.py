@@ -9,6 +9,9 @@ import json
 from typing import Any
 
 import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import given
 from hypothesis import strategies as st
 

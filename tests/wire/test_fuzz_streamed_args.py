@@ -10,6 +10,10 @@ import json
 from typing import Any
 
 import msgspec
+import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import given
 from hypothesis import strategies as st
 

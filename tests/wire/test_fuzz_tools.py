@@ -9,6 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -9,6 +9,9 @@ import gzip
 import tracemalloc
 
 import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import given
 from hypothesis import strategies as st
 

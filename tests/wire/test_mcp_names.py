@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

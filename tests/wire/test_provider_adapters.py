@@ -15,6 +15,9 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

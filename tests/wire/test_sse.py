@@ -5,6 +5,9 @@ from __future__ import annotations
 import time
 
 import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

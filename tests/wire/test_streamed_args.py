@@ -8,6 +8,9 @@ from typing import Any
 
 import msgspec
 import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
