@@ -10,5 +10,5 @@ pool), ``codecs`` (Cursor's checkpoint and request forms <-> the domain), ``prot
 actor's messages), ``turn`` (the pure phases of a turn), ``services`` (server work: web search,
 images, the instance lease), ``providers`` (the ``ProviderActor``, its transport and the call
 recorder) and, above them all, ``run`` (the ``SessionActor`` and the run kinds it drives).
-``tests/test_layers.py`` holds the order.
+``tests/repo/test_layers.py`` holds the order.
 """

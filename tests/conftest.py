@@ -23,6 +23,7 @@ from tests.support.fake_cursor import FakeCursor
 from tests.support.fake_provider import FakeProvider
 from tests.support.postgres import postgres_url_or_skip
 from tests.support.process import SHARED_KEY_ENV, STARTED
+from tests.support.request_schemas import CHECKS_OPENAI
 from wire.http.limits import EdgeLimits
 from wire.providers.retry import NO_RETRY, RetryPolicy
 
@@ -120,7 +121,8 @@ async def make_server(upstream: str, server_store: Store) -> AsyncIterator[Start
         **kwargs: object,
     ) -> RunningServer:
         # One attempt per provider call unless a test asks for retries: a scripted failure
-        # is then the call's end (tests/test_provider_retry*.py test the retries).
+        # is then the call's end (tests/actors/test_provider_retry.py and
+        # tests/e2e/test_provider_retry_e2e.py test the retries).
         config = ServerConfig(
             host="127.0.0.1",
             port=0,
@@ -187,7 +189,7 @@ def run_in_thread(fn: Callable[[], Any]) -> Any:
     return outcome["result"]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """Run a store test against a SQLite file and (when configured) PostgreSQL."""
     if request.param == "postgres":
@@ -229,6 +231,36 @@ async def fake() -> AsyncIterator[FakeProvider]:
 def public_id(fake: FakeProvider, server_store: Store) -> str:
     """The public id of the fake provider's model in the test server's store."""
     return add_fake_model(server_store, fake)
+
+
+def pytest_report_header() -> list[str]:
+    """Say so when a check every provider body gets cannot run here."""
+    if CHECKS_OPENAI:
+        return []
+    return ["jsonschema not installed: OpenAI request bodies are not checked against their schemas"]
+
+
+TESTS = Path(__file__).resolve().parent
+# The folders whose every test carries a marker: what runs there needs a server or a process.
+FOLDER_MARKERS = {"e2e": "e2e", "process": "process"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test by what it needs, so ``-m`` selects without a marker on every test: its
+    folder (``FOLDER_MARKERS``), the Playwright ``browser`` fixture (``browser``), and the
+    ``pg_url`` fixture (``postgres``; a test asking for it by ``getfixturevalue`` is marked on
+    its PostgreSQL parameter instead). A test elsewhere that starts a process is marked in its
+    own module."""
+    for item in items:
+        if item.path.is_relative_to(TESTS):
+            folder = item.path.relative_to(TESTS).parts[0]
+            if folder in FOLDER_MARKERS:
+                item.add_marker(FOLDER_MARKERS[folder])
+        fixtures = getattr(item, "fixturenames", ())
+        if "browser" in fixtures:
+            item.add_marker("browser")
+        if "pg_url" in fixtures:
+            item.add_marker("postgres")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -3,7 +3,7 @@
 The edge tells it the ``EdgeMessage``s; the run's own actors tell it facts (a provider's
 events and end, a checkpoint published or failed, a blob fetched or its sync failed, a tool
 completed, the tool runtime failed or stopped). ``SessionActor.on_receive`` matches every member
-and raises on anything else; ``tests/test_actor_protocols.py`` keeps the two equal.
+and raises on anything else; ``tests/actors/test_actor_protocols.py`` keeps the two equal.
 """
 
 from __future__ import annotations

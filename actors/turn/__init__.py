@@ -6,6 +6,6 @@ outcome, ``tool_round`` builds each committed tool pair, and ``ending`` is the o
 ends. ``actors.run.start`` and ``actors.run.agent`` drive them: they carry out what the phases
 return (store writes, frames, messages to the run's other actors). No phase imports an actor,
 pykka, peewee, asyncio or an HTTP library (the messages they read are in
-``actors.protocols``), and none does IO, so ``tests/test_turn_phases.py`` runs them without
+``actors.protocols``), and none does IO, so ``tests/actors/test_turn_phases.py`` runs them without
 threads, sockets or SQLite.
 """

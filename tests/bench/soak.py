@@ -26,7 +26,7 @@ and the server's RSS and descriptors after warm-up and at the end of each of its
 (flat within ``RSS_TOLERANCE_MB`` / ``FD_TOLERANCE``). Any failed check: exit status 1.
 
 ``--turns`` runs that many turns per conversation instead of ``--minutes`` (the suite's short
-version, ``tests/test_soak_short.py``: counts, not times). ``--postgres URL`` runs on that
+version, ``tests/process/test_soak_short.py``: counts, not times). ``--postgres URL`` runs on that
 PostgreSQL database instead of a fresh SQLite file; the checks read only this soak's rows (its
 run ids carry its prefix), but a fresh database per soak keeps the server's startup and sweeps to
 the soak's own rows (``createdb -O <role> soak_<date>``).
