@@ -254,7 +254,12 @@ class ProviderActor(PooledActor):
             return
         self._held_start = []
         self._reached_listener = True
-        self._listener.tell(ProviderEventsReceived(self._current.model_call_id, tuple(batch)))
+        try:
+            self._listener.tell(ProviderEventsReceived(self._current.model_call_id, tuple(batch)))
+        except pykka.ActorDeadError:
+            # The run stopped before its cancel reached us: nobody hears the rest, and the
+            # call ends as the cancel would have ended it, not as a failure of ours.
+            self._cancel("the run that asked for the call has ended")
 
     def _record_chunks(self, chunks: tuple[tuple[bytes, float], ...]) -> None:
         """Count the bytes; the recorder keeps them when the call is verbose."""

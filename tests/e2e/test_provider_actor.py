@@ -59,7 +59,7 @@ from store.catalog import (
     save_models,
     update_observability,
 )
-from store.llm_calls import CallRecords, CallStatus, NewCall
+from store.llm_calls import CallFilter, CallRecords, CallStatus, NewCall
 from tests.conftest import StartServer
 from tests.support.fake_provider import (
     FakeProvider,
@@ -325,6 +325,26 @@ async def test_a_listener_gone_before_its_call_ends_does_not_stop_the_recorder(
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["still here"]
     record = CallRecords(server_store.database).get(end.record_id or -1)
     assert record is not None and record.call.status == "completed"
+
+
+async def test_a_call_whose_run_has_gone_ends_cancelled_not_failed(
+    fake: FakeProvider, client: httpx.AsyncClient, server_store: Store
+) -> None:
+    """The run's SessionActor stopped before its cancel reached the call (a run cut for a
+    stalled reader): the events nobody can hear any more end the call as cancelled, as a cancel
+    in time would, and its stream is closed."""
+    route = make_route(server_store.database, fake.base_url, "openai-chat")
+    fake.enqueue(Script.sse(chat_events(text=["nobody", " hears", " this"]), delay_between=0.05))
+    start(route, GoneListener(), deps(server_store, client))
+    await fake.wait_for_request(1)
+    await asyncio.wait_for(fake.disconnected(0).wait(), 5)
+    records = CallRecords(server_store.database)
+    for _ in range(100):
+        statuses = [r.status for r in records.list(10, only=CallFilter(run_id="run-1"))]
+        if statuses and "running" not in statuses:
+            break
+        await asyncio.sleep(0.05)
+    assert statuses == ["cancelled"]
 
 
 async def test_tool_call_arguments_arrive_fragmented_and_assemble(
