@@ -14,6 +14,26 @@ OURS = ("actors", "wire", "store", "prompt", "console", "run")
 
 # A module belongs to the first layer whose prefix it starts with (most specific first).
 # Each layer may import itself and the layers listed, nothing else of ours.
+# What the actors stand on: every actor package below them, the store, the prompts, the wire.
+_BELOW_THE_ACTORS = (
+    "actors.codecs",
+    "actors.conversation",
+    "actors.loop",
+    "actors.pool",
+    "actors.protocols",
+    "actors.providers",
+    "actors.services",
+    "actors.turn",
+    "store",
+    "store.base",
+    "store.catalog",
+    "store.conversations",
+    "prompt",
+    "wire",
+    "wire.tools",
+    "wire.proto",
+    "wire.providers",
+)
 LAYERS: dict[str, tuple[str, ...]] = {
     # the domain: canonical conversation, its projection, neutral request and events
     "actors.conversation": (),
@@ -121,46 +141,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "wire.providers",
     ),
     # the actors that serve a run, each the one owner of its facts
-    "actors": (
-        "actors.codecs",
-        "actors.conversation",
-        "actors.loop",
-        "actors.pool",
-        "actors.protocols",
-        "actors.providers",
-        "actors.services",
-        "actors.turn",
-        "store",
-        "store.base",
-        "store.catalog",
-        "store.conversations",
-        "prompt",
-        "wire",
-        "wire.tools",
-        "wire.proto",
-        "wire.providers",
-    ),
+    "actors": _BELOW_THE_ACTORS,
     # the SessionActor and the run kinds it drives: above every other actor
-    "actors.run": (
-        "actors",
-        "actors.codecs",
-        "actors.conversation",
-        "actors.loop",
-        "actors.pool",
-        "actors.protocols",
-        "actors.providers",
-        "actors.services",
-        "actors.turn",
-        "store",
-        "store.base",
-        "store.catalog",
-        "store.conversations",
-        "prompt",
-        "wire",
-        "wire.tools",
-        "wire.proto",
-        "wire.providers",
-    ),
+    "actors.run": ("actors", *_BELOW_THE_ACTORS),
     # actors.loop: the model checks await a ProviderActor's messages through the bridge;
     # actors.run.model_selection: they test a model on the route a run would take to it
     "console": (
