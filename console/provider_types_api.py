@@ -4,7 +4,8 @@ The browser app reads the types a provider may have, which of them can generate 
 reasoning efforts each takes from here instead of keeping its own copies, so a type added or an
 effort changed reaches the provider form and the model editor unwritten. The lists are the
 domain's (``ProviderType`` and the tables beside it), the same ones the store checks a save
-against; only the labels are the console's, and a type without one is shown by its id.
+against; only the labels are the console's, one for every type (a type without one stops the
+server at start with a KeyError naming it).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def provider_types() -> list[ProviderTypeInfo]:
     return [
         ProviderTypeInfo(
             type=kind.value,
-            label=LABELS.get(kind, kind.value),
+            label=LABELS[kind],
             generates_images=kind in IMAGE_PROVIDER_TYPES,
             reasoning_efforts=REASONING_EFFORTS[kind],
         )

@@ -19,7 +19,7 @@ from store.instances import Instances, bind_instance, new_instance_id
 from store.llm_calls import CallRecords
 from wire.log import log_event
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("cursor_server.instance_lease")
 
 # How long a dead process's runs and calls stay running before a peer's sweep closes them; a
 # live process renews its lease every third of it.

@@ -16,6 +16,7 @@ from store import Store, apply_migrations, connect_store, open_database
 from store import catalog as cat
 from store.catalog.urls import InvalidBaseUrl, InvalidModelId, normalize_base_url, public_model_id
 from store.migrations import latest_version, provider_replay_reasoning, registered_migrations
+from wire.providers.formats import ADAPTERS
 
 # --- pure functions ----------------------------------------------------------------------------
 
@@ -89,8 +90,9 @@ def test_public_model_id_vector() -> None:
         public_model_id("https://example.com/v1", "openai-chat", "  ")
 
 
-def test_provider_types_match_the_adapters() -> None:
-    assert set(cat.PROVIDER_TYPES) == {t.value for t in ProviderType}
+def test_every_provider_type_has_an_adapter_and_is_one_the_store_takes() -> None:
+    assert set(ADAPTERS) == set(ProviderType)
+    assert tuple(kind.value for kind in ProviderType) == cat.PROVIDER_TYPES
 
 
 @pytest.mark.parametrize(

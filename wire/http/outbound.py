@@ -12,7 +12,7 @@ from collections.abc import AsyncGenerator
 
 from wire.server_messages import heartbeat_frame
 
-_END = None
+# A subscriber's queue holds frames, and None once its iteration is to end.
 # Waiting frames are joined into one write up to about this size (a replayed history with its
 # checkpoint blobs is not copied into one object).
 MAX_JOINED_BYTES = 1 << 20
@@ -64,7 +64,7 @@ class OutboundStream:
             self._deliver(end_frame)
         self._closed = True
         for queue in self._subscribers:
-            queue.put_nowait(_END)
+            queue.put_nowait(None)
         self._subscribers.clear()
         if self._heartbeat_task is not None:
             self._heartbeat_task.cancel()
@@ -111,7 +111,7 @@ class Subscription:
         """End the iteration at its next wait; the stream itself goes on."""
         if not self.left:
             self.left = True
-            self._queue.put_nowait(_END)
+            self._queue.put_nowait(None)
 
     async def frames(self) -> AsyncGenerator[bytes]:
         """Yield the whole history, then live frames until the stream closes or the reader
@@ -126,19 +126,19 @@ class Subscription:
         for frame in stream._history:
             queue.put_nowait(frame)
         if stream._closed:
-            queue.put_nowait(_END)
+            queue.put_nowait(None)
         else:
             stream._subscribers.add(queue)
         try:
             ended = False
             while not ended:
                 first = await queue.get()
-                if first is None:  # _END
+                if first is None:
                     break
                 batch, size = [first], len(first)
                 while size < MAX_JOINED_BYTES and not queue.empty():
                     more = queue.get_nowait()
-                    if more is None:  # _END
+                    if more is None:
                         ended = True
                         break
                     batch.append(more)
