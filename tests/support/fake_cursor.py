@@ -55,7 +55,11 @@ def bidi_append_body(
     data: str | None = None,
 ) -> bytes:
     """Serialized ``BidiAppendRequest``; ``data`` overrides the hex of ``message``."""
-    hex_data = data if data is not None else binascii.hexlify(message.SerializeToString()).decode()
+    if data is not None:
+        hex_data = data
+    else:
+        assert message is not None  # without ``data`` the body carries the message
+        hex_data = binascii.hexlify(message.SerializeToString()).decode()
     request = aiserver.BidiAppendRequest(
         data=hex_data,
         request_id=aiserver.BidiRequestId(request_id=request_id),
@@ -187,7 +191,7 @@ def user_turn_message(
     *,
     conversation_id: str = "conv-1",
     message_id: str = "msg-1",
-    mode: int = agent.AGENT_MODE_AGENT,
+    mode: agent.AgentMode = agent.AGENT_MODE_AGENT,
     request_context: agent.RequestContext | None = None,
     conversation_state: agent.ConversationStateStructure | None = None,
 ) -> agent.AgentClientMessage:
@@ -655,7 +659,9 @@ def answer_questions_later(query: agent.InteractionQuery) -> agent.InteractionRe
     """Answer an AskQuestion that runs with ``run_async`` as the editor does: ``async`` at once
     (the answers come later, in a run of their own)."""
     assert query.ask_question_interaction_query.args.run_async, query
-    result = agent.AskQuestionResult(**{"async": agent.AskQuestionAsync()})
+    # ``async`` is a Python keyword: the field goes in by name, through the message's **kwargs.
+    fields: dict[str, Any] = {"async": agent.AskQuestionAsync()}
+    result = agent.AskQuestionResult(**fields)
     response = agent.AskQuestionInteractionResponse(result=result)
     return agent.InteractionResponse(ask_question_interaction_response=response)
 
@@ -1010,10 +1016,10 @@ class CursorSession:
                 self._dispatch(kv_ack(kv.id), "kv")
         if message.kv_server_message.HasField("get_blob_args"):
             kv = message.kv_server_message
-            data = self.log.blobs.get(kv.get_blob_args.blob_id)
-            result = agent.GetBlobResult(blob_data=data)
-            reply = agent.KvClientMessage(id=kv.id, get_blob_result=result)
-            self._dispatch(agent.AgentClientMessage(kv_client_message=reply), "kv")
+            stored = self.log.blobs.get(kv.get_blob_args.blob_id)
+            result = agent.GetBlobResult(blob_data=stored)
+            kv_reply = agent.KvClientMessage(id=kv.id, get_blob_result=result)
+            self._dispatch(agent.AgentClientMessage(kv_client_message=kv_reply), "kv")
         if message.HasField("interaction_query"):
             response = self.answer_query(message.interaction_query)
             if response is not None:
@@ -1225,13 +1231,13 @@ class CursorSession:
         elif variant == "write_args":
             await self._reply(exec_message, write_result=self._write(exec_message.write_args))
         elif variant == "grep_args":
-            result = grep_workspace(self.workspace, exec_message.grep_args)
-            await self._reply(exec_message, grep_result=result)
+            found = grep_workspace(self.workspace, exec_message.grep_args)
+            await self._reply(exec_message, grep_result=found)
         elif variant == "delete_args":
             await self._reply(exec_message, delete_result=self._delete(exec_message.delete_args))
         elif variant == "diagnostics_args":
-            result = lint_workspace(self.workspace, exec_message.diagnostics_args)
-            await self._reply(exec_message, diagnostics_result=result)
+            lints = lint_workspace(self.workspace, exec_message.diagnostics_args)
+            await self._reply(exec_message, diagnostics_result=lints)
         elif variant == "shell_stream_args":
             await self._run_shell(exec_message)
             return  # the shell closed its own stream

@@ -84,6 +84,7 @@ def _scalar(field: FieldDescriptor) -> st.SearchStrategy[object]:
     if t in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
         return st.floats(width=32, allow_nan=True)
     if t == FieldDescriptor.TYPE_ENUM:
+        assert field.enum_type is not None  # an enum field names its enum
         return st.sampled_from([v.number for v in field.enum_type.values] + [999])
     if t in (
         FieldDescriptor.TYPE_INT32,
@@ -118,13 +119,16 @@ def proto_message(
 def _set(draw: st.DrawFn, message: Message, field: FieldDescriptor, depth: int) -> None:
     repeated = field.is_repeated
     if field.type == FieldDescriptor.TYPE_MESSAGE:
-        if field.message_type.GetOptions().map_entry:
-            key_field, value_field = field.message_type.fields
+        message_type = field.message_type
+        assert message_type is not None  # a message field names its message
+        if message_type.GetOptions().map_entry:
+            key_field, value_field = message_type.fields
             for _ in range(draw(st.integers(0, 2))):
                 key = draw(_scalar(key_field))
                 target = getattr(message, field.name)
                 if value_field.type == FieldDescriptor.TYPE_MESSAGE:
                     if depth > 0:
+                        assert value_field.message_type is not None
                         target[key].CopyFrom(
                             draw(proto_message(value_field.message_type, depth - 1))
                         )
@@ -137,7 +141,7 @@ def _set(draw: st.DrawFn, message: Message, field: FieldDescriptor, depth: int) 
             return
         count = draw(st.integers(0, 2)) if repeated else 1
         for _ in range(count):
-            child = draw(proto_message(field.message_type, depth - 1))
+            child = draw(proto_message(message_type, depth - 1))
             if repeated:
                 getattr(message, field.name).add().CopyFrom(child)
             else:

@@ -350,4 +350,5 @@ class H2Cursor:
 
 
 def end_json(envelope: Envelope) -> dict[str, object]:
-    return json.loads(envelope.payload)
+    end: dict[str, object] = json.loads(envelope.payload)
+    return end
