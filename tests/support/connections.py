@@ -1,9 +1,12 @@
-"""``peewee.Database.connection()`` typed for the tests that compare the driver connections a
-thread is given (peewee's stubs leave the method untyped; the store's own statements go through
-``store.base.typed_peewee``). Typing only: the same call, unchanged."""
+"""What the tests reach of peewee that its stubs leave untyped: ``Database.connection()``, for
+the tests that compare the driver connections a thread is given, and a SQLite database's
+``_pragmas``, which peewee runs on each new connection (the full-database tests add a page
+limit there). The store's own statements go through ``store.base.typed_peewee``. Typing only:
+the same calls and attributes, unchanged."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import peewee
@@ -18,3 +21,17 @@ def connection(db: peewee.Database) -> Any:
     ``Any`` as the store's ``DriverConnection``), opened if it has none."""
     holder: _Connects = db
     return holder.connection()
+
+
+Pragma = tuple[str, object]
+
+
+def sqlite_pragmas(db: peewee.SqliteDatabase) -> list[Pragma]:
+    """``db._pragmas``: what peewee sets on each new connection, in order."""
+    pragmas: Sequence[Pragma] = vars(db)["_pragmas"]
+    return list(pragmas)
+
+
+def set_sqlite_pragmas(db: peewee.SqliteDatabase, pragmas: Sequence[Pragma]) -> None:
+    """``db._pragmas = pragmas``: connections opened from now on get these."""
+    vars(db)["_pragmas"] = list(pragmas)

@@ -91,7 +91,8 @@ class StreamResult:
     """What a RunSSE stream delivered: decoded data frames and the EndStream JSON."""
 
     messages: list[agent.AgentServerMessage] = field(default_factory=list)
-    end: dict[str, object] | None = None
+    # The EndStream's JSON as decoded (``{}``, or Connect's ``error``: code, message, details).
+    end: dict[str, Any] | None = None
     raw: bytes = b""
 
 
@@ -244,7 +245,8 @@ class TurnLog:
     messages: list[agent.AgentServerMessage] = field(default_factory=list)
     # perf_counter() when each message was read (benchmarks time the frames with it)
     received_at: list[float] = field(default_factory=list)
-    end: dict[str, object] | None = None
+    # The EndStream's JSON as decoded (``{}``, or Connect's ``error``: code, message, details).
+    end: dict[str, Any] | None = None
     blobs: dict[bytes, bytes] = field(default_factory=dict)
     # The RunSSE stream broke before its EndStream (the server died): what the editor keeps is
     # then its last checkpoint and its blobs, to resume with.

@@ -11,13 +11,16 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
+if TYPE_CHECKING:
+    from google._upb._message import Descriptor as UpbDescriptor
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "200"))
 
@@ -101,9 +104,15 @@ def _scalar(field: FieldDescriptor) -> st.SearchStrategy[object]:
 
 @st.composite
 def proto_message(
-    draw: st.DrawFn, descriptor: Descriptor, depth: int = 4, oneof: str | None = None
+    draw: st.DrawFn,
+    descriptor: Descriptor | UpbDescriptor,
+    depth: int = 4,
+    oneof: str | None = None,
 ) -> Message:
-    """A message of ``descriptor`` with random fields set (``oneof``: that field is set)."""
+    """A message of ``descriptor`` with random fields set (``oneof``: that field is set).
+    ``descriptor`` may be a message class's ``DESCRIPTOR`` (upb's, typed apart)."""
+    # upb's descriptors are Descriptors to isinstance (protobuf's metaclass says so).
+    assert isinstance(descriptor, Descriptor)
     message = message_factory.GetMessageClass(descriptor)()
     fields = list(descriptor.fields)
     chosen = [f for f in fields if f.name == oneof]

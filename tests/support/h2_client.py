@@ -15,6 +15,7 @@ import ssl
 import time
 import uuid
 from collections.abc import Mapping
+from typing import Any
 
 import h2.config
 import h2.connection
@@ -349,6 +350,7 @@ class H2Cursor:
         await self.client.aclose()
 
 
-def end_json(envelope: Envelope) -> dict[str, object]:
-    end: dict[str, object] = json.loads(envelope.payload)
+def end_json(envelope: Envelope) -> dict[str, Any]:
+    """The EndStream's JSON as decoded (``{}``, or Connect's ``error``)."""
+    end: dict[str, Any] = json.loads(envelope.payload)
     return end
