@@ -21,7 +21,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from google.protobuf import json_format
@@ -133,6 +133,40 @@ class RunStream:
 
     async def aclose(self) -> None:
         await self.response.aclose()
+
+
+class AppendAnswer(Protocol):
+    """What ``CursorSession`` reads of an append's answer (httpx's response, or a stand-in)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class RunBody(Protocol):
+    """What ``CursorSession`` reads of an open run: its envelopes, then it closes it."""
+
+    async def next_envelope(self, timeout: float = 5.0) -> Envelope | None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class EditorClient(Protocol):
+    """What ``CursorSession`` uses of its client: ``FakeCursor`` (RunSSE and BidiAppend over
+    HTTP/1.1), ``H2Cursor`` (one Run stream over HTTP/2) or a benchmark's own."""
+
+    async def open_run_sse(self, request_id: str) -> RunBody: ...
+
+    async def append(
+        self,
+        request_id: str,
+        seqno: int,
+        message: agent.AgentClientMessage,
+        *,
+        headers: Mapping[str, str] | None = None,
+    ) -> AppendAnswer: ...
 
 
 class FakeCursor:
@@ -789,7 +823,7 @@ class CursorSession:
 
     def __init__(
         self,
-        cursor: FakeCursor,
+        cursor: EditorClient,
         request_id: str,
         *,
         workspace: Path | None = None,
@@ -860,7 +894,7 @@ class CursorSession:
         self.seqno += 1
         return seqno
 
-    async def send(self, message: agent.AgentClientMessage) -> httpx.Response:
+    async def send(self, message: agent.AgentClientMessage) -> AppendAnswer:
         """Append ``message`` now and check it was accepted (200)."""
         response = await self.cursor.append(
             self.request_id, self._take_seqno(), message, headers=self.parent_headers
@@ -894,10 +928,13 @@ class CursorSession:
         return task
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
-        if task.cancelled() or task.exception() is None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is None:
             return
         # A failure in a background task fails the run at once, not at its timeout.
-        self._failures.append(task.exception())  # type: ignore[arg-type]
+        self._failures.append(error)
         if self._converse_task is not None and not self._converse_task.done():
             self._converse_task.cancel()
 
@@ -966,7 +1003,7 @@ class CursorSession:
 
     async def _converse(
         self,
-        stream: RunStream,
+        stream: RunBody,
         first: agent.AgentClientMessage,
         hold_ack: Callable[[int], bool],
         reject_set: Callable[[int], bool],
@@ -1036,7 +1073,7 @@ class CursorSession:
         if message.HasField("exec_server_message"):
             self._on_exec(message.exec_server_message)
 
-    async def _next_or_drop(self, stream: RunStream, timeout: float) -> Envelope | None:
+    async def _next_or_drop(self, stream: RunBody, timeout: float) -> Envelope | None:
         """The next envelope; None, with ``log.dropped`` set, when the connection broke (the
         server process died) or the body ended without an EndStream."""
         try:

@@ -15,7 +15,7 @@ import ssl
 import time
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 import h2.config
 import h2.connection
@@ -99,7 +99,7 @@ class H2Client:
     @classmethod
     async def connect(
         cls, address: str, *, tls: ssl.SSLContext | None = None, source: str | None = None
-    ) -> H2Client:
+    ) -> Self:
         """``source``: the local address to connect from (another peer on loopback)."""
         host, _, port = address.rpartition(":")
         reader, writer = await asyncio.open_connection(
