@@ -119,7 +119,7 @@ async def make_server(upstream: str, server_store: Store) -> AsyncIterator[Start
         limits: EdgeLimits = TEST_LIMITS,
         console_token: str | None = None,
         provider_retry: RetryPolicy = NO_RETRY,
-        **kwargs: object,
+        **kwargs: Any,
     ) -> RunningServer:
         # One attempt per provider call unless a test asks for retries: a scripted failure
         # is then the call's end (tests/actors/test_provider_retry.py and
@@ -133,7 +133,7 @@ async def make_server(upstream: str, server_store: Store) -> AsyncIterator[Start
             provider_retry=provider_retry,
         )
         kwargs.setdefault("store", server_store)
-        server = await start_server(config, **kwargs)  # type: ignore[arg-type]
+        server = await start_server(config, **kwargs)  # start_session, store (None: none), clock
         started.append(server)
         return server
 
