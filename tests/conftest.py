@@ -15,6 +15,7 @@ from aiohttp import web
 from actors.conversation.secret import Secret
 from run import RunningServer, ServerConfig, start_server
 from store import Store, connect_store
+from store.base.typed_peewee import execute_sql
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.database import open_database
 from tests.support import fake_provider
@@ -118,7 +119,7 @@ async def make_server(upstream: str, server_store: Store) -> AsyncIterator[Start
         limits: EdgeLimits = TEST_LIMITS,
         console_token: str | None = None,
         provider_retry: RetryPolicy = NO_RETRY,
-        **kwargs: object,
+        **kwargs: Any,
     ) -> RunningServer:
         # One attempt per provider call unless a test asks for retries: a scripted failure
         # is then the call's end (tests/actors/test_provider_retry.py and
@@ -132,7 +133,7 @@ async def make_server(upstream: str, server_store: Store) -> AsyncIterator[Start
             provider_retry=provider_retry,
         )
         kwargs.setdefault("store", server_store)
-        server = await start_server(config, **kwargs)  # type: ignore[arg-type]
+        server = await start_server(config, **kwargs)  # start_session, store (None: none), clock
         started.append(server)
         return server
 
@@ -160,12 +161,12 @@ def pg_url() -> Iterator[str]:
     base = postgres_url_or_skip()
     schema = f"test_{uuid.uuid4().hex[:12]}"
     admin = open_database(base)
-    admin.execute_sql(f'CREATE SCHEMA "{schema}"')
+    execute_sql(admin, f'CREATE SCHEMA "{schema}"')
     separator = "&" if "?" in base else "?"
     try:
         yield f"{base}{separator}options=-csearch_path%3D{schema}"
     finally:
-        admin.execute_sql(f'DROP SCHEMA "{schema}" CASCADE')
+        execute_sql(admin, f'DROP SCHEMA "{schema}" CASCADE')
         admin.close()
 
 
@@ -193,7 +194,8 @@ def run_in_thread(fn: Callable[[], Any]) -> Any:
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """Run a store test against a SQLite file and (when configured) PostgreSQL."""
     if request.param == "postgres":
-        return request.getfixturevalue("pg_url")
+        url: str = request.getfixturevalue("pg_url")
+        return url
     return f"sqlite://{tmp_path / 'store.db'}"
 
 

@@ -70,7 +70,7 @@ def actors() -> Iterator[list[pykka.ActorRef[Any]]]:
 def settle(ref: pykka.ActorRef[Any]) -> None:
     """Wait until the actor handled what it was told (or died of it)."""
     deadline = time.monotonic() + WAIT_S
-    while ref.is_alive() and ref.actor_inbox.qsize() and time.monotonic() < deadline:
+    while ref.is_alive() and not ref.actor_inbox.empty() and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(0.1)
 
@@ -83,6 +83,7 @@ def test_a_job_for_a_stopped_blob_sync_is_dropped_without_a_traceback(
     blob_sync = start_blob_sync(REQUEST_ID, output, server_store, NoTimers())
     listener: QueueListener[object] = QueueListener()
     checkpoint = start_checkpoint_actor(setup(), output, blob_sync, listener)
+    assert isinstance(checkpoint, pykka.ActorRef)  # its liveness and inbox are checked
     actors.append(checkpoint)
     blob_sync.stop(block=True)  # the run ended: its blob sync is gone first
     checkpoint.tell(settled(1, U1))
@@ -103,6 +104,7 @@ def test_a_checkpoint_for_a_run_that_stopped_is_dropped_without_a_traceback(
     run = Gone.start()
     run.stop(block=True)
     checkpoint = start_checkpoint_actor(setup(), output, blob_sync, run)
+    assert isinstance(checkpoint, pykka.ActorRef)  # its liveness and inbox are checked
     actors.append(checkpoint)
     checkpoint.tell(settled(1, U1))
     request = blob_sync.persist_request()

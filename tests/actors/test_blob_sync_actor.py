@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import queue
@@ -17,6 +18,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pykka
 import pytest
@@ -27,6 +29,7 @@ from actors.protocols.blob_sync import (
     BlobFetched,
     BlobsPersisted,
     BlobSyncFailed,
+    BlobSyncMessage,
     BlobSyncReply,
     CancelBlobSync,
     FetchBlob,
@@ -34,8 +37,12 @@ from actors.protocols.blob_sync import (
     PersistBlobs,
     b64,
 )
+from actors.protocols.mailbox import ActorHandle
 from store import Store, blob_id_of, connect_store
+from store.base.typed_peewee import execute_sql
+from store.database import ReusingSqliteDatabase
 from tests.support.actor_doubles import QUIET_S, WAIT_S, QueueListener, RecordingOutput
+from tests.support.connections import set_sqlite_pragmas, sqlite_pragmas
 from wire.errors import Code
 from wire.proto import agent_v1_pb2 as agent
 
@@ -63,7 +70,12 @@ Listener = QueueListener[BlobSyncReply]
 class Run:
     """One started actor with its output, listener and store."""
 
-    def __init__(self, ref: pykka.ActorRef, output: RecordingOutput, store: Store) -> None:
+    def __init__(
+        self,
+        ref: ActorHandle[BlobSyncMessage],
+        output: RecordingOutput[agent.KvServerMessage],
+        store: Store,
+    ) -> None:
         self.ref = ref
         self.output = output
         self.store = store
@@ -109,7 +121,7 @@ def failed(reply: BlobSyncReply, message: str, code: Code = Code.INVALID_ARGUMEN
 
 
 @pytest.fixture
-def store(tmp_path) -> Iterator[Store]:
+def store(tmp_path: Path) -> Iterator[Store]:
     opened = connect_store(f"sqlite:///{tmp_path}/blobs.db")
     yield opened
     opened.close()
@@ -129,7 +141,7 @@ def loop_tasks() -> Iterator[LoopTasks]:
 
 @pytest.fixture
 def start_run(store: Store, loop_tasks: LoopTasks) -> Iterator[Callable[..., Run]]:
-    refs: list[pykka.ActorRef] = []
+    refs: list[ActorHandle[BlobSyncMessage]] = []
 
     def start(**limits: float) -> Run:
         output = kv_output()
@@ -305,7 +317,7 @@ def test_acknowledged_blobs_become_rows_in_the_cas(run: Run) -> None:
     run.output.assert_silent()  # answered from the CAS: no KV GET
     assert run.store.blobs.has_many(ids) == set(ids)
     assert [run.store.blobs.get(blob_id) for blob_id in ids] == list(blobs)
-    (count,) = run.store.database.execute_sql("SELECT COUNT(*) FROM blobs").fetchone()
+    (count,) = execute_sql(run.store.database, "SELECT COUNT(*) FROM blobs").fetchone()
     assert count == len(blobs)
 
 
@@ -458,7 +470,7 @@ def test_stopping_the_actor_fails_pending_work_with_canceled(run: Run) -> None:
 def test_an_internal_error_fails_pending_and_later_work(run: Run) -> None:
     run.persist(1, A)
     run.output.next()
-    run.ref.tell("not a message")
+    run.ref.tell("not a message")  # type: ignore[arg-type]  # wrong on purpose: it fails
     expected = "blob sync failed: BlobSyncActor cannot handle str"
     failed(run.listener.next(), expected, Code.INTERNAL)
     run.fetch(2, blob_id_of(C))
@@ -475,11 +487,12 @@ def test_a_full_database_fails_later_work_unavailable_in_one_log_line(
     bug)."""
     caplog.set_level(logging.WARNING, logger="cursor_server.blob_sync")
     database = run.store.database
-    saved = list(database._pragmas)  # type: ignore[attr-defined]
-    pages = database.execute_sql("PRAGMA page_count").fetchone()[0]
-    database._pragmas = [*saved, ("max_page_count", pages + 4)]  # type: ignore[attr-defined]
-    database.stop_writer()  # type: ignore[attr-defined]
-    database.close_idle()  # type: ignore[attr-defined]
+    assert isinstance(database, ReusingSqliteDatabase)  # the fixture's store is a SQLite file
+    saved = sqlite_pragmas(database)
+    pages = execute_sql(database, "PRAGMA page_count").fetchone()[0]
+    set_sqlite_pragmas(database, [*saved, ("max_page_count", pages + 4)])
+    database.stop_writer()
+    database.close_idle()
     try:
         big = bytes(range(256)) * 4096  # 1 MiB: more than four pages
         run.persist(1, big)
@@ -489,9 +502,9 @@ def test_a_full_database_fails_later_work_unavailable_in_one_log_line(
         run.fetch(2, blob_id_of(C))
         reply = run.listener.next()
     finally:
-        database._pragmas = saved  # type: ignore[attr-defined]
-        database.stop_writer()  # type: ignore[attr-defined]
-        database.close_idle()  # type: ignore[attr-defined]
+        set_sqlite_pragmas(database, saved)
+        database.stop_writer()
+        database.close_idle()
     assert isinstance(reply, BlobSyncFailed), reply
     assert reply.error.code == Code.UNAVAILABLE, reply.error
     assert "what was saved before is kept" in reply.error.message
@@ -535,7 +548,7 @@ def test_a_cancelled_loop_timer_keeps_nothing_its_callback_held(loop_tasks: Loop
 
 def test_loop_timer_cancelled_from_another_thread_never_fires(loop_tasks: LoopTasks) -> None:
     fired: queue.Queue[int] = queue.Queue()
-    timers = [loop_tasks.call_later(0.1, lambda i=i: fired.put(i)) for i in range(3)]
+    timers = [loop_tasks.call_later(0.1, functools.partial(fired.put, i)) for i in range(3)]
     cancelling = threading.Thread(target=timers[1].cancel)
     cancelling.start()
     cancelling.join(WAIT_S)

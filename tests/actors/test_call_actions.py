@@ -24,7 +24,7 @@ from wire.tools.base import ExecContext
 
 @pytest.fixture
 def run() -> Iterator[Run]:
-    output, listener = RecordingOutput(), Listener()
+    output, listener = RecordingOutput[agent.AgentServerMessage](), Listener()
     clock = itertools.count(1_700_000_000_000, 7)
     context = ExecContext(conversation_id="conv-1", terminals_folder="/t")
     ref = start_tool_runtime("req-actions", output, listener, context, clock=lambda: next(clock))

@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import peewee
@@ -33,11 +33,17 @@ from actors.conversation.model import (
     TextPart,
 )
 from actors.conversation.request import ToolSpec
-from actors.protocols.blob_sync import BlobsPersisted, BlobSyncFailed, PersistBlobs
+from actors.protocols.blob_sync import (
+    BlobsPersisted,
+    BlobSyncFailed,
+    BlobSyncMessage,
+    PersistBlobs,
+)
 from actors.protocols.checkpoint import (
     AssistantStep,
     CheckpointFailed,
     CheckpointJob,
+    CheckpointMessage,
     CheckpointPublished,
     CheckpointSetup,
     MessagesCommitted,
@@ -45,9 +51,11 @@ from actors.protocols.checkpoint import (
     PublishSettled,
     PublishStaged,
     ShellTurn,
+    Step,
     ThinkingStep,
     ToolCallStep,
 )
+from actors.protocols.mailbox import ActorHandle
 from store.conversations import roots_digest
 from tests.support.actor_doubles import WAIT_S, QueueListener, RecordingOutput
 from wire.errors import Code, ConnectError
@@ -110,7 +118,7 @@ SYSTEM_ROOT = sha(encode_system_root(INSTRUCTIONS))
 # ---- doubles ----
 
 
-class BlobSyncDouble(QueueListener[PersistBlobs]):
+class BlobSyncDouble(QueueListener[BlobSyncMessage]):
     """Stands in for the BlobSyncActor: records each ``PersistBlobs``; the test answers."""
 
     def persist_request(self) -> PersistBlobs:
@@ -144,15 +152,21 @@ class CountingOutput(RecordingOutput[agent.AgentServerMessage]):
         self.sent += 1
 
 
-class Listener(QueueListener[tuple[Reply, int]]):
+class Listener:
     """Records each reply with the number of frames the output had been sent by then."""
 
     def __init__(self, output: CountingOutput) -> None:
-        super().__init__()
+        self._replies: QueueListener[tuple[Reply, int]] = QueueListener()
         self._output = output
 
     def tell(self, message: Reply) -> None:
-        super().tell((message, self._output.sent))
+        self._replies.tell((message, self._output.sent))
+
+    def next(self) -> tuple[Reply, int]:
+        return self._replies.next()
+
+    def assert_silent(self) -> None:
+        self._replies.assert_silent()
 
 
 class Run:
@@ -208,16 +222,22 @@ def state(message: agent.AgentServerMessage) -> agent.ConversationStateStructure
     return message.conversation_checkpoint_update
 
 
-def settled(job_id: int, *messages: CanonicalMessage, steps: tuple = ()) -> PublishSettled:
+def settled(
+    job_id: int, *messages: CanonicalMessage, steps: tuple[Step, ...] = ()
+) -> PublishSettled:
     return PublishSettled(job_id, messages, steps, None)
 
 
 # ---- fixtures ----
 
 
+# Starts a Run; keyword arguments override the CheckpointSetup's fields.
+StartRun = Callable[..., Run]
+
+
 @pytest.fixture
-def start() -> Iterator[Any]:
-    refs: list[pykka.ActorRef] = []
+def start() -> Iterator[StartRun]:
+    refs: list[ActorHandle[CheckpointMessage]] = []
 
     def make(**overrides: Any) -> Run:
         fields: dict[str, Any] = dict(
@@ -241,7 +261,7 @@ def start() -> Iterator[Any]:
 
 
 @pytest.fixture
-def run(start: Any) -> Run:
+def run(start: StartRun) -> Run:
     return start()
 
 
@@ -270,7 +290,7 @@ def test_nothing_is_sent_before_the_jobs_blobs_are_persisted(run: Run) -> None:
 
 
 def test_a_job_built_before_its_commit_sets_its_blobs_at_once_and_publishes_after_both(
-    start: Any,
+    start: StartRun,
 ) -> None:
     run = start(conversation_id="conv-early")
     run.submit(PublishSettled(1, (U1,), (), None, awaits_commit=True))
@@ -291,7 +311,7 @@ def test_a_job_built_before_its_commit_sets_its_blobs_at_once_and_publishes_afte
     assert run.index.records == [("conv-early", roots_digest(roots[1:]), 41)]
 
 
-def test_a_commit_before_the_acks_still_waits_for_them(start: Any) -> None:
+def test_a_commit_before_the_acks_still_waits_for_them(start: StartRun) -> None:
     run = start(conversation_id="conv-early")
     run.submit(PublishSettled(1, (U1,), (), None, awaits_commit=True))
     request = run.persist_request(1)
@@ -316,6 +336,7 @@ def test_a_commit_before_the_acks_still_waits_for_them(start: Any) -> None:
 def test_a_failed_index_write_is_logged_and_the_checkpoint_stands(
     run: Run,
     caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
     error: peewee.DatabaseError,
     level: int,
     traceback: bool,
@@ -327,7 +348,7 @@ def test_a_failed_index_write_is_logged_and_the_checkpoint_stands(
     def failing(conversation_id: str, digest: bytes, revision_id: int) -> None:
         raise error
 
-    run.index.record_checkpoint = failing  # type: ignore[method-assign]
+    monkeypatch.setattr(run.index, "record_checkpoint", failing)
     run.publish(PublishSettled(1, (U1,), (), None, revision_id=7))
     run.publish(PublishSettled(2, (U1, A1), (), None, revision_id=8))
     # The third job is handled after the second's index write: both lines are out by then.
@@ -395,7 +416,7 @@ def test_settled_has_the_system_root_one_root_per_message_and_the_turn(run: Run)
     assert checkpoint.mode == agent.AGENT_MODE_AGENT
 
 
-def test_without_a_user_message_there_is_no_turn(start: Any) -> None:
+def test_without_a_user_message_there_is_no_turn(start: StartRun) -> None:
     run = start(user_message=None)
     request, (frame,) = run.publish(settled(1, U1, steps=(AssistantStep("ignored"),)))
     checkpoint = state(frame)
@@ -611,20 +632,20 @@ def test_a_root_change_in_a_queued_job_fails_it_after_the_one_in_flight(run: Run
 def test_a_crash_fails_the_job_in_flight_so_the_run_never_waits_for_it(run: Run) -> None:
     run.submit(settled(1, U1))
     run.persist_request(1)
-    run.ref.tell(object())  # not in the protocol: on_receive raises, the actor stops
+    run.ref.tell(object())  # type: ignore[arg-type]  # not in the protocol: on_receive raises, the actor stops
     failed = run.failed()
     assert failed.job_id == 1 and failed.error.code is Code.INTERNAL
     assert "checkpoint failed" in failed.error.message
 
 
 def test_a_crash_with_no_job_pending_still_tells_the_run(run: Run) -> None:
-    run.ref.tell(object())
+    run.ref.tell(object())  # type: ignore[arg-type]  # wrong on purpose: the actor crashes
     failed = run.failed()
     assert failed.job_id == 0 and failed.error.code is Code.INTERNAL
 
 
 def test_a_shell_turn_is_the_runs_turn_and_is_indexed_before_the_run_hears_of_it(
-    start: Any,
+    start: StartRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A command the user ran: no user message, the turn is a ShellConversationTurnStructure of
     the command's and output's blobs, after the client's turns; its state is indexed before
@@ -646,8 +667,8 @@ def test_a_shell_turn_is_the_runs_turn_and_is_indexed_before_the_run_hears_of_it
         told.append(message)
         tell(message)
 
-    run.index.record_checkpoint = record_then_note
-    run.listener.tell = note_then_tell
+    monkeypatch.setattr(run.index, "record_checkpoint", record_then_note)
+    monkeypatch.setattr(run.listener, "tell", note_then_tell)
     command = agent.ShellCommand(command="ls").SerializeToString(deterministic=True)
     output = agent.ShellOutput(stdout="a\n", exit_code=0).SerializeToString(deterministic=True)
     job = PublishSettled(1, (U1,), (), None, revision_id=5, shell_turn=ShellTurn(command, output))

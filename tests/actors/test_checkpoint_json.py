@@ -89,10 +89,15 @@ def pair(
     ]
 
 
-def final(text: str, message_id: str = "req-1:assistant:1", **kw: object) -> CanonicalMessage:
-    return CanonicalMessage(
-        message_id, Role.ASSISTANT, Origin.ASSISTANT, AssistantContent(text=text, **kw)
-    )  # type: ignore[arg-type]
+def final(
+    text: str,
+    message_id: str = "req-1:assistant:1",
+    *,
+    thinking: str = "",
+    replay_state: ReplayState | None = None,
+) -> CanonicalMessage:
+    content = AssistantContent(text=text, thinking=thinking, replay_state=replay_state)
+    return CanonicalMessage(message_id, Role.ASSISTANT, Origin.ASSISTANT, content)
 
 
 # ---- exact bytes ---------------------------------------------------------------------------
@@ -210,7 +215,9 @@ def test_arguments_that_are_not_an_object_are_kept_as_their_text_and_come_back(
     root = json.loads(encode_root(message, MODEL))
     (part,) = [p for p in root["content"] if p["type"] == "tool-call"]
     assert part["args"] == arguments
-    (back,) = decode_root(encode_root(message, MODEL), "x").content.tool_calls
+    decoded = decode_root(encode_root(message, MODEL), "x").content
+    assert isinstance(decoded, AssistantContent)
+    (back,) = decoded.tool_calls
     assert back.arguments == arguments
 
 

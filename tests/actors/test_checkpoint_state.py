@@ -7,6 +7,7 @@ import hashlib
 import msgspec
 import pytest
 from google.protobuf import unknown_fields
+from google.protobuf.message import Message
 
 from actors.codecs.checkpoint_state import (
     BREAKDOWN_CATEGORIES,
@@ -63,8 +64,10 @@ def _len_field(number: int, payload: bytes) -> bytes:
     return _tag(number, 2) + _varint(len(payload)) + payload
 
 
-def _unknown(message: object) -> list[tuple[int, int, object]]:
-    return [(f.field_number, f.wire_type, f.data) for f in unknown_fields.UnknownFieldSet(message)]
+def _unknown(message: Message) -> list[tuple[int, int, object]]:
+    fields = unknown_fields.UnknownFieldSet(message)
+    found = [fields[index] for index in range(len(fields))]  # indexed: the stub has no __iter__
+    return [(f.field_number, f.wire_type, f.data) for f in found]
 
 
 # ---- steps ------------------------------------------------------------------------------------

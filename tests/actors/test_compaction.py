@@ -29,7 +29,13 @@ from actors.conversation.model import (
     summary_text,
 )
 from actors.conversation.projection import ProjectionError, visible
-from actors.conversation.request import ModelRoute, ProviderType, Reasoning
+from actors.conversation.request import (
+    ModelRoute,
+    ProviderTextPart,
+    ProviderType,
+    Reasoning,
+    UserMessage,
+)
 from actors.conversation.secret import Secret
 from actors.protocols.provider import ProviderCallEnded
 from actors.turn.compaction import (
@@ -177,7 +183,10 @@ def test_the_summary_call_has_no_tools_no_reasoning_and_ends_on_our_request() ->
         "UserMessage", "AssistantMessage", "UserMessage"
     ]  # fmt: skip
     last = request.messages[-1]
-    assert last.parts[0].text == assets.request  # type: ignore[union-attr]
+    assert isinstance(last, UserMessage)
+    first_part = last.parts[0]
+    assert isinstance(first_part, ProviderTextPart)
+    assert first_part.text == assets.request
 
 
 def test_a_refusal_right_after_a_compaction_ends_the_run() -> None:

@@ -77,7 +77,8 @@ def kv_reply(draw: st.DrawFn) -> agent.KvClientMessage:
     if kind == "not found":
         return agent.KvClientMessage(id=kv_id, get_blob_result=agent.GetBlobResult())
     message = draw(proto_message(agent.KvClientMessage.DESCRIPTOR))
-    return message  # type: ignore[return-value]
+    assert isinstance(message, agent.KvClientMessage)  # a message of that descriptor
+    return message
 
 
 @fuzz_settings()

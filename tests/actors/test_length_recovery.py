@@ -36,7 +36,9 @@ def user(text: str, message_id: str = "runtime:run-request:r1") -> CanonicalMess
 
 def test_a_continuation_request_is_a_runtime_message_inside_the_turn() -> None:
     history = [user("go")]
-    answer, ask = continuation("r1", 0, AssistantContent(text="half"), history) or ((), ())
+    pair = continuation("r1", 0, AssistantContent(text="half"), history)
+    assert pair is not None  # the first cut is continued
+    answer, ask = pair
     assert answer.role is Role.ASSISTANT and answer.content == AssistantContent(text="half")
     assert ask.role is Role.USER and ask.origin is Origin.RUNTIME
     assert ask.message_id == f"runtime:{ask.runtime_event_id}"

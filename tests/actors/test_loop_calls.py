@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import TypeVarTuple
 
 from actors.loop.bridge import LoopCalls, loop_calls
 
@@ -35,12 +37,20 @@ async def test_calls_from_many_threads_run_in_the_order_each_thread_made_them() 
     assert loop_calls(loop) is calls  # one queue per loop
 
 
+Ts = TypeVarTuple("Ts")
+
+
 class CountingLoop(asyncio.SelectorEventLoop):
     wakeups = 0
 
-    def call_soon_threadsafe(self, *args: Any, **kwargs: Any) -> Any:
+    def call_soon_threadsafe(
+        self,
+        callback: Callable[[*Ts], object],
+        *args: *Ts,
+        context: contextvars.Context | None = None,
+    ) -> asyncio.Handle:
         self.wakeups += 1
-        return super().call_soon_threadsafe(*args, **kwargs)
+        return super().call_soon_threadsafe(callback, *args, context=context)
 
 
 def test_a_burst_of_calls_wakes_the_loop_once_and_an_error_stops_none_of_the_others() -> None:

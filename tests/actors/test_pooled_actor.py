@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import pykka
 import pytest
@@ -34,6 +34,16 @@ def _stop_leftovers() -> Iterator[None]:
 def pool_actor(pool: WorkerPool) -> type[PooledActor]:
     """A PooledActor base bound to ``pool``, so a test counts only its own workers."""
     return type("OnPool", (PooledActor,), {"actor_pool": pool})
+
+
+A = TypeVar("A", bound=PooledActor)
+
+
+def on_pool(kind: type[A], pool: WorkerPool, name: str) -> type[A]:
+    """``kind`` as a class named ``name`` on ``pool`` (``pool_actor``'s base after it)."""
+    bound = type(name, (kind, pool_actor(pool)), {})
+    assert issubclass(bound, kind)  # what type() built: for the type checker
+    return bound
 
 
 def actor_of(ref: pykka.ActorRef[Any]) -> Any:
@@ -130,8 +140,7 @@ def test_a_handler_blocking_on_another_pooled_actor_does_not_deadlock_the_pool()
     """A chain of asks longer than the pool's idle size: each link holds a worker while it waits
     for the next, so the pool must grow to answer."""
     pool = WorkerPool("chain", max_idle=1)
-    base = pool_actor(pool)
-    link = type("Link", (Asker, base), {})
+    link = on_pool(Asker, pool, "Link")
     warm = link.start()
     warm.ask((None, "warm"), timeout=WAIT)
     assert pool.idle == 1 and pool.threads_started == 1
@@ -160,10 +169,9 @@ def test_an_actor_is_not_starved_by_another_actors_long_handler() -> None:
     """A cancel must get through within 100 ms: another actor's blocked handler holds its own
     worker, and a message to this actor runs on another one, even with no idle worker kept."""
     pool = WorkerPool("starve", max_idle=0)
-    base = pool_actor(pool)
     release = threading.Event()
-    slow = type("Slow", (Sleeper, base), {}).start(release)
-    quick = type("Quick", (Recorder, base), {}).start()
+    slow = on_pool(Sleeper, pool, "Slow").start(release)
+    quick = on_pool(Recorder, pool, "Quick").start()
     slow.tell("block")
     started = time.monotonic()
     assert quick.ask("cancel", timeout=WAIT) == "cancel"
@@ -189,7 +197,7 @@ def test_a_thousand_actors_started_and_stopped_create_far_fewer_threads(
 
     monkeypatch.setattr(threading.Thread, "start", counted)
     pool = WorkerPool("reuse", max_idle=8)
-    kind = type("Short", (Nothing, pool_actor(pool)), {})
+    kind = on_pool(Nothing, pool, "Short")
     for _ in range(100):  # 100 batches of 10 living at once
         batch = [kind.start() for _ in range(10)]
         for ref in batch:

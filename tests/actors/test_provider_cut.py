@@ -55,7 +55,7 @@ async def test_a_tool_call_begun_before_a_cut_reaches_the_turn_and_is_not_retrie
     server_store: Store,
 ) -> None:
     route = make_route(server_store.database, fake.base_url, "openai-chat")
-    events = chat_events(tools=[FakeToolCall("call_1", "Read", ['{"path": "a.txt"}'])])
+    events = chat_events(tools=[FakeToolCall("call_1", "Read", ('{"path": "a.txt"}',))])
     for repeat in range(REPEATS):
         fake.enqueue(Script.cut(2, events, after_s=0.0))
         listener = Listener()

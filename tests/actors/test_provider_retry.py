@@ -220,7 +220,7 @@ async def test_a_cancel_during_the_wait_ends_the_call_at_once_and_sends_nothing_
     await fake.wait_for_request(1)
     await asyncio.sleep(0.2)  # the first attempt has failed: the actor waits for its retry
     cancelled = time.monotonic()
-    actor.tell(CancelProviderCall("user pressed stop"))  # type: ignore[attr-defined]
+    actor.tell(CancelProviderCall("user pressed stop"))
     _, end = await listener.until_end()
     assert time.monotonic() - cancelled < 0.5
     assert end.status is CallStatus.CANCELLED

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -159,7 +160,7 @@ def tags_in(text: str) -> list[str]:
     return [tag for tag in ALL_TAGS if f"<{tag}>" in text or f"<{tag} " in text]
 
 
-def _ide_state(**fields: object) -> agent.InvocationContext:
+def _ide_state(**fields: Any) -> agent.InvocationContext:
     return agent.InvocationContext(ide_state=agent.InvocationContext.IdeState(**fields))
 
 

@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from actors.loop.bridge import LoopTasks
-from actors.services.server_work import LoopServerWorkers
+from actors.services.server_work import LoopServerWorkers, ServerWorkHandler
 from wire.tools.base import ServerWorkFailed
 
 
@@ -45,7 +45,7 @@ async def broken(request: Broken) -> str:
 async def workers_and_answers() -> tuple[LoopServerWorkers, asyncio.Queue[Any]]:
     loop = asyncio.get_running_loop()
     answers: asyncio.Queue[Any] = asyncio.Queue()
-    handlers = {Echo: echo, Slow: slow, Broken: broken}
+    handlers: dict[type, ServerWorkHandler] = {Echo: echo, Slow: slow, Broken: broken}
     workers = LoopServerWorkers(LoopTasks(loop), handlers)
     return workers, answers
 

@@ -19,7 +19,7 @@ import itertools
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from actors.conversation.request import ModelRoute, ProviderType
 from actors.conversation.secret import Secret
 from actors.loop.bridge import LoopTasks
 from actors.protocols.edge import CancelRun, ClientMessageReceived, RunRequestDeadlinePassed
+from actors.protocols.mailbox import ActorHandle
 from actors.providers.actor import ProviderActor, ProviderDeps
 from actors.providers.recorder import start_call_recorder
 from actors.providers.transport import new_provider_client
@@ -59,7 +60,7 @@ UNKNOWN_MODEL = "deadbeef"
 def run_request(
     text: str = "say hello",
     model: str = UNKNOWN_MODEL,
-    mode: int = agent.AGENT_MODE_AGENT,
+    mode: agent.AgentMode = agent.AGENT_MODE_AGENT,
 ) -> agent.AgentClientMessage:
     user = agent.UserMessage(text=text, message_id="msg-1", mode=mode)
     request = agent.AgentRunRequest(
@@ -92,7 +93,7 @@ def sha(data: bytes) -> bytes:
 class Session:
     """One started SessionActor, told messages as the edge tells them (seqno from 1)."""
 
-    def __init__(self, ref: pykka.ActorRef, output: StreamOutput) -> None:
+    def __init__(self, ref: pykka.ActorRef[Any], output: StreamOutput) -> None:
         self.ref = ref
         self.output = output
         self._seqno = itertools.count(1)
@@ -182,22 +183,22 @@ ROUTE = ModelRoute(
 StartSession = Callable[..., Session]
 
 
-def stop_actors(refs: list[pykka.ActorRef]) -> None:
+def stop_actors(refs: Sequence[ActorHandle[Any]]) -> None:
     for ref in refs:
         with contextlib.suppress(pykka.ActorDeadError):
             ref.stop(timeout=WAIT_S)
 
 
 @pytest.fixture
-def session_refs() -> Iterator[list[pykka.ActorRef]]:
+def session_refs() -> Iterator[list[pykka.ActorRef[Any]]]:
     """Every SessionActor a test started; stopped at teardown (before ``deps`` goes)."""
-    refs: list[pykka.ActorRef] = []
+    refs: list[pykka.ActorRef[Any]] = []
     yield refs
     stop_actors(refs)
 
 
 @pytest.fixture
-def start_session(session_refs: list[pykka.ActorRef]) -> StartSession:
+def start_session(session_refs: list[pykka.ActorRef[Any]]) -> StartSession:
     def start(
         resolve_model: ModelResolver | None = None,
         deps: AgentDeps | None = None,
@@ -244,7 +245,7 @@ def fake(loop: asyncio.AbstractEventLoop) -> Iterator[FakeProvider]:
 
 @pytest.fixture
 def deps(
-    store: Store, loop: asyncio.AbstractEventLoop, session_refs: list[pykka.ActorRef]
+    store: Store, loop: asyncio.AbstractEventLoop, session_refs: list[pykka.ActorRef[Any]]
 ) -> Iterator[AgentDeps]:
     """``AgentDeps`` built as ``run.start_server`` builds them."""
     tasks = LoopTasks(loop)
@@ -453,7 +454,7 @@ def test_a_mode_without_assets_ends_invalid_argument_naming_it(
     label: str,
 ) -> None:
     session = start_session(StoreModelResolver(store.database), deps)
-    session.client(run_request(model=public_id, mode=mode))
+    session.client(run_request(model=public_id, mode=mode))  # type: ignore[arg-type]  # 42: no mode, refused
     error = session.output.end()  # refused before any frame
     assert error is not None and error.code is Code.INVALID_ARGUMENT, error
     assert error.message.startswith(f"protocol error: unsupported agent mode: {label} "), error

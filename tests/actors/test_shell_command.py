@@ -49,7 +49,9 @@ def test_the_request_is_a_shell_command_run_in_the_states_mode() -> None:
     plan = plan_turn("req-1", plain)
     assert (plan.kind, plan.mode_name, plan.user_message) == (TurnKind.SHELL_COMMAND, "agent", None)
     assert plan.shell_command == action()
-    in_plan = plan_turn("req-1", request(action(), agent.ConversationStateStructure(mode=3)))
+    in_plan = plan_turn(
+        "req-1", request(action(), agent.ConversationStateStructure(mode=agent.AGENT_MODE_PLAN))
+    )
     assert (in_plan.kind, in_plan.mode_name) == (TurnKind.SHELL_COMMAND, "plan")
     user_turn = agent.AgentRunRequest(
         action=agent.ConversationAction(user_message_action=agent.UserMessageAction())

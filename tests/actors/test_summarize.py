@@ -37,7 +37,10 @@ def test_summarize_keeps_only_the_newest_answer_whatever_the_window() -> None:
         "UserMessage",  # our request
     ]  # fmt: skip
     last = phase.call.request.messages[-1]
-    assert isinstance(last, UserMessage) and last.parts[0].text == compaction_assets().request
+    assert isinstance(last, UserMessage)
+    first_part = last.parts[0]
+    assert isinstance(first_part, ProviderTextPart)
+    assert first_part.text == compaction_assets().request
     # Not held: no checkpoint of the summarize run comes before its call.
     assert phase.release().frames == ()
 

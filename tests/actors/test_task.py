@@ -4,6 +4,7 @@ text the model reads for each result, the card's subagent type, and the step ind
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -100,7 +101,7 @@ def execution(**arguments: object) -> TaskExecution:
     return TaskExecution("call_t", ToolArgs(json.dumps(args)), context)
 
 
-def result(**fields: object) -> agent.ExecClientMessage:
+def result(**fields: Any) -> agent.ExecClientMessage:
     return agent.ExecClientMessage(id=1, subagent_result=agent.SubagentResult(**fields))
 
 

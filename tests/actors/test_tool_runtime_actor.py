@@ -19,6 +19,7 @@ import pykka
 import pytest
 
 from actors.conversation.model import CanonicalToolCall
+from actors.protocols.mailbox import ActorHandle
 from actors.protocols.tool_runtime import (
     AbortPendingExecs,
     EndedCall,
@@ -30,6 +31,7 @@ from actors.protocols.tool_runtime import (
     StartToolRound,
     ToolCompleted,
     ToolRuntimeFailed,
+    ToolRuntimeMessage,
     ToolRuntimeReply,
     ToolRuntimeStopped,
 )
@@ -58,10 +60,11 @@ class Run:
 
     def __init__(
         self,
-        ref: pykka.ActorRef,
+        ref: ActorHandle[ToolRuntimeMessage],
         output: RecordingOutput[agent.AgentServerMessage],
         listener: Listener,
     ) -> None:
+        assert isinstance(ref, pykka.ActorRef)  # tests wait on its actor_stopped
         self.ref = ref
         self.output = output
         self.listener = listener
@@ -116,7 +119,7 @@ def shell(wire_id: int, **event: Any) -> agent.ExecClientMessage:
 
 @pytest.fixture
 def run() -> Iterator[Run]:
-    output, listener = RecordingOutput(), Listener()
+    output, listener = RecordingOutput[agent.AgentServerMessage](), Listener()
     clock = itertools.count(1_700_000_000_000, 7)
     ref = start_tool_runtime(
         "req-tools",
@@ -398,7 +401,7 @@ def test_an_unknown_tool_name_is_an_error_result_for_the_model_and_shows_no_card
 
 def test_a_tool_outside_the_runs_mode_is_an_error_result_for_the_model_and_shows_no_card() -> None:
     """Write in Ask mode: refused like an unknown tool, naming the mode; the allowed call runs."""
-    output, listener = RecordingOutput(), Listener()
+    output, listener = RecordingOutput[agent.AgentServerMessage](), Listener()
     ask = ModeTools("Ask", ("Glob", "Grep", "Read", "ReadLints"))
     ref = start_tool_runtime("req-ask", output, listener, ExecContext(mode=ask))
     ask_run = Run(ref, output, listener)
@@ -667,7 +670,7 @@ def timers() -> ManualTimers:
 
 @pytest.fixture
 def timed_run(timers: ManualTimers) -> Iterator[Run]:
-    output, listener = RecordingOutput(), Listener()
+    output, listener = RecordingOutput[agent.AgentServerMessage](), Listener()
     clock = itertools.count(1_700_000_000_000, 7)
     ref = start_tool_runtime(
         "req-tools",

@@ -3,6 +3,8 @@ in, the turn's user message, and what each needs from the request."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from actors.turn.actions import (
@@ -17,14 +19,17 @@ from prompt import load_prompt_assets
 from wire.errors import ConnectError
 from wire.proto import agent_v1_pb2 as agent
 
+# ``async`` is a Python keyword: the field goes in by name, through the message's **kwargs.
+ASYNC_RESULT: dict[str, Any] = {"async": agent.AskQuestionAsync()}
+
 
 def request(
-    state: agent.ConversationStateStructure | None = None, **action: object
+    state: agent.ConversationStateStructure | None = None, **action: Any
 ) -> agent.AgentRunRequest:
     return agent.AgentRunRequest(
         conversation_id="conv",
         conversation_state=state,
-        action=agent.ConversationAction(**action),  # type: ignore[arg-type]
+        action=agent.ConversationAction(**action),
     )
 
 
@@ -88,7 +93,7 @@ def test_the_mode_each_action_runs_in() -> None:
         (
             agent.AsyncAskQuestionCompletionAction(
                 original_tool_call_id="c",
-                result=agent.AskQuestionResult(**{"async": agent.AskQuestionAsync()}),
+                result=agent.AskQuestionResult(**ASYNC_RESULT),
             ),
             "the result for c carries no answers",
         ),

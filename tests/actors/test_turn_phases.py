@@ -15,6 +15,7 @@ import pytest
 from actors.codecs.checkpoint_json import encode_root, encode_system_root
 from actors.conversation.events import (
     FinishReason,
+    ProviderEvent,
     TextDelta,
     TextEnded,
     TextStarted,
@@ -55,6 +56,7 @@ from actors.turn.model_call import (
     CallAnswered,
     CallCancelled,
     CallFailed,
+    CallOutcome,
     CallWantsTools,
     ModelCall,
     add_usage,
@@ -104,8 +106,8 @@ def kinds(frames: tuple[bytes, ...]) -> list[str | None]:
     return [update.WhichOneof("message") for update in updates(frames)]
 
 
-def events(*items: object) -> ProviderEventsReceived:
-    return ProviderEventsReceived(CALL, tuple(items))  # type: ignore[arg-type]
+def events(*items: ProviderEvent) -> ProviderEventsReceived:
+    return ProviderEventsReceived(CALL, tuple(items))
 
 
 def result(
@@ -123,7 +125,9 @@ def ended(
     return ProviderCallEnded(CALL, None, status, call_result, failure)
 
 
-def released(call: ModelCall, *messages: ProviderEventsReceived | ProviderCallEnded):  # type: ignore[no-untyped-def]
+def released(
+    call: ModelCall, *messages: ProviderEventsReceived | ProviderCallEnded
+) -> tuple[tuple[bytes, ...], CallOutcome | None]:
     """Feed ``messages`` (arriving one second apart) to a call already released."""
     call.release()
     steps = [call.receive(message, float(n)) for n, message in enumerate(messages)]
@@ -381,7 +385,8 @@ def test_an_adopted_round_runs_only_its_calls_without_a_result() -> None:
     round_ = ToolRound.adopted(stored, 55)
     assert round_.pending == (CALLS[1],) and round_.started_at_ms == 55
     # A pair was committed before the drop: the next one carries no text again.
-    assert round_.pair_for(completed("c2")).assistant.content.text == ""  # type: ignore[union-attr]
+    content = round_.pair_for(completed("c2")).assistant.content
+    assert isinstance(content, AssistantContent) and content.text == ""
 
 
 # ---- RunEnding ----
@@ -439,7 +444,7 @@ def test_only_the_first_end_counts() -> None:
 # ---- the plan and the base's blobs ----
 
 
-def user_request(mode: int = agent.AGENT_MODE_AGENT) -> agent.AgentRunRequest:
+def user_request(mode: agent.AgentMode = agent.AGENT_MODE_AGENT) -> agent.AgentRunRequest:
     request = agent.AgentRunRequest(conversation_id="conv")
     request.action.user_message_action.user_message.text = "hi"
     request.action.user_message_action.user_message.mode = mode
@@ -463,7 +468,7 @@ def test_a_user_message_plans_a_new_turn_in_its_mode() -> None:
         (user_request(agent.AGENT_MODE_UNSPECIFIED), Code.INVALID_ARGUMENT, "UNSPECIFIED"),
         (user_request(agent.AGENT_MODE_TRIAGE), Code.INVALID_ARGUMENT, "AGENT_MODE_TRIAGE"),
         (user_request(agent.AGENT_MODE_CUSTOM), Code.INVALID_ARGUMENT, "AGENT_MODE_CUSTOM"),
-        (user_request(42), Code.INVALID_ARGUMENT, "42"),
+        (user_request(42), Code.INVALID_ARGUMENT, "42"),  # type: ignore[arg-type]  # no such mode: refused
         (agent.AgentRunRequest(), Code.UNIMPLEMENTED, "none"),
         (
             agent.AgentRunRequest(action=agent.ConversationAction(cancel_action={})),
@@ -503,7 +508,7 @@ SERVED_MODES = [
 
 @pytest.mark.parametrize(("number", "name"), SERVED_MODES)
 def test_each_served_mode_plans_its_assets_and_the_state_mode_does_not_override_it(
-    number: int, name: str
+    number: agent.AgentMode, name: str
 ) -> None:
     request = user_request(number)
     request.conversation_state.mode = agent.AGENT_MODE_PLAN  # the previous run's mode
@@ -512,9 +517,9 @@ def test_each_served_mode_plans_its_assets_and_the_state_mode_does_not_override_
 
 
 @pytest.mark.parametrize(("number", "name"), SERVED_MODES)
-def test_a_resume_runs_in_the_mode_its_state_records(number: int, name: str) -> None:
+def test_a_resume_runs_in_the_mode_its_state_records(number: agent.AgentMode, name: str) -> None:
     request = resume_request([b"r0"], [b"t0"])
-    request.conversation_state.mode = number  # type: ignore[assignment]
+    request.conversation_state.mode = number
     plan = plan_turn("run-1", request)
     assert (plan.kind, plan.mode_number, plan.mode_name) == (TurnKind.RESUME, number, name)
 

@@ -59,7 +59,7 @@ def cost(usages: list[CacheUsage], cached: bool) -> float:
 async def conversation(cursor: FakeCursor, fake: CachingAnthropic, model: str, ws: Path) -> None:
     state: agent.ConversationStateStructure | None = None
     for turn in range(TURNS):
-        read = FakeToolCall(f"read-{turn}", "Read", [json.dumps({"path": "/steps.py"})])
+        read = FakeToolCall(f"read-{turn}", "Read", (json.dumps({"path": "/steps.py"}),))
         fake.enqueue(Reply(text="Let me read it.", tools=[read]), Reply(text=ANSWER))
         log = await CursorSession(cursor, f"cache-turn-{turn}", workspace=ws).run(
             user_turn_message(

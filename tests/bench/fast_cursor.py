@@ -10,7 +10,9 @@ which ``Answer`` provides.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
+from typing import Any
 
 import aiohttp
 import msgspec
@@ -18,7 +20,7 @@ import msgspec
 from tests.support.fake_cursor import (
     BIDI_APPEND,
     RUN_SSE,
-    FakeCursor,
+    CursorSession,
     RunStream,
     bidi_append_body,
     frame_body,
@@ -48,19 +50,21 @@ class AiohttpRunStream(RunStream):
         self.aio_response.close()
 
 
-class AiohttpCursor(FakeCursor):
-    """``FakeCursor`` with RunSSE and BidiAppend sent through one aiohttp session."""
+class AiohttpCursor:
+    """``FakeCursor``'s two calls (an ``EditorClient`` for ``CursorSession``): RunSSE and
+    BidiAppend, sent through one aiohttp session (``connector``: its connection pool, aiohttp's
+    default when None)."""
 
-    def __init__(self, base_url: str) -> None:
-        super().__init__(base_url)
+    def __init__(self, base_url: str, connector: aiohttp.BaseConnector | None = None) -> None:
         self.base_url = base_url
-        self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
+        self.session = aiohttp.ClientSession(
+            connector=connector, timeout=aiohttp.ClientTimeout(total=None)
+        )
 
     async def aclose(self) -> None:
         await self.session.close()
-        await super().aclose()
 
-    async def open_run_sse(  # type: ignore[override]
+    async def open_run_sse(
         self, request_id: str, *, enveloped: bool = True, gzipped: bool = False
     ) -> RunStream:
         payload = agent.BidiRequestId(request_id=request_id).SerializeToString()
@@ -70,7 +74,7 @@ class AiohttpCursor(FakeCursor):
         )
         return AiohttpRunStream(response)
 
-    async def append(  # type: ignore[override]
+    async def append(
         self,
         request_id: str,
         seqno: int,
@@ -87,3 +91,16 @@ class AiohttpCursor(FakeCursor):
             self.base_url + BIDI_APPEND, data=body, headers={**base_headers, **(headers or {})}
         ) as response:
             return Answer(response.status, await response.text())
+
+
+class TimedSession(CursorSession):
+    """A ``CursorSession`` that notes when it starts answering each exec (``perf_counter``),
+    for the benchmarks that time a tool round's overhead."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sent_at: list[float] = []
+
+    async def _answer(self, exec_message: agent.ExecServerMessage) -> None:
+        self.sent_at.append(time.perf_counter())
+        await super()._answer(exec_message)

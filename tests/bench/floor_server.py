@@ -20,7 +20,13 @@ import sys
 
 import pykka
 
-from actors.protocols.edge import CancelRun, ClientMessageReceived, RunRequestDeadlinePassed
+from actors.protocols.edge import (
+    CancelRun,
+    ClientMessageReceived,
+    EdgeMessage,
+    RunRequestDeadlinePassed,
+)
+from actors.protocols.mailbox import Mailbox
 from actors.protocols.run_output import RunOutput
 from run import ServerConfig, start_server
 from tests.bench.load_server import publisher
@@ -74,7 +80,7 @@ class FloorRun(pykka.ThreadingActor):
                 pass
 
 
-def start_floor_run(request_id: str, output: RunOutput) -> pykka.ActorRef:
+def start_floor_run(request_id: str, output: RunOutput) -> Mailbox[EdgeMessage]:
     return FloorRun.start(request_id, output)
 
 

@@ -48,10 +48,10 @@ from typing import Any
 import aiohttp
 
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
-from tests.bench.fast_cursor import AiohttpCursor
+from tests.bench.fast_cursor import AiohttpCursor, TimedSession
 from tests.bench.load_provider import TOOLS_MARK, LoadProviderProcess
 from tests.bench.stats import percentile
-from tests.support.fake_cursor import CursorSession, TurnLog, user_turn_message
+from tests.support.fake_cursor import TurnLog, user_turn_message
 from tests.support.process import (
     SHARED_KEY_ENV,
     ServerProcess,
@@ -92,15 +92,8 @@ def first_text_at(log: TurnLog) -> float:
 async def run_turn(
     cursor: AiohttpCursor, job: Job, public_id: str, prefix: str, workspace: Path
 ) -> Outcome:
-    session = CursorSession(cursor, f"{prefix}-{job.tag}", workspace=workspace, batch_size=2)
-    sent_at: list[float] = []
-    original = session._answer
-
-    async def timed_answer(message: Any) -> None:
-        sent_at.append(time.perf_counter())
-        await original(message)
-
-    session._answer = timed_answer  # type: ignore[method-assign]
+    session = TimedSession(cursor, f"{prefix}-{job.tag}", workspace=workspace, batch_size=2)
+    sent_at = session.sent_at
     mark = f" {TOOLS_MARK}" if job.kind == "tools" else ""
     text = f"hi{mark} load-tag-{job.tag}"
     first = user_turn_message(text, public_id, conversation_id=f"{prefix}-c-{job.tag}")

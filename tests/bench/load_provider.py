@@ -37,7 +37,7 @@ def _text_body() -> list[bytes]:
 
 
 def _tools_body(tag: str) -> list[bytes]:
-    calls = [FakeToolCall(f"call_{tag}_{i}", "Read", [args]) for i, args in enumerate(READS)]
+    calls = [FakeToolCall(f"call_{tag}_{i}", "Read", (args,)) for i, args in enumerate(READS)]
     return [event.encode() for event in chat_events(tools=calls)]
 
 

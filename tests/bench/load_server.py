@@ -15,6 +15,7 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import peewee
 
@@ -41,7 +42,7 @@ def _count_group_commits() -> None:
             _commits[0] += 1
         original(conn, sql)
 
-    group_commit._execute = counting  # type: ignore[assignment]
+    group_commit._execute = counting
 
 
 def publisher(path: str) -> Callable[[int, Any], None]:
@@ -57,7 +58,8 @@ def publisher(path: str) -> Callable[[int, Any], None]:
 
 
 if __name__ == "__main__":
-    peewee.Database.commit = _counting_commit  # type: ignore[method-assign]
     _count_group_commits()
     signal.signal(signal.SIGUSR1, publisher(os.environ["LOAD_STATS_FILE"]))
-    runpy.run_path(str(REPO / "run.py"), run_name="__main__")
+    # Every peewee commit counted for as long as the server runs.
+    with mock.patch.object(peewee.Database, "commit", _counting_commit):
+        runpy.run_path(str(REPO / "run.py"), run_name="__main__")

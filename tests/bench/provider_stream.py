@@ -24,9 +24,14 @@ import msgspec
 import peewee
 from aiohttp import web
 
-from actors.conversation.request import LlmRequest, ModelRoute, TextPart, UserMessage
+from actors.conversation.request import LlmRequest, ModelRoute, ProviderTextPart, UserMessage
 from actors.loop.bridge import LoopTasks
-from actors.protocols.provider import CancelProviderCall, ProviderCallEnded, StartProviderCall
+from actors.protocols.provider import (
+    CancelProviderCall,
+    ProviderCallEnded,
+    ProviderReply,
+    StartProviderCall,
+)
 from actors.providers.actor import ProviderDeps, start_provider_call
 from actors.providers.recorder import start_call_recorder
 from actors.providers.transport import CallLimits, new_provider_client
@@ -36,6 +41,7 @@ from store.catalog import ModelInput, ProviderInput, create_provider, model_rout
 from tests.support.fake_provider import (
     FakeProvider,
     Script,
+    SseEvent,
     anthropic_events,
     anthropic_usage,
     chat_events,
@@ -46,7 +52,7 @@ from tests.support.fake_provider import (
 
 DELTAS = 20_000
 ROUNDS = 5
-REQUEST = LlmRequest("bench", (), (UserMessage((TextPart("go"),)),))
+REQUEST = LlmRequest("bench", (), (UserMessage((ProviderTextPart("go"),)),))
 
 
 class Counter:
@@ -54,14 +60,14 @@ class Counter:
         self.events = 0
         self.done: queue.Queue[ProviderCallEnded] = queue.Queue()
 
-    def tell(self, message: object) -> None:
+    def tell(self, message: ProviderReply) -> None:
         if isinstance(message, ProviderCallEnded):
             self.done.put(message)
         else:
-            self.events += len(message.events)  # type: ignore[attr-defined]
+            self.events += len(message.events)
 
 
-def stream_for(provider_type: str) -> list:
+def stream_for(provider_type: str) -> list[SseEvent]:
     text = [f"w{i} " for i in range(DELTAS)]
     if provider_type == "openai-chat":
         return chat_events(text=text, usage=chat_usage(10, DELTAS))

@@ -149,14 +149,18 @@ class Soak:
     # ---- progress ----
 
     def progress(self) -> float:
-        if self.args.turns is not None:
-            return self.done_turns / (self.args.turns * self.args.conversations)
-        return (time.perf_counter() - self.started) / (self.args.minutes * 60)
+        turns: int | None = self.args.turns
+        if turns is not None:
+            conversations: int = self.args.conversations
+            return self.done_turns / (turns * conversations)
+        minutes: float = self.args.minutes
+        return (time.perf_counter() - self.started) / (minutes * 60)
 
     def more_turns(self, done: int) -> bool:
         """Whether a conversation slot that has run ``done`` turns runs another."""
-        if self.args.turns is not None:
-            return done < self.args.turns
+        turns: int | None = self.args.turns
+        if turns is not None:
+            return done < turns
         return self.progress() < 1.0
 
     # ---- the server ----
@@ -183,7 +187,7 @@ class Soak:
         await self.start_server()
         self.restart_window = (stopped_at, time.perf_counter())
 
-    async def monitor(self, clients: asyncio.Future[object]) -> None:
+    async def monitor(self, clients: asyncio.Future[list[None]]) -> None:
         """Warm-up samples, the restart at half time (while turns are in flight), end sample."""
         restarted = False
         while not clients.done():

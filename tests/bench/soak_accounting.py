@@ -18,6 +18,7 @@ from actors.conversation.model import (
     ToolResultContent,
     decode_message,
 )
+from store.base.typed_peewee import execute_sql
 from store.conversations import ConversationStore
 from tests.bench.soak_faults import expected_end
 from tests.support.process import connect_shared_store
@@ -232,15 +233,16 @@ def unended_records(url: str, prefix: str) -> tuple[int, list[str]]:
     mine, params = of_soak(db.param), (f"{prefix}-%",)
     try:
         total = int(
-            db.execute_sql(f"SELECT COUNT(*) FROM llm_calls WHERE {mine}", params).fetchone()[0]
+            execute_sql(db, f"SELECT COUNT(*) FROM llm_calls WHERE {mine}", params).fetchone()[0]
         )
-        calls = db.execute_sql(
+        calls = execute_sql(
+            db,
             f"SELECT id, status FROM llm_calls WHERE {mine} "
             "AND (ended_at_ms IS NULL OR status = 'running')",
             params,
         ).fetchall()
-        runs = db.execute_sql(
-            f"SELECT run_id FROM runs WHERE {mine} AND status = 'running'", params
+        runs = execute_sql(
+            db, f"SELECT run_id FROM runs WHERE {mine} AND status = 'running'", params
         ).fetchall()
     finally:
         store.close()
@@ -255,7 +257,8 @@ def cut_records(url: str, prefix: str) -> dict[str, list[int]]:
     store = connect_shared_store(url)
     try:
         db = store.database
-        rows = db.execute_sql(
+        rows = execute_sql(
+            db,
             f"SELECT run_id, response_bytes FROM llm_calls WHERE {of_soak(db.param)} "
             "AND status = 'failed' AND http_status = 200 ORDER BY id",
             (f"{prefix}-%",),

@@ -17,7 +17,7 @@ import httpx
 
 from tests.bench.fast_cursor import AiohttpCursor, Answer
 from tests.bench.soak_accounting import RunOutcome
-from tests.support.fake_cursor import CursorSession, FakeCursor, RunStream
+from tests.support.fake_cursor import AppendAnswer, CursorSession, RunBody, RunStream
 from wire.connect import Envelope
 from wire.proto import agent_v1_pb2 as agent
 
@@ -31,13 +31,9 @@ class SoakCursor(AiohttpCursor):
     ``TransportError``."""
 
     def __init__(self, base_url: str) -> None:
-        FakeCursor.__init__(self, base_url)  # the session below, not AiohttpCursor's
-        self.base_url = base_url
-        self.session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(total=None)
-        )
+        super().__init__(base_url, aiohttp.TCPConnector(limit=0))
 
-    async def open_run_sse(  # type: ignore[override]
+    async def open_run_sse(
         self, request_id: str, *, enveloped: bool = True, gzipped: bool = False
     ) -> RunStream:
         try:
@@ -45,11 +41,20 @@ class SoakCursor(AiohttpCursor):
         except (aiohttp.ClientError, ConnectionError) as exc:
             raise httpx.ConnectError(repr(exc)) from exc
 
-    async def append(  # type: ignore[override]
-        self, request_id: str, seqno: int, message: agent.AgentClientMessage, **options: object
+    async def append(
+        self,
+        request_id: str,
+        seqno: int,
+        message: agent.AgentClientMessage,
+        *,
+        enveloped: bool = False,
+        gzipped: bool = False,
+        headers: Mapping[str, str] | None = None,
     ) -> Answer:
         try:
-            return await super().append(request_id, seqno, message, **options)  # type: ignore[arg-type]
+            return await super().append(
+                request_id, seqno, message, enveloped=enveloped, gzipped=gzipped, headers=headers
+            )
         except (aiohttp.ClientError, ConnectionError) as exc:
             raise httpx.ConnectError(repr(exc)) from exc
 
@@ -59,25 +64,33 @@ class SoakSession(CursorSession):
     way, as a client losing its connection would, answering none of its execs; a broken stream
     is a drop too."""
 
-    def __init__(self, cursor: SoakCursor, request_id: str, *, drop: str, **options: object):
+    def __init__(
+        self,
+        cursor: SoakCursor,
+        request_id: str,
+        *,
+        drop: str,
+        workspace: Path,
+        blobs: Mapping[bytes, bytes],
+    ) -> None:
         """``drop``: ``""`` (never), ``staged`` (once the turn is under way: a text delta after
         a checkpoint, or a round's staged checkpoint; no exec answered) or ``first-exec`` (as
         the first exec arrives, once it is answered, before the round's staged checkpoint)."""
-        super().__init__(cursor, request_id, **options)  # type: ignore[arg-type]
+        super().__init__(cursor, request_id, workspace=workspace, blobs=blobs)
         self.drop = drop
 
     def _on_exec(self, exec_message: agent.ExecServerMessage) -> None:
         if self.drop != "staged":  # it loses its connection before it answers
             super()._on_exec(exec_message)
 
-    async def send(self, message: agent.AgentClientMessage) -> httpx.Response:
+    async def send(self, message: agent.AgentClientMessage) -> AppendAnswer:
         """``CursorSession.send``; a 404 (the request id unknown to a server that stopped or
         just started) reads as the server gone, so the run is made again."""
         response = await self.cursor.append(self.request_id, self._take_seqno(), message)
         if response.status_code == 404:
             raise httpx.ConnectError(f"append answered 404: {response.text}")
         assert response.status_code == 200, (message.WhichOneof("message"), response.text)
-        return response  # type: ignore[return-value]
+        return response
 
     def _under_way(self) -> bool:
         kinds = set(self.log.kinds())
@@ -87,7 +100,7 @@ class SoakSession(CursorSession):
         staged = any(c.pending_tool_calls for c in checkpoints)
         return bool(checkpoints) and (staged or "text_delta" in kinds)
 
-    async def _next_or_drop(self, stream: RunStream, timeout: float) -> Envelope | None:
+    async def _next_or_drop(self, stream: RunBody, timeout: float) -> Envelope | None:
         if self.drop and self._under_way():
             await stream.aclose()
             self.log.dropped = True
@@ -127,8 +140,8 @@ async def run_one(
             code = "ok"
         else:
             error = log.end.get("error", {})
-            code = str(error.get("code", log.end))  # type: ignore[union-attr]
-            message = str(error.get("message", ""))  # type: ignore[union-attr]
+            code = str(error.get("code", log.end))
+            message = str(error.get("message", ""))
     checkpoints = session.log.checkpoints()
     return RunOutcome(
         code=code,

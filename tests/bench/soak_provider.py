@@ -39,7 +39,7 @@ TEXT_EVENTS: list[SseEvent] = chat_events(text=["Hello", " there", "!"])
 
 def tools_events(tag: str) -> list[SseEvent]:
     """The two Reads of a tools turn, with call ids of its own (``call_<tag>_<i>``)."""
-    calls = [FakeToolCall(f"call_{tag}_{i}", "Read", [args]) for i, args in enumerate(READS)]
+    calls = [FakeToolCall(f"call_{tag}_{i}", "Read", (args,)) for i, args in enumerate(READS)]
     return chat_events(tools=calls)
 
 

@@ -40,6 +40,7 @@ from actors.conversation.model import (
 )
 from actors.turn.plan import stored
 from store import connect_store
+from store.base.typed_peewee import execute_sql
 from store.conversations import ConversationStore, RunStatus, StoredMessage, ToolCallSpec
 from tests.bench.stats import ms, timed
 
@@ -100,14 +101,14 @@ def seed(cs: ConversationStore, conversation_id: str) -> int:
 def floor_insert(db: peewee.Database, value: int) -> None:
     """One bare one-row INSERT transaction: the cheapest durable write."""
     with db.atomic():
-        db.execute_sql(f"INSERT INTO {FLOOR_TABLE} (value) VALUES ({db.param})", (value,))
+        execute_sql(db, f"INSERT INTO {FLOOR_TABLE} (value) VALUES ({db.param})", (value,))
 
 
 def main() -> None:
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
         store = connect_store(f"sqlite:///{Path(tmp) / 'bench.db'}")
         db = store.database
-        db.execute_sql(f"CREATE TABLE {FLOOR_TABLE} (id INTEGER PRIMARY KEY, value INTEGER)")
+        execute_sql(db, f"CREATE TABLE {FLOOR_TABLE} (id INTEGER PRIMARY KEY, value INTEGER)")
         cs = ConversationStore(db)
         head = seed(cs, "existing")
         calls = [

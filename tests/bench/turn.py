@@ -39,7 +39,7 @@ from actors.conversation.model import (
 from actors.turn.plan import stored
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from store.conversations import ConversationStore
-from tests.bench.fast_cursor import AiohttpCursor
+from tests.bench.fast_cursor import AiohttpCursor, TimedSession
 from tests.bench.provider_process import ProviderProcess
 from tests.bench.stats import ms
 from tests.support.fake_cursor import CursorSession, TurnLog, user_turn_message
@@ -153,24 +153,16 @@ async def main() -> None:
                 fake.enqueue(
                     Script.sse(
                         chat_events(
-                            tools=[FakeToolCall(f"call_{i}", "Read", ['{"path": "/a.txt"}'])]
+                            tools=[FakeToolCall(f"call_{i}", "Read", ('{"path": "/a.txt"}',))]
                         )
                     ),
                     Script.sse(text),
                 )
-                session = CursorSession(cursor, f"tool-{i}", workspace=workspace)
-                sent_at: list[float] = []
-                original = session._answer
-
-                async def timed_answer(message, original=original, sent_at=sent_at):  # type: ignore[no-untyped-def]
-                    sent_at.append(time.perf_counter())
-                    await original(message)
-
-                session._answer = timed_answer  # type: ignore[method-assign]
+                session = TimedSession(cursor, f"tool-{i}", workspace=workspace)
                 before = len(fake.request_times())
                 await session.run(user_turn_message("read", public_id, conversation_id=f"t-{i}"))
                 arrived = fake.request_times()[before + 1]
-                round_overhead.append(arrived - sent_at[0])
+                round_overhead.append(arrived - session.sent_at[0])
 
             turn_time: dict[int, list[float]] = {LONG: [], SHORT: []}
             # Interleaved, so a slower or faster stretch of this shared machine weighs on both.

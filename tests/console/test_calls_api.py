@@ -22,11 +22,11 @@ def new_call(run_id: str | None, provider_id: int, public_id: str) -> NewCall:
 def calls(server_store: Store) -> dict[str, int]:
     """Five calls: two runs of conversation c1, one of c2, one without a run, one failed."""
     conversations = ConversationStore(server_store.database)
-    for run_id, conversation_id in (("r1", "c1"), ("r2", "c1"), ("r3", "c2")):
+    for claimed, conversation_id in (("r1", "c1"), ("r2", "c1"), ("r3", "c2")):
         root = conversations.ensure_conversation(conversation_id)
-        conversations.claim_run(run_id, conversation_id, root)
+        conversations.claim_run(claimed, conversation_id, root)
     records = CallRecords(server_store.database)
-    ids = {}
+    ids: dict[str, int] = {}
     for name, run_id, provider, model, status in (
         ("a", "r1", 1, "aaaa0001", CallStatus.COMPLETED),
         ("b", "r2", 1, "aaaa0001", CallStatus.FAILED),

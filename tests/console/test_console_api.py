@@ -17,6 +17,7 @@ from console import api as console_api
 from console import discovery
 from store import Store
 from store import catalog as cat
+from store.base.typed_peewee import execute_sql
 from store.catalog.urls import public_model_id
 from tests.conftest import StartServer
 from tests.support.fake_provider import FakeProvider
@@ -46,7 +47,8 @@ class Console:
         body.update(fields)
         response = await self.call("POST", "/providers", json=body)
         assert response.status_code == 201, response.text
-        return response.json()
+        created: dict[str, Any] = response.json()
+        return created
 
     async def save(self, provider_id: int, *models: dict[str, Any]) -> httpx.Response:
         return await self.call("POST", f"/providers/{provider_id}/models", json={"models": models})
@@ -439,7 +441,8 @@ async def test_public_id_collision_is_409(console: Console, server_store: Store)
     # and the batch before it is rolled back.
     squatted = public_model_id("https://example.com/v1", "openai-chat", "model-z")
     db = server_store.database
-    db.execute_sql(
+    execute_sql(
+        db,
         'INSERT INTO "models" (public_id, provider_id, model_id, display_name, enabled, '
         "sort_order, reasoning_enabled, created_at_ms, updated_at_ms) "
         "VALUES (?, ?, 'other-model', 'Other', 1, 0, 0, 0, 0)",
@@ -457,7 +460,8 @@ async def test_deleting_a_provider_removes_models_and_keeps_call_records(
     provider = await console.provider()
     assert (await console.save(provider["id"], model("m1"), model("m2"))).status_code == 201
     db = server_store.database
-    db.execute_sql(
+    execute_sql(
+        db,
         'INSERT INTO "llm_calls" (model_call_id, provider_id, provider_name, provider_type, '
         'provider_url, public_id, model_id, display_name, status, started_at_ms, "verbose", '
         "response_bytes) VALUES ('call-1', ?, 'Main', 'openai-chat', "
@@ -466,8 +470,9 @@ async def test_deleting_a_provider_removes_models_and_keeps_call_records(
     )
     assert (await console.call("DELETE", f"/providers/{provider['id']}")).status_code == 204
     assert (await console.call("GET", "/models")).json() == []
-    assert db.execute_sql('SELECT COUNT(*) FROM "models"').fetchone()[0] == 0
-    row = db.execute_sql(
+    assert execute_sql(db, 'SELECT COUNT(*) FROM "models"').fetchone()[0] == 0
+    row = execute_sql(
+        db,
         'SELECT provider_id, provider_name, model_id FROM "llm_calls" WHERE model_call_id = ?',
         ("call-1",),
     ).fetchone()

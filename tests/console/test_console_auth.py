@@ -48,7 +48,7 @@ class Recorded:
         return await self.call(method, f"/console/api{path}", **kwargs)
 
     def seen_text(self) -> str:
-        parts = []
+        parts: list[str] = []
         for response in self.responses:
             parts.extend(f"{name}: {value}" for name, value in response.headers.multi_items())
             parts.append(response.text)

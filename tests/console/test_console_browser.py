@@ -330,7 +330,7 @@ async def test_an_agent_turn_with_a_tool_shows_up_on_the_calls_page(
     workspace.mkdir()
     (workspace / "a.txt").write_text("alpha\n")
     fake.enqueue(
-        Script.sse(chat_events(tools=[FakeToolCall("call_1", "Read", ['{"path": "/a.txt"}'])])),
+        Script.sse(chat_events(tools=[FakeToolCall("call_1", "Read", ('{"path": "/a.txt"}',))])),
         Script.sse(chat_events(text=["it says alpha"])),
     )
     cursor = FakeCursor(f"http://{server}")
@@ -477,7 +477,7 @@ async def test_a_model_test_shows_the_answer_and_tools_and_reasoning_its_steps(
     await expect(result).to_contain_text("passed")
     await expect(result.locator("[data-answer]")).to_have_text("pong")
 
-    weather = FakeToolCall("call_w", "get_weather", ['{"city": "Paris"}'])
+    weather = FakeToolCall("call_w", "get_weather", ('{"city": "Paris"}',))
     fake.enqueue(
         Script.sse(chat_events(thinking=["Paris, then."], tools=[weather])),
         Script.sse(chat_events(text=["It is sunny in Paris."])),

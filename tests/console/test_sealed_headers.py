@@ -15,6 +15,7 @@ import pytest
 
 from store import Store
 from store.base.secrets import SEALED_PREFIX
+from store.base.typed_peewee import execute_sql
 from tests.conftest import StartServer
 from tests.e2e.test_provider_actor import assert_only_in_provider_row
 from tests.support.fake_provider import FakeProvider, Script
@@ -57,8 +58,8 @@ def provider_body(base_url: str, **fields: Any) -> dict[str, Any]:
 
 
 def stored_headers(store: Store) -> dict[str, str]:
-    (headers_json,) = store.database.execute_sql(
-        'SELECT "headers_json" FROM "providers"'
+    (headers_json,) = execute_sql(
+        store.database, 'SELECT "headers_json" FROM "providers"'
     ).fetchone()
     return dict(msgspec.json.decode(headers_json))
 
@@ -154,8 +155,8 @@ async def test_the_public_flag_and_its_rules(
     # public_headers without headers says what is missing.
     lone = {**put_body, "public_headers": ["X-Org"]}
     assert_error(await api.call("PUT", f"/providers/{pid}", json=lone), 422, "public_headers")
-    for body in api.bodies:
-        assert CREDENTIAL not in body and SIGNATURE not in body
+    for text in api.bodies:
+        assert CREDENTIAL not in text and SIGNATURE not in text
 
 
 async def test_an_older_plaintext_header_stays_public(
@@ -164,8 +165,10 @@ async def test_an_older_plaintext_header_stays_public(
     """Before values were sealed by default, a header whose name no filter recognised was
     stored in plaintext; it keeps working and is shown as public until saved without the flag."""
     created = (await api.call("POST", "/providers", json=provider_body(fake.base_url))).json()
-    server_store.database.execute_sql(
-        'UPDATE "providers" SET "headers_json" = ?', ('{"X-Legacy": "old-value"}',)
+    execute_sql(
+        server_store.database,
+        'UPDATE "providers" SET "headers_json" = ?',
+        ('{"X-Legacy": "old-value"}',),
     )
     (listed,) = (await api.call("GET", "/providers")).json()
     assert listed["id"] == created["id"]

@@ -16,7 +16,7 @@ from aiohttp import web
 
 from actors.conversation.secret import Secret
 from console.auth import ConsoleAuth
-from run import ServerConfig, load_settings, start_server
+from run import RunningServer, ServerConfig, load_settings, start_server
 from store import Store
 from tests.conftest import TEST_LIMITS
 from tests.support.process import ServerProcess, server_env
@@ -63,7 +63,7 @@ async def backend() -> AsyncIterator[Upstream]:
 
 async def serve_wide(
     backend: Upstream, store: Store, allow: str | None = None
-) -> tuple[object, httpx.AsyncClient]:
+) -> tuple[RunningServer, httpx.AsyncClient]:
     config = ServerConfig(
         host="0.0.0.0",
         port=0,
@@ -131,7 +131,7 @@ async def test_a_loopback_peer_with_the_token_gets_through_and_the_token_stays_h
         assert TOKEN_HEADER.lower() not in {name.lower() for name in headers}
     finally:
         await client.aclose()
-        await server.stop()  # type: ignore[attr-defined]
+        await server.stop()
 
 
 async def test_without_the_token_every_agent_route_is_refused_and_nothing_goes_upstream(
@@ -158,7 +158,7 @@ async def test_without_the_token_every_agent_route_is_refused_and_nothing_goes_u
         assert session.status_code == 200 and session.json()["auth_required"] is True
     finally:
         await client.aclose()
-        await server.stop()  # type: ignore[attr-defined]
+        await server.stop()
 
 
 async def test_a_peer_outside_the_allowed_networks_is_refused_even_with_the_token(
@@ -180,7 +180,7 @@ async def test_a_peer_outside_the_allowed_networks_is_refused_even_with_the_toke
         assert caplog.text.count("agent request refused peer=127.0.0.1") == 1
     finally:
         await client.aclose()
-        await server.stop()  # type: ignore[attr-defined]
+        await server.stop()
 
 
 @pytest.mark.process

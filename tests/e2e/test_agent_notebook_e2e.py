@@ -68,7 +68,7 @@ async def test_edit_notebook_changes_one_cell_of_the_file_on_disk(
     }
     text = json.dumps(arguments)
     cut = text.index("2026") + 2  # the model streams new_string in two pieces
-    pieces = [text[:20], text[20:cut], text[cut:]]
+    pieces = (text[:20], text[20:cut], text[cut:])
     tools = [FakeToolCall("call_nb", "EditNotebook", pieces)]
     fake.enqueue(fmt.tool_round(tools))
     fake.enqueue(fmt.answer("Updated the notebook."))
@@ -143,7 +143,7 @@ async def test_an_edit_notebook_mistake_is_the_models_error_and_nothing_is_writt
         "old_string": "x",
         "new_string": "y",
     }
-    tools = [FakeToolCall("call_nb", "EditNotebook", [json.dumps(arguments)])]
+    tools = [FakeToolCall("call_nb", "EditNotebook", (json.dumps(arguments),))]
     fake.enqueue(fmt.tool_round(tools))
     fake.enqueue(fmt.answer("Let me read it first."))
 

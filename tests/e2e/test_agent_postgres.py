@@ -36,7 +36,7 @@ async def test_a_turn_with_a_tool_round_on_postgresql(
     workspace.mkdir()
     (workspace / "a.txt").write_text("alpha\n")
     fake.enqueue(
-        Script.sse(chat_events(tools=[FakeToolCall("call_1", "Read", ['{"path": "/a.txt"}'])])),
+        Script.sse(chat_events(tools=[FakeToolCall("call_1", "Read", ('{"path": "/a.txt"}',))])),
         Script.sse(chat_events(text=["read it"])),
     )
     cursor = FakeCursor(f"http://{server.address}")

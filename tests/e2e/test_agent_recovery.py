@@ -16,7 +16,13 @@ from actors.turn.interrupted import INTERRUPTED_RESULT
 from store import Store, connect_store
 from store.conversations import ConversationStore
 from tests.conftest import StartServer, add_fake_model
-from tests.support.fake_cursor import CursorSession, FakeCursor, TurnLog, user_turn_message
+from tests.support.fake_cursor import (
+    CursorSession,
+    FakeCursor,
+    RunBody,
+    TurnLog,
+    user_turn_message,
+)
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
 from wire.connect import Envelope
 from wire.proto import agent_v1_pb2 as agent
@@ -42,10 +48,10 @@ def resume(model: str, state: agent.ConversationStateStructure) -> agent.AgentCl
     return agent.AgentClientMessage(run_request=request)
 
 
-def user_texts(body: dict[str, object]) -> list[str]:
+def user_texts(body: dict[str, Any]) -> list[str]:
     """The text of every message of a chat request, in order (user turns hold the query)."""
     out = []
-    for message in body["messages"]:  # type: ignore[attr-defined]
+    for message in body["messages"]:
         content = message.get("content")
         if isinstance(content, list):
             content = "".join(part.get("text", "") for part in content)
@@ -165,8 +171,8 @@ async def test_a_corrupt_blob_from_kv_get_ends_the_run(
         await client.aclose()
         assert second.end is not None
         error = second.end["error"]
-        assert error["code"] == "invalid_argument"  # type: ignore[index]
-        assert "hash mismatch" in error["message"]  # type: ignore[index]
+        assert error["code"] == "invalid_argument"
+        assert "hash mismatch" in error["message"]
         assert len(fake.requests) == 1  # no model call with a broken history
     finally:
         empty.close()
@@ -216,9 +222,9 @@ async def test_an_older_state_rolls_back_to_a_new_branch(
 
 
 async def next_message(
-    stream: object, timeout: float = 5.0
+    stream: RunBody, timeout: float = 5.0
 ) -> tuple[agent.AgentServerMessage | None, Envelope]:
-    envelope = await stream.next_envelope(timeout)  # type: ignore[attr-defined]
+    envelope = await stream.next_envelope(timeout)
     assert envelope is not None
     if envelope.is_end_stream:
         return None, envelope
@@ -234,8 +240,8 @@ async def test_resume_after_the_stream_dropped_mid_batch(
     (tmp_path / "a.txt").write_text("alpha contents\n")
     (tmp_path / "b.txt").write_text("beta contents\n")
     tools = [
-        FakeToolCall("call_a", "Read", ['{"path": "/a.txt"}']),
-        FakeToolCall("call_b", "Read", ['{"path": "/b.txt"}']),
+        FakeToolCall("call_a", "Read", ('{"path": "/a.txt"}',)),
+        FakeToolCall("call_b", "Read", ('{"path": "/b.txt"}',)),
     ]
     fake.enqueue(Script.sse(chat_events(text=["Reading."], tools=tools)))
     dropped = CursorSession(cursor, "run-drop", workspace=tmp_path)
@@ -290,8 +296,9 @@ async def test_resume_after_the_stream_dropped_mid_batch(
     assert "alpha contents" in results["call_a"] and "beta contents" in results["call_b"]
     # The stored round belongs to the resumed run and is settled; the old run was cancelled.
     conversations = ConversationStore(server_store.database)
-    assert conversations.run("run-drop").status == "cancelled"  # type: ignore[union-attr]
-    assert conversations.run("run-resume").status == "completed"  # type: ignore[union-attr]
+    drop_run, resume_run = conversations.run("run-drop"), conversations.run("run-resume")
+    assert drop_run is not None and drop_run.status == "cancelled"
+    assert resume_run is not None and resume_run.status == "completed"
 
 
 async def test_a_resumed_run_takes_the_terminals_folder_and_denylist_of_its_resume_action(
@@ -300,7 +307,7 @@ async def test_a_resumed_run_takes_the_terminals_folder_and_denylist_of_its_resu
     """A Shell round whose stream dropped before the command ran; the resume carries the
     editor's RequestContext, so the command sent again holds the admin's denylist and the
     model is told where the backgrounded command's output goes."""
-    tools = [FakeToolCall("call_sh", "Shell", ['{"command": "sleep 60", "block_until_ms": 0}'])]
+    tools = [FakeToolCall("call_sh", "Shell", ('{"command": "sleep 60", "block_until_ms": 0}',))]
     fake.enqueue(Script.sse(chat_events(tools=tools)))
     dropped = CursorSession(cursor, "run-drop-sh")  # no workspace: the exec stays unanswered
     stream = await cursor.open_run_sse("run-drop-sh")
@@ -380,9 +387,9 @@ async def test_a_new_message_closes_the_interrupted_round_with_the_clients_resol
     (tmp_path / "a.txt").write_text("alpha contents\n")
     (tmp_path / "b.txt").write_text("beta contents\n")
     tools = [
-        FakeToolCall("call_a", "Read", ['{"path": "/a.txt"}']),
-        FakeToolCall("call_sh", "Shell", ['{"command": "make test"}']),
-        FakeToolCall("call_b", "Read", ['{"path": "/b.txt"}']),
+        FakeToolCall("call_a", "Read", ('{"path": "/a.txt"}',)),
+        FakeToolCall("call_sh", "Shell", ('{"command": "make test"}',)),
+        FakeToolCall("call_b", "Read", ('{"path": "/b.txt"}',)),
     ]
     fake.enqueue(Script.sse(chat_events(text=["Working."], tools=tools)))
     dropped = CursorSession(cursor, "run-drop", workspace=tmp_path)
@@ -424,8 +431,8 @@ async def test_a_resolution_for_a_call_that_was_not_pending_ends_the_run(
 ) -> None:
     (tmp_path / "a.txt").write_text("alpha\n")
     tools = [
-        FakeToolCall("call_a", "Read", ['{"path": "/a.txt"}']),
-        FakeToolCall("call_b", "Read", ['{"path": "/a.txt"}']),
+        FakeToolCall("call_a", "Read", ('{"path": "/a.txt"}',)),
+        FakeToolCall("call_b", "Read", ('{"path": "/a.txt"}',)),
     ]
     fake.enqueue(Script.sse(chat_events(tools=tools)))
     dropped = CursorSession(cursor, "run-drop", workspace=tmp_path)
@@ -440,7 +447,7 @@ async def test_a_resolution_for_a_call_that_was_not_pending_ends_the_run(
     session = CursorSession(cursor, "run-next", workspace=tmp_path, blobs=dict(dropped.log.blobs))
     log = await session.run(message)
     assert log.end is not None
-    assert log.end["error"]["message"] == (  # type: ignore[index]
+    assert log.end["error"]["message"] == (
         "protocol error: interrupted_pending_tool_call_resolutions: 'call_a' is not a pending call"
     )
     assert len(fake.requests) == 1
@@ -455,7 +462,7 @@ async def test_a_resolution_sent_when_no_round_is_pending_ends_the_run(
     action.interrupted_pending_tool_call_resolutions.resolutions.add(tool_call_id="call_x")
     log = await CursorSession(cursor, "run-none-pending", workspace=tmp_path).run(message)
     assert log.end is not None
-    assert log.end["error"] == {  # type: ignore[index]
+    assert log.end["error"] == {
         "code": "invalid_argument",
         "message": "protocol error: interrupted_pending_tool_call_resolutions: 'call_x' is not "
         "a pending call (no tool round is pending)",
@@ -478,8 +485,8 @@ async def test_resume_of_an_ended_turn_is_refused(
         resume(public_id, first.checkpoints()[-1])
     )
     assert log.end is not None
-    assert log.end["error"]["code"] == "invalid_argument"  # type: ignore[index]
-    assert "already ended" in log.end["error"]["message"]  # type: ignore[index]
+    assert log.end["error"]["code"] == "invalid_argument"
+    assert "already ended" in log.end["error"]["message"]
     assert len(fake.requests) == 1
 
 
@@ -488,4 +495,4 @@ async def test_resume_without_a_state_is_refused(public_id: str, cursor: FakeCur
         resume(public_id, agent.ConversationStateStructure())
     )
     assert log.end is not None
-    assert log.end["error"]["code"] == "invalid_argument"  # type: ignore[index]
+    assert log.end["error"]["code"] == "invalid_argument"

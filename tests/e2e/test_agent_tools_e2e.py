@@ -63,10 +63,10 @@ async def wait_until(predicate: Callable[[], bool], what: str, timeout: float = 
         raise AssertionError(f"timed out waiting for {what}") from None
 
 
-def args(**values: Any) -> list[str]:
+def args(**values: Any) -> tuple[str, ...]:
     """A tool call's arguments as the model streams them (two fragments)."""
     text = json.dumps(values)
-    return [text[:5], text[5:]]
+    return (text[:5], text[5:])
 
 
 def tool_results(body: dict[str, Any]) -> dict[str, str]:
@@ -315,9 +315,9 @@ async def test_a_rejected_kv_set_ends_the_run_with_no_later_checkpoint(
     log = await session.run(user_turn_message("hi", public_id), reject_set=reject)
     assert log.end is not None
     error = log.end["error"]
-    assert error["code"] == "invalid_argument"  # type: ignore[index]
-    assert "KV SET" in error["message"]  # type: ignore[index]
-    assert "the test client refused this blob" in error["message"]  # type: ignore[index]
+    assert error["code"] == "invalid_argument"
+    assert "KV SET" in error["message"]
+    assert "the test client refused this blob" in error["message"]
     (rejected,) = session.rejected
     at = next(
         i
@@ -407,8 +407,8 @@ async def test_a_run_ending_while_the_answer_is_held_ends_with_its_own_error(
     log = await asyncio.wait_for(task, 10)
     assert log.end is not None
     if ending == "rejected-set":
-        assert log.end["error"]["code"] == "invalid_argument", log.end  # type: ignore[index]
-        assert "refused late" in log.end["error"]["message"]  # type: ignore[index]
+        assert log.end["error"]["code"] == "invalid_argument", log.end
+        assert "refused late" in log.end["error"]["message"]
     else:
         assert log.end == {"error": {"code": "canceled", "message": "run was cancelled"}}
     assert log.checkpoints() == [] and updates(log, "text_delta") == []
@@ -459,7 +459,7 @@ def _cut_inside_an_event() -> Script:
 
 
 def _cut_inside_tool_arguments() -> Script:
-    events = chat_events(tools=[FakeToolCall("call_cut", "Read", ['{"path": ', '"/a.txt"}'])])
+    events = chat_events(tools=[FakeToolCall("call_cut", "Read", ('{"path": ', '"/a.txt"}'))])
     return Script.sse(events[:3])  # role, tool call start, first fragment, then EOF
 
 
@@ -615,7 +615,7 @@ async def test_a_mode_without_assets_is_refused_naming_it(
     label: str,
 ) -> None:
     log = await CursorSession(cursor, "turn-mode").run(
-        user_turn_message("hi", public_id, mode=mode)
+        user_turn_message("hi", public_id, mode=mode)  # type: ignore[arg-type]  # 42: no mode, refused
     )
     assert log.end == {
         "error": {

@@ -11,8 +11,8 @@ import hashlib
 import json
 from pathlib import Path
 
-import pykka
-
+from actors.protocols.edge import EdgeMessage
+from actors.protocols.mailbox import Mailbox
 from actors.protocols.run_output import RunOutput
 from actors.run.session import SessionActor
 from store import Store
@@ -156,9 +156,9 @@ async def test_provider_error_ends_with_unavailable_and_no_turn_ended(
     log = await CursorSession(cursor, "turn-err").run(user_turn_message("hi", public_id))
     assert log.end is not None
     error = log.end["error"]
-    assert error["code"] == "unavailable"  # type: ignore[index]
-    assert "provider failed" in error["message"]  # type: ignore[index]
-    assert error["details"][0]["type"] == "aiserver.v1.ErrorDetails"  # type: ignore[index]
+    assert error["code"] == "unavailable"
+    assert "provider failed" in error["message"]
+    assert error["details"][0]["type"] == "aiserver.v1.ErrorDetails"
     assert "turn_ended" not in log.kinds()
     assert len(log.checkpoints()) == 1
     conversations = ConversationStore(server_store.database)
@@ -179,8 +179,8 @@ async def test_parallel_reads_answered_in_reverse_order(
     (tmp_path / "a.txt").write_text("alpha contents\n")
     (tmp_path / "b.txt").write_text("beta contents\n")
     tools = [
-        FakeToolCall("call_a", "Read", ['{"path": ', '"/a.txt"}']),
-        FakeToolCall("call_b", "Read", ['{"path": "/b.txt"}']),
+        FakeToolCall("call_a", "Read", ('{"path": ', '"/a.txt"}')),
+        FakeToolCall("call_b", "Read", ('{"path": "/b.txt"}',)),
     ]
     fake.enqueue(Script.sse(chat_events(text=["Reading."], tools=tools, usage=chat_usage(10, 5))))
     fake.enqueue(Script.sse(chat_events(text=["Both read."], usage=chat_usage(30, 3))))
@@ -251,7 +251,7 @@ async def test_cancel_mid_tool_aborts_the_pending_exec_before_the_end(
     fake: FakeProvider, public_id: str, cursor: FakeCursor
 ) -> None:
     fake.enqueue(
-        Script.sse(chat_events(tools=[FakeToolCall("call_x", "Read", ['{"path": "/x"}'])]))
+        Script.sse(chat_events(tools=[FakeToolCall("call_x", "Read", ('{"path": "/x"}',))]))
     )
     session = CursorSession(cursor, "turn-abort")  # no workspace: the exec is never answered
     task = asyncio.create_task(session.run(user_turn_message("read x", public_id)))
@@ -280,7 +280,7 @@ async def test_the_runtime_message_is_appended_once_across_a_restart(
     first_cursor = FakeCursor(f"http://{first_server.address}")
     first = await CursorSession(first_cursor, "turn-retry").run(user_turn_message("hi", public_id))
     await first_cursor.aclose()
-    assert first.end is not None and first.end["error"]["code"] == "unavailable"  # type: ignore[index]
+    assert first.end is not None and first.end["error"]["code"] == "unavailable"
     await first_server.stop()
 
     second_server = await make_server()
@@ -316,8 +316,9 @@ async def test_a_second_run_on_the_conversation_cancels_the_first(
     await asyncio.wait_for(fake.disconnected(0).wait(), 5)  # its provider call was cancelled
     assert new.end == {}
     conversations = ConversationStore(server_store.database)
-    assert conversations.run("turn-old").status == "cancelled"  # type: ignore[union-attr]
-    assert conversations.run("turn-new").status == "completed"  # type: ignore[union-attr]
+    old_run, new_run = conversations.run("turn-old"), conversations.run("turn-new")
+    assert old_run is not None and old_run.status == "cancelled"
+    assert new_run is not None and new_run.status == "completed"
 
 
 async def test_a_crash_in_the_session_ends_the_stream_with_internal(
@@ -328,7 +329,7 @@ async def test_a_crash_in_the_session_ends_the_stream_with_internal(
     def broken_resolver(request: object) -> object:
         raise RuntimeError("resolver exploded")
 
-    def start(request_id: str, output: RunOutput) -> pykka.ActorRef:
+    def start(request_id: str, output: RunOutput) -> Mailbox[EdgeMessage]:
         return SessionActor.start(request_id, output, broken_resolver)
 
     server = await make_server(start_session=start)
@@ -379,6 +380,6 @@ async def test_an_image_the_client_does_not_have_ends_the_run(
     selected.selected_images.add(mime_type="image/png", blob_id=hashlib.sha256(b"x").digest())
     log = await CursorSession(cursor, "turn-no-image").run(message)
     assert log.end is not None
-    assert log.end["error"]["code"] == "invalid_argument"  # type: ignore[index]
-    assert "the client has no blob" in log.end["error"]["message"]  # type: ignore[index]
+    assert log.end["error"]["code"] == "invalid_argument"
+    assert "the client has no blob" in log.end["error"]["message"]
     assert fake.requests == []

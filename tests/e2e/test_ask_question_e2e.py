@@ -42,7 +42,7 @@ QUESTIONS = {
 
 def ask(call_id: str = "call_ask") -> FakeToolCall:
     text = json.dumps(QUESTIONS)
-    return FakeToolCall(call_id, "AskQuestion", [text[:7], text[7:]])
+    return FakeToolCall(call_id, "AskQuestion", (text[:7], text[7:]))
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)

@@ -42,7 +42,7 @@ QUESTIONS = {
 
 def ask(call_id: str, *, run_async: bool = True) -> FakeToolCall:
     text = json.dumps({**QUESTIONS, "run_async": run_async})
-    return FakeToolCall(call_id, "AskQuestion", [text[:9], text[9:]])
+    return FakeToolCall(call_id, "AskQuestion", (text[:9], text[9:]))
 
 
 def answers(call_id: str, *pairs: tuple[str, str]) -> agent.AsyncAskQuestionCompletionAction:

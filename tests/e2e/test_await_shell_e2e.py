@@ -44,7 +44,7 @@ def terminals(workspace: Path) -> Path:
 
 def tool(call_id: str, name: str, **values: Any) -> FakeToolCall:
     text = json.dumps(values)
-    return FakeToolCall(call_id, name, [text[:6], text[6:]])
+    return FakeToolCall(call_id, name, (text[:6], text[6:]))
 
 
 def with_terminals(text: str, model: str, terminals: Path) -> agent.AgentClientMessage:

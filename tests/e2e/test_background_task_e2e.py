@@ -5,6 +5,7 @@ simulated user message starts a new turn, appended once however often the editor
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from wire.proto import agent_v1_pb2 as agent
 def completion_message(
     model: str, state: agent.ConversationStateStructure, **overrides: object
 ) -> agent.AgentClientMessage:
-    fields: dict[str, object] = {
+    fields: dict[str, Any] = {
         "task_id": "call_bg",
         "kind": agent.BACKGROUND_TASK_KIND_SUBAGENT,
         "status": agent.BACKGROUND_TASK_STATUS_SUCCESS,
@@ -30,7 +31,7 @@ def completion_message(
         **overrides,
     }
     action = agent.BackgroundTaskCompletionAction(
-        completions=[agent.BackgroundTaskCompletion(**fields)]  # type: ignore[arg-type]
+        completions=[agent.BackgroundTaskCompletion(**fields)]
     )
     request = agent.AgentRunRequest(
         conversation_id="conv-1",
@@ -62,7 +63,7 @@ async def test_a_background_completion_starts_one_parent_turn_even_when_repeated
         "prompt": "Read a.txt and b.txt.",
         "run_in_background": True,
     }
-    fake.enqueue(fmt.tool_round([FakeToolCall("call_bg", "Task", [json.dumps(arguments)])]))
+    fake.enqueue(fmt.tool_round([FakeToolCall("call_bg", "Task", (json.dumps(arguments),))]))
     fake.enqueue(fmt.answer("Started a subagent."))
     parent = CursorSession(cursor, "turn-bg", run_subagents=True)
     log = await parent.run(user_turn_message("what are A and B?", model))

@@ -42,7 +42,7 @@ async def background_shell_turn(
     """A turn whose model starts ``echo built && false`` in the background (shell id 1)."""
     model = fmt.add_model(server_store, fake)
     arguments = {"command": "echo built && false", "block_until_ms": 0}
-    fake.enqueue(fmt.tool_round([FakeToolCall("call_sh", "Shell", [json.dumps(arguments)])]))
+    fake.enqueue(fmt.tool_round([FakeToolCall("call_sh", "Shell", (json.dumps(arguments),))]))
     fake.enqueue(fmt.answer("Started the build in the background."))
     workspace = tmp / "ws"
     workspace.mkdir()
@@ -107,8 +107,8 @@ async def test_a_shell_and_a_subagent_finishing_together_start_one_turn(
     fake.enqueue(
         fmt.tool_round(
             [
-                FakeToolCall("call_sh", "Shell", [json.dumps(shell)]),
-                FakeToolCall("call_bg", "Task", [json.dumps(task)]),
+                FakeToolCall("call_sh", "Shell", (json.dumps(shell),)),
+                FakeToolCall("call_bg", "Task", (json.dumps(task),)),
             ]
         )
     )
@@ -167,7 +167,7 @@ async def test_a_completion_for_work_the_conversation_never_started_is_refused(
     fmt = FORMATS[0]
     model = fmt.add_model(server_store, fake)
     task = {"description": "Find it", "prompt": "Find it.", "run_in_background": True}
-    fake.enqueue(fmt.tool_round([FakeToolCall("call_bg", "Task", [json.dumps(task)])]))
+    fake.enqueue(fmt.tool_round([FakeToolCall("call_bg", "Task", (json.dumps(task),))]))
     fake.enqueue(fmt.answer("Started."))
     first = await CursorSession(cursor, "turn-bg", run_subagents=True).run(
         user_turn_message("find it", model)
@@ -192,7 +192,7 @@ async def test_a_subagent_completion_without_its_call_id_is_matched_by_the_subag
     fmt = FORMATS[0]
     model = fmt.add_model(server_store, fake)
     task = {"description": "Find it", "prompt": "Find it.", "run_in_background": True}
-    fake.enqueue(fmt.tool_round([FakeToolCall("call_bg", "Task", [json.dumps(task)])]))
+    fake.enqueue(fmt.tool_round([FakeToolCall("call_bg", "Task", (json.dumps(task),))]))
     fake.enqueue(fmt.answer("Started."))
     first = await CursorSession(cursor, "turn-bg", run_subagents=True).run(
         user_turn_message("find it", model)

@@ -229,6 +229,7 @@ async def test_refused_again_right_after_a_compaction_the_run_fails(
         )
     )
     assert len(fake.requests) == 4
+    assert log.end is not None
     error = log.end["error"]
     assert error["code"] == "resource_exhausted"
     assert error["message"].startswith(

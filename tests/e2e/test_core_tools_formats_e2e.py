@@ -19,7 +19,7 @@ from tests.support.formats import FORMAT_IDS, FORMATS, ProviderFormat
 
 def call(call_id: str, name: str, **args: Any) -> FakeToolCall:
     text = json.dumps(args)
-    return FakeToolCall(call_id, name, [text[:6], text[6:]])
+    return FakeToolCall(call_id, name, (text[:6], text[6:]))
 
 
 def completed(log: TurnLog) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -36,7 +37,7 @@ LONG_TOOL = "read_" + "x" * 95  # 100 characters
 
 def call(call_id: str, name: str, **args: Any) -> FakeToolCall:
     text = json.dumps(args)
-    return FakeToolCall(call_id, name, [text[:5], text[5:]])
+    return FakeToolCall(call_id, name, (text[:5], text[5:]))
 
 
 def definition(server: str, tool: str, description: str = "") -> agent.McpToolDefinition:
@@ -69,7 +70,10 @@ def docs_server() -> FakeMcpServer:
 
 
 def request_with(
-    model: str, mcp_tools: list[agent.McpToolDefinition], context_tools=(), **kwargs: Any
+    model: str,
+    mcp_tools: list[agent.McpToolDefinition],
+    context_tools: Sequence[agent.McpToolDefinition] = (),
+    **kwargs: Any,
 ) -> agent.AgentClientMessage:
     context = agent.RequestContext(tools=list(context_tools))
     request = user_turn_message("use the docs", model, request_context=context, **kwargs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+from typing import Any
 
 import httpx
 import pytest
@@ -87,8 +88,8 @@ async def test_run_sse_refuses_garbage(cursor: FakeCursor) -> None:
 # ---- BidiAppend validation, in order, over real HTTP ----
 
 
-def append_request(**fields: object) -> aiserver.BidiAppendRequest:
-    return aiserver.BidiAppendRequest(**fields)  # type: ignore[arg-type]
+def append_request(**fields: Any) -> aiserver.BidiAppendRequest:
+    return aiserver.BidiAppendRequest(**fields)
 
 
 VALID_HEX = run_request_message().SerializeToString().hex()
@@ -225,10 +226,11 @@ async def test_replay_to_a_second_subscriber_then_live_frames(make_server: Start
         ids = [(await first.next_envelope()) for _ in range(3)]
         assert all(e is not None and not e.is_end_stream for e in ids)
         second = await cursor.open_run_sse("live")
-        replayed = [
-            agent.AgentServerMessage.FromString((await second.next_envelope()).payload)
-            for _ in range(3)
-        ]  # type: ignore[union-attr]
+        replayed: list[agent.AgentServerMessage] = []
+        for _ in range(3):
+            envelope = await second.next_envelope()
+            assert envelope is not None
+            replayed.append(agent.AgentServerMessage.FromString(envelope.payload))
         assert [m.exec_server_message.id for m in replayed] == [1, 2, 3]
         # Two more frames, live, to both subscribers; then the run ends.
         emit_two = agent.AgentClientMessage(exec_client_message=agent.ExecClientMessage(id=2))
@@ -304,7 +306,7 @@ async def test_request_without_run_request_expires(
     stream = await cursor.open_run_sse("never")
     result = await stream.read_to_end(timeout=TEST_LIMITS.run_request_timeout_s * 5)
     assert result.end is not None
-    assert result.end["error"]["code"] == "deadline_exceeded"  # type: ignore[index]
+    assert result.end["error"]["code"] == "deadline_exceeded"
     await asyncio.sleep(TEST_LIMITS.finished_retention_s + 0.3)
     assert server.registry.live_count == 0
 

@@ -54,7 +54,7 @@ def mark_image_model(store: Store, fake: FakeProvider) -> str:
 
 def generate(call_id: str = "call_img", args: dict[str, Any] = FOX) -> FakeToolCall:
     text = json.dumps(args)
-    return FakeToolCall(call_id, "GenerateImage", [text[:9], text[9:]])
+    return FakeToolCall(call_id, "GenerateImage", (text[:9], text[9:]))
 
 
 def in_workspace(text: str, workspace: Path) -> agent.AgentClientMessage:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ipaddress
 import json
 from collections.abc import AsyncIterator
+from typing import Protocol
 
 import httpx
 import pytest
@@ -24,8 +25,16 @@ TOKEN = "h2-access-token-0123456789"
 PATH = "/aiserver.v1.AiService/GetServerConfig"
 
 
+class WideH2(Protocol):
+    """Starts a server with an HTTP/2 listener on every address that allows ``allow``."""
+
+    async def __call__(
+        self, allow: tuple[Network, ...], host: str = "127.0.0.1"
+    ) -> RunningServer: ...
+
+
 @pytest.fixture
-async def wide_h2(upstream_config: str, server_store: Store) -> AsyncIterator[object]:
+async def wide_h2(upstream_config: str, server_store: Store) -> AsyncIterator[WideH2]:
     started: list[RunningServer] = []
 
     async def make(allow: tuple[Network, ...], host: str = "127.0.0.1") -> RunningServer:
@@ -68,30 +77,30 @@ async def status_of(server: RunningServer, path: str, headers: dict[str, str]) -
 
 @pytest.mark.parametrize("path", [PATH, RUN])
 async def test_without_the_token_or_from_outside_the_allow_list_nothing_gets_in(
-    path: str, wide_h2: object
+    path: str, wide_h2: WideH2
 ) -> None:
-    allowed = await wide_h2(LOOPBACK_NETWORKS)  # type: ignore[operator]
+    allowed = await wide_h2(LOOPBACK_NETWORKS)
     status, body = await status_of(allowed, path, {})
     assert status == "403"
     assert TOKEN_HEADER in json.loads(body)["message"]
-    elsewhere = await wide_h2((ipaddress.ip_network("10.0.0.0/8"),))  # type: ignore[operator]
+    elsewhere = await wide_h2((ipaddress.ip_network("10.0.0.0/8"),))
     status, body = await status_of(elsewhere, path, {TOKEN_HEADER.lower(): TOKEN})
     assert status == "403"
     assert "CURSOR_AGENT_ALLOW" in json.loads(body)["message"]
 
 
-async def test_an_allowed_client_with_the_token_is_served(wide_h2: object) -> None:
-    server = await wide_h2(LOOPBACK_NETWORKS)  # type: ignore[operator]
+async def test_an_allowed_client_with_the_token_is_served(wide_h2: WideH2) -> None:
+    server = await wide_h2(LOOPBACK_NETWORKS)
     status, _ = await status_of(server, PATH, {TOKEN_HEADER.lower(): TOKEN})
     assert status == "200"
 
 
 async def test_with_both_listeners_beyond_loopback_a_relayed_request_is_served_once_checked(
-    wide_h2: object,
+    wide_h2: WideH2,
 ) -> None:
     """The relay's hop carries no token (it is never forwarded): the main app lets it in by
     the private socket it arrived on (``wire.http.relay_socket``), which nothing sent can forge."""
-    server = await wide_h2(LOOPBACK_NETWORKS, host="0.0.0.0")  # type: ignore[operator]
+    server = await wide_h2(LOOPBACK_NETWORKS, host="0.0.0.0")
     status, _ = await status_of(server, PATH, {TOKEN_HEADER.lower(): TOKEN})
     assert status == "200"
     answer, body = await answer_of(server, "/aiserver.v1.AiService/Other", {"x-token": "t"})
@@ -105,9 +114,9 @@ async def test_with_both_listeners_beyond_loopback_a_relayed_request_is_served_o
 
 
 async def test_a_header_claiming_the_relay_gets_nothing_past_the_main_listener(
-    wide_h2: object,
+    wide_h2: WideH2,
 ) -> None:
-    server = await wide_h2(LOOPBACK_NETWORKS, host="0.0.0.0")  # type: ignore[operator]
+    server = await wide_h2(LOOPBACK_NETWORKS, host="0.0.0.0")
     async with httpx.AsyncClient(trust_env=False) as client:
         response = await client.post(
             f"http://127.0.0.1:{server.address.rsplit(':', 1)[1]}{PATH}",
@@ -118,19 +127,19 @@ async def test_a_header_claiming_the_relay_gets_nothing_past_the_main_listener(
 
 @pytest.mark.parametrize("path", ["/console/api/providers", "/%63onsole/api/providers"])
 async def test_the_console_is_not_reachable_through_the_relay_however_spelled(
-    path: str, wide_h2: object
+    path: str, wide_h2: WideH2
 ) -> None:
-    server = await wide_h2(LOOPBACK_NETWORKS)  # type: ignore[operator]
+    server = await wide_h2(LOOPBACK_NETWORKS)
     status, body = await status_of(server, path, {TOKEN_HEADER.lower(): TOKEN})
     assert status == "404", body
     assert b"main listener only" in body
 
 
 async def test_a_balancers_healthz_needs_neither_token_nor_allow_list_on_the_h2_listener(
-    wide_h2: object,
+    wide_h2: WideH2,
 ) -> None:
     """As on the main listener: the probe carries no secret and learns only ok or not."""
-    server = await wide_h2((ipaddress.ip_network("10.0.0.0/8"),))  # type: ignore[operator]
+    server = await wide_h2((ipaddress.ip_network("10.0.0.0/8"),))
     assert server.h2 is not None
     port = server.h2.address.rsplit(":", 1)[1]
     client = await H2Client.connect(f"127.0.0.1:{port}")

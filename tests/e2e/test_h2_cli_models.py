@@ -114,7 +114,9 @@ async def test_a_server_streaming_call_is_relayed_message_by_message(
         await stream.send(encode_envelope(0, b"ask"), end=True)
         assert (await stream.headers())[":status"] == "200"
         reader = EnvelopeReader()
-        first = reader.feed(await stream.read())
+        chunk = await stream.read()
+        assert chunk is not None
+        first = reader.feed(chunk)
         # The first message arrives while the upstream still holds the second.
         assert [e.payload for e in first] == [b"first"]
         upstream.release.set()

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import socket
 import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import h2.config
@@ -36,7 +36,7 @@ from wire.h2_connection import (
     RequestData,
     RequestOpened,
 )
-from wire.http.h2_server import H2Server, H2Stream
+from wire.http.h2_server import H2Server, H2Stream, StreamHandler
 
 __all__ = ["make_h2", "upstream_config"]  # fixtures used by name
 
@@ -150,7 +150,8 @@ def test_our_frames_never_exceed_the_clients_frame_size() -> None:
     pair.to_server()
     pair.server.send_headers(1, ((":status", "200"),))
     pair.server.send_data(1, b"g" * 60000)
-    sizes = [len(f.data) for f in frames(pair.server.data_to_send()) if f.type == 0]
+    sent = frames(pair.server.data_to_send())
+    sizes = [len(f.data) for f in sent if isinstance(f, hyperframe.frame.DataFrame)]
     assert sum(sizes) == 60000
     assert max(sizes) == 16384  # the client's (default) SETTINGS_MAX_FRAME_SIZE
 
@@ -235,7 +236,7 @@ class Handlers:
         self.started = 0
         self.held: list[H2Stream] = []
 
-    def route(self, stream: H2Stream) -> object:
+    def route(self, stream: H2Stream) -> StreamHandler:
         return self.hold if stream.path == "/hold" else self.answer
 
     async def hold(self, stream: H2Stream) -> None:
@@ -250,12 +251,16 @@ class Handlers:
         stream.end()
 
 
+# Starts a bare H2Server on a free port with these limits and handlers.
+Listen = Callable[[H2Limits, Handlers], Awaitable[H2Server]]
+
+
 @pytest.fixture
-async def listen() -> AsyncIterator[object]:
+async def listen() -> AsyncIterator[Listen]:
     servers: list[H2Server] = []
 
     async def start(limits: H2Limits, handlers: Handlers) -> H2Server:
-        server = H2Server(handlers.route, limits, None)  # type: ignore[arg-type]
+        server = H2Server(handlers.route, limits, None)
         await server.start("127.0.0.1", 0)
         servers.append(server)
         return server
@@ -267,12 +272,12 @@ async def listen() -> AsyncIterator[object]:
 
 
 async def test_a_client_resetting_its_streams_gets_no_more_handlers_than_streams(
-    listen: object,
+    listen: Listen,
 ) -> None:
     """Rapid reset: streams reset at once still hold their handler until it ends, and a
     stream past that many is refused (REFUSED_STREAM); once they end, streams are served."""
     handlers = Handlers()
-    server = await listen(H2Limits(max_concurrent_streams=3), handlers)  # type: ignore[operator]
+    server = await listen(H2Limits(max_concurrent_streams=3), handlers)
     client = await H2Client.connect(server.address)
     try:
         for _ in range(3):
@@ -293,7 +298,9 @@ async def test_a_client_resetting_its_streams_gets_no_more_handlers_than_streams
         await client.aclose()
 
 
-async def test_a_cancelled_read_leaves_no_task_behind(listen: object) -> None:
+async def test_a_cancelled_read_leaves_no_task_behind(
+    listen: Listen, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A handler that stops waiting for the body (its run ended) cancels ``read``; nothing it
     waited on is left pending, so nothing is later destroyed pending (asyncio's ERROR line,
     caught by ``tests/support/error_lines.py`` after a ``gc.collect()``)."""
@@ -309,8 +316,8 @@ async def test_a_cancelled_read_leaves_no_task_behind(listen: object) -> None:
         await Handlers().answer(stream)
 
     handlers = Handlers()
-    handlers.route = lambda stream: reader  # type: ignore[method-assign]
-    server = await listen(H2Limits(), handlers)  # type: ignore[operator]
+    monkeypatch.setattr(handlers, "route", lambda stream: reader)
+    server = await listen(H2Limits(), handlers)
     client = await H2Client.connect(server.address)
     try:
         for _ in range(5):
@@ -325,12 +332,12 @@ async def test_a_cancelled_read_leaves_no_task_behind(listen: object) -> None:
     assert caught.lines == []
 
 
-async def test_streams_over_all_connections_are_capped(listen: object) -> None:
+async def test_streams_over_all_connections_are_capped(listen: Listen) -> None:
     """Each connection within its own limit, the listener still runs at most ``max_streams``
     handlers in all; the next stream on any connection is refused, the others go on."""
     handlers = Handlers()
     limits = H2Limits(max_concurrent_streams=3, max_streams=4)
-    server = await listen(limits, handlers)  # type: ignore[operator]
+    server = await listen(limits, handlers)
     first = await H2Client.connect(server.address)
     second = await H2Client.connect(server.address)
     try:
@@ -353,11 +360,11 @@ async def test_streams_over_all_connections_are_capped(listen: object) -> None:
 
 
 async def test_a_ping_is_answered_and_an_idle_connection_is_ended_with_goaway(
-    listen: object,
+    listen: Listen,
 ) -> None:
     handlers = Handlers()
     limits = H2Limits(idle_timeout_s=0.4)
-    server = await listen(limits, handlers)  # type: ignore[operator]
+    server = await listen(limits, handlers)
     client = await PingClient.connect(server.address)
     try:
         # PINGs are answered with their own data (RFC 9113 §6.7), and do not count as use.
@@ -377,10 +384,10 @@ async def test_a_ping_is_answered_and_an_idle_connection_is_ended_with_goaway(
 
 
 async def test_a_connection_with_a_stream_outlasting_the_idle_timeout_is_kept(
-    listen: object,
+    listen: Listen,
 ) -> None:
     handlers = Handlers()
-    server = await listen(H2Limits(idle_timeout_s=0.3), handlers)  # type: ignore[operator]
+    server = await listen(H2Limits(idle_timeout_s=0.3), handlers)
     client = await H2Client.connect(server.address)
     try:
         held = client.open("/hold", end=True)
@@ -396,12 +403,12 @@ async def test_a_connection_with_a_stream_outlasting_the_idle_timeout_is_kept(
 
 
 async def test_a_client_that_sends_without_reading_never_grows_our_write_buffer(
-    listen: object,
+    listen: Listen,
 ) -> None:
     """A client sending PINGs and never reading the acknowledgements: once the socket's
     buffer is full we stop reading, so the client's writes stall and ours stay bounded."""
     handlers = Handlers()
-    server = await listen(H2Limits(), handlers)  # type: ignore[operator]
+    server = await listen(H2Limits(), handlers)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.setblocking(False)
@@ -434,14 +441,14 @@ async def test_a_client_that_sends_without_reading_never_grows_our_write_buffer(
 
 
 async def test_over_a_socket_each_limit_is_announced_and_a_violation_gets_its_code(
-    listen: object,
+    listen: Listen,
 ) -> None:
     """The listener's SETTINGS carry the limits; a header list just under its limit is
     served, one over it is GOAWAY ENHANCE_YOUR_CALM; a frame over the frame size is GOAWAY
     FRAME_SIZE_ERROR; each ends only its own connection."""
     handlers = Handlers()
     limits = H2Limits(max_header_list_size=8192, max_frame_size=20000, max_concurrent_streams=9)
-    server = await listen(limits, handlers)  # type: ignore[operator]
+    server = await listen(limits, handlers)
     client = await H2Client.connect(server.address)
     try:
         await asyncio.sleep(0.05)  # our SETTINGS ACK reaches the server
@@ -478,13 +485,13 @@ async def test_over_a_socket_each_limit_is_announced_and_a_violation_gets_its_co
 
 
 async def test_a_silent_client_is_pinged_and_one_that_never_answers_is_dropped(
-    listen: object,
+    listen: Listen,
 ) -> None:
     """A client that answers our PINGs keeps its stream through many silent intervals; one
     that stops answering loses the connection, and its stream ends as a disconnect."""
     handlers = Handlers()
     limits = H2Limits(ping_after_s=0.2, ping_timeout_s=0.3)
-    server = await listen(limits, handlers)  # type: ignore[operator]
+    server = await listen(limits, handlers)
     alive = await PingClient.connect(server.address)
     deaf = await PingClient.connect(server.address)
     try:

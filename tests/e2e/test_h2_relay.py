@@ -14,6 +14,7 @@ import h2.errors
 import pytest
 
 from store import Store
+from store.base.typed_peewee import execute_sql
 from tests.support.fake_cursor import (
     CursorSession,
     bidi_append_body,
@@ -116,7 +117,7 @@ async def test_a_cursor_model_run_is_relayed_as_the_pair_and_closed_with_its_str
     assert value(run_sse_headers, "content-type") == ["application/connect+proto"]
     assert value(first_headers, "content-type") == ["application/proto"]
     # Nothing of the relayed run was stored here.
-    count = server_store.database.execute_sql("SELECT COUNT(*) FROM runs").fetchone()[0]
+    count = execute_sql(server_store.database, "SELECT COUNT(*) FROM runs").fetchone()[0]
     assert count == 0
 
 
@@ -156,7 +157,7 @@ async def test_messages_before_the_run_request_are_relayed_with_it(
         bidi_append_body("h2-relay-3", 0, heartbeat_message()),
         bidi_append_body("h2-relay-3", 1, run),
     ]
-    count = server_store.database.execute_sql("SELECT COUNT(*) FROM runs").fetchone()[0]
+    count = execute_sql(server_store.database, "SELECT COUNT(*) FROM runs").fetchone()[0]
     assert count == 0
 
 
@@ -211,7 +212,7 @@ async def test_a_user_model_beside_it_is_served_here(
     server = await make_h2()
     cursor = H2Cursor(await connect(server))
     try:
-        session = CursorSession(cursor, "h2-local-1")  # type: ignore[arg-type]
+        session = CursorSession(cursor, "h2-local-1")
         log = await session.run(
             user_turn_message("hi", public_id, request_context=agent.RequestContext())
         )

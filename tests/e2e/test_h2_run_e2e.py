@@ -47,7 +47,7 @@ def run_status(store: Store, run_id: str) -> str | None:
 
 def tool_turn(fake: FakeProvider, workspace: Path) -> None:
     (workspace / "notes.txt").write_text("hello from the workspace\n")
-    call = FakeToolCall("call_read", "Read", [json.dumps({"path": str(workspace / "notes.txt")})])
+    call = FakeToolCall("call_read", "Read", (json.dumps({"path": str(workspace / "notes.txt")}),))
     fake.enqueue(Script.sse(chat_events(tools=[call])))
     fake.enqueue(Script.sse(chat_events(text=["It says hello."])))
 
@@ -82,7 +82,7 @@ async def test_a_tool_turn_over_run(
     inline = CONTEXT if context == "inline" else None
     try:
         tool_turn(fake, workspace)
-        session = CursorSession(cursor, run_id, workspace=workspace)  # type: ignore[arg-type]
+        session = CursorSession(cursor, run_id, workspace=workspace)
         log = await session.run(
             user_turn_message("what do my notes say?", public_id, request_context=inline)
         )
@@ -111,12 +111,13 @@ async def test_a_client_that_never_answers_request_context_args_ends_the_run(
     client = await connect(server)
     cursor = H2Cursor(client, context=None)
     try:
-        session = CursorSession(cursor, "h2-no-context")  # type: ignore[arg-type]
+        session = CursorSession(cursor, "h2-no-context")
         log = await session.run(user_turn_message("hi", public_id))
     finally:
         await cursor.aclose()
-    assert log.end["error"]["code"] == "deadline_exceeded"  # type: ignore[index]
-    assert "request_context_args" in log.end["error"]["message"]  # type: ignore[index]
+    assert log.end is not None
+    assert log.end["error"]["code"] == "deadline_exceeded"
+    assert "request_context_args" in log.end["error"]["message"]
     assert fake.requests == []
 
 
@@ -128,11 +129,11 @@ async def test_a_model_id_with_suffixes_runs_with_them_and_a_bad_one_is_named(
     client = await connect(server)
     cursor = H2Cursor(client)
     try:
-        good = CursorSession(cursor, "h2-suffix")  # type: ignore[arg-type]
+        good = CursorSession(cursor, "h2-suffix")
         log = await good.run(
             user_turn_message("hi", f"{public_id}/high/64k", request_context=CONTEXT)
         )
-        bad = CursorSession(cursor, "h2-bad-suffix")  # type: ignore[arg-type]
+        bad = CursorSession(cursor, "h2-bad-suffix")
         refused = await bad.run(
             user_turn_message("hi", f"{public_id}/high/64k/slow", request_context=CONTEXT)
         )
@@ -141,14 +142,14 @@ async def test_a_model_id_with_suffixes_runs_with_them_and_a_bad_one_is_named(
     assert log.end == {}
     assert fake.requests[0].json["model"] == "fake-model"
     assert fake.requests[0].json["reasoning_effort"] == "high"
-    assert refused.end["error"]["code"] == "invalid_argument"  # type: ignore[index]
-    assert "'slow'" in refused.end["error"]["message"]  # type: ignore[index]
+    assert refused.end is not None
+    assert refused.end["error"]["code"] == "invalid_argument"
+    assert "'slow'" in refused.end["error"]["message"]
     assert len(fake.requests) == 1
 
 
 # ---- disconnects ----
-
-inline = {"request_context": CONTEXT}  # the editor's way: the context in the RunRequest
+# The runs below carry their context the editor's way: in the RunRequest (request_context).
 
 
 async def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
@@ -256,14 +257,16 @@ async def test_a_cancel_over_run_aborts_the_pending_exec(
     make_h2: StartH2, fake: FakeProvider, public_id: str
 ) -> None:
     fake.enqueue(
-        Script.sse(chat_events(tools=[FakeToolCall("call_x", "Read", ['{"path": "/x"}'])]))
+        Script.sse(chat_events(tools=[FakeToolCall("call_x", "Read", ('{"path": "/x"}',))]))
     )
     server = await make_h2()
     client = await connect(server)
     cursor = H2Cursor(client)
     try:
-        session = CursorSession(cursor, "h2-cancel")  # type: ignore[arg-type]
-        task = asyncio.create_task(session.run(user_turn_message("read x", public_id, **inline)))
+        session = CursorSession(cursor, "h2-cancel")
+        task = asyncio.create_task(
+            session.run(user_turn_message("read x", public_id, request_context=CONTEXT))
+        )
         await wait_for(
             lambda: any(m.HasField("exec_server_message") for m in session.log.messages),
             "the exec",
@@ -289,13 +292,14 @@ async def test_a_provider_error_ends_the_run_stream_as_over_the_pair(
     client = await connect(server)
     cursor = H2Cursor(client)
     try:
-        session = CursorSession(cursor, "h2-provider-error")  # type: ignore[arg-type]
-        log = await session.run(user_turn_message("hi", public_id, **inline))
+        session = CursorSession(cursor, "h2-provider-error")
+        log = await session.run(user_turn_message("hi", public_id, request_context=CONTEXT))
     finally:
         await cursor.aclose()
-    error = log.end["error"]  # type: ignore[index]
-    assert error["code"] == "unavailable"  # type: ignore[index]
-    assert "bad key" in error["message"]  # type: ignore[index]
+    assert log.end is not None
+    error = log.end["error"]
+    assert error["code"] == "unavailable"
+    assert "bad key" in error["message"]
 
 
 async def test_a_resume_over_run_after_the_stream_was_reset_mid_batch(
@@ -307,17 +311,17 @@ async def test_a_resume_over_run_after_the_stream_was_reset_mid_batch(
     (tmp_path / "a.txt").write_text("alpha contents\n")
     (tmp_path / "b.txt").write_text("beta contents\n")
     tools = [
-        FakeToolCall("call_a", "Read", [json.dumps({"path": "/a.txt"})]),
-        FakeToolCall("call_b", "Read", [json.dumps({"path": "/b.txt"})]),
+        FakeToolCall("call_a", "Read", (json.dumps({"path": "/a.txt"}),)),
+        FakeToolCall("call_b", "Read", (json.dumps({"path": "/b.txt"}),)),
     ]
     fake.enqueue(Script.sse(chat_events(text=["Reading."], tools=tools)))
     server = await make_h2()
     client = await connect(server)
     cursor = H2Cursor(client, context=CONTEXT)
     try:
-        dropped = CursorSession(cursor, "h2-drop", workspace=tmp_path)  # type: ignore[arg-type]
+        dropped = CursorSession(cursor, "h2-drop", workspace=tmp_path)
         stream = await cursor.open_run_sse("h2-drop")
-        await dropped.send(user_turn_message("read both", public_id, **inline))
+        await dropped.send(user_turn_message("read both", public_id, request_context=CONTEXT))
         state: agent.ConversationStateStructure | None = None
         answered = False
         completed = False
@@ -342,7 +346,7 @@ async def test_a_resume_over_run_after_the_stream_was_reset_mid_batch(
             lambda: run_status(server_store, "h2-drop") == "cancelled", "the dropped run's end"
         )
         fake.enqueue(Script.sse(chat_events(text=["Both read."])))
-        resumed = CursorSession(  # type: ignore[arg-type]
+        resumed = CursorSession(
             cursor, "h2-resume", workspace=tmp_path, blobs=dict(dropped.log.blobs)
         )
         log = await resumed.run(
@@ -413,11 +417,15 @@ async def test_two_concurrent_runs_on_one_connection(
     client = await connect(server)
     cursor = H2Cursor(client)
     try:
-        first = CursorSession(cursor, "h2-a")  # type: ignore[arg-type]
-        second = CursorSession(cursor, "h2-b")  # type: ignore[arg-type]
+        first = CursorSession(cursor, "h2-a")
+        second = CursorSession(cursor, "h2-b")
         logs = await asyncio.gather(
-            first.run(user_turn_message("a", public_id, conversation_id="conv-a", **inline)),
-            second.run(user_turn_message("b", public_id, conversation_id="conv-b", **inline)),
+            first.run(
+                user_turn_message("a", public_id, conversation_id="conv-a", request_context=CONTEXT)
+            ),
+            second.run(
+                user_turn_message("b", public_id, conversation_id="conv-b", request_context=CONTEXT)
+            ),
         )
     finally:
         await cursor.aclose()
@@ -437,8 +445,10 @@ async def test_a_large_kv_blob_crosses_many_data_frames_under_flow_control(
     cursor = H2Cursor(client)
     text = "x" * (900 * 1024)
     try:
-        session = CursorSession(cursor, "h2-big")  # type: ignore[arg-type]
-        log = await session.run(user_turn_message(text, public_id, **inline), timeout=20)
+        session = CursorSession(cursor, "h2-big")
+        log = await session.run(
+            user_turn_message(text, public_id, request_context=CONTEXT), timeout=20
+        )
     finally:
         await cursor.aclose()
     assert log.end == {}
@@ -481,7 +491,7 @@ async def test_a_run_client_that_stops_reading_is_cut_and_its_run_ends(
     client = await connect(server)
     try:
         stream = client.open(RUN, {"content-type": "application/connect+proto"}, auto_ack=False)
-        first = user_turn_message("y" * (600 * 1024), public_id, **inline)
+        first = user_turn_message("y" * (600 * 1024), public_id, request_context=CONTEXT)
         first.run_request.run_id = "h2-stalled"
         await stream.send(encode_envelope(0, first.SerializeToString()))
         await asyncio.wait_for(stream.ended.wait(), 10)  # never read, so never acked

@@ -162,7 +162,7 @@ async def test_an_answer_is_continued_at_most_the_limit_then_ends_as_it_is(
 
 
 def call(call_id: str, name: str, arguments: str) -> FakeToolCall:
-    return FakeToolCall(call_id, name, [arguments[:10], arguments[10:]])
+    return FakeToolCall(call_id, name, (arguments[:10], arguments[10:]))
 
 
 @pytest.mark.parametrize("fmt", RAW_ARGUMENT_FORMATS, ids=RAW_ARGUMENT_IDS)

@@ -28,7 +28,7 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 24
 
 def call(call_id: str, name: str, **args: Any) -> FakeToolCall:
     text = json.dumps(args)
-    return FakeToolCall(call_id, name, [text[:5], text[5:]])
+    return FakeToolCall(call_id, name, (text[:5], text[5:]))
 
 
 def text_result(text: str) -> agent.McpResult:

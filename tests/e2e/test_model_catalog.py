@@ -18,6 +18,7 @@ import pytest
 from aiohttp import web
 
 from store import Store
+from store.base.typed_peewee import execute_sql
 from store.catalog import (
     ModelInput,
     ModelRecord,
@@ -437,7 +438,7 @@ async def test_hung_upstream_is_502_after_the_time_limit(
 
 
 async def test_store_failure_is_500(cursor_http: httpx.AsyncClient, server_store: Store) -> None:
-    server_store.database.execute_sql("DROP TABLE models")
+    execute_sql(server_store.database, "DROP TABLE models")
     response = await cursor_http.post(AVAILABLE, content=b"", headers=CLIENT_HEADERS)
     assert response.status_code == 500
     assert response.json() == {"code": "internal", "message": "store error: no such table: models"}
@@ -446,7 +447,7 @@ async def test_store_failure_is_500(cursor_http: httpx.AsyncClient, server_store
 async def test_no_user_models_leaves_the_official_body(
     cursor_http: httpx.AsyncClient, server_store: Store
 ) -> None:
-    server_store.database.execute_sql("DELETE FROM models")
+    execute_sql(server_store.database, "DELETE FROM models")
     response = await cursor_http.post(AVAILABLE, content=b"", headers=CLIENT_HEADERS)
     assert response.content == UNKNOWN_ONLY
     assert response.headers["content-length"] == str(len(UNKNOWN_ONLY))

@@ -24,9 +24,9 @@ async def test_bad_json_and_a_schema_violation_are_error_results_and_the_turn_go
     (workspace / "a.txt").write_text("alpha\n")
     model = fmt.add_model(server_store, fake)
     tools = [
-        FakeToolCall("call_ok", "Read", ['{"path": ', '"/a.txt"}']),
-        FakeToolCall("call_cut", "Read", ['{"path": "/a.t']),  # cut off mid-string
-        FakeToolCall("call_type", "Read", ['{"path": 42}']),  # not what the schema says
+        FakeToolCall("call_ok", "Read", ('{"path": ', '"/a.txt"}')),
+        FakeToolCall("call_cut", "Read", ('{"path": "/a.t',)),  # cut off mid-string
+        FakeToolCall("call_type", "Read", ('{"path": 42}',)),  # not what the schema says
     ]
     fake.enqueue(fmt.tool_round(tools))
     fake.enqueue(fmt.answer("Let me fix those calls."))

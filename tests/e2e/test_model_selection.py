@@ -18,6 +18,7 @@ from actors.run.model_selection import (
 )
 from actors.run.session import AGENT_LOOP_UNAVAILABLE
 from store import Store
+from store.base.typed_peewee import execute_sql
 from store.catalog import ModelInput, ModelRecord, ProviderInput, create_provider, save_models
 from tests.conftest import StartServer
 from tests.support.fake_cursor import FakeCursor, StreamResult
@@ -275,9 +276,9 @@ def test_a_stored_effort_from_before_the_check_is_read_or_refused(store: Store) 
     (public_id,) = add_models(store, ModelInput(model_id="old", display_name="Old"))
     db = store.database
     for stored, expected in ((" High ", "high"), ("", None)):
-        db.execute_sql(f"UPDATE models SET reasoning_effort = {db.param}", (stored,))
+        execute_sql(db, f"UPDATE models SET reasoning_effort = {db.param}", (stored,))
         assert resolve(store, run_request(public_id)).reasoning.effort == expected
-    db.execute_sql(f"UPDATE models SET reasoning_effort = {db.param}", ("default",))
+    execute_sql(db, f"UPDATE models SET reasoning_effort = {db.param}", ("default",))
     error = resolve_error(store, run_request(public_id)).error
     assert error.code is Code.FAILED_PRECONDITION
     assert "'default'" in error.message and "save the model again" in error.message
@@ -350,7 +351,7 @@ def test_parameter_errors_come_before_the_lookup(store: Store) -> None:
 
 
 def test_store_failure_is_internal(store: Store) -> None:
-    store.database.execute_sql("DROP TABLE models")
+    execute_sql(store.database, "DROP TABLE models")
     failure = resolve_error(store, run_request("abcdef12"))
     assert failure.error.code is Code.INTERNAL
     assert failure.error.message.startswith("store error: ")

@@ -73,7 +73,8 @@ def test_a_result_entry_reads_back_as_the_proven_result_of_its_call() -> None:
     )
     assert result.images == (ImagePart("image/png", b"\x89PNG-bytes"),)
     assert decode_pending_round([]) is None
-    assert decode_pending_round([staged_assistant()]).results == ()  # type: ignore[union-attr]
+    unanswered = decode_pending_round([staged_assistant()])
+    assert unanswered is not None and unanswered.results == ()
 
 
 @pytest.mark.parametrize(
@@ -145,8 +146,8 @@ async def test_after_losing_the_database_a_new_message_keeps_the_proven_result(
     (tmp_path / "a.txt").write_text("alpha contents\n")
     (tmp_path / "b.txt").write_text("beta contents\n")
     tools = [
-        FakeToolCall("call_a", "Read", ['{"path": "/a.txt"}']),
-        FakeToolCall("call_b", "Read", ['{"path": "/b.txt"}']),
+        FakeToolCall("call_a", "Read", ('{"path": "/a.txt"}',)),
+        FakeToolCall("call_b", "Read", ('{"path": "/b.txt"}',)),
     ]
     first_server = await make_server()
     client = FakeCursor(f"http://{first_server.address}")

@@ -52,7 +52,7 @@ def mode_tools(name: str) -> list[str]:
 
 def call(call_id: str, name: str, arguments: dict[str, Any]) -> FakeToolCall:
     text = json.dumps(arguments)
-    return FakeToolCall(call_id, name, [text[:5], text[5:]])
+    return FakeToolCall(call_id, name, (text[:5], text[5:]))
 
 
 def switch(target: str = "plan", call_id: str = "call_switch") -> FakeToolCall:
@@ -425,7 +425,11 @@ async def test_a_plan_without_text_or_not_saved_is_an_error_the_model_reads(
     ids=["SwitchMode", "CreatePlan"],
 )
 async def test_cancel_while_the_query_is_pending_ends_canceled(
-    tool_call: FakeToolCall, mode: int, fake: FakeProvider, server_store: Store, cursor: FakeCursor
+    tool_call: FakeToolCall,
+    mode: agent.AgentMode,
+    fake: FakeProvider,
+    server_store: Store,
+    cursor: FakeCursor,
 ) -> None:
     fmt = FORMATS[0]
     model = fmt.add_model(server_store, fake)

@@ -189,7 +189,7 @@ async def test_a_compatible_server_gets_the_key_only_once_switched_on(
         assert log.end == {} and "prompt_cache_key" not in strict.requests[-1].json
     async with FakeProvider() as fake:
         model = add_model(server_store, fake.base_url, fmt.type, "on")
-        fake.enqueue(fmt.tool_round([FakeToolCall("c1", "Glob", ['{"glob_pattern": "*"}'])]))
+        fake.enqueue(fmt.tool_round([FakeToolCall("c1", "Glob", ('{"glob_pattern": "*"}',))]))
         fake.enqueue(fmt.answer("one"), fmt.answer("two"))
         await CursorSession(cursor, "turn-a", workspace=tmp_path).run(user_turn_message("a", model))
         await CursorSession(cursor, "turn-b").run(
@@ -210,7 +210,7 @@ async def test_turn_two_reads_its_prefix_from_the_cache(
     cached and written tokens apart."""
     async with CachingAnthropic() as fake:
         model = add_model(server_store, fake.base_url, "anthropic", None)
-        glob = FakeToolCall("c1", "Glob", ['{"glob_pattern": "*.md"}'])
+        glob = FakeToolCall("c1", "Glob", ('{"glob_pattern": "*.md"}',))
         fake.enqueue(Reply(text="Looking.", tools=[glob]), Reply(text="Found none."))
         session = CursorSession(cursor, "turn-1", workspace=tmp_path)
         first = await session.run(user_turn_message("find notes", model))

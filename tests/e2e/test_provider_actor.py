@@ -39,10 +39,12 @@ from actors.conversation.request import (
     UserMessage,
 )
 from actors.loop.bridge import LoopTasks
+from actors.protocols.mailbox import ActorHandle
 from actors.protocols.provider import (
     CancelProviderCall,
     ProviderCallEnded,
     ProviderEventsReceived,
+    ProviderMessage,
     StartProviderCall,
 )
 from actors.providers.actor import ProviderDeps, start_provider_call
@@ -51,6 +53,7 @@ from actors.providers.transport import CallLimits, new_provider_client
 from actors.run.model_selection import Selection, build_route
 from store import Store
 from store.base.clock import now_ms
+from store.base.typed_peewee import execute_sql
 from store.catalog import (
     ModelInput,
     ProviderInput,
@@ -59,7 +62,7 @@ from store.catalog import (
     save_models,
     update_observability,
 )
-from store.llm_calls import CallFilter, CallRecords, CallStatus, NewCall
+from store.llm_calls import CallFilter, CallRecords, CallStatus, CallSummary, NewCall
 from tests.conftest import StartServer
 from tests.support.fake_provider import (
     FakeProvider,
@@ -158,7 +161,16 @@ def deps(store: Store, client: httpx.AsyncClient, **limits: float) -> ProviderDe
     )
 
 
-def start(route: ModelRoute, listener: Listener, provider_deps: ProviderDeps) -> object:
+def recorded_call(store: Store, end: ProviderCallEnded) -> CallSummary:
+    """The call record ``end`` names (it must name one)."""
+    detail = CallRecords(store.database).get(end.record_id or -1)
+    assert detail is not None
+    return detail.call
+
+
+def start(
+    route: ModelRoute, listener: Listener, provider_deps: ProviderDeps
+) -> ActorHandle[ProviderMessage]:
     call = StartProviderCall(run_id="run-1", model_call_id="run-1:0", request=REQUEST, route=route)
     return start_provider_call(call, listener, provider_deps)
 
@@ -201,7 +213,7 @@ async def test_time_to_first_token_is_recorded_at_the_first_text_or_thinking_del
     fake.enqueue(
         Script.sse(anthropic_events(text=["Hel", "lo"]), delay_between=0.01),
         Script.sse(anthropic_events(thinking=[FakeThinking(("hm",))], text=["ok"])),
-        Script.sse(anthropic_events(tools=[FakeToolCall("toolu_1", "Read", ['{"path": "/a"}'])])),
+        Script.sse(anthropic_events(tools=[FakeToolCall("toolu_1", "Read", ('{"path": "/a"}',))])),
     )
     provider_deps = deps(server_store, client)
     records = CallRecords(server_store.database)
@@ -234,10 +246,10 @@ async def test_a_call_cancelled_before_its_first_delta_has_no_time_to_first_toke
     seen: list[ProviderEvent] = []
     while TextStarted() not in seen:
         seen += await listener.first_events()
-    actor.tell(CancelProviderCall("the test stopped it"))  # type: ignore[attr-defined]
+    actor.tell(CancelProviderCall("the test stopped it"))
     _, end = await listener.until_end()
     assert end.status is CallStatus.CANCELLED
-    call = CallRecords(server_store.database).get(end.record_id or -1).call  # type: ignore[union-attr]
+    call = recorded_call(server_store, end)
     assert call.ttfb_ms is not None and call.ttft_ms is None
 
 
@@ -258,7 +270,7 @@ async def test_events_flow_while_the_database_is_locked_and_the_end_waits_for_th
         while sum(isinstance(e, TextDelta) for e in events) < 2:
             events.extend(await listener.first_events())
         assert len(fake.requests) == 1
-        actor.tell(CancelProviderCall("the test stopped it"))  # type: ignore[attr-defined]
+        actor.tell(CancelProviderCall("the test stopped it"))
         await fake.disconnected(0).wait()  # the connection closed while the lock is held
         assert listener.messages.empty()  # the end waits for its record
     finally:
@@ -352,8 +364,8 @@ async def test_tool_call_arguments_arrive_fragmented_and_assemble(
 ) -> None:
     route = make_route(server_store.database, fake.base_url, "anthropic", max_output_tokens=1000)
     tools = [
-        FakeToolCall("toolu_1", "Read", ['{"pa', 'th": "/a', '"}']),
-        FakeToolCall("toolu_2", "Read", ['{"path"', ': "/b"}']),
+        FakeToolCall("toolu_1", "Read", ('{"pa', 'th": "/a', '"}')),
+        FakeToolCall("toolu_2", "Read", ('{"path"', ': "/b"}')),
     ]
     fake.enqueue(
         Script.sse(
@@ -374,7 +386,7 @@ async def test_tool_call_arguments_arrive_fragmented_and_assemble(
         ("toolu_1", {"path": "/a"}),
         ("toolu_2", {"path": "/b"}),
     ]
-    call = CallRecords(server_store.database).get(end.record_id or -1).call  # type: ignore[union-attr]
+    call = recorded_call(server_store, end)
     assert (call.input_tokens, call.output_tokens, call.cache_read_tokens) == (11, 3, 5)
     assert call.cache_write_tokens is None
 
@@ -394,7 +406,7 @@ async def test_http_error_before_stream_is_one_failure_without_the_key(
     assert end.failure.kind is FailureKind.PROVIDER and end.failure.http_status == 401
     assert "401" in end.failure.message and "Incorrect API key" in end.failure.message
     assert API_KEY not in end.failure.message
-    call = CallRecords(server_store.database).get(end.record_id or -1).call  # type: ignore[union-attr]
+    call = recorded_call(server_store, end)
     assert call.status == "failed" and call.http_status == 401
     assert call.error_message == end.failure.message
 
@@ -419,13 +431,13 @@ async def test_arguments_that_are_not_json_complete_the_call_as_the_model_wrote_
     """The model's mistake, not the provider's: the call completes and keeps the text, so the
     tool result can tell the model what was wrong."""
     route = make_route(server_store.database, fake.base_url, "openai-chat")
-    fake.enqueue(Script.sse(chat_events(tools=[FakeToolCall("call_1", "Read", ['{"path": '])])))
+    fake.enqueue(Script.sse(chat_events(tools=[FakeToolCall("call_1", "Read", ('{"path": ',))])))
     listener = Listener()
     start(route, listener, deps(server_store, client))
     _, end = await listener.until_end()
     assert end.status is CallStatus.COMPLETED and end.result is not None
     assert [(c.call_id, c.arguments_json) for c in end.result.calls] == [("call_1", '{"path": ')]
-    call = CallRecords(server_store.database).get(end.record_id or -1).call  # type: ignore[union-attr]
+    call = recorded_call(server_store, end)
     assert call.status == "completed"
 
 
@@ -441,7 +453,7 @@ async def test_anthropic_without_max_output_tokens_sends_nothing(
     assert end.status is CallStatus.FAILED and end.failure is not None
     assert end.failure.kind is FailureKind.CONFIG and "max_output_tokens" in end.failure.message
     assert fake.requests == []
-    call = CallRecords(server_store.database).get(end.record_id or -1).call  # type: ignore[union-attr]
+    call = recorded_call(server_store, end)
     assert call.status == "failed" and call.request_bytes is None
 
 
@@ -453,11 +465,11 @@ async def test_cancel_while_waiting_for_headers_closes_the_connection(
     listener = Listener()
     actor = start(route, listener, deps(server_store, client))
     await fake.wait_for_request(1)
-    actor.tell(CancelProviderCall("user pressed stop"))  # type: ignore[attr-defined]
+    actor.tell(CancelProviderCall("user pressed stop"))
     events, end = await listener.until_end()
     assert events == [] and end.status is CallStatus.CANCELLED
     await asyncio.wait_for(fake.disconnected(0).wait(), WAIT_S)
-    call = CallRecords(server_store.database).get(end.record_id or -1).call  # type: ignore[union-attr]
+    call = recorded_call(server_store, end)
     assert call.status == "cancelled" and call.ended_at_ms is not None
 
 
@@ -471,11 +483,11 @@ async def test_cancel_mid_stream_closes_the_connection(
     seen: list[ProviderEvent] = []
     while TextDelta("b") not in seen:
         seen += await listener.first_events()
-    actor.tell(CancelProviderCall("superseded"))  # type: ignore[attr-defined]
+    actor.tell(CancelProviderCall("superseded"))
     _, end = await listener.until_end()
     assert end.status is CallStatus.CANCELLED
     await asyncio.wait_for(fake.disconnected(0).wait(), WAIT_S)
-    call = CallRecords(server_store.database).get(end.record_id or -1).call  # type: ignore[union-attr]
+    call = recorded_call(server_store, end)
     assert call.status == "cancelled"
 
 
@@ -561,7 +573,7 @@ def assert_only_in_provider_row(db: peewee.Database, secret: str) -> None:
     found = []
     for table in db.get_tables():
         columns = [c.name for c in db.get_columns(table)]
-        for row in db.execute_sql(f'SELECT * FROM "{table}"').fetchall():
+        for row in execute_sql(db, f'SELECT * FROM "{table}"').fetchall():
             for column, value in zip(columns, row, strict=True):
                 data = (
                     bytes(value) if isinstance(value, bytes | memoryview) else str(value).encode()

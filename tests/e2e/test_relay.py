@@ -13,6 +13,7 @@ import gzip
 import pytest
 
 from store import Store
+from store.base.typed_peewee import execute_sql
 from tests.conftest import StartServer
 from tests.support.fake_cursor import (
     CursorSession,
@@ -48,7 +49,7 @@ def cursor_run(model_id: str = CURSOR_MODEL) -> agent.AgentClientMessage:
 
 def local_rows(store: Store) -> dict[str, int]:
     return {
-        table: store.database.execute_sql(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
+        table: execute_sql(store.database, f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
         for table in ("conversations", "runs", "llm_calls")
     }
 
@@ -207,7 +208,8 @@ async def test_an_unreachable_upstream_ends_the_run_unavailable_naming_it(
         f"Cursor upstream {fake_upstream.url} did not answer BidiAppend"
         in (answer.json()["message"])
     )
-    error = result.end["error"]  # type: ignore[index]
+    assert result.end is not None
+    error = result.end["error"]
     assert error["code"] == "unavailable"
     assert error["message"].startswith(
         f"Cursor upstream {fake_upstream.url} did not answer RunSSE: "
@@ -251,4 +253,4 @@ async def test_shutdown_ends_a_relayed_run_canceled(
     finally:
         await cursor.aclose()
     assert result.raw.startswith(text_frame("half"))
-    assert result.end is not None and result.end["error"]["code"] == "canceled"  # type: ignore[index]
+    assert result.end is not None and result.end["error"]["code"] == "canceled"

@@ -113,8 +113,8 @@ async def test_a_whole_conversation_sends_only_conforming_bodies(
     first = turn("what is this?", public_id, "m1", None)
     selected = first.run_request.action.user_message_action.user_message.selected_context
     selected.selected_images.add(mime_type="image/png", blob_id=blob_id)
-    read = FakeToolCall("call_1", "Read", ['{"path": "/a.txt"}'])
-    picture = FakeToolCall("call_2", "Read", ['{"path": "/pic.png"}'])
+    read = FakeToolCall("call_1", "Read", ('{"path": "/a.txt"}',))
+    picture = FakeToolCall("call_2", "Read", ('{"path": "/pic.png"}',))
     fake.enqueue(
         Script.sse(answer(provider_type, "Reading.", tool=read, also=picture)),
         Script.sse(answer(provider_type, "A picture.")),
@@ -306,7 +306,7 @@ def test_nullable_and_overlapping_choices_are_read_as_the_reference_says() -> No
 
 
 def test_the_strict_pass_lists_undeclared_keys_and_the_allowed_ones_are_used() -> None:
-    chat = {
+    chat: dict[str, Any] = {
         "model": "m",
         "messages": [
             {"role": "user", "content": "hi"},
@@ -348,7 +348,7 @@ def test_reasoning_content_is_allowed_on_assistant_messages_only() -> None:
 
 
 def test_anthropic_checks_follow_the_messages_api_facts() -> None:
-    body = {
+    body: dict[str, Any] = {
         "model": "m",
         "max_tokens": 10,
         "stream": True,

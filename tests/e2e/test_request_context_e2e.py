@@ -128,9 +128,9 @@ async def test_a_context_part_of_another_length_ends_the_run_naming_it(
     log = await session.run(message)
     assert log.end is not None
     error = log.end["error"]
-    assert error["code"] == "invalid_argument"  # type: ignore[index]
-    assert f"the subagents part (blob {sha(SUBAGENTS).hex()})" in error["message"]  # type: ignore[index]
-    assert f"is {len(SUBAGENTS)} bytes, not the {len(SUBAGENTS) + 3}" in error["message"]  # type: ignore[index]
+    assert error["code"] == "invalid_argument"
+    assert f"the subagents part (blob {sha(SUBAGENTS).hex()})" in error["message"]
+    assert f"is {len(SUBAGENTS)} bytes, not the {len(SUBAGENTS) + 3}" in error["message"]
     assert fake.requests == []
 
 
@@ -142,8 +142,8 @@ async def test_a_context_part_that_does_not_decode_ends_the_run_naming_it(
     log = await CursorSession(cursor, "ctx-junk", blobs={sha(junk): junk}).run(message)
     assert log.end is not None
     error = log.end["error"]
-    assert error["code"] == "invalid_argument"  # type: ignore[index]
-    assert f"the mcps part (blob {sha(junk).hex()}) does not decode" in error["message"]  # type: ignore[index]
+    assert error["code"] == "invalid_argument"
+    assert f"the mcps part (blob {sha(junk).hex()}) does not decode" in error["message"]
     assert fake.requests == []
 
 
@@ -156,8 +156,8 @@ async def test_a_context_part_whose_bytes_do_not_match_its_id_ends_the_run(
     log = await CursorSession(cursor, "ctx-hash", blobs={sha(RULES): wrong}).run(message)
     assert log.end is not None
     error = log.end["error"]
-    assert error["code"] == "invalid_argument"  # type: ignore[index]
-    assert f"hash mismatch: expected {b64(sha(RULES))}" in error["message"]  # type: ignore[index]
+    assert error["code"] == "invalid_argument"
+    assert f"hash mismatch: expected {b64(sha(RULES))}" in error["message"]
     assert fake.requests == []
 
 
@@ -168,8 +168,8 @@ async def test_a_length_without_a_blob_id_ends_the_run(
     message.run_request.action.request_context_parts.skills_byte_length = 10
     log = await CursorSession(cursor, "ctx-no-id").run(message)
     assert log.end is not None
-    assert log.end["error"]["code"] == "invalid_argument"  # type: ignore[index]
-    assert "the skills part has 10 bytes but no blob id" in log.end["error"]["message"]  # type: ignore[index]
+    assert log.end["error"]["code"] == "invalid_argument"
+    assert "the skills part has 10 bytes but no blob id" in log.end["error"]["message"]
     assert fake.requests == []
 
 
@@ -253,8 +253,8 @@ async def test_a_pre_fetched_blob_that_does_not_match_its_id_ends_the_run_naming
     log = await CursorSession(cursor, "pre-bad").run(message)
     assert log.end is not None
     error = log.end["error"]
-    assert error["code"] == "invalid_argument"  # type: ignore[index]
-    assert f"pre_fetched_blobs: blob {b64(wrong_id)} does not match" in error["message"]  # type: ignore[index]
+    assert error["code"] == "invalid_argument"
+    assert f"pre_fetched_blobs: blob {b64(wrong_id)} does not match" in error["message"]
     assert fake.requests == []
     assert server_store.blobs.get(sha(good)) is None  # nothing of a refused request is kept
 
@@ -267,6 +267,6 @@ async def test_a_command_run_from_the_chat_checks_its_pre_fetched_blobs_too(
     message.run_request.pre_fetched_blobs.add(id=wrong_id, value=b"not that blob")
     log = await CursorSession(cursor, "pre-bad-shell").run(message)
     assert log.end is not None
-    assert log.end["error"]["code"] == "invalid_argument"  # type: ignore[index]
-    assert f"blob {b64(wrong_id)} does not match" in log.end["error"]["message"]  # type: ignore[index]
+    assert log.end["error"]["code"] == "invalid_argument"
+    assert f"blob {b64(wrong_id)} does not match" in log.end["error"]["message"]
     assert not any(m.HasField("exec_server_message") for m in log.messages)

@@ -37,9 +37,10 @@ async def test_a_run_a_live_peer_holds_ends_unavailable_naming_it(
             await cursor.aclose()
     finally:
         peer.close()
-    error = log.end["error"]  # type: ignore[index]
-    assert error["code"] == "unavailable", error  # type: ignore[index]
-    assert "instance-peer" in error["message"] and "lease" in error["message"]  # type: ignore[index]
+    assert log.end is not None
+    error = log.end["error"]
+    assert error["code"] == "unavailable", error
+    assert "instance-peer" in error["message"] and "lease" in error["message"]
     assert fake.requests == []
     run = ConversationStore(server_store.database).run("run-held")
     assert run is not None and run.status.value == "running"  # still the peer's

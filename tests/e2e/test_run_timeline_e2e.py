@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pykka
 import pytest
 
+from actors.protocols.edge import EdgeMessage
+from actors.protocols.mailbox import Mailbox
 from actors.protocols.run_output import RunOutput
 from actors.run.children import AgentDeps
 from actors.run.model_selection import StoreModelResolver
@@ -79,7 +80,7 @@ async def tool_turn(
 ) -> None:
     """Read, then an answer: two provider calls and one tool round."""
     (workspace / "a.txt").write_text("alpha contents\n")
-    read = FakeToolCall("call_a", "Read", ['{"path": ', '"/a.txt"}'])
+    read = FakeToolCall("call_a", "Read", ('{"path": ', '"/a.txt"}'))
     fake.enqueue(Script.sse(chat_events(text=["Reading."], tools=[read], usage=chat_usage(10, 5))))
     fake.enqueue(Script.sse(chat_events(text=["It says alpha."], usage=chat_usage(30, 3))))
     session = CursorSession(cursor, run_id, workspace=workspace)
@@ -89,7 +90,7 @@ async def tool_turn(
 
 async def cancelled_turn(fake: FakeProvider, cursor: FakeCursor, public_id: str) -> None:
     """A Read the editor never answers, then the user's cancel."""
-    read = FakeToolCall("call_x", "Read", ['{"path": "/x"}'])
+    read = FakeToolCall("call_x", "Read", ('{"path": "/x"}',))
     fake.enqueue(Script.sse(chat_events(tools=[read])))
     session = CursorSession(cursor, "turn-cancel")  # no workspace: the exec stays pending
     message = user_turn_message("read x", public_id, conversation_id="conv-2")
@@ -99,7 +100,7 @@ async def cancelled_turn(fake: FakeProvider, cursor: FakeCursor, public_id: str)
     )
     await session.send(cancel_message())
     log = await asyncio.wait_for(task, 10)
-    assert log.end is not None and log.end["error"]["code"] == "canceled"  # type: ignore[index]
+    assert log.end is not None and log.end["error"]["code"] == "canceled"
 
 
 async def failed_turn(fake: FakeProvider, cursor: FakeCursor, public_id: str) -> None:
@@ -107,7 +108,7 @@ async def failed_turn(fake: FakeProvider, cursor: FakeCursor, public_id: str) ->
     fake.enqueue(Script.error(500, {"error": {"message": "provider failed"}}))
     message = user_turn_message("again", public_id, message_id="msg-2")
     log = await CursorSession(cursor, "turn-error").run(message)
-    assert log.end is not None and log.end["error"]["code"] == "unavailable"  # type: ignore[index]
+    assert log.end is not None and log.end["error"]["code"] == "unavailable"
 
 
 @pytest.fixture
@@ -355,7 +356,7 @@ async def test_a_turn_completes_while_the_recorders_database_is_locked(
     recorder = start_run_event_recorder(events_store.database)
     deps: list[AgentDeps] = []
 
-    def start_session(request_id: str, output: RunOutput) -> pykka.ActorRef[Any]:
+    def start_session(request_id: str, output: RunOutput) -> Mailbox[EdgeMessage]:
         resolver = StoreModelResolver(server_store.database)
         return start_session_actor(request_id, output, resolver, deps[0])
 

@@ -9,7 +9,7 @@ counting (``CursorSession(visible_silence_cap_s=...)``), as a third-party client
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import msgspec
 import pytest
@@ -20,6 +20,7 @@ from tests.support.fake_cursor import CursorSession, FakeCursor, TurnLog, update
 from tests.support.fake_provider import FakeProvider, Script, chat_events, encode_events
 from tests.support.h2_client import H2Cursor
 from tests.support.h2_servers import connect
+from wire.http.limits import EdgeLimits
 from wire.proto import agent_v1_pb2 as agent
 
 CAP_S = 1.2
@@ -30,15 +31,20 @@ LIMITS = msgspec.structs.replace(
 )
 
 
-@pytest.fixture(params=["http1", "h2"])
-async def turn(request: pytest.FixtureRequest, make_server: StartServer) -> AsyncIterator[object]:
-    """Runs one turn over RunSSE+BidiAppend or over HTTP/2 ``Run`` with the capped client."""
-    closers: list[object] = []
+# One turn with these limits, this message and run id; its log.
+Turn = Callable[[EdgeLimits, agent.AgentClientMessage, str], Awaitable[TurnLog]]
 
-    async def run(limits: object, message: agent.AgentClientMessage, run_id: str) -> TurnLog:
+
+@pytest.fixture(params=["http1", "h2"])
+async def turn(request: pytest.FixtureRequest, make_server: StartServer) -> AsyncIterator[Turn]:
+    """Runs one turn over RunSSE+BidiAppend or over HTTP/2 ``Run`` with the capped client."""
+    closers: list[RunningServer | FakeCursor | H2Cursor] = []
+
+    async def run(limits: EdgeLimits, message: agent.AgentClientMessage, run_id: str) -> TurnLog:
+        cursor: FakeCursor | H2Cursor
         if request.param == "http1":
             server: RunningServer = await make_server(limits=limits)
-            cursor: object = FakeCursor(f"http://{server.address}")
+            cursor = FakeCursor(f"http://{server.address}")
         else:
             from run import ServerConfig, start_server
 
@@ -46,7 +52,7 @@ async def turn(request: pytest.FixtureRequest, make_server: StartServer) -> Asyn
                 host="127.0.0.1",
                 port=0,
                 upstream_url="http://127.0.0.1:9",
-                limits=limits,  # type: ignore[arg-type]
+                limits=limits,
                 h2_listen=("127.0.0.1", 0),
             )
             server = await start_server(config, store=request.getfixturevalue("server_store"))
@@ -54,7 +60,7 @@ async def turn(request: pytest.FixtureRequest, make_server: StartServer) -> Asyn
             # A CLI-style client: the context comes as the answer to request_context_args.
             cursor = H2Cursor(await connect(server), context=agent.RequestContext())
         closers.append(cursor)
-        session = CursorSession(cursor, run_id, visible_silence_cap_s=CAP_S)  # type: ignore[arg-type]
+        session = CursorSession(cursor, run_id, visible_silence_cap_s=CAP_S)
         return await session.run(message, timeout=10, total_timeout=30)
 
     yield run
@@ -62,7 +68,7 @@ async def turn(request: pytest.FixtureRequest, make_server: StartServer) -> Asyn
         if isinstance(item, RunningServer):
             await item.stop()
         else:
-            await item.aclose()  # type: ignore[attr-defined]
+            await item.aclose()
 
 
 def thinking_texts(log: TurnLog) -> list[str]:
@@ -74,10 +80,10 @@ def text_of(log: TurnLog) -> str:
 
 
 async def test_a_silent_model_is_shown_thinking_and_its_answer_is_unchanged(
-    turn: object, fake: FakeProvider, public_id: str
+    turn: Turn, fake: FakeProvider, public_id: str
 ) -> None:
     fake.enqueue(Script.sse(chat_events(text=["Took ", "a while."])).delayed(SILENCE_S))
-    log = await turn(LIMITS, user_turn_message("think hard", public_id), "silent-text")  # type: ignore[operator]
+    log = await turn(LIMITS, user_turn_message("think hard", public_id), "silent-text")
     assert not log.stalled and log.end == {}
     assert text_of(log) == "Took a while."
     kept_alive = thinking_texts(log)
@@ -92,14 +98,14 @@ async def test_a_silent_model_is_shown_thinking_and_its_answer_is_unchanged(
 
 
 async def test_a_model_whose_headers_come_at_once_but_says_nothing_is_shown_thinking(
-    turn: object, fake: FakeProvider, public_id: str
+    turn: Turn, fake: FakeProvider, public_id: str
 ) -> None:
     """A reasoning model that does not stream its reasoning answers 200 and its first chunk
     at once, then nothing for a long while: that is silence too."""
     events = chat_events(text=["Here it is."])
     first, rest = encode_events(events[:1]), encode_events(events[1:])
     fake.enqueue(Script.raw([first, rest], delay_between=SILENCE_S))
-    log = await turn(LIMITS, user_turn_message("think hard", public_id), "silent-body")  # type: ignore[operator]
+    log = await turn(LIMITS, user_turn_message("think hard", public_id), "silent-body")
     assert not log.stalled and log.end == {}
     assert text_of(log) == "Here it is."
     kept_alive = thinking_texts(log)
@@ -108,11 +114,11 @@ async def test_a_model_whose_headers_come_at_once_but_says_nothing_is_shown_thin
 
 
 async def test_a_model_that_thinks_after_its_silence_keeps_its_own_thinking(
-    turn: object, fake: FakeProvider, public_id: str
+    turn: Turn, fake: FakeProvider, public_id: str
 ) -> None:
     events = chat_events(thinking=["Let me ", "see."], text=["Done."])
     fake.enqueue(Script.sse(events).delayed(SILENCE_S))
-    log = await turn(LIMITS, user_turn_message("think hard", public_id), "silent-think")  # type: ignore[operator]
+    log = await turn(LIMITS, user_turn_message("think hard", public_id), "silent-think")
     assert not log.stalled and log.end == {}
     texts = thinking_texts(log)
     # Empty deltas while silent, then the model's own thinking, as it streamed it.
@@ -125,12 +131,12 @@ async def test_a_model_that_thinks_after_its_silence_keeps_its_own_thinking(
 
 
 async def test_without_the_keepalive_the_capped_client_gives_the_turn_up(
-    turn: object, fake: FakeProvider, public_id: str
+    turn: Turn, fake: FakeProvider, public_id: str
 ) -> None:
     """The control: the client's rule bites, heartbeats notwithstanding."""
     limits = msgspec.structs.replace(LIMITS, silent_model_keepalive_s=3600.0)
     fake.enqueue(Script.sse(chat_events(text=["Too late."])).delayed(SILENCE_S))
-    log = await turn(limits, user_turn_message("think hard", public_id), "silent-lost")  # type: ignore[operator]
+    log = await turn(limits, user_turn_message("think hard", public_id), "silent-lost")
     assert log.stalled
     assert "heartbeat" in log.kinds()  # heartbeats came, and did not count
     assert text_of(log) == ""

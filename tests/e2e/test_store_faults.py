@@ -11,10 +11,12 @@ import peewee
 import pytest
 
 from store import Store
+from store.base.typed_peewee import execute_sql
 from store.conversations import ConversationStore
-from store.database import is_unavailable
+from store.database import ReusingSqliteDatabase, is_unavailable
 from store.llm_calls import CallFilter, CallRecords
 from tests.conftest import StartServer
+from tests.support.connections import set_sqlite_pragmas, sqlite_pragmas
 from tests.support.fake_cursor import CursorSession, FakeCursor, final_text, user_turn_message
 from tests.support.fake_provider import FakeProvider, Script, chat_events
 
@@ -77,19 +79,21 @@ async def test_a_full_database_ends_the_turn_unavailable_and_the_next_turn_works
 
     # Every connection opened from now on (the run's threads) may grow the file by 40 pages.
     database = server_store.database
-    saved = list(database._pragmas)  # type: ignore[attr-defined]
-    pages = database.execute_sql("PRAGMA page_count").fetchone()[0]
-    database._pragmas = [*saved, ("max_page_count", pages + 40)]  # type: ignore[attr-defined]
-    database.close_idle()  # type: ignore[attr-defined]
+    assert isinstance(database, ReusingSqliteDatabase)  # the server's store is a SQLite file
+    saved = sqlite_pragmas(database)
+    pages = execute_sql(database, "PRAGMA page_count").fetchone()[0]
+    set_sqlite_pragmas(database, [*saved, ("max_page_count", pages + 40)])
+    database.close_idle()
     try:
         fake.enqueue(Script.sse(chat_events(text=BIG_ANSWER)))
         full = await CursorSession(cursor, "turn-full").run(
             user_turn_message("two", public_id, message_id="msg-2")
         )
     finally:
-        database._pragmas = saved  # type: ignore[attr-defined]
-        database.close_idle()  # type: ignore[attr-defined]
-    error = full.end["error"]  # type: ignore[index]
+        set_sqlite_pragmas(database, saved)
+        database.close_idle()
+    assert full.end is not None
+    error = full.end["error"]
     assert error["code"] == "unavailable", error
     assert "database or disk is full" in error["message"]
     assert "what was saved before is kept" in error["message"]

@@ -87,7 +87,8 @@ async def test_a_child_runs_checkpoints_keep_its_progress_and_a_rollback_derives
     ).run(again)
     assert rolled.end == {}
     assert steps(rolled) == [("reading the parser", 2)]
-    assert not progress(rolled.checkpoints()[-1]).final_summary  # type: ignore[union-attr]
+    rolled_progress = progress(rolled.checkpoints()[-1])
+    assert rolled_progress is not None and not rolled_progress.final_summary
 
 
 async def test_a_run_that_is_no_subagent_leaves_the_progress_map_alone(

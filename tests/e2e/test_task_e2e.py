@@ -29,7 +29,7 @@ PARENT_HEADERS = {"x-parent-request-id": "turn-parent", "x-parent-agent-tool-cal
 
 def call(call_id: str, name: str, **arguments: Any) -> FakeToolCall:
     text = json.dumps(arguments)
-    return FakeToolCall(call_id, name, [text[:5], text[5:]])
+    return FakeToolCall(call_id, name, (text[:5], text[5:]))
 
 
 def task(call_id: str = "call_task", **arguments: Any) -> FakeToolCall:

@@ -44,7 +44,7 @@ async def pages() -> AsyncIterator[FakePages]:
 
 def fetch(url: str, call_id: str = "call_fetch") -> FakeToolCall:
     text = json.dumps({"url": url})
-    return FakeToolCall(call_id, "WebFetch", [text[:5], text[5:]])
+    return FakeToolCall(call_id, "WebFetch", (text[:5], text[5:]))
 
 
 def execs(log: TurnLog) -> list[agent.ExecServerMessage]:

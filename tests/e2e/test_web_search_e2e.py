@@ -16,6 +16,7 @@ from actors.services.web_search import SearchEndpoints
 from prompt import load_prompt_assets
 from run import ServerConfig, start_server
 from store import Store
+from store.base.typed_peewee import execute_sql
 from store.catalog import WebSearchInput, update_web_search
 from tests.conftest import TEST_LIMITS
 from tests.support.fake_cursor import (
@@ -63,7 +64,7 @@ def use_searxng(store: Store, searxng: FakeBackend) -> None:
 
 def search(term: str = "aiohttp 3.10 changes", call_id: str = "call_search") -> FakeToolCall:
     text = json.dumps({"search_term": term, "explanation": "to see what changed"})
-    return FakeToolCall(call_id, "WebSearch", [text[:9], text[9:]])
+    return FakeToolCall(call_id, "WebSearch", (text[:9], text[9:]))
 
 
 def agent_tools() -> list[str]:
@@ -245,7 +246,7 @@ async def test_the_tavily_key_is_sent_to_tavily_and_nowhere_else(
     db = server_store.database
     holders = []
     for table in db.get_tables():
-        for row in db.execute_sql(f'SELECT * FROM "{table}"').fetchall():
+        for row in execute_sql(db, f'SELECT * FROM "{table}"').fetchall():
             if key in repr(row):
                 holders.append((table, row[0]))
     assert holders == []

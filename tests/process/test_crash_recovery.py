@@ -24,6 +24,7 @@ import pytest
 
 from actors.conversation.model import ToolResultContent, decode_message
 from store import Store
+from store.base.typed_peewee import execute_sql
 from store.conversations import ConversationStore
 from store.database import open_database
 from store.llm_calls import CallRecords
@@ -39,9 +40,9 @@ from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat
 from tests.support.process import SHARED_KEY_ENV, ServerProcess, connect_shared_store, server_env
 from wire.proto import agent_v1_pb2 as agent
 
-WRITE = FakeToolCall("call_w", "Write", ['{"path": "/out.txt", "contents": "written once\\n"}'])
-READ = FakeToolCall("call_r", "Read", ['{"path": "/in.txt"}'])
-SHELL = FakeToolCall("call_sh", "Shell", ['{"command": "echo shell-ran"}'])
+WRITE = FakeToolCall("call_w", "Write", ('{"path": "/out.txt", "contents": "written once\\n"}',))
+READ = FakeToolCall("call_r", "Read", ('{"path": "/in.txt"}',))
+SHELL = FakeToolCall("call_sh", "Shell", ('{"command": "echo shell-ran"}',))
 WAIT_S = 15.0
 
 
@@ -66,8 +67,8 @@ def lose_the_schema(url: str) -> None:
     match = re.search(r"search_path%3D(\w+)", url)
     assert match is not None, url
     admin = open_database(url)
-    admin.execute_sql(f'DROP SCHEMA "{match.group(1)}" CASCADE')
-    admin.execute_sql(f'CREATE SCHEMA "{match.group(1)}"')
+    execute_sql(admin, f'DROP SCHEMA "{match.group(1)}" CASCADE')
+    execute_sql(admin, f'CREATE SCHEMA "{match.group(1)}"')
     admin.close()
 
 
@@ -350,8 +351,9 @@ async def test_sigkill_mid_round_then_restart_on_the_same_database(
     assert [call_id for call_id, _ in tool_results(db)] == ["call_w", "call_sh"]
     store, conversations = stored_history(db)
     try:
-        assert conversations.run("run-killed").status.value == "cancelled"  # type: ignore[union-attr]
-        assert conversations.run("run-resumed").status.value == "completed"  # type: ignore[union-attr]
+        killed_run, resumed_run = conversations.run("run-killed"), conversations.run("run-resumed")
+        assert killed_run is not None and killed_run.status.value == "cancelled"
+        assert resumed_run is not None and resumed_run.status.value == "completed"
     finally:
         store.close()
     assert llm_call_statuses(db) == ["completed", "completed"]

@@ -116,7 +116,8 @@ def test_out_of_order_appends_are_held_within_a_budget_per_request_and_in_all(
             assert code == "resource_exhausted"
             assert "over the limit of 16777216" in message
         # Many request ids, one out-of-order append each: they share the pool.
-        accepted, refused = [], []
+        accepted: list[httpx.Response] = []
+        refused: list[httpx.Response] = []
         for n in range(12):
             body, headers = append_body(f"flood-{n}", 1, 2 * MIB)
             response = client.post(BIDI_APPEND, content=body, headers=headers)
@@ -168,7 +169,8 @@ def refused_at_once(sock: socket.socket) -> bytes:
     assert answer.startswith(b"HTTP/1.1 503 "), answer[:200]
     body = msgspec.json.decode(answer.partition(b"\r\n\r\n")[2])
     assert body["code"] == "resource_exhausted"
-    return body["message"].encode()
+    message: str = body["message"]
+    return message.encode()
 
 
 def test_connections_are_capped_per_peer_and_in_all(counted_server: Served) -> None:

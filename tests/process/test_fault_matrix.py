@@ -13,6 +13,7 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypedDict
 
 import pytest
 
@@ -23,6 +24,7 @@ from tests.conftest import add_fake_model
 from tests.support.fake_cursor import (
     CursorSession,
     FakeCursor,
+    TurnLog,
     final_text,
     heartbeat_message,
     user_turn_message,
@@ -95,7 +97,15 @@ def origins(store: Store) -> list[str]:
     ]
 
 
-async def turn(served: Served, request_id: str) -> dict[str, object]:
+class TurnResult(TypedDict):
+    """A finished turn: its EndStream's JSON, the text of its last model call, its log."""
+
+    end: dict[str, Any]
+    text: str
+    log: TurnLog
+
+
+async def turn(served: Served, request_id: str) -> TurnResult:
     log = await CursorSession(served.cursor, request_id).run(
         user_turn_message("hello", served.public_id, message_id=f"msg-{request_id}"),
         timeout=15.0,
@@ -136,7 +146,7 @@ async def test_529_three_times_gives_up_unavailable_with_the_providers_message(
 ) -> None:
     fake.enqueue(*[Script.error(529, OVERLOADED) for _ in range(3)])
     result = await turn(served, "run-529")
-    error = result["end"]["error"]  # type: ignore[index]
+    error = result["end"]["error"]
     assert error["code"] == "unavailable" and "Overloaded" in error["message"]
     assert "529" in error["message"]
     assert len(fake.requests) == 3
@@ -144,7 +154,8 @@ async def test_529_three_times_gives_up_unavailable_with_the_providers_message(
     assert [(r.status, r.http_status) for r in rows] == [("failed", 529)] * 3
     assert all(r.ended_at_ms is not None for r in rows)
     assert origins(stored) == ["runtime"]
-    assert ConversationStore(stored.database).run("run-529").status == "failed"  # type: ignore[union-attr]
+    run = ConversationStore(stored.database).run("run-529")
+    assert run is not None and run.status == "failed"
 
 
 @pytest.mark.parametrize(
@@ -181,7 +192,7 @@ async def test_a_failure_after_the_first_event_is_not_retried_and_ends_clearly(
 ) -> None:
     fake.enqueue(script, Script.sse(chat_events(text=["never shown"])))
     result = await turn(served, f"run-{case}")
-    error = result["end"]["error"]  # type: ignore[index]
+    error = result["end"]["error"]
     assert error["code"] == code and words in error["message"], error
     assert "never shown" not in str(result["text"])
     assert len(fake.requests) == 1 and fake.pending_scripts == 1
@@ -250,7 +261,7 @@ async def test_a_locked_database_ends_the_turn_unavailable_and_the_next_turn_wor
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
-    error = result["end"]["error"]  # type: ignore[index]
+    error = result["end"]["error"]
     assert error["code"] == "unavailable", error
     assert "database is locked" in error["message"]
     assert fake.pending_scripts == 0 and len(fake.requests) == 1  # no model call was made
@@ -279,11 +290,11 @@ async def test_a_full_disk_ends_the_turn_unavailable_and_the_next_turn_works_onc
         result = await turn(served, "run-full")
     finally:
         resource.prlimit(pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY,) * 2)
-    error = result["end"]["error"]  # type: ignore[index]
+    error = result["end"]["error"]
     assert error["code"] == "unavailable", error
     assert "what was saved before is kept" in error["message"]
     assert "Traceback" not in served.process.log
-    assert "turn_ended" not in result["log"].kinds()  # type: ignore[attr-defined]
+    assert "turn_ended" not in result["log"].kinds()
     # The user turn before the answer is committed and kept; the answer is not.
     assert origins(stored) == ["runtime", "assistant", "runtime"]
     assert all(r.ended_at_ms is not None for r in calls_of(stored, "run-full"))

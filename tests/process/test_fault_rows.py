@@ -42,6 +42,7 @@ from tests.process.test_fault_matrix import (
 from tests.support.fake_cursor import (
     CursorSession,
     FakeCursor,
+    RunBody,
     final_text,
     kv_ack,
     user_turn_message,
@@ -58,7 +59,7 @@ ON_POSTGRES = (
     test_a_seqno_gap_that_does_not_fill_ends_the_run_naming_it,
     test_a_transient_failure_before_the_first_token_is_retried_and_shown_once,
 )
-READ = FakeToolCall("call_r", "Read", ['{"path": "/in.txt"}'])
+READ = FakeToolCall("call_r", "Read", ('{"path": "/in.txt"}',))
 KV_ACK_TIMEOUT_S = 15.0  # actors/blob_sync.py's limit, named in docs/limits.md
 
 
@@ -139,9 +140,9 @@ async def test_a_rejected_kv_set_ends_the_run_and_keeps_the_committed_answer(
     log = await session.run(user_turn_message("hi", on_both.public_id), reject_set=reject)
     assert log.end is not None
     error = log.end["error"]
-    assert error["code"] == "invalid_argument", error  # type: ignore[index]
-    assert "KV SET" in error["message"]  # type: ignore[index]
-    assert "the test client refused this blob" in error["message"]  # type: ignore[index]
+    assert error["code"] == "invalid_argument", error
+    assert "KV SET" in error["message"]
+    assert "the test client refused this blob" in error["message"]
     assert len(log.checkpoints()) == 1  # the first one; nothing after the rejection
     assert "turn_ended" not in log.kinds()
     store = on_both.store()
@@ -173,10 +174,10 @@ async def test_a_kv_ack_never_sent_ends_the_run_after_the_named_time_naming_the_
         waited = asyncio.get_running_loop().time() - started
         assert log.end is not None
         error = log.end["error"]
-        assert error["code"] == "invalid_argument", error  # type: ignore[index]
+        assert error["code"] == "invalid_argument", error
         prefix = "protocol error: KV SET timed out: "
-        assert error["message"].startswith(prefix), error  # type: ignore[index]
-        named = error["message"].removeprefix(prefix)  # type: ignore[index]
+        assert error["message"].startswith(prefix), error
+        named = error["message"].removeprefix(prefix)
         assert named in [b64(blob_id) for blob_id in set_blob_ids(log.messages)]
         assert waited >= KV_ACK_TIMEOUT_S - 0.5
         assert log.checkpoints() == [] and final_text(log) == ""
@@ -221,10 +222,10 @@ async def test_runsse_dropped_and_reopened_mid_run_replays_it_and_the_turn_compl
                 await session.answer(exec_message)
 
     async def read(
-        stream: object, until: Callable[[agent.AgentServerMessage], bool]
+        stream: RunBody, until: Callable[[agent.AgentServerMessage], bool]
     ) -> tuple[list[agent.AgentServerMessage], dict[str, object] | None]:
         got: list[agent.AgentServerMessage] = []
-        while (envelope := await stream.next_envelope(10.0)) is not None:  # type: ignore[attr-defined]
+        while (envelope := await stream.next_envelope(10.0)) is not None:
             if envelope.is_end_stream:
                 return got, json.loads(envelope.payload)
             message = agent.AgentServerMessage.FromString(envelope.payload)

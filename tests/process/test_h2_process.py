@@ -6,6 +6,7 @@ import asyncio
 import re
 import signal
 import ssl
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,9 @@ from tests.support.process import ServerProcess, server_env
 HTTP2_LINE = re.compile(r"http2=(\S+)")
 
 
-def one_line_naming(result: object, variable: str) -> None:
-    assert result.returncode == 2, result.stderr  # type: ignore[attr-defined]
-    lines = result.stderr.strip().splitlines()  # type: ignore[attr-defined]
+def one_line_naming(result: subprocess.CompletedProcess[str], variable: str) -> None:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, lines
     assert lines[0].startswith(f"{variable}: "), lines
 

@@ -484,7 +484,18 @@ def frobnicate_tool() -> dict[str, object]:
     return {"type": "function", "function": function}
 
 
-BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
+def in_turn(*damages: Callable[[Path], object]) -> Callable[[Path], None]:
+    """Each of ``damages`` to the copy, in order."""
+
+    def apply(root: Path) -> None:
+        for damage in damages:
+            damage(root)
+
+    return apply
+
+
+# Each damage's return value, if any, is not used.
+BREAKAGES: dict[str, tuple[Callable[[Path], object], str]] = {
     "tools.json missing": (lambda root: (root / "tools.json").unlink(), "tools.json: missing"),
     "tools.json invalid": (
         lambda root: (root / "tools.json").write_text("[{", encoding="utf-8"),
@@ -554,9 +565,9 @@ BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
         "tools.json: variant 'Teleport.fast': no base tool 'Teleport' in tools.json",
     ),
     "variant of a tool the server does not run": (
-        lambda root: (
-            edit_tools(lambda tools: [*tools, frobnicate_tool()])(root),
-            add_variant("Frobnicate.subagent", frobnicate_tool())(root),
+        in_turn(
+            edit_tools(lambda tools: [*tools, frobnicate_tool()]),
+            add_variant("Frobnicate.subagent", frobnicate_tool()),
         ),
         "variant 'Frobnicate.subagent': base tool 'Frobnicate' is not one this server runs",
     ),
@@ -588,9 +599,9 @@ BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
         "modes/ask.json: an entry is a tool name or",
     ),
     "mode lists a variant next to its base tool": (
-        lambda root: (
-            add_variant("Read.subagent", read_variant())(root),
-            edit_json(
+        in_turn(
+            add_variant("Read.subagent", read_variant()),
+            lambda root: edit_json(
                 root / "modes/agent.json",
                 lambda m: {"tools": [*m["tools"], {"name": "Read", "variant": "subagent"}]},
             ),
@@ -604,9 +615,11 @@ BREAKAGES: dict[str, tuple[Callable[[Path], None], str]] = {
         "modes/agent.json: unknown tool 'Frobnicate'",
     ),
     "mode offers a tool this server does not run": (
-        lambda root: (
-            edit_tools(lambda tools: [*tools, frobnicate_tool()])(root),
-            edit_json(root / "modes/agent.json", lambda m: {"tools": [*m["tools"], "Frobnicate"]}),
+        in_turn(
+            edit_tools(lambda tools: [*tools, frobnicate_tool()]),
+            lambda root: edit_json(
+                root / "modes/agent.json", lambda m: {"tools": [*m["tools"], "Frobnicate"]}
+            ),
         ),
         "modes/agent.json: tool 'Frobnicate' is not one this server runs",
     ),

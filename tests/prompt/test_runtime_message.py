@@ -247,7 +247,7 @@ def test_each_shipped_mode_renders_its_reminders_between_the_context_and_the_que
 ) -> None:
     """The context sections first, then the mode's reminders, then timestamp and query, one
     blank line between blocks, whichever sections the request lacks."""
-    context = msgspec.structs.replace(FULL, debug=DEBUG, **WITHOUT[without])  # type: ignore[arg-type]
+    context = msgspec.structs.replace(FULL, debug=DEBUG, **WITHOUT[without])
     values = runtime_values(context)
     head = "".join(values[name] for name in CONTEXT_SECTIONS)
     tail = values["TIMESTAMP"] + values["USER_QUERY"]

@@ -30,10 +30,11 @@ def test_ruff_format_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-# Type-checked strictly (``[tool.mypy]`` in pyproject.toml): every package of ours and the
-# composition root (peewee read through ``store/base/typed_peewee.py`` and ``store/stubs/``;
-# the generated ``_pb2`` modules excepted in pyproject.toml).
-STRICTLY_TYPED = ("actors", "wire", "store", "prompt", "console", "run.py")
+# Type-checked strictly (``[tool.mypy]`` in pyproject.toml): every package of ours, the
+# composition root and the tests (peewee read through ``store/base/typed_peewee.py`` and
+# ``store/stubs/``, what the tests import untyped through the test extra's stub packages and
+# ``tests/stubs/``; the generated ``_pb2`` modules excepted in pyproject.toml).
+STRICTLY_TYPED = ("actors", "wire", "store", "prompt", "console", "run.py", "tests")
 
 
 def test_mypy_strict_is_clean_on_every_package() -> None:

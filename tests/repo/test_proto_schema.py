@@ -12,6 +12,7 @@ import importlib.resources
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, unknown_fields
@@ -153,7 +154,8 @@ def _len_field(number: int, payload: bytes) -> bytes:
 
 
 def _unknown_numbers(message: Message) -> list[int]:
-    return [field.field_number for field in unknown_fields.UnknownFieldSet(message)]
+    fields = unknown_fields.UnknownFieldSet(message)  # indexed: the stub has no __iter__
+    return [fields[index].field_number for index in range(len(fields))]
 
 
 # ---- fixtures ------------------------------------------------------------------------------
@@ -208,7 +210,8 @@ def test_schema_check_detects_a_wrong_field(
     enum = bad.message_type.add(name="Holder").enum_type.add(name="NoSuchEnum")
     enum.value.add(name="NO_SUCH_ENUM_UNSPECIFIED", number=0)
     pool = descriptor_pool.DescriptorPool()
-    problems = schema_mismatches([pool.Add(bad)], reference_pool)
+    pool.Add(bad)
+    problems = schema_mismatches([pool.FindFileByName(bad.name)], reference_pool)
     text = "\n".join(problems)
     assert "agent.v1.BidiRequestId.request_id: number is 2, reference 1" in text
     assert "agent.v1.BidiRequestId.request_id: label is 'repeated'" in text
@@ -319,12 +322,13 @@ def _reference_class(pool: descriptor_pool.DescriptorPool, name: str) -> type[Me
 
 def _reference_run_request_message(
     pool: descriptor_pool.DescriptorPool, *, interleave_known: bool
-) -> Message:
-    """A reference AgentClientMessage with run_request fields our subset lacks.
+) -> Any:
+    """A reference AgentClientMessage with run_request fields our subset lacks (a class built
+    at run time from the reference schema: its fields are not typed here).
 
     Without ``interleave_known`` every unknown field follows every known one of its message.
     """
-    message = _reference_class(pool, "agent.v1.AgentClientMessage")()
+    message: Any = _reference_class(pool, "agent.v1.AgentClientMessage")()
     run_request = message.run_request
     run_request.conversation_state.root_prompt_messages_json.append(b'{"role":"system"}')
     run_request.conversation_state.self_summary_count = 3  # reference-only, number > 8
@@ -365,7 +369,7 @@ def test_reference_only_fields_survive_when_interleaved(
     assert ours.run_request.run_id == "run-1"
     again = ours.SerializeToString()
     assert sorted(again) == sorted(wire)
-    reparsed = type(original).FromString(again)
+    reparsed: Any = type(original).FromString(again)
     assert reparsed == original
     assert reparsed.run_request.model_details.model_id == "gpt-test"
     assert reparsed.run_request.custom_system_prompt == "be nice"

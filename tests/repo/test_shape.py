@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.repo.test_layers import ROOT, imports_of, our_modules
+from tests.repo.test_layers import imports_of, our_modules
+from tests.support.process import REPO as ROOT
 
 MAX_FILE_LINES = 700
 MAX_CLASS_LINES = 400
@@ -40,7 +41,8 @@ def test_no_module_imports_itself_through_others() -> None:
     graph = {name: {t for t in imports_of(path) if t in modules} for name, path in modules.items()}
     cycles = []
     for start in sorted(graph):
-        stack, seen = [(start, (start,))], {start}
+        stack: list[tuple[str, tuple[str, ...]]] = [(start, (start,))]
+        seen = {start}
         while stack:
             node, trail = stack.pop()
             for nxt in sorted(graph[node]):

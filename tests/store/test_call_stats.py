@@ -18,6 +18,7 @@ import pytest
 
 from store import Store, apply_migrations, llm_calls, open_database
 from store import catalog as cat
+from store.base.typed_peewee import execute_sql
 from store.call_stats import (
     DAY_MS,
     HOUR_MS,
@@ -80,6 +81,7 @@ class Calls:
         at_ms: int,
         model: cat.ModelRecord,
         status: CallStatus | None = CallStatus.COMPLETED,
+        /,
         *,
         http_status: int | None = 200,
         ttft_ms: float | None = None,
@@ -180,7 +182,8 @@ def test_counts_errors_and_empty_buckets(db: peewee.Database, calls: Calls) -> N
 
     stats = call_stats(db, "hour", NOW)
     first, last = stats.buckets[0], stats.buckets[-1]
-    assert (first.calls, first.errors, first.error_rate) == (3, 1, pytest.approx(1 / 3))
+    assert (first.calls, first.errors) == (3, 1)
+    assert first.error_rate == pytest.approx(1 / 3)
     assert (last.calls, last.errors, last.error_rate) == (2, 0, 0.0)
     assert [b.calls for b in stats.buckets[1:-1]] == [0] * 58
     empty = stats.buckets[30]
@@ -218,13 +221,14 @@ def test_ttft_percentiles_are_exact_linear_interpolation(db: peewee.Database, ca
     if isinstance(db, peewee.PostgresqlDatabase):  # the same as the database's own definition
         for index in cases:
             start = minute(index)
-            (p50, p95) = db.execute_sql(
+            (p50, p95) = execute_sql(
+                db,
                 "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ttft_ms), "
                 "percentile_cont(0.95) WITHIN GROUP (ORDER BY ttft_ms) FROM llm_calls "
                 "WHERE started_at_ms >= %s AND started_at_ms < %s",
                 (start, start + MINUTE_MS),
             ).fetchone()
-            assert got[index] == (pytest.approx(p50), pytest.approx(p95))
+            assert got[index] == pytest.approx((p50, p95))
 
 
 # --- tokens and cache hits -----------------------------------------------------------------------
@@ -357,11 +361,8 @@ def test_cost_per_day_and_model_with_full_prices(db: peewee.Database, calls: Cal
         gpt.public_id: day_cost(4.25, 1),
     }
     assert all(d.models == {} for d in cost.days[1:29])
-    assert (cost.total_usd, cost.priced_calls, cost.unknown_cost_calls) == (
-        pytest.approx(25.85),
-        3,
-        0,
-    )
+    assert cost.total_usd == pytest.approx(25.85)
+    assert (cost.priced_calls, cost.unknown_cost_calls) == (3, 0)
 
     # Prices are read at query time: a new price re-prices history.
     cheaper = cat.ModelInput(
@@ -402,11 +403,8 @@ def test_unknown_cost_for_a_missing_price_a_deleted_model_and_missing_usage(
         gone.public_id: day_cost(None, 0, 1),
         priced.public_id: day_cost(None, 0, 1),
     }
-    assert (stats.cost.total_usd, stats.cost.priced_calls, stats.cost.unknown_cost_calls) == (
-        pytest.approx(3.0),
-        1,
-        3,
-    )
+    assert stats.cost.total_usd == pytest.approx(3.0)
+    assert (stats.cost.priced_calls, stats.cost.unknown_cost_calls) == (1, 3)
     assert stats.models[gone.public_id].deleted is True
     assert stats.models[gone.public_id].display_name == "Gone"  # the call's snapshot
     assert stats.models[partly.public_id].deleted is False
@@ -460,13 +458,15 @@ def test_migration_8_keeps_models_and_calls_and_is_re_runnable(db_url: str) -> N
         apply_migrations(database, registered_migrations()[:7])
         public_id = public_model_id("http://h/v1", "openai-chat", "old-model")
         p = database.param
-        database.execute_sql(
+        execute_sql(
+            database,
             "INSERT INTO providers (name, type, base_url, api_key, headers_json, created_at_ms, "
             f"updated_at_ms) VALUES ({p}, {p}, {p}, {p}, {p}, 0, 0)",
             ("old", "openai-chat", "http://h/v1", "", "{}"),
         )
-        (provider_id,) = database.execute_sql("SELECT id FROM providers").fetchone()
-        database.execute_sql(
+        (provider_id,) = execute_sql(database, "SELECT id FROM providers").fetchone()
+        execute_sql(
+            database,
             "INSERT INTO models (public_id, provider_id, model_id, display_name, enabled, "
             "sort_order, max_output_tokens, context_window_tokens, reasoning_enabled, "
             f"reasoning_effort, created_at_ms, updated_at_ms) VALUES ({p}, {p}, {p}, {p}, "

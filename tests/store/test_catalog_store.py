@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import peewee
@@ -14,6 +15,7 @@ import pytest
 from actors.conversation.request import ProviderType
 from store import Store, apply_migrations, connect_store, open_database
 from store import catalog as cat
+from store.base.typed_peewee import execute_sql
 from store.catalog.urls import InvalidBaseUrl, InvalidModelId, normalize_base_url, public_model_id
 from store.migrations import latest_version, provider_replay_reasoning, registered_migrations
 from wire.providers.formats import ADAPTERS
@@ -152,7 +154,7 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[peewee.Databa
 
 
 def provider_input(**fields: object) -> cat.ProviderInput:
-    values: dict[str, object] = {
+    values: dict[str, Any] = {
         "name": "Main",
         "type": "openai-chat",
         "base_url": "HTTPS://Example.COM/v1/",
@@ -163,17 +165,17 @@ def provider_input(**fields: object) -> cat.ProviderInput:
     if "headers" in fields:  # other headers: none of them public unless the test says
         values.pop("public_headers")
     values.update(fields)
-    return cat.ProviderInput(**values)  # type: ignore[arg-type]
+    return cat.ProviderInput(**values)
 
 
 def model(model_id: str, **fields: object) -> cat.ModelInput:
-    values: dict[str, object] = {"model_id": model_id, "display_name": model_id.upper()}
+    values: dict[str, Any] = {"model_id": model_id, "display_name": model_id.upper()}
     values.update(fields)
-    return cat.ModelInput(**values)  # type: ignore[arg-type]
+    return cat.ModelInput(**values)
 
 
 def model_rows(db: peewee.Database) -> list[tuple[str, str]]:
-    cursor = db.execute_sql('SELECT public_id, model_id FROM "models" ORDER BY public_id')
+    cursor = execute_sql(db, 'SELECT public_id, model_id FROM "models" ORDER BY public_id')
     return [tuple(row) for row in cursor.fetchall()]
 
 
@@ -294,7 +296,8 @@ def test_a_failing_batch_saves_nothing(db: peewee.Database) -> None:
     assert model_rows(db) == []
     # A collision found in the middle of the batch rolls back the models before it.
     taken = public_model_id(provider.base_url, provider.type, "taken")
-    db.execute_sql(
+    execute_sql(
+        db,
         'INSERT INTO "models" (public_id, provider_id, model_id, display_name, enabled, '
         "sort_order, reasoning_enabled, created_at_ms, updated_at_ms) "
         "VALUES (%s, %s, 'squatter', 'S', %s, 0, %s, 0, 0)".replace("%s", db.param),
@@ -332,7 +335,8 @@ def test_identity_is_locked_while_models_exist(db: peewee.Database) -> None:
 def test_delete_provider_removes_models_and_keeps_calls(db: peewee.Database) -> None:
     provider = cat.create_provider(db, provider_input())
     cat.save_models(db, provider.id, [model("m")])
-    db.execute_sql(
+    execute_sql(
+        db,
         'INSERT INTO "llm_calls" (model_call_id, provider_id, provider_name, provider_type, '
         'provider_url, public_id, model_id, display_name, status, started_at_ms, "verbose", '
         "response_bytes) VALUES ('c1', %s, 'Main', 'openai-chat', 'https://example.com/v1', "
@@ -342,7 +346,7 @@ def test_delete_provider_removes_models_and_keeps_calls(db: peewee.Database) -> 
     cat.delete_provider(db, provider.id)
     assert model_rows(db) == []
     assert cat.list_providers(db) == []
-    rows = db.execute_sql('SELECT provider_id, model_id FROM "llm_calls"').fetchall()
+    rows = execute_sql(db, 'SELECT provider_id, model_id FROM "llm_calls"').fetchall()
     assert [tuple(r) for r in rows] == [(provider.id, "m")]
     with pytest.raises(cat.NotFound):
         cat.delete_provider(db, provider.id)
@@ -373,9 +377,9 @@ def test_observability_defaults_and_partial_updates(db: peewee.Database) -> None
     assert cat.get_observability(db) == cat.ObservabilitySettings(True, 7)
     for bad in (0, -1, True, 1.5):
         with pytest.raises(cat.Invalid, match="retained_calls"):
-            cat.update_observability(db, retained_calls=bad)  # type: ignore[arg-type]
+            cat.update_observability(db, retained_calls=bad)  # type: ignore[arg-type]  # wrong on purpose: refused
     with pytest.raises(cat.Invalid, match="verbose"):
-        cat.update_observability(db, verbose=1)  # type: ignore[arg-type]
+        cat.update_observability(db, verbose=1)  # type: ignore[arg-type]  # wrong on purpose: refused
     assert cat.get_observability(db) == cat.ObservabilitySettings(True, 7)
 
 
@@ -386,7 +390,8 @@ def test_migration_5_keeps_reasoning_replay_on_for_existing_providers(db_url: st
     try:
         apply_migrations(db, registered_migrations()[:4])
         p = db.param
-        db.execute_sql(
+        execute_sql(
+            db,
             "INSERT INTO providers (name, type, base_url, api_key, headers_json, created_at_ms, "
             f"updated_at_ms) VALUES ({p}, {p}, {p}, {p}, {p}, 0, 0)",
             ("old", "openai-chat", "http://h/v1", "", "{}"),

@@ -31,6 +31,7 @@ from actors.conversation.model import (
 )
 from actors.turn.plan import stored
 from store import Store, apply_migrations, connect_store, open_database
+from store.base.typed_peewee import execute_sql
 from store.conversations import (
     EMPTY_STATE_DIGEST,
     ConversationNotFound,
@@ -67,6 +68,7 @@ from store.migrations import (
     latest_version,
     registered_migrations,
 )
+from tests.support.connections import connection
 
 # --- fixtures and helpers ----------------------------------------------------------------------
 
@@ -125,7 +127,7 @@ def tool_pair(
 
 def rows(db: peewee.Database, table: str) -> list[tuple[Any, ...]]:
     """Every row of a table, bytes normalised, in a stable order."""
-    cursor = db.execute_sql(f'SELECT * FROM "{table}"')
+    cursor = execute_sql(db, f'SELECT * FROM "{table}"')
     normalised = [
         tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
         for row in cursor.fetchall()
@@ -150,7 +152,7 @@ def snapshot(db: peewee.Database) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def count(db: peewee.Database, table: str) -> int:
-    return int(db.execute_sql(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0])
+    return int(execute_sql(db, f'SELECT COUNT(*) FROM "{table}"').fetchone()[0])
 
 
 def delta(db: peewee.Database, revision_id: int) -> list[str]:
@@ -159,7 +161,7 @@ def delta(db: peewee.Database, revision_id: int) -> list[str]:
         "SELECT message_id FROM revision_messages WHERE revision_id = "
         f"{int(revision_id)} ORDER BY ordinal"
     )
-    return [row[0] for row in db.execute_sql(sql).fetchall()]
+    return [row[0] for row in execute_sql(db, sql).fetchall()]
 
 
 def pending(cs: ConversationStore, round_id: str) -> list[str]:
@@ -316,7 +318,8 @@ def test_a_child_digest_is_computed_from_the_parent_row(
     parent = cs.append_messages("run-1", root, [user("a"), assistant("b")])
     replaced = hashlib.sha256(b"another history").digest()
     p = opened.database.param
-    opened.database.execute_sql(
+    execute_sql(
+        opened.database,
         f"UPDATE conversation_revisions SET state_digest = {p} WHERE revision_id = {p}",
         (replaced, parent),
     )
@@ -355,11 +358,11 @@ def vm_steps(db: peewee.Database, fn: Callable[[], object]) -> int:
     is the same on every run. Counted on the thread's connection and, where writes are
     group-committed, on the one they run on; each has read the schema first (a connection's
     first statement does, whatever the call)."""
-    connections = [db.connection()]
+    connections = [connection(db)]
     if isinstance(db, GroupCommit):
         connections.append(db.write_connection())
-    for connection in connections:
-        connection.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    for conn in connections:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
     steps = 0
 
     def tick() -> int:
@@ -367,13 +370,13 @@ def vm_steps(db: peewee.Database, fn: Callable[[], object]) -> int:
         steps += 1
         return 0
 
-    for connection in connections:
-        connection.set_progress_handler(tick, 1)
+    for conn in connections:
+        conn.set_progress_handler(tick, 1)
     try:
         fn()
     finally:
-        for connection in connections:
-            connection.set_progress_handler(None, 1)
+        for conn in connections:
+            conn.set_progress_handler(None, 1)
     return steps
 
 
@@ -421,21 +424,24 @@ def test_message_rows_are_never_updated_or_deleted(cs: ConversationStore, opened
     db = opened.database
     immutable = ("conversation_messages", "revision_messages", "conversation_revisions")
     if isinstance(db, peewee.PostgresqlDatabase):
-        db.execute_sql(
+        execute_sql(
+            db,
             "CREATE FUNCTION refuse_change() RETURNS trigger LANGUAGE plpgsql AS "
-            "$$ BEGIN RAISE EXCEPTION 'immutable table %%', TG_TABLE_NAME; END $$"
+            "$$ BEGIN RAISE EXCEPTION 'immutable table %%', TG_TABLE_NAME; END $$",
         )
         for table in immutable:
-            db.execute_sql(
+            execute_sql(
+                db,
                 f"CREATE TRIGGER {table}_immutable BEFORE UPDATE OR DELETE ON {table} "
-                "FOR EACH ROW EXECUTE FUNCTION refuse_change()"
+                "FOR EACH ROW EXECUTE FUNCTION refuse_change()",
             )
     else:
         for table in immutable:
             for event in ("UPDATE", "DELETE"):
-                db.execute_sql(
+                execute_sql(
+                    db,
                     f"CREATE TRIGGER {table}_no_{event.lower()} BEFORE {event} ON {table} "
-                    "BEGIN SELECT RAISE(ABORT, 'immutable table'); END"
+                    "BEGIN SELECT RAISE(ABORT, 'immutable table'); END",
                 )
 
     root = started(cs)
@@ -535,11 +541,11 @@ def test_the_database_keeps_runtime_events_unique(opened: Store) -> None:
         "INSERT INTO conversation_messages (conversation_id, message_id, role, origin, payload, "
         f"runtime_event_id, created_at_ms) VALUES ({p}, {p}, 'user', 'runtime', {p}, {p}, 0)"
     )
-    db.execute_sql(sql, ("conv", "a", b"a", None))
-    db.execute_sql(sql, ("conv", "b", b"b", None))  # NULL events do not collide
-    db.execute_sql(sql, ("conv", "c", b"c", "event"))
+    execute_sql(db, sql, ("conv", "a", b"a", None))
+    execute_sql(db, sql, ("conv", "b", b"b", None))  # NULL events do not collide
+    execute_sql(db, sql, ("conv", "c", b"c", "event"))
     with pytest.raises(peewee.IntegrityError), db.atomic():
-        db.execute_sql(sql, ("conv", "d", b"d", "event"))
+        execute_sql(db, sql, ("conv", "d", b"d", "event"))
     assert count(db, "conversation_messages") == 3
 
 
@@ -572,7 +578,7 @@ def test_a_message_already_in_the_history_is_not_appended_again(cs: Conversation
     with pytest.raises(InvalidInput, match="unknown role"):
         cs.append_messages("run-1", head, [StoredMessage("m3", "robot", "user", b"{}")])
     with pytest.raises(InvalidInput, match="payload must be bytes"):
-        cs.append_messages("run-1", head, [StoredMessage("m3", "user", "user", "text")])  # type: ignore[arg-type]
+        cs.append_messages("run-1", head, [StoredMessage("m3", "user", "user", "text")])  # type: ignore[arg-type]  # wrong on purpose: refused
     assert cs.messages_at(head_of(cs, "run-1")) == [user("m1")]
 
 
@@ -841,10 +847,13 @@ def test_tool_results_commit_as_pairs_in_arrival_order(
     assert all(c.status is ToolCallStatus.COMPLETED for c in record.calls)
     # The result is the pair's tool message (its only copy, error flag included): the last
     # message of its revision.
+    revision_a = by_id["call-a"].committed_revision_id
+    revision_b = by_id["call-b"].committed_revision_id
+    assert revision_a is not None and revision_b is not None  # completed: each committed
     pair_a = tool_pair(round_id, calls[0], "content call-a")
-    assert cs.messages_at(by_id["call-a"].committed_revision_id)[-1] == pair_a[1]
+    assert cs.messages_at(revision_a)[-1] == pair_a[1]
     pair_b = tool_pair(round_id, calls[1], "content call-b", is_error=True)
-    assert cs.messages_at(by_id["call-b"].committed_revision_id)[-1] == pair_b[1]
+    assert cs.messages_at(revision_b)[-1] == pair_b[1]
     assert by_id["call-a"].committed_revision_id == head
     assert by_id["call-a"].arguments == '{"path":"/a"}'
     assert by_id["call-a"].completed_at_ms is not None
@@ -930,24 +939,27 @@ def whole_history_digest(payloads: list[bytes]) -> bytes:
 
 def revision_digests(db: peewee.Database) -> dict[int, bytes]:
     sql = "SELECT revision_id, state_digest FROM conversation_revisions"
-    return {int(rid): bytes(digest) for rid, digest in db.execute_sql(sql).fetchall()}
+    return {int(rid): bytes(digest) for rid, digest in execute_sql(db, sql).fetchall()}
 
 
 def refuse_updates(db: peewee.Database, table: str) -> None:
     """A trigger that makes any UPDATE of ``table`` fail."""
     if isinstance(db, peewee.PostgresqlDatabase):
-        db.execute_sql(
+        execute_sql(
+            db,
             "CREATE FUNCTION refuse_update() RETURNS trigger LANGUAGE plpgsql AS "
-            "$$ BEGIN RAISE EXCEPTION 'no update of %%', TG_TABLE_NAME; END $$"
+            "$$ BEGIN RAISE EXCEPTION 'no update of %%', TG_TABLE_NAME; END $$",
         )
-        db.execute_sql(
+        execute_sql(
+            db,
             f"CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table} "
-            "FOR EACH ROW EXECUTE FUNCTION refuse_update()"
+            "FOR EACH ROW EXECUTE FUNCTION refuse_update()",
         )
     else:
-        db.execute_sql(
+        execute_sql(
+            db,
             f"CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table} "
-            "BEGIN SELECT RAISE(ABORT, 'no update'); END"
+            "BEGIN SELECT RAISE(ABORT, 'no update'); END",
         )
 
 
@@ -972,38 +984,44 @@ def test_migration_4_rechains_every_digest_parents_first(db_url: str) -> None:
     cs.ensure_conversation("empty")
     # Parents with larger ids than their children: the walk must not follow id order.
     p = db.param
-    db.execute_sql(
+    execute_sql(
+        db,
         "INSERT INTO conversations (conversation_id, current_revision_id, active_run_id, "
         f"created_at_ms, updated_at_ms) VALUES ({p}, 9000, NULL, 0, 0)",
         ("reversed",),
     )
     x, y = user("x"), user("y")
     for revision_id, parent, count_ in ((9000, None, 0), (8000, 9000, 1)):
-        db.execute_sql(
+        execute_sql(
+            db,
             "INSERT INTO conversation_revisions (revision_id, conversation_id, "
             "parent_revision_id, state_digest, message_count, created_at_ms) "
             f"VALUES ({p}, {p}, {p}, {p}, {p}, 0)",
             (revision_id, "reversed", parent, b"\0" * 32 if parent else EMPTY_STATE_DIGEST, count_),
         )
-    db.execute_sql(
+    execute_sql(
+        db,
         "INSERT INTO conversation_revisions (revision_id, conversation_id, parent_revision_id, "
         f"state_digest, message_count, created_at_ms) VALUES (7000, {p}, 8000, {p}, 2, 0)",
         ("reversed", b"\1" * 32),
     )
     for revision_id, message in ((8000, x), (7000, y)):
-        db.execute_sql(
+        execute_sql(
+            db,
             "INSERT INTO conversation_messages (conversation_id, message_id, role, origin, "
             f"payload, runtime_event_id, created_at_ms) VALUES ({p}, {p}, {p}, {p}, {p}, NULL, 0)",
             ("reversed", message.message_id, message.role, message.origin, message.payload),
         )
-        db.execute_sql(
+        execute_sql(
+            db,
             "INSERT INTO revision_messages (revision_id, ordinal, conversation_id, message_id) "
             f"VALUES ({p}, 0, {p}, {p})",
             (revision_id, "reversed", message.message_id),
         )
     histories = {rid: cs.messages_at(rid) for rid in revision_digests(db)}
     for rid, history in histories.items():  # what migration 3 had written
-        db.execute_sql(
+        execute_sql(
+            db,
             f"UPDATE conversation_revisions SET state_digest = {p} WHERE revision_id = {p}",
             (whole_history_digest([m.payload for m in history]), rid),
         )
@@ -1044,7 +1062,8 @@ def test_migration_4_refuses_a_revision_its_root_does_not_reach(db_url: str) -> 
     cs.ensure_conversation("a")
     other_root = cs.ensure_conversation("b")
     p = db.param
-    db.execute_sql(
+    execute_sql(
+        db,
         "INSERT INTO conversation_revisions (conversation_id, parent_revision_id, state_digest, "
         f"message_count, created_at_ms) VALUES ({p}, {p}, {p}, 0, 0)",
         ("a", other_root, b"\2" * 32),
@@ -1071,10 +1090,10 @@ def test_roots_digest_is_sha256_of_the_concatenated_root_ids() -> None:
     assert roots_digest([]) == hashlib.sha256(b"").digest()
     for bad in ([blob("a")[:31]], [blob("a") + b"\0"], [blob("a").hex()], [bytearray(blob("a"))]):
         with pytest.raises(InvalidInput, match="32 raw bytes"):
-            roots_digest(bad)  # type: ignore[arg-type]
+            roots_digest(bad)  # type: ignore[arg-type]  # wrong on purpose: refused
     for not_a_sequence in (blob("a"), None, iter(roots)):
         with pytest.raises(InvalidInput, match="must be a sequence"):
-            roots_digest(not_a_sequence)  # type: ignore[arg-type]
+            roots_digest(not_a_sequence)  # type: ignore[arg-type]  # wrong on purpose: refused
 
 
 def test_a_checkpoint_maps_to_its_first_recorded_revision(
@@ -1116,15 +1135,15 @@ def test_record_checkpoint_refuses_bad_input(cs: ConversationStore, opened: Stor
     before = snapshot(opened.database)
     for bad in (state[:31], state + b"\0", state.hex(), bytearray(state), None):
         with pytest.raises(InvalidInput, match="roots_digest must be 32 raw bytes"):
-            cs.record_checkpoint("conv", bad, root)  # type: ignore[arg-type]
+            cs.record_checkpoint("conv", bad, root)  # type: ignore[arg-type]  # wrong on purpose: refused
         with pytest.raises(InvalidInput):
-            cs.revision_for_checkpoint("conv", bad)  # type: ignore[arg-type]
+            cs.revision_for_checkpoint("conv", bad)  # type: ignore[arg-type]  # wrong on purpose: refused
     with pytest.raises(RevisionNotFound, match="belongs to other"):
         cs.record_checkpoint("conv", state, other_root)
     with pytest.raises(RevisionNotFound):
         cs.record_checkpoint("conv", state, 999_999)
     with pytest.raises(InvalidInput, match="revision_id must be an integer"):
-        cs.record_checkpoint("conv", state, str(root))  # type: ignore[arg-type]
+        cs.record_checkpoint("conv", state, str(root))  # type: ignore[arg-type]  # wrong on purpose: refused
     with pytest.raises(ConversationNotFound):
         cs.record_checkpoint("missing", state, root)
     with pytest.raises(InvalidInput):
@@ -1143,14 +1162,14 @@ def test_the_database_keeps_checkpoint_states_well_formed(opened: Store) -> None
         "INSERT INTO checkpoint_states (conversation_id, roots_digest, revision_id, "
         f"created_at_ms) VALUES ({p}, {p}, {p}, 0)"
     )
-    db.execute_sql(sql, ("conv", blob("a"), root))
+    execute_sql(db, sql, ("conv", blob("a"), root))
     for bad in (
         ("conv", blob("a"), root),
         ("conv", blob("b")[:31], root),
         ("conv", blob("c"), 999),
     ):
         with pytest.raises(peewee.IntegrityError), db.atomic():
-            db.execute_sql(sql, bad)
+            execute_sql(db, sql, bad)
     assert count(db, "checkpoint_states") == 1
 
 
@@ -1272,7 +1291,7 @@ def test_find_pending_round_needs_the_exact_set_of_calls(cs: ConversationStore) 
     assert newest.round_id == "r-newer"
     for bad in ([], ["call-a", "call-a"], "call-a", ["call-a", ""], [None], None):
         with pytest.raises(InvalidInput):
-            cs.find_pending_round("conv", head, bad)  # type: ignore[arg-type]
+            cs.find_pending_round("conv", head, bad)  # type: ignore[arg-type]  # wrong on purpose: refused
 
 
 def test_adopt_tool_round_refusals(cs: ConversationStore, opened: Store) -> None:
@@ -1407,7 +1426,8 @@ def test_migration_6_drops_the_result_copy_the_pair_already_holds(db_url: str) -
         cs.create_tool_round("run-1", round_id, base, b'{"text":"t"}', calls)
         pair_b = tool_pair(round_id, calls[1], "B")
         first = cs.commit_tool_result("run-1", round_id, "call-b", pair_b)
-        db.execute_sql(  # what the server wrote before migration 6
+        execute_sql(
+            db,  # what the server wrote before migration 6
             f"UPDATE tool_round_calls SET result_content = 'B' WHERE call_id = {db.param}",
             ("call-b",),
         )
@@ -1468,7 +1488,8 @@ def test_migration_7_drops_the_error_flag_copy_and_the_unused_anchor_table(db_ur
         cs.create_tool_round("run-1", round_id, base, b"{}", calls)
         failed = tool_pair(round_id, calls[1], "no such file", is_error=True)
         first = cs.commit_tool_result("run-1", round_id, "call-b", failed)
-        db.execute_sql(  # what the server wrote before migration 7
+        execute_sql(
+            db,  # what the server wrote before migration 7
             f"UPDATE tool_round_calls SET result_is_error = {db.param} WHERE call_id = {db.param}",
             (True, "call-b"),
         )

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from store import Store, blob_id_of, connect_store
+from store.base.typed_peewee import execute_sql
 from store.group_commit import GroupCommit, GroupCommitFailed
 from tests.conftest import run_in_thread
 
@@ -158,19 +159,21 @@ def test_a_failed_commit_fails_the_block_and_the_store_goes_on(store: Store) -> 
     rows are gone, and the next write commits."""
     db = store.database
     with db.atomic():
-        db.execute_sql("CREATE TABLE gc_parent (id INTEGER PRIMARY KEY)")
-        db.execute_sql(
+        execute_sql(db, "CREATE TABLE gc_parent (id INTEGER PRIMARY KEY)")
+        execute_sql(
+            db,
             "CREATE TABLE gc_child (id INTEGER PRIMARY KEY, parent INTEGER"
-            " REFERENCES gc_parent (id) DEFERRABLE INITIALLY DEFERRED)"
+            " REFERENCES gc_parent (id) DEFERRABLE INITIALLY DEFERRED)",
         )
 
     def orphan() -> None:
         with db.atomic():
-            db.execute_sql("INSERT INTO gc_child (id, parent) VALUES (1, 999)")
+            execute_sql(db, "INSERT INTO gc_child (id, parent) VALUES (1, 999)")
 
     with pytest.raises(GroupCommitFailed):
         run_in_thread(orphan)
-    assert run_in_thread(lambda: db.execute_sql("SELECT count(*) FROM gc_child").fetchone()) == (0,)
+    orphans = run_in_thread(lambda: execute_sql(db, "SELECT count(*) FROM gc_child").fetchone())
+    assert orphans == (0,)
     store.blobs.put(blob_id_of(b"after"), b"after")
     assert run_in_thread(lambda: store.blobs.has(blob_id_of(b"after")))
 

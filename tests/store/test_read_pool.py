@@ -14,6 +14,7 @@ import peewee
 import pytest
 
 from store import Store, blob_id_of, connect_store
+from store.base.typed_peewee import execute_sql
 from store.database import MAX_READ_CONNECTIONS, ConnectionReuse
 from tests.conftest import run_in_thread
 
@@ -107,7 +108,7 @@ def test_a_pooled_connection_the_server_dropped_is_replaced(db_url: str) -> None
         pids = [conn.info.backend_pid for conn in db._idle._idle]  # the pool's idle ones
         assert pids
         for pid in pids:
-            store.database.execute_sql("SELECT pg_terminate_backend(%s)", (pid,))
+            execute_sql(store.database, "SELECT pg_terminate_backend(%s)", (pid,))
         found = run_in_thread(lambda: store.blobs.has(blob_id_of(b"before the drop")))
         assert found is True
     finally:

@@ -13,14 +13,23 @@ import peewee
 import pykka
 import pytest
 
-from actors.protocols.run_events import RunEvent, RunEventsHappened, SpanClosed, SpanOpened
+from actors.protocols.mailbox import ActorHandle
+from actors.protocols.run_events import (
+    RunEvent,
+    RunEventMessage,
+    RunEventsHappened,
+    SpanClosed,
+    SpanOpened,
+)
 from actors.run_events import RunEventRecorderActor, start_run_event_recorder
 from store import Store, apply_migrations, open_database
+from store.base.typed_peewee import execute_sql
 from store.catalog import update_observability
 from store.conversations import ConversationStore, RunStatus
+from store.group_commit import GroupCommit
 from store.llm_calls import CallEnd, CallRecords, CallStatus, NewCall
 from store.migrations import create_run_events, latest_version, registered_migrations
-from store.run_events import EventKind, RunEvents
+from store.run_events import Detail, EventKind, RunEvents
 from store.run_history import PageCursor, RunHistory
 
 RUN, CHECKPOINT, TOOL = EventKind.RUN, EventKind.CHECKPOINT, EventKind.TOOL
@@ -59,7 +68,8 @@ def test_migration_9_adds_run_events_to_a_database_at_version_8(
     create_run_events(db)  # re-runnable
     assert apply_migrations(db) == []
     with pytest.raises(peewee.IntegrityError), db.atomic():
-        db.execute_sql(
+        execute_sql(
+            db,
             "INSERT INTO run_events (run_id, conversation_id, kind, started_at_ms, detail_json) "
             f"VALUES ({db.param}, {db.param}, {db.param}, 1, '{{}}')",
             ("r", "c", "provider"),  # the provider lane is llm_calls, never a run event
@@ -95,7 +105,7 @@ def spans(db: peewee.Database, *rows: tuple[str, EventKind]) -> None:
 
 
 def runs_kept(db: peewee.Database) -> list[tuple[str, str]]:
-    rows = db.execute_sql("SELECT run_id, kind FROM run_events ORDER BY id").fetchall()
+    rows = execute_sql(db, "SELECT run_id, kind FROM run_events ORDER BY id").fetchall()
     return [(str(run_id), str(kind)) for run_id, kind in rows]
 
 
@@ -121,11 +131,18 @@ def new_call(run_id: str) -> NewCall:
     return NewCall(run_id, f"{run_id}:0", 1, "p", "openai-chat", "u", "m1", "m", "M", False)
 
 
-def call(db: peewee.Database, run_id: str, tokens: tuple[int, int] | None, **end: float) -> int:
+def call(
+    db: peewee.Database,
+    run_id: str,
+    tokens: tuple[int, int] | None,
+    ttfb_ms: float | None = None,
+    ttft_ms: float | None = None,
+) -> int:
     records = CallRecords(db)
     call_id = records.start(new_call(run_id))
     usage = {} if tokens is None else {"input_tokens": tokens[0], "output_tokens": tokens[1]}
-    records.finish(call_id, CallEnd(CallStatus.COMPLETED, 12.0, 0, usage=usage, **end))  # type: ignore[arg-type]
+    end = CallEnd(CallStatus.COMPLETED, 12.0, 0, usage=usage, ttfb_ms=ttfb_ms, ttft_ms=ttft_ms)
+    records.finish(call_id, end)
     return call_id
 
 
@@ -138,7 +155,13 @@ def run_span(
     text: str | None,
     code: str | None = "ok",
 ) -> None:
-    detail = {"model": "m1", "resumed": text is None, "text": text, "code": code, "message": None}
+    detail: Detail = {
+        "model": "m1",
+        "resumed": text is None,
+        "text": text,
+        "code": code,
+        "message": None,
+    }
     RunEvents(db).insert(run_id, conversation_id, RUN, started, ended, detail)
 
 
@@ -206,10 +229,10 @@ def test_a_timeline_holds_each_lane_and_the_provider_calls_of_the_run(opened: St
     db = opened.database
     events = RunEvents(db)
     run_span(db, "r", "conv", 100, 900, "go")
-    published = {"job_id": 2, "kind": "settled", "outcome": "published"}
+    published: Detail = {"job_id": 2, "kind": "settled", "outcome": "published"}
     events.insert("r", "conv", CHECKPOINT, 110, 130, published)
     events.insert("r", "conv", CHECKPOINT, 140, None, {"job_id": 3, "kind": "staged"})
-    read = {"call_id": "c1", "tool": "Read", "wire_ids": [1], "outcome": "success"}
+    read: Detail = {"call_id": "c1", "tool": "Read", "wire_ids": [1], "outcome": "success"}
     events.insert("r", "conv", TOOL, 150, 160, read)
     events.insert("r", "conv", TOOL, 155, None, {"call_id": "c2", "tool": "Shell"})
     first = call(db, "r", (10, 5), ttfb_ms=4.4, ttft_ms=6.6)
@@ -263,7 +286,7 @@ def happened(run_id: str, *events: RunEvent) -> RunEventsHappened:
     return RunEventsHappened(run_id, f"conv-{run_id}", events)
 
 
-def stop(ref: pykka.ActorRef) -> None:  # type: ignore[type-arg]
+def stop(ref: ActorHandle[RunEventMessage]) -> None:
     """Stopping waits for what was told before (and writes what is still pending)."""
     ref.stop(timeout=10)
 
@@ -317,15 +340,17 @@ def test_facts_told_before_the_deadline_are_written_in_one_transaction_when_it_p
     db = opened.database
     timers = HeldTimers()
     recorder = start_run_event_recorder(db, timers, 0.25)
+    assert isinstance(recorder, pykka.ActorRef)  # asked below: told facts are handled on return
     recorder.tell(happened("r", SpanOpened(RUN, "", 1, {"text": "hi"})))
     recorder.tell(happened("r", SpanOpened(TOOL, "c1", 2, {"tool": "Read"})))
     recorder.ask(happened("r", SpanClosed(TOOL, "c1", 3, {"outcome": "success"})))
     assert [delay for delay, _ in timers.scheduled] == [0.25]  # one deadline for the burst
     assert RunEvents(db).events_of("r") == []  # nothing written before it passes
-    commits = db.group_commits  # type: ignore[attr-defined]
+    assert isinstance(db, GroupCommit)  # every store database group-commits its writes
+    commits = db.group_commits
     timers.fire()
     wait_until(lambda: len(RunEvents(db).events_of("r")) == 2, "the batch")
-    assert db.group_commits - commits == 1  # type: ignore[attr-defined]
+    assert db.group_commits - commits == 1
     recorder.ask(happened("r", SpanClosed(RUN, "", 4, {"code": "ok"})))
     assert len(timers.scheduled) == 1  # the next fact starts the next deadline
     stop(recorder)  # what is pending when it stops is written then, its deadline not waited for

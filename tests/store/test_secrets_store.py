@@ -4,6 +4,8 @@ an older version left is sealed at startup, and a database opened under another 
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import peewee
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from store import catalog as cat
 from store import connect_store
 from store.base.secrets import SEALED_PREFIX, new_secret_key
+from store.base.typed_peewee import execute_sql
 
 KEY = "sk-at-rest-0123456789"
 HEADER = "Bearer header-at-rest-42"
@@ -18,7 +21,7 @@ SEARCH_KEY = "tvly-at-rest-987"
 
 
 def provider(**fields: object) -> cat.ProviderInput:
-    values: dict[str, object] = {
+    values: dict[str, Any] = {
         "name": "Main",
         "type": "openai-chat",
         "base_url": "https://example.com/v1",
@@ -29,19 +32,19 @@ def provider(**fields: object) -> cat.ProviderInput:
     if "headers" in fields:  # other headers: none of them public unless the test says
         values.pop("public_headers")
     values.update(fields)
-    return cat.ProviderInput(**values)  # type: ignore[arg-type]
+    return cat.ProviderInput(**values)
 
 
 def stored_row(db: peewee.Database) -> tuple[str, dict[str, str]]:
-    api_key, headers_json = db.execute_sql(
-        'SELECT "api_key", "headers_json" FROM "providers"'
+    api_key, headers_json = execute_sql(
+        db, 'SELECT "api_key", "headers_json" FROM "providers"'
     ).fetchone()
     return api_key, msgspec.json.decode(headers_json)
 
 
 def stored_search_key(db: peewee.Database) -> str:
-    (value,) = db.execute_sql(
-        f'SELECT "value_json" FROM "settings" WHERE "key" = {db.param}', ("web_search",)
+    (value,) = execute_sql(
+        db, f'SELECT "value_json" FROM "settings" WHERE "key" = {db.param}', ("web_search",)
     ).fetchone()
     return str(msgspec.json.decode(value)["api_key"])
 
@@ -89,7 +92,8 @@ def test_keys_are_sealed_when_saved_and_open_for_the_route(db_url: str) -> None:
         store.close()
     reopened = connect_store(db_url, key)
     try:
-        assert cat.web_search_config(reopened.database).api_key == SEARCH_KEY  # type: ignore[union-attr]
+        search = cat.web_search_config(reopened.database)
+        assert search is not None and search.api_key == SEARCH_KEY
     finally:
         reopened.close()
 
@@ -99,7 +103,8 @@ def test_plaintext_an_older_version_stored_is_sealed_at_startup(db_url: str) -> 
     first = connect_store(db_url)
     db = first.database
     p = db.param
-    db.execute_sql(
+    execute_sql(
+        db,
         "INSERT INTO providers (name, type, base_url, api_key, headers_json, replay_reasoning, "
         f"created_at_ms, updated_at_ms) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, 0, 0)",
         (
@@ -112,7 +117,8 @@ def test_plaintext_an_older_version_stored_is_sealed_at_startup(db_url: str) -> 
         ),
     )
     search = msgspec.json.encode({"backend": "brave", "url": "", "api_key": SEARCH_KEY}).decode()
-    db.execute_sql(
+    execute_sql(
+        db,
         f'INSERT INTO settings ("key", value_json, updated_at_ms) VALUES ({p}, {p}, 0)',
         ("web_search", search),
     )
@@ -129,7 +135,8 @@ def test_plaintext_an_older_version_stored_is_sealed_at_startup(db_url: str) -> 
         connection = cat.provider_connection(db, record.id)
         assert connection is not None
         assert (connection.api_key, connection.headers["X-Api-Key"]) == (KEY, HEADER)
-        assert cat.web_search_config(db).api_key == SEARCH_KEY  # type: ignore[union-attr]
+        config = cat.web_search_config(db)
+        assert config is not None and config.api_key == SEARCH_KEY
         assert cat.seal_plaintext_secrets(db) == 0  # re-runnable: nothing left to seal
     finally:
         store.close()

@@ -33,6 +33,7 @@ from store import (
     latest_version,
     open_database,
 )
+from store.base.typed_peewee import execute_sql
 from store.blobs import HAS_MANY_IDS
 from store.database import SQLITE_BUSY_TIMEOUT_MS
 from store.migrations import (
@@ -43,6 +44,7 @@ from store.migrations import (
     registered_migrations,
 )
 from tests.conftest import run_in_thread
+from tests.support.connections import connection
 from tests.support.process import REPO as REPO_ROOT
 
 # --- helpers and fixtures ----------------------------------------------------------------------
@@ -70,14 +72,14 @@ def store(db_url: str) -> Iterator[Store]:
 
 def blob_rows(store: Store) -> list[tuple[bytes, bytes]]:
     """Every row of the blobs table, as bytes."""
-    cursor = store.database.execute_sql('SELECT id, data FROM "blobs" ORDER BY id')
+    cursor = execute_sql(store.database, 'SELECT id, data FROM "blobs" ORDER BY id')
     return [(bytes(i), bytes(d)) for i, d in cursor.fetchall()]
 
 
 def version_rows(db: peewee.Database) -> list[tuple[Any, ...]]:
     """Every row of schema_version, in version order."""
     sql = 'SELECT version, name, applied_at FROM "schema_version" ORDER BY version'
-    return [tuple(row) for row in db.execute_sql(sql).fetchall()]
+    return [tuple(row) for row in execute_sql(db, sql).fetchall()]
 
 
 # --- URL parsing -------------------------------------------------------------------------------
@@ -111,7 +113,7 @@ def test_relative_path_stays_put_after_chdir(
     other.mkdir()
     monkeypatch.chdir(other)
     db.connect()
-    db.execute_sql("CREATE TABLE t (x)")
+    execute_sql(db, "CREATE TABLE t (x)")
     db.close()
     assert (tmp_path / "pinned.db").exists()
     assert not (other / "pinned.db").exists()
@@ -205,7 +207,7 @@ def test_url_errors_do_not_echo_the_password() -> None:
 def sqlite_pragmas(db: peewee.Database) -> dict[str, Any]:
     """The pragmas the store promises, as the current thread's connection reports them."""
     names = ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")
-    return {name: db.execute_sql(f"PRAGMA {name}").fetchone()[0] for name in names}
+    return {name: execute_sql(db, f"PRAGMA {name}").fetchone()[0] for name in names}
 
 
 EXPECTED_PRAGMAS = {
@@ -225,11 +227,11 @@ def test_pragmas_in_effect_on_file_database(tmp_path: Path) -> None:
 
 def test_pragmas_in_effect_on_connection_from_another_thread(tmp_path: Path) -> None:
     store = connect_store(sqlite_url(tmp_path / "p.db"))
-    main_connection = store.database.connection()
+    main_connection = connection(store.database)
 
     def in_thread() -> tuple[dict[str, Any], bool]:
         try:
-            fresh = store.database.connection() is not main_connection
+            fresh = connection(store.database) is not main_connection
             return sqlite_pragmas(store.database), fresh
         finally:
             store.database.close()
@@ -365,11 +367,11 @@ def test_failed_migration_rolls_back_alone_and_resumes(db_url: str) -> None:
     assert applied_versions(db) == []
 
     def create_then_fail(db: peewee.Database) -> None:
-        db.execute_sql("CREATE TABLE half_done (x INTEGER)")
+        execute_sql(db, "CREATE TABLE half_done (x INTEGER)")
         raise RuntimeError("boom")
 
     def create_properly(db: peewee.Database) -> None:
-        db.execute_sql("CREATE TABLE half_done (x INTEGER)")
+        execute_sql(db, "CREATE TABLE half_done (x INTEGER)")
 
     with pytest.raises(RuntimeError, match="boom"):
         apply_migrations(db, [(1, create_blobs), (2, create_then_fail)])
@@ -390,7 +392,7 @@ def test_blob_columns_are_binary(store: Store) -> None:
             "SELECT column_name, data_type FROM information_schema.columns "
             "WHERE table_name = 'blobs' AND table_schema = current_schema() ORDER BY column_name"
         )
-        assert db.execute_sql(sql).fetchall() == [("data", "bytea"), ("id", "bytea")]
+        assert execute_sql(db, sql).fetchall() == [("data", "bytea"), ("id", "bytea")]
     else:
         columns = {c.name: (c.data_type, c.primary_key) for c in db.get_columns("blobs")}
         assert columns == {"id": ("BLOB", True), "data": ("BLOB", False)}
@@ -545,6 +547,6 @@ def test_postgres_fixture_is_really_postgres(pg_url: str) -> None:
     """Guards the parametrised tests: the postgres variant must not silently run on SQLite."""
     store = connect_store(pg_url)
     assert isinstance(store.database, peewee.PostgresqlDatabase)
-    schema = store.database.execute_sql("SELECT current_schema()").fetchone()[0]
+    schema = execute_sql(store.database, "SELECT current_schema()").fetchone()[0]
     assert schema.startswith("test_")
     store.close()

@@ -7,6 +7,7 @@ CURSOR_TEST_POSTGRES_URL is set. A thread hands its connection back as it ends, 
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -15,6 +16,7 @@ import peewee
 import pytest
 
 from store import Store, blob_id_of, connect_store
+from store.base.typed_peewee import execute_sql
 from store.database import (
     MAX_IDLE_CONNECTIONS,
     SQLITE_BUSY_TIMEOUT_MS,
@@ -22,6 +24,7 @@ from store.database import (
     ReusingSqliteDatabase,
 )
 from tests.conftest import run_in_thread
+from tests.support.connections import connection
 
 EXPECTED_PRAGMAS = {
     "busy_timeout": SQLITE_BUSY_TIMEOUT_MS,
@@ -46,25 +49,26 @@ def reusing(store: Store) -> ConnectionReuse:
 def first_query(store: Store) -> Any:
     """A thread's first query through the store; returns the connection it ran on."""
     store.blobs.has(blob_id_of(b"nothing"))
-    return store.database.connection()
+    return connection(store.database)
 
 
 def is_closed(conn: Any) -> bool:
     """Whether a driver connection (sqlite3 or psycopg) has been closed."""
-    if isinstance(conn, peewee.sqlite3.Connection):
+    if isinstance(conn, sqlite3.Connection):
         try:
             conn.total_changes  # noqa: B018 -- raises on a closed connection
-        except peewee.sqlite3.ProgrammingError:
+        except sqlite3.ProgrammingError:
             return True
         return False
     return bool(conn.closed)
 
 
 def in_transaction(conn: Any) -> bool:
-    if isinstance(conn, peewee.sqlite3.Connection):
+    if isinstance(conn, sqlite3.Connection):
         return conn.in_transaction
     import psycopg2.extensions
 
+    assert isinstance(conn, psycopg2.extensions.connection)  # not SQLite: PostgreSQL
     return conn.get_transaction_status() != psycopg2.extensions.TRANSACTION_STATUS_IDLE
 
 
@@ -112,7 +116,7 @@ def test_the_next_thread_reuses_the_connection_of_a_thread_that_ended(store: Sto
 
 def test_a_thread_never_gets_a_connection_another_thread_holds(store: Store) -> None:
     conns = hold_connections(store, 4)
-    main = store.database.connection()
+    main = connection(store.database)
     assert len({id(c) for c in [*conns, main]}) == 5
     # All four came back; four new threads holding one each take exactly those four.
     assert reusing(store).idle_connections == 4
@@ -139,7 +143,7 @@ def test_a_thread_that_ended_mid_transaction_does_not_leak_it(store: Store) -> N
         transaction = store.database.atomic()
         transaction.__enter__()
         store.blobs.put(blob_id_of(b"half-done"), b"half-done")
-        conn = store.database.connection()
+        conn = connection(store.database)
         assert in_transaction(conn)
         return conn  # the thread ends with the transaction open
 
@@ -150,7 +154,7 @@ def test_a_thread_that_ended_mid_transaction_does_not_leak_it(store: Store) -> N
     store.blobs.put(blob_id_of(b"after"), b"after")
 
     def next_user() -> tuple[Any, bool, bool]:
-        conn = store.database.connection()
+        conn = connection(store.database)
         return conn, in_transaction(conn), store.blobs.has(blob_id_of(b"half-done"))
 
     conn, open_transaction, sees_half_done = run_in_thread(next_user)
@@ -169,8 +173,8 @@ def test_a_thread_that_ended_in_a_failed_transaction_hands_back_a_usable_one(
     def fail_mid_transaction() -> Any:
         store.database.atomic().__enter__()
         with pytest.raises(peewee.DatabaseError):
-            store.database.execute_sql("SELECT * FROM no_such_table")
-        return store.database.connection()
+            execute_sql(store.database, "SELECT * FROM no_such_table")
+        return connection(store.database)
 
     left = run_in_thread(fail_mid_transaction)
     assert run_in_thread(lambda: first_query(store)) is left
@@ -183,10 +187,10 @@ def test_pragmas_are_in_force_on_a_reused_connection(tmp_path: Any) -> None:
 
         def pragmas() -> tuple[Any, dict[str, Any]]:
             values = {
-                name: store.database.execute_sql(f"PRAGMA {name}").fetchone()[0]
+                name: execute_sql(store.database, f"PRAGMA {name}").fetchone()[0]
                 for name in EXPECTED_PRAGMAS
             }
-            return store.database.connection(), values
+            return connection(store.database), values
 
         conn, values = run_in_thread(pragmas)
         assert conn is first
@@ -216,7 +220,7 @@ def test_close_closes_the_idle_connections_and_later_hand_backs(db_url: str) -> 
     store = connect_store(db_url)
     db = reusing(store)
     idle = hold_connections(store, 3)
-    main = store.database.connection()
+    main = connection(store.database)
     holding = threading.Event()
     release = threading.Event()
     held: list[Any] = []
@@ -248,7 +252,7 @@ def test_a_connection_closed_while_idle_is_replaced(store: Store) -> None:
     db = reusing(store)
     first = run_in_thread(lambda: first_query(store))
     if isinstance(store.database, peewee.PostgresqlDatabase):
-        store.database.execute_sql("SELECT pg_terminate_backend(%s)", (first.get_backend_pid(),))
+        execute_sql(store.database, "SELECT pg_terminate_backend(%s)", (first.get_backend_pid(),))
     else:
         first.close()
     opened = db.opened_connections

@@ -27,6 +27,7 @@ from store.llm_calls import (
     CallEnd,
     CallRecords,
     CallStatus,
+    CallSummary,
     NewCall,
     OutgoingRequest,
     RecordedChunk,
@@ -130,6 +131,12 @@ def test_chunks_are_stored_in_order_with_their_bytes(records: CallRecords) -> No
     assert all(type(chunk.data) is bytes for chunk in detail.chunks)
 
 
+def stored_call(records: CallRecords, call_id: int) -> CallSummary:
+    detail = records.get(call_id)
+    assert detail is not None  # the call was started
+    return detail.call
+
+
 def test_finish_writes_only_what_was_reported_and_the_first_finish_wins(
     records: CallRecords, opened: Store
 ) -> None:
@@ -145,7 +152,7 @@ def test_finish_writes_only_what_was_reported_and_the_first_finish_wins(
         ttfb_ms=12.25,
     )
     assert records.finish(reported, end) is True
-    call = records.get(reported).call  # type: ignore[union-attr]
+    call = stored_call(records, reported)
     assert (call.status, call.finish_reason, call.duration_ms, call.response_bytes) == (
         "completed",
         "stop",
@@ -159,7 +166,7 @@ def test_finish_writes_only_what_was_reported_and_the_first_finish_wins(
 
     failed = CallEnd(CallStatus.FAILED, 3.0, 0, error_message="boom")
     assert records.finish(silent, failed) is True
-    call = records.get(silent).call  # type: ignore[union-attr]
+    call = stored_call(records, silent)
     assert (call.status, call.error_message, call.finish_reason) == ("failed", "boom", None)
     assert (call.http_status, call.ttfb_ms, call.input_tokens, call.output_tokens) == (
         None,
@@ -180,7 +187,7 @@ def test_finish_writes_only_what_was_reported_and_the_first_finish_wins(
     with pytest.raises(ValueError, match=r"unknown usage columns: \['tokens'\]"):
         records.finish(running, CallEnd(CallStatus.COMPLETED, 1.0, 0, usage={"tokens": 1}))
     assert call_rows(opened.database) == before
-    assert records.get(running).call.status == "running"  # type: ignore[union-attr]
+    assert stored_call(records, running).status == "running"
 
 
 def test_prune_keeps_exactly_the_newest_rows_with_their_payloads(

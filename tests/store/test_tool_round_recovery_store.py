@@ -40,7 +40,7 @@ def test_each_completion_keeps_its_card_and_a_cardless_one_has_none(cs: Conversa
             "r",
             "call-c",
             tool_pair("r", c, "C"),
-            tool_call="x",  # type: ignore[arg-type]
+            tool_call="x",  # type: ignore[arg-type]  # wrong on purpose: refused
         )
 
 

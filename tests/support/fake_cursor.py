@@ -21,7 +21,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from google.protobuf import json_format
@@ -55,7 +55,11 @@ def bidi_append_body(
     data: str | None = None,
 ) -> bytes:
     """Serialized ``BidiAppendRequest``; ``data`` overrides the hex of ``message``."""
-    hex_data = data if data is not None else binascii.hexlify(message.SerializeToString()).decode()
+    if data is not None:
+        hex_data = data
+    else:
+        assert message is not None  # without ``data`` the body carries the message
+        hex_data = binascii.hexlify(message.SerializeToString()).decode()
     request = aiserver.BidiAppendRequest(
         data=hex_data,
         request_id=aiserver.BidiRequestId(request_id=request_id),
@@ -87,7 +91,8 @@ class StreamResult:
     """What a RunSSE stream delivered: decoded data frames and the EndStream JSON."""
 
     messages: list[agent.AgentServerMessage] = field(default_factory=list)
-    end: dict[str, object] | None = None
+    # The EndStream's JSON as decoded (``{}``, or Connect's ``error``: code, message, details).
+    end: dict[str, Any] | None = None
     raw: bytes = b""
 
 
@@ -128,6 +133,40 @@ class RunStream:
 
     async def aclose(self) -> None:
         await self.response.aclose()
+
+
+class AppendAnswer(Protocol):
+    """What ``CursorSession`` reads of an append's answer (httpx's response, or a stand-in)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class RunBody(Protocol):
+    """What ``CursorSession`` reads of an open run: its envelopes, then it closes it."""
+
+    async def next_envelope(self, timeout: float = 5.0) -> Envelope | None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class EditorClient(Protocol):
+    """What ``CursorSession`` uses of its client: ``FakeCursor`` (RunSSE and BidiAppend over
+    HTTP/1.1), ``H2Cursor`` (one Run stream over HTTP/2) or a benchmark's own."""
+
+    async def open_run_sse(self, request_id: str) -> RunBody: ...
+
+    async def append(
+        self,
+        request_id: str,
+        seqno: int,
+        message: agent.AgentClientMessage,
+        *,
+        headers: Mapping[str, str] | None = None,
+    ) -> AppendAnswer: ...
 
 
 class FakeCursor:
@@ -187,7 +226,7 @@ def user_turn_message(
     *,
     conversation_id: str = "conv-1",
     message_id: str = "msg-1",
-    mode: int = agent.AGENT_MODE_AGENT,
+    mode: agent.AgentMode = agent.AGENT_MODE_AGENT,
     request_context: agent.RequestContext | None = None,
     conversation_state: agent.ConversationStateStructure | None = None,
 ) -> agent.AgentClientMessage:
@@ -240,7 +279,8 @@ class TurnLog:
     messages: list[agent.AgentServerMessage] = field(default_factory=list)
     # perf_counter() when each message was read (benchmarks time the frames with it)
     received_at: list[float] = field(default_factory=list)
-    end: dict[str, object] | None = None
+    # The EndStream's JSON as decoded (``{}``, or Connect's ``error``: code, message, details).
+    end: dict[str, Any] | None = None
     blobs: dict[bytes, bytes] = field(default_factory=dict)
     # The RunSSE stream broke before its EndStream (the server died): what the editor keeps is
     # then its last checkpoint and its blobs, to resume with.
@@ -655,7 +695,9 @@ def answer_questions_later(query: agent.InteractionQuery) -> agent.InteractionRe
     """Answer an AskQuestion that runs with ``run_async`` as the editor does: ``async`` at once
     (the answers come later, in a run of their own)."""
     assert query.ask_question_interaction_query.args.run_async, query
-    result = agent.AskQuestionResult(**{"async": agent.AskQuestionAsync()})
+    # ``async`` is a Python keyword: the field goes in by name, through the message's **kwargs.
+    fields: dict[str, Any] = {"async": agent.AskQuestionAsync()}
+    result = agent.AskQuestionResult(**fields)
     response = agent.AskQuestionInteractionResponse(result=result)
     return agent.InteractionResponse(ask_question_interaction_response=response)
 
@@ -781,7 +823,7 @@ class CursorSession:
 
     def __init__(
         self,
-        cursor: FakeCursor,
+        cursor: EditorClient,
         request_id: str,
         *,
         workspace: Path | None = None,
@@ -852,7 +894,7 @@ class CursorSession:
         self.seqno += 1
         return seqno
 
-    async def send(self, message: agent.AgentClientMessage) -> httpx.Response:
+    async def send(self, message: agent.AgentClientMessage) -> AppendAnswer:
         """Append ``message`` now and check it was accepted (200)."""
         response = await self.cursor.append(
             self.request_id, self._take_seqno(), message, headers=self.parent_headers
@@ -886,10 +928,13 @@ class CursorSession:
         return task
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
-        if task.cancelled() or task.exception() is None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is None:
             return
         # A failure in a background task fails the run at once, not at its timeout.
-        self._failures.append(task.exception())  # type: ignore[arg-type]
+        self._failures.append(error)
         if self._converse_task is not None and not self._converse_task.done():
             self._converse_task.cancel()
 
@@ -958,7 +1003,7 @@ class CursorSession:
 
     async def _converse(
         self,
-        stream: RunStream,
+        stream: RunBody,
         first: agent.AgentClientMessage,
         hold_ack: Callable[[int], bool],
         reject_set: Callable[[int], bool],
@@ -1010,10 +1055,10 @@ class CursorSession:
                 self._dispatch(kv_ack(kv.id), "kv")
         if message.kv_server_message.HasField("get_blob_args"):
             kv = message.kv_server_message
-            data = self.log.blobs.get(kv.get_blob_args.blob_id)
-            result = agent.GetBlobResult(blob_data=data)
-            reply = agent.KvClientMessage(id=kv.id, get_blob_result=result)
-            self._dispatch(agent.AgentClientMessage(kv_client_message=reply), "kv")
+            stored = self.log.blobs.get(kv.get_blob_args.blob_id)
+            result = agent.GetBlobResult(blob_data=stored)
+            kv_reply = agent.KvClientMessage(id=kv.id, get_blob_result=result)
+            self._dispatch(agent.AgentClientMessage(kv_client_message=kv_reply), "kv")
         if message.HasField("interaction_query"):
             response = self.answer_query(message.interaction_query)
             if response is not None:
@@ -1028,7 +1073,7 @@ class CursorSession:
         if message.HasField("exec_server_message"):
             self._on_exec(message.exec_server_message)
 
-    async def _next_or_drop(self, stream: RunStream, timeout: float) -> Envelope | None:
+    async def _next_or_drop(self, stream: RunBody, timeout: float) -> Envelope | None:
         """The next envelope; None, with ``log.dropped`` set, when the connection broke (the
         server process died) or the body ended without an EndStream."""
         try:
@@ -1225,13 +1270,13 @@ class CursorSession:
         elif variant == "write_args":
             await self._reply(exec_message, write_result=self._write(exec_message.write_args))
         elif variant == "grep_args":
-            result = grep_workspace(self.workspace, exec_message.grep_args)
-            await self._reply(exec_message, grep_result=result)
+            found = grep_workspace(self.workspace, exec_message.grep_args)
+            await self._reply(exec_message, grep_result=found)
         elif variant == "delete_args":
             await self._reply(exec_message, delete_result=self._delete(exec_message.delete_args))
         elif variant == "diagnostics_args":
-            result = lint_workspace(self.workspace, exec_message.diagnostics_args)
-            await self._reply(exec_message, diagnostics_result=result)
+            lints = lint_workspace(self.workspace, exec_message.diagnostics_args)
+            await self._reply(exec_message, diagnostics_result=lints)
         elif variant == "shell_stream_args":
             await self._run_shell(exec_message)
             return  # the shell closed its own stream

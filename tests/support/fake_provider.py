@@ -386,7 +386,7 @@ class FakeProvider:
             parsed = json.loads(body) if body else None
         except ValueError:
             parsed = None
-        problems = ()
+        problems: tuple[str, ...] = ()
         if self.check_bodies and request.method == "POST":
             problems = tuple(request_problems(request.path, parsed))
             NONCONFORMING.extend(f"{request.path}: {problem}" for problem in problems)
@@ -767,7 +767,7 @@ def responses_error_event(message: str, code: str = "server_error") -> SseEvent:
 
 def responses_failed_event(message: str, code: str = "server_error") -> SseEvent:
     """The Responses ``response.failed`` terminal event."""
-    response = {
+    response: dict[str, Any] = {
         "id": "resp_fake",
         "object": "response",
         "status": "failed",
@@ -935,7 +935,7 @@ def anthropic_events(
     the given order), a text block, tool_use blocks (input ``{}`` on start, then
     ``input_json_delta`` fragments; none for a tool without fragments), ``message_delta`` with
     ``stop_reason`` (default ``tool_use`` with tools, else ``end_turn``) and ``message_stop``."""
-    message = {
+    message: dict[str, Any] = {
         "id": "msg_fake",
         "type": "message",
         "role": "assistant",
@@ -949,7 +949,7 @@ def anthropic_events(
     index = 0
     for block in thinking:
         if isinstance(block, FakeRedactedThinking):
-            start = {"type": "redacted_thinking", "data": block.data}
+            start: dict[str, object] = {"type": "redacted_thinking", "data": block.data}
             events.append(_a("content_block_start", index=index, content_block=start))
         else:
             start = {"type": "thinking", "thinking": "", "signature": ""}

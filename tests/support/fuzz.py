@@ -11,13 +11,16 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
+if TYPE_CHECKING:
+    from google._upb._message import Descriptor as UpbDescriptor
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "200"))
 
@@ -84,6 +87,7 @@ def _scalar(field: FieldDescriptor) -> st.SearchStrategy[object]:
     if t in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
         return st.floats(width=32, allow_nan=True)
     if t == FieldDescriptor.TYPE_ENUM:
+        assert field.enum_type is not None  # an enum field names its enum
         return st.sampled_from([v.number for v in field.enum_type.values] + [999])
     if t in (
         FieldDescriptor.TYPE_INT32,
@@ -100,9 +104,15 @@ def _scalar(field: FieldDescriptor) -> st.SearchStrategy[object]:
 
 @st.composite
 def proto_message(
-    draw: st.DrawFn, descriptor: Descriptor, depth: int = 4, oneof: str | None = None
+    draw: st.DrawFn,
+    descriptor: Descriptor | UpbDescriptor,
+    depth: int = 4,
+    oneof: str | None = None,
 ) -> Message:
-    """A message of ``descriptor`` with random fields set (``oneof``: that field is set)."""
+    """A message of ``descriptor`` with random fields set (``oneof``: that field is set).
+    ``descriptor`` may be a message class's ``DESCRIPTOR`` (upb's, typed apart)."""
+    # upb's descriptors are Descriptors to isinstance (protobuf's metaclass says so).
+    assert isinstance(descriptor, Descriptor)
     message = message_factory.GetMessageClass(descriptor)()
     fields = list(descriptor.fields)
     chosen = [f for f in fields if f.name == oneof]
@@ -118,13 +128,16 @@ def proto_message(
 def _set(draw: st.DrawFn, message: Message, field: FieldDescriptor, depth: int) -> None:
     repeated = field.is_repeated
     if field.type == FieldDescriptor.TYPE_MESSAGE:
-        if field.message_type.GetOptions().map_entry:
-            key_field, value_field = field.message_type.fields
+        message_type = field.message_type
+        assert message_type is not None  # a message field names its message
+        if message_type.GetOptions().map_entry:
+            key_field, value_field = message_type.fields
             for _ in range(draw(st.integers(0, 2))):
                 key = draw(_scalar(key_field))
                 target = getattr(message, field.name)
                 if value_field.type == FieldDescriptor.TYPE_MESSAGE:
                     if depth > 0:
+                        assert value_field.message_type is not None
                         target[key].CopyFrom(
                             draw(proto_message(value_field.message_type, depth - 1))
                         )
@@ -137,7 +150,7 @@ def _set(draw: st.DrawFn, message: Message, field: FieldDescriptor, depth: int) 
             return
         count = draw(st.integers(0, 2)) if repeated else 1
         for _ in range(count):
-            child = draw(proto_message(field.message_type, depth - 1))
+            child = draw(proto_message(message_type, depth - 1))
             if repeated:
                 getattr(message, field.name).add().CopyFrom(child)
             else:

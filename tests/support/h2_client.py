@@ -15,6 +15,7 @@ import ssl
 import time
 import uuid
 from collections.abc import Mapping
+from typing import Any, Self
 
 import h2.config
 import h2.connection
@@ -98,7 +99,7 @@ class H2Client:
     @classmethod
     async def connect(
         cls, address: str, *, tls: ssl.SSLContext | None = None, source: str | None = None
-    ) -> H2Client:
+    ) -> Self:
         """``source``: the local address to connect from (another peer on loopback)."""
         host, _, port = address.rpartition(":")
         reader, writer = await asyncio.open_connection(
@@ -349,5 +350,7 @@ class H2Cursor:
         await self.client.aclose()
 
 
-def end_json(envelope: Envelope) -> dict[str, object]:
-    return json.loads(envelope.payload)
+def end_json(envelope: Envelope) -> dict[str, Any]:
+    """The EndStream's JSON as decoded (``{}``, or Connect's ``error``)."""
+    end: dict[str, Any] = json.loads(envelope.payload)
+    return end

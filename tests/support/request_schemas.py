@@ -19,15 +19,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+# Whether OpenAI bodies are checked against OpenAI's schemas, which needs jsonschema (the test
+# extra). Without it every other check still runs, and the session's header says what is not;
+# the two names imported here are used only when it is true.
 try:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
-except ImportError:  # the test extra's: see CHECKS_OPENAI
-    Draft202012Validator = best_match = None
-
-# Whether OpenAI bodies are checked against OpenAI's schemas, which needs jsonschema (the test
-# extra). Without it every other check still runs, and the session's header says what is not.
-CHECKS_OPENAI = Draft202012Validator is not None
+except ImportError:  # the test extra's
+    CHECKS_OPENAI = False
+else:
+    CHECKS_OPENAI = True
 
 _DATA = Path(__file__).resolve().parent.parent / "data" / "openai_request_schemas.json"
 _PREFIX = "#/components/schemas/"
@@ -55,7 +56,8 @@ def _as_read(node: Any) -> Any:
 @cache
 def _components() -> dict[str, Any]:
     document = json.loads(_DATA.read_text(encoding="utf-8"))
-    return _as_read(document["components"])
+    components: dict[str, Any] = _as_read(document["components"])
+    return components
 
 
 @cache
@@ -351,14 +353,15 @@ def _anthropic_message(i: int, message: Any, previous: Any) -> list[str]:
 
 def _anthropic_block(where: str, block: dict[str, Any]) -> list[str]:
     kind = block.get("type")
-    need = {
+    needs: dict[object, dict[str, type]] = {
         "text": {"text": str},
         "image": {"source": dict},
         "tool_result": {"tool_use_id": str},
         "thinking": {"thinking": str, "signature": str},
         "redacted_thinking": {"data": str},
         "tool_use": {"id": str, "name": str, "input": dict},
-    }.get(kind, {})
+    }
+    need = needs.get(kind, {})
     errors = [
         f"{where}.{field}: required {kind_.__name__}"
         for field, kind_ in need.items()

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import pykka
 
-from actors.protocols.edge import CancelRun, ClientMessageReceived, RunRequestDeadlinePassed
+from actors.protocols.edge import (
+    CancelRun,
+    ClientMessageReceived,
+    EdgeMessage,
+    RunRequestDeadlinePassed,
+)
+from actors.protocols.mailbox import Mailbox
 from actors.protocols.run_output import RunOutput
 from wire.connect import data_frame
 from wire.errors import Code, ConnectError, cancelled_error
@@ -58,7 +64,7 @@ class EmitFrames(pykka.ThreadingActor):
 
 
 def scripted_factory(first_frames: int) -> SessionFactory:
-    def start(request_id: str, output: RunOutput) -> pykka.ActorRef:
+    def start(request_id: str, output: RunOutput) -> Mailbox[EdgeMessage]:
         return EmitFrames.start(request_id, output, first_frames)
 
     return start

@@ -26,7 +26,7 @@ def workspace(tmp_path: Path, files: dict[str, str]) -> Path:
 def read(call_id: str, path: str) -> FakeToolCall:
     """A Read of ``path`` whose arguments arrive in two deltas."""
     arguments = json.dumps({"path": path})
-    return FakeToolCall(call_id, "Read", [arguments[:8], arguments[8:]])
+    return FakeToolCall(call_id, "Read", (arguments[:8], arguments[8:]))
 
 
 def stored_summary(summary: str) -> str:

@@ -3,6 +3,7 @@ alike, what kind a matched route is, and what a browser could send that is refus
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import unquote
 
 import pytest
@@ -108,7 +109,7 @@ def test_foreign_origins_are_web_pages_of_other_hosts() -> None:
 
 
 def refusal_of(kind: RouteKind, **overrides: object) -> int | None:
-    request: dict[str, object] = {
+    request: dict[str, Any] = {
         "loopback_listener": True,
         "host": "127.0.0.1:3000",
         "origin": None,
@@ -116,7 +117,7 @@ def refusal_of(kind: RouteKind, **overrides: object) -> int | None:
         "method": "POST",
     }
     request.update(overrides)
-    refused = browser_refusal(kind, **request)  # type: ignore[arg-type]
+    refused = browser_refusal(kind, **request)
     return None if refused is None else refused.status
 
 

@@ -112,7 +112,7 @@ def diagnostics(path: str, *items: agent.Diagnostic) -> agent.ExecClientMessage:
 
 
 def diagnostic(
-    line: int, column: int, severity: int, message: str, **more: Any
+    line: int, column: int, severity: agent.DiagnosticSeverity, message: str, **more: Any
 ) -> agent.Diagnostic:
     start = agent.Position(line=line, column=column)
     end = agent.Position(line=line, column=column + 1)
@@ -212,9 +212,9 @@ def test_every_exec_request_is_keyed_by_the_call_id_and_says_if_it_accepts_hook_
         assert message.HasField("accept_hook_additional_contexts")
         assert message.accept_hook_additional_contexts is accepts_hooks
         assert message.id == 0  # the wire id is the runtime's to allocate
-        args = getattr(message, variant)
-        if "tool_call_id" in args.DESCRIPTOR.fields_by_name:  # the MCP state has none
-            assert args.tool_call_id == CALL_ID
+        variant_args = getattr(message, variant)
+        if "tool_call_id" in variant_args.DESCRIPTOR.fields_by_name:  # the MCP state has none
+            assert variant_args.tool_call_id == CALL_ID
 
 
 def test_exec_request_frame_sets_the_wire_id_on_a_copy() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.resources
 import itertools
 import json
+from typing import Any
 
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -25,7 +26,7 @@ from hypothesis import strategies as st
 from tests.support.process import REPO
 from wire.connect import EnvelopeReader
 from wire.proto import agent_v1_pb2 as agent
-from wire.streamed_args import ContentDelta, ContentEnded, FieldCompleted
+from wire.streamed_args import ArgsEvent, ContentDelta, ContentEnded, FieldCompleted
 from wire.tools.dispatch import prepare_tool_call
 from wire.tools.frames import edit_content_delta_frame, edit_path_partial_frame
 from wire.tools.registry import STREAMED_CONTENT_FIELDS
@@ -45,6 +46,13 @@ def payload(frame: bytes) -> bytes:
 
 def decode(frame: bytes) -> agent.AgentServerMessage:
     return agent.AgentServerMessage.FromString(payload(frame))
+
+
+def reference_update(client_message: type[Message], frame: bytes) -> Any:
+    """The frame's ``interaction_update`` read with Cursor's schema (``client_message``, built
+    at run time: its fields are not typed here)."""
+    message: Any = client_message.FromString(payload(frame))
+    return message.interaction_update
 
 
 def _length_delimited(data: bytes, number: int) -> bytes:
@@ -121,7 +129,7 @@ def test_only_the_edit_tools_get_a_decoder() -> None:
 
 
 def test_other_tools_get_no_frames() -> None:
-    events = [ContentDelta("x"), FieldCompleted("path", "/p"), ContentEnded()]
+    events: list[ArgsEvent] = [ContentDelta("x"), FieldCompleted("path", "/p"), ContentEnded()]
     for name in ("Read", "Shell", "TodoWrite", "Teleport"):
         assert streamed_args_frames(CALL_ID, name, MODEL_CALL_ID, events) == []
 
@@ -142,8 +150,8 @@ def test_a_content_delta_frame_carries_the_edit_delta_bytes() -> None:
 
 def test_a_long_content_delta_uses_multi_byte_lengths(client_message: type[Message]) -> None:
     text = "x" * 300 + "世" * 100
-    message = client_message.FromString(payload(edit_content_delta_frame(CALL_ID, "m", text)))
-    delta = message.interaction_update.tool_call_delta.tool_call_delta
+    update = reference_update(client_message, edit_content_delta_frame(CALL_ID, "m", text))
+    delta = update.tool_call_delta.tool_call_delta
     assert delta.WhichOneof("delta") == "edit_tool_call_delta"
     assert delta.edit_tool_call_delta.stream_content_delta == text
 
@@ -162,7 +170,7 @@ def test_the_path_frame_is_a_partial_card_naming_the_file() -> None:
 
 def test_write_streams_the_path_then_the_content(client_message: type[Message]) -> None:
     frames = stream("Write", ['{"path": "/w/a.txt", "cont', 'ents": "hel', 'lo\\n世界"}'])
-    decoded = [client_message.FromString(payload(frame)).interaction_update for frame in frames]
+    decoded = [reference_update(client_message, frame) for frame in frames]
     assert [update.WhichOneof("message") for update in decoded] == [
         "partial_tool_call",
         "tool_call_delta",
@@ -183,10 +191,7 @@ def test_str_replace_streams_new_string_only_and_may_precede_the_path(
     client_message: type[Message],
 ) -> None:
     pieces = ['{"old_string": "old", "new_', 'string": "n', 'ew", "path": "/w/b.py"', "}"]
-    decoded = [
-        client_message.FromString(payload(frame)).interaction_update
-        for frame in stream("StrReplace", pieces)
-    ]
+    decoded = [reference_update(client_message, frame) for frame in stream("StrReplace", pieces)]
     assert [update.WhichOneof("message") for update in decoded] == [
         "tool_call_delta",
         "tool_call_delta",
@@ -208,10 +213,7 @@ def test_edit_notebook_streams_new_string_and_names_the_notebook(
         'ing": "x = 2\\r\\n',
         'print(x)"}',
     ]
-    decoded = [
-        client_message.FromString(payload(frame)).interaction_update
-        for frame in stream("EditNotebook", pieces)
-    ]
+    decoded = [reference_update(client_message, frame) for frame in stream("EditNotebook", pieces)]
     assert [update.WhichOneof("message") for update in decoded] == [
         "partial_tool_call",
         "tool_call_delta",

@@ -115,7 +115,7 @@ def value_mutation(draw: st.DrawFn, event: SseEvent) -> SseEvent:
     if not paths:
         return event
     numbers = [p for p in paths if type(_at(document, p)) is int]
-    if numbers and draw(st.booleans()):
+    if len(numbers) > 0 and draw(st.booleans()):
         # Counts and indexes at their edges: negative, 32- and 64-bit overflow.
         path = draw(st.sampled_from(numbers))
         _at(document, path[:-1])[path[-1]] = draw(EDGE_NUMBERS)

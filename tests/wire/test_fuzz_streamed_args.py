@@ -51,7 +51,9 @@ def _streamed(
     pieces: list[str], normalize: bool
 ) -> tuple[StreamedArgsDecoder, str, dict[str, str], bool]:
     decoder = StreamedArgsDecoder("contents", normalize_newlines=normalize)
-    content, fields, ended = [], {}, False
+    content: list[str] = []
+    fields: dict[str, str] = {}
+    ended = False
     for piece in pieces:
         for event in decoder.feed(piece):
             match event:

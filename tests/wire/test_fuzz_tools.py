@@ -160,20 +160,22 @@ def _expected(step: object, last: list[str]) -> list[str]:
     return last
 
 
-def _answer(draw: st.DrawFn, execution: ToolExecution, step: object, last: list[str]) -> object:
+def _answer(data: st.DataObject, execution: ToolExecution, step: object, last: list[str]) -> object:
     """One answer to ``step``, mostly of the kind asked for, with random field values."""
     if isinstance(step, SendExec | Waiting | ShellOutput | SendQuery):
         fitting = _expected(step, last)
         is_query = isinstance(step, SendQuery) or any(v.endswith("_response") for v in fitting)
         variants = RESPONSE_VARIANTS if is_query else EXEC_VARIANTS
-        if fitting and draw(st.integers(0, 4)):
+        if fitting and data.draw(st.integers(0, 4)) > 0:
             variants = fitting
-        variant = draw(st.sampled_from(variants))
+        variant = data.draw(st.sampled_from(variants))
         if variant in RESPONSE_VARIANTS:
-            response = draw(proto_message(agent.InteractionResponse.DESCRIPTOR, oneof=variant))
-            return execution.respond(response)  # type: ignore[arg-type]
-        message = draw(proto_message(agent.ExecClientMessage.DESCRIPTOR, oneof=variant))
-        return execution.feed(message)  # type: ignore[arg-type]
+            response = data.draw(proto_message(agent.InteractionResponse.DESCRIPTOR, oneof=variant))
+            assert isinstance(response, agent.InteractionResponse)  # of that descriptor
+            return execution.respond(response)
+        message = data.draw(proto_message(agent.ExecClientMessage.DESCRIPTOR, oneof=variant))
+        assert isinstance(message, agent.ExecClientMessage)  # of that descriptor
+        return execution.feed(message)
     if isinstance(step, WakeAfter):
         return execution.wake()
     assert isinstance(step, ServerWork)
@@ -189,7 +191,7 @@ def test_any_editor_answer_is_a_step_never_an_exception(name: str, data: st.Data
     for _ in range(6):
         if isinstance(step, ToolOutcome | WrongResult):
             break
-        step = _answer(data.draw, execution, step, last)
+        step = _answer(data, execution, step, last)
         assert isinstance(step, (*STEP_TYPES, WrongResult)), step
     if isinstance(step, ToolOutcome):
         assert isinstance(step.content, str)

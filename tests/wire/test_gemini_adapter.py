@@ -17,7 +17,6 @@ from actors.conversation.events import (
     CallDone,
     CallStarted,
     FinishReason,
-    ReplayState,
     ReplayStateReported,
     TextDelta,
     TextEnded,
@@ -31,6 +30,7 @@ from actors.conversation.events import (
     Usage,
     UsageReported,
 )
+from actors.conversation.model import ReplayState
 from actors.conversation.request import (
     AssistantMessage,
     LlmRequest,

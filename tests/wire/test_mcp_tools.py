@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 from wire.proto import agent_v1_pb2 as agent
-from wire.tools.base import ExecContext, InvalidCall, ModeTools, SendExec, ToolOutcome, Waiting
+from wire.tools.base import (
+    ExecContext,
+    InvalidCall,
+    ModeTools,
+    SendExec,
+    ToolExecution,
+    ToolOutcome,
+    Waiting,
+)
 from wire.tools.dispatch import prepare_tool_call
 from wire.tools.get_mcp_tools import tools_text
 from wire.tools.mcp_catalog import McpCatalog, McpTool, McpToolsUpdate
@@ -25,8 +33,14 @@ def tool(server: str, name: str) -> McpTool:
 EMPTY = ExecContext()
 
 
-def prep(name: str, context: ExecContext = EMPTY, **args: Any) -> Any:
+def prep(name: str, context: ExecContext = EMPTY, **args: Any) -> ToolExecution:
     return prepare_tool_call(name, "call-1", json.dumps(args), context)
+
+
+def finished(step: object) -> ToolOutcome:
+    """The call's outcome: the step must end the call."""
+    assert isinstance(step, ToolOutcome), step
+    return step
 
 
 def state(*servers: agent.McpStateServer) -> agent.ExecClientMessage:
@@ -64,7 +78,7 @@ def test_get_mcp_tools_asks_the_editor_and_filters_by_server_tool_and_pattern() 
     assert [t.tool_name for t in outcome.mcp_update.tools] == ["read", "write"]
     by_pattern = prep("GetMcpTools", pattern="^wr")
     by_pattern.begin()
-    listed = by_pattern.feed(state(server("a", "read", "write"), server("b", "x")))
+    listed = finished(by_pattern.feed(state(server("a", "read", "write"), server("b", "x"))))
     assert [t["toolName"] for t in json.loads(listed.content)] == ["write"]
 
 
@@ -77,12 +91,12 @@ def test_a_server_in_error_is_an_error_when_asked_for_and_a_note_otherwise() -> 
     broken = server("b", "x", status="needs_auth", error_message="sign in first")
     asked = prep("GetMcpTools", server="b")
     asked.begin()
-    outcome = asked.feed(state(broken))
+    outcome = finished(asked.feed(state(broken)))
     assert outcome.is_error and "sign in first" in outcome.content
-    assert outcome.mcp_update.tools == ()
+    assert outcome.mcp_update is not None and outcome.mcp_update.tools == ()
     every = prep("GetMcpTools")
     every.begin()
-    listed = every.feed(state(server("a", "r"), broken))
+    listed = finished(every.feed(state(server("a", "r"), broken)))
     assert not listed.is_error and "MCP server b is not available" in listed.content
 
 
@@ -133,7 +147,7 @@ def test_every_terminal_failure_is_a_clear_error_result(
     context = ExecContext(mcp=McpCatalog((tool("s", "t"),)))
     execution = prep("CallMcpTool", context, server="s", toolName="t")
     execution.begin()
-    outcome = execution.feed(agent.ExecClientMessage(mcp_result=result))
+    outcome = finished(execution.feed(agent.ExecClientMessage(mcp_result=result)))
     assert outcome.is_error and words in outcome.content
 
 
@@ -143,7 +157,7 @@ def test_an_unknown_tool_points_at_get_mcp_tools_only_where_the_mode_has_it() ->
     assert isinstance(outcome, ToolOutcome) and outcome.is_error
     assert "Call GetMcpTools" in outcome.content
     plan_mode = ExecContext(mode=ModeTools("Plan", ("CallMcpTool",)))
-    outcome = prep("CallMcpTool", plan_mode, server="s", toolName="t").begin()
+    outcome = finished(prep("CallMcpTool", plan_mode, server="s", toolName="t").begin())
     assert "GetMcpTools" not in outcome.content
 
 
@@ -152,7 +166,9 @@ def test_a_resource_is_text_an_image_or_described() -> None:
         execution = prep("FetchMcpResource", server="s", uri="u://1")
         assert isinstance(execution.begin(), SendExec)
         result = agent.ReadMcpResourceExecResult(success=success)
-        return execution.feed(agent.ExecClientMessage(read_mcp_resource_exec_result=result))
+        return finished(
+            execution.feed(agent.ExecClientMessage(read_mcp_resource_exec_result=result))
+        )
 
     assert read(agent.ReadMcpResourceSuccess(uri="u://1", text="hi")).content == "hi"
     shown = read(agent.ReadMcpResourceSuccess(uri="u://1", blob=PNG))

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from actors.conversation.events import ReplayState, ThinkingDelta
+from actors.conversation.events import ThinkingDelta
+from actors.conversation.model import ReplayState
 from actors.conversation.request import (
     AssistantMessage,
     ProjectedMessage,
@@ -122,7 +123,8 @@ async def test_reasoning_content_wins_over_a_duplicate_reasoning_field(
     )
     outcome = await play(fake, CHAT, events)
     assert outcome.result.thinking == "why"
-    assert set(outcome.result.replay.value) == {"origin", "reasoning_content"}  # type: ignore[union-attr]
+    replay = outcome.result.replay
+    assert replay is not None and set(replay.value) == {"origin", "reasoning_content"}
 
 
 @pytest.mark.parametrize(

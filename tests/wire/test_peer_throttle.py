@@ -162,4 +162,4 @@ def test_whole_seconds_round_up_and_the_message_names_the_peer() -> None:
 def test_unfit_settings_are_refused() -> None:
     for kwargs in ({"capacity": 0}, {"refill_s": 0.0}, {"max_peers": 0}):
         with pytest.raises(ValueError):
-            PeerThrottle(Clock(), **kwargs)  # type: ignore[arg-type]
+            PeerThrottle(Clock(), **kwargs)

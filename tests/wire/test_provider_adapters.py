@@ -8,7 +8,7 @@ the transport does, and checks both directions: the canonical events and the bod
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,6 @@ from actors.conversation.events import (
     CallStarted,
     FinishReason,
     ProviderEvent,
-    ReplayState,
     ReplayStateReported,
     TextDelta,
     TextEnded,
@@ -40,6 +39,7 @@ from actors.conversation.events import (
     Usage,
     UsageReported,
 )
+from actors.conversation.model import ReplayState
 from actors.conversation.request import (
     AssistantMessage,
     LlmRequest,
@@ -450,7 +450,9 @@ async def test_responses_arguments_only_in_the_done_event(fake: FakeProvider) ->
 
 # -- usage -----------------------------------------------------------------------------------
 
-USAGE_CASES = {
+# Per format: events without usage, events with it (cache fields too), the usage expected.
+Events = Callable[[], list[SseEvent]]
+USAGE_CASES: dict[ProviderType, tuple[Events, Events, Usage]] = {
     CHAT: (
         lambda: chat_events(text=["x"]),
         lambda: chat_events(text=["x"], usage=chat_usage(100, 20, cached=80, reasoning=12)),
@@ -1135,10 +1137,7 @@ def check_replayed(provider_type: ProviderType, appended: list[Any]) -> None:
                 "summary": [{"type": "summary_text", "text": "why"}],
                 "encrypted_content": "opaque-1",
             },
-            *(
-                {"type": "function_call", "name": "read_file", **c}  # type: ignore[dict-item]
-                for c in calls
-            ),
+            *({"type": "function_call", "name": "read_file", **c} for c in calls),
             {"type": "function_call_output", "call_id": "call_1a", "output": "contents of call_1a"},
             {"type": "function_call_output", "call_id": "call_1b", "output": "contents of call_1b"},
         ]

@@ -9,7 +9,6 @@ from actors.conversation.events import (
     CallStarted,
     FinishReason,
     ProviderEvent,
-    ReplayState,
     ReplayStateReported,
     TextDelta,
     TextEnded,
@@ -23,6 +22,7 @@ from actors.conversation.events import (
     Usage,
     UsageReported,
 )
+from actors.conversation.model import ReplayState
 from actors.conversation.request import AssistantMessage, ProviderToolCall
 from wire.providers.errors import FailureKind, ProviderFailure
 from wire.providers.grammar import CallResult, StreamGrammar

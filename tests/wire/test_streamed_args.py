@@ -69,7 +69,7 @@ tricky_text = st.text(
     alphabet=st.one_of(
         st.sampled_from(['"', "\\", "/", "\n", "\r", "\t", "\b", "\f", "\x00", "\x1f", "\x7f"]),
         st.sampled_from(["é", "世", "\u2028", "😀", "𝄞", "\U0010ffff"]),
-        st.characters(exclude_categories=("Cs",)),
+        st.characters(exclude_categories=["Cs"]),
     ),
     max_size=60,
 )

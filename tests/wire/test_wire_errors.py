@@ -104,7 +104,8 @@ def test_official_login_error_decodes_and_round_trips() -> None:
     assert parsed.details.HasField("is_retryable") and parsed.details.is_retryable is False
     assert parsed.HasField("is_expected") and parsed.is_expected is True
     # Field 10 (analytics metadata, {1: "login"}) is unknown to our subset and must survive.
-    unknown = list(unknown_fields.UnknownFieldSet(parsed.details))
+    field_set = unknown_fields.UnknownFieldSet(parsed.details)
+    unknown = [field_set[index] for index in range(len(field_set))]  # the stub has no __iter__
     assert [field.field_number for field in unknown] == [10]
     assert unknown[0].data == bytes.fromhex("0a05") + b"login"
     assert parsed.SerializeToString() == wire

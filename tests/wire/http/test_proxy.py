@@ -57,10 +57,16 @@ def _no_env_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @contextlib.asynccontextmanager
-async def serve(app: web.Application, **runner_kwargs: object) -> AsyncIterator[web.AppRunner]:
+async def serve(
+    app: web.Application, *, handler_cancellation: bool = False
+) -> AsyncIterator[web.AppRunner]:
     """Serve ``app`` on 127.0.0.1:0 the way run.py does (no request-body decompression)."""
-    runner_kwargs.setdefault("shutdown_timeout", 1)
-    runner = web.AppRunner(app, auto_decompress=False, **runner_kwargs)
+    runner = web.AppRunner(
+        app,
+        auto_decompress=False,
+        shutdown_timeout=1,
+        handler_cancellation=handler_cancellation,
+    )
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", 0).start()
     try:
@@ -77,7 +83,7 @@ def url_of(runner: web.AppRunner) -> str:
 
 @contextlib.asynccontextmanager
 async def aiohttp_upstream(
-    routes: Callable[[web.Application], None],
+    routes: Callable[[web.Application], object],
 ) -> AsyncIterator[str]:
     """An aiohttp upstream. Handlers are cancelled when their connection drops, so a test can
     observe the proxy closing it."""
@@ -116,7 +122,7 @@ class Proxied:
 
 @contextlib.asynccontextmanager
 async def proxied(
-    upstream_url: str, configure: Callable[[web.Application], None] | None = None
+    upstream_url: str, configure: Callable[[web.Application], object] | None = None
 ) -> AsyncIterator[Proxied]:
     """The real app in front of ``upstream_url``, and an httpx client pointed at it."""
     client = new_upstream_client()

@@ -1,0 +1,3 @@
+# grpc_tools.protoc's entry point as grpcio-tools defines it: protoc's arguments (the first the
+# program name), its exit code back.
+def main(command_arguments: list[str]) -> int: ...
