@@ -1,4 +1,4 @@
-"""The rows of issue 16's fault matrix that ``tests/process/test_fault_matrix.py`` and
+"""The rows of the fault matrix that ``tests/process/test_fault_matrix.py`` and
 ``tests/process/test_crash_recovery.py`` did not hold, with ``python run.py`` as a real process:
 
 - a KV SET the editor rejects and a KV SET it never acknowledges (the latter after the named
