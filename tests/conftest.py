@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 
 from actors.conversation.secret import Secret
-from run import RunningServer, ServerConfig, start_server
+from actors.server.compose import RunningServer, ServerConfig, start_server
 from store import Store, connect_store
 from store.base.typed_peewee import execute_sql
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models

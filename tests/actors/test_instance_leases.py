@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from actors.server.settings import SettingError, load_settings
 from actors.services.instance_lease import CALL_REASON, INSTANCE_LEASE_S, RUN_REASON, sweep
-from run import SettingError, load_settings
 from store import Store, connect_store
 from store.conversations import ConversationStore
 from store.conversations.errors import RunHeldByPeer, StaleRun

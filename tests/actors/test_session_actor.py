@@ -247,7 +247,7 @@ def fake(loop: asyncio.AbstractEventLoop) -> Iterator[FakeProvider]:
 def deps(
     store: Store, loop: asyncio.AbstractEventLoop, session_refs: list[pykka.ActorRef[Any]]
 ) -> Iterator[AgentDeps]:
-    """``AgentDeps`` built as ``run.start_server`` builds them."""
+    """``AgentDeps`` built as ``actors.server.compose.start_server`` builds them."""
     tasks = LoopTasks(loop)
     recorder = start_call_recorder(store.database)
     provider = ProviderDeps(recorder=recorder, tasks=tasks, client=new_provider_client())

@@ -1,7 +1,7 @@
 """The protocol floor of a first text delta: our edge with a run that does no work.
 
 ``python -m tests.bench.floor_server`` serves RunSSE/BidiAppend through the real edge
-(``run.start_server``), but each run is ``FloorRun``: on its RunRequest it sends
+(``actors.server.compose.start_server``), but each run is ``FloorRun``: on its RunRequest it sends
 ``BLOBS`` KV SETs at once, waits for their ACKs, then sends one checkpoint and one text delta
 and ends. No model, no store, no prompt. The time a client needs to see that text delta is what
 any server on this edge, in this language, on this machine, costs at least for a new
@@ -28,7 +28,7 @@ from actors.protocols.edge import (
 )
 from actors.protocols.mailbox import Mailbox
 from actors.protocols.run_output import RunOutput
-from run import ServerConfig, start_server
+from actors.server.compose import ServerConfig, start_server
 from tests.bench.load_server import publisher
 from wire.connect import data_frame
 from wire.errors import cancelled_error

@@ -14,8 +14,9 @@ import httpx
 import pytest
 
 from actors.conversation.secret import Secret
+from actors.server.compose import RunningServer, ServerConfig, start_server
+from actors.server.settings import SettingError, load_settings
 from console.auth import MAX_SESSIONS, SESSION_LIFETIME_S, ConsoleAuth
-from run import RunningServer, ServerConfig, SettingError, load_settings, start_server
 from tests.conftest import StartServer
 from tests.support.fake_cursor import FakeCursor, run_request_message
 

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
+from actors.server.compose import RunningServer, ServerConfig, start_server
 from console.model_checks import DID_NOT_CALL, NOT_RUN, TOOL_NAME, WEATHER_RESULT
-from run import RunningServer, ServerConfig, start_server
 from store import Store
 from tests.conftest import TEST_LIMITS
 from tests.support.fake_provider import (

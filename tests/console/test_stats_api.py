@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from actors.run.model_selection import Selection, build_route
-from run import RunningServer
+from actors.server.compose import RunningServer
 from store import Store
 from store.catalog import model_route_parts
 from store.llm_calls import CallStatus

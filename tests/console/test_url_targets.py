@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.conversation.secret import Secret
-from run import RunningServer, ServerConfig, start_server
+from actors.server.compose import RunningServer, ServerConfig, start_server
 from store import Store
 from store.catalog.url_targets import own_addresses, refused_target
 from wire.http.listener import local_addresses

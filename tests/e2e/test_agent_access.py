@@ -15,8 +15,9 @@ import pytest
 from aiohttp import web
 
 from actors.conversation.secret import Secret
+from actors.server.compose import RunningServer, ServerConfig, start_server
+from actors.server.settings import load_settings
 from console.auth import ConsoleAuth
-from run import RunningServer, ServerConfig, load_settings, start_server
 from store import Store
 from tests.conftest import TEST_LIMITS
 from tests.support.process import ServerProcess, server_env

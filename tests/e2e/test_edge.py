@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from run import RunningServer
+from actors.server.compose import RunningServer
 from tests.conftest import TEST_LIMITS, StartServer
 from tests.support.fake_cursor import (
     FakeCursor,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from run import RunningServer
+from actors.server.compose import RunningServer
 from tests.conftest import TEST_LIMITS, StartServer
 from tests.support.fake_cursor import FakeCursor, heartbeat_message, run_request_message
 from tests.support.scripted_session import scripted_factory

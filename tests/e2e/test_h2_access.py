@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from actors.conversation.secret import Secret
-from run import RunningServer, ServerConfig, start_server
+from actors.server.compose import RunningServer, ServerConfig, start_server
 from store import Store
 from tests.support.h2_client import RUN, H2Client
 from tests.support.h2_servers import LIMITS, upstream_config

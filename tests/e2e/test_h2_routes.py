@@ -9,7 +9,7 @@ import logging
 import httpx
 import pytest
 
-from run import RunningServer
+from actors.server.compose import RunningServer
 from tests.support.h2_client import ClientStream, H2Client
 from tests.support.h2_servers import (
     BIG_BODY,

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from aiohttp import web
 
-from run import RunningServer
+from actors.server.compose import RunningServer
 from wire.http import health_routes
 from wire.http.health_routes import HealthRoutes
 

@@ -22,8 +22,8 @@ from actors.run.children import AgentDeps
 from actors.run.model_selection import StoreModelResolver
 from actors.run.owners import RunOwners
 from actors.run_events import start_run_event_recorder
+from actors.server.compose import RunningServer, start_session_actor
 from prompt import load_prompt_assets
-from run import RunningServer, start_session_actor
 from store import Store, connect_store
 from store.run_events import EventKind, RunEvents
 from tests.conftest import StartServer

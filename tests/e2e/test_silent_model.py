@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import msgspec
 import pytest
 
-from run import RunningServer
+from actors.server.compose import RunningServer
 from tests.conftest import TEST_LIMITS, StartServer
 from tests.support.fake_cursor import CursorSession, FakeCursor, TurnLog, updates, user_turn_message
 from tests.support.fake_provider import FakeProvider, Script, chat_events, encode_events
@@ -46,7 +46,7 @@ async def turn(request: pytest.FixtureRequest, make_server: StartServer) -> Asyn
             server: RunningServer = await make_server(limits=limits)
             cursor = FakeCursor(f"http://{server.address}")
         else:
-            from run import ServerConfig, start_server
+            from actors.server.compose import ServerConfig, start_server
 
             config = ServerConfig(
                 host="127.0.0.1",

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from actors.conversation.secret import Secret
-from run import RunningServer, ServerConfig, start_server
+from actors.server.compose import RunningServer, ServerConfig, start_server
 from store import Store
 from tests.conftest import TEST_LIMITS, StartServer
 from tests.support.h2_client import H2Client

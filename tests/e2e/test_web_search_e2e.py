@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from actors.server.compose import ServerConfig, start_server
 from actors.services.web_search import SearchEndpoints
 from prompt import load_prompt_assets
-from run import ServerConfig, start_server
 from store import Store
 from store.base.typed_peewee import execute_sql
 from store.catalog import WebSearchInput, update_web_search

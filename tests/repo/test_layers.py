@@ -161,7 +161,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "wire.http",
         "wire.providers",
     ),
-    # the composition root knows everything
+    # the composition root (``actors.server``) knows everything; ``run.py`` is the process
+    "actors.server": ("*",),
     "run": ("*",),
 }
 # Small modules an upper layer's row names on their own (message types, the output port).

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from run import RunningServer, ServerConfig, start_server
+from actors.server.compose import RunningServer, ServerConfig, start_server
 from store import Store
 from tests.support.client_left import client_left_quietly
 from tests.support.h2_client import H2Client

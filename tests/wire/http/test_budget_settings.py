@@ -7,7 +7,8 @@ import resource
 import pytest
 
 import wire.http.listener
-from run import SettingError, edge_limits, load_settings
+from actors.server.settings import SettingError, load_settings
+from run import edge_limits
 
 
 def test_the_budgets_come_from_the_environment() -> None:
