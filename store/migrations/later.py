@@ -283,3 +283,36 @@ def instance_leases(db: peewee.Database) -> None:
     for table in ("runs", "llm_calls"):
         if "instance_id" not in {column.name for column in db.get_columns(table)}:
             execute_sql(db, f'ALTER TABLE "{table}" ADD COLUMN "instance_id" TEXT')
+
+
+@migration(13)
+def shared_between_instances(db: peewee.Database) -> None:
+    """What every instance of an active/active deployment must see, not one process's memory:
+
+    - ``server_instances.internal_url``: where peers reach this instance's internal listener
+      (requests forwarded to the owner of a run; NULL: an instance that takes no forwards);
+    - ``run_routes``: which instance holds each agent request id (``request_id`` → its
+      ``instance_id``, claimed by the first instance that heard of the id, ``claimed_at_ms``);
+    - ``console_sessions``: console logins, by the SHA-256 digest of the cookie's session id
+      (never the id), with their expiry in wall-clock milliseconds;
+    - ``agent_activity``: the Connect page's record of Cursor's requests (one row, ``id`` 1);
+    - ``subagent_links``: which Task call of which parent run started each subagent run.
+
+    Re-runnable: tables are created and the column added only if missing.
+    """
+    if "internal_url" not in {column.name for column in db.get_columns("server_instances")}:
+        execute_sql(db, 'ALTER TABLE "server_instances" ADD COLUMN "internal_url" TEXT')
+    statements = (
+        'CREATE TABLE IF NOT EXISTS "run_routes" ("request_id" TEXT PRIMARY KEY, '
+        '"instance_id" TEXT NOT NULL, "claimed_at_ms" BIGINT NOT NULL)',
+        'CREATE INDEX IF NOT EXISTS "run_routes_claimed_at_ms" ON "run_routes" ("claimed_at_ms")',
+        'CREATE TABLE IF NOT EXISTS "console_sessions" ("digest" TEXT PRIMARY KEY, '
+        '"expires_at_ms" BIGINT NOT NULL)',
+        'CREATE TABLE IF NOT EXISTS "agent_activity" ("id" INTEGER PRIMARY KEY, '
+        '"last_request_ms" BIGINT, "client_version" TEXT, "requests" BIGINT NOT NULL)',
+        'CREATE TABLE IF NOT EXISTS "subagent_links" ("parent_request_id" TEXT NOT NULL, '
+        '"conversation_id" TEXT NOT NULL, "tool_call_id" TEXT NOT NULL, '
+        '"created_at_ms" BIGINT NOT NULL, PRIMARY KEY ("parent_request_id", "conversation_id"))',
+    )
+    for statement in statements:
+        execute_sql(db, statement)
