@@ -70,6 +70,8 @@ async def serve(settings: Settings, store: Store, key: StoreKey | None = None) -
         console_token=settings.console_token,
         agent_allow=settings.agent_allow,
         instance_lease_s=settings.instance_lease_s,
+        peer_listen=settings.peer_listen,
+        peer_url=settings.peer_url,
     )
     try:
         server = await start_server(config, store=store)

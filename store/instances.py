@@ -88,12 +88,13 @@ class Instances:
         p = database.param
         self._insert = (
             f'INSERT INTO "{INSTANCES}" ("instance_id", "host", "pid", "started_at_ms", '
-            f'"lease_expires_at_ms") VALUES ({p}, {p}, {p}, {p}, {p})'
+            f'"lease_expires_at_ms", "internal_url") VALUES ({p}, {p}, {p}, {p}, {p}, {p})'
         )
         self._local = f'SELECT "instance_id", "pid" FROM "{INSTANCES}" WHERE "host" = {p}'
         self._renew = (
             f'UPDATE "{INSTANCES}" SET "lease_expires_at_ms" = {p} WHERE "instance_id" = {p}'
         )
+        self._advertise = f'UPDATE "{INSTANCES}" SET "internal_url" = {p} WHERE "instance_id" = {p}'
         self._delete = f'DELETE FROM "{INSTANCES}" WHERE "instance_id" = {p}'
         self._expired = f'DELETE FROM "{INSTANCES}" WHERE "lease_expires_at_ms" < {p}'
         self._live = (
@@ -102,14 +103,26 @@ class Instances:
         )
 
     def register(
-        self, instance_id: str, lease_ms: int, host: str | None = None, pid: int | None = None
+        self,
+        instance_id: str,
+        lease_ms: int,
+        host: str | None = None,
+        pid: int | None = None,
+        internal_url: str | None = None,
     ) -> None:
         """Take a lease on ``instance_id`` for ``lease_ms`` from now (a new id each start), for
-        the process ``pid`` on ``host`` (this one by default)."""
+        the process ``pid`` on ``host`` (this one by default), which takes requests forwarded
+        by its peers at ``internal_url`` (None: it takes none)."""
         now = now_ms()
         where = (this_host() if host is None else host, os.getpid() if pid is None else pid)
+        row = (instance_id, *where, now, now + lease_ms, internal_url)
         with self._db.atomic():
-            execute_sql(self._db, self._insert, (instance_id, *where, now, now + lease_ms))
+            execute_sql(self._db, self._insert, row)
+
+    def advertise(self, instance_id: str, internal_url: str) -> None:
+        """Name where the instance takes forwarded requests (once its listener is bound)."""
+        with self._db.atomic():
+            execute_sql(self._db, self._advertise, (internal_url, instance_id))
 
     def drop_gone_local(
         self, host: str | None = None, alive: Callable[[int], bool] = process_alive

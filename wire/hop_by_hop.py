@@ -32,8 +32,12 @@ ACCESS_TOKEN_HEADER: Final = "X-Cursor-Server-Token"
 # The HTTP/2 client's address, added by our relay (``wire.http.h2_relay``) and believed only on
 # the relay's own socket (``wire.http.gate``); dropped from everything forwarded too.
 RELAY_PEER_HEADER: Final = "X-Cursor-Server-Peer"
+# The token one instance shows another when it forwards a request to the run's owner
+# (``wire.http.peer_forwarding``): between instances only, never forwarded further.
+PEER_TOKEN_HEADER: Final = "X-Cursor-Server-Peer-Token"
 _OURS: Final[frozenset[bytes]] = frozenset(
-    name.lower().encode("ascii") for name in (ACCESS_TOKEN_HEADER, RELAY_PEER_HEADER)
+    name.lower().encode("ascii")
+    for name in (ACCESS_TOKEN_HEADER, RELAY_PEER_HEADER, PEER_TOKEN_HEADER)
 )
 
 

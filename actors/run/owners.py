@@ -3,17 +3,27 @@
 The store decides ownership durably (``claim_run`` marks the old run cancelled and makes every
 late write of it fail); this map only finds the old run's actor so it can be told to stop at
 once: cancel its provider call, abort its pending execs, end its stream with ``canceled``.
+A run another instance holds is told through ``RemoteRuns``.
 """
 
 from __future__ import annotations
 
 import threading
+from typing import Protocol
 
 from actors.protocols.edge import CancelRun
 from actors.protocols.mailbox import Mailbox
 
 # A run's SessionActor, as a newer run that takes its conversation over sees it: told to stop.
 Stoppable = Mailbox[CancelRun]
+
+
+class RemoteRuns(Protocol):
+    """The runs other instances on the same database hold (``actors.server.peers``)."""
+
+    def cancel(self, run_id: str, reason: str) -> None:
+        """Tell the instance holding ``run_id`` to stop it; returns at once."""
+        ...
 
 
 class RunOwners:

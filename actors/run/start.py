@@ -96,12 +96,16 @@ def took_over(
     model: str,
     base: int | None,
 ) -> None:
-    """The store made the run the conversation's active run: the run before it in this
-    process is cancelled at once (the store already refuses its writes)."""
+    """The store made the run the conversation's active run: the run before it is cancelled
+    at once, in this process or on the instance holding it (the store already refuses its
+    writes)."""
     previous = deps.owners.claim(plan.conversation_id, claimed.run_id, self_ref)
+    reason = f"superseded by {claimed.run_id}"
     if previous is not None:
         with contextlib.suppress(pykka.ActorDeadError):  # it may have just ended
-            previous.tell(CancelRun(f"superseded by {claimed.run_id}"))
+            previous.tell(CancelRun(reason))
+    elif claimed.superseded_run_id is not None and deps.remote_runs is not None:
+        deps.remote_runs.cancel(claimed.superseded_run_id, reason)
     log_event(
         logger,
         logging.INFO,

@@ -31,6 +31,7 @@ from actors.run.owners import RunOwners
 from actors.run.session import SessionActor
 from actors.run_events import FLUSH_AFTER_S as RUN_EVENTS_FLUSH_AFTER_S
 from actors.run_events import start_run_event_recorder
+from actors.server.peers import Peers
 from actors.services.handlers import server_work_handlers
 from actors.services.instance_lease import INSTANCE_LEASE_S, InstanceLease
 from actors.services.server_work import LoopServerWorkers
@@ -112,6 +113,11 @@ class ServerConfig(msgspec.Struct, frozen=True):
     agent_allow: tuple[Network, ...] = LOOPBACK_NETWORKS
     # How long a dead server's runs and calls stay running before a peer's sweep closes them.
     instance_lease_s: float = INSTANCE_LEASE_S
+    # Where peers on the same database forward the requests of runs held here (with a store
+    # only; None: no peers, every run is held here) and the URL they reach it by (None: the
+    # bound address).
+    peer_listen: tuple[str, int] | None = None
+    peer_url: str | None = None
 
 
 class RunningServer:
@@ -128,7 +134,9 @@ class RunningServer:
         relay_client: httpx.AsyncClient | None = None,
         lease: InstanceLease | None = None,
         relay_socket: RelaySocket | None = None,
+        peers: Peers | None = None,
     ) -> None:
+        self.peers = peers
         self.relay_socket = relay_socket
         self.h2 = h2
         self.lease = lease
@@ -164,6 +172,8 @@ class RunningServer:
         # cancels every run and closes each RunSSE with a canceled EndStream), then gives
         # open connections CONNECTION_DRAIN_S before cancelling their handlers.
         await self.runner.cleanup()
+        if self.peers is not None:
+            await self.peers.stop()
         if self.h2 is not None:
             await self.h2.close(CONNECTION_DRAIN_S)
         if self.relay_client is not None:
@@ -254,6 +264,7 @@ async def start_server(
         extra=dict.fromkeys(SERVER_CONFIG_ROUTES, server_config),
     ).register(app)
     lease = None
+    peers: Peers | None = None
     # This server's listeners, once bound: no provider or search URL may point at them.
     own: list[OwnAddresses] = [NO_OWN_ADDRESSES]
     if store is not None and database is not None:
@@ -264,11 +275,14 @@ async def start_server(
         lease = InstanceLease(database, config.instance_lease_s)
         await lease.start()
         HealthRoutes(functools.partial(asyncio.to_thread, ping, database)).register(app)
+        tasks = LoopTasks(asyncio.get_running_loop())
+        if config.peer_listen is not None:
+            peers = Peers(database, lease.instance_id, config.limits, tasks)
         provider_deps = ProviderDeps(
             # Started before any call, so ``stop_all`` (last started, first stopped) stops it
             # after every ProviderActor has recorded its end.
             recorder=start_call_recorder(database),
-            tasks=LoopTasks(asyncio.get_running_loop()),
+            tasks=tasks,
             client=new_provider_client(),
             limits=config.provider_limits,
             retry=config.provider_retry,
@@ -299,6 +313,7 @@ async def start_server(
             ),
             exec_answer_timeout_s=config.limits.exec_answer_timeout_s,
             silent_model_keepalive_s=config.limits.silent_model_keepalive_s,
+            remote_runs=None if peers is None else peers.canceller,
         )
     if start_session is None:
         resolver = None if database is None else StoreModelResolver(database)
@@ -309,7 +324,16 @@ async def start_server(
     upstream = None if database is None else Upstream(proxy.upstream_url, client)
     registry = RunRegistry(config.limits, start_session, upstream)
     owns_model = None if database is None else functools.partial(serves_model, database)
-    AgentRoutes(registry, config.limits, activity, owns_model).register(app)
+    agent_routes = AgentRoutes(
+        registry, config.limits, activity, owns_model, None if peers is None else peers.forwarder
+    )
+    agent_routes.register(app)
+    if peers is not None and lease is not None and config.peer_listen is not None:
+        # Named in the lease before the public listener takes the first request to claim.
+        peer_url = await peers.start(
+            agent_routes, registry.disconnect, config.peer_listen, config.peer_url
+        )
+        await lease.advertise(peer_url)
 
     async def cancel_runs(_app: web.Application) -> None:
         registry.shutdown()
@@ -356,7 +380,16 @@ async def start_server(
         h2_host, _, h2_port = h2.address.rpartition(":")
         own[0] = own_addresses([(host, port), (h2_host.strip("[]"), int(h2_port))], local)
     return RunningServer(
-        runner, registry, proxy, address, provider_deps, h2, relay_client, lease, relay_socket
+        runner,
+        registry,
+        proxy,
+        address,
+        provider_deps,
+        h2,
+        relay_client,
+        lease,
+        relay_socket,
+        peers,
     )
 
 

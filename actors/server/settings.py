@@ -11,6 +11,7 @@ import os
 import ssl
 from collections.abc import Callable, Mapping
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -19,7 +20,7 @@ from actors.providers.transport import CallLimits
 from actors.services.instance_lease import INSTANCE_LEASE_S
 from console.auth import TOKEN_VARIABLE, check_console_token, is_loopback_host
 from store.base.secrets import SECRET_KEY_VARIABLE, SecretKeyInvalid, parse_secret_key
-from store.database import StoreKey, resolve_store_key
+from store.database import POSTGRES_SCHEMES, StoreKey, resolve_store_key
 from wire.http.agent_access import (
     ALLOW_VARIABLE,
     LOOPBACK_NETWORKS,
@@ -79,6 +80,10 @@ class Settings(msgspec.Struct, frozen=True):
     append_buffer_mib: int = EdgeLimits().append_buffer_bytes // MIB
     # How long an exec the editor answers on its own may wait (CURSOR_EXEC_TIMEOUT_SECONDS).
     exec_timeout_s: float = EdgeLimits().exec_answer_timeout_s
+    # Where peers on the same PostgreSQL forward requests of runs held here
+    # (CURSOR_PEER_LISTEN_ADDR) and the URL they use (CURSOR_PEER_URL); None with SQLite.
+    peer_listen: tuple[str, int] | None = None
+    peer_url: str | None = None
 
 
 class SettingError(Exception):
@@ -128,7 +133,10 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         raise SettingError(
             TOKEN_VARIABLE, f"is required for CURSOR_H2_LISTEN_ADDR on {h2_listen[0]}"
         )
+    peer_listen, peer_url = read_peers(environ, database_url)
     return Settings(
+        peer_listen=peer_listen,
+        peer_url=peer_url,
         h2_listen=h2_listen,
         tls=tls,
         host=host,
@@ -174,6 +182,42 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
             "CURSOR_EXEC_TIMEOUT_SECONDS", f"{defaults.exec_answer_timeout_s:g}", parse_timeout
         ),
     )
+
+
+PEER_LISTEN_VARIABLE = "CURSOR_PEER_LISTEN_ADDR"
+PEER_URL_VARIABLE = "CURSOR_PEER_URL"
+# Peers on one host reach each other on loopback; across hosts, set an address they reach.
+DEFAULT_PEER_LISTEN = "127.0.0.1:0"
+
+
+def read_peers(
+    environ: Mapping[str, str], database_url: str
+) -> tuple[tuple[str, int] | None, str | None]:
+    """The peer listener's address and URL: on by default with PostgreSQL (instances may
+    share it), refused with SQLite (one process's file: there are no peers)."""
+    shared = urlsplit(database_url).scheme in POSTGRES_SCHEMES
+    given = {v: environ[v] for v in (PEER_LISTEN_VARIABLE, PEER_URL_VARIABLE) if environ.get(v)}
+    if not shared:
+        for variable in given:
+            raise SettingError(variable, "needs a PostgreSQL CURSOR_DATABASE_URL (no peers)")
+        return None, None
+    try:
+        listen = parse_listen_addr(given.get(PEER_LISTEN_VARIABLE, DEFAULT_PEER_LISTEN))
+    except ValueError as exc:
+        raise SettingError(PEER_LISTEN_VARIABLE, str(exc)) from None
+    url = None
+    if PEER_URL_VARIABLE in given:
+        try:
+            url = parse_upstream_url(given[PEER_URL_VARIABLE])
+        except ValueError as exc:
+            raise SettingError(PEER_URL_VARIABLE, str(exc)) from None
+    elif listen[0] in ("0.0.0.0", "::", ""):
+        raise SettingError(
+            PEER_URL_VARIABLE,
+            f"is required with {PEER_LISTEN_VARIABLE} {listen[0]}:{listen[1]}: "
+            "name the URL the other instances reach this one by",
+        )
+    return listen, url
 
 
 def resolve_secret_key(settings: Settings) -> StoreKey:

@@ -3,13 +3,15 @@
 Why a lease: two servers share one database (``store.instances``). Each keeps its lease alive
 by a heartbeat every third of the lease, and every beat also sweeps: the running runs and call
 records of an instance whose lease expired are closed, so a peer that died mid-turn has its
-rows ended by whichever server sweeps next, while a live peer's rows are never touched.
+rows ended by whichever server sweeps next, while a live peer's rows are never touched; the
+sweep also forgets the run routes (``store.run_routes``) of instances no lease covers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 
 import peewee
@@ -17,6 +19,7 @@ import peewee
 from store.conversations import ConversationStore
 from store.instances import Instances, bind_instance, new_instance_id
 from store.llm_calls import CallRecords
+from store.run_routes import RunRoutes
 from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.instance_lease")
@@ -34,6 +37,7 @@ def sweep(database: peewee.Database) -> tuple[int, int]:
     Instances(database).drop_gone_local()
     runs = ConversationStore(database).cancel_unfinished_runs(RUN_REASON)
     calls = CallRecords(database).cancel_unfinished(CALL_REASON)
+    RunRoutes(database).forget_stale()
     Instances(database).forget_expired()
     return runs, calls
 
@@ -46,6 +50,7 @@ class InstanceLease:
         self._lease_ms = max(1, round(lease_s * 1000))
         self._interval_s = lease_s / 3
         self.instance_id = new_instance_id()
+        self._internal_url: str | None = None
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -55,6 +60,11 @@ class InstanceLease:
         bind_instance(self._db, self.instance_id)
         await self._sweep()
         self._task = asyncio.get_running_loop().create_task(self._beat())
+
+    async def advertise(self, internal_url: str) -> None:
+        """Name where peers forward this instance's requests (its peer listener, once bound)."""
+        self._internal_url = internal_url
+        await asyncio.to_thread(Instances(self._db).advertise, self.instance_id, internal_url)
 
     async def _sweep(self) -> None:
         runs, calls = await asyncio.to_thread(sweep, self._db)
@@ -80,7 +90,12 @@ class InstanceLease:
                         logger, logging.ERROR, "instance lease lost", instance=self.instance_id
                     )
                     await asyncio.to_thread(
-                        Instances(self._db).register, self.instance_id, self._lease_ms
+                        functools.partial(
+                            Instances(self._db).register,
+                            self.instance_id,
+                            self._lease_ms,
+                            internal_url=self._internal_url,
+                        )
                     )
                 await self._sweep()
             except peewee.DatabaseError as exc:

@@ -91,16 +91,22 @@ def encode_secret_key(key: bytes) -> str:
 class SecretBox:
     """Seals and opens the store's secrets under one key. No repr shows the key."""
 
-    __slots__ = ("_aead", "key_id")
+    __slots__ = ("_aead", "_token_key", "key_id")
 
     def __init__(self, key: bytes) -> None:
         if len(key) != KEY_BYTES:
             raise SecretKeyInvalid(f"must be {KEY_BYTES} bytes")
         self._aead = AESGCM(key)
         self.key_id = hmac.new(key, b"cursor-server key id", hashlib.sha256).hexdigest()[:8]
+        self._token_key = hmac.new(key, b"cursor-server derived tokens", hashlib.sha256).digest()
 
     def __repr__(self) -> str:
         return f"SecretBox(key_id={self.key_id})"
+
+    def token_for(self, purpose: str) -> str:
+        """A token every holder of the same key derives alike (instances showing each other
+        who they are), from which the key cannot be found."""
+        return hmac.new(self._token_key, purpose.encode("utf-8"), hashlib.sha256).hexdigest()
 
     def seal(self, plaintext: str, purpose: str) -> str:
         nonce = secrets.token_bytes(NONCE_BYTES)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 
 from aiohttp import web
@@ -22,6 +23,7 @@ from wire.http.agent_activity import CLIENT_VERSION_HEADER, AgentActivity
 from wire.http.gate import peer_of
 from wire.http.limits import EdgeLimits
 from wire.http.outbound import Subscription
+from wire.http.peer_forwarding import PeerForwarder
 from wire.http.proxy import ForwardedResponse, header_text
 from wire.http.registry import RunRegistry
 from wire.http.responses import connect_error_response
@@ -125,8 +127,11 @@ class AgentRoutes:
         limits: EdgeLimits,
         activity: AgentActivity | None = None,
         owns_model: OwnsModel | None = None,
+        peers: PeerForwarder | None = None,
     ) -> None:
-        """Without ``owns_model`` (no store) every run is served here."""
+        """Without ``owns_model`` (no store) every run is served here; without ``peers`` (one
+        instance) every run is held here."""
+        self._peers = peers
         self._registry = registry
         self._limits = limits
         self._activity = activity
@@ -153,6 +158,24 @@ class AgentRoutes:
         app.router.add_post(RUN_SSE_PATH, self.run_sse)
         app.router.add_post(BIDI_APPEND_PATH, self.bidi_append)
 
+    def register_held_here(self, app: web.Application) -> None:
+        """The same RPCs on the peer listener: a peer forwarded them because this instance
+        holds their run, so they are served here, never forwarded again, and were counted
+        against the client's budgets (and on the Connect page) where the client connected."""
+        app.router.add_post(RUN_SSE_PATH, functools.partial(self._run_sse, here=True))
+        app.router.add_post(BIDI_APPEND_PATH, self._bidi_append_here)
+
+    async def _held_elsewhere(
+        self, request: web.Request, raw: RawRequest, request_id: str, here: bool
+    ) -> web.StreamResponse | None:
+        """The peer's answer when a peer holds ``request_id``; None to serve it here."""
+        if here or self._peers is None or self._registry.has(request_id):
+            return None
+        url = await self._peers.destination(request_id)
+        if url is None:
+            return None
+        return await self._peers.forward(request, raw, request_id, url)
+
     async def run_sse(self, request: web.Request) -> web.StreamResponse:
         self._record(request)
         peer = peer_of(request)
@@ -165,11 +188,15 @@ class AgentRoutes:
         finally:
             self._streams.release(peer)
 
-    async def _run_sse(self, request: web.Request) -> web.StreamResponse:
+    async def _run_sse(self, request: web.Request, here: bool = False) -> web.StreamResponse:
         hold = BodyHold(self._bodies)
         try:
             raw, payload = await read_protocol_payload(request, self._limits, hold)
             request_id = parse_run_sse(payload)
+            hold.release()
+            forwarded = await self._held_elsewhere(request, raw, request_id, here)
+            if forwarded is not None:
+                return forwarded
             stream = self._registry.stream_for(request_id, raw)
         except ConnectError as error:
             log_event(
@@ -244,10 +271,22 @@ class AgentRoutes:
         finally:
             hold.release()
 
-    async def _bidi_append(self, request: web.Request, hold: BodyHold) -> web.StreamResponse:
+    async def _bidi_append_here(self, request: web.Request) -> web.StreamResponse:
+        hold = BodyHold(self._bodies)
+        try:
+            return await self._bidi_append(request, hold, here=True)
+        finally:
+            hold.release()
+
+    async def _bidi_append(
+        self, request: web.Request, hold: BodyHold, here: bool = False
+    ) -> web.StreamResponse:
         try:
             raw, payload = await read_protocol_payload(request, self._limits, hold)
             append = parse_bidi_append(payload, request.headers)
+            forwarded = await self._held_elsewhere(request, raw, append.request_id, here)
+            if forwarded is not None:
+                return forwarded
             answer = self._registry.append(append, raw, relay=await self._relayed(append))
             if answer is not None:
                 return await self._answer_relayed(request, answer)
