@@ -42,7 +42,8 @@ class RunRoutes:
         p = database.param
         self._claim = (
             f'INSERT INTO "{ROUTES}" ("request_id", "instance_id", "claimed_at_ms") '
-            f'VALUES ({p}, {p}, {p}) ON CONFLICT ("request_id") DO NOTHING'
+            f'VALUES ({p}, {p}, {p}) ON CONFLICT ("request_id") DO NOTHING '
+            'RETURNING "instance_id"'
         )
         self._read = (
             f'SELECT r."instance_id", i."internal_url", i."lease_expires_at_ms" '
@@ -64,10 +65,14 @@ class RunRoutes:
         )
 
     def claim(self, request_id: str, instance_id: str) -> RunRoute:
-        """Claim ``request_id`` for ``instance_id`` unless another instance has; its route."""
+        """Claim ``request_id`` for ``instance_id`` unless another instance has; its route.
+        One statement when the claim is this call's (the route then names no URL: the caller
+        holds the run), two when it reads another's."""
         now = now_ms()
         with self._db.atomic():
-            execute_sql(self._db, self._claim, (request_id, instance_id, now))
+            inserted = execute_sql(self._db, self._claim, (request_id, instance_id, now))
+            if inserted.fetchone() is not None:
+                return RunRoute(instance_id, None, True)
         row = execute_sql(self._db, self._read, (request_id,)).fetchone()
         if row is None:  # forgotten between the two statements (its owner died): claim again
             return self.claim(request_id, instance_id)
