@@ -182,3 +182,31 @@ async def test_the_peer_listener_takes_nothing_without_the_peer_token(fleet: Fle
             answer = await client.post(url, content=b"", headers=headers)
             assert answer.status_code == 401
             assert answer.json()["code"] == "unauthenticated"
+
+
+async def test_a_provider_added_on_one_instance_serves_a_turn_on_another_at_once(
+    fleet: Fleet, fake: FakeProvider
+) -> None:
+    """Nothing of the catalog is cached per process: a provider and model saved through A's
+    console run B's very next turn, and B's model list names the model."""
+    async with httpx.AsyncClient(base_url=f"http://{fleet.servers[0].address}") as console:
+        body = {"name": "Shared", "type": "openai-chat", "base_url": fake.base_url}
+        created = await console.post("/console/api/providers", json={**body, "api_key": "k-1"})
+        assert created.status_code == 201, created.text
+        models = {"models": [{"model_id": "fake-model", "display_name": "Shared model"}]}
+        saved = await console.post(
+            f"/console/api/providers/{created.json()['id']}/models", json=models
+        )
+        assert saved.status_code == 201, saved.text
+    saved_at = time.monotonic()
+    public_id = saved.json()[0]["public_id"]
+    async with httpx.AsyncClient(base_url=f"http://{fleet.servers[1].address}") as other:
+        listed = await other.get("/console/api/models")
+    assert public_id in [m["public_id"] for m in listed.json()]
+    fake.enqueue(Script.sse(chat_events(text=["from the shared model"])))
+    session = CursorSession(fleet.cursors[1], "rr-catalog")
+    log = await session.run(user_turn_message("hi", public_id, conversation_id="catalog"))
+    assert log.end == {}
+    assert "from the shared model" in final_text(log)
+    assert fleet.holder("rr-catalog") == 1
+    assert time.monotonic() - saved_at < 5  # the turn itself; no wait for a cache
