@@ -92,6 +92,7 @@ async def serve(settings: Settings, store: Store, key: StoreKey | None = None) -
         "cursor server listening",
         address=server.address,
         http2=server.h2.url if server.h2 is not None else "off",
+        peers=server.peers.url if server.peers is not None else "off",
         console_login="token" if settings.console_token is not None else "off",
         secret_key=key.source if key is not None else IN_MEMORY_KEY_SOURCE,
         key_file_created=None if key is None or key.created_file is None else "true",

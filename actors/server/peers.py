@@ -159,6 +159,7 @@ class Peers:
         )
         self.canceller = PeerRunCanceller(database, instance_id, self.client, self.token, tasks)
         self.listener: PeerListener | None = None
+        self.url = ""  # where peers reach this instance, once ``start`` bound it
 
     async def start(
         self,
@@ -170,7 +171,8 @@ class Peers:
         """Listen for peers at ``listen``; the URL they reach it by (``url`` if given)."""
         self.listener = PeerListener(self.token, routes, cancel_run)
         address = await self.listener.start(*listen)
-        return url or f"http://{address}"
+        self.url = url or f"http://{address}"
+        return self.url
 
     async def stop(self) -> None:
         if self.listener is not None:
