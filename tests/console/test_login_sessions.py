@@ -1,12 +1,15 @@
 """Console login sessions in the database (``console.login_sessions.SharedSessions``) as two
 server instances on one database see them, on injected clocks (no waiting): a login on one is
 live on the other, a logout on one ends it on the other once the short live cache has run out,
-expiry is on the wall clock, and the cap ends the oldest; SQLite and PostgreSQL alike."""
+expiry is on the wall clock, and the cap ends the oldest; SQLite and PostgreSQL alike. A
+database that does not answer makes a console request 503, not a crash."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
+import httpx
 import peewee
 import pytest
 
@@ -16,6 +19,7 @@ from console.login_sessions import LIVE_CACHE_S, SessionsUnavailable, SharedSess
 from store import Store, connect_store
 from store.base.typed_peewee import execute_sql
 from store.console_sessions import ConsoleSessionRows
+from tests.conftest import StartServer
 
 TOKEN = "console-TOKEN-0123456789abcdef"
 
@@ -116,3 +120,19 @@ async def test_a_database_that_does_not_answer_is_sessions_unavailable(
     with pytest.raises(SessionsUnavailable) as info:
         await a.start_session()
     assert isinstance(info.value.__cause__, peewee.DatabaseError)
+
+
+async def test_a_console_request_is_503_when_the_sessions_database_does_not_answer(
+    make_server: StartServer, server_store: Store
+) -> None:
+    server = await make_server(console_token=TOKEN)
+    async with httpx.AsyncClient(base_url=f"http://{server.address}", timeout=10.0) as console:
+        login = await console.post("/console/api/login", json={"token": TOKEN})
+        cookie = {"cookie": f"cursor_console_session={login.cookies['cursor_console_session']}"}
+        execute_sql(server_store.database, 'DROP TABLE "console_sessions"')
+        await asyncio.sleep(LIVE_CACHE_S)
+        answer = await console.get("/console/api/providers", headers=cookie)
+        assert answer.status_code == 503, answer.text
+        assert answer.json()["code"] == "unavailable"
+        bearer = {"authorization": f"Bearer {TOKEN}"}
+        assert (await console.get("/console/api/providers", headers=bearer)).status_code == 200
