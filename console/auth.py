@@ -10,9 +10,12 @@ cross-origin without asking first, never with ``Content-Type: application/json``
 with its ``Origin``.
 
 The cookie holds a random session id (32 bytes, URL-safe base64), never the token; the server
-keeps only SHA-256 digests of the live ids, in memory (a restart logs everyone out). Both the
-token and a session id are compared with ``hmac.compare_digest``. The token is a ``Secret``:
-no repr, log line or answer shows it.
+keeps only SHA-256 digests of the live ids (``console.login_sessions``): in the database when
+there is one, so every instance sharing it accepts a login made on any of them and a logout
+ends the session everywhere (and a restart keeps it); in memory without one. The token is
+compared with ``hmac.compare_digest``; a session id only through its digest. The token is a
+``Secret``: no repr, log line or answer shows it. When the database that holds the sessions does
+not answer, a console API request is answered 503.
 
 The token is compared only through ``check_token``, behind the server's one wrong-token
 throttle (``wire.peer_throttle``), which the agent token beyond loopback shares: a peer that
@@ -36,6 +39,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from actors.conversation.secret import Secret
+from console.login_sessions import LoginSessions, MemorySessions, SessionsUnavailable
 from wire.edge_rules import hostname_of, is_loopback_name, is_same_origin
 from wire.http.app import add_guard
 from wire.http.responses import json_error
@@ -101,14 +105,14 @@ def check_console_token(value: str | None, listen_host: str) -> Secret | None:
 # --- sessions ----------------------------------------------------------------------------------
 
 
-def _digest(session_id: str) -> bytes:
-    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).digest()
+def _digest(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ConsoleAuth:
-    """The token (or none), the live login sessions and the wrong-token throttle; in memory,
-    on the event loop only. ``throttle``: the server's one (a fresh one on ``clock`` if
-    none is given)."""
+    """The token (or none), the login sessions and the wrong-token throttle; on the event loop
+    only. ``sessions``: where the sessions live (in memory on ``clock`` if none is given);
+    ``throttle``: the server's one (a fresh one on ``clock`` if none is given)."""
 
     def __init__(
         self,
@@ -116,11 +120,11 @@ class ConsoleAuth:
         clock: Callable[[], float] = time.monotonic,
         max_sessions: int = MAX_SESSIONS,
         throttle: TokenThrottle | None = None,
+        sessions: LoginSessions | None = None,
     ) -> None:
         self._token = token
-        self._clock = clock
         self._max_sessions = max_sessions
-        self._sessions: dict[bytes, float] = {}  # SHA-256 of a session id -> its expiry
+        self._sessions = sessions if sessions is not None else MemorySessions(clock)
         self._throttle = throttle if throttle is not None else TokenThrottle(PeerThrottle(clock))
 
     @property
@@ -138,27 +142,19 @@ class ConsoleAuth:
         expected = self._token.reveal().encode("ascii")
         return hmac.compare_digest(candidate.encode("utf-8", "surrogatepass"), expected)
 
-    def start_session(self) -> str:
+    async def start_session(self) -> str:
         """A new session id for the cookie; the oldest session goes when there are too many."""
-        self._drop_expired()
-        while len(self._sessions) >= self._max_sessions:
-            del self._sessions[next(iter(self._sessions))]
         session_id = secrets.token_urlsafe(32)
-        self._sessions[_digest(session_id)] = self._clock() + SESSION_LIFETIME_S
+        await self._sessions.start(_digest(session_id), SESSION_LIFETIME_S, self._max_sessions)
         return session_id
 
-    def end_session(self, session_id: str) -> None:
-        self._sessions.pop(_digest(session_id), None)
+    async def end_session(self, session_id: str) -> None:
+        await self._sessions.end(_digest(session_id))
 
-    def session_is_live(self, session_id: str) -> bool:
-        self._drop_expired()
-        digest = _digest(session_id)
-        found = False
-        for live in self._sessions:  # every one compared, in constant time each
-            found |= hmac.compare_digest(digest, live)
-        return found
+    async def session_is_live(self, session_id: str) -> bool:
+        return await self._sessions.is_live(_digest(session_id))
 
-    def access(self, request: web.Request) -> Verdict:
+    async def access(self, request: web.Request) -> Verdict:
         """Matched without a token; else by a matching bearer token or a live session cookie.
         A bearer token from a throttled peer is refused unread (``retry_after_s``), even
         beside a live cookie: the answer must not depend on the token."""
@@ -172,14 +168,9 @@ class ConsoleAuth:
             if verdict.matched or verdict.throttled:
                 return verdict
         session_id = request.cookies.get(SESSION_COOKIE)
-        if session_id is not None and self.session_is_live(session_id):
+        if session_id is not None and await self.session_is_live(session_id):
             return Verdict(verdict.peer, matched=True)
         return verdict
-
-    def _drop_expired(self) -> None:
-        now = self._clock()
-        for digest in [d for d, expiry in self._sessions.items() if expiry <= now]:
-            del self._sessions[digest]
 
 
 # --- the guard ---------------------------------------------------------------------------------
@@ -207,13 +198,18 @@ class ConsoleGuard:
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        if is_guarded(request.path):
-            refusal = self.refusal(request)
+        if not is_guarded(request.path):
+            return await handler(request)
+        try:
+            refusal = await self.refusal(request)
             if refusal is not None:
                 return refusal
-        return await handler(request)
+            return await handler(request)
+        except SessionsUnavailable as exc:
+            log_event(logger, logging.WARNING, "console sessions unavailable", error=str(exc))
+            return json_error(503, "unavailable", "the database holding the logins did not answer")
 
-    def refusal(self, request: web.Request) -> web.Response | None:
+    async def refusal(self, request: web.Request) -> web.Response | None:
         """The error answer for a request the rules refuse, or None to let it through."""
         if not self._auth.required and not addressed_to_loopback(request):
             return self._forbidden(
@@ -233,7 +229,7 @@ class ConsoleGuard:
                 )
         if request.path in OPEN_PATHS:
             return None
-        verdict = self._auth.access(request)
+        verdict = await self._auth.access(request)
         if verdict.throttled:
             return too_many_wrong_tokens(verdict)
         if not verdict.matched:

@@ -1,7 +1,8 @@
 """``GET /console/api/connection``: the "Connect Cursor" step, has a Cursor client reached us yet.
 
-The counts come from the edge's ``AgentActivity`` recorder; the addresses from the socket the
-console's own request came in on, so port 0 shows the port actually bound.
+The counts come from the edge's ``AgentActivity`` recorder (with a database, the record every
+server instance adds to); the addresses from the socket the console's own request came in on,
+so port 0 shows the port actually bound.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 
 import msgspec
+import peewee
 from aiohttp import web
 
 from wire.http.agent_activity import AgentActivity
@@ -56,7 +58,10 @@ class ConnectionApi:
             return json_error(503, "unavailable", "the connection closed")
         local_host, port = str(sockname[0]), int(sockname[1])
         url_host = local_host if _is_unspecified(self._listen_host) else self._listen_host
-        seen = self._activity.snapshot()
+        try:
+            seen = await self._activity.current()
+        except peewee.DatabaseError:
+            return json_error(503, "unavailable", "the database did not answer")
         status = ConnectionStatus(
             listen_address=host_port(self._listen_host, port),
             backend_url=f"http://{host_port(url_host, port)}",

@@ -56,7 +56,7 @@ class SessionApi:
     async def session(self, request: web.Request) -> web.StreamResponse:
         """Asked without a token (the page's first request) this compares nothing; with a
         bearer token from a throttled peer it is 429 like every other route."""
-        verdict = self._auth.access(request)
+        verdict = await self._auth.access(request)
         if verdict.throttled:
             return too_many_wrong_tokens(verdict)
         return _status(SessionStatus(self._auth.required, verdict.matched))
@@ -84,7 +84,7 @@ class SessionApi:
         response = _status(SessionStatus(auth_required=True, authenticated=True))
         response.set_cookie(
             SESSION_COOKIE,
-            self._auth.start_session(),
+            await self._auth.start_session(),
             path=COOKIE_PATH,
             max_age=SESSION_LIFETIME_S,
             httponly=True,
@@ -98,7 +98,7 @@ class SessionApi:
         """Ends the cookie's session (if any) and clears the cookie; a bearer token stays valid."""
         session_id = request.cookies.get(SESSION_COOKIE)
         if session_id is not None:
-            self._auth.end_session(session_id)
+            await self._auth.end_session(session_id)
         response = web.Response(status=204)
         response.set_cookie(
             SESSION_COOKIE,

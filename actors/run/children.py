@@ -44,7 +44,7 @@ from actors.protocols.tool_runtime import AbortPendingExecs, ToolRuntimeMessage
 from actors.providers.actor import ProviderDeps, start_provider_call
 from actors.run.history_cache import HistoryCache
 from actors.run.owners import RemoteRuns, RunOwners
-from actors.run.subagent_links import SubagentLinks
+from actors.run.subagent_links import SubagentLinks, SubagentLinkTable
 from actors.services.server_work import ServerWorkers
 from actors.tool_runtime import start_tool_runtime
 from actors.turn.timeline import checkpoint_submitted
@@ -72,8 +72,9 @@ class AgentDeps(msgspec.Struct, frozen=True):
     server_work: ServerWorkers | None = None
     # The runs other instances hold (one database, several servers); None: one server.
     remote_runs: RemoteRuns | None = None
-    # The subagent runs in progress, by their parent run (``cancel_subagent_action``).
-    subagents: SubagentLinks = msgspec.field(default_factory=SubagentLinks)
+    # The subagent runs in progress, by their parent run (``cancel_subagent_action``); the
+    # composition root gives the shared table when there is a database.
+    subagents: SubagentLinkTable = msgspec.field(default_factory=SubagentLinks)
     # How long an exec the editor answers on its own may go unanswered
     # (``wire.tools.exec_deadline``); None: no limit.
     exec_answer_timeout_s: float | None = None

@@ -29,6 +29,7 @@ from actors.run.children import AgentDeps
 from actors.run.model_selection import ModelResolver, StoreModelResolver
 from actors.run.owners import RunOwners
 from actors.run.session import SessionActor
+from actors.run.subagent_links import SharedSubagentLinks
 from actors.run_events import FLUSH_AFTER_S as RUN_EVENTS_FLUSH_AFTER_S
 from actors.run_events import start_run_event_recorder
 from actors.server.peers import Peers
@@ -38,13 +39,17 @@ from actors.services.server_work import LoopServerWorkers
 from actors.services.web_search import PUBLIC_ENDPOINTS, SearchEndpoints
 from console.api import ConsoleRoutes
 from console.auth import TOKEN_VARIABLE, ConsoleAuth, is_loopback_host
+from console.login_sessions import LoginSessions, SharedSessions
 from console.model_check_api import MODEL_CHECK_TIMEOUT_S, ModelCheckDeps
 from prompt import load_prompt_assets
 from store import Store
+from store.agent_activity import ActivityRows
 from store.base.clock import now_ms
 from store.catalog import enabled_models, has_model
 from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses, own_addresses
+from store.console_sessions import ConsoleSessionRows
 from store.instances import ping
+from store.subagent_links import SubagentLinkRows
 from wire.h2_connection import H2Limits
 from wire.http.agent_access import (
     LOOPBACK_NETWORKS,
@@ -77,8 +82,6 @@ from wire.log import log_event
 from wire.peer_throttle import PeerThrottle
 from wire.providers.retry import RetryPolicy
 from wire.server_config import SERVER_CONFIG_ROUTES, server_config_addition
-
-logger = logging.getLogger("cursor_server")
 
 logger = logging.getLogger("cursor_server")
 
@@ -135,8 +138,10 @@ class RunningServer:
         lease: InstanceLease | None = None,
         relay_socket: RelaySocket | None = None,
         peers: Peers | None = None,
+        activity: AgentActivity | None = None,
     ) -> None:
         self.peers = peers
+        self.activity = activity
         self.relay_socket = relay_socket
         self.h2 = h2
         self.lease = lease
@@ -190,6 +195,9 @@ class RunningServer:
         await self.proxy.aclose()
         if self.provider_deps is not None:
             await self.provider_deps.client.aclose()
+        # No agent request arrives any more: what was counted goes to the shared record.
+        if self.activity is not None:
+            await self.activity.stop()
         # Last: every run and call of this process has recorded its end.
         if self.lease is not None:
             await self.lease.stop()
@@ -225,19 +233,28 @@ async def start_server(
     With a ``store`` the console API is served under ``/console/api/``, the model-list
     routes append the enabled user models, and runs resolve their model and run the agent.
     ``start_session`` defaults to :func:`start_session_actor` (tests pass scripted ones).
-    ``clock`` (monotonic seconds) drives the login sessions' expiry and the wrong-token
-    throttle, so tests can move time.
+    ``clock`` (monotonic seconds) drives the wrong-token throttle, and without a store the
+    login sessions' expiry, so tests can move time. With a store the login sessions, the
+    Connect page's record and the subagent links are in the database, shared with every
+    instance on it; their expiries are on the wall clock.
     """
     for listen_host in (config.host, *(config.h2_listen or ())[:1]):
         if config.console_token is None and not is_loopback_host(str(listen_host)):
             raise ValueError(f"{TOKEN_VARIABLE} is required to listen on {listen_host}")
-    activity = AgentActivity(now_ms)
+    database = store.database if store is not None else None
+    # Recorded on every agent request, added to the shared record in the background.
+    activity = AgentActivity(now_ms, None if database is None else ActivityRows(database))
     client = new_upstream_client()
     proxy = ReverseProxy(config.upstream_url, client)
     # One throttle for every comparison of a token from outside: the console login, bearer
     # tokens, and the agent token on both listeners (through ``check_token``).
     throttle = TokenThrottle(PeerThrottle(clock))
-    console_auth = ConsoleAuth(config.console_token, clock=clock, throttle=throttle)
+    sessions: LoginSessions | None = None
+    if database is not None:
+        sessions = SharedSessions(ConsoleSessionRows(database))
+    console_auth = ConsoleAuth(
+        config.console_token, clock=clock, throttle=throttle, sessions=sessions
+    )
     agent_token = functools.partial(console_auth.check_token, via="agent")
     loopback = is_loopback_host(config.host)
     relay_socket = RelaySocket() if config.h2_listen is not None else None
@@ -248,7 +265,6 @@ async def start_server(
         relay_loopback=config.h2_listen is None or is_loopback_host(config.h2_listen[0]),
     )
     app = build_app(proxy, gate)
-    database = store.database if store is not None else None
     provider_deps: ProviderDeps | None = None
     agent_deps: AgentDeps | None = None
     # One count of connections over both listeners.
@@ -311,6 +327,8 @@ async def start_server(
                 provider_deps.tasks,
                 server_work_handlers(database, provider_deps.client, config.search_endpoints),
             ),
+            # A child run may run on another instance than its parent.
+            subagents=SharedSubagentLinks(SubagentLinkRows(database)),
             exec_answer_timeout_s=config.limits.exec_answer_timeout_s,
             silent_model_keepalive_s=config.limits.silent_model_keepalive_s,
             remote_runs=None if peers is None else peers.canceller,
@@ -379,6 +397,7 @@ async def start_server(
             raise H2ListenError(exc.errno, exc.strerror) from exc
         h2_host, _, h2_port = h2.address.rpartition(":")
         own[0] = own_addresses([(host, port), (h2_host.strip("[]"), int(h2_port))], local)
+    activity.start()  # what the routes counted before this is added with the first flush
     return RunningServer(
         runner,
         registry,
@@ -390,6 +409,7 @@ async def start_server(
         lease,
         relay_socket,
         peers,
+        activity,
     )
 
 

@@ -355,19 +355,19 @@ async def test_start_server_refuses_a_non_loopback_bind_without_a_token() -> Non
 # --- sessions on their own (an injected clock, no waiting) ---------------------------------------
 
 
-def test_a_session_expires_after_its_lifetime() -> None:
+async def test_a_session_expires_after_its_lifetime() -> None:
     now = [1000.0]
     auth = ConsoleAuth(Secret(TOKEN), clock=lambda: now[0])
-    session = auth.start_session()
+    session = await auth.start_session()
     now[0] += SESSION_LIFETIME_S - 1
-    assert auth.session_is_live(session)
+    assert await auth.session_is_live(session)
     now[0] += 1
-    assert not auth.session_is_live(session)
+    assert not await auth.session_is_live(session)
 
 
-def test_beyond_the_session_cap_the_oldest_ends() -> None:
+async def test_beyond_the_session_cap_the_oldest_ends() -> None:
     auth = ConsoleAuth(Secret(TOKEN))
-    sessions = [auth.start_session() for _ in range(MAX_SESSIONS + 1)]
-    assert not auth.session_is_live(sessions[0])
-    assert all(auth.session_is_live(s) for s in sessions[1:])
-    assert not auth.session_is_live(TOKEN)
+    sessions = [await auth.start_session() for _ in range(MAX_SESSIONS + 1)]
+    assert not await auth.session_is_live(sessions[0])
+    assert all([await auth.session_is_live(s) for s in sessions[1:]])
+    assert not await auth.session_is_live(TOKEN)
