@@ -237,6 +237,7 @@ def test_the_variable_starts_workers_on_both_listeners_and_a_killed_supervisor_s
         CURSOR_DATABASE_URL=pg_url,
         CURSOR_WORKERS="2",
         CURSOR_H2_LISTEN_ADDR="127.0.0.1:0",
+        CURSOR_TEST_CWD=str(tmp_path),  # where the key file is made
     )
     process = ServerProcess(env)
     supervisors.append(process)
