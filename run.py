@@ -21,7 +21,9 @@ from actors.server.settings import (
     Settings,
     load_settings,
     resolve_secret_key,
+    workers_flag,
 )
+from actors.server.workers import WorkerLink, supervise
 from console.auth import is_loopback_host
 from prompt import PromptAssetError, load_prompt_assets
 from store import DatabaseDriverMissing, Store, connect_store
@@ -54,8 +56,14 @@ def edge_limits(settings: Settings) -> EdgeLimits:
     )
 
 
-async def serve(settings: Settings, store: Store, key: StoreKey | None = None) -> int:
-    """Run until SIGINT or SIGTERM, then shut down within the deadline."""
+async def serve(
+    settings: Settings,
+    store: Store,
+    key: StoreKey | None = None,
+    link: WorkerLink | None = None,
+) -> int:
+    """Run until SIGINT or SIGTERM, then shut down within the deadline. ``link``: this process
+    is one of a supervisor's workers (``actors.server.workers``), sharing its ports."""
     config = ServerConfig(
         h2_listen=settings.h2_listen,
         tls=settings.tls,
@@ -72,6 +80,7 @@ async def serve(settings: Settings, store: Store, key: StoreKey | None = None) -
         instance_lease_s=settings.instance_lease_s,
         peer_listen=settings.peer_listen,
         peer_url=settings.peer_url,
+        reuse_port=link is not None,
     )
     try:
         server = await start_server(config, store=store)
@@ -89,7 +98,7 @@ async def serve(settings: Settings, store: Store, key: StoreKey | None = None) -
     log_event(
         logger,
         logging.INFO,
-        "cursor server listening",
+        "cursor server listening" if link is None else "worker listening",
         address=server.address,
         http2=server.h2.url if server.h2 is not None else "off",
         peers=server.peers.url if server.peers is not None else "off",
@@ -106,21 +115,25 @@ async def serve(settings: Settings, store: Store, key: StoreKey | None = None) -
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    if link is not None:
+        link.ready()
+        link.watch(stop.set)  # a worker whose supervisor is gone stops too
     await stop.wait()
     log_event(logger, logging.INFO, "shutdown signal received; cancelling active runs")
     await server.stop()
-    log_event(logger, logging.INFO, "cursor server stopped")
+    log_event(logger, logging.INFO, "cursor server stopped" if link is None else "worker stopped")
     return 0
 
 
 def main() -> int:
     raise_file_limit()
     try:
-        settings = load_settings(os.environ)
+        link = WorkerLink.from_environ(os.environ)
+        settings = load_settings(os.environ, workers_flag(sys.argv[1:]))
     except SettingError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_BAD_SETTING
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, None if link is None else link.name)
     try:
         load_prompt_assets()
     except PromptAssetError as exc:
@@ -135,8 +148,12 @@ def main() -> int:
     except KeyFileError as exc:
         print(f"{SECRET_KEY_VARIABLE}: unset, and {exc}", file=sys.stderr)
         return EXIT_BAD_SETTING
+    if link is None and settings.workers > 1:
+        # The key is resolved (its file made) and the store migrated once, before any worker.
+        store.close()
+        return supervise(settings, key, os.path.abspath(__file__), os.environ)
     try:
-        return asyncio.run(serve(settings, store, key))
+        return asyncio.run(serve(settings, store, key, link))
     finally:
         store.close()
 

@@ -49,12 +49,33 @@ def log_event(logger: logging.Logger, level: int, event: str, **fields: object) 
         logger.log(level, format_event(event, fields))
 
 
-def configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-        stream=sys.stderr,
-    )
+LINE_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+
+
+class LineFormatter(logging.Formatter):
+    """The process's line layout; in a worker (``run.py --workers N``) every line names the
+    worker after the logger's name (``... INFO cursor_server worker=w1 event k=v``), and each
+    further line of one record (a traceback) starts with the same ``worker=w1``, so every line
+    of the one stream the workers share says whose it is."""
+
+    def __init__(self, worker: str | None = None) -> None:
+        self._tag = "" if worker is None else f"worker={worker} "
+        escaped = self._tag.replace("%", "%%")
+        super().__init__(LINE_FORMAT.replace("%(message)s", f"{escaped}%(message)s"))
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        if not self._tag or "\n" not in text:
+            return text
+        first, *rest = text.split("\n")
+        return "\n".join([first, *(self._tag + line for line in rest)])
+
+
+def configure_logging(level: str, worker: str | None = None) -> None:
+    """Log lines to stderr; ``worker``: the name every line of a worker process carries."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(LineFormatter(worker))
+    logging.basicConfig(level=level.upper(), handlers=[handler])
     # Third-party request logs would repeat (and could leak) what our own lines say; peewee's
     # debug lines carry SQL parameters, provider keys included.
     for noisy in ("httpx", "httpcore", "aiohttp.access", "peewee"):

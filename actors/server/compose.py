@@ -121,6 +121,9 @@ class ServerConfig(msgspec.Struct, frozen=True):
     # bound address).
     peer_listen: tuple[str, int] | None = None
     peer_url: str | None = None
+    # SO_REUSEPORT on the main and HTTP/2 listeners: a worker shares its ports with its
+    # siblings (``actors.server.workers``), the kernel spreading new connections over them.
+    reuse_port: bool = False
 
 
 class RunningServer:
@@ -365,7 +368,7 @@ async def start_server(
         access_log=None,
     )
     await runner.setup()
-    site = web.TCPSite(runner, config.host, config.port)
+    site = web.TCPSite(runner, config.host, config.port, reuse_port=config.reuse_port)
     await site.start()
     host, port = runner.addresses[0][:2]
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
@@ -389,7 +392,7 @@ async def start_server(
         )
         h2.route = edge.route
         try:
-            await h2.start(*config.h2_listen)
+            await h2.start(*config.h2_listen, reuse_port=config.reuse_port)
         except OSError as exc:
             await runner.cleanup()
             await relay_client.aclose()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -84,6 +84,9 @@ class Settings(msgspec.Struct, frozen=True):
     # (CURSOR_PEER_LISTEN_ADDR) and the URL they use (CURSOR_PEER_URL); None with SQLite.
     peer_listen: tuple[str, int] | None = None
     peer_url: str | None = None
+    # Server processes on the one port (``run.py --workers N``, else CURSOR_WORKERS); above 1
+    # a supervisor starts them (``actors.server.workers``), on PostgreSQL only.
+    workers: int = 1
 
 
 class SettingError(Exception):
@@ -104,8 +107,46 @@ def parse_secret_key_setting(value: str) -> Secret:
     return Secret(value)
 
 
-def load_settings(environ: Mapping[str, str]) -> Settings:
-    """Parse the process settings; a bad value raises ``SettingError`` naming the variable."""
+WORKERS_VARIABLE = "CURSOR_WORKERS"
+WORKERS_FLAG = "--workers"
+# One process per core is the point; past this many a machine is better served by more hosts
+# (each worker holds its own database connections).
+MAX_WORKERS = 64
+
+
+def parse_workers(value: str) -> int:
+    """A count of server processes: a whole number from 1 to ``MAX_WORKERS``."""
+    text = value.strip()
+    if not text.isdigit() or not 1 <= int(text) <= MAX_WORKERS:
+        raise ValueError(f"expected a whole number from 1 to {MAX_WORKERS}, got {value!r}")
+    return int(text)
+
+
+def workers_flag(argv: Sequence[str]) -> int | None:
+    """``run.py``'s one argument, ``--workers N`` (or ``--workers=N``); None without it."""
+    args = list(argv)
+    found: int | None = None
+    while args:
+        arg = args.pop(0)
+        name, equals, value = arg.partition("=")
+        if name != WORKERS_FLAG:
+            raise SettingError(
+                "run.py", f"unknown argument {arg!r}: the one argument is --workers N"
+            )
+        if not equals:
+            if not args:
+                raise SettingError(WORKERS_FLAG, "needs a count: --workers N")
+            value = args.pop(0)
+        try:
+            found = parse_workers(value)
+        except ValueError as exc:
+            raise SettingError(WORKERS_FLAG, str(exc)) from None
+    return found
+
+
+def load_settings(environ: Mapping[str, str], workers: int | None = None) -> Settings:
+    """Parse the process settings; a bad value raises ``SettingError`` naming the variable.
+    ``workers``: the ``--workers`` flag, which wins over ``CURSOR_WORKERS``."""
 
     def read(variable: str, default: str, parse: Callable[[str], T]) -> T:
         try:
@@ -134,6 +175,14 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
             TOKEN_VARIABLE, f"is required for CURSOR_H2_LISTEN_ADDR on {h2_listen[0]}"
         )
     peer_listen, peer_url = read_peers(environ, database_url)
+    worker_count = read_workers(environ, workers, database_url)
+    if worker_count > 1 and (peer_url is not None or (peer_listen and peer_listen[1] != 0)):
+        # Each worker has a peer listener of its own: one port or one URL cannot name them all.
+        raise SettingError(
+            PEER_URL_VARIABLE if peer_url is not None else PEER_LISTEN_VARIABLE,
+            f"names one address, and {worker_count} workers each listen for peers: "
+            "leave the port 0 and the URL unset (each worker's bound address is used)",
+        )
     return Settings(
         peer_listen=peer_listen,
         peer_url=peer_url,
@@ -181,6 +230,7 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         exec_timeout_s=read(
             "CURSOR_EXEC_TIMEOUT_SECONDS", f"{defaults.exec_answer_timeout_s:g}", parse_timeout
         ),
+        workers=worker_count,
     )
 
 
@@ -218,6 +268,25 @@ def read_peers(
             "name the URL the other instances reach this one by",
         )
     return listen, url
+
+
+def read_workers(environ: Mapping[str, str], flag: int | None, database_url: str) -> int:
+    """The flag's count, else ``CURSOR_WORKERS``'s; more than one needs PostgreSQL."""
+    variable = WORKERS_VARIABLE if flag is None else WORKERS_FLAG
+    if flag is None:
+        try:
+            count = parse_workers(environ.get(WORKERS_VARIABLE, "1"))
+        except ValueError as exc:
+            raise SettingError(WORKERS_VARIABLE, str(exc)) from None
+    else:
+        count = flag
+    if count > 1 and database_url.partition("://")[0] == "sqlite":
+        raise SettingError(
+            variable,
+            f"{count} workers need PostgreSQL (CURSOR_DATABASE_URL is SQLite, one machine's "
+            "file that one process writes)",
+        )
+    return count
 
 
 def resolve_secret_key(settings: Settings) -> StoreKey:

@@ -23,10 +23,12 @@ STARTED: weakref.WeakSet[ServerProcess] = weakref.WeakSet()
 class ServerProcess:
     """A started ``run.py`` (or ``python -m module``) whose stderr is collected on a thread."""
 
-    def __init__(self, env: dict[str, str], module: str | None = None) -> None:
+    def __init__(
+        self, env: dict[str, str], module: str | None = None, args: tuple[str, ...] = ()
+    ) -> None:
         argv = ["-m", module] if module is not None else [str(REPO / "run.py")]
         self.proc = subprocess.Popen(
-            [sys.executable, *argv],
+            [sys.executable, *argv, *args],
             cwd=env.get("CURSOR_TEST_CWD", str(REPO)),
             env=env,
             stdin=subprocess.DEVNULL,

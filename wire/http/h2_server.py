@@ -490,7 +490,9 @@ class H2Server:
         """Where clients reach it (``https://`` with TLS, else ``http://``)."""
         return f"{'https' if self.tls is not None else 'http'}://{self.address}"
 
-    async def start(self, host: str, port: int) -> None:
+    async def start(self, host: str, port: int, reuse_port: bool = False) -> None:
+        """Listen on ``host:port``; ``reuse_port``: SO_REUSEPORT, the port shared with the other
+        workers of one server."""
         loop = asyncio.get_running_loop()
         # A TLS handshake is part of sending the first request: it gets the same time.
         handshake_s = None if self.guard is None else self.guard.limits.header_timeout_s
@@ -500,6 +502,7 @@ class H2Server:
             port,
             ssl=self.tls,
             ssl_handshake_timeout=handshake_s if self.tls is not None else None,
+            reuse_port=reuse_port,
         )
         bound_host, bound_port = self._server.sockets[0].getsockname()[:2]
         self.address = (

@@ -42,3 +42,19 @@ def test_a_bad_peer_setting_names_its_variable(variable: str, value: str) -> Non
     with pytest.raises(SettingError) as raised:
         load_settings({"CURSOR_DATABASE_URL": PG, variable: value})
     assert raised.value.variable == variable
+
+
+def test_workers_refuse_one_peer_port_or_url_for_them_all() -> None:
+    base = {"CURSOR_DATABASE_URL": PG, "CURSOR_WORKERS": "3"}
+    assert load_settings(base).peer_listen == ("127.0.0.1", 0)
+    for variable, value in (
+        ("CURSOR_PEER_LISTEN_ADDR", "10.0.0.11:3100"),
+        ("CURSOR_PEER_URL", "http://10.0.0.11:3100"),
+    ):
+        with pytest.raises(SettingError) as raised:
+            load_settings({**base, variable: value})
+        assert raised.value.variable == variable
+    assert load_settings({**base, "CURSOR_PEER_LISTEN_ADDR": "10.0.0.11:0"}).peer_listen == (
+        "10.0.0.11",
+        0,
+    )
