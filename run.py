@@ -70,6 +70,7 @@ async def serve(settings: Settings, store: Store, key: StoreKey | None = None) -
         console_token=settings.console_token,
         agent_allow=settings.agent_allow,
         instance_lease_s=settings.instance_lease_s,
+        public_url=settings.public_url,
     )
     try:
         server = await start_server(config, store=store)
@@ -90,6 +91,7 @@ async def serve(settings: Settings, store: Store, key: StoreKey | None = None) -
         "cursor server listening",
         address=server.address,
         http2=server.h2.url if server.h2 is not None else "off",
+        public_url=settings.public_url,
         console_login="token" if settings.console_token is not None else "off",
         secret_key=key.source if key is not None else IN_MEMORY_KEY_SOURCE,
         key_file_created=None if key is None or key.created_file is None else "true",

@@ -79,8 +79,6 @@ from wire.server_config import SERVER_CONFIG_ROUTES, server_config_addition
 
 logger = logging.getLogger("cursor_server")
 
-logger = logging.getLogger("cursor_server")
-
 # Open connections (proxied streams included) get this long to finish after the runs are
 # cancelled; the whole shutdown is bounded by SHUTDOWN_DEADLINE_S.
 CONNECTION_DRAIN_S = 3.0
@@ -112,6 +110,9 @@ class ServerConfig(msgspec.Struct, frozen=True):
     agent_allow: tuple[Network, ...] = LOOPBACK_NETWORKS
     # How long a dead server's runs and calls stay running before a peer's sweep closes them.
     instance_lease_s: float = INSTANCE_LEASE_S
+    # Where GetServerConfig sends the editor's agent RPCs (a balancer's address, serving the
+    # protocol the answer names); None: this server's own address for them.
+    public_url: str | None = None
 
 
 class RunningServer:
@@ -244,7 +245,7 @@ async def start_server(
     # One count of connections over both listeners.
     connections = ConnectionGuard(config.limits)
     h2 = _h2_server(config, connections)
-    server_config = functools.partial(_server_config_addition, h2)
+    server_config = functools.partial(_server_config_addition, h2, config.public_url)
     load_models = None if database is None else functools.partial(enabled_models, database)
     CatalogRoutes(
         proxy.upstream_url,
@@ -376,11 +377,19 @@ async def _unrouted(stream: H2Stream) -> None:
     stream.reset()
 
 
-async def _server_config_addition(h2: H2Server | None, request: web.Request) -> bytes:
-    """Where the editor's agent RPCs go: the HTTP/2 listener, or this HTTP/1.1 one."""
-    if h2 is None:
-        return server_config_addition(f"http://{request.host}", http2_listener=False)
-    return server_config_addition(_reachable(h2, request), http2_listener=True)
+async def _server_config_addition(
+    h2: H2Server | None, public_url: str | None, request: web.Request
+) -> bytes:
+    """Where the editor's agent RPCs go, over HTTP/2 when the listener is on, else over
+    HTTP/1.1: the public URL when one is set (a balancer's frontend for that protocol), else
+    the HTTP/2 listener, or this HTTP/1.1 one by the address the editor used."""
+    if public_url is not None:
+        agent_url = public_url
+    elif h2 is None:
+        agent_url = f"http://{request.host}"
+    else:
+        agent_url = _reachable(h2, request)
+    return server_config_addition(agent_url, http2_listener=h2 is not None)
 
 
 def _reachable(h2: H2Server, request: web.Request) -> str:

@@ -37,6 +37,7 @@ from wire.setting_values import (
     parse_count,
     parse_listen_addr,
     parse_log_level,
+    parse_public_url,
     parse_timeout,
     parse_upstream_url,
 )
@@ -79,6 +80,9 @@ class Settings(msgspec.Struct, frozen=True):
     append_buffer_mib: int = EdgeLimits().append_buffer_bytes // MIB
     # How long an exec the editor answers on its own may wait (CURSOR_EXEC_TIMEOUT_SECONDS).
     exec_timeout_s: float = EdgeLimits().exec_answer_timeout_s
+    # Where GetServerConfig sends the editor's agent RPCs (CURSOR_PUBLIC_URL: a balancer's
+    # address); None: the address the editor used, or the HTTP/2 listener's.
+    public_url: str | None = None
 
 
 class SettingError(Exception):
@@ -173,6 +177,11 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         exec_timeout_s=read(
             "CURSOR_EXEC_TIMEOUT_SECONDS", f"{defaults.exec_answer_timeout_s:g}", parse_timeout
         ),
+        public_url=(
+            read(PUBLIC_URL_VARIABLE, "", parse_public_url)
+            if environ.get(PUBLIC_URL_VARIABLE, "").strip()
+            else None
+        ),
     )
 
 
@@ -184,6 +193,7 @@ def resolve_secret_key(settings: Settings) -> StoreKey:
     return resolve_store_key(settings.database_url, given)
 
 
+PUBLIC_URL_VARIABLE = "CURSOR_PUBLIC_URL"
 TLS_CERT_VARIABLE = "CURSOR_TLS_CERT"
 TLS_KEY_VARIABLE = "CURSOR_TLS_KEY"
 
