@@ -249,10 +249,10 @@ FOLDER_MARKERS = {"e2e": "e2e", "process": "process"}
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark each test by what it needs, so ``-m`` selects without a marker on every test: its
-    folder (``FOLDER_MARKERS``), the Playwright ``browser`` fixture (``browser``), and the
+    folder (``FOLDER_MARKERS``), the Playwright ``browser`` fixture (``browser``), the
     ``pg_url`` fixture (``postgres``; a test asking for it by ``getfixturevalue`` is marked on
-    its PostgreSQL parameter instead). A test elsewhere that starts a process is marked in its
-    own module."""
+    its PostgreSQL parameter instead) and HAProxy's ``make_balancer`` (``haproxy``). A test
+    elsewhere that starts a process is marked in its own module."""
     for item in items:
         if item.path.is_relative_to(TESTS):
             folder = item.path.relative_to(TESTS).parts[0]
@@ -263,6 +263,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker("browser")
         if "pg_url" in fixtures:
             item.add_marker("postgres")
+        if "make_balancer" in fixtures:
+            item.add_marker("haproxy")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -36,6 +36,24 @@ def parse_upstream_url(value: str) -> str:
     return value.rstrip("/")
 
 
+def parse_public_url(value: str) -> str:
+    """Where the editor's agent RPCs go (a balancer's address): an http(s) URL with a host
+    and nothing after it (the editor adds the RPC's path); a trailing ``/`` removed."""
+    text = value.strip()
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("expected an http:// or https:// URL with a host")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("must not carry a user or password")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError("must not have a path, query or fragment: the editor adds the RPC's path")
+    port = parts.port  # not a number from 0 to 65535: ValueError
+    if port == 0:
+        raise ValueError("port 0 is no port a client can reach")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme}://{host}" + ("" if port is None else f":{port}")
+
+
 def parse_timeout(value: str) -> float:
     try:
         seconds = float(value)

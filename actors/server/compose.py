@@ -124,6 +124,9 @@ class ServerConfig(msgspec.Struct, frozen=True):
     # SO_REUSEPORT on the main and HTTP/2 listeners: a worker shares its ports with its
     # siblings (``actors.server.workers``), the kernel spreading new connections over them.
     reuse_port: bool = False
+    # Where GetServerConfig sends the editor's agent RPCs (a balancer's address, serving the
+    # protocol the answer names); None: this server's own address for them.
+    public_url: str | None = None
 
 
 class RunningServer:
@@ -273,7 +276,7 @@ async def start_server(
     # One count of connections over both listeners.
     connections = ConnectionGuard(config.limits)
     h2 = _h2_server(config, connections)
-    server_config = functools.partial(_server_config_addition, h2)
+    server_config = functools.partial(_server_config_addition, h2, config.public_url)
     load_models = None if database is None else functools.partial(enabled_models, database)
     CatalogRoutes(
         proxy.upstream_url,
@@ -432,11 +435,19 @@ async def _unrouted(stream: H2Stream) -> None:
     stream.reset()
 
 
-async def _server_config_addition(h2: H2Server | None, request: web.Request) -> bytes:
-    """Where the editor's agent RPCs go: the HTTP/2 listener, or this HTTP/1.1 one."""
-    if h2 is None:
-        return server_config_addition(f"http://{request.host}", http2_listener=False)
-    return server_config_addition(_reachable(h2, request), http2_listener=True)
+async def _server_config_addition(
+    h2: H2Server | None, public_url: str | None, request: web.Request
+) -> bytes:
+    """Where the editor's agent RPCs go, over HTTP/2 when the listener is on, else over
+    HTTP/1.1: the public URL when one is set (a balancer's frontend for that protocol), else
+    the HTTP/2 listener, or this HTTP/1.1 one by the address the editor used."""
+    if public_url is not None:
+        agent_url = public_url
+    elif h2 is None:
+        agent_url = f"http://{request.host}"
+    else:
+        agent_url = _reachable(h2, request)
+    return server_config_addition(agent_url, http2_listener=h2 is not None)
 
 
 def _reachable(h2: H2Server, request: web.Request) -> str:

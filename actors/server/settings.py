@@ -38,6 +38,7 @@ from wire.setting_values import (
     parse_count,
     parse_listen_addr,
     parse_log_level,
+    parse_public_url,
     parse_timeout,
     parse_upstream_url,
 )
@@ -87,6 +88,9 @@ class Settings(msgspec.Struct, frozen=True):
     # Server processes on the one port (``run.py --workers N``, else CURSOR_WORKERS); above 1
     # a supervisor starts them (``actors.server.workers``), on PostgreSQL only.
     workers: int = 1
+    # Where GetServerConfig sends the editor's agent RPCs (CURSOR_PUBLIC_URL: a balancer's
+    # address); None: the address the editor used, or the HTTP/2 listener's.
+    public_url: str | None = None
 
 
 class SettingError(Exception):
@@ -231,6 +235,11 @@ def load_settings(environ: Mapping[str, str], workers: int | None = None) -> Set
             "CURSOR_EXEC_TIMEOUT_SECONDS", f"{defaults.exec_answer_timeout_s:g}", parse_timeout
         ),
         workers=worker_count,
+        public_url=(
+            read(PUBLIC_URL_VARIABLE, "", parse_public_url)
+            if environ.get(PUBLIC_URL_VARIABLE, "").strip()
+            else None
+        ),
     )
 
 
@@ -297,6 +306,7 @@ def resolve_secret_key(settings: Settings) -> StoreKey:
     return resolve_store_key(settings.database_url, given)
 
 
+PUBLIC_URL_VARIABLE = "CURSOR_PUBLIC_URL"
 TLS_CERT_VARIABLE = "CURSOR_TLS_CERT"
 TLS_KEY_VARIABLE = "CURSOR_TLS_KEY"
 

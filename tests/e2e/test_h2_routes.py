@@ -79,6 +79,28 @@ async def test_with_the_listener_the_agent_urls_point_at_it(path: str, make_h2: 
     assert b"\x38\x00" in body[len(OFFICIAL_CONFIG) :]
 
 
+@pytest.mark.parametrize("h2", [False, True], ids=["http1", "http2"])
+async def test_a_public_url_is_where_the_agent_urls_point(h2: bool, make_h2: StartH2) -> None:
+    """Behind a balancer: CURSOR_PUBLIC_URL names the balancer's frontend for the protocol
+    the answer gives, whichever listener was asked and by whatever address."""
+    server = await make_h2(h2=h2, public_url="http://balancer.example:3001")
+    answers = [(await h1_post(server, SERVER_CONFIG_ROUTES[0])).content]
+    if h2:
+        client = await connect(server)
+        try:
+            answers.append((await h2_post(client, SERVER_CONFIG_ROUTES[1]))[1])
+        finally:
+            await client.aclose()
+    for answer in answers:
+        assert answer.startswith(OFFICIAL_CONFIG)
+        config = aiserver.GetServerConfigResponse.FromString(answer)
+        assert config.http2_config == (
+            aiserver.HTTP2_CONFIG_UNSPECIFIED if h2 else aiserver.HTTP2_CONFIG_FORCE_ALL_DISABLED
+        )
+        assert config.agent_url_config.agent_url == "http://balancer.example:3001"
+        assert config.agent_url_config.agentn_url == "http://balancer.example:3001"
+
+
 async def test_the_catalog_splice_works_over_http2(make_h2: StartH2, public_id: str) -> None:
     server = await make_h2()
     client = await connect(server)

@@ -42,6 +42,8 @@ def run_bad(tmp_path: Path, **overrides: str) -> subprocess.CompletedProcess[str
         ("CURSOR_PROVIDER_TIMEOUT_SECONDS", "-1"),
         ("CURSOR_LOG_LEVEL", "chatty"),
         ("CURSOR_DATABASE_URL", "mysql://db/x"),
+        ("CURSOR_PUBLIC_URL", "balancer:3001"),
+        ("CURSOR_PUBLIC_URL", "http://balancer:3001/agent"),
     ],
 )
 def test_bad_setting_exits_2_naming_the_variable(tmp_path: Path, variable: str, value: str) -> None:

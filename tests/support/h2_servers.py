@@ -131,6 +131,7 @@ async def make_h2(upstream_config: str, server_store: Store) -> AsyncIterator[St
         tls: tuple[str, str] | None = None,
         h2_limits: H2Limits | None = None,
         limits: EdgeLimits = LIMITS,
+        public_url: str | None = None,
     ) -> RunningServer:
         config = ServerConfig(
             host="127.0.0.1",
@@ -140,6 +141,7 @@ async def make_h2(upstream_config: str, server_store: Store) -> AsyncIterator[St
             h2_listen=("127.0.0.1", 0) if h2 else None,
             tls=tls,
             h2_limits=h2_limits or H2Limits(),
+            public_url=public_url,
         )
         server = await start_server(config, store=server_store)
         started.append(server)
