@@ -9,9 +9,9 @@ here, from HAProxy's own request log: every request, also on one kept-alive conn
 HTTP/2 connection, goes to the next instance; a whole turn with a tool over ``Run`` works
 through the balancer (the stream stays on the instance it reached, both ways at once), on each
 instance in turn; ``GetServerConfig``, whichever instance answers, names the public URL; and
-an instance killed before its health check fails costs no request. (A turn over the HTTP/1.1
-RunSSE and BidiAppend pair needs every request of the run on one instance, which a
-round-robin balancer does not give; not tested here.)
+an instance killed before its health check fails costs no request. Turns over the HTTP/1.1
+RunSSE and BidiAppend pair, whose requests the instances forward to the run's holder, are
+``test_balancer_pair.py``'s.
 """
 
 from __future__ import annotations
