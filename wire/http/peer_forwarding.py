@@ -129,6 +129,14 @@ class PeerForwarder:
                 raise ConnectError(
                     Code.UNAVAILABLE, f"the instance holding run {request_id} failed: {exc}"
                 ) from None
+            log_event(
+                logger,
+                logging.DEBUG,
+                "request forwarded to its run's holder",
+                request_id=request_id,
+                holder=url,
+                path=request.path,
+            )
             try:
                 return await self._relay(request, upstream, request_id)
             finally:

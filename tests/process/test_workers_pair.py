@@ -1,0 +1,212 @@
+"""``run.py --workers 3`` on one PostgreSQL, with no balancer: the editor's requests, each on a
+new connection, reach whichever worker the kernel gives it, so a run's RunSSE and BidiAppends
+land on different workers, and the others forward to the one that holds the run. Checked: tool
+turns (at least one request forwarded, by a worker that does not hold the run), the RunSSE
+replayed, a cancel, a console login, and the holding worker SIGKILLed mid-round: the supervisor
+starts it again and the editor's resume completes the turn without repeating the Write."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from store.base.typed_peewee import execute_sql
+from tests.conftest import add_fake_model
+from tests.process.test_crash_recovery import SHELL, WRITE, completed_cards, exec_variants, until
+from tests.process.test_workers import WORKER_LINE, started
+from tests.support.fake_cursor import (
+    CursorSession,
+    FakeCursor,
+    cancel_message,
+    final_text,
+    resume_message,
+    user_turn_message,
+)
+from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
+from tests.support.process import SHARED_KEY_ENV, ServerProcess, connect_shared_store, server_env
+
+pytestmark = pytest.mark.process
+
+WAIT_S = 60.0
+TOKEN = "workers-pair-token-0123456789"
+FORWARDED = re.compile(r"request forwarded to its run's holder request_id=(\S+)")
+
+
+@dataclass
+class Workers:
+    process: ServerProcess
+    base_url: str
+    database_url: str
+    public_id: str
+
+    def cursor(self) -> FakeCursor:
+        """The editor, with a new connection for every request (none kept alive), so the
+        kernel spreads its requests over the workers."""
+        cursor = FakeCursor(self.base_url)
+        cursor.client = httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=10.0,
+            limits=httpx.Limits(max_keepalive_connections=0),
+        )
+        return cursor
+
+    def holder(self, request_id: str) -> str:
+        """The worker holding ``request_id``, by its route's instance's pid."""
+        store = connect_shared_store(self.database_url)
+        try:
+            row = execute_sql(
+                store.database,
+                'SELECT i."pid" FROM "run_routes" r JOIN "server_instances" i '
+                'ON i."instance_id" = r."instance_id" WHERE r."request_id" = %s',
+                (request_id,),
+            ).fetchone()
+        finally:
+            store.close()
+        assert row is not None, request_id
+        names = {pid: name for name, pid in started(self.process.lines).items()}
+        return names[int(row[0])]
+
+    def forwarders(self, request_id: str) -> set[str]:
+        """The workers that forwarded a request of ``request_id`` to its holder."""
+        return {
+            m.group(1)
+            for line in self.process.lines
+            if (f := FORWARDED.search(line)) and f.group(1) == request_id
+            if (m := WORKER_LINE.match(line))
+        }
+
+
+@pytest.fixture
+async def workers(tmp_path: Path, pg_url: str, fake: FakeProvider) -> AsyncIterator[Workers]:
+    store = connect_shared_store(pg_url)
+    try:
+        public_id = add_fake_model(store, fake)
+    finally:
+        store.close()
+    env = server_env(
+        tmp_path,
+        CURSOR_DATABASE_URL=pg_url,
+        CURSOR_CONSOLE_TOKEN=TOKEN,
+        CURSOR_LOG_LEVEL="debug",
+        **SHARED_KEY_ENV,
+    )
+    process = ServerProcess(env, args=("--workers", "3"))
+    try:
+        address = await asyncio.to_thread(process.wait_for_address, WAIT_S)
+        yield Workers(process, f"http://{address}", pg_url, public_id)
+    finally:
+        process.proc.send_signal(signal.SIGTERM)
+        await asyncio.to_thread(process.proc.wait, 30)
+
+
+async def test_tool_turns_whose_requests_reach_several_workers(
+    workers: Workers, fake: FakeProvider, tmp_path: Path
+) -> None:
+    """Turns until one of them had a request forwarded (each is likely to: a turn makes
+    several requests, each on a connection the kernel gives any of three workers)."""
+    (tmp_path / "in.txt").write_text("input lines\n")
+    cursor = workers.cursor()
+    try:
+        for turn in range(6):
+            request_id = f"workers-{turn}"
+            read = FakeToolCall("call_r", "Read", ('{"path": "/in.txt"}',))
+            fake.enqueue(Script.sse(chat_events(tools=[read])))
+            fake.enqueue(Script.sse(chat_events(text=[f"turn {turn} read it"])))
+            session = CursorSession(cursor, request_id, workspace=tmp_path)
+            log = await session.run(
+                user_turn_message("read it", workers.public_id, conversation_id=f"w{turn}")
+            )
+            assert log.end == {}, log.end
+            assert f"turn {turn} read it" in final_text(log)
+            assert "input lines" in fake.requests[-1].body.decode()
+            holder = await asyncio.to_thread(workers.holder, request_id)
+            forwarders = workers.forwarders(request_id)
+            assert holder not in forwarders
+            if forwarders:
+                break
+        else:
+            pytest.fail("six turns and no request reached a worker that did not hold its run")
+        replay = await (await cursor.open_run_sse(request_id)).read_to_end()
+        assert [m.SerializeToString() for m in replay.messages] == [
+            m.SerializeToString() for m in log.messages
+        ]
+        late = await cursor.append(request_id, 99, cancel_message())
+        assert late.status_code == 404, late.text
+    finally:
+        await cursor.aclose()
+
+
+async def test_a_cancel_and_a_console_login_across_workers(
+    workers: Workers, fake: FakeProvider
+) -> None:
+    fake.enqueue(Script.hang_before_headers())
+    cursor = workers.cursor()
+    try:
+        stream = await cursor.open_run_sse("workers-cancel")
+        first = await cursor.append(
+            "workers-cancel", 0, user_turn_message("wait", workers.public_id)
+        )
+        assert first.status_code == 200, first.text
+        await fake.wait_for_request(1, timeout=WAIT_S)
+        stop = await cursor.append("workers-cancel", 1, cancel_message())
+        assert stop.status_code == 200, stop.text
+        result = await stream.read_to_end(timeout=10)
+        assert result.end is not None and result.end["error"]["code"] == "canceled"
+    finally:
+        await cursor.aclose()
+    limits = httpx.Limits(max_keepalive_connections=0)
+    async with httpx.AsyncClient(base_url=workers.base_url, limits=limits) as console:
+        login = await console.post("/console/api/login", json={"token": TOKEN})
+        assert login.status_code == 200, login.text
+        for _ in range(12):  # new connections: several workers, each knows the login
+            assert (await console.get("/console/api/providers")).status_code == 200
+
+
+async def test_the_holding_worker_killed_mid_round_is_restarted_and_the_turn_resumed(
+    workers: Workers, fake: FakeProvider, tmp_path: Path
+) -> None:
+    fake.enqueue(Script.sse(chat_events(text=["Writing, then running."], tools=[WRITE, SHELL])))
+    cursor = workers.cursor()
+    gate = asyncio.Event()  # never set: the Shell still runs when its worker dies
+    session = CursorSession(cursor, "workers-killed", workspace=tmp_path, shell_gate=gate)
+    run = asyncio.create_task(
+        session.run(user_turn_message("write it, run it", workers.public_id), total_timeout=WAIT_S)
+    )
+    log = session.log
+
+    def mid_round() -> bool:
+        staged = [c for c in log.checkpoints() if "call_sh" in "".join(c.pending_tool_calls)]
+        running = ("call_sh", "shell_stream_args") in exec_variants(log)
+        return bool(staged) and running and "call_w" in completed_cards(log)
+
+    try:
+        await until(mid_round, "the Write committed and the Shell running")
+        name = await asyncio.to_thread(workers.holder, "workers-killed")
+        pid = started(workers.process.lines)[name]
+        signal_sent = asyncio.get_running_loop().time()
+        os.kill(pid, signal.SIGKILL)
+        broken = await run
+        assert broken.dropped and broken.end is None
+        assert (tmp_path / "out.txt").read_text() == "written once\n"
+        await until(lambda: started(workers.process.lines)[name] != pid, f"{name} restarted")
+        assert asyncio.get_running_loop().time() - signal_sent < WAIT_S
+        state = broken.checkpoints()[-1]
+        fake.enqueue(Script.sse(chat_events(text=["Both done."])))
+        resumed = CursorSession(cursor, "workers-resumed", workspace=tmp_path, blobs=broken.blobs)
+        after = await resumed.run(
+            resume_message(workers.public_id, conversation_id="conv-1", conversation_state=state),
+            total_timeout=WAIT_S,
+        )
+    finally:
+        run.cancel()
+        await cursor.aclose()
+    assert after.end == {}, after.end
+    assert exec_variants(after) == [("call_sh", "shell_stream_args")]  # the Write is not rerun
