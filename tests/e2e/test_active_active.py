@@ -210,3 +210,24 @@ async def test_a_provider_added_on_one_instance_serves_a_turn_on_another_at_once
     assert "from the shared model" in final_text(log)
     assert fleet.holder("rr-catalog") == 1
     assert time.monotonic() - saved_at < 5  # the turn itself; no wait for a cache
+
+
+async def test_a_forward_to_an_instance_that_does_not_hold_the_run_is_sent_on(
+    fleet: Fleet, fake: FakeProvider
+) -> None:
+    """B remembers C as the holder of a run A holds (as after C restarted on its address):
+    C answers ``misdirected`` instead of serving it, and B asks the database again and
+    forwards to A. The run stays whole on A."""
+    public_id = add_fake_model(fleet.stores[0], fake)
+    fake.enqueue(Script.sse(chat_events(text=["held by a"])))
+    client = RoundRobinCursor([fleet.cursors[0], fleet.cursors[1]], start=0)
+    session = CursorSession(client, "rr-stale")
+    peers_b, peers_c = fleet.servers[1].peers, fleet.servers[2].peers
+    assert peers_b is not None and peers_c is not None
+    # The RunSSE reaches A first; B's first forward goes to C, which does not hold the run.
+    peers_b.forwarder._remember("rr-stale", peers_c.url)
+    log = await session.run(user_turn_message("hi", public_id, conversation_id="stale"))
+    assert log.end == {}
+    assert "held by a" in final_text(log)
+    assert fleet.holder("rr-stale") == 0
+    assert not fleet.servers[2].registry.has("rr-stale")

@@ -23,7 +23,7 @@ from wire.http.agent_activity import CLIENT_VERSION_HEADER, AgentActivity
 from wire.http.gate import peer_of
 from wire.http.limits import EdgeLimits
 from wire.http.outbound import Subscription
-from wire.http.peer_forwarding import PeerForwarder
+from wire.http.peer_forwarding import PeerForwarder, misdirected
 from wire.http.proxy import ForwardedResponse, header_text
 from wire.http.registry import RunRegistry
 from wire.http.responses import connect_error_response
@@ -168,9 +168,13 @@ class AgentRoutes:
     async def _held_elsewhere(
         self, request: web.Request, raw: RawRequest, request_id: str, here: bool
     ) -> web.StreamResponse | None:
-        """The peer's answer when a peer holds ``request_id``; None to serve it here."""
-        if here or self._peers is None or self._registry.has(request_id):
+        """The peer's answer when a peer holds ``request_id``; None to serve it here. A
+        request a peer forwarded (``here``) for a run not in memory is checked against the
+        route: another holder's gets ``misdirected``, and the peer asks again."""
+        if self._peers is None or self._registry.has(request_id):
             return None
+        if here:
+            return None if await self._peers.held_here(request_id) else misdirected(request_id)
         url = await self._peers.destination(request_id)
         if url is None:
             return None

@@ -32,6 +32,7 @@ from wire.errors import Code, ConnectError
 from wire.hop_by_hop import PEER_TOKEN_HEADER, request_headers, response_headers
 from wire.http.limits import EdgeLimits
 from wire.http.proxy import ForwardedResponse, header_text
+from wire.http.responses import json_error
 from wire.http.upstream_run import RawRequest
 from wire.log import log_event
 
@@ -39,6 +40,12 @@ logger = logging.getLogger("cursor_server.peers")
 
 # Request ids whose owner is a peer, remembered so later requests of the same run cost no query.
 ROUTE_MEMORY: Final = 4096
+# Holders asked about, per forwarded request, before it ends ``unavailable`` (each one dead,
+# or no longer the holder when asked).
+MAX_FORWARD_ATTEMPTS: Final = 3
+# What an instance answers a forwarded request for a run it does not hold (it restarted
+# with the same address, or the route moved): the forwarder asks the database again.
+MISDIRECTED: Final = 421
 # How long a forward waits to connect to a peer (loopback or a LAN) before asking who holds it.
 PEER_CONNECT_TIMEOUT_S: Final = 2.0
 # A forwarded RunSSE is quiet at most a heartbeat interval; this is many of them.
@@ -109,8 +116,9 @@ class PeerForwarder:
         self, request: web.Request, raw: RawRequest, request_id: str, url: str
     ) -> web.StreamResponse | None:
         """Send the request to the peer at ``url`` and answer with what it answers; None when
-        the peer turned out dead and the request is to be served here."""
-        while True:
+        the peer turned out dead (or the route moved here) and the request is to be served
+        here."""
+        for _ in range(MAX_FORWARD_ATTEMPTS):
             outgoing = self._request(request, raw, url)
             try:
                 upstream = await self._client.send(outgoing, stream=True)
@@ -120,27 +128,41 @@ class PeerForwarder:
                     logger, logging.WARNING, "peer not answering", request_id=request_id, peer=url
                 )
                 moved = await self._book.unreachable(request_id, url)
-                if moved is None:
-                    return None
-                self._remember(request_id, moved)
-                url = moved
-                continue
             except httpx.HTTPError as exc:
                 raise ConnectError(
                     Code.UNAVAILABLE, f"the instance holding run {request_id} failed: {exc}"
                 ) from None
-            log_event(
-                logger,
-                logging.DEBUG,
-                "request forwarded to its run's holder",
-                request_id=request_id,
-                holder=url,
-                path=request.path,
-            )
-            try:
-                return await self._relay(request, upstream, request_id)
-            finally:
+            else:
+                if upstream.status_code != MISDIRECTED:
+                    break
                 await upstream.aclose()
+                self._remembered.pop(request_id, None)
+                moved = await self._book.holder(request_id)
+            if moved is None:
+                return None
+            self._remember(request_id, moved)
+            url = moved
+        else:
+            raise ConnectError(
+                Code.UNAVAILABLE, f"run {request_id}: its holder keeps changing; retry shortly"
+            )
+        log_event(
+            logger,
+            logging.DEBUG,
+            "request forwarded to its run's holder",
+            request_id=request_id,
+            holder=url,
+            path=request.path,
+        )
+        try:
+            return await self._relay(request, upstream, request_id)
+        finally:
+            await upstream.aclose()
+
+    async def held_here(self, request_id: str) -> bool:
+        """For a forwarded request whose run this instance has not in memory: whether the
+        route names this instance (claimed now if it named none, or a dead one)."""
+        return await self._book.holder(request_id) is None
 
     def _request(self, request: web.Request, raw: RawRequest, url: str) -> httpx.Request:
         headers = [
@@ -216,3 +238,8 @@ class PeerForwarder:
         poll_s = self._limits.client_poll_s
         while (transport := request.transport) is not None and not transport.is_closing():
             await asyncio.sleep(poll_s)
+
+
+def misdirected(request_id: str) -> web.Response:
+    """The answer to a forwarded request for a run another instance holds."""
+    return json_error(MISDIRECTED, "unavailable", f"run {request_id} is not held by this instance")
