@@ -55,7 +55,7 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.bench.load_fleet import Fleet, seed_model, start_fleet
+from tests.bench.load_fleet import Fleet, instances_name, seed_model, start_fleet
 from tests.bench.load_forward import ForwardCost, probe_forwarding
 from tests.bench.load_phase import (
     SPREADS,
@@ -129,19 +129,35 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def configurations(args: argparse.Namespace) -> list[tuple[int, str]]:
-    """The (fleet size, spread) pairs each N runs, in order."""
+def configurations(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The (fleet name, spread) pairs each N runs, in order; with ``--compare`` the first is
+    the one the others are compared with."""
     if args.compare:
-        size = max(2, args.instances)
-        return [(1, "one"), (size, "client"), (size, "request")]
-    return [(args.instances, args.spread if args.instances > 1 else "one")]
+        many = instances_name(max(2, args.instances))
+        return [(instances_name(1), "one"), (many, "client"), (many, "request")]
+    return [(instances_name(args.instances), args.spread if args.instances > 1 else "one")]
+
+
+def start_fleets(names: set[str], tmp: Path, url: str, module: str) -> dict[str, Fleet]:
+    """Every fleet the configurations name (another kind of fleet, say ``run.py --workers``,
+    is started here under its own name); all stopped again if one fails to start."""
+    fleets: dict[str, Fleet] = {}
+    try:
+        for size in range(1, 65):
+            if instances_name(size) in names:
+                fleets[instances_name(size)] = start_fleet(size, tmp, url, module)
+    except BaseException:
+        for fleet in fleets.values():
+            fleet.stop()
+        raise
+    return fleets
 
 
 def check_args(args: argparse.Namespace, kinds: list[str]) -> None:
     if not kinds or set(kinds) - {"text", "tools"} or (args.floor and kinds != ["text"]):
         raise SystemExit("--kinds takes text and tools (--floor: text only)")
-    if args.instances < 1:
-        raise SystemExit("--instances takes 1 or more")
+    if not 1 <= args.instances <= 64:
+        raise SystemExit("--instances takes 1 to 64")
     several = args.instances > 1 or args.compare
     if several and not args.postgres:
         raise SystemExit("more than one instance needs --postgres (they share its database)")
@@ -149,41 +165,47 @@ def check_args(args: argparse.Namespace, kinds: list[str]) -> None:
         raise SystemExit("--floor runs one instance (the floor server has no store, no peers)")
 
 
-def comparison(results: list[PhaseResult], size: int, forward: ForwardCost | None) -> list[str]:
-    """The ratios of ``--compare``: each (N, kind) of K instances against 1."""
-    by = {(r.n, r.kind, r.size, r.spread): r for r in results}
-    lines = [f"comparison, {size} instances against 1, measured back to back in this run:"]
-    for r in results:
-        if r.size != 1:
-            continue
-        one, pinned = r, by[(r.n, r.kind, size, "client")]
-        spread = by[(r.n, r.kind, size, "request")]
-        lines.append(
-            f"  {size} instances / 1: {pinned.turns_per_s / one.turns_per_s:.2f}{TIMES} {r.kind} "
-            f"turns/s at N={r.n} (pinned; "
-            f"{spread.turns_per_s / one.turns_per_s:.2f}{TIMES} each request to the next);"
-            f" per server CPU-second {pinned.turns_per_cpu_s / one.turns_per_cpu_s:.2f}{TIMES}"
-            f" and {spread.turns_per_cpu_s / one.turns_per_cpu_s:.2f}{TIMES}"
-        )
-        extra = spread.cpu_per_turn_ms - pinned.cpu_per_turn_ms
-        crossed = spread.crossed_per_turn
-        each = f", {extra / crossed:+.2f} ms each" if crossed else ""
-        lines.append(
-            f"  cross-instance turn: {extra:+.1f} ms server CPU vs pinned ({r.kind}, N={r.n};"
-            f" {pinned.cpu_per_turn_ms:.1f} -> {spread.cpu_per_turn_ms:.1f} ms;"
-            f" {crossed:.1f} forwarded appends/turn{each})"
-        )
-        failed = sum(len(x.failed) for x in (one, pinned, spread))
+def comparison(
+    results: list[PhaseResult], configs: list[tuple[str, str]], forward: ForwardCost | None
+) -> list[str]:
+    """Each configuration against the first at each (N, kind), and what a turn whose requests
+    cross instances adds to one pinned to an instance of the same fleet."""
+    by = {(r.n, r.kind, r.fleet, r.spread): r for r in results}
+    base = configs[0]
+    lines = [f"comparison with {base[0]}, measured back to back in this run:"]
+    for one in [r for r in results if (r.fleet, r.spread) == base]:
+        at = f"{one.kind} turns/s at N={one.n}"
+        for fleet, spread in configs[1:]:
+            r = by[(one.n, one.kind, fleet, spread)]
+            how = f" ({r.spread_name})" if r.spread_name else ""
+            lines.append(
+                f"  {fleet} / 1{how}: {r.turns_per_s / one.turns_per_s:.2f}{TIMES} {at};"
+                f" {r.turns_per_cpu_s / one.turns_per_cpu_s:.2f}{TIMES} per server CPU-second"
+            )
+        for fleet in dict.fromkeys(name for name, _ in configs):
+            pinned = by.get((one.n, one.kind, fleet, "client"))
+            rotated = by.get((one.n, one.kind, fleet, "request"))
+            if pinned is None or rotated is None:
+                continue
+            extra = rotated.cpu_per_turn_ms - pinned.cpu_per_turn_ms
+            crossed = rotated.crossed_per_turn
+            each = f", {extra / crossed:+.2f} ms each" if crossed else ""
+            lines.append(
+                f"  cross-instance turn: {extra:+.1f} ms server CPU vs pinned ({one.kind},"
+                f" N={one.n}, {fleet}: {pinned.cpu_per_turn_ms:.1f} ->"
+                f" {rotated.cpu_per_turn_ms:.1f} ms; {crossed:.1f} forwarded appends/turn{each})"
+            )
+        failed = sum(len(r.failed) for r in results if (r.n, r.kind) == (one.n, one.kind))
         if failed:
-            lines.append(f"  ({failed} turns failed in these three phases)")
+            lines.append(f"  ({failed} turns failed at N={one.n}, {one.kind})")
     if forward is not None:
         lines.append(
             f"  forwarded append, isolated: {forward.extra_ms:+.2f} ms server CPU"
             f" ({forward.direct.cpu_ms():.2f} -> {forward.forwarded.cpu_ms():.2f} ms)"
         )
     lines.append(
-        f"  (targets: 2 instances >= 1.60{TIMES} text turns/s of 1 at N=100; a cross-instance turn"
-        " <= +1.0 ms server CPU)"
+        f"  (targets: 2 instances >= 1.60{TIMES} text turns/s of 1 at N=100; a cross-instance"
+        " turn <= +1.0 ms server CPU)"
     )
     return lines
 
@@ -198,7 +220,6 @@ def main() -> None:
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # inherited by every process
     prefix = uuid.uuid4().hex[:8]
-    fleets: dict[int, Fleet] = {}
     with (
         tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp,
         LoadProviderProcess(args.delay) as provider,
@@ -210,9 +231,8 @@ def main() -> None:
         (workspace / "a.txt").write_text("first file\n")
         (workspace / "b.txt").write_text("second file\n")
         module = "tests.bench.floor_server" if args.floor else "tests.bench.load_server"
+        fleets = start_fleets({name for name, _ in configs}, Path(tmp), url, module)
         try:
-            for size in sorted({size for size, _ in configs}):
-                fleets[size] = start_fleet(size, Path(tmp), url, module, name=f"k{size}")
             direct = asyncio.run(direct_first_text(provider.base_url))
             setup = Setup(public_id, prefix, workspace, args.clients, direct, args.postgres)
             run(args, setup, fleets, configs, levels, kinds, provider)
@@ -224,8 +244,8 @@ def main() -> None:
 def run(
     args: argparse.Namespace,
     setup: Setup,
-    fleets: dict[int, Fleet],
-    configs: list[tuple[int, str]],
+    fleets: dict[str, Fleet],
+    configs: list[tuple[str, str]],
     levels: list[int],
     kinds: list[str],
     provider: LoadProviderProcess,
@@ -240,35 +260,35 @@ def run(
         f"{args.clients} client processes",
         flush=True,
     )
-    labelled = len(fleets) > 1 or max(fleets) > 1
+    labelled = len(fleets) > 1 or any(fleet.size > 1 for fleet in fleets.values())
 
-    def named(size: int) -> str:
-        return f"[{size} instance{'s' if size > 1 else ''}] " if len(fleets) > 1 else ""
+    def named(fleet: Fleet) -> str:
+        return f"[{fleet.name}] " if len(fleets) > 1 else ""
 
-    for size, fleet in fleets.items():
-        print(f"server before:        {named(size)}{fleet.resources()}", flush=True)
-        warm_spread = "request" if size > 1 else "one"  # every instance and its peers warm
+    for fleet in fleets.values():
+        print(f"server before:        {named(fleet)}{fleet.resources()}", flush=True)
+        warm_spread = "request" if fleet.spreads else "one"  # every instance and its peers warm
         warm = run_phase(setup, fleet, warm_spread, "text", 10, args.warmup, provider)
         print(phase_text(warm, labelled=labelled), flush=True)
-        print(f"server after warm-up: {named(size)}{fleet.resources()}", flush=True)
+        print(f"server after warm-up: {named(fleet)}{fleet.resources()}", flush=True)
     results: list[PhaseResult] = []
     for n in levels:
         turns = max(n * args.rounds, args.min_turns)
         for kind in kinds:
-            for size, spread in configs:
-                result = run_phase(setup, fleets[size], spread, kind, n, turns, provider)
+            for name, spread in configs:
+                result = run_phase(setup, fleets[name], spread, kind, n, turns, provider)
                 results.append(result)
                 print(phase_text(result, labelled=labelled), flush=True)
-                print(f"       server now: {fleets[size].resources()}", flush=True)
-    for size, fleet in fleets.items():
-        print(f"server at the end:    {named(size)}{fleet.resources()}", flush=True)
-    biggest = fleets[max(fleets)]
+                print(f"       server now: {fleets[name].resources()}", flush=True)
+    for fleet in fleets.values():
+        print(f"server at the end:    {named(fleet)}{fleet.resources()}", flush=True)
+    probed = [f for f in fleets.values() if f.size >= 2 and f.front is None]
     forward = None
-    if biggest.size >= 2 and args.probe_appends > 0:
-        forward = asyncio.run(probe_forwarding(biggest, setup, provider, args.probe_appends))
+    if probed and args.probe_appends > 0:
+        forward = asyncio.run(probe_forwarding(probed[-1], setup, provider, args.probe_appends))
         print(forward.text(), flush=True)
     if args.compare:
-        print("\n".join(comparison(results, biggest.size, forward)), flush=True)
+        print("\n".join(comparison(results, configs, forward)), flush=True)
 
 
 if __name__ == "__main__":

@@ -8,13 +8,16 @@ its processes: CPU (utime + stime from ``/proc``), commits, RSS and open descrip
 
 Hooks for what is not here yet:
 
-- ``run.py --workers N``: one root process whose workers are its children; start it with
-  ``tree=True`` (``Member``), so every read covers the root and all its descendants now
-  (``process_tree``), the supervisor included. Its workers run ``run.py`` itself, not
-  ``load_server``, so no commit counter: ``commits`` is None there (printed n/a).
+- ``run.py --workers N``: a ``Fleet`` named ``N workers`` of one ``Member`` with
+  ``tree=True``: every read covers the root and all its descendants now (``process_tree``),
+  the supervisor included. Its workers run ``run.py`` itself, not ``load_server``, so there is
+  no commit counter: ``commits=None`` (printed n/a). One URL: the kernel spreads connections.
 - a balancer in front (``tests/support/haproxy.py``): set ``front`` to its URL; the clients
   then reach every member through it (``base_urls`` is that one URL) while the reads still
-  cover the members.
+  cover the members (the balancer's own CPU is not the servers').
+
+``load.py`` keys its fleets by name and runs ``(fleet name, spread)`` configurations, so such
+a fleet is one more entry there.
 """
 
 from __future__ import annotations
@@ -145,15 +148,21 @@ class Member:
 
 @dataclass
 class Fleet:
-    """The servers one configuration runs on; ``front``: a balancer's URL the clients use
-    instead of the members' own."""
+    """The servers one configuration runs on, named as the printout names them (``2
+    instances``); ``front``: a balancer's URL the clients use instead of the members' own."""
 
+    name: str
     members: list[Member]
     front: str | None = None
 
     @property
     def size(self) -> int:
         return len(self.members)
+
+    @property
+    def spreads(self) -> bool:
+        """Whether the clients choose the server (else one URL: a balancer's, the kernel's)."""
+        return len(self.base_urls) > 1
 
     @property
     def base_urls(self) -> list[str]:
@@ -185,13 +194,17 @@ class Fleet:
             member.server.stop()
 
 
-def start_fleet(size: int, tmp: Path, url: str, module: str, name: str = "fleet") -> Fleet:
+def instances_name(size: int) -> str:
+    return f"{size} instance{'s' if size > 1 else ''}"
+
+
+def start_fleet(size: int, tmp: Path, url: str, module: str) -> Fleet:
     """``size`` processes of ``module`` on the database ``url``, each counting its commits
     into a file of its own under ``tmp``; stopped again if any fails to start."""
     members: list[Member] = []
     try:
         for index in range(size):
-            stats = tmp / f"{name}-{index}-stats.json"
+            stats = tmp / f"k{size}-{index}-stats.json"
             env = server_env(
                 tmp, CURSOR_DATABASE_URL=url, LOAD_STATS_FILE=str(stats), **SHARED_KEY_ENV
             )
@@ -203,7 +216,7 @@ def start_fleet(size: int, tmp: Path, url: str, module: str, name: str = "fleet"
         for member in members:
             member.server.stop()
         raise
-    return Fleet(members)
+    return Fleet(instances_name(size), members)
 
 
 @contextmanager

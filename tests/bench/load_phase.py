@@ -159,15 +159,17 @@ class Setup:
     postgres: str | None
 
 
-def config_label(size: int, spread: str) -> str:
-    """How a configuration is named in the printout."""
-    if size == 1:
-        return "1 instance"
-    return {
-        "one": f"{size} instances, every request to the first",
-        "client": f"{size} instances, each turn on one (pinned)",
-        "request": f"{size} instances, each request to the next",
-    }[spread]
+SPREAD_NAMES = {
+    "one": "every request to the first",
+    "client": "each turn pinned to one",
+    "request": "each request to the next",
+}
+
+
+def config_label(fleet: Fleet, spread: str) -> str:
+    """How a configuration is named in the printout: the fleet, and how the clients spread
+    their requests when they choose the server."""
+    return f"{fleet.name}, {SPREAD_NAMES[spread]}" if fleet.spreads else fleet.name
 
 
 @dataclass
@@ -175,8 +177,10 @@ class PhaseResult:
     """One phase's figures; CPU in seconds, ``server_cpu`` per fleet member."""
 
     label: str
+    fleet: str
     size: int
     spread: str
+    spread_name: str  # how the clients spread their requests; "" when they cannot choose
     kind: str
     n: int
     outcomes: list[Outcome]
@@ -259,8 +263,10 @@ def run_phase(
         None if commits_before is None or commits_after is None else commits_after - commits_before
     )
     return PhaseResult(
-        label=config_label(fleet.size, spread),
+        label=config_label(fleet, spread),
+        fleet=fleet.name,
         size=fleet.size,
+        spread_name=SPREAD_NAMES[spread] if fleet.spreads else "",
         spread=spread,
         kind=kind,
         n=n,

@@ -81,10 +81,12 @@ def test_the_comparison_of_one_and_two_instances(pg_url: str) -> None:
     labels = re.findall(r"^N=2 .*\[(.*)\]$", out, re.MULTILINE)
     assert labels == [
         "1 instance",
-        "2 instances, each turn on one (pinned)",
+        "2 instances, each turn pinned to one",
         "2 instances, each request to the next",
     ], out
     assert out.count("failed 0") == 5, out  # two warm-ups, three phases
-    assert re.search(r"2 instances / 1: [\d.]+\N{MULTIPLICATION SIGN} text turns/s at N=2", out)
+    times = "\N{MULTIPLICATION SIGN}"
+    for how in ("each turn pinned to one", "each request to the next"):
+        assert re.search(rf"2 instances / 1 \({how}\): [\d.]+{times} text turns/s at N=2;", out)
     assert re.search(r"cross-instance turn: [+-][\d.]+ ms server CPU vs pinned", out), out
     assert "forwarded append, isolated:" in out
