@@ -37,9 +37,14 @@ run are forwarded to the one that does. ``--compare`` runs, at each N and kind b
 next, and ends with the ratios of this run: K instances / 1 in turns per second and per server
 CPU-second, and the server CPU a cross-instance turn adds to a pinned one (per forwarded
 append too). With K >= 2 it also measures one forwarded append's server CPU on its own
-(``load_forward``; ``--probe-appends``, 0 to skip). The hooks for ``run.py --workers N`` (one
-process tree: ``Member(tree=True)``) and a balancer in front (``Fleet.front``) are in
-``load_fleet``.
+(``load_forward``; ``--probe-appends``, 0 to skip).
+
+``--workers N`` runs one ``run.py --workers N`` instead (a supervisor and N workers on one
+port; its server CPU, RSS and descriptors are its whole process tree's; no commit count: the
+workers are plain ``run.py``), the kernel spreading the clients' connections over the workers.
+``--haproxy`` puts the instances behind HAProxy (``tests/support/haproxy.py``, round robin per
+request; its own CPU per turn printed apart). With ``--compare`` each is one more
+configuration compared with 1 instance.
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.bench.load_fleet import Fleet, instances_name, seed_model, start_fleet
+from tests.bench.load_fleet import Fleet, FleetSpec, seed_model, start_fleets
 from tests.bench.load_forward import ForwardCost, probe_forwarding
 from tests.bench.load_phase import (
     SPREADS,
@@ -66,6 +71,7 @@ from tests.bench.load_phase import (
 )
 from tests.bench.load_provider import LoadProviderProcess
 from tests.bench.stats import percentile
+from tests.support.haproxy import HAPROXY
 
 TIMES = "\N{MULTIPLICATION SIGN}"
 
@@ -120,6 +126,20 @@ def parse_args() -> argparse.Namespace:
         "next (K: --instances, at least 2); ends with the ratios measured",
     )
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="one run.py --workers N (a supervisor and N workers on one port, its whole process "
+        "tree measured) instead of --instances; with --compare, one more configuration",
+    )
+    parser.add_argument(
+        "--haproxy",
+        action="store_true",
+        help="the instances behind HAProxy (round robin per request; its CPU reported apart); "
+        "with --compare, one more configuration",
+    )
+    parser.add_argument(
         "--probe-appends",
         type=int,
         default=1000,
@@ -129,60 +149,59 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def configurations(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """The (fleet name, spread) pairs each N runs, in order; with ``--compare`` the first is
-    the one the others are compared with."""
+Config = tuple[FleetSpec, str]  # a fleet and how the clients spread their requests over it
+
+
+def configurations(args: argparse.Namespace) -> list[Config]:
+    """What each N runs, in order; with ``--compare`` the first is the one the others are
+    compared with."""
+    size = args.instances
+    extra: list[Config] = []
+    if args.haproxy:
+        extra.append((FleetSpec("haproxy", max(2, size) if args.compare else size), "one"))
+    if args.workers:
+        extra.append((FleetSpec("workers", args.workers), "one"))
     if args.compare:
-        many = instances_name(max(2, args.instances))
-        return [(instances_name(1), "one"), (many, "client"), (many, "request")]
-    return [(instances_name(args.instances), args.spread if args.instances > 1 else "one")]
-
-
-def start_fleets(names: set[str], tmp: Path, url: str, module: str) -> dict[str, Fleet]:
-    """Every fleet the configurations name (another kind of fleet, say ``run.py --workers``,
-    is started here under its own name); all stopped again if one fails to start."""
-    fleets: dict[str, Fleet] = {}
-    try:
-        for size in range(1, 65):
-            if instances_name(size) in names:
-                fleets[instances_name(size)] = start_fleet(size, tmp, url, module)
-    except BaseException:
-        for fleet in fleets.values():
-            fleet.stop()
-        raise
-    return fleets
+        many = FleetSpec("instances", max(2, size))
+        return [(FleetSpec("instances", 1), "one"), (many, "client"), (many, "request"), *extra]
+    return extra or [(FleetSpec("instances", size), args.spread if size > 1 else "one")]
 
 
 def check_args(args: argparse.Namespace, kinds: list[str]) -> None:
     if not kinds or set(kinds) - {"text", "tools"} or (args.floor and kinds != ["text"]):
         raise SystemExit("--kinds takes text and tools (--floor: text only)")
-    if not 1 <= args.instances <= 64:
-        raise SystemExit("--instances takes 1 to 64")
-    several = args.instances > 1 or args.compare
+    if not 1 <= args.instances <= 64 or not 0 <= args.workers <= 64:
+        raise SystemExit("--instances takes 1 to 64, --workers 2 to 64")
+    if args.workers and args.instances > 1 and not args.compare:
+        raise SystemExit("--workers is one fleet and --instances another: one, or --compare")
+    several = args.instances > 1 or args.compare or args.workers or args.haproxy
     if several and not args.postgres:
         raise SystemExit("more than one instance needs --postgres (they share its database)")
     if several and args.floor:
         raise SystemExit("--floor runs one instance (the floor server has no store, no peers)")
+    if args.haproxy and not HAPROXY.exists():
+        raise SystemExit(f"--haproxy: {HAPROXY} not found (apt-get install -y haproxy)")
 
 
 def comparison(
-    results: list[PhaseResult], configs: list[tuple[str, str]], forward: ForwardCost | None
+    results: list[PhaseResult], configs: list[Config], forward: ForwardCost | None
 ) -> list[str]:
     """Each configuration against the first at each (N, kind), and what a turn whose requests
     cross instances adds to one pinned to an instance of the same fleet."""
     by = {(r.n, r.kind, r.fleet, r.spread): r for r in results}
-    base = configs[0]
+    base = (configs[0][0].name, configs[0][1])
     lines = [f"comparison with {base[0]}, measured back to back in this run:"]
     for one in [r for r in results if (r.fleet, r.spread) == base]:
         at = f"{one.kind} turns/s at N={one.n}"
-        for fleet, spread in configs[1:]:
+        for spec, spread in configs[1:]:
+            fleet = spec.name
             r = by[(one.n, one.kind, fleet, spread)]
             how = f" ({r.spread_name})" if r.spread_name else ""
             lines.append(
                 f"  {fleet} / 1{how}: {r.turns_per_s / one.turns_per_s:.2f}{TIMES} {at};"
                 f" {r.turns_per_cpu_s / one.turns_per_cpu_s:.2f}{TIMES} per server CPU-second"
             )
-        for fleet in dict.fromkeys(name for name, _ in configs):
+        for fleet in dict.fromkeys(spec.name for spec, _ in configs):
             pinned = by.get((one.n, one.kind, fleet, "client"))
             rotated = by.get((one.n, one.kind, fleet, "request"))
             if pinned is None or rotated is None:
@@ -231,7 +250,8 @@ def main() -> None:
         (workspace / "a.txt").write_text("first file\n")
         (workspace / "b.txt").write_text("second file\n")
         module = "tests.bench.floor_server" if args.floor else "tests.bench.load_server"
-        fleets = start_fleets({name for name, _ in configs}, Path(tmp), url, module)
+        specs = list(dict.fromkeys(spec for spec, _ in configs))
+        fleets = start_fleets(specs, Path(tmp), url, module)
         try:
             direct = asyncio.run(direct_first_text(provider.base_url))
             setup = Setup(public_id, prefix, workspace, args.clients, direct, args.postgres)
@@ -245,7 +265,7 @@ def run(
     args: argparse.Namespace,
     setup: Setup,
     fleets: dict[str, Fleet],
-    configs: list[tuple[str, str]],
+    configs: list[Config],
     levels: list[int],
     kinds: list[str],
     provider: LoadProviderProcess,
@@ -266,6 +286,8 @@ def run(
         return f"[{fleet.name}] " if len(fleets) > 1 else ""
 
     for fleet in fleets.values():
+        if fleet.balancer is not None:
+            print(f"balancer:             [{fleet.name}] {fleet.balancer.http1_url}", flush=True)
         print(f"server before:        {named(fleet)}{fleet.resources()}", flush=True)
         warm_spread = "request" if fleet.spreads else "one"  # every instance and its peers warm
         warm = run_phase(setup, fleet, warm_spread, "text", 10, args.warmup, provider)
@@ -275,11 +297,12 @@ def run(
     for n in levels:
         turns = max(n * args.rounds, args.min_turns)
         for kind in kinds:
-            for name, spread in configs:
-                result = run_phase(setup, fleets[name], spread, kind, n, turns, provider)
+            for spec, spread in configs:
+                fleet = fleets[spec.name]
+                result = run_phase(setup, fleet, spread, kind, n, turns, provider)
                 results.append(result)
                 print(phase_text(result, labelled=labelled), flush=True)
-                print(f"       server now: {fleets[name].resources()}", flush=True)
+                print(f"       server now: {fleet.resources()}", flush=True)
     for fleet in fleets.values():
         print(f"server at the end:    {named(fleet)}{fleet.resources()}", flush=True)
     probed = [f for f in fleets.values() if f.size >= 2 and f.front is None]

@@ -6,22 +6,23 @@ counter, with its own ``LOAD_STATS_FILE``) and all under the key ``SHARED_KEY_EN
 read the secrets the bench seeded and derive one peer token. What it reports is the sum over
 its processes: CPU (utime + stime from ``/proc``), commits, RSS and open descriptors.
 
-Hooks for what is not here yet:
+The kinds of fleet (``FleetSpec``):
 
-- ``run.py --workers N``: a ``Fleet`` named ``N workers`` of one ``Member`` with
-  ``tree=True``: every read covers the root and all its descendants now (``process_tree``),
-  the supervisor included. Its workers run ``run.py`` itself, not ``load_server``, so there is
-  no commit counter: ``commits=None`` (printed n/a). One URL: the kernel spreads connections.
-- a balancer in front (``tests/support/haproxy.py``): set ``front`` to its URL; the clients
-  then reach every member through it (``base_urls`` is that one URL) while the reads still
-  cover the members (the balancer's own CPU is not the servers').
-
-``load.py`` keys its fleets by name and runs ``(fleet name, spread)`` configurations, so such
-a fleet is one more entry there.
+- ``instances``: K processes, each its own ``Member``, each reached at its own URL (the
+  clients choose the server for each request: ``load_phase``'s spreads);
+- ``workers``: one ``load_server --workers N``, a supervisor and N workers on one port: one
+  ``Member`` with ``tree=True``, so every read covers the root and all its descendants now
+  (``process_tree``), the supervisor included. The workers run ``run.py`` itself, not
+  ``load_server``, so nothing counts their commits (``commits=None``, printed n/a). One URL:
+  the kernel spreads the clients' connections over the workers;
+- ``haproxy``: the instances fleet of that size behind HAProxy (``tests/support/haproxy.py``,
+  round robin per request): the clients reach every member through its one URL; the reads
+  still cover the members, and the balancer's own CPU is read apart (``balancer_cpu``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
+from tests.support.haproxy import Backend, Balancer
 from tests.support.process import (
     SHARED_KEY_ENV,
     ServerProcess,
@@ -42,6 +44,8 @@ from tests.support.process import (
 )
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# How long a supervisor gets to stop its workers before it is killed.
+STOP_WAIT_S = 15.0
 
 
 def process_tree(pid: int) -> list[int]:
@@ -145,19 +149,33 @@ class Member:
     def fds(self) -> int:
         return sum(ServerProbe(pid).fds() for pid in self.pids())
 
+    def stop(self) -> None:
+        """A supervisor is asked to stop its workers (SIGTERM) before it is killed."""
+        proc = self.server.proc
+        if self.tree and proc.poll() is None:
+            proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(STOP_WAIT_S)
+        self.server.stop()
+
 
 @dataclass
 class Fleet:
     """The servers one configuration runs on, named as the printout names them (``2
-    instances``); ``front``: a balancer's URL the clients use instead of the members' own."""
+    instances``); ``balancer``: HAProxy in front, whose URL the clients use instead of the
+    members' own."""
 
     name: str
     members: list[Member]
-    front: str | None = None
+    balancer: Balancer | None = None
 
     @property
     def size(self) -> int:
         return len(self.members)
+
+    @property
+    def front(self) -> str | None:
+        return None if self.balancer is None else self.balancer.http1_url
 
     @property
     def spreads(self) -> bool:
@@ -175,6 +193,12 @@ class Fleet:
     def cpu_by_member(self) -> list[float]:
         return [m.cpu() for m in self.members]
 
+    def balancer_cpu(self) -> float | None:
+        """The balancer's CPU so far (not the servers'); None without one."""
+        if self.balancer is None or self.balancer.proc is None:
+            return None
+        return ServerProbe(self.balancer.proc.pid).cpu()
+
     def commits(self) -> int | None:
         """Every member's commit count, summed; None if any member cannot count."""
         counts = [None if m.commits is None else m.commits.read() for m in self.members]
@@ -187,18 +211,59 @@ class Fleet:
         if len(self.members) > 1:
             each = " + ".join(f"{r:.1f}" for r in rss)
             text += f" (RSS {each} MB; descriptors {' + '.join(str(f) for f in fds)})"
+        elif self.members[0].tree:
+            text += f" ({len(self.pids())} processes)"
         return text
 
     def stop(self) -> None:
+        if self.balancer is not None:
+            self.balancer.stop()
         for member in self.members:
-            member.server.stop()
+            member.stop()
 
 
-def instances_name(size: int) -> str:
-    return f"{size} instance{'s' if size > 1 else ''}"
+@dataclass(frozen=True)
+class FleetSpec:
+    """A fleet to start: ``size`` instances (``instances``), the same behind HAProxy
+    (``haproxy``: the instances fleet of that size with a balancer in front), or one
+    ``run.py --workers size`` (``workers``)."""
+
+    kind: str
+    size: int
+
+    @property
+    def name(self) -> str:
+        if self.kind == "workers":
+            return f"{self.size} workers"
+        instances = f"{self.size} instance{'s' if self.size > 1 else ''}"
+        return f"{instances} behind HAProxy" if self.kind == "haproxy" else instances
 
 
-def start_fleet(size: int, tmp: Path, url: str, module: str) -> Fleet:
+def start_fleets(specs: list[FleetSpec], tmp: Path, url: str, module: str) -> dict[str, Fleet]:
+    """Every fleet of ``specs`` by name, its processes of ``module`` on the database ``url``;
+    a HAProxy fleet shares the servers of the instances fleet of its size. All stopped again
+    if one fails to start."""
+    fleets: dict[str, Fleet] = {}
+    try:
+        for spec in specs:  # the instances first: a balancer goes in front of them
+            if spec.kind in ("instances", "haproxy"):
+                plain = FleetSpec("instances", spec.size)
+                if plain.name not in fleets:
+                    fleets[plain.name] = start_instances(spec.size, tmp, url, module)
+        for spec in specs:
+            if spec.kind == "haproxy":
+                servers = fleets[FleetSpec("instances", spec.size).name]
+                fleets[spec.name] = behind_haproxy(servers, tmp / f"haproxy-{spec.size}")
+            elif spec.kind == "workers":
+                fleets[spec.name] = start_workers(spec.size, tmp, url, module)
+    except BaseException:
+        for fleet in fleets.values():
+            fleet.stop()
+        raise
+    return {spec.name: fleets[spec.name] for spec in specs}
+
+
+def start_instances(size: int, tmp: Path, url: str, module: str) -> Fleet:
     """``size`` processes of ``module`` on the database ``url``, each counting its commits
     into a file of its own under ``tmp``; stopped again if any fails to start."""
     members: list[Member] = []
@@ -214,9 +279,38 @@ def start_fleet(size: int, tmp: Path, url: str, module: str) -> Fleet:
             member.base_url = f"http://{member.server.wait_for_address()}"
     except BaseException:
         for member in members:
-            member.server.stop()
+            member.stop()
         raise
-    return Fleet(instances_name(size), members)
+    return Fleet(FleetSpec("instances", size).name, members)
+
+
+def start_workers(count: int, tmp: Path, url: str, module: str) -> Fleet:
+    """One ``module --workers count``: a supervisor and its workers, measured as one tree.
+    The workers run ``run.py`` itself, so nothing counts their commits."""
+    stats = tmp / f"w{count}-stats.json"
+    env = server_env(tmp, CURSOR_DATABASE_URL=url, LOAD_STATS_FILE=str(stats), **SHARED_KEY_ENV)
+    server = ServerProcess(env, module=module, args=("--workers", str(count)))
+    member = Member(server, "", None, tree=True)
+    try:
+        member.base_url = f"http://{server.wait_for_address(timeout=60)}"
+        if len(member.pids()) < count + 1:
+            raise AssertionError(f"--workers {count}: only {member.pids()} run\n{server.log}")
+    except BaseException:
+        member.stop()
+        raise
+    return Fleet(FleetSpec("workers", count).name, [member])
+
+
+def behind_haproxy(fleet: Fleet, folder: Path) -> Fleet:
+    """``fleet``'s servers behind a HAProxy of ``tests.support.haproxy`` (round robin per
+    request; no token: the servers listen on loopback)."""
+    folder.mkdir()
+    balancer = Balancer(folder)
+    backends = [
+        Backend(f"s{i}", m.base_url.removeprefix("http://")) for i, m in enumerate(fleet.members)
+    ]
+    balancer.start(backends)
+    return Fleet(FleetSpec("haproxy", fleet.size).name, fleet.members, balancer)
 
 
 @contextmanager

@@ -186,6 +186,7 @@ class PhaseResult:
     outcomes: list[Outcome]
     wall: float
     server_cpu: list[float]
+    balancer_cpu: float | None
     client_cpu: float
     commits: int | None
     fsyncs: int | None
@@ -244,11 +245,13 @@ def run_phase(
     with context.Pool(processes) as pool:
         pool.map(_warm_import, range(processes))  # interpreters up before the clock starts
         commits_before, cpu_before = fleet.commits(), fleet.cpu_by_member()
+        balancer_before = fleet.balancer_cpu()
         with fsyncs_of(fleet.pids(), setup.postgres) as fsyncs:
             started = time.perf_counter()
             results = pool.map(client_process, work)
             wall = time.perf_counter() - started
             cpu_after = fleet.cpu_by_member()
+            balancer_after = fleet.balancer_cpu()
         commits_after = fleet.commits()
     outcomes = [o for r in results for o in r[0]]
     good = [o for o in outcomes if not (o.error or not o.first_text)]
@@ -273,6 +276,11 @@ def run_phase(
         outcomes=outcomes,
         wall=wall,
         server_cpu=[a - b for a, b in zip(cpu_after, cpu_before, strict=True)],
+        balancer_cpu=(
+            None
+            if balancer_before is None or balancer_after is None
+            else balancer_after - balancer_before
+        ),
         client_cpu=sum(r[1] for r in results),
         commits=commits,
         fsyncs=fsyncs["fsyncs"],
@@ -311,14 +319,17 @@ def phase_text(result: PhaseResult, *, labelled: bool) -> str:
         f"   fsyncs/turn {fsyncs}"
         f"   failed {len(r.failed)}"
     )
-    if r.size > 1:
-        total = sum(r.server_cpu) or 1.0
-        shares = " + ".join(f"{cpu / total * 100:.0f}%" for cpu in r.server_cpu)
+    if r.spread_name:  # the clients chose each request's server: they know what crossed
         text += (
             f"   requests/turn {r.requests_per_turn:4.1f}"
             f"   forwarded/turn {r.crossed_per_turn:4.1f}"
-            f"   server CPU by instance {shares}"
         )
+    if r.size > 1:
+        total = sum(r.server_cpu) or 1.0
+        shares = " + ".join(f"{cpu / total * 100:.0f}%" for cpu in r.server_cpu)
+        text += f"   server CPU by instance {shares}"
+    if r.balancer_cpu is not None:
+        text += f"   balancer CPU/turn {r.balancer_cpu / count * 1000:5.1f} ms"
     for o in r.failed[:3]:
         text += f"\n       failed {o.tag}: {o.error or 'no text delta'}"
     return text

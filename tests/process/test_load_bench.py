@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 
+from tests.support.haproxy import haproxy_or_skip
 from tests.support.process import REPO
 
 FIGURES = (
@@ -73,20 +74,32 @@ def test_two_instances_with_every_request_to_the_next(pg_url: str) -> None:
     assert re.search(r"forwarding: [+-][\d.]+ ms server CPU per append", out), out
 
 
-def test_the_comparison_of_one_and_two_instances(pg_url: str) -> None:
+def test_the_comparison_of_one_instance_with_two_pinned_spread_balanced_and_workers(
+    pg_url: str,
+) -> None:
+    haproxy_or_skip()
     out = load(
-        "--postgres", pg_url, "--compare", "--kinds", "text", "--concurrency", "2",
-        "--probe-appends", "20",
+        "--postgres", pg_url, "--compare", "--workers", "2", "--haproxy", "--kinds", "text",
+        "--concurrency", "2", "--probe-appends", "20",
     )  # fmt: skip
     labels = re.findall(r"^N=2 .*\[(.*)\]$", out, re.MULTILINE)
     assert labels == [
         "1 instance",
         "2 instances, each turn pinned to one",
         "2 instances, each request to the next",
+        "2 instances behind HAProxy",
+        "2 workers",
     ], out
-    assert out.count("failed 0") == 5, out  # two warm-ups, three phases
+    assert out.count("failed 0") == 9, out  # four warm-ups, five phases
+    assert "balancer CPU/turn" in out and "(3 processes)" in out  # the supervisor and two
     times = "\N{MULTIPLICATION SIGN}"
-    for how in ("each turn pinned to one", "each request to the next"):
-        assert re.search(rf"2 instances / 1 \({how}\): [\d.]+{times} text turns/s at N=2;", out)
+    for config in (
+        "2 instances / 1 (each turn pinned to one)",
+        "2 instances / 1 (each request to the next)",
+        "2 instances behind HAProxy / 1",
+        "2 workers / 1",
+    ):
+        ratio = rf"{re.escape(config)}: [\d.]+{times} text turns/s at N=2;"
+        assert re.search(ratio, out), (config, out)
     assert re.search(r"cross-instance turn: [+-][\d.]+ ms server CPU vs pinned", out), out
     assert "forwarded append, isolated:" in out
