@@ -5,13 +5,14 @@ request on this machine (aiohttp about 0.4 ms). In a turn the client posts one B
 KV ACK and per exec result, so with httpx a good part of what the bench timed was the fake
 client's own work, which the real editor does not have. Same protocol, same frames; only the
 HTTP library differs. ``CursorSession`` reads ``status_code`` and ``text`` of an append's answer,
-which ``Answer`` provides.
+which ``Answer`` provides. ``RotatingCursor`` spreads one run's requests over several servers,
+each request to the next, as a round-robin balancer with no stickiness does.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -53,16 +54,25 @@ class AiohttpRunStream(RunStream):
 class AiohttpCursor:
     """``FakeCursor``'s two calls (an ``EditorClient`` for ``CursorSession``): RunSSE and
     BidiAppend, sent through one aiohttp session (``connector``: its connection pool, aiohttp's
-    default when None)."""
+    default when None). Given a ``session``, it uses that one and leaves it open at ``aclose``
+    (several cursors, one per server, sharing one pool)."""
 
-    def __init__(self, base_url: str, connector: aiohttp.BaseConnector | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        connector: aiohttp.BaseConnector | None = None,
+        *,
+        session: aiohttp.ClientSession | None = None,
+    ) -> None:
         self.base_url = base_url
-        self.session = aiohttp.ClientSession(
+        self._owns_session = session is None
+        self.session = session or aiohttp.ClientSession(
             connector=connector, timeout=aiohttp.ClientTimeout(total=None)
         )
 
     async def aclose(self) -> None:
-        await self.session.close()
+        if self._owns_session:
+            await self.session.close()
 
     async def open_run_sse(
         self, request_id: str, *, enveloped: bool = True, gzipped: bool = False
@@ -91,6 +101,42 @@ class AiohttpCursor:
             self.base_url + BIDI_APPEND, data=body, headers={**base_headers, **(headers or {})}
         ) as response:
             return Answer(response.status, await response.text())
+
+
+class RotatingCursor:
+    """An ``EditorClient`` over one ``AiohttpCursor`` per server: request ``k`` goes to the
+    ``(start + k) % n``-th (as ``tests.support.round_robin.RoundRobinCursor`` does over httpx).
+    ``sent_to`` records which server each request went to; the first, the RunSSE, reaches the
+    server that then holds the run."""
+
+    def __init__(self, cursors: Sequence[AiohttpCursor], start: int = 0) -> None:
+        self._cursors = list(cursors)
+        self._next = start
+        self.sent_to: list[int] = []
+
+    def _take(self) -> AiohttpCursor:
+        index = self._next % len(self._cursors)
+        self._next += 1
+        self.sent_to.append(index)
+        return self._cursors[index]
+
+    @property
+    def crossed(self) -> int:
+        """Requests that reached another server than the first (which held the run there)."""
+        return sum(1 for index in self.sent_to[1:] if index != self.sent_to[0])
+
+    async def open_run_sse(self, request_id: str) -> RunStream:
+        return await self._take().open_run_sse(request_id)
+
+    async def append(
+        self,
+        request_id: str,
+        seqno: int,
+        message: agent.AgentClientMessage,
+        *,
+        headers: Mapping[str, str] | None = None,
+    ) -> Answer:
+        return await self._take().append(request_id, seqno, message, headers=headers)
 
 
 class TimedSession(CursorSession):

@@ -11,10 +11,12 @@ one two-tool round (two Reads), N at a time, and prints:
   text_delta at the client, minus what reading the provider directly takes (delay included);
 - tool-round overhead, p50/p99: the last exec result leaving the client -> the next provider
   request arriving at the provider;
-- server CPU per turn (utime + stime from ``/proc``), and the clients' CPU per turn;
-- turns per second; database transactions (the server's commit count) and fsyncs (``perf
-  stat`` on the server's ``fsync``/``fdatasync`` calls; on PostgreSQL, ``pg_stat_wal``'s
-  syncs, which the database server makes) per turn;
+- server CPU per turn (utime + stime from ``/proc``), the clients' CPU per turn, turns per
+  second and turns per server CPU-second (what the servers could do with their CPU alone,
+  whatever the clients took of the machine);
+- database transactions (the servers' commit count) and fsyncs (``perf stat`` on the server's
+  ``fsync``/``fdatasync`` calls; on PostgreSQL, ``pg_stat_wal``'s syncs, which the database
+  server makes, every client of that server's included) per turn;
 - the server's RSS and open descriptors before, after a warm-up, and at the end.
 
 ``--floor`` runs the text turns against ``floor_server`` instead: the same edge and client,
@@ -23,297 +25,55 @@ so its CPU per turn is what the edge and the protocol cost before any work of ou
 
 ``--postgres URL`` runs the same against PostgreSQL (the database is shared, so every
 conversation id carries this run's prefix).
+
+Scale-out (PostgreSQL only): ``--instances K`` starts K servers on the database
+(``load_fleet``: each with its own commit counter; CPU, commits, RSS and descriptors are
+summed over them, and each phase says how the CPU split and how many of a turn's requests were
+forwarded), and ``--spread`` says how a turn's requests reach them (``load_phase``): ``one``,
+all to the first; ``client``, each turn pinned to one, the next turn to the next; ``request``
+(the default), every request to the next, so the appends that reach a server not holding the
+run are forwarded to the one that does. ``--compare`` runs, at each N and kind back to back,
+1 instance, then K (2 unless ``--instances`` says more) pinned, then K with each request to the
+next, and ends with the ratios of this run: K instances / 1 in turns per second and per server
+CPU-second, and the server CPU a cross-instance turn adds to a pinned one (per forwarded
+append too). With K >= 2 it also measures one forwarded append's server CPU on its own
+(``load_forward``; ``--probe-appends``, 0 to skip).
+
+``--workers N`` runs one ``run.py --workers N`` instead (a supervisor and N workers on one
+port; its server CPU, RSS and descriptors are its whole process tree's; no commit count: the
+workers are plain ``run.py``), the kernel spreading the clients' connections over the workers.
+``--haproxy`` puts the instances behind HAProxy (``tests/support/haproxy.py``, round robin per
+request; its own CPU per turn printed apart). With ``--compare`` each is one more
+configuration compared with 1 instance.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import multiprocessing
 import os
 import resource
-import shutil
-import signal
-import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 
-from store.catalog import ModelInput, ProviderInput, create_provider, save_models
-from tests.bench.fast_cursor import AiohttpCursor, TimedSession
-from tests.bench.load_provider import TOOLS_MARK, LoadProviderProcess
-from tests.bench.stats import percentile
-from tests.support.fake_cursor import TurnLog, user_turn_message
-from tests.support.process import (
-    SHARED_KEY_ENV,
-    ServerProcess,
-    connect_shared_store,
-    server_env,
+from tests.bench.load_fleet import Fleet, FleetSpec, seed_model, start_fleets
+from tests.bench.load_forward import ForwardCost, probe_forwarding
+from tests.bench.load_phase import (
+    SPREADS,
+    PhaseResult,
+    Setup,
+    phase_text,
+    run_phase,
 )
+from tests.bench.load_provider import LoadProviderProcess
+from tests.bench.stats import percentile
+from tests.support.haproxy import HAPROXY
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-@dataclass(frozen=True)
-class Job:
-    """One turn a client runs: ``kind`` is ``text`` or ``tools``."""
-
-    tag: str
-    kind: str
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What the client saw of one turn (``time.perf_counter`` stamps)."""
-
-    tag: str
-    kind: str
-    started: float
-    first_text: float
-    last_result_sent: float
-    error: str
-
-
-def first_text_at(log: TurnLog) -> float:
-    for message, at in zip(log.messages, log.received_at, strict=True):
-        if message.interaction_update.HasField("text_delta"):
-            return at
-    return 0.0
-
-
-async def run_turn(
-    cursor: AiohttpCursor, job: Job, public_id: str, prefix: str, workspace: Path
-) -> Outcome:
-    session = TimedSession(cursor, f"{prefix}-{job.tag}", workspace=workspace, batch_size=2)
-    sent_at = session.sent_at
-    mark = f" {TOOLS_MARK}" if job.kind == "tools" else ""
-    text = f"hi{mark} load-tag-{job.tag}"
-    first = user_turn_message(text, public_id, conversation_id=f"{prefix}-c-{job.tag}")
-    started = time.perf_counter()
-    try:
-        log = await session.run(first, timeout=60, total_timeout=120)
-    except Exception as exc:  # counted and printed: a load run reports failures, not stops
-        return Outcome(job.tag, job.kind, started, 0.0, 0.0, repr(exc)[:200])
-    error = "" if log.end == {} else f"end {log.end}"
-    last = max(sent_at) if sent_at else 0.0
-    return Outcome(job.tag, job.kind, started, first_text_at(log), last, error)
-
-
-async def client_main(
-    base_url: str, public_id: str, prefix: str, workspace: str, jobs: list[Job], concurrency: int
-) -> tuple[list[Outcome], float]:
-    cursor = AiohttpCursor(base_url)
-    await cursor.session.close()
-    cursor.session = aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(total=None)
-    )
-    queue = list(reversed(jobs))
-    outcomes: list[Outcome] = []
-
-    async def worker() -> None:
-        while queue:
-            job = queue.pop()
-            outcomes.append(await run_turn(cursor, job, public_id, prefix, Path(workspace)))
-
-    cpu = time.process_time()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    cpu = time.process_time() - cpu
-    await cursor.aclose()
-    return outcomes, cpu
-
-
-def client_process(args: tuple[Any, ...]) -> tuple[list[Outcome], float]:
-    return asyncio.run(client_main(*args))
-
-
-@dataclass
-class ServerProbe:
-    """What ``/proc`` says about the server process."""
-
-    pid: int
-
-    def cpu(self) -> float:
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-    def rss_mb(self) -> float:
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return 0.0
-
-    def fds(self) -> int:
-        return len(os.listdir(f"/proc/{self.pid}/fd"))
-
-    def resources(self) -> str:
-        return f"RSS {self.rss_mb():6.1f} MB, {self.fds()} open descriptors"
-
-
-class Commits:
-    """The server's commit count, which ``load_server`` writes when asked with SIGUSR1."""
-
-    def __init__(self, path: Path, pid: int) -> None:
-        self.path = path
-        self.pid = pid
-        self.asked = 0
-
-    def read(self) -> int:
-        self.asked += 1
-        os.kill(self.pid, signal.SIGUSR1)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                stats = json.loads(self.path.read_text())
-            except (FileNotFoundError, ValueError):
-                stats = {"asked": 0}
-            if stats["asked"] >= self.asked:
-                count: int = stats["commits"]
-                return count
-            time.sleep(0.01)
-        raise AssertionError("the server did not publish its commit count")
-
-
-@contextmanager
-def fsyncs_of(pid: int, postgres_url: str | None) -> Iterator[dict[str, int | None]]:
-    """Counts the fsyncs made for the server while the block runs (None: cannot count)."""
-    result: dict[str, int | None] = {"fsyncs": None}
-    if postgres_url is not None:
-        before = pg_wal_syncs(postgres_url)
-        yield result
-        after = pg_wal_syncs(postgres_url)
-        result["fsyncs"] = None if before is None or after is None else after - before
-        return
-    perf = shutil.which("perf")
-    if perf is None:
-        yield result
-        return
-    events = "syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync"
-    proc = subprocess.Popen(
-        [perf, "stat", "-x,", "-e", events, "-p", str(pid)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    time.sleep(0.3)
-    try:
-        yield result
-    finally:
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=10)
-        counts = [line.split(",")[0] for line in err.splitlines() if "sys_enter_" in line]
-        if counts and all(c.isdigit() for c in counts):
-            result["fsyncs"] = sum(int(c) for c in counts)
-
-
-def pg_wal_syncs(url: str) -> int | None:
-    """PostgreSQL's WAL syncs since its statistics were reset (PostgreSQL 14+), or None."""
-    import psycopg2
-
-    try:
-        with psycopg2.connect(url) as conn, conn.cursor() as cur:
-            cur.execute("SELECT wal_sync FROM pg_stat_wal")
-            row = cur.fetchone()
-    except psycopg2.Error:
-        return None
-    return None if row is None else int(row[0])
-
-
-def milliseconds(values: list[float]) -> str:
-    if not values:
-        return "p50     n/a      p99     n/a   "
-    p50, p99 = percentile(values, 0.5) * 1000, percentile(values, 0.99) * 1000
-    return f"p50 {p50:7.1f} ms   p99 {p99:7.1f} ms"
-
-
-@dataclass(frozen=True)
-class Setup:
-    base_url: str
-    public_id: str
-    prefix: str
-    workspace: Path
-    clients: int
-    direct_s: float
-
-
-def run_phase(
-    setup: Setup,
-    kind: str,
-    n: int,
-    turns: int,
-    probe: ServerProbe,
-    commits: Commits,
-    postgres: str | None,
-    provider: LoadProviderProcess,
-) -> None:
-    """Run ``turns`` turns of ``kind``, ``n`` at a time, and print one line of figures."""
-    jobs = [Job(f"{kind}{n}_{i}_{uuid.uuid4().hex[:6]}", kind) for i in range(turns)]
-    processes = max(1, min(setup.clients, n))
-    shares = [jobs[i::processes] for i in range(processes)]
-    concurrency = [n // processes + (1 if i < n % processes else 0) for i in range(processes)]
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(processes) as pool:
-        pool.map(_warm_import, range(processes))  # interpreters up before the clock starts
-        commits_before, cpu_before = commits.read(), probe.cpu()
-        with fsyncs_of(probe.pid, postgres) as fsyncs:
-            started = time.perf_counter()
-            results = pool.map(
-                client_process,
-                [
-                    (
-                        setup.base_url,
-                        setup.public_id,
-                        setup.prefix,
-                        str(setup.workspace),
-                        share,
-                        c,
-                    )
-                    for share, c in zip(shares, concurrency, strict=True)
-                ],
-            )
-            wall = time.perf_counter() - started
-            cpu_after = probe.cpu()
-        commits_after = commits.read()
-    outcomes = [o for r in results for o in r[0]]
-    client_cpu = sum(r[1] for r in results)
-    failed = [o for o in outcomes if o.error or not o.first_text]
-    good = [o for o in outcomes if not (o.error or not o.first_text)]
-    added = [o.first_text - o.started - setup.direct_s for o in good]
-    rounds: list[float] = []
-    if kind == "tools":
-        arrivals = provider.arrivals()
-        for o in good:
-            stamps = arrivals.get(o.tag, [])
-            if len(stamps) >= 2 and o.last_result_sent:
-                rounds.append(stamps[1] - o.last_result_sent)
-    count = len(outcomes)
-    fsync_text = "n/a" if fsyncs["fsyncs"] is None else f"{fsyncs['fsyncs'] / count:.2f}"
-    print(
-        f"N={n:<4} {kind:<5} {count:5d} turns  "
-        + (f"tool round {milliseconds(rounds)}" if kind == "tools" else "")
-        + (f"first delta +{milliseconds(added)}" if kind == "text" else "")
-        + f"\n       server CPU/turn {(cpu_after - cpu_before) / count * 1000:6.1f} ms"
-        f"   client CPU/turn {client_cpu / count * 1000:6.1f} ms"
-        f"   {count / wall:6.1f} turns/s"
-        f"   transactions/turn {(commits_after - commits_before) / count:5.2f}"
-        f"   fsyncs/turn {fsync_text}"
-        f"   failed {len(failed)}",
-        flush=True,
-    )
-    for o in failed[:3]:
-        print(f"       failed {o.tag}: {o.error or 'no text delta'}", flush=True)
-
-
-def _warm_import(_: int) -> None:
-    """Run in each pool process before timing, so its imports are done."""
-    import tests.support.fake_cursor  # noqa: F401
+TIMES = "\N{MULTIPLICATION SIGN}"
 
 
 async def direct_first_text(base_url: str, samples: int = 10) -> float:
@@ -329,22 +89,6 @@ async def direct_first_text(base_url: str, samples: int = 10) -> float:
                         times.append(time.perf_counter() - started)
                         break
     return percentile(times, 0.5)
-
-
-def seed_model(url: str, provider_url: str, prefix: str) -> str:
-    store = connect_shared_store(url)
-    try:
-        provider = create_provider(
-            store.database,
-            ProviderInput(
-                name=f"load-{prefix}", type="openai-chat", base_url=provider_url, api_key="k"
-            ),
-        )
-        return save_models(
-            store.database, provider.id, [ModelInput(model_id="m", display_name="M")]
-        )[0].public_id
-    finally:
-        store.close()
 
 
 def parse_args() -> argparse.Namespace:
@@ -365,7 +109,124 @@ def parse_args() -> argparse.Namespace:
         help="text turns against tests.bench.floor_server (the edge and four KV round trips, "
         "no model, no store): what any turn costs at least",
     )
+    parser.add_argument(
+        "--instances", type=int, default=1, help="server processes on the database (--postgres)"
+    )
+    parser.add_argument(
+        "--spread",
+        choices=SPREADS,
+        default="request",
+        help="with --instances above 1: every request to the first (one), each turn to the "
+        "next instance (client), or every request to the next (request)",
+    )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="at each N: 1 instance, then K pinned (client), then K with each request to the "
+        "next (K: --instances, at least 2); ends with the ratios measured",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="one run.py --workers N (a supervisor and N workers on one port, its whole process "
+        "tree measured) instead of --instances; with --compare, one more configuration",
+    )
+    parser.add_argument(
+        "--haproxy",
+        action="store_true",
+        help="the instances behind HAProxy (round robin per request; its CPU reported apart); "
+        "with --compare, one more configuration",
+    )
+    parser.add_argument(
+        "--probe-appends",
+        type=int,
+        default=1000,
+        help="with 2 instances or more: heartbeats each way to measure one forwarded append "
+        "(0: skip)",
+    )
     return parser.parse_args()
+
+
+Config = tuple[FleetSpec, str]  # a fleet and how the clients spread their requests over it
+
+
+def configurations(args: argparse.Namespace) -> list[Config]:
+    """What each N runs, in order; with ``--compare`` the first is the one the others are
+    compared with."""
+    size = args.instances
+    extra: list[Config] = []
+    if args.haproxy:
+        extra.append((FleetSpec("haproxy", max(2, size) if args.compare else size), "one"))
+    if args.workers:
+        extra.append((FleetSpec("workers", args.workers), "one"))
+    if args.compare:
+        many = FleetSpec("instances", max(2, size))
+        return [(FleetSpec("instances", 1), "one"), (many, "client"), (many, "request"), *extra]
+    return extra or [(FleetSpec("instances", size), args.spread if size > 1 else "one")]
+
+
+def check_args(args: argparse.Namespace, kinds: list[str]) -> None:
+    if not kinds or set(kinds) - {"text", "tools"} or (args.floor and kinds != ["text"]):
+        raise SystemExit("--kinds takes text and tools (--floor: text only)")
+    if not 1 <= args.instances <= 64 or not 0 <= args.workers <= 64:
+        raise SystemExit("--instances takes 1 to 64, --workers 2 to 64")
+    if args.workers and args.instances > 1 and not args.compare:
+        raise SystemExit("--workers is one fleet and --instances another: one, or --compare")
+    several = args.instances > 1 or args.compare or args.workers or args.haproxy
+    if several and not args.postgres:
+        raise SystemExit("more than one instance needs --postgres (they share its database)")
+    if several and args.floor:
+        raise SystemExit("--floor runs one instance (the floor server has no store, no peers)")
+    if args.haproxy and not HAPROXY.exists():
+        raise SystemExit(f"--haproxy: {HAPROXY} not found (apt-get install -y haproxy)")
+
+
+def comparison(
+    results: list[PhaseResult], configs: list[Config], forward: ForwardCost | None
+) -> list[str]:
+    """Each configuration against the first at each (N, kind), and what a turn whose requests
+    cross instances adds to one pinned to an instance of the same fleet."""
+    by = {(r.n, r.kind, r.fleet, r.spread): r for r in results}
+    base = (configs[0][0].name, configs[0][1])
+    lines = [f"comparison with {base[0]}, measured back to back in this run:"]
+    for one in [r for r in results if (r.fleet, r.spread) == base]:
+        at = f"{one.kind} turns/s at N={one.n}"
+        for spec, spread in configs[1:]:
+            fleet = spec.name
+            r = by[(one.n, one.kind, fleet, spread)]
+            how = f" ({r.spread_name})" if r.spread_name else ""
+            lines.append(
+                f"  {fleet} / 1{how}: {r.turns_per_s / one.turns_per_s:.2f}{TIMES} {at};"
+                f" {r.turns_per_cpu_s / one.turns_per_cpu_s:.2f}{TIMES} per server CPU-second"
+            )
+        for fleet in dict.fromkeys(spec.name for spec, _ in configs):
+            pinned = by.get((one.n, one.kind, fleet, "client"))
+            rotated = by.get((one.n, one.kind, fleet, "request"))
+            if pinned is None or rotated is None:
+                continue
+            extra = rotated.cpu_per_turn_ms - pinned.cpu_per_turn_ms
+            crossed = rotated.crossed_per_turn
+            each = f", {extra / crossed:+.2f} ms each" if crossed else ""
+            lines.append(
+                f"  cross-instance turn: {extra:+.1f} ms server CPU vs pinned ({one.kind},"
+                f" N={one.n}, {fleet}: {pinned.cpu_per_turn_ms:.1f} ->"
+                f" {rotated.cpu_per_turn_ms:.1f} ms; {crossed:.1f} forwarded appends/turn{each})"
+            )
+        failed = sum(len(r.failed) for r in results if (r.n, r.kind) == (one.n, one.kind))
+        if failed:
+            lines.append(f"  ({failed} turns failed at N={one.n}, {one.kind})")
+    if forward is not None:
+        lines.append(
+            f"  forwarded append, isolated: {forward.extra_ms:+.2f} ms server CPU"
+            f" ({forward.direct.cpu_ms():.2f} -> {forward.forwarded.cpu_ms():.2f} ms)"
+        )
+    lines.append(
+        f"  (targets: 2 instances >= 1.60{TIMES} text turns/s of 1 at N=100; a cross-instance"
+        " turn <= +1.0 ms server CPU)"
+    )
+    return lines
 
 
 def main() -> None:
@@ -373,8 +234,8 @@ def main() -> None:
     levels = [int(n) for n in args.concurrency.split(",")]
     default_kinds = "text" if args.floor else "text,tools"
     kinds = [kind for kind in (args.kinds or default_kinds).split(",") if kind]
-    if not kinds or set(kinds) - {"text", "tools"} or (args.floor and kinds != ["text"]):
-        raise SystemExit("--kinds takes text and tools (--floor: text only)")
+    check_args(args, kinds)
+    configs = configurations(args)
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # inherited by every process
     prefix = uuid.uuid4().hex[:8]
@@ -388,38 +249,69 @@ def main() -> None:
         workspace.mkdir()
         (workspace / "a.txt").write_text("first file\n")
         (workspace / "b.txt").write_text("second file\n")
-        stats_file = Path(tmp) / "stats.json"
-        env = server_env(
-            Path(tmp), CURSOR_DATABASE_URL=url, LOAD_STATS_FILE=str(stats_file), **SHARED_KEY_ENV
-        )
         module = "tests.bench.floor_server" if args.floor else "tests.bench.load_server"
-        server = ServerProcess(env, module=module)
+        specs = list(dict.fromkeys(spec for spec, _ in configs))
+        fleets = start_fleets(specs, Path(tmp), url, module)
         try:
-            address = server.wait_for_address()
-            probe = ServerProbe(server.proc.pid)
-            commits = Commits(stats_file, server.proc.pid)
             direct = asyncio.run(direct_first_text(provider.base_url))
-            setup = Setup(f"http://{address}", public_id, prefix, workspace, args.clients, direct)
-            database = "PostgreSQL" if args.postgres else "SQLite"
-            if args.floor:
-                database = "the protocol floor (no store, no model)"
-            print(
-                f"load on loopback, {os.cpu_count()} CPUs, {database}, provider first token "
-                f"{args.delay * 1000:.0f} ms (read directly: {direct * 1000:.1f} ms), "
-                f"{args.clients} client processes",
-                flush=True,
-            )
-            print(f"server before:        {probe.resources()}", flush=True)
-            run_phase(setup, "text", 10, args.warmup, probe, commits, args.postgres, provider)
-            print(f"server after warm-up: {probe.resources()}", flush=True)
-            for n in levels:
-                turns = max(n * args.rounds, args.min_turns)
-                for kind in kinds:
-                    run_phase(setup, kind, n, turns, probe, commits, args.postgres, provider)
-                    print(f"       server now: {probe.resources()}", flush=True)
-            print(f"server at the end:    {probe.resources()}", flush=True)
+            setup = Setup(public_id, prefix, workspace, args.clients, direct, args.postgres)
+            run(args, setup, fleets, configs, levels, kinds, provider)
         finally:
-            server.stop()
+            for fleet in fleets.values():
+                fleet.stop()
+
+
+def run(
+    args: argparse.Namespace,
+    setup: Setup,
+    fleets: dict[str, Fleet],
+    configs: list[Config],
+    levels: list[int],
+    kinds: list[str],
+    provider: LoadProviderProcess,
+) -> None:
+    """Warm every fleet up, run every phase, then the probe and the comparison."""
+    database = "PostgreSQL" if args.postgres else "SQLite"
+    if args.floor:
+        database = "the protocol floor (no store, no model)"
+    print(
+        f"load on loopback, {os.cpu_count()} CPUs, {database}, provider first token "
+        f"{args.delay * 1000:.0f} ms (read directly: {setup.direct_s * 1000:.1f} ms), "
+        f"{args.clients} client processes",
+        flush=True,
+    )
+    labelled = len(fleets) > 1 or any(fleet.size > 1 for fleet in fleets.values())
+
+    def named(fleet: Fleet) -> str:
+        return f"[{fleet.name}] " if len(fleets) > 1 else ""
+
+    for fleet in fleets.values():
+        if fleet.balancer is not None:
+            print(f"balancer:             [{fleet.name}] {fleet.balancer.http1_url}", flush=True)
+        print(f"server before:        {named(fleet)}{fleet.resources()}", flush=True)
+        warm_spread = "request" if fleet.spreads else "one"  # every instance and its peers warm
+        warm = run_phase(setup, fleet, warm_spread, "text", 10, args.warmup, provider)
+        print(phase_text(warm, labelled=labelled), flush=True)
+        print(f"server after warm-up: {named(fleet)}{fleet.resources()}", flush=True)
+    results: list[PhaseResult] = []
+    for n in levels:
+        turns = max(n * args.rounds, args.min_turns)
+        for kind in kinds:
+            for spec, spread in configs:
+                fleet = fleets[spec.name]
+                result = run_phase(setup, fleet, spread, kind, n, turns, provider)
+                results.append(result)
+                print(phase_text(result, labelled=labelled), flush=True)
+                print(f"       server now: {fleet.resources()}", flush=True)
+    for fleet in fleets.values():
+        print(f"server at the end:    {named(fleet)}{fleet.resources()}", flush=True)
+    probed = [f for f in fleets.values() if f.size >= 2 and f.front is None]
+    forward = None
+    if probed and args.probe_appends > 0:
+        forward = asyncio.run(probe_forwarding(probed[-1], setup, provider, args.probe_appends))
+        print(forward.text(), flush=True)
+    if args.compare:
+        print("\n".join(comparison(results, configs, forward)), flush=True)
 
 
 if __name__ == "__main__":

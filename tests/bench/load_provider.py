@@ -5,8 +5,10 @@ conversation runs at a time. Under load, requests of many conversations arrive i
 this one answers by what the request holds: a request whose last message is a tool result gets
 the final text; one whose body holds ``TOOLS_MARK`` gets two Read calls; any other the text.
 Every answer sends its headers at once and its first event after ``first_token_delay`` seconds,
-as a real provider does. It stamps each request's arrival (``time.perf_counter``, comparable
-across processes on Linux) under the tag (``TAG`` followed by word characters) the body holds.
+as a real provider does; one whose body holds ``HOLD_MARK`` after ``HOLD_S`` (a run kept
+waiting on its model, for as long as a measurement of it takes). It stamps each request's
+arrival (``time.perf_counter``, comparable across processes on Linux) under the tag (``TAG``
+followed by word characters) the body holds.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from aiohttp import web
 from tests.support.fake_provider import FakeToolCall, chat_events
 
 TOOLS_MARK = "[two-tools]"
+HOLD_MARK = "[hold]"
+HOLD_S = 60.0
 TAG = re.compile(r"load-tag-(\w+)")
 READS = ['{"path": "/a.txt"}', '{"path": "/b.txt"}']
 
@@ -66,7 +70,10 @@ class LoadProvider:
             status=200, headers={"content-type": "text/event-stream", "cache-control": "no-cache"}
         )
         await response.prepare(request)
-        await asyncio.sleep(self.delay)
+        if HOLD_MARK in raw and not after_tool:
+            await _hold(request)
+        else:
+            await asyncio.sleep(self.delay)
         try:
             for chunk in chunks:
                 await response.write(chunk)
@@ -74,6 +81,16 @@ class LoadProvider:
         except ConnectionError:  # the server may close once it has read the finish chunk
             pass
         return response
+
+
+async def _hold(request: web.Request) -> None:
+    """Wait ``HOLD_S``, or until the server leaves (it cancelled the run)."""
+    deadline = time.monotonic() + HOLD_S
+    while time.monotonic() < deadline:
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            return
+        await asyncio.sleep(0.05)
 
 
 def _serve(conn: Connection, make: Callable[[], LoadProvider]) -> None:

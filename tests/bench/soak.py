@@ -1,7 +1,7 @@
 """Soak with faults (run by hand: python -m tests.bench.soak): many conversations at once, for a
 while, with faults injected at random, then an accounting that must balance.
 
-Built on the load benchmark's parts (``load.py``'s ``seed_model`` and ``ServerProbe``, the
+Built on the load benchmark's parts (``load_fleet``'s ``seed_model`` and ``ServerProbe``, the
 provider of ``load_provider``, the aiohttp client of ``fast_cursor``), all on loopback: the
 server as ``python run.py`` on a fixed port, the provider (``soak_provider``) in a process of
 its own, and ``--conversations`` conversations in this process, each a run of turns one after
@@ -50,7 +50,7 @@ from functools import partial
 from pathlib import Path
 
 from store.catalog import update_observability
-from tests.bench.load import ServerProbe, seed_model
+from tests.bench.load_fleet import ServerProbe, seed_model
 from tests.bench.load_provider import TOOLS_MARK, LoadProviderProcess
 from tests.bench.soak_accounting import (
     RunSummary,
