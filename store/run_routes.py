@@ -66,9 +66,12 @@ class RunRoutes:
 
     def claim(self, request_id: str, instance_id: str) -> RunRoute:
         """Claim ``request_id`` for ``instance_id`` unless another instance has; its route.
-        One statement when the claim is this call's (the route then names no URL: the caller
-        holds the run), two when it reads another's."""
+        A route already there is read without a write (the usual case of every instance but
+        the first to hear of the run); a claim that wins names no URL (the caller holds it)."""
         now = now_ms()
+        row = execute_sql(self._db, self._read, (request_id,)).fetchone()
+        if row is not None:
+            return _route(row, now)
         with self._db.atomic():
             inserted = execute_sql(self._db, self._claim, (request_id, instance_id, now))
             if inserted.fetchone() is not None:

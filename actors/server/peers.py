@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import Final
 
-import httpx
+import aiohttp
 import msgspec
 import peewee
 
@@ -25,7 +25,7 @@ from wire.errors import Code, ConnectError
 from wire.hop_by_hop import PEER_TOKEN_HEADER
 from wire.http.agent_routes import AgentRoutes
 from wire.http.limits import EdgeLimits
-from wire.http.peer_forwarding import PeerForwarder, new_peer_client
+from wire.http.peer_forwarding import PeerForwarder, new_peer_session
 from wire.http.peer_listener import CANCEL_RUN_PATH, CancelRunRequest, PeerListener
 from wire.log import log_event
 
@@ -100,13 +100,13 @@ class PeerRunCanceller:
         self,
         database: peewee.Database,
         instance_id: str,
-        client: httpx.AsyncClient,
+        session: aiohttp.ClientSession,
         token: str,
         tasks: LoopTasks,
     ) -> None:
         self._routes = RunRoutes(database)
         self._me = instance_id
-        self._client = client
+        self._session = session
         self._token = token
         self._tasks = tasks
 
@@ -121,16 +121,16 @@ class PeerRunCanceller:
             if route.internal_url is None:
                 return
             body = msgspec.json.encode(CancelRunRequest(run_id, reason))
-            answer = await self._client.post(
+            async with self._session.post(
                 route.internal_url + CANCEL_RUN_PATH,
-                content=body,
+                data=body,
                 headers={PEER_TOKEN_HEADER: self._token, "Content-Type": "application/json"},
-            )
-            if answer.status_code != 200:
-                raise httpx.HTTPStatusError(
-                    f"status {answer.status_code}", request=answer.request, response=answer
-                )
-        except (httpx.HTTPError, peewee.DatabaseError) as exc:
+            ) as answer:
+                if answer.status != 200:
+                    raise aiohttp.ClientResponseError(
+                        answer.request_info, answer.history, status=answer.status
+                    )
+        except (aiohttp.ClientError, TimeoutError, peewee.DatabaseError) as exc:
             # The store already refuses the superseded run's writes; it stops at its next one.
             log_event(
                 logger,
@@ -153,11 +153,12 @@ class Peers:
         tasks: LoopTasks,
     ) -> None:
         self.token = secret_box(database).token_for(PEER_TOKEN_PURPOSE)
-        self.client = new_peer_client()
+        self.session = new_peer_session()
         self.forwarder = PeerForwarder(
-            StoreRouteBook(database, instance_id), self.client, self.token, limits
+            StoreRouteBook(database, instance_id), self.session, self.token, limits
         )
-        self.canceller = PeerRunCanceller(database, instance_id, self.client, self.token, tasks)
+        self.canceller = PeerRunCanceller(database, instance_id, self.session, self.token, tasks)
+        self._max_body_bytes = limits.max_body_bytes
         self.listener: PeerListener | None = None
         self.url = ""  # where peers reach this instance, once ``start`` bound it
 
@@ -169,7 +170,7 @@ class Peers:
         url: str | None,
     ) -> str:
         """Listen for peers at ``listen``; the URL they reach it by (``url`` if given)."""
-        self.listener = PeerListener(self.token, routes, cancel_run)
+        self.listener = PeerListener(self.token, routes, cancel_run, self._max_body_bytes)
         address = await self.listener.start(*listen)
         self.url = url or f"http://{address}"
         return self.url
@@ -177,4 +178,5 @@ class Peers:
     async def stop(self) -> None:
         if self.listener is not None:
             await self.listener.stop()
-        await self.client.aclose()
+        await self.forwarder.aclose()
+        await self.session.close()

@@ -11,8 +11,10 @@ import asyncio
 import contextlib
 import functools
 import logging
+from collections.abc import Mapping
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 from wire.bidi import BidiAppend, parse_bidi_append, parse_run_sse
 from wire.burst_log import BurstLog
@@ -20,17 +22,19 @@ from wire.connect import decode_unary_body
 from wire.errors import Code, ConnectError
 from wire.hop_by_hop import response_headers
 from wire.http.agent_activity import CLIENT_VERSION_HEADER, AgentActivity
+from wire.http.append_reply import ACCEPTED, error_reply, misdirected_reply, reply_response
 from wire.http.gate import peer_of
 from wire.http.limits import EdgeLimits
 from wire.http.outbound import Subscription
-from wire.http.peer_forwarding import PeerForwarder, misdirected
-from wire.http.proxy import ForwardedResponse, header_text
+from wire.http.peer_forwarding import PeerForwarder
+from wire.http.proxy import header_text
 from wire.http.registry import RunRegistry
 from wire.http.responses import connect_error_response
-from wire.http.upstream_run import Answer, OwnsModel, RawRequest, runs_upstream
+from wire.http.upstream_run import OwnsModel, RawRequest, runs_upstream
 from wire.inbox import BufferPool
 from wire.log import log_event
 from wire.peer_budget import PeerBudget
+from wire.peer_frames import AppendCall, AppendReply
 
 logger = logging.getLogger("cursor_server.edge")
 
@@ -168,13 +172,15 @@ class AgentRoutes:
     async def _held_elsewhere(
         self, request: web.Request, raw: RawRequest, request_id: str, here: bool
     ) -> web.StreamResponse | None:
-        """The peer's answer when a peer holds ``request_id``; None to serve it here. A
-        request a peer forwarded (``here``) for a run not in memory is checked against the
-        route: another holder's gets ``misdirected``, and the peer asks again."""
+        """For a RunSSE: the holder's stream when a peer holds ``request_id``; None to serve
+        it here. One a peer forwarded (``here``) for a run not in memory is checked against
+        the route: another holder's gets ``misdirected``, and the peer asks again."""
         if self._peers is None or self._registry.has(request_id):
             return None
         if here:
-            return None if await self._peers.held_here(request_id) else misdirected(request_id)
+            if await self._peers.held_here(request_id):
+                return None
+            return await reply_response(request, misdirected_reply(request_id))
         url = await self._peers.destination(request_id)
         if url is None:
             return None
@@ -287,22 +293,56 @@ class AgentRoutes:
     ) -> web.StreamResponse:
         try:
             raw, payload = await read_protocol_payload(request, self._limits, hold)
-            append = parse_bidi_append(payload, request.headers)
-            forwarded = await self._held_elsewhere(request, raw, append.request_id, here)
-            if forwarded is not None:
-                return forwarded
+        except ConnectError as error:
+            return await reply_response(request, self._refused(error))
+        reply = await self.append_reply(raw, payload, request.headers, here)
+        return await reply_response(request, reply)
+
+    async def peer_append(self, call: AppendCall) -> AppendReply:
+        """An append a peer forwarded on its channel, for a run this instance holds."""
+        headers = CIMultiDict((header_text(n), header_text(v)) for n, v in call.headers)
+        try:
+            if len(call.body) > self._limits.max_body_bytes:
+                raise ConnectError(
+                    Code.RESOURCE_EXHAUSTED,
+                    f"request body exceeds the limit of {self._limits.max_body_bytes} bytes",
+                )
+            payload = decode_unary_body(
+                call.body,
+                content_encoding=headers.get("Content-Encoding"),
+                connect_content_encoding=headers.get("Connect-Content-Encoding"),
+                max_bytes=self._limits.max_body_bytes,
+            )
+        except ConnectError as error:
+            return self._refused(error)
+        return await self.append_reply(RawRequest(call.body, call.headers), payload, headers, True)
+
+    async def append_reply(
+        self, raw: RawRequest, payload: bytes, headers: Mapping[str, str], here: bool
+    ) -> AppendReply:
+        """What a BidiAppend is answered: taken here, the holder's answer when a peer holds
+        its run (``here``: a peer forwarded it, so it is never forwarded again, and a run this
+        instance does not hold is ``misdirected``), or the upstream's for a relayed run."""
+        try:
+            append = parse_bidi_append(payload, headers)
+            request_id = append.request_id
+            if self._peers is not None and not self._registry.has(request_id):
+                if here and not await self._peers.held_here(request_id):
+                    return misdirected_reply(request_id)
+                url = None if here else await self._peers.destination(request_id)
+                if url is not None:
+                    forwarded = await self._peers.forward_append(raw, request_id, url)
+                    if forwarded is not None:
+                        return forwarded
             answer = self._registry.append(append, raw, relay=await self._relayed(append))
             if answer is not None:
-                return await self._answer_relayed(request, answer)
+                upstream = await answer
+                headers_out = tuple(response_headers(upstream.headers))
+                return AppendReply(
+                    0, upstream.status, upstream.reason, headers_out, upstream.body, True
+                )
         except ConnectError as error:
-            log_event(
-                logger,
-                logging.INFO,
-                "BidiAppend refused",
-                code=error.code.value,
-                message=error.message,
-            )
-            return connect_error_response(error)
+            return self._refused(error)
         log_event(
             logger,
             logging.DEBUG,
@@ -311,21 +351,11 @@ class AgentRoutes:
             seqno=append.seqno,
             variant=append.message.WhichOneof("message"),
         )
-        return web.Response(status=200, body=b"", content_type="application/proto")
+        return ACCEPTED
 
     @staticmethod
-    async def _answer_relayed(request: web.Request, answer: Answer) -> web.StreamResponse:
-        """The upstream's answer to a relayed append, as it sent it; ConnectError if none."""
-        upstream = await answer
-        response = ForwardedResponse(
-            status=upstream.status,
-            reason=upstream.reason or None,
-            headers=[
-                (header_text(name), header_text(value))
-                for name, value in response_headers(upstream.headers)
-            ],
+    def _refused(error: ConnectError) -> AppendReply:
+        log_event(
+            logger, logging.INFO, "BidiAppend refused", code=error.code.value, message=error.message
         )
-        await response.prepare(request)
-        await response.write(upstream.body)
-        await response.write_eof()
-        return response
+        return error_reply(error)

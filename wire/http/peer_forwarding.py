@@ -1,19 +1,22 @@
-"""Requests for a run another instance holds, passed to it as they came and answered with its
-bytes as they come back.
+"""Requests for a run another instance holds, passed to it as they came and answered as it
+answers.
 
 Why: behind a round-robin balancer a run's RunSSE and BidiAppends reach any instance, but the
 run lives in one process's memory. The edge asks the ``RouteBook`` (the database's
 ``run_routes``, reached through a port) who holds the request id: itself (the id was new and it
-just claimed it, or it held it already), or a peer, to whom the body goes unchanged over one
-kept-alive HTTP/1.1 connection to the peer's internal listener, with the peer token (derived
-from the secret key every instance shares) in place of the client's. The peer's answer comes
-back byte for byte, a RunSSE streamed as it is written, so reconnect replay, heartbeats and
-EndStreams are the owner's own.
+just claimed it, or it held it already), or a peer. To a peer, an append goes on the channel
+this instance keeps open to it (``wire.http.peer_channel``: one WebSocket, a frame per append,
+far cheaper than an HTTP exchange each), and a RunSSE goes as an HTTP request on a kept-alive
+connection whose answer is streamed back byte for byte as the holder writes it, so reconnect
+replay, heartbeats and EndStreams are the holder's own. Both carry the peer token (derived
+from the secret key every instance shares) in place of the client's.
 
 A peer that does not answer is asked about again: if its lease has ended (it died), the route
 moves here and the request is served here, as a standby would serve it; if its lease still
-runs, the request ends ``unavailable`` (the editor retries). A peer that dies mid-stream breaks
-the client's stream too, as its own death would.
+runs, the request ends ``unavailable`` (the editor retries). A peer that answers that it does
+not hold the run (421: it restarted on the same address, or the route moved) makes the
+forwarder read the route again. A peer that dies mid-stream breaks the client's stream too,
+as its own death would.
 """
 
 from __future__ import annotations
@@ -25,27 +28,26 @@ import logging
 from collections import OrderedDict
 from typing import Final, Protocol
 
-import httpx
+import aiohttp
 from aiohttp import web
 
 from wire.errors import Code, ConnectError
 from wire.hop_by_hop import PEER_TOKEN_HEADER, request_headers, response_headers
+from wire.http.append_reply import MISDIRECTED
 from wire.http.limits import EdgeLimits
+from wire.http.peer_channel import PeerChannel, PeerChannelBroken, PeerUnreachable
 from wire.http.proxy import ForwardedResponse, header_text
-from wire.http.responses import json_error
 from wire.http.upstream_run import RawRequest
 from wire.log import log_event
+from wire.peer_frames import AppendReply
 
 logger = logging.getLogger("cursor_server.peers")
 
-# Request ids whose owner is a peer, remembered so later requests of the same run cost no query.
+# Request ids whose holder is a peer, remembered so later requests of the run cost no query.
 ROUTE_MEMORY: Final = 4096
 # Holders asked about, per forwarded request, before it ends ``unavailable`` (each one dead,
 # or no longer the holder when asked).
 MAX_FORWARD_ATTEMPTS: Final = 3
-# What an instance answers a forwarded request for a run it does not hold (it restarted
-# with the same address, or the route moved): the forwarder asks the database again.
-MISDIRECTED: Final = 421
 # How long a forward waits to connect to a peer (loopback or a LAN) before asking who holds it.
 PEER_CONNECT_TIMEOUT_S: Final = 2.0
 # A forwarded RunSSE is quiet at most a heartbeat interval; this is many of them.
@@ -71,15 +73,17 @@ class RouteBook(Protocol):
         ...
 
 
-def new_peer_client() -> httpx.AsyncClient:
-    """Kept-alive HTTP/1.1 connections to the peers; no environment proxies, no redirects."""
-    return httpx.AsyncClient(
+def new_peer_session() -> aiohttp.ClientSession:
+    """Kept-alive connections to the peers, bodies passed as they are (never decompressed);
+    no environment proxies, no cookies."""
+    return aiohttp.ClientSession(
+        auto_decompress=False,
         trust_env=False,
-        follow_redirects=False,
-        http1=True,
-        http2=False,
-        timeout=httpx.Timeout(PEER_READ_TIMEOUT_S, connect=PEER_CONNECT_TIMEOUT_S),
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+        cookie_jar=aiohttp.DummyCookieJar(),
+        timeout=aiohttp.ClientTimeout(
+            total=None, connect=PEER_CONNECT_TIMEOUT_S, sock_read=PEER_READ_TIMEOUT_S
+        ),
+        connector=aiohttp.TCPConnector(limit=0, enable_cleanup_closed=True),
     )
 
 
@@ -87,13 +91,14 @@ class PeerForwarder:
     """Decides where a run's request is served and forwards it when that is a peer."""
 
     def __init__(
-        self, book: RouteBook, client: httpx.AsyncClient, token: str, limits: EdgeLimits
+        self, book: RouteBook, session: aiohttp.ClientSession, token: str, limits: EdgeLimits
     ) -> None:
         self._limits = limits
         self._book = book
-        self._client = client
+        self._session = session
         self._token = token
         self._remembered: OrderedDict[str, str] = OrderedDict()
+        self._channels: dict[str, PeerChannel] = {}
 
     async def destination(self, request_id: str) -> str | None:
         """The peer's URL for ``request_id``, or None to serve it here."""
@@ -112,74 +117,114 @@ class PeerForwarder:
         while len(self._remembered) > ROUTE_MEMORY:
             self._remembered.popitem(last=False)
 
-    async def forward(
-        self, request: web.Request, raw: RawRequest, request_id: str, url: str
-    ) -> web.StreamResponse | None:
-        """Send the request to the peer at ``url`` and answer with what it answers; None when
-        the peer turned out dead (or the route moved here) and the request is to be served
-        here."""
-        for _ in range(MAX_FORWARD_ATTEMPTS):
-            outgoing = self._request(request, raw, url)
-            try:
-                upstream = await self._client.send(outgoing, stream=True)
-            except (httpx.ConnectError, httpx.ConnectTimeout):
-                self._remembered.pop(request_id, None)
-                log_event(
-                    logger, logging.WARNING, "peer not answering", request_id=request_id, peer=url
-                )
-                moved = await self._book.unreachable(request_id, url)
-            except httpx.HTTPError as exc:
-                raise ConnectError(
-                    Code.UNAVAILABLE, f"the instance holding run {request_id} failed: {exc}"
-                ) from None
-            else:
-                if upstream.status_code != MISDIRECTED:
-                    break
-                await upstream.aclose()
-                self._remembered.pop(request_id, None)
-                moved = await self._book.holder(request_id)
-            if moved is None:
-                return None
-            self._remember(request_id, moved)
-            url = moved
-        else:
-            raise ConnectError(
-                Code.UNAVAILABLE, f"run {request_id}: its holder keeps changing; retry shortly"
-            )
-        log_event(
-            logger,
-            logging.DEBUG,
-            "request forwarded to its run's holder",
-            request_id=request_id,
-            holder=url,
-            path=request.path,
-        )
-        try:
-            return await self._relay(request, upstream, request_id)
-        finally:
-            await upstream.aclose()
-
     async def held_here(self, request_id: str) -> bool:
         """For a forwarded request whose run this instance has not in memory: whether the
         route names this instance (claimed now if it named none, or a dead one)."""
         return await self._book.holder(request_id) is None
 
-    def _request(self, request: web.Request, raw: RawRequest, url: str) -> httpx.Request:
+    async def _moved(self, request_id: str, url: str, unreachable: bool) -> str | None:
+        """Where to try next after the peer at ``url`` did not answer or did not hold it."""
+        self._remembered.pop(request_id, None)
+        if unreachable:
+            log_event(
+                logger, logging.WARNING, "peer not answering", request_id=request_id, peer=url
+            )
+            moved = await self._book.unreachable(request_id, url)
+        else:
+            moved = await self._book.holder(request_id)
+        if moved is not None:
+            self._remember(request_id, moved)
+        return moved
+
+    def _channel(self, url: str) -> PeerChannel:
+        channel = self._channels.get(url)
+        if channel is None:
+            channel = PeerChannel(self._session, url, self._token, self._limits.max_body_bytes)
+            self._channels[url] = channel
+        return channel
+
+    async def forward_append(
+        self, raw: RawRequest, request_id: str, url: str
+    ) -> AppendReply | None:
+        """The holder's reply to the append ``raw``; None when the request is to be served
+        here (the holder turned out dead and the route moved here)."""
+        headers = tuple(request_headers(raw.headers))
+        next_url: str | None = url
+        for _ in range(MAX_FORWARD_ATTEMPTS):
+            assert next_url is not None
+            try:
+                reply = await self._channel(next_url).call(headers, raw.body)
+            except PeerUnreachable:
+                next_url = await self._moved(request_id, next_url, unreachable=True)
+            except PeerChannelBroken as exc:
+                raise _failed(request_id, str(exc)) from None
+            else:
+                if reply.status != MISDIRECTED:
+                    log_event(
+                        logger,
+                        logging.DEBUG,
+                        "request forwarded to its run's holder",
+                        request_id=request_id,
+                        holder=next_url,
+                        path="channel",
+                    )
+                    return reply
+                next_url = await self._moved(request_id, next_url, unreachable=False)
+            if next_url is None:
+                return None
+        raise _keeps_changing(request_id)
+
+    async def forward(
+        self, request: web.Request, raw: RawRequest, request_id: str, url: str
+    ) -> web.StreamResponse | None:
+        """Send the RunSSE to the peer at ``url`` and stream back what it answers; None when
+        the request is to be served here."""
         headers = [
-            *request_headers(raw.headers),
-            (PEER_TOKEN_HEADER.encode(), self._token.encode()),
+            (header_text(name), header_text(value)) for name, value in request_headers(raw.headers)
         ]
-        return httpx.Request("POST", url + request.path, headers=headers, content=raw.body)
+        headers.append((PEER_TOKEN_HEADER, self._token))
+        next_url: str | None = url
+        for _ in range(MAX_FORWARD_ATTEMPTS):
+            assert next_url is not None
+            try:
+                upstream = await self._session.post(
+                    next_url + request.path, data=raw.body, headers=headers
+                )
+            except (aiohttp.ClientConnectorError, TimeoutError):
+                next_url = await self._moved(request_id, next_url, unreachable=True)
+            except aiohttp.ClientError as exc:
+                raise _failed(request_id, str(exc) or type(exc).__name__) from None
+            else:
+                if upstream.status != MISDIRECTED:
+                    break
+                upstream.release()
+                next_url = await self._moved(request_id, next_url, unreachable=False)
+            if next_url is None:
+                return None
+        else:
+            raise _keeps_changing(request_id)
+        log_event(
+            logger,
+            logging.DEBUG,
+            "request forwarded to its run's holder",
+            request_id=request_id,
+            holder=next_url,
+            path=request.path,
+        )
+        try:
+            return await self._relay(request, upstream, request_id)
+        finally:
+            upstream.release()
 
     async def _relay(
-        self, request: web.Request, upstream: httpx.Response, request_id: str
+        self, request: web.Request, upstream: aiohttp.ClientResponse, request_id: str
     ) -> web.StreamResponse:
         response = ForwardedResponse(
-            status=upstream.status_code,
-            reason=upstream.reason_phrase or None,
+            status=upstream.status,
+            reason=upstream.reason or None,
             headers=[
                 (header_text(name), header_text(value))
-                for name, value in response_headers(upstream.headers.raw)
+                for name, value in response_headers(upstream.raw_headers)
             ],
         )
         await response.prepare(request)
@@ -195,27 +240,33 @@ class PeerForwarder:
         if copying.done() and not copying.cancelled() and copying.result():
             with contextlib.suppress(ConnectionResetError, ConnectionError):
                 await response.write_eof()
-        # Otherwise the client left, stopped reading or the peer broke: leaving the peer's
-        # stream (closed by the caller) tells the owner its RunSSE client left.
+        else:
+            # The client left, stopped reading or the peer broke: closing the peer's stream
+            # tells the holder its RunSSE client left.
+            upstream.close()
         return response
 
     async def _copy(
         self,
         request: web.Request,
-        upstream: httpx.Response,
+        upstream: aiohttp.ClientResponse,
         response: web.StreamResponse,
         request_id: str,
     ) -> bool:
         """The peer's body to the client; True when it ended cleanly."""
         stall_s = self._limits.slow_reader_timeout_s
         try:
-            async for chunk in upstream.aiter_raw():
+            async for chunk in upstream.content.iter_any():
                 async with asyncio.timeout(stall_s):
                     await response.write(chunk)
-        except httpx.HTTPError as exc:
-            # The owner died or cut the stream: so does this one (the editor resumes).
+        except (aiohttp.ClientError, asyncio.IncompleteReadError) as exc:
+            # The holder died or cut the stream: so does this one (the editor resumes).
             log_event(
-                logger, logging.WARNING, "peer stream broke", request_id=request_id, error=str(exc)
+                logger,
+                logging.WARNING,
+                "peer stream broke",
+                request_id=request_id,
+                error=str(exc) or type(exc).__name__,
             )
         except TimeoutError:
             log_event(
@@ -239,7 +290,15 @@ class PeerForwarder:
         while (transport := request.transport) is not None and not transport.is_closing():
             await asyncio.sleep(poll_s)
 
+    async def aclose(self) -> None:
+        for channel in list(self._channels.values()):
+            await channel.close()
+        self._channels.clear()
 
-def misdirected(request_id: str) -> web.Response:
-    """The answer to a forwarded request for a run another instance holds."""
-    return json_error(MISDIRECTED, "unavailable", f"run {request_id} is not held by this instance")
+
+def _failed(request_id: str, why: str) -> ConnectError:
+    return ConnectError(Code.UNAVAILABLE, f"the instance holding run {request_id} failed: {why}")
+
+
+def _keeps_changing(request_id: str) -> ConnectError:
+    return ConnectError(Code.UNAVAILABLE, f"run {request_id}: its holder keeps changing; retry")

@@ -1,5 +1,6 @@
-"""The listener peers forward to: the run RPCs of the runs this instance holds, and the cancel
-of a run another instance's newer run superseded.
+"""The listener peers forward to: the run RPCs of the runs this instance holds (appends on a
+peer's channel, a RunSSE as a request), and the cancel of a run another instance's newer run
+superseded.
 
 Why a listener of its own: with ``--workers`` every process shares the public port, so a peer
 could not pick one process there; and what arrives here was admitted already (the balancer's
@@ -21,6 +22,7 @@ from aiohttp import web
 from wire.hop_by_hop import PEER_TOKEN_HEADER
 from wire.http.agent_routes import AgentRoutes
 from wire.http.gate import Handler
+from wire.http.peer_channel import CHANNEL_PATH, serve_channel
 from wire.http.peer_forwarding import is_peer_token
 from wire.http.responses import json_error
 from wire.log import log_event
@@ -42,13 +44,20 @@ class PeerListener:
     """The peer app: token-checked, the held runs' RPCs and the cancel."""
 
     def __init__(
-        self, token: str, routes: AgentRoutes, cancel_run: Callable[[str, str], None]
+        self,
+        token: str,
+        routes: AgentRoutes,
+        cancel_run: Callable[[str, str], None],
+        max_body_bytes: int,
     ) -> None:
         self._token = token
         self._cancel_run = cancel_run
         self.app = web.Application(middlewares=[self._check_token])
         routes.register_held_here(self.app)
         self.app.router.add_post(CANCEL_RUN_PATH, self._cancel)
+        self._max_body_bytes = max_body_bytes
+        self._peer_append = routes.peer_append
+        self.app.router.add_get(CHANNEL_PATH, self._channel)
         self._runner: web.AppRunner | None = None
         self.address = ""
 
@@ -58,6 +67,10 @@ class PeerListener:
             log_event(logger, logging.WARNING, "peer request without the peer token refused")
             return json_error(401, "unauthenticated", "this listener takes requests from peers")
         return await handler(request)
+
+    async def _channel(self, request: web.Request) -> web.StreamResponse:
+        """A peer's channel of forwarded appends (``wire.http.peer_channel``)."""
+        return await serve_channel(request, self._peer_append, self._max_body_bytes)
 
     async def _cancel(self, request: web.Request) -> web.StreamResponse:
         body = await request.content.read(_MAX_CANCEL_BYTES + 1)
