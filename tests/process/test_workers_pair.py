@@ -2,8 +2,10 @@
 new connection, reach whichever worker the kernel gives it, so a run's RunSSE and BidiAppends
 land on different workers, and the others forward to the one that holds the run. Checked: tool
 turns (at least one request forwarded, by a worker that does not hold the run), the RunSSE
-replayed, a cancel, a console login, and the holding worker SIGKILLed mid-round: the supervisor
-starts it again and the editor's resume completes the turn without repeating the Write."""
+replayed, a cancel, a console login, a newer run on another worker interrupting the held one, a
+provider saved through one worker serving a turn on any, and the holding worker SIGKILLed
+mid-round: the supervisor starts it again and the editor's resume completes the turn without
+repeating the Write."""
 
 from __future__ import annotations
 
@@ -210,3 +212,71 @@ async def test_the_holding_worker_killed_mid_round_is_restarted_and_the_turn_res
         await cursor.aclose()
     assert after.end == {}, after.end
     assert exec_variants(after) == [("call_sh", "shell_stream_args")]  # the Write is not rerun
+
+
+async def test_a_new_run_on_another_worker_interrupts_the_held_one(
+    workers: Workers, fake: FakeProvider
+) -> None:
+    """Run 1 waits on its model; the user's next message on the same conversation starts run
+    2, on whichever worker its connection reaches: run 1 ends ``canceled`` at once. Repeated
+    on new conversations until run 2 was held by another worker than run 1 at least once."""
+    cursor = workers.cursor()
+    crossed = False
+    try:
+        for attempt in range(8):
+            fake.enqueue(Script.hang_before_headers(), Script.sse(chat_events(text=["second"])))
+            conversation = f"wi{attempt}"
+            first = CursorSession(cursor, f"workers-one-{attempt}")
+            one = asyncio.create_task(
+                first.run(user_turn_message("one", workers.public_id, conversation_id=conversation))
+            )
+            await fake.wait_for_request(len(fake.requests) + 1, timeout=WAIT_S)
+            second = CursorSession(cursor, f"workers-two-{attempt}")
+            log = await second.run(
+                user_turn_message("two", workers.public_id, conversation_id=conversation)
+            )
+            assert log.end == {}, log.end
+            superseded = await asyncio.wait_for(one, 10)
+            assert superseded.end is not None and superseded.end["error"]["code"] == "canceled"
+            holders = {
+                await asyncio.to_thread(workers.holder, f"workers-{n}-{attempt}")
+                for n in ("one", "two")
+            }
+            if len(holders) == 2:
+                crossed = True
+                break
+    finally:
+        await cursor.aclose()
+    assert crossed, "run 2 never landed on another worker than run 1"
+
+
+async def test_a_provider_saved_on_one_worker_serves_a_turn_on_any(
+    workers: Workers, fake: FakeProvider
+) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    limits = httpx.Limits(max_keepalive_connections=0)
+    async with httpx.AsyncClient(
+        base_url=workers.base_url, headers=bearer, limits=limits
+    ) as console:
+        body = {"name": "Other", "type": "openai-chat", "base_url": fake.base_url, "api_key": "k"}
+        created = await console.post("/console/api/providers", json=body)
+        assert created.status_code == 201, created.text
+        models = {"models": [{"model_id": "other-model", "display_name": "Other"}]}
+        saved = await console.post(
+            f"/console/api/providers/{created.json()['id']}/models", json=models
+        )
+        assert saved.status_code == 201, saved.text
+        public_id = saved.json()[0]["public_id"]
+        for _ in range(6):  # new connections, so several workers: each lists it at once
+            listed = await console.get("/console/api/models")
+            assert public_id in [m["public_id"] for m in listed.json()]
+    fake.enqueue(Script.sse(chat_events(text=["the other model"])))
+    cursor = workers.cursor()
+    try:
+        log = await CursorSession(cursor, "workers-model").run(
+            user_turn_message("hi", public_id, conversation_id="wm")
+        )
+    finally:
+        await cursor.aclose()
+    assert log.end == {}, log.end
+    assert "the other model" in final_text(log)
