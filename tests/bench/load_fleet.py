@@ -316,12 +316,18 @@ def behind_haproxy(fleet: Fleet, folder: Path) -> Fleet:
 @contextmanager
 def fsyncs_of(pids: list[int], postgres_url: str | None) -> Iterator[dict[str, int | None]]:
     """Counts the fsyncs made for the servers while the block runs (None: cannot count)."""
-    result: dict[str, int | None] = {"fsyncs": None}
+    result: dict[str, int | None] = {"fsyncs": None, "pg_xacts": None, "pg_connections": None}
     if postgres_url is not None:
         before = pg_wal_syncs(postgres_url)
+        xacts_before = pg_database_stats(postgres_url)
         yield result
         after = pg_wal_syncs(postgres_url)
+        xacts_after = pg_database_stats(postgres_url)
         result["fsyncs"] = None if before is None or after is None else after - before
+        if xacts_before is not None and xacts_after is not None:
+            # Minus the two statistics reads themselves.
+            result["pg_xacts"] = xacts_after[0] - xacts_before[0] - 2
+            result["pg_connections"] = xacts_after[1]
         return
     perf = shutil.which("perf")
     if perf is None:
@@ -343,6 +349,24 @@ def fsyncs_of(pids: list[int], postgres_url: str | None) -> Iterator[dict[str, i
         counts = [line.split(",")[0] for line in err.splitlines() if "sys_enter_" in line]
         if counts and all(c.isdigit() for c in counts):
             result["fsyncs"] = sum(int(c) for c in counts)
+
+
+def pg_database_stats(url: str) -> tuple[int, int] | None:
+    """The database's transactions so far as PostgreSQL counts them (every statement outside a
+    transaction is one: the store's pooled reads included) and its open connections, or None.
+    The database is shared: only a quiet one gives the servers' own."""
+    import psycopg2
+
+    try:
+        with psycopg2.connect(url) as conn, conn.cursor() as cur:
+            cur.execute(
+                "SELECT xact_commit + xact_rollback, numbackends FROM pg_stat_database "
+                "WHERE datname = current_database()"
+            )
+            row = cur.fetchone()
+    except psycopg2.Error:
+        return None
+    return None if row is None else (int(row[0]), int(row[1]))
 
 
 def pg_wal_syncs(url: str) -> int | None:

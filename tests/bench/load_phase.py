@@ -192,6 +192,8 @@ class PhaseResult:
     fsyncs: int | None
     added: list[float]
     rounds: list[float]
+    pg_xacts: int | None = None
+    pg_connections: int | None = None
 
     @property
     def count(self) -> int:
@@ -284,6 +286,8 @@ def run_phase(
         client_cpu=sum(r[1] for r in results),
         commits=commits,
         fsyncs=fsyncs["fsyncs"],
+        pg_xacts=fsyncs["pg_xacts"],
+        pg_connections=fsyncs["pg_connections"],
         added=[o.first_text - o.started - setup.direct_s for o in good],
         rounds=rounds,
     )
@@ -319,6 +323,11 @@ def phase_text(result: PhaseResult, *, labelled: bool) -> str:
         f"   fsyncs/turn {fsyncs}"
         f"   failed {len(r.failed)}"
     )
+    if r.pg_xacts is not None:
+        text += (
+            f"\n       PostgreSQL transactions/turn {r.pg_xacts / count:5.1f} (reads included)"
+            f"   connections open at the end {r.pg_connections}"
+        )
     if r.spread_name:  # the clients chose each request's server: they know what crossed
         text += (
             f"   requests/turn {r.requests_per_turn:4.1f}"
