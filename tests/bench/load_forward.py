@@ -96,7 +96,7 @@ class ForwardCost:
             f"   {latency(d)}"
             f"\n       through instance 1       server CPU/append {f.cpu_ms():5.2f} ms"
             f"   {latency(f)}"
-            f"\n       forwarding: +{self.extra_ms:.2f} ms server CPU per append"
+            f"\n       forwarding: {self.extra_ms:+.2f} ms server CPU per append"
             f" (instance 1 {f.cpu_ms(1) - d.cpu_ms(1):+.2f} ms,"
             f" instance 0 {f.cpu_ms(0) - d.cpu_ms(0):+.2f} ms)"
         )
