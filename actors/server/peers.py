@@ -45,6 +45,18 @@ class StoreRouteBook:
         self._me = instance_id
 
     async def holder(self, request_id: str) -> str | None:
+        try:
+            return await self._holder(request_id)
+        except peewee.DatabaseError as exc:
+            raise _unavailable(request_id, f"the database did not answer: {exc}") from None
+
+    async def unreachable(self, request_id: str, url: str) -> str | None:
+        try:
+            return await self._unreachable(request_id, url)
+        except peewee.DatabaseError as exc:
+            raise _unavailable(request_id, f"the database did not answer: {exc}") from None
+
+    async def _holder(self, request_id: str) -> str | None:
         for _ in range(_MAX_ROUTE_READS):
             route = await asyncio.to_thread(self._routes.claim, request_id, self._me)
             if route.owner == self._me:
@@ -55,7 +67,7 @@ class StoreRouteBook:
                 return None
         raise _unavailable(request_id, "its holder keeps changing")
 
-    async def unreachable(self, request_id: str, url: str) -> str | None:
+    async def _unreachable(self, request_id: str, url: str) -> str | None:
         # A dead process of this host gives up its lease at once; elsewhere, when it expires.
         await asyncio.to_thread(self._instances.drop_gone_local)
         route = await asyncio.to_thread(self._routes.claim, request_id, self._me)
@@ -67,7 +79,7 @@ class StoreRouteBook:
             raise _unavailable(request_id, "the instance holding it does not answer")
         if await self._take_over(request_id, route):
             return None
-        return await self.holder(request_id)
+        return await self._holder(request_id)
 
     async def _take_over(self, request_id: str, route: RunRoute) -> bool:
         moved = await asyncio.to_thread(self._routes.take_over, request_id, route.owner, self._me)

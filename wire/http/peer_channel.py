@@ -21,7 +21,9 @@ import aiohttp
 import msgspec
 from aiohttp import web
 
+from wire.errors import Code, ConnectError
 from wire.hop_by_hop import PEER_TOKEN_HEADER
+from wire.http.append_reply import error_reply
 from wire.log import log_event
 from wire.peer_frames import (
     AppendCall,
@@ -37,6 +39,9 @@ logger = logging.getLogger("cursor_server.peers")
 CHANNEL_PATH: Final = "/internal/v1/channel"
 # A frame's overhead past the append body it carries (its headers, its numbers).
 FRAME_OVERHEAD_BYTES: Final = 256 * 1024
+# Both ends ping this often; a peer that sends no pong in half of it has its channel closed
+# (a frozen or cut-off holder, whose connection never closes by itself).
+CHANNEL_HEARTBEAT_S: Final = 10.0
 
 
 class PeerUnreachable(Exception):
@@ -51,72 +56,101 @@ class PeerChannel:
     """The channel to one peer; calls from any task on the loop."""
 
     def __init__(
-        self, session: aiohttp.ClientSession, url: str, token: str, max_body_bytes: int
+        self,
+        session: aiohttp.ClientSession,
+        url: str,
+        token: str,
+        max_body_bytes: int,
+        reply_timeout_s: float,
     ) -> None:
+        self._reply_timeout_s = reply_timeout_s
         self._session = session
         self._url = url + CHANNEL_PATH
         self._token = token
         self._max_msg = max_body_bytes + FRAME_OVERHEAD_BYTES
         self._ws: aiohttp.ClientWebSocketResponse | None = None
+        # The calls waiting on the open connection (each connection has its own).
+        self._waiting: dict[int, asyncio.Future[AppendReply]] = {}
         self._opening = asyncio.Lock()
         self._ids = itertools.count(1)
-        self._waiting: dict[int, asyncio.Future[AppendReply]] = {}
         self._reader: asyncio.Task[None] | None = None
 
     async def call(self, headers: tuple[tuple[bytes, bytes], ...], body: bytes) -> AppendReply:
-        ws = await self._open()
+        ws, waiting = await self._open()
         call_id = next(self._ids)
         reply: asyncio.Future[AppendReply] = asyncio.get_running_loop().create_future()
-        self._waiting[call_id] = reply
+        waiting[call_id] = reply
         try:
             await ws.send_bytes(encode_frame(AppendCall(call_id, headers, body)))
-            return await reply
+            async with asyncio.timeout(self._reply_timeout_s):
+                return await reply
+        except TimeoutError:
+            raise PeerChannelBroken(f"no reply in {self._reply_timeout_s:g} s") from None
         except (ConnectionError, aiohttp.ClientError) as exc:
             raise PeerChannelBroken(str(exc) or type(exc).__name__) from None
         finally:
-            self._waiting.pop(call_id, None)
+            waiting.pop(call_id, None)
+            if reply.done() and not reply.cancelled():
+                reply.exception()  # retrieved: a send error was raised instead
+            else:
+                reply.cancel()
 
-    async def _open(self) -> aiohttp.ClientWebSocketResponse:
+    async def _open(
+        self,
+    ) -> tuple[aiohttp.ClientWebSocketResponse, dict[int, asyncio.Future[AppendReply]]]:
         ws = self._ws
         if ws is not None and not ws.closed:
-            return ws
+            return ws, self._waiting
         async with self._opening:
             if self._ws is not None and not self._ws.closed:
-                return self._ws
+                return self._ws, self._waiting
             try:
                 ws = await self._session.ws_connect(
                     self._url,
                     headers={PEER_TOKEN_HEADER: self._token},
                     max_msg_size=self._max_msg,
                     autoping=True,
-                    heartbeat=None,
+                    heartbeat=CHANNEL_HEARTBEAT_S,
                     compress=0,
                 )
             except (aiohttp.ClientConnectorError, TimeoutError) as exc:
                 raise PeerUnreachable(str(exc) or type(exc).__name__) from None
+            except aiohttp.WSServerHandshakeError as exc:
+                if exc.status == 401:
+                    log_event(
+                        logger,
+                        logging.ERROR,
+                        "a peer refused this instance's peer token: their secret keys differ",
+                        peer=self._url,
+                    )
+                raise PeerChannelBroken(str(exc) or type(exc).__name__) from None
             except aiohttp.ClientError as exc:
                 raise PeerChannelBroken(str(exc) or type(exc).__name__) from None
             self._ws = ws
-            self._reader = asyncio.ensure_future(self._read(ws))
-            return ws
+            self._waiting = {}
+            self._reader = asyncio.ensure_future(self._read(ws, self._waiting))
+            return ws, self._waiting
 
-    async def _read(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+    @staticmethod
+    async def _read(
+        ws: aiohttp.ClientWebSocketResponse, waiting: dict[int, asyncio.Future[AppendReply]]
+    ) -> None:
         try:
             async for message in ws:
                 if message.type is not aiohttp.WSMsgType.BINARY:
                     continue
                 reply = decode_reply(message.data)
-                waiting = self._waiting.get(reply.call_id)
-                if waiting is not None and not waiting.done():
-                    waiting.set_result(reply)
+                call = waiting.get(reply.call_id)
+                if call is not None and not call.done():
+                    call.set_result(reply)
         except PeerFrameError as exc:
             log_event(logger, logging.ERROR, "peer channel sent a bad frame", error=str(exc))
             await ws.close()
         finally:
             broken = PeerChannelBroken("the peer channel closed")
-            for waiting in list(self._waiting.values()):
-                if not waiting.done():
-                    waiting.set_exception(broken)
+            for call in list(waiting.values()):
+                if not call.done():
+                    call.set_exception(broken)
 
     async def close(self) -> None:
         if self._ws is not None:
@@ -135,17 +169,31 @@ async def serve_channel(
 ) -> web.WebSocketResponse:
     """The holder's half: every call handled in a task of its own (appends of many runs at
     once), each reply sent as it is ready."""
-    ws = web.WebSocketResponse(max_msg_size=max_body_bytes + FRAME_OVERHEAD_BYTES, compress=False)
+    ws = web.WebSocketResponse(
+        max_msg_size=max_body_bytes + FRAME_OVERHEAD_BYTES,
+        compress=False,
+        heartbeat=CHANNEL_HEARTBEAT_S,
+    )
     await ws.prepare(request)
     sending = asyncio.Lock()
     tasks: set[asyncio.Task[None]] = set()
 
     async def answer(call: AppendCall) -> None:
-        reply = await handle(call)
+        try:
+            reply = await handle(call)
+        except Exception as exc:  # answered, as the HTTP path answers an unexpected error
+            log_event(
+                logger,
+                logging.ERROR,
+                "forwarded append failed",
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            reply = error_reply(ConnectError(Code.INTERNAL, "the run's holder failed"))
         frame = encode_frame(msgspec.structs.replace(reply, call_id=call.call_id))
         async with sending:
             if not ws.closed:
-                await ws.send_bytes(frame)
+                with contextlib.suppress(ConnectionError, aiohttp.ClientError):
+                    await ws.send_bytes(frame)
 
     try:
         async for message in ws:

@@ -78,6 +78,8 @@ def new_peer_session() -> aiohttp.ClientSession:
     no environment proxies, no cookies."""
     return aiohttp.ClientSession(
         auto_decompress=False,
+        # Nothing the client did not send: a relayed run's requests go on to Cursor as sent.
+        skip_auto_headers=("Accept", "Accept-Encoding", "User-Agent", "Content-Type"),
         trust_env=False,
         cookie_jar=aiohttp.DummyCookieJar(),
         timeout=aiohttp.ClientTimeout(
@@ -139,7 +141,13 @@ class PeerForwarder:
     def _channel(self, url: str) -> PeerChannel:
         channel = self._channels.get(url)
         if channel is None:
-            channel = PeerChannel(self._session, url, self._token, self._limits.max_body_bytes)
+            channel = PeerChannel(
+                self._session,
+                url,
+                self._token,
+                self._limits.max_body_bytes,
+                reply_timeout_s=PEER_READ_TIMEOUT_S,
+            )
             self._channels[url] = channel
         return channel
 
@@ -155,6 +163,7 @@ class PeerForwarder:
             try:
                 reply = await self._channel(next_url).call(headers, raw.body)
             except PeerUnreachable:
+                self._channels.pop(next_url, None)  # a dead peer's channel goes
                 next_url = await self._moved(request_id, next_url, unreachable=True)
             except PeerChannelBroken as exc:
                 raise _failed(request_id, str(exc)) from None
@@ -195,6 +204,15 @@ class PeerForwarder:
             except aiohttp.ClientError as exc:
                 raise _failed(request_id, str(exc) or type(exc).__name__) from None
             else:
+                if upstream.status == 401:
+                    upstream.release()
+                    log_event(
+                        logger,
+                        logging.ERROR,
+                        "a peer refused this instance's peer token: their secret keys differ",
+                        peer=next_url,
+                    )
+                    raise _failed(request_id, "it refused this instance's peer token")
                 if upstream.status != MISDIRECTED:
                     break
                 upstream.release()
@@ -235,8 +253,8 @@ class PeerForwarder:
         finally:
             for task in (copying, watching):
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            # Their own ends, not a cancellation of this handler, are what is let go here.
+            await asyncio.gather(copying, watching, return_exceptions=True)
         if copying.done() and not copying.cancelled() and copying.result():
             with contextlib.suppress(ConnectionResetError, ConnectionError):
                 await response.write_eof()
@@ -259,6 +277,8 @@ class PeerForwarder:
             async for chunk in upstream.content.iter_any():
                 async with asyncio.timeout(stall_s):
                     await response.write(chunk)
+        except ConnectionResetError:
+            return False  # the client left (a write to it failed)
         except (aiohttp.ClientError, asyncio.IncompleteReadError) as exc:
             # The holder died or cut the stream: so does this one (the editor resumes).
             log_event(
@@ -276,7 +296,7 @@ class PeerForwarder:
                 request_id=request_id,
                 waited_s=stall_s,
             )
-        except (ConnectionResetError, ConnectionError):
+        except ConnectionError:
             return False
         else:
             return True
