@@ -127,11 +127,12 @@ async def serve(
     return 0
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """The process; ``argv``: its arguments (``sys.argv[1:]`` by default)."""
     raise_file_limit()
     try:
         link = WorkerLink.from_environ(os.environ)
-        settings = load_settings(os.environ, workers_flag(sys.argv[1:]))
+        settings = load_settings(os.environ, workers_flag(sys.argv[1:] if argv is None else argv))
     except SettingError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_BAD_SETTING

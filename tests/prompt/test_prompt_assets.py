@@ -793,7 +793,7 @@ def test_startup_fails_with_exit_2_and_one_line_before_opening_the_store(
     # all), main() would stop on it with a CURSOR_DATABASE_URL line instead of serving.
     monkeypatch.setenv("CURSOR_DATABASE_URL", "mysql://db/x")
     monkeypatch.setattr(run, "load_prompt_assets", broken)
-    assert run.main() == 2
+    assert run.main([]) == 2  # no arguments, whatever pytest was given
     err = capsys.readouterr().err
     assert err.splitlines() == ["prompt assets: modes/agent.json: unknown tool 'Frobnicate'"]
 
