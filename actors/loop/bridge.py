@@ -41,6 +41,9 @@ class LoopCalls:
         self._lock = threading.Lock()
         self._pending: list[Call] = []
         self._scheduled = False
+        # Wake-ups of the loop from other threads: this queue's (one per burst of calls) and
+        # the coroutines ``LoopTasks`` submits (one each).
+        self.wakeups = 0
 
     def call(self, fn: Callable[..., object], *args: object) -> None:
         with self._lock:
@@ -48,12 +51,18 @@ class LoopCalls:
             if self._scheduled:
                 return
             self._scheduled = True
+            self.wakeups += 1
         try:
             self._loop.call_soon_threadsafe(self._run_pending)
         except RuntimeError:  # the loop is closed
             with self._lock:
                 self._pending.clear()
                 self._scheduled = False
+
+    def count_wakeup(self) -> None:
+        """Another wake-up of the loop (a coroutine submitted on it)."""
+        with self._lock:
+            self.wakeups += 1
 
     def _run_pending(self) -> None:
         with self._lock:
@@ -72,6 +81,11 @@ _CALLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopCalls] = (
     weakref.WeakKeyDictionary()
 )
 _CALLS_LOCK = threading.Lock()
+
+
+def loop_wakeups() -> int:
+    """The wake-ups of every loop of this process by other threads so far."""
+    return sum(calls.wakeups for calls in list(_CALLS.values()))
 
 
 def loop_calls(loop: asyncio.AbstractEventLoop) -> LoopCalls:
@@ -143,9 +157,11 @@ class LoopTasks:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
+        self._calls = loop_calls(loop)
 
     def submit(self, coroutine: Coroutine[Any, Any, None]) -> concurrent.futures.Future[None]:
         """Start ``coroutine`` on the loop; ``cancel()`` on the result cancels the task there."""
+        self._calls.count_wakeup()
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> LoopTimer:

@@ -37,11 +37,25 @@ class WorkerPool:
         self._numbers = itertools.count()
         self._started = 0
         self._busy = 0
+        # Every job handed over, and how many of those woke a waiting worker (a thread
+        # switch each; the others started a thread): what a run costs in hand-offs.
+        self._jobs = 0
+        self._woken = 0
 
     @property
     def threads_started(self) -> int:
         """How many worker threads this pool has started in its life."""
         return self._started
+
+    @property
+    def jobs(self) -> int:
+        """Jobs handed to the pool in its life: one per actor made ready from idle."""
+        return self._jobs
+
+    @property
+    def woken(self) -> int:
+        """Jobs that woke a waiting worker (the rest started a thread)."""
+        return self._woken
 
     @property
     def idle(self) -> int:
@@ -57,8 +71,11 @@ class WorkerPool:
         """Run ``job`` on an idle worker, or on a new one when every worker is busy."""
         with self._lock:
             self._busy += 1
+            self._jobs += 1
             slot = self._idle.pop() if self._idle else None
-            if slot is None:
+            if slot is not None:
+                self._woken += 1
+            else:
                 self._started += 1
                 number = next(self._numbers)
         if slot is not None:

@@ -73,11 +73,13 @@ def test_a_burst_of_calls_wakes_the_loop_once_and_an_error_stops_none_of_the_oth
     thread.start()
     thread.join()
     assert loop.wakeups == 1
+    assert calls.wakeups == 1  # the count the crossing test reads agrees with the loop's
     loop.run_until_complete(asyncio.sleep(0.01))
     assert ran == [1, 2, 3]
     assert [str(e) for e in errors] == ["a call's own error"]
     calls.call(ran.append, 4)  # after the batch ran, the next call wakes the loop again
     assert loop.wakeups == 2
+    assert calls.wakeups == 2
     loop.run_until_complete(asyncio.sleep(0.01))
     assert ran == [1, 2, 3, 4]
     loop.close()

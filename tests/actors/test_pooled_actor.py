@@ -389,6 +389,7 @@ def test_the_pool_keeps_at_most_max_idle_workers_after_a_burst() -> None:
     for _ in range(6):
         pool.submit(job)
     assert pool.threads_started == 6 and pool.busy == 6
+    assert (pool.jobs, pool.woken) == (6, 0)  # six hand-offs, each to a new thread
     release.set()
     for _ in range(6):
         assert done.acquire(timeout=WAIT)
@@ -399,6 +400,7 @@ def test_the_pool_keeps_at_most_max_idle_workers_after_a_burst() -> None:
     pool.submit(done.release)
     assert done.acquire(timeout=WAIT)
     assert pool.threads_started == 6  # the next job took an idle worker
+    assert (pool.jobs, pool.woken) == (7, 1)
 
 
 def test_the_run_actors_run_on_the_shared_pool() -> None:

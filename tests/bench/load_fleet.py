@@ -110,7 +110,9 @@ class Commits:
         self.pid = pid
         self.asked = 0
 
-    def read(self) -> int:
+    def read(self) -> dict[str, int]:
+        """The counts: ``commits`` and the crossings (``handoffs``, ``loop_wakeups``,
+        ``context_switches``)."""
         self.asked += 1
         os.kill(self.pid, signal.SIGUSR1)
         deadline = time.monotonic() + 10
@@ -120,8 +122,7 @@ class Commits:
             except (FileNotFoundError, ValueError):
                 stats = {"asked": 0}
             if stats["asked"] >= self.asked:
-                count: int = stats["commits"]
-                return count
+                return {key: int(value) for key, value in stats.items() if key != "asked"}
             time.sleep(0.01)
         raise AssertionError("the server did not publish its commit count")
 
@@ -199,10 +200,18 @@ class Fleet:
             return None
         return ServerProbe(self.balancer.proc.pid).cpu()
 
-    def commits(self) -> int | None:
-        """Every member's commit count, summed; None if any member cannot count."""
+    def commits(self) -> dict[str, int] | None:
+        """Every member's counts (commits and crossings), summed; None if any member cannot
+        count."""
         counts = [None if m.commits is None else m.commits.read() for m in self.members]
-        return None if None in counts else sum(c for c in counts if c is not None)
+        if any(c is None for c in counts):
+            return None
+        total: dict[str, int] = {}
+        for each in counts:
+            assert each is not None
+            for key, value in each.items():
+                total[key] = total.get(key, 0) + value
+        return total
 
     def resources(self) -> str:
         rss = [m.rss_mb() for m in self.members]

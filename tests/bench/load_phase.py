@@ -189,6 +189,8 @@ class PhaseResult:
     balancer_cpu: float | None
     client_cpu: float
     commits: int | None
+    # Per phase: actor-pool hand-offs, loop wake-ups and context switches of the servers.
+    crossings: dict[str, int] | None
     fsyncs: int | None
     added: list[float]
     rounds: list[float]
@@ -264,9 +266,12 @@ def run_phase(
             stamps = arrivals.get(o.tag, [])
             if len(stamps) >= 2 and o.last_result_sent:
                 rounds.append(stamps[1] - o.last_result_sent)
-    commits = (
-        None if commits_before is None or commits_after is None else commits_after - commits_before
+    deltas = (
+        None
+        if commits_before is None or commits_after is None
+        else {key: commits_after[key] - commits_before.get(key, 0) for key in commits_after}
     )
+    commits = None if deltas is None else deltas.pop("commits")
     return PhaseResult(
         label=config_label(fleet, spread),
         fleet=fleet.name,
@@ -285,6 +290,7 @@ def run_phase(
         ),
         client_cpu=sum(r[1] for r in results),
         commits=commits,
+        crossings=deltas,
         fsyncs=fsyncs["fsyncs"],
         pg_xacts=fsyncs["pg_xacts"],
         pg_connections=fsyncs["pg_connections"],
@@ -323,6 +329,13 @@ def phase_text(result: PhaseResult, *, labelled: bool) -> str:
         f"   fsyncs/turn {fsyncs}"
         f"   failed {len(r.failed)}"
     )
+    if r.crossings:
+        per = {key: value / count for key, value in r.crossings.items()}
+        text += (
+            f"\n       crossings/turn: actor-pool hand-offs {per.get('handoffs', 0):5.1f}"
+            f"   loop wake-ups {per.get('loop_wakeups', 0):5.1f}"
+            f"   context switches {per.get('context_switches', 0):6.1f}"
+        )
     if r.pg_xacts is not None:
         text += (
             f"\n       PostgreSQL transactions/turn {r.pg_xacts / count:5.1f} (reads included)"

@@ -1,4 +1,5 @@
-"""``python run.py`` as it runs for a user, plus a count of the database transactions it commits.
+"""``python run.py`` as it runs for a user, plus a count of the database transactions it commits
+and of its crossings (actor-pool hand-offs, loop wake-ups, context switches).
 
 The load benchmark prints transactions per turn, which only the server's own process can count:
 this wraps ``peewee.Database.commit`` and the group-commit writer's COMMIT with a counter,
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import runpy
 import signal
 from collections.abc import Callable
@@ -50,8 +52,19 @@ def publisher(path: str) -> Callable[[int, Any], None]:
     asked = [0]
 
     def publish(signum: int, frame: Any) -> None:
+        from actors.loop.bridge import loop_wakeups
+        from actors.pool.pooled_actor import ACTOR_POOL
+
         asked[0] += 1
-        Path(path + ".tmp").write_text(json.dumps({"commits": _commits[0], "asked": asked[0]}))
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        stats = {
+            "commits": _commits[0],
+            "asked": asked[0],
+            "handoffs": ACTOR_POOL.jobs,
+            "loop_wakeups": loop_wakeups(),
+            "context_switches": usage.ru_nvcsw + usage.ru_nivcsw,
+        }
+        Path(path + ".tmp").write_text(json.dumps(stats))
         os.replace(path + ".tmp", path)
 
     return publish
