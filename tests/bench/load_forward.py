@@ -7,8 +7,9 @@ which forwards each to the first (it learnt who holds the run from one warm-up h
 any later append of a run finds it in its route memory). Both ways the first server does the
 same with each: orders it in the run's inbox and tells the run's actor, which ignores it; so
 what the fleet's CPU per append differs by is the forwarding itself: the second server's
-edge, the httpx request to the holder's peer listener and the relay of its answer, against
-the first server's public edge. Then the run is cancelled. The bench's own CPU is not counted.
+edge, the frame on its channel to the holder's peer listener and the answer made from the
+reply, against the first server's public edge. Then the run is cancelled. The bench's own
+CPU is not counted.
 """
 
 from __future__ import annotations
