@@ -21,7 +21,7 @@ import pytest
 from store.base.typed_peewee import execute_sql
 from store.conversations import ConversationStore
 from tests.process.test_balancer import TOKEN, Cluster, Instance, cluster, read_turn, run_status
-from tests.process.test_crash_recovery import completed_cards, exec_variants, until
+from tests.process.test_crash_recovery import exec_variants, until, write_done_shell_running
 from tests.support.fake_cursor import (
     CursorSession,
     FakeCursor,
@@ -233,13 +233,10 @@ async def test_the_holder_killed_mid_round_its_turn_resumed_through_the_balancer
     )
     log = session.log
 
-    def mid_round() -> bool:
-        staged = [c for c in log.checkpoints() if "call_sh" in "".join(c.pending_tool_calls)]
-        running = ("call_sh", "shell_stream_args") in exec_variants(log)
-        return bool(staged) and running and "call_w" in completed_cards(log)
-
     try:
-        await until(mid_round, "the Write committed and the Shell running")
+        await until(
+            lambda: write_done_shell_running(log), "the Write committed and the Shell running"
+        )
         killed = await asyncio.to_thread(holder, cluster, "pair-killed")
         killed.process.proc.send_signal(signal.SIGKILL)
         await asyncio.to_thread(killed.process.proc.wait, WAIT_S)

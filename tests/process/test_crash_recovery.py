@@ -143,6 +143,14 @@ def completed_cards(log: TurnLog) -> list[str]:
     ]
 
 
+def write_done_shell_running(log: TurnLog) -> bool:
+    """Mid-round, as a kill there needs it: the Write's result committed (its card shown),
+    the round staged with the Shell pending, and the Shell sent to the editor."""
+    staged = [c for c in log.checkpoints() if "call_sh" in "".join(c.pending_tool_calls)]
+    running = ("call_sh", "shell_stream_args") in exec_variants(log)
+    return bool(staged) and running and "call_w" in completed_cards(log)
+
+
 async def until(condition: Callable[[], bool], what: str) -> None:
     async with asyncio.timeout(WAIT_S):
         while not condition():

@@ -30,11 +30,11 @@ from tests.process.test_crash_recovery import (
     WAIT_S,
     WRITE,
     Server,
-    completed_cards,
     exec_variants,
     model_saw,
     turn_tool_steps,
     until,
+    write_done_shell_running,
 )
 from tests.support.fake_cursor import CursorSession, FakeCursor, resume_message, user_turn_message
 from tests.support.fake_provider import FakeProvider, Script, chat_events
@@ -171,12 +171,7 @@ async def test_failover_mid_round_to_the_other_server(
     )
     log = session.log
 
-    def mid_round() -> bool:
-        staged = [c for c in log.checkpoints() if "call_sh" in "".join(c.pending_tool_calls)]
-        shell = ("call_sh", "shell_stream_args") in exec_variants(log)
-        return bool(staged) and shell and "call_w" in completed_cards(log)
-
-    await until(mid_round, "the Write committed and the Shell running")
+    await until(lambda: write_done_shell_running(log), "the Write committed and the Shell running")
     b = await servers()
     await stays_running(stored, "run-killed")
     a.process.proc.send_signal(signal.SIGKILL)

@@ -22,7 +22,13 @@ import pytest
 
 from store.base.typed_peewee import execute_sql
 from tests.conftest import add_fake_model
-from tests.process.test_crash_recovery import SHELL, WRITE, completed_cards, exec_variants, until
+from tests.process.test_crash_recovery import (
+    SHELL,
+    WRITE,
+    exec_variants,
+    until,
+    write_done_shell_running,
+)
 from tests.process.test_workers import WORKER_LINE, started
 from tests.support.fake_cursor import (
     CursorSession,
@@ -184,13 +190,10 @@ async def test_the_holding_worker_killed_mid_round_is_restarted_and_the_turn_res
     )
     log = session.log
 
-    def mid_round() -> bool:
-        staged = [c for c in log.checkpoints() if "call_sh" in "".join(c.pending_tool_calls)]
-        running = ("call_sh", "shell_stream_args") in exec_variants(log)
-        return bool(staged) and running and "call_w" in completed_cards(log)
-
     try:
-        await until(mid_round, "the Write committed and the Shell running")
+        await until(
+            lambda: write_done_shell_running(log), "the Write committed and the Shell running"
+        )
         name = await asyncio.to_thread(workers.holder, "workers-killed")
         pid = started(workers.process.lines)[name]
         signal_sent = asyncio.get_running_loop().time()
