@@ -18,7 +18,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from store.base.typed_peewee import execute_sql
 from store.conversations import ConversationStore
 from tests.process.test_balancer import TOKEN, Cluster, Instance, cluster, read_turn, run_status
 from tests.process.test_crash_recovery import exec_variants, until, write_done_shell_running
@@ -33,7 +32,7 @@ from tests.support.fake_cursor import (
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
 from tests.support.h2_servers import upstream_config
 from tests.support.haproxy import make_balancer
-from tests.support.process import connect_shared_store
+from tests.support.process import connect_shared_store, holder_pid
 from wire.http.agent_routes import BIDI_APPEND_PATH, RUN_SSE_PATH
 
 __all__ = ["cluster", "make_balancer", "upstream_config"]  # fixtures, used by name
@@ -55,18 +54,7 @@ def direct(instance: Instance) -> FakeCursor:
 
 def holder(cluster: Cluster, request_id: str) -> Instance:
     """The instance that holds ``request_id``: its route's instance, by process id."""
-    store = connect_shared_store(cluster.database_url)
-    try:
-        row = execute_sql(
-            store.database,
-            'SELECT i."pid" FROM "run_routes" r JOIN "server_instances" i '
-            'ON i."instance_id" = r."instance_id" WHERE r."request_id" = %s',
-            (request_id,),
-        ).fetchone()
-    finally:
-        store.close()
-    assert row is not None, f"no route for {request_id}"
-    (pid,) = row
+    pid = holder_pid(cluster.database_url, request_id)
     return next(i for i in cluster.instances if i.process.proc.pid == pid)
 
 

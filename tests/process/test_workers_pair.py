@@ -20,7 +20,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from store.base.typed_peewee import execute_sql
 from tests.conftest import add_fake_model
 from tests.process.test_crash_recovery import (
     SHELL,
@@ -39,7 +38,13 @@ from tests.support.fake_cursor import (
     user_turn_message,
 )
 from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
-from tests.support.process import SHARED_KEY_ENV, ServerProcess, connect_shared_store, server_env
+from tests.support.process import (
+    SHARED_KEY_ENV,
+    ServerProcess,
+    connect_shared_store,
+    holder_pid,
+    server_env,
+)
 
 pytestmark = pytest.mark.process
 
@@ -68,19 +73,8 @@ class Workers:
 
     def holder(self, request_id: str) -> str:
         """The worker holding ``request_id``, by its route's instance's pid."""
-        store = connect_shared_store(self.database_url)
-        try:
-            row = execute_sql(
-                store.database,
-                'SELECT i."pid" FROM "run_routes" r JOIN "server_instances" i '
-                'ON i."instance_id" = r."instance_id" WHERE r."request_id" = %s',
-                (request_id,),
-            ).fetchone()
-        finally:
-            store.close()
-        assert row is not None, request_id
         names = {pid: name for name, pid in started(self.process.lines).items()}
-        return names[int(row[0])]
+        return names[holder_pid(self.database_url, request_id)]
 
     def forwarders(self, request_id: str) -> set[str]:
         """The workers that forwarded a request of ``request_id`` to its holder."""

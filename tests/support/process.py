@@ -90,3 +90,22 @@ SHARED_KEY_ENV = {"CURSOR_SECRET_KEY": encode_secret_key(SHARED_SECRET_KEY)}
 def connect_shared_store(url: str) -> Store:
     """The store at ``url`` under the key ``SHARED_KEY_ENV`` gives a server process."""
     return connect_store(url, secret_key=SHARED_SECRET_KEY)
+
+
+def holder_pid(url: str, request_id: str) -> int:
+    """The process id of the instance whose route holds ``request_id`` in the database at
+    ``url`` (``run_routes`` joined to the instances' leases)."""
+    from store.base.typed_peewee import execute_sql
+
+    store = connect_shared_store(url)
+    try:
+        row = execute_sql(
+            store.database,
+            'SELECT i."pid" FROM "run_routes" r JOIN "server_instances" i '
+            'ON i."instance_id" = r."instance_id" WHERE r."request_id" = %s',
+            (request_id,),
+        ).fetchone()
+    finally:
+        store.close()
+    assert row is not None, f"no route for {request_id}"
+    return int(row[0])
