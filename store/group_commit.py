@@ -37,6 +37,7 @@ from typing import Any
 import peewee
 
 import store.base.typed_peewee as typed_peewee
+from store.base import waits
 
 logger = logging.getLogger(__name__)
 
@@ -114,6 +115,7 @@ class GroupCommitter:
                 while self._busy or self._commit_wanted or self._group.error is not None:
                     if self._stopping:
                         raise peewee.InterfaceError("the store's writer is closed")
+                    waits.about_to_wait()
                     self._turn.wait()
             finally:
                 self._waiting -= 1
@@ -174,7 +176,9 @@ class GroupCommitter:
 
     def wait_committed(self, group: _Group) -> None:
         """Block until the group is committed; raise if it was not."""
-        group.committed.wait()
+        if not group.committed.is_set():
+            waits.about_to_wait()
+            group.committed.wait()
         if group.error is not None:
             raise GroupCommitFailed(f"the write transaction failed: {group.error!r}") from (
                 group.error

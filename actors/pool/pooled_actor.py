@@ -16,6 +16,15 @@ own; a message left in the mailbox when the actor stops, or put after it stopped
 ``ActorDeadError`` (a stop request gets None, as pykka's teardown answers it). A handler may
 block (on another actor's future, a store write): the pool grows instead of deadlocking.
 
+An actor made ready by a handler running on a worker is kept on that worker and runs there
+next (``WorkerPool.run_soon``): a run's actors take turns on one thread while they hand work to
+each other. Three rules keep that from holding anyone up: an actor that others wait behind on
+its worker gives the worker back after each message (it is kept again, behind them); a message
+from another thread for an actor kept on a worker that has not started it takes the actor and
+runs it elsewhere at once (a cancel from the loop gets through while that worker is busy); and
+a worker about to wait on a pooled actor's future first hands what it keeps to the pool
+(``PooledFuture``), so an ask between a run's actors cannot deadlock.
+
 This reuses pykka's internals, read in pykka 4.5 and pinned to it in ``setup.cfg``:
 ``Actor._actor_loop_setup`` (``on_start``), ``_handle_receive``, ``_handle_failure``,
 ``_stop``, ``_actor_loop_teardown`` (which drains through the inbox's ``get``/``empty``), the
@@ -35,12 +44,12 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import pykka
-from pykka import ActorDeadError, ActorRegistry, messages
+from pykka import ActorDeadError, ActorRegistry, ThreadingFuture, messages
 
-from actors.pool.worker_pool import WorkerPool
+from actors.pool.worker_pool import Ticket, WorkerPool, others_kept_here, release_here
 
 if TYPE_CHECKING:
     from pykka._envelope import Envelope
@@ -58,38 +67,75 @@ ACTOR_POOL = WorkerPool("actor-pool", MAX_IDLE_WORKERS)
 class Mailbox:
     """One pooled actor's envelopes, and whether the actor is on (or handed to) a worker."""
 
-    __slots__ = ("_closed", "_envelopes", "_lock", "_name", "_schedule", "_scheduled")
+    __slots__ = (
+        "_closed",
+        "_envelopes",
+        "_job",
+        "_lock",
+        "_name",
+        "_pool",
+        "_scheduled",
+        "_ticket",
+    )
 
     def __init__(self) -> None:
         self._envelopes: deque[Envelope[Any]] = deque()
         self._lock = threading.Lock()
         # True until the actor starts (messages put before wait for on_start), and while a
-        # worker holds the actor.
+        # worker holds the actor or keeps it to run next.
         self._scheduled = True
+        # How the actor was last made ready; claimable while a worker keeps it unstarted.
+        self._ticket: Ticket | None = None
         self._closed = False
-        self._schedule: Callable[[], None] | None = None
+        self._pool: WorkerPool | None = None
+        self._job: Callable[[], None] | None = None
         self._name = ""
 
-    def bind(self, schedule: Callable[[], None], name: str) -> None:
-        """``schedule()`` hands the actor (called ``name``) to a worker; a put that finds the
-        actor idle calls it."""
-        self._schedule = schedule
+    def bind(self, pool: WorkerPool, job: Callable[[], None], name: str) -> None:
+        """``job`` drains the actor (called ``name``) on a worker of ``pool``; a put that finds
+        the actor idle makes it ready."""
+        self._pool = pool
+        self._job = job
         self._name = name
 
     def put(self, envelope: Envelope[Any], /) -> None:
+        ticket = None
         with self._lock:
-            if self._closed:
-                refuse = True
-            else:
-                refuse = False
+            if not self._closed:
                 self._envelopes.append(envelope)
-                if self._scheduled:
+                ticket = self._make_ready()
+                if ticket is None:
                     return
-                self._scheduled = True
-        if refuse:
+        if ticket is None:
             _refuse(envelope, self._name)
-        elif self._schedule is not None:
-            self._schedule()
+            return
+        assert self._pool is not None
+        self._pool.run_soon(ticket)
+
+    def _make_ready(self) -> Ticket | None:
+        """Under the lock, an envelope just put: the actor's new ticket when it must be made
+        ready, or None when a worker holds it or will start it."""
+        if self._scheduled:
+            held = self._ticket
+            if held is None or held.keeper in (None, threading.get_ident()):
+                return None  # on a worker, handed to one, or kept by this very thread
+            if not held.claim():
+                return None  # its keeper started it: it will take this envelope
+            # Kept, unstarted, by a worker that may be busy for a while: run it elsewhere now.
+        self._scheduled = True
+        ticket = self._ticket = Ticket(self._run)
+        return ticket
+
+    def ready(self) -> None:
+        """Make the actor ready (its start, or its turn given back with envelopes left)."""
+        with self._lock:
+            ticket = self._ticket = Ticket(self._run)
+        assert self._pool is not None
+        self._pool.run_soon(ticket)
+
+    def _run(self) -> None:
+        assert self._job is not None
+        self._job()
 
     def take(self) -> Envelope[Any] | None:
         """The next envelope, or None, in which case the actor is no longer held by a worker."""
@@ -97,6 +143,7 @@ class Mailbox:
             if self._envelopes:
                 return self._envelopes.popleft()
             self._scheduled = False
+            self._ticket = None
             return None
 
     def close(self) -> None:
@@ -137,21 +184,23 @@ class PooledActor(pykka.ThreadingActor):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._mailbox: Mailbox = self.actor_inbox  # type: ignore[assignment]
-        self._mailbox.bind(self._schedule, str(self.actor_ref))
+        self._mailbox.bind(self.actor_pool, self._run_on_worker, str(self.actor_ref))
         self._on_start_done = False
 
     @staticmethod
     def _create_actor_inbox() -> Mailbox:
         return Mailbox()
 
-    def _start_actor_loop(self) -> None:
-        self._schedule()
+    @staticmethod
+    def _create_future() -> PooledFuture[Any]:
+        return PooledFuture()
 
-    def _schedule(self) -> None:
-        self.actor_pool.submit(self._run_on_worker)
+    def _start_actor_loop(self) -> None:
+        self._mailbox.ready()
 
     def _run_on_worker(self) -> None:
-        """Run on a worker: ``on_start`` the first time, then messages until none is left."""
+        """Run on a worker: ``on_start`` the first time, then messages until none is left, or
+        until another actor kept on this worker waits (then this one is kept again, behind)."""
         if not self._on_start_done:
             self._on_start_done = True
             self._actor_loop_setup()
@@ -160,6 +209,9 @@ class PooledActor(pykka.ThreadingActor):
             if envelope is None:
                 return
             self._handle_envelope(envelope)
+            if others_kept_here() and self._mailbox.qsize() and not self.actor_stopped.is_set():
+                self._mailbox.ready()  # kept again, behind the ones waiting here
+                return
         self._mailbox.close()
         self._actor_loop_teardown()
 
@@ -181,5 +233,19 @@ class PooledActor(pykka.ThreadingActor):
                     self._handle_failure(*sys.exc_info())
         except BaseException:
             logger.debug(f"{sys.exc_info()[1]!r} in {self}. Stopping all actors.")
+            release_here()  # stop_all waits for every actor, the ones kept here too
             self._stop()
             ActorRegistry.stop_all()
+
+
+T = TypeVar("T")
+
+
+class PooledFuture(ThreadingFuture[T]):
+    """A pooled actor's answer: waiting for it on a worker first hands that worker's kept actors
+    to the pool, since the answer may come from one of them."""
+
+    def get(self, *, timeout: float | None = None) -> Any:
+        if self._result is None:  # pykka's own field: no answer yet, so this will wait
+            release_here()
+        return super().get(timeout=timeout)

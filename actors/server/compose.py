@@ -19,6 +19,7 @@ from aiohttp import web
 
 from actors.conversation.secret import Secret
 from actors.loop.bridge import LoopTasks
+from actors.pool import release_here
 from actors.protocols.mailbox import ActorHandle
 from actors.protocols.run_output import RunOutput
 from actors.protocols.session import SessionMessage
@@ -44,6 +45,7 @@ from console.model_check_api import MODEL_CHECK_TIMEOUT_S, ModelCheckDeps
 from prompt import load_prompt_assets
 from store import Store
 from store.agent_activity import ActivityRows
+from store.base import waits
 from store.base.clock import now_ms
 from store.catalog import enabled_models, has_model
 from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses, own_addresses
@@ -248,6 +250,8 @@ async def start_server(
         if config.console_token is None and not is_loopback_host(str(listen_host)):
             raise ValueError(f"{TOKEN_VARIABLE} is required to listen on {listen_host}")
     database = store.database if store is not None else None
+    # An actor's handler waiting on a commit first hands the actors kept on its worker to others.
+    waits.before_waiting(release_here)
     # Recorded on every agent request, added to the shared record in the background.
     activity = AgentActivity(now_ms, None if database is None else ActivityRows(database))
     client = new_upstream_client()

@@ -111,7 +111,7 @@ class Commits:
         self.asked = 0
 
     def read(self) -> dict[str, int]:
-        """The counts: ``commits`` and the crossings (``handoffs``, ``loop_wakeups``,
+        """The counts: ``commits`` and the crossings (``handoffs``, ``kept``, ``loop_wakeups``,
         ``context_switches``)."""
         self.asked += 1
         os.kill(self.pid, signal.SIGUSR1)

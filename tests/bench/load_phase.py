@@ -189,7 +189,8 @@ class PhaseResult:
     balancer_cpu: float | None
     client_cpu: float
     commits: int | None
-    # Per phase: actor-pool hand-offs, loop wake-ups and context switches of the servers.
+    # Per phase: actor-pool hand-offs (and actors kept on a worker), loop wake-ups and
+    # context switches of the servers.
     crossings: dict[str, int] | None
     fsyncs: int | None
     added: list[float]
@@ -333,6 +334,7 @@ def phase_text(result: PhaseResult, *, labelled: bool) -> str:
         per = {key: value / count for key, value in r.crossings.items()}
         text += (
             f"\n       crossings/turn: actor-pool hand-offs {per.get('handoffs', 0):5.1f}"
+            f" (kept on the worker {per.get('kept', 0):5.1f})"
             f"   loop wake-ups {per.get('loop_wakeups', 0):5.1f}"
             f"   context switches {per.get('context_switches', 0):6.1f}"
         )

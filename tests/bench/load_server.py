@@ -61,6 +61,8 @@ def publisher(path: str) -> Callable[[int, Any], None]:
             "commits": _commits[0],
             "asked": asked[0],
             "handoffs": ACTOR_POOL.jobs,
+            # Actors made ready on a worker and run there next (0 on a build without them).
+            "kept": getattr(ACTOR_POOL, "kept", 0),
             "loop_wakeups": loop_wakeups(),
             "context_switches": usage.ru_nvcsw + usage.ru_nivcsw,
         }

@@ -14,10 +14,11 @@ from wire.proto import agent_v1_pb2 as agent
 
 # One text turn, and what one tool round (a Read) adds to it; measured with some slack for
 # the scheduling's timing (an actor already on a worker takes a message without a hand-off).
-TEXT_TURN_HANDOFFS = 36  # measured 28-31
-TEXT_TURN_LOOP_WAKEUPS = 12  # measured 8-9
-TOOL_ROUND_HANDOFFS = 38  # measured 21-32
-TOOL_ROUND_LOOP_WAKEUPS = 12  # measured 3-9
+# Before actors made ready on a worker were kept there: 28-31 and 21-32 hand-offs.
+TEXT_TURN_HANDOFFS = 24  # measured 14-19: ten from the loop, the rest at commit waits
+TEXT_TURN_LOOP_WAKEUPS = 12  # measured 6-9
+TOOL_ROUND_HANDOFFS = 20  # measured 8-16
+TOOL_ROUND_LOOP_WAKEUPS = 12  # measured 3-8
 
 
 async def one_turn(

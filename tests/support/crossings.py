@@ -1,7 +1,8 @@
 """What the servers in this process have crossed so far: jobs handed to the actor pool (and how
-many woke a waiting worker), wake-ups of the asyncio loop by the actors (``LoopCalls``, and
-coroutines they submitted), and the process's context switches (every thread, from
-``getrusage``; the test's own client and fake provider included)."""
+many woke a waiting worker; actors kept on the worker that made them ready are counted apart),
+wake-ups of the asyncio loop by the actors (``LoopCalls``, and coroutines they submitted), and
+the process's context switches (every thread, from ``getrusage``; the test's own client and fake
+provider included)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from actors.pool.pooled_actor import ACTOR_POOL
 class Crossings:
     handoffs: int  # jobs handed to the actor pool: an actor made ready from idle
     woken: int  # of those, the ones that woke a waiting worker thread
+    kept: int  # actors made ready on a worker and run there next: no hand-off
     loop_wakeups: int  # actor -> loop: LoopCalls bursts and submitted coroutines
     context_switches: int  # the whole process's, voluntary and not
 
@@ -30,6 +32,7 @@ def crossings() -> Crossings:
     return Crossings(
         handoffs=ACTOR_POOL.jobs,
         woken=ACTOR_POOL.woken,
+        kept=ACTOR_POOL.kept,
         loop_wakeups=loop_wakeups(),
         context_switches=usage.ru_nvcsw + usage.ru_nivcsw,
     )
