@@ -1,11 +1,12 @@
 """The RunEventRecorderActor: the one writer of ``run_events``, off every run's path.
 
 A run tells it what happened (a span of the run opened or closed: the run itself, a checkpoint
-job, a tool call) and never asks it anything, so no turn waits for a commit and no run's thread
-opens a connection for it. What a run tells is built without IO by ``actors.turn.timeline``.
-One recorder serves the process and writes in the order it is told: a span's row is inserted
-when it opens and ended by id when it closes, so a span that never closes (a checkpoint whose
-ACKs never came) stays in the store open, which is what a stalled turn looks like.
+job, a tool call) and never asks it anything, so no turn waits for a commit and no run's handler
+opens a connection for it (the recorder is a pooled actor, run after the handler that told it).
+What a run tells is built without IO by ``actors.turn.timeline``. One recorder serves the
+process and writes in the order it is told: a span's row is inserted when it opens and ended by
+id when it closes, so a span that never closes (a checkpoint whose ACKs never came) stays in the
+store open, which is what a stalled turn looks like.
 
 Writes are batched: the first fact after a flush starts a deadline (``flush_after_s``, a timer
 that tells the recorder ``FlushRunEvents``), and everything told until then is one transaction.
@@ -29,6 +30,7 @@ import peewee
 import pykka
 
 from actors.loop.timers import Timers
+from actors.pool import PooledActor
 from actors.protocols.mailbox import ActorHandle
 from actors.protocols.run_events import (
     FlushRunEvents,
@@ -61,10 +63,8 @@ class _Open(msgspec.Struct):
 _Spans = dict[tuple[EventKind, str], _Open]
 
 
-class RunEventRecorderActor(pykka.ThreadingActor):
+class RunEventRecorderActor(PooledActor):
     """Writes every run's events; one per process, started before any run and stopped after."""
-
-    use_daemon_thread = True
 
     def __init__(
         self, database: peewee.Database, timers: Timers | None = None, flush_after_s: float = 0.0

@@ -2,8 +2,10 @@
 
 A ProviderActor tells it facts about its call (started, chunks read, ended) and never waits for
 the database itself: the request and the model's first events never queue behind a commit, and
-a ProviderActor's thread never opens a connection. One recorder serves the whole process and
-writes in the order it is told, so a call's row exists before its chunks and its end. It tells
+no ProviderActor handler opens a connection (the recorder is a pooled actor: told from a
+provider's handler, it runs after that handler, on its worker). One recorder serves the whole
+process and writes in the order it is told, so a call's row exists before its chunks and its
+end. It tells
 the call's listener ``ProviderCallEnded`` only once the end is written, so whoever hears that a
 call ended finds its record finished (status, usage, error) and never ``running``.
 
@@ -21,6 +23,7 @@ import msgspec
 import peewee
 import pykka
 
+from actors.pool import PooledActor
 from actors.protocols.call_recorder import (
     RecordCallEnd,
     RecordCallStart,
@@ -53,10 +56,8 @@ class _Call:
         self.seq = 0
 
 
-class CallRecorderActor(pykka.ThreadingActor):
+class CallRecorderActor(PooledActor):
     """Writes every call's record; one per process, started before any call and stopped last."""
-
-    use_daemon_thread = True
 
     def __init__(self, database: peewee.Database) -> None:
         super().__init__()

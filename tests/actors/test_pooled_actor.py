@@ -404,7 +404,8 @@ def test_the_pool_keeps_at_most_max_idle_workers_after_a_burst() -> None:
 
 
 def test_the_run_actors_run_on_the_shared_pool() -> None:
-    """The per-run actors are pooled; the process's two recorders keep their own threads."""
+    """The per-run actors are pooled (the process's two recorders are too: a run's actors tell
+    them facts, which then cost no thread's wake-up)."""
     from actors.blob_sync import BlobSyncActor
     from actors.checkpoint import CheckpointActor
     from actors.providers.actor import ProviderActor
@@ -412,5 +413,14 @@ def test_the_run_actors_run_on_the_shared_pool() -> None:
     from actors.tool_runtime import ToolRuntimeActor
 
     for kind in (SessionActor, BlobSyncActor, CheckpointActor, ToolRuntimeActor, ProviderActor):
+        assert issubclass(kind, PooledActor), kind
+        assert kind.actor_pool is ACTOR_POOL
+
+
+def test_the_process_recorders_run_on_the_shared_pool() -> None:
+    from actors.providers.recorder import CallRecorderActor
+    from actors.run_events import RunEventRecorderActor
+
+    for kind in (CallRecorderActor, RunEventRecorderActor):
         assert issubclass(kind, PooledActor), kind
         assert kind.actor_pool is ACTOR_POOL
