@@ -19,6 +19,13 @@ one two-tool round (two Reads), N at a time, and prints:
   server makes, every client of that server's included) per turn;
 - the server's RSS and open descriptors before, after a warm-up, and at the end.
 
+Every turn starts a new conversation. ``--turn`` says what its first message carries
+(``editor_turn``): ``editor`` (the default), the RunRequest the editor sends, with its request
+context (environment, git status, project layout, and the workspace's rules and skills as
+blobs by id, which the server fetches by KV GET the first time and has in its CAS after), the
+open files and a new conversation's state; ``editor-cold``, the same with the blobs new to
+the server on every turn (a KV GET each, every turn); ``light``, a text and a model alone.
+
 ``--floor`` runs the text turns against ``floor_server`` instead: the same edge and client,
 runs that only SET four blobs and send a checkpoint and a text once they are acknowledged,
 so its CPU per turn is what the edge and the protocol cost before any work of ours.
@@ -64,6 +71,7 @@ from tests.bench.load_fleet import Fleet, FleetSpec, seed_model, start_fleets
 from tests.bench.load_forward import ForwardCost, probe_forwarding
 from tests.bench.load_phase import (
     SPREADS,
+    TURNS,
     PhaseResult,
     Setup,
     phase_text,
@@ -100,6 +108,15 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--clients", type=int, default=2, help="client processes")
     parser.add_argument("--warmup", type=int, default=20, help="warm-up turns (10 at a time)")
     parser.add_argument("--postgres", metavar="URL", help="run against this PostgreSQL")
+    parser.add_argument(
+        "--turn",
+        choices=TURNS,
+        default="editor",
+        help="each turn's first message: a new conversation's RunRequest as the editor sends "
+        "it, with its request context (rules and skills by blob), open files and state "
+        "(editor); the same with the blobs new to the server on every turn, so it GETs them "
+        "(editor-cold); or a text and a model alone (light)",
+    )
     parser.add_argument(
         "--kinds", help="comma-separated turn kinds: text, tools (default both; --floor: text)"
     )
@@ -254,7 +271,9 @@ def main() -> None:
         fleets = start_fleets(specs, Path(tmp), url, module)
         try:
             direct = asyncio.run(direct_first_text(provider.base_url))
-            setup = Setup(public_id, prefix, workspace, args.clients, direct, args.postgres)
+            setup = Setup(
+                public_id, prefix, workspace, args.clients, direct, args.postgres, args.turn
+            )
             run(args, setup, fleets, configs, levels, kinds, provider)
         finally:
             for fleet in fleets.values():
@@ -277,7 +296,7 @@ def run(
     print(
         f"load on loopback, {os.cpu_count()} CPUs, {database}, provider first token "
         f"{args.delay * 1000:.0f} ms (read directly: {setup.direct_s * 1000:.1f} ms), "
-        f"{args.clients} client processes",
+        f"{args.clients} client processes, {args.turn} turn",
         flush=True,
     )
     labelled = len(fleets) > 1 or any(fleet.size > 1 for fleet in fleets.values())

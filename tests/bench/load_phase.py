@@ -3,8 +3,9 @@ run by client processes against a ``Fleet``, measured and printed.
 
 Each client process is an aiohttp session without a connection cap, running its share of the
 turns ``n // processes`` at a time; each turn is a ``TimedSession`` (which acknowledges every
-blob at once and answers execs against a workspace). How a turn's requests reach a fleet of
-several servers is its ``spread``:
+blob at once, answers a KV GET from its blob store and execs against a workspace) on a new
+conversation, whose first message is the setup's ``turn`` (``TURNS``). How a turn's requests
+reach a fleet of several servers is its ``spread``:
 
 - ``one``: every request to the first server (the others idle);
 - ``client``: each turn to one server, the next in turn for the next turn (pinned: all of a
@@ -26,13 +27,20 @@ from typing import Any
 
 import aiohttp
 
+from tests.bench.editor_turn import editor_turn
 from tests.bench.fast_cursor import AiohttpCursor, RotatingCursor, TimedSession
 from tests.bench.load_fleet import Fleet, fsyncs_of
 from tests.bench.load_provider import TOOLS_MARK, LoadProviderProcess
 from tests.bench.stats import percentile
 from tests.support.fake_cursor import EditorClient, TurnLog, user_turn_message
+from wire.proto import agent_v1_pb2 as agent
 
 SPREADS = ("one", "client", "request")
+# The first message of a turn: a new conversation's RunRequest as the editor sends it (its
+# request context, open files and state; the context's parts by blob, which the server has
+# from the turns before), the same with parts new to the server on every turn (each fetched
+# by KV GET), or a text and a model alone.
+TURNS = ("editor", "editor-cold", "light")
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,23 @@ def client_for(
     return cursors[0], None
 
 
+def first_message(
+    turn: str, text: str, public_id: str, conversation_id: str, workspace: Path
+) -> tuple[agent.AgentClientMessage, dict[bytes, bytes]]:
+    """A new conversation's RunRequest as the ``turn`` of ``TURNS`` builds it, and the blobs
+    the client holds before it starts (those the server may KV GET)."""
+    if turn == "light":
+        return user_turn_message(text, public_id, conversation_id=conversation_id), {}
+    built = editor_turn(
+        text,
+        public_id,
+        conversation_id=conversation_id,
+        workspace=workspace,
+        fresh_workspace=turn == "editor-cold",
+    )
+    return built.message, built.blobs
+
+
 async def run_turn(
     cursors: list[AiohttpCursor],
     spread: str,
@@ -87,13 +112,16 @@ async def run_turn(
     public_id: str,
     prefix: str,
     workspace: Path,
+    turn: str,
 ) -> Outcome:
     client, rotating = client_for(cursors, job, spread)
-    session = TimedSession(client, f"{prefix}-{job.tag}", workspace=workspace, batch_size=2)
-    sent_at = session.sent_at
     mark = f" {TOOLS_MARK}" if job.kind == "tools" else ""
     text = f"hi{mark} load-tag-{job.tag}"
-    first = user_turn_message(text, public_id, conversation_id=f"{prefix}-c-{job.tag}")
+    first, blobs = first_message(turn, text, public_id, f"{prefix}-c-{job.tag}", workspace)
+    session = TimedSession(
+        client, f"{prefix}-{job.tag}", workspace=workspace, batch_size=2, blobs=blobs
+    )
+    sent_at = session.sent_at
     started = time.perf_counter()
     try:
         log = await session.run(first, timeout=60, total_timeout=120)
@@ -114,6 +142,7 @@ async def client_main(
     workspace: str,
     jobs: list[Job],
     concurrency: int,
+    turn: str,
 ) -> tuple[list[Outcome], float]:
     session = aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(total=None)
@@ -126,7 +155,7 @@ async def client_main(
         while queue:
             job = queue.pop()
             outcomes.append(
-                await run_turn(cursors, spread, job, public_id, prefix, Path(workspace))
+                await run_turn(cursors, spread, job, public_id, prefix, Path(workspace), turn)
             )
 
     cpu = time.process_time()
@@ -148,8 +177,8 @@ def _warm_import(_: int) -> None:
 @dataclass(frozen=True)
 class Setup:
     """What every phase shares: the model, the run's id prefix, the execs' workspace, how many
-    client processes, what reading the provider directly takes, and the PostgreSQL URL (None:
-    SQLite)."""
+    client processes, what reading the provider directly takes, the PostgreSQL URL (None:
+    SQLite) and the turn's first message (one of ``TURNS``)."""
 
     public_id: str
     prefix: str
@@ -157,6 +186,7 @@ class Setup:
     clients: int
     direct_s: float
     postgres: str | None
+    turn: str = "editor"
 
 
 SPREAD_NAMES = {
@@ -243,7 +273,16 @@ def run_phase(
     shares = [jobs[i::processes] for i in range(processes)]
     concurrency = [n // processes + (1 if i < n % processes else 0) for i in range(processes)]
     work = [
-        (fleet.base_urls, spread, setup.public_id, setup.prefix, str(setup.workspace), share, c)
+        (
+            fleet.base_urls,
+            spread,
+            setup.public_id,
+            setup.prefix,
+            str(setup.workspace),
+            share,
+            c,
+            setup.turn,
+        )
         for share, c in zip(shares, concurrency, strict=True)
     ]
     context = multiprocessing.get_context("spawn")

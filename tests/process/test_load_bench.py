@@ -56,6 +56,15 @@ def test_the_load_benchmark_completes_and_prints_every_figure() -> None:
     ]
     assert out.count("failed 0") == len(phases(out)), out
     assert "forwarded" not in out  # one instance: nothing to forward to
+    assert "client processes, editor turn" in out, out
+
+
+def test_the_light_and_the_cold_editor_turns() -> None:
+    for turn in ("light", "editor-cold"):
+        out = load("--concurrency", "1", "--kinds", "text", "--turn", turn)
+        assert f"client processes, {turn} turn" in out, out
+        assert phases(out) == [["N=10", "text"], ["N=1", "text"]], out
+        assert out.count("failed 0") == 2, out
 
 
 def test_two_instances_with_every_request_to_the_next(pg_url: str) -> None:
