@@ -152,7 +152,11 @@ class RunBase:
         if plan.state is None:
             return None
         if not plan.roots:
-            # A state without history: the conversation from its beginning.
+            # A state without history: the conversation from its beginning. An editor sends one
+            # with every new conversation; one not stored yet is created by the turn's own
+            # commit, as with no state, instead of by a transaction of its own first.
+            if self._store.head(plan.conversation_id) is None:
+                return None
             return self._store.import_revision(plan.conversation_id, ())
         if indexed is not None:
             return indexed
