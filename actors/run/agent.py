@@ -34,7 +34,7 @@ from actors.conversation.model import (
     Origin,
     Role,
 )
-from actors.conversation.projection import project_view
+from actors.conversation.projection import project, visible
 from actors.conversation.request import LlmRequest, conversation_cache_key
 from actors.protocols.blob_sync import BlobFetched
 from actors.protocols.checkpoint import (
@@ -147,7 +147,10 @@ class AgentRun(RunCore):
         if call_index is None:
             call_index = self._store.begin_provider_call(self.request_id)
         model_call_id = f"{self.request_id}:{call_index}"
-        summary = self._compactor.before_call(call_index, self._messages, after)
+        # What the model sees of the history, derived once for this call: the compactor's
+        # estimate and summary read it, and the request sends its projection.
+        view = visible(self._messages)
+        summary = self._compactor.before_call(call_index, self._messages, after, view)
         if summary is not None:
             return self._summarize(summary)
         self._phase = ModelCall(
@@ -159,7 +162,7 @@ class AgentRun(RunCore):
             opened_at=time.monotonic(),
         )
         self._watch_silence(model_call_id)
-        messages, key = project_view(self._messages), conversation_cache_key(self.conversation_id)
+        messages, key = project(view), conversation_cache_key(self.conversation_id)
         request = LlmRequest(opened.instructions, opened.mode.tools, messages, key)
         self._children.call(StartProviderCall(self.request_id, model_call_id, request, self._route))
 
