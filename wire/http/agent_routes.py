@@ -41,6 +41,10 @@ logger = logging.getLogger("cursor_server.edge")
 RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE"
 BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend"
 
+# More than a write adds to a frame: its chunk's size line, and the response's head with the
+# first one.
+WRITE_FRAMING_BYTES = 4096
+
 RUN_SSE_HEADERS = {
     # The official backend answers RunSSE with this content type although the body is
     # binary Connect envelopes; the Cursor client expects it.
@@ -89,6 +93,18 @@ async def _next_chunk(content: StreamReader, idle_s: float | None) -> bytes:
         raise ConnectError(
             Code.DEADLINE_EXCEEDED, f"the request body stalled for {idle_s:g} s"
         ) from None
+
+
+def _write_may_wait(request: web.Request, size: int) -> bool:
+    """Whether writing ``size`` more bytes of the response could wait for its client: its
+    writes are paused, or those bytes (and their chunk framing) could take the connection's
+    buffer past its high-water mark, which pauses them. A write that cannot wait needs no
+    stall timer (a RunSSE stream writes a few frames a turn, each would arm and cancel one)."""
+    transport = request.transport
+    if transport is None or request.protocol.writing_paused:
+        return True
+    _, high = transport.get_write_buffer_limits()
+    return transport.get_write_buffer_size() + size + WRITE_FRAMING_BYTES > high
 
 
 def _too_large(limit: int) -> ConnectError:
@@ -236,7 +252,10 @@ class AgentRoutes:
         try:
             async for frame in frames:
                 try:
-                    async with asyncio.timeout(stall_s):
+                    if _write_may_wait(request, len(frame)):
+                        async with asyncio.timeout(stall_s):
+                            await response.write(frame)
+                    else:
                         await response.write(frame)
                 except TimeoutError:
                     # The client stopped reading: its buffer is full and the write waits.
