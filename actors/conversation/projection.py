@@ -47,13 +47,6 @@ def visible(messages: Sequence[CanonicalMessage]) -> tuple[CanonicalMessage, ...
     return (summary, *(m for m in messages[start:] if not is_summary(m)))
 
 
-def project_view(
-    messages: Sequence[CanonicalMessage],
-) -> tuple[neutral.ProjectedMessage, ...]:
-    """The provider request's history: ``project`` of what the model sees (``visible``)."""
-    return project(visible(messages))
-
-
 def project(messages: Sequence[CanonicalMessage]) -> tuple[neutral.ProjectedMessage, ...]:
     """The provider-neutral history for ``messages`` (the system prompt travels separately)."""
     out: list[neutral.ProjectedMessage] = []

@@ -34,8 +34,9 @@ from actors.conversation.model import (
     Origin,
     Role,
 )
-from actors.conversation.projection import project_view
+from actors.conversation.projection import project, visible
 from actors.conversation.request import LlmRequest, conversation_cache_key
+from actors.loop.bridge import LoopTimer
 from actors.protocols.blob_sync import BlobFetched
 from actors.protocols.checkpoint import (
     CheckpointPublished,
@@ -111,6 +112,7 @@ class AgentRun(RunCore):
         self._messages: tuple[CanonicalMessage, ...] = ()
         self._usage: Usage | None = None
         self._compactor = Compactor(request_id, route)  # and the last call's tokens
+        self._silence: LoopTimer | None = None  # the look at a silent model, when one is due
 
     # ---- the start ----
 
@@ -147,7 +149,10 @@ class AgentRun(RunCore):
         if call_index is None:
             call_index = self._store.begin_provider_call(self.request_id)
         model_call_id = f"{self.request_id}:{call_index}"
-        summary = self._compactor.before_call(call_index, self._messages, after)
+        # What the model sees of the history, derived once for this call: the compactor's
+        # estimate and summary read it, and the request sends its projection.
+        view = visible(self._messages)
+        summary = self._compactor.before_call(call_index, self._messages, after, view)
         if summary is not None:
             return self._summarize(summary)
         self._phase = ModelCall(
@@ -159,7 +164,7 @@ class AgentRun(RunCore):
             opened_at=time.monotonic(),
         )
         self._watch_silence(model_call_id)
-        messages, key = project_view(self._messages), conversation_cache_key(self.conversation_id)
+        messages, key = project(view), conversation_cache_key(self.conversation_id)
         request = LlmRequest(opened.instructions, opened.mode.tools, messages, key)
         self._children.call(StartProviderCall(self.request_id, model_call_id, request, self._route))
 
@@ -199,7 +204,14 @@ class AgentRun(RunCore):
             with contextlib.suppress(pykka.ActorDeadError):
                 ref.tell(due)
 
-        self._deps.tasks.call_later(interval, tell)
+        self._silence = self._deps.tasks.call_later(interval, tell)
+
+    def _heard(self, call: ModelCall) -> None:
+        """The model said something, or its call is over: no look at its silence is due (the
+        timer would otherwise still tell this run, most often after it ended)."""
+        if self._silence is not None and not call.silent:
+            self._silence.cancel()
+            self._silence = None
 
     def on_model_silence(self, message: ModelSilenceDue) -> None:
         """Still nothing from the model: show it thinking (``ModelCall.keep_alive``), and
@@ -215,7 +227,9 @@ class AgentRun(RunCore):
     def on_provider_message(self, message: ProviderReply) -> None:
         call = self._phase
         if isinstance(call, ModelCall) and not self._ending.started:
-            self._on_call_step(call, call.receive(message, time.monotonic()))
+            step = call.receive(message, time.monotonic())
+            self._heard(call)  # before the step, which may start the next call and its watch
+            self._on_call_step(call, step)
 
     def _on_call_step(self, call: ModelCall, step: CallStep) -> None:
         for frame in step.frames:
@@ -365,7 +379,9 @@ class AgentRun(RunCore):
         if isinstance(phase, PublishingFinal):
             self._finish(None)
         elif isinstance(phase, ModelCall):
-            self._on_call_step(phase, phase.release())
+            step = phase.release()
+            self._heard(phase)
+            self._on_call_step(phase, step)
 
     # ---- the end ----
 

@@ -289,21 +289,26 @@ class Compactor:
         if tokens is not None:
             self._tokens, self._covered = tokens, covered
 
-    def projected(self, history: Sequence[CanonicalMessage]) -> int:
+    def projected(
+        self, history: Sequence[CanonicalMessage], view: Sequence[CanonicalMessage] | None = None
+    ) -> int:
         """The next request's estimated input tokens: the anchor plus the messages added since;
-        an estimate of everything when there is none or a summary came after it."""
+        an estimate of everything when there is none or a summary came after it. ``view``:
+        ``visible(history)``, when the caller has it already."""
         added = history[self._covered :] if self._tokens is not None else None
         if added is not None and self._covered <= len(history) and not any(map(is_summary, added)):
             return (self._tokens or 0) + estimate(added)
-        return self.fixed + estimate(visible(history))
+        return self.fixed + estimate(visible(history) if view is None else view)
 
-    def due(self, history: Sequence[CanonicalMessage]) -> bool:
+    def due(
+        self, history: Sequence[CanonicalMessage], view: Sequence[CanonicalMessage] | None = None
+    ) -> bool:
         """Whether the next call must compact first (never without a context window, never
         twice in a row)."""
         window = self.window
         if window is None or (history and is_summary(history[-1])):
             return False
-        projected = self.projected(history)
+        projected = self.projected(history, view)
         output = self._route.max_output_tokens or 0
         return projected > window * COMPACT_AT or projected + output > window
 
@@ -312,18 +317,28 @@ class Compactor:
         self._refused = error
 
     def before_call(
-        self, call_index: int, history: Sequence[CanonicalMessage], after: ModelCall | None
+        self,
+        call_index: int,
+        history: Sequence[CanonicalMessage],
+        after: ModelCall | None,
+        view: Sequence[CanonicalMessage] | None = None,
     ) -> Compaction | ConnectError | None:
         """The summary call to make before model call ``call_index``: after a refusal, or when
         one is due (never while continuing a cut answer, ``after``); after a refusal that came
-        right after a compaction, the error that ends the run."""
+        right after a compaction, the error that ends the run. ``view``: ``visible(history)``
+        as the call would send it, derived once by the caller for both (else here, once)."""
         refused, self._refused = self._refused, None
         if refused is not None:
             if history and is_summary(history[-1]):
                 return too_long_error(refused)
-            return self.start(call_index, history, after=after) or too_long_error(refused)
-        if after is None and self.due(history):
-            return self.start(call_index, history)
+            started = self.start(call_index, history, after=after, view=view)
+            return started or too_long_error(refused)
+        if after is not None or self.window is None:
+            return None
+        if view is None:
+            view = visible(history)
+        if self.due(history, view):
+            return self.start(call_index, history, view=view)
         return None
 
     def start(
@@ -334,11 +349,14 @@ class Compactor:
         whole: bool = False,
         after: ModelCall | None = None,
         shortest_tail: bool = False,
+        view: Sequence[CanonicalMessage] | None = None,
     ) -> Compaction | None:
         """The summary call for ``history`` (``whole``: everything is summarised, no tail;
         ``shortest_tail``: only the newest answer or round is kept verbatim, whatever the
-        window); None when there is nothing to summarise."""
-        view = visible(history)
+        window; ``view``: ``visible(history)``, when the caller has it already); None when
+        there is nothing to summarise."""
+        if view is None:
+            view = visible(history)
         window = self.window
         if whole:
             start: int | None = len(view)

@@ -13,7 +13,7 @@ import functools
 import logging
 from collections.abc import Mapping
 
-from aiohttp import web
+from aiohttp import StreamReader, web
 from multidict import CIMultiDict
 
 from wire.bidi import BidiAppend, parse_bidi_append, parse_run_sse
@@ -41,6 +41,10 @@ logger = logging.getLogger("cursor_server.edge")
 RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE"
 BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend"
 
+# More than a write adds to a frame: its chunk's size line, and the response's head with the
+# first one.
+WRITE_FRAMING_BYTES = 4096
+
 RUN_SSE_HEADERS = {
     # The official backend answers RunSSE with this content type although the body is
     # binary Connect envelopes; the Cursor client expects it.
@@ -59,29 +63,52 @@ async def read_body_limited(
     """The raw request body, refusing more than ``limit`` bytes without reading it all.
     ``hold``: the bytes are counted against the bodies being received in all (the caller
     releases them); ``idle_s``: a client that sends nothing for so long mid-body is cut off."""
-    too_large = ConnectError(
-        Code.RESOURCE_EXHAUSTED, f"request body exceeds the limit of {limit} bytes"
-    )
     if request.content_length is not None and request.content_length > limit:
-        raise too_large
+        raise _too_large(limit)
     if hold is not None and request.content_length:
         hold.take(request.content_length)  # what it declared, before a byte is read
     body = bytearray()
     while True:
-        try:
-            async with asyncio.timeout(idle_s):
-                chunk = await request.content.readany()
-        except TimeoutError:
-            raise ConnectError(
-                Code.DEADLINE_EXCEEDED, f"the request body stalled for {idle_s:g} s"
-            ) from None
+        chunk = await _next_chunk(request.content, idle_s)
         if not chunk:
             return bytes(body)
         body += chunk
         if len(body) > limit:
-            raise too_large
+            raise _too_large(limit)
         if hold is not None and request.content_length is None:
             hold.take(len(chunk))
+
+
+async def _next_chunk(content: StreamReader, idle_s: float | None) -> bytes:
+    """The body's next bytes (empty at its end). What has arrived is taken as it is: a small
+    body comes with its headers, and a timer armed and cancelled per read cost more than the
+    read. Only a read that has to wait is limited to ``idle_s``."""
+    chunk = content.read_nowait()
+    if chunk or content.is_eof():
+        return chunk
+    try:
+        async with asyncio.timeout(idle_s):
+            return await content.readany()
+    except TimeoutError:
+        raise ConnectError(
+            Code.DEADLINE_EXCEEDED, f"the request body stalled for {idle_s:g} s"
+        ) from None
+
+
+def _write_may_wait(request: web.Request, size: int) -> bool:
+    """Whether writing ``size`` more bytes of the response could wait for its client: its
+    writes are paused, or those bytes (and their chunk framing) could take the connection's
+    buffer past its high-water mark, which pauses them. A write that cannot wait needs no
+    stall timer (a RunSSE stream writes a few frames a turn, each would arm and cancel one)."""
+    transport = request.transport
+    if transport is None or request.protocol.writing_paused:
+        return True
+    _, high = transport.get_write_buffer_limits()
+    return transport.get_write_buffer_size() + size + WRITE_FRAMING_BYTES > high
+
+
+def _too_large(limit: int) -> ConnectError:
+    return ConnectError(Code.RESOURCE_EXHAUSTED, f"request body exceeds the limit of {limit} bytes")
 
 
 class BodyHold:
@@ -225,7 +252,10 @@ class AgentRoutes:
         try:
             async for frame in frames:
                 try:
-                    async with asyncio.timeout(stall_s):
+                    if _write_may_wait(request, len(frame)):
+                        async with asyncio.timeout(stall_s):
+                            await response.write(frame)
+                    else:
                         await response.write(frame)
                 except TimeoutError:
                     # The client stopped reading: its buffer is full and the write waits.

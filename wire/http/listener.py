@@ -102,6 +102,9 @@ class GuardedRequestHandler(web.RequestHandler):
         self._peer: str | None = None  # None: the relay's Unix socket (not counted)
         self._counted = False
         self._in_request = False
+        # When the head being waited for started (None: none is being waited for), and the
+        # one timer that looks at it (see ``_arm_headers``).
+        self._headers_since: float | None = None
         self._headers_due: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -118,6 +121,9 @@ class GuardedRequestHandler(web.RequestHandler):
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self._disarm_headers()
+        if self._headers_due is not None:
+            self._headers_due.cancel()
+            self._headers_due = None
         if self._counted:
             self._counted = False
             assert self._peer is not None
@@ -129,7 +135,7 @@ class GuardedRequestHandler(web.RequestHandler):
         # for one (not for the rest of a body it is draining, or while a response is being
         # written), and not for the blank lines a client may send between requests.
         waiting = self._waiter is not None and not self._waiter.done()
-        if waiting and not self._in_request and self._headers_due is None and data.strip(b"\r\n"):
+        if waiting and not self._in_request and self._headers_since is None and data.strip(b"\r\n"):
             self._arm_headers()
         super().data_received(data)
 
@@ -172,17 +178,36 @@ class GuardedRequestHandler(web.RequestHandler):
         return response
 
     def _arm_headers(self) -> None:
-        self._disarm_headers()
-        timeout = self._guard.limits.header_timeout_s
-        self._headers_due = asyncio.get_running_loop().call_later(timeout, self._headers_late)
+        """Start the clock of a request's head. The timer is not armed and cancelled per
+        request (two heap operations on the loop for every request of a kept-alive
+        connection): one timer stays, and when it fires it looks at the clock's start."""
+        since = asyncio.get_running_loop().time()
+        self._headers_since = since
+        if self._headers_due is None:
+            self._time_headers(since)
+
+    def _time_headers(self, since: float) -> None:
+        deadline = since + self._guard.limits.header_timeout_s
+        loop = asyncio.get_running_loop()
+        self._headers_due = loop.call_at(deadline, self._headers_check, since)
 
     def _disarm_headers(self) -> None:
-        if self._headers_due is not None:
-            self._headers_due.cancel()
-            self._headers_due = None
+        self._headers_since = None
+
+    def _headers_check(self, timed: float) -> None:
+        """The timer of the head that started at ``timed`` fired: that head is late if it is
+        still the one waited for; a later one is timed to its own deadline; with none waited
+        for, the timer ends."""
+        self._headers_due = None
+        since = self._headers_since
+        if since is None:
+            return
+        if since != timed:
+            self._time_headers(since)
+            return
+        self._headers_late()
 
     def _headers_late(self) -> None:
-        self._headers_due = None
         if self._in_request or self.transport is None:
             return
         self._guard.headers_late(self._peer or "")
