@@ -6,7 +6,8 @@ KV ACK and per exec result, so with httpx a good part of what the bench timed wa
 client's own work, which the real editor does not have. Same protocol, same frames; only the
 HTTP library differs. ``CursorSession`` reads ``status_code`` and ``text`` of an append's answer,
 which ``Answer`` provides. ``RotatingCursor`` spreads one run's requests over several servers,
-each request to the next, as a round-robin balancer with no stickiness does.
+each request to the next, as a round-robin balancer with no stickiness does. ``SharedH2Cursor``
+runs the turns over the other transport, the HTTP/2 ``Run`` RPC, on one connection they share.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from tests.support.fake_cursor import (
     bidi_append_body,
     frame_body,
 )
+from tests.support.h2_client import H2Client, H2Cursor
 from wire.connect import EnvelopeReader
 from wire.proto import agent_v1_pb2 as agent
 
@@ -150,3 +152,20 @@ class TimedSession(CursorSession):
     async def _answer(self, exec_message: agent.ExecServerMessage) -> None:
         self.sent_at.append(time.perf_counter())
         await super()._answer(exec_message)
+
+
+class SharedH2Cursor(H2Cursor):
+    """The tests' ``H2Cursor`` (one bidi ``Run`` stream per turn) on an HTTP/2 connection every
+    turn of a client process shares, as an editor keeps one connection for all its
+    conversations. A RunRequest without a request context is answered, as a CLI does, with
+    an empty one. ``forget`` drops a finished turn's stream, so the maps stay the size of the
+    turns in flight over a long run."""
+
+    def __init__(self, client: H2Client) -> None:
+        super().__init__(client, context=agent.RequestContext())
+
+    def forget(self, request_id: str) -> None:
+        run = self.runs.pop(request_id, None)
+        self.streams.pop(request_id, None)
+        if run is not None:
+            self.client.streams.pop(run.stream.stream_id, None)

@@ -26,6 +26,13 @@ blobs by id, which the server fetches by KV GET the first time and has in its CA
 open files and a new conversation's state; ``editor-cold``, the same with the blobs new to
 the server on every turn (a KV GET each, every turn); ``light``, a text and a model alone.
 
+``--transport`` says how a turn reaches the server: ``pair`` (the default), Cursor's HTTP/1.1
+pair, a RunSSE stream and a BidiAppend request per client message (aiohttp); ``h2``, the
+HTTP/2 ``Run`` RPC the editor uses when HTTP/2 is on (the server started with its HTTP/2
+listener): one bidi stream per turn, every client message a frame of its body, each client
+process keeping one HTTP/2 connection per server for all its turns (the tests' ``h2`` client).
+The turns' messages and the figures are the same.
+
 ``--floor`` runs the text turns against ``floor_server`` instead: the same edge and client,
 runs that only SET four blobs and send a checkpoint and a text once they are acknowledged,
 so its CPU per turn is what the edge and the protocol cost before any work of ours.
@@ -71,6 +78,7 @@ from tests.bench.load_fleet import Fleet, FleetSpec, seed_model, start_fleets
 from tests.bench.load_forward import ForwardCost, probe_forwarding
 from tests.bench.load_phase import (
     SPREADS,
+    TRANSPORTS,
     TURNS,
     PhaseResult,
     Setup,
@@ -82,6 +90,7 @@ from tests.bench.stats import percentile
 from tests.support.haproxy import HAPROXY
 
 TIMES = "\N{MULTIPLICATION SIGN}"
+TRANSPORT_NAMES = {"pair": "HTTP/1.1 pair", "h2": "HTTP/2 Run"}
 
 
 async def direct_first_text(base_url: str, samples: int = 10) -> float:
@@ -116,6 +125,13 @@ def parse_args() -> argparse.Namespace:
         "it, with its request context (rules and skills by blob), open files and state "
         "(editor); the same with the blobs new to the server on every turn, so it GETs them "
         "(editor-cold); or a text and a model alone (light)",
+    )
+    parser.add_argument(
+        "--transport",
+        choices=TRANSPORTS,
+        default="pair",
+        help="how a turn reaches the server: the HTTP/1.1 RunSSE + BidiAppend pair, or the "
+        "HTTP/2 Run RPC (a bidi stream per turn on one connection per client process)",
     )
     parser.add_argument(
         "--kinds", help="comma-separated turn kinds: text, tools (default both; --floor: text)"
@@ -196,6 +212,17 @@ def check_args(args: argparse.Namespace, kinds: list[str]) -> None:
         raise SystemExit("more than one instance needs --postgres (they share its database)")
     if several and args.floor:
         raise SystemExit("--floor runs one instance (the floor server has no store, no peers)")
+    if args.transport == "h2" and (
+        args.floor
+        or args.compare
+        or args.workers
+        or args.haproxy
+        or (args.instances > 1 and args.spread == "request")
+    ):
+        raise SystemExit(
+            "--transport h2 runs instances each reached directly (--spread one or client): "
+            "a Run stream stays on its server; no --floor, --compare, --workers or --haproxy"
+        )
     if args.haproxy and not HAPROXY.exists():
         raise SystemExit(f"--haproxy: {HAPROXY} not found (apt-get install -y haproxy)")
 
@@ -268,11 +295,18 @@ def main() -> None:
         (workspace / "b.txt").write_text("second file\n")
         module = "tests.bench.floor_server" if args.floor else "tests.bench.load_server"
         specs = list(dict.fromkeys(spec for spec, _ in configs))
-        fleets = start_fleets(specs, Path(tmp), url, module)
+        fleets = start_fleets(specs, Path(tmp), url, module, h2=args.transport == "h2")
         try:
             direct = asyncio.run(direct_first_text(provider.base_url))
             setup = Setup(
-                public_id, prefix, workspace, args.clients, direct, args.postgres, args.turn
+                public_id,
+                prefix,
+                workspace,
+                args.clients,
+                direct,
+                args.postgres,
+                args.turn,
+                args.transport,
             )
             run(args, setup, fleets, configs, levels, kinds, provider)
         finally:
@@ -296,7 +330,7 @@ def run(
     print(
         f"load on loopback, {os.cpu_count()} CPUs, {database}, provider first token "
         f"{args.delay * 1000:.0f} ms (read directly: {setup.direct_s * 1000:.1f} ms), "
-        f"{args.clients} client processes, {args.turn} turn",
+        f"{args.clients} client processes, {args.turn} turn, {TRANSPORT_NAMES[args.transport]}",
         flush=True,
     )
     labelled = len(fleets) > 1 or any(fleet.size > 1 for fleet in fleets.values())

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -44,6 +45,8 @@ from tests.support.process import (
 )
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# The HTTP/2 listener's URL on the server's "cursor server listening" line.
+HTTP2_LINE = re.compile(r"http2=http://(\S+)")
 # How long a supervisor gets to stop its workers before it is killed.
 STOP_WAIT_S = 15.0
 
@@ -130,12 +133,14 @@ class Commits:
 @dataclass
 class Member:
     """One started server: its process, the URL it serves, its commit counter (None: it has
-    none), and whether its descendants are part of it (``run.py --workers``)."""
+    none), whether its descendants are part of it (``run.py --workers``) and its HTTP/2
+    listener's ``host:port`` (None: it runs none)."""
 
     server: ServerProcess
     base_url: str
     commits: Commits | None
     tree: bool = False
+    h2_address: str | None = None
 
     def pids(self) -> list[int]:
         root = self.server.proc.pid
@@ -187,6 +192,14 @@ class Fleet:
     def base_urls(self) -> list[str]:
         """Where the clients send requests: each member's URL, or the balancer's alone."""
         return [self.front] if self.front else [m.base_url for m in self.members]
+
+    @property
+    def h2_addresses(self) -> list[str]:
+        """Each member's HTTP/2 listener (``host:port``), for the ``Run`` RPC's clients."""
+        found = [m.h2_address for m in self.members]
+        if self.front is not None or not all(found):
+            raise AssertionError(f"{self.name}: not every server listens for HTTP/2 here")
+        return [address for address in found if address is not None]
 
     def pids(self) -> list[int]:
         return [pid for m in self.members for pid in m.pids()]
@@ -248,17 +261,19 @@ class FleetSpec:
         return f"{instances} behind HAProxy" if self.kind == "haproxy" else instances
 
 
-def start_fleets(specs: list[FleetSpec], tmp: Path, url: str, module: str) -> dict[str, Fleet]:
-    """Every fleet of ``specs`` by name, its processes of ``module`` on the database ``url``;
-    a HAProxy fleet shares the servers of the instances fleet of its size. All stopped again
-    if one fails to start."""
+def start_fleets(
+    specs: list[FleetSpec], tmp: Path, url: str, module: str, *, h2: bool = False
+) -> dict[str, Fleet]:
+    """Every fleet of ``specs`` by name, its processes of ``module`` on the database ``url``
+    (``h2``: the instances with their HTTP/2 listener too); a HAProxy fleet shares the servers
+    of the instances fleet of its size. All stopped again if one fails to start."""
     fleets: dict[str, Fleet] = {}
     try:
         for spec in specs:  # the instances first: a balancer goes in front of them
             if spec.kind in ("instances", "haproxy"):
                 plain = FleetSpec("instances", spec.size)
                 if plain.name not in fleets:
-                    fleets[plain.name] = start_instances(spec.size, tmp, url, module)
+                    fleets[plain.name] = start_instances(spec.size, tmp, url, module, h2=h2)
         for spec in specs:
             if spec.kind == "haproxy":
                 servers = fleets[FleetSpec("instances", spec.size).name]
@@ -272,20 +287,31 @@ def start_fleets(specs: list[FleetSpec], tmp: Path, url: str, module: str) -> di
     return {spec.name: fleets[spec.name] for spec in specs}
 
 
-def start_instances(size: int, tmp: Path, url: str, module: str) -> Fleet:
+def start_instances(size: int, tmp: Path, url: str, module: str, *, h2: bool = False) -> Fleet:
     """``size`` processes of ``module`` on the database ``url``, each counting its commits
-    into a file of its own under ``tmp``; stopped again if any fails to start."""
+    into a file of its own under ``tmp`` (``h2``: each with an HTTP/2 listener on loopback as
+    well); stopped again if any fails to start."""
     members: list[Member] = []
+    listener = {"CURSOR_H2_LISTEN_ADDR": "127.0.0.1:0"} if h2 else {}
     try:
         for index in range(size):
             stats = tmp / f"k{size}-{index}-stats.json"
             env = server_env(
-                tmp, CURSOR_DATABASE_URL=url, LOAD_STATS_FILE=str(stats), **SHARED_KEY_ENV
+                tmp,
+                CURSOR_DATABASE_URL=url,
+                LOAD_STATS_FILE=str(stats),
+                **SHARED_KEY_ENV,
+                **listener,
             )
             server = ServerProcess(env, module=module)
             members.append(Member(server, "", Commits(stats, server.proc.pid)))
         for member in members:
             member.base_url = f"http://{member.server.wait_for_address()}"
+            if h2:
+                found = HTTP2_LINE.search(member.server.log)
+                if found is None:
+                    raise AssertionError(f"no HTTP/2 listener logged:\n{member.server.log}")
+                member.h2_address = found.group(1)
     except BaseException:
         for member in members:
             member.stop()

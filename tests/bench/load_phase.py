@@ -13,6 +13,13 @@ reach a fleet of several servers is its ``spread``:
 - ``request``: every request to the next server (``RotatingCursor``): the RunSSE's server holds
   the run, and the appends that reach another are forwarded to it by that server's peer
   forwarder, as behind a round-robin balancer with no stickiness.
+
+The setup's ``transport`` says how a turn reaches its server: ``pair``, Cursor's HTTP/1.1 pair
+(a RunSSE stream and a BidiAppend request per client message); ``h2``, the HTTP/2 ``Run`` RPC
+(one bidi stream per turn, every client message a frame of its body), each client process
+keeping one HTTP/2 connection per server for all its turns (``SharedH2Cursor``), as an editor
+does. A bidi stream stays on the server it opened on, so ``h2`` spreads ``one`` and ``client``
+only.
 """
 
 from __future__ import annotations
@@ -28,11 +35,12 @@ from typing import Any
 import aiohttp
 
 from tests.bench.editor_turn import editor_turn
-from tests.bench.fast_cursor import AiohttpCursor, RotatingCursor, TimedSession
+from tests.bench.fast_cursor import AiohttpCursor, RotatingCursor, SharedH2Cursor, TimedSession
 from tests.bench.load_fleet import Fleet, fsyncs_of
 from tests.bench.load_provider import TOOLS_MARK, LoadProviderProcess
 from tests.bench.stats import percentile
 from tests.support.fake_cursor import EditorClient, TurnLog, user_turn_message
+from tests.support.h2_client import H2Client
 from wire.proto import agent_v1_pb2 as agent
 
 SPREADS = ("one", "client", "request")
@@ -41,6 +49,8 @@ SPREADS = ("one", "client", "request")
 # from the turns before), the same with parts new to the server on every turn (each fetched
 # by KV GET), or a text and a model alone.
 TURNS = ("editor", "editor-cold", "light")
+# How a turn reaches the server: the HTTP/1.1 RunSSE + BidiAppend pair, or the HTTP/2 Run RPC.
+TRANSPORTS = ("pair", "h2")
 
 
 @dataclass(frozen=True)
@@ -76,12 +86,19 @@ def first_text_at(log: TurnLog) -> float:
     return 0.0
 
 
+Cursors = list[AiohttpCursor] | list[SharedH2Cursor]  # one per server, for one transport
+
+
 def client_for(
-    cursors: list[AiohttpCursor], job: Job, spread: str
+    cursors: Cursors, job: Job, spread: str
 ) -> tuple[EditorClient, RotatingCursor | None]:
     """The client a turn sends through, and the rotation when its requests are spread."""
     if spread == "request" and len(cursors) > 1:
-        rotating = RotatingCursor(cursors, start=job.index % len(cursors))
+        if not all(isinstance(c, AiohttpCursor) for c in cursors):
+            raise ValueError("a Run stream stays on one server: spread one or client")
+        rotating = RotatingCursor(
+            [c for c in cursors if isinstance(c, AiohttpCursor)], start=job.index % len(cursors)
+        )
         return rotating, rotating
     if spread == "client":
         return cursors[job.index % len(cursors)], None
@@ -106,7 +123,7 @@ def first_message(
 
 
 async def run_turn(
-    cursors: list[AiohttpCursor],
+    cursors: Cursors,
     spread: str,
     job: Job,
     public_id: str,
@@ -127,6 +144,9 @@ async def run_turn(
         log = await session.run(first, timeout=60, total_timeout=120)
     except Exception as exc:  # counted and printed: a load run reports failures, not stops
         return Outcome(job.tag, job.kind, started, 0.0, 0.0, repr(exc)[:200])
+    finally:
+        if isinstance(client, SharedH2Cursor):
+            client.forget(session.request_id)
     error = "" if log.end == {} else f"end {log.end}"
     last = max(sent_at) if sent_at else 0.0
     crossed = rotating.crossed if rotating is not None else 0
@@ -135,7 +155,7 @@ async def run_turn(
 
 
 async def client_main(
-    base_urls: list[str],
+    targets: list[str],
     spread: str,
     public_id: str,
     prefix: str,
@@ -143,11 +163,22 @@ async def client_main(
     jobs: list[Job],
     concurrency: int,
     turn: str,
+    transport: str,
 ) -> tuple[list[Outcome], float]:
+    """Run ``jobs``, ``concurrency`` at a time, against ``targets``: the servers' base URLs
+    (``pair``) or their HTTP/2 listeners' ``host:port`` (``h2``, connected before the clock
+    starts). Returns the outcomes and this process's CPU seconds while they ran."""
     session = aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(total=None)
     )
-    cursors = [AiohttpCursor(url, session=session) for url in base_urls]
+    h2_clients = (
+        [await H2Client.connect(address) for address in targets] if transport == "h2" else []
+    )
+    cursors: Cursors = (
+        [SharedH2Cursor(client) for client in h2_clients]
+        if h2_clients
+        else [AiohttpCursor(url, session=session) for url in targets]
+    )
     queue = list(reversed(jobs))
     outcomes: list[Outcome] = []
 
@@ -162,6 +193,8 @@ async def client_main(
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     cpu = time.process_time() - cpu
     await session.close()
+    for client in h2_clients:
+        await client.aclose()
     return outcomes, cpu
 
 
@@ -178,7 +211,8 @@ def _warm_import(_: int) -> None:
 class Setup:
     """What every phase shares: the model, the run's id prefix, the execs' workspace, how many
     client processes, what reading the provider directly takes, the PostgreSQL URL (None:
-    SQLite) and the turn's first message (one of ``TURNS``)."""
+    SQLite), the turn's first message (one of ``TURNS``) and how it reaches the server (one of
+    ``TRANSPORTS``)."""
 
     public_id: str
     prefix: str
@@ -187,6 +221,7 @@ class Setup:
     direct_s: float
     postgres: str | None
     turn: str = "editor"
+    transport: str = "pair"
 
 
 SPREAD_NAMES = {
@@ -272,9 +307,10 @@ def run_phase(
     processes = max(1, min(setup.clients, n))
     shares = [jobs[i::processes] for i in range(processes)]
     concurrency = [n // processes + (1 if i < n % processes else 0) for i in range(processes)]
+    targets = fleet.h2_addresses if setup.transport == "h2" else fleet.base_urls
     work = [
         (
-            fleet.base_urls,
+            targets,
             spread,
             setup.public_id,
             setup.prefix,
@@ -282,6 +318,7 @@ def run_phase(
             share,
             c,
             setup.turn,
+            setup.transport,
         )
         for share, c in zip(shares, concurrency, strict=True)
     ]

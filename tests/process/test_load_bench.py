@@ -67,6 +67,21 @@ def test_the_light_and_the_cold_editor_turns() -> None:
         assert out.count("failed 0") == 2, out
 
 
+def test_the_turns_over_the_http2_run_rpc() -> None:
+    out = load("--concurrency", "1,2", "--transport", "h2")
+    for figure in FIGURES:
+        assert figure in out, (figure, out)
+    assert "client processes, editor turn, HTTP/2 Run" in out, out
+    assert phases(out) == [
+        ["N=10", "text"],
+        ["N=1", "text"],
+        ["N=1", "tools"],
+        ["N=2", "text"],
+        ["N=2", "tools"],
+    ], out
+    assert out.count("failed 0") == len(phases(out)), out
+
+
 def test_two_instances_with_every_request_to_the_next(pg_url: str) -> None:
     out = load(
         "--postgres", pg_url, "--instances", "2", "--spread", "request",
