@@ -1,5 +1,5 @@
-"""What the store calls just before a thread waits on another in it (for its turn on the write
-connection, or for the commit of its writes).
+"""What the store calls just before a thread waits in it: for another (its turn on the write
+connection, the writer's commit of its writes) or for the disk (a commit it makes itself).
 
 The store knows nothing of who calls it. A scheduler that keeps work on the calling thread (the
 actor pool's workers keep the actors their handlers make ready, to run next) registers a hook

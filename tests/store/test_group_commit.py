@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -195,3 +196,23 @@ def test_a_write_after_close_starts_a_new_writer(db_url: str) -> None:
     store.blobs.put(blob_id_of(b"late"), b"late")
     assert run_in_thread(lambda: store.blobs.has(blob_id_of(b"late")))
     store.close()
+
+
+def test_a_lone_block_commits_on_its_own_thread_without_waking_the_writer(store: Store) -> None:
+    """With nobody else writing, the block's own thread makes the COMMIT: the writer thread is
+    never woken for it (its COMMITs are counted apart from the block's)."""
+    db = store.database
+    assert isinstance(db, GroupCommit)
+    committer = db.committer()
+    commits_on: list[str] = []
+    original = committer._finish
+
+    def finish(group: Any) -> None:
+        commits_on.append(threading.current_thread().name)
+        original(group)
+
+    committer._finish = finish  # type: ignore[method-assign]
+    blob = b"lone"
+    store.blobs.put(blob_id_of(blob), blob)
+    assert store.blobs.get(blob_id_of(blob)) == blob
+    assert commits_on == [threading.current_thread().name]
