@@ -134,8 +134,9 @@ class Mailbox:
         self._pool.run_soon(ticket)
 
     def _run(self) -> None:
-        assert self._job is not None
-        self._job()
+        job = self._job
+        if job is not None:  # None: the actor stopped (no ticket outlives that, but be sure)
+            job()
 
     def take(self) -> Envelope[Any] | None:
         """The next envelope, or None, in which case the actor is no longer held by a worker."""
@@ -147,9 +148,13 @@ class Mailbox:
             return None
 
     def close(self) -> None:
-        """Refuse every later put: the actor has stopped."""
+        """Refuse every later put: the actor has stopped. The mailbox lets go of the actor: an
+        ``ActorRef`` holds its mailbox long after (the edge keeps a finished run's for its
+        retention period), and the actor must not live as long (a run's whole state)."""
         with self._lock:
             self._closed = True
+            self._job = None
+            self._ticket = None
 
     # What pykka's teardown drains the mailbox with (it runs after ``close``).
     def get(self) -> Envelope[Any]:

@@ -424,3 +424,18 @@ def test_the_process_recorders_run_on_the_shared_pool() -> None:
     for kind in (CallRecorderActor, RunEventRecorderActor):
         assert issubclass(kind, PooledActor), kind
         assert kind.actor_pool is ACTOR_POOL
+
+
+def test_a_stopped_actor_is_not_kept_alive_by_a_ref_to_it() -> None:
+    """The edge holds a finished run's ActorRef for its retention period: the ref (and the
+    mailbox it holds) must not keep the actor, and the run's state, alive that long."""
+    import gc
+    import weakref
+
+    ref = Recorder.start()
+    ref.ask("hello", timeout=WAIT)
+    actor = weakref.ref(actor_of(ref))
+    ref.stop(block=True, timeout=WAIT)
+    gc.collect()
+    assert actor() is None
+    assert ref.is_alive() is False  # the ref itself still answers
