@@ -38,7 +38,7 @@ from actors.conversation.model import (
 )
 from actors.turn.plan import stored
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
-from store.conversations import ConversationStore
+from store.conversations import ConversationStore, StaleRun
 from tests.bench.fast_cursor import AiohttpCursor, TimedSession
 from tests.bench.provider_process import ProviderProcess
 from tests.bench.stats import ms
@@ -71,7 +71,6 @@ def seed_history(store_path: str, conversation_id: str, messages: int) -> None:
     conversations = ConversationStore(store.database)
     head = conversations.ensure_conversation(conversation_id)
     run_id = f"seed-{conversation_id}"
-    claimed = conversations.claim_run(run_id, conversation_id, head)
     batch = []
     for i in range(messages):
         if i % 2 == 0:
@@ -85,7 +84,16 @@ def seed_history(store_path: str, conversation_id: str, messages: int) -> None:
                 AssistantContent(text=f"answer {i} " * 40),
             )
         batch.append(stored(message))
-    conversations.append_messages(run_id, claimed.base_revision_id, batch)
+    # The seed's run belongs to no instance, so the server's sweep of runs no live instance
+    # holds may cancel it between its claim and its append: then it is claimed again.
+    for attempt in range(3):
+        claimed = conversations.claim_run(run_id, conversation_id, head)
+        try:
+            conversations.append_messages(run_id, claimed.base_revision_id, batch)
+            break
+        except StaleRun:
+            if attempt == 2:
+                raise
     store.close()
 
 
