@@ -73,17 +73,16 @@ def cool_down_until_ms(
 
 
 def pick_key(key_ids: Sequence[int], states: Mapping[int, KeyState], now_ms: int, turn: int) -> int:
-    """The index in ``key_ids`` of the key to send: the ``turn``-th of the healthy keys in
-    round-robin, else (every key cooling) the one whose cool-down ends first."""
+    """The index in ``key_ids`` of the key to send: round-robin, the first healthy key from
+    position ``turn`` on (so a cooling key passes its turn to the next, and the others keep
+    theirs), else (every key cooling) the one whose cool-down ends first."""
     if not key_ids:
         raise ValueError("a key pool holds at least one key")
-    healthy = [
-        index
-        for index, key_id in enumerate(key_ids)
-        if not is_cooling(states.get(key_id, HEALTHY), now_ms)
-    ]
-    if healthy:
-        return healthy[turn % len(healthy)]
+    count = len(key_ids)
+    for offset in range(count):
+        index = (turn + offset) % count
+        if not is_cooling(states.get(key_ids[index], HEALTHY), now_ms):
+            return index
     return min(
         range(len(key_ids)),
         key=lambda index: states.get(key_ids[index], HEALTHY).cooling_until_ms or 0,
