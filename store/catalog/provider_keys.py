@@ -72,7 +72,7 @@ def _readable(db: peewee.Database, stored: str) -> str | None:
 def _provider(db: peewee.Database, provider_id: int, *, lock: bool = False) -> RuntimeModel:
     provider = tables_of(db).provider
     query = provider.select().where(provider.id == provider_id)
-    row = (lock_row(query, db) if lock else query).first()
+    row: RuntimeModel | None = (lock_row(query, db) if lock else query).first()
     if row is None:
         raise NotFound(f"provider {provider_id} not found")
     return row
@@ -171,21 +171,20 @@ def update_provider_key(
         if label is not None:
             _refuse_taken(records, label, key_id)
         sealed = None if api_key is None else seal(db, api_key, KEY_PURPOSE)
+        # The provider's own key lives on its row; the others in theirs.
+        changes: dict[str, object] = {}
         if key_id == MAIN_KEY_ID:
-            row = provider
-            if label is not None:
-                row.key_label = label
-            if sealed is not None:
-                row.api_key = sealed
-            row.updated_at_ms = now_ms()
+            table, row_id, label_column = tables.provider, provider_id, "key_label"
+            changes["updated_at_ms"] = now_ms()
         else:
-            row = tables.provider_key.get(tables.provider_key.id == key_id)
-            if label is not None:
-                row.label = label
-            if sealed is not None:
-                row.api_key = sealed
-        row.save()
-        updated = _records(db, provider)
+            table, row_id, label_column = tables.provider_key, key_id, "label"
+        if label is not None:
+            changes[label_column] = label
+        if sealed is not None:
+            changes["api_key"] = sealed
+        if changes:
+            table.update(**changes).where(table.id == row_id).execute()
+        updated = _records(db, _provider(db, provider_id))
     return next(r for r in updated if r.id == key_id)
 
 

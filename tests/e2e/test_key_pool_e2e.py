@@ -186,7 +186,7 @@ async def test_a_single_keys_401_still_fails_the_run(
     cursor = FakeCursor(f"http://{server.address}")
     log = await CursorSession(cursor, "single-401").run(user_turn_message("hi", public_id))
     await cursor.aclose()
-    assert log.end["error"]["code"] == "unavailable"
+    assert log.end is not None and log.end["error"]["code"] == "unavailable"
     assert "401" in log.end["error"]["message"]
     assert FAKE_FORMAT_KEY not in str(log.end)
     assert len(fake.requests) == 1  # a 401 with no other key is not retried
