@@ -128,9 +128,7 @@ async def test_bad_input_is_refused_naming_the_field(api: Api) -> None:
         400,
         "invalid_argument",
     )
-    assert_refused(
-        await api.call("DELETE", f"{keys}/0"), 409, "failed_precondition", "own key"
-    )
+    assert_refused(await api.call("DELETE", f"{keys}/0"), 409, "failed_precondition", "own key")
     assert_refused(await api.call("GET", "/providers/999/keys"), 404, "not_found")
     assert_refused(await api.call("DELETE", f"{keys}/77"), 404, "not_found")
     assert_refused(await api.call("PUT", f"{keys}/x", json={"label": "y"}), 404, "not_found")
