@@ -4,7 +4,7 @@ a request is sent (discovery, a model's route, the image model), never serialise
 
 A provider's keys are its pool (migration 14): its own key first (``api_key``, labelled by
 ``providers.key_label``), then the ``provider_keys`` rows in their order. Everything that sends
-one request with one key (discovery, model checks' image and search calls) sends ``api_key``;
+one request with one key (discovery, model checks, image generation) sends ``api_key``;
 a model's route carries the whole pool (``keys``) and the ProviderActor picks per attempt."""
 
 from __future__ import annotations

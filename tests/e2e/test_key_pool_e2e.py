@@ -42,6 +42,8 @@ class Console:
         self.bodies: list[str] = []
 
     async def call(self, method: str, path: str, **kwargs: Any) -> Any:
+        if method != "GET":
+            kwargs.setdefault("headers", {"content-type": "application/json"})
         response = await self.client.request(method, f"/console/api{path}", **kwargs)
         self.bodies.append(response.text)
         assert response.status_code < 300, response.text
@@ -193,3 +195,48 @@ async def test_a_single_keys_401_still_fails_the_run(
     calls = run_calls(server_store, "single-401")
     assert [(c.key_label, c.status, c.http_status) for c in calls] == [("main", "failed", 401)]
     assert_no_key_text(server_store, [caplog.text])
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)
+async def test_moving_to_another_key_spends_the_same_retry_budget(
+    fmt: ProviderFormat, fake: FakeProvider, make_server: StartServer, server_store: Store
+) -> None:
+    """With one attempt allowed, a 429 is the call's end even with a healthy key left; the
+    key still cools, so the next run sends the healthy one."""
+    public_id = fmt.add_model(server_store, fake)
+    provider_id = provider_id_of(server_store, public_id)
+    server = await make_server()  # NO_RETRY: one attempt per call
+    fake.key_answers[LIMITED] = refusal(429, "slow down")
+    async with httpx.AsyncClient(base_url=f"http://{server.address}", timeout=10) as client:
+        console = Console(client)
+        await make_pool(console, provider_id, ("good", GOOD))
+        cursor = FakeCursor(f"http://{server.address}")
+        first = await CursorSession(cursor, "budget-1").run(user_turn_message("hi", public_id))
+        assert first.end is not None and "429" in first.end["error"]["message"]
+        fake.enqueue(fmt.answer("later"))
+        second = await CursorSession(cursor, "budget-2").run(
+            user_turn_message("again", public_id, conversation_id="conv-2")
+        )
+        await cursor.aclose()
+        assert second.end == {} and final_text(second) == "later"
+        keys = await console.keys(provider_id)
+    assert [r.api_key for r in fake.requests] == [LIMITED, GOOD]
+    assert keys["limited"]["state"] == "cooling"
+    assert keys["limited"]["cooling_until_ms"] - keys["limited"]["last_error"]["at_ms"] == 60_000
+
+
+async def test_a_model_check_sends_the_providers_own_key_only(
+    fake: FakeProvider, make_server: StartServer, server_store: Store
+) -> None:
+    fmt = FORMATS[0]
+    public_id = fmt.add_model(server_store, fake)
+    provider_id = provider_id_of(server_store, public_id)
+    server = await make_server()
+    async with httpx.AsyncClient(base_url=f"http://{server.address}", timeout=10) as client:
+        console = Console(client)
+        await make_pool(console, provider_id, ("good", GOOD), ("spare", SPARE))
+        for _ in range(3):
+            fake.enqueue(fmt.answer("pong"))
+            checked = await console.call("POST", f"/models/{public_id}/test")
+            assert checked["ok"] is True
+    assert [r.api_key for r in fake.requests] == [LIMITED] * 3
