@@ -15,6 +15,7 @@ import httpx
 import peewee
 from aiohttp import web
 
+from actors.providers.key_health import KeyHealth
 from console.auth import ConsoleAuth, ConsoleGuard
 from console.calls_api import CallsApi
 from console.connection_api import ConnectionApi
@@ -23,6 +24,7 @@ from console.discovery import new_discovery_client
 from console.json_api import API_PREFIX
 from console.model_check_api import ModelCheckApi, ModelCheckDeps
 from console.models_api import ModelsApi
+from console.provider_keys_api import ProviderKeysApi
 from console.provider_types_api import ProviderTypesApi
 from console.providers_api import ProvidersApi
 from console.session_api import SessionApi
@@ -70,11 +72,11 @@ async def unknown_console_page(request: web.Request) -> web.StreamResponse:
 class ConsoleRoutes:
     """Every console route, registered like the edge's route groups (``register(app)``): the
     guard in front of ``/console/api/``, login, the connection status, the browser app's files,
-    the provider types, the providers, models and settings API, the call records, the model
-    checks (given the provider actors' deps by the composition root), the dashboard's
-    statistics, then the catch-alls that answer unknown ``/console/api/`` and ``/console/`` paths
-    locally. Without ``auth`` there is no token (loopback only, no login); without ``activity``
-    the connection status never sees a client."""
+    the provider types, the providers and their key pools, models and settings API, the call
+    records, the model checks (given the provider actors' deps by the composition root), the
+    dashboard's statistics, then the catch-alls that answer unknown ``/console/api/`` and
+    ``/console/`` paths locally. Without ``auth`` there is no token (loopback only, no login);
+    without ``activity`` the connection status never sees a client."""
 
     def __init__(
         self,
@@ -86,6 +88,7 @@ class ConsoleRoutes:
         activity: AgentActivity | None = None,
         listen_host: str = "127.0.0.1",
         own_addresses: Callable[[], OwnAddresses] = lambda: NO_OWN_ADDRESSES,
+        key_health: KeyHealth | None = None,
     ) -> None:
         self._database = database
         self._discovery_client = discovery_client
@@ -94,6 +97,8 @@ class ConsoleRoutes:
         self._activity = activity if activity is not None else AgentActivity(now_ms)
         self._listen_host = listen_host
         self._own_addresses = own_addresses
+        # The health of the provider keys this process's calls sent (the key list shows it).
+        self._key_health = key_health
 
     def register(self, app: web.Application) -> None:
         ConsoleGuard(self._auth).register(app)
@@ -102,6 +107,7 @@ class ConsoleRoutes:
         StaticRoutes().register(app)
         ProviderTypesApi().register(app)
         ProvidersApi(self._database, self._own_addresses).register(app)
+        ProviderKeysApi(self._database, self._key_health).register(app)
         ModelsApi(self._database, self._discovery_client).register(app)
         SettingsApi(self._database, self._own_addresses).register(app)
         CallsApi(self._database).register(app)

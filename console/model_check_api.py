@@ -161,7 +161,8 @@ class ModelCheckApi:
         return _json(ToolCheck(steps, model_checks.overall(steps), enabled))
 
     async def _route(self, public_id: str) -> tuple[ModelRoute, bool]:
-        """The route a run would take to the model, and whether the model is enabled."""
+        """The route a run would take to the model, and whether the model is enabled; a check
+        sends the provider's own key (the first), never another key of its pool."""
         try:
             parts = await asyncio.to_thread(model_route_parts, self._db, public_id)
         except peewee.DatabaseError as exc:
@@ -171,7 +172,8 @@ class ModelCheckApi:
         if parts is None:
             raise _Refusal(404, "not_found", f"model {public_id} not found")
         record, _connection = parts
-        return stored_model_route(*parts), record.enabled
+        route = msgspec.structs.replace(stored_model_route(*parts), keys=())
+        return route, record.enabled
 
     async def _call(self, route: ModelRoute, request: LlmRequest) -> AwaitedCall:
         if self._deps is None:

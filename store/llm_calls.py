@@ -51,6 +51,7 @@ _CALL_COLUMNS = (
     "verbose",
     "request_bytes",
     "response_bytes",
+    "key_label",
 )
 USAGE_COLUMNS = (
     "input_tokens",
@@ -81,6 +82,8 @@ class NewCall(msgspec.Struct, frozen=True):
     model_id: str
     display_name: str
     verbose: bool
+    # The label of the pool key this attempt sent (migration 14); never the key.
+    key_label: str | None = None
 
 
 class OutgoingRequest(msgspec.Struct, frozen=True):
@@ -136,6 +139,7 @@ class CallSummary(msgspec.Struct, frozen=True):
     verbose: bool
     request_bytes: int | None
     response_bytes: int
+    key_label: str | None = None
 
 
 class RecordedRequest(msgspec.Struct, frozen=True):

@@ -133,10 +133,21 @@ class Reasoning(msgspec.Struct, frozen=True):
     effort: str | None = None
 
 
+class RouteKey(msgspec.Struct, frozen=True):
+    """One key of a provider's pool: ``key_id`` (0 for the provider's own key), its label (what
+    records and logs name) and the key, a ``Secret``."""
+
+    key_id: int
+    label: str
+    secret: Secret
+
+
 class ModelRoute(msgspec.Struct, frozen=True):
     """Where one call goes and with which model settings, resolved from the store.
 
-    ``api_key`` is a ``Secret``: it is revealed only when the request headers are built.
+    ``api_key`` is a ``Secret``: it is revealed only when the request headers are built. It is
+    the key this attempt sends; ``keys`` is the provider's pool the ProviderActor picks each
+    attempt's key from (empty: ``api_key`` is the only key, as for a route built by hand).
     """
 
     provider_id: int
@@ -160,6 +171,7 @@ class ModelRoute(msgspec.Struct, frozen=True):
     # Lower-cased names of the custom headers whose values are public; every other header
     # value is a credential, redacted like the key.
     public_headers: frozenset[str] = frozenset()
+    keys: tuple[RouteKey, ...] = ()
 
 
 class HttpCall(msgspec.Struct, frozen=True):

@@ -17,6 +17,7 @@ class RecordCallStart(msgspec.Struct, frozen=True):
     route: ModelRoute
     started: float
     request: tuple[tuple[tuple[str, str], ...], bytes] | None  # (headers, body) as sent
+    key_label: str | None = None  # the label of the pool key the attempt sent
 
 
 class RecordChunks(msgspec.Struct, frozen=True):

@@ -13,6 +13,11 @@ A transient failure before anything of the attempt reached the listener is tried
 attempt starts when a timer tells ``RetryDue``; a cancel meanwhile ends the call at once. Each
 attempt is one record; the listener hears one end, the last attempt's. ``CallStarted`` is held
 until the attempt's first body event, so "nothing reached the listener" means exactly that.
+
+Each attempt sends one key of the route's pool, chosen by the process's ``KeyHealth``
+(``actors.providers.key_health``; the decisions in ``wire.providers.key_pool``): a 429 or 401
+cools that key, and with another key healthy the attempt is tried again at once on it, within
+the same retry budget.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import msgspec
 import pykka
 
 from actors.conversation.events import CallStarted, ProviderEvent, TextDelta, ThinkingDelta
+from actors.conversation.request import ModelRoute, RouteKey
 from actors.loop.bridge import LoopTasks
 from actors.loop.timers import Timer
 from actors.pool import PooledActor
@@ -54,13 +60,16 @@ from actors.protocols.provider import (
     TransportFailed,
     TransportMessage,
 )
+from actors.providers.key_health import KeyHealth
 from actors.providers.transport import CallLimits, stream_call
+from store.base.clock import now_ms
 from store.llm_calls import CallEnd, CallStatus
 from wire.log import log_event
 from wire.providers.adapter import StreamDecoder
 from wire.providers.errors import FailureKind, ProviderFailure
 from wire.providers.formats import adapter_for
 from wire.providers.grammar import CallResult, StreamGrammar
+from wire.providers.key_pool import retry_on_another_key
 from wire.providers.redaction import route_secrets, scrub_text
 from wire.providers.retry import AttemptFailure, GiveUp, RetryAfter, RetryPolicy, decide
 
@@ -69,13 +78,14 @@ logger = logging.getLogger("cursor_server.provider")
 
 class ProviderDeps(msgspec.Struct, frozen=True):
     """What every ProviderActor shares: the call recorder, the loop, the HTTP client, the
-    limits, the retry policy."""
+    limits, the retry policy, the health of the process's provider keys."""
 
     recorder: Mailbox[RecorderMessage]
     tasks: LoopTasks
     client: httpx.AsyncClient
     limits: CallLimits = CallLimits()
     retry: RetryPolicy = RetryPolicy()
+    keys: KeyHealth = msgspec.field(default_factory=KeyHealth)
 
 
 class ProviderActor(PooledActor):
@@ -93,6 +103,7 @@ class ProviderActor(PooledActor):
         self._decoder: StreamDecoder | None = None
         self._first_started = time.monotonic()
         self._attempt = 0
+        self._key: RouteKey | None = None  # the pool key the current attempt sends
         self._ended = False
         self._reset_attempt()
 
@@ -126,7 +137,7 @@ class ProviderActor(PooledActor):
 
     def _send_attempt(self) -> None:
         """Send the request, then tell the recorder (which writes the record on its thread)."""
-        call, route = self._current, self._current.route
+        call, route = self._current, self._attempt_route()
         self._attempt += 1
         self._reset_attempt()
         try:
@@ -151,11 +162,48 @@ class ProviderActor(PooledActor):
             provider_type=route.provider_type.value,
             model=route.public_id,
             attempt=self._attempt,
+            key=None if self._key is None else self._key.label,
+        )
+
+    def _attempt_route(self) -> ModelRoute:
+        """The route with this attempt's key: one of the pool's, healthy keys in turn."""
+        route = self._current.route
+        if not route.keys:
+            return route
+        self._key = self._deps.keys.choose(route.provider_id, route.keys, now_ms())
+        return msgspec.structs.replace(route, api_key=self._key.secret)
+
+    def _key_refused(self, failure: ProviderFailure, attempt: AttemptFailure) -> bool:
+        """Note a refusal against the attempt's key (a 429 or 401 cools it); whether to try
+        again at once on another key of the pool."""
+        key, route = self._key, self._current.route
+        if key is None or attempt.http_status is None:
+            return False
+        now = now_ms()
+        health = self._deps.keys
+        if not health.refused(
+            route.provider_id,
+            key.key_id,
+            attempt.http_status,
+            failure.message,
+            attempt.retry_after,
+            now,
+        ):
+            return False
+        return retry_on_another_key(
+            self._deps.retry,
+            attempt,
+            attempts_made=self._attempt,
+            elapsed_s=time.monotonic() - self._first_started,
+            another_healthy=health.another_healthy(route.provider_id, route.keys, key.key_id, now),
         )
 
     def _record_start(self, request: tuple[tuple[tuple[str, str], ...], bytes] | None) -> None:
         call = self._current
-        start = RecordCallStart(call.run_id, call.model_call_id, call.route, self._started, request)
+        label = None if self._key is None else self._key.label
+        start = RecordCallStart(
+            call.run_id, call.model_call_id, call.route, self._started, request, label
+        )
         try:
             self._deps.recorder.tell(start)
         except pykka.ActorDeadError:
@@ -206,6 +254,8 @@ class ProviderActor(PooledActor):
         # Kept until the end and written with the finish (no commit before the first events).
         self._http_status, self._ttfb_ms = status, (at - self._started) * 1000
         if 200 <= status < 300:
+            if self._key is not None:
+                self._deps.keys.answered(self._current.route.provider_id, self._key.key_id)
             self._forward([CallStarted(self._current.model_call_id)])
 
     def _on_chunks(self, chunks: tuple[tuple[bytes, float], ...]) -> None:
@@ -294,7 +344,9 @@ class ProviderActor(PooledActor):
             too_long=failure.too_long,
         )
         decision: RetryAfter | GiveUp = GiveUp("not transient")
-        if attempt is not None:
+        if attempt is not None and self._key_refused(failure, attempt):
+            decision = RetryAfter(0.0)  # at once, on another key
+        elif attempt is not None:
             decision = decide(
                 self._deps.retry,
                 attempt,
@@ -314,6 +366,7 @@ class ProviderActor(PooledActor):
             run_id=self._current.run_id,
             model_call_id=self._current.model_call_id,
             attempt=self._attempt,
+            key=None if self._key is None else self._key.label,
             delay_s=round(decision.delay_s, 3),
             error=failure.message,
         )

@@ -107,6 +107,7 @@ class CallRecorderActor(PooledActor):
             model_id=route.model_id,
             display_name=route.display_name,
             verbose=call.verbose,
+            key_label=start.key_label,
         )
         request = None
         if start.request is not None:

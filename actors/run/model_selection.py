@@ -19,7 +19,7 @@ from collections.abc import Callable
 import msgspec
 import peewee
 
-from actors.conversation.request import NO_EFFORT, ModelRoute, ProviderType, Reasoning
+from actors.conversation.request import NO_EFFORT, ModelRoute, ProviderType, Reasoning, RouteKey
 from actors.conversation.secret import Secret
 from store.catalog import (
     REASONING_EFFORTS,
@@ -254,6 +254,7 @@ def _route(selection: Selection, record: ModelRecord, provider: ProviderConnecti
         replay_reasoning=provider.replay_reasoning,
         prompt_cache_key=provider.sends_prompt_cache_key,
         public_headers=provider.public_headers,
+        keys=tuple(RouteKey(k.key_id, k.label, Secret(k.api_key)) for k in provider.keys),
     )
 
 

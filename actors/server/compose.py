@@ -321,6 +321,7 @@ async def start_server(
             activity=activity,
             listen_host=config.host,
             own_addresses=lambda: own[0],
+            key_health=provider_deps.keys,
         ).register(app)
         agent_deps = AgentDeps(
             store=store,

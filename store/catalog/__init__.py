@@ -25,9 +25,10 @@ Times are stored as UTC milliseconds since the epoch and shown as ISO-8601 UTC w
 milliseconds (``2025-01-02T03:04:05.678Z``).
 
 One module per record (``providers``, ``models``, ``settings`` for observability,
-``web_search``, ``image_model``) over what they share: ``errors``, ``limits``, ``checks``, the
-sealing of secrets (``sealing``), custom headers (``headers``), a provider's real values
-(``connections``), the image model's mark (``image_mark``), the tables (``tables``) and the
+``web_search``, ``image_model``, a provider's key pool ``provider_keys``) over what they share:
+``errors``, ``limits``, ``checks``, the sealing of secrets (``sealing``), custom headers
+(``headers``), a provider's real values and key pool (``connections``), the image model's
+mark (``image_mark``), the tables (``tables``) and the
 startup sealing of an older version's plaintext (``plaintext_secrets``). This module names the
 public surface; callers import from ``store.catalog``, never from its modules.
 """
@@ -38,7 +39,7 @@ from actors.conversation.secret import (
     SECRET_HEADER_NAMES,
     is_secret_header,
 )
-from store.catalog.connections import OPENAI_API_HOST, ProviderConnection
+from store.catalog.connections import MAIN_KEY_ID, OPENAI_API_HOST, OpenedKey, ProviderConnection
 from store.catalog.errors import (
     KEY_UNREADABLE,
     CatalogError,
@@ -62,6 +63,8 @@ from store.catalog.limits import (
     MAX_HEADER_VALUE_CHARS,
     MAX_HEADERS,
     MAX_KEY_CHARS,
+    MAX_KEY_LABEL_CHARS,
+    MAX_KEYS_PER_PROVIDER,
     MAX_MODEL_ID_CHARS,
     MAX_NAME_CHARS,
     MAX_URL_CHARS,
@@ -79,6 +82,15 @@ from store.catalog.models import (
     save_models,
 )
 from store.catalog.plaintext_secrets import seal_plaintext_secrets
+from store.catalog.provider_keys import (
+    ProviderKeyInput,
+    ProviderKeyRecord,
+    ProviderKeyUpdate,
+    add_provider_key,
+    delete_provider_key,
+    list_provider_keys,
+    update_provider_key,
+)
 from store.catalog.providers import (
     ANTHROPIC,
     GEMINI,
@@ -120,10 +132,13 @@ __all__ = [
     "INT32_MAX",
     "INT32_MIN",
     "KEY_UNREADABLE",
+    "MAIN_KEY_ID",
     "MAX_HEADERS",
     "MAX_HEADER_NAME_CHARS",
     "MAX_HEADER_VALUE_CHARS",
+    "MAX_KEYS_PER_PROVIDER",
     "MAX_KEY_CHARS",
+    "MAX_KEY_LABEL_CHARS",
     "MAX_MODEL_ID_CHARS",
     "MAX_NAME_CHARS",
     "MAX_URL_CHARS",
@@ -146,17 +161,23 @@ __all__ = [
     "ModelRecord",
     "NotFound",
     "ObservabilitySettings",
+    "OpenedKey",
     "PositiveInt",
     "ProviderConnection",
     "ProviderInput",
+    "ProviderKeyInput",
+    "ProviderKeyRecord",
+    "ProviderKeyUpdate",
     "ProviderRecord",
     "WebSearchConfig",
     "WebSearchInput",
     "WebSearchSettings",
+    "add_provider_key",
     "all_models",
     "create_provider",
     "delete_model",
     "delete_provider",
+    "delete_provider_key",
     "enabled_models",
     "get_image_model",
     "get_observability",
@@ -166,6 +187,7 @@ __all__ = [
     "image_model_connection",
     "is_secret_header",
     "iso_utc",
+    "list_provider_keys",
     "list_providers",
     "model_route_parts",
     "provider_connection",
@@ -174,6 +196,7 @@ __all__ = [
     "set_image_model",
     "update_observability",
     "update_provider",
+    "update_provider_key",
     "update_web_search",
     "web_search_config",
 ]

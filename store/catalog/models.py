@@ -16,7 +16,7 @@ from actors.conversation.request import REASONING_EFFORTS
 from store.base.clock import now_ms
 from store.base.typed_peewee import execute_sql
 from store.catalog.checks import check_length
-from store.catalog.connections import ProviderConnection, open_provider_secrets
+from store.catalog.connections import ProviderConnection, open_provider_secrets, provider_pool
 from store.catalog.errors import Conflict, Invalid, NotFound
 from store.catalog.image_mark import forget_image_model
 from store.catalog.limits import (
@@ -132,7 +132,7 @@ def model_route_parts(
     if row is None:
         return None
     record = _record_of(row)
-    base_url, api_key, headers_json, replay_reasoning, prompt_cache_key = row[
+    base_url, api_key, headers_json, replay_reasoning, prompt_cache_key, key_label = row[
         len(_RECORD_COLUMNS) :
     ]
     key, headers, public = open_provider_secrets(
@@ -148,6 +148,7 @@ def model_route_parts(
         replay_reasoning=bool(replay_reasoning),
         prompt_cache_key=prompt_cache_key,
         public_headers=public,
+        keys=provider_pool(db, record.provider_id, record.provider_name, key_label, key),
     )
     return record, connection
 
@@ -184,9 +185,8 @@ def _models_sql(where: str) -> str:
 _ENABLED_SQL = _models_sql('WHERE m."enabled" = {param}')
 _ROUTE_SQL = (
     f"SELECT {', '.join(_RECORD_COLUMNS)}, "
-    'p."base_url", p."api_key", p."headers_json", p."replay_reasoning", p."prompt_cache_key"'
-    + _MODELS_FROM
-    + 'WHERE m."public_id" = {param}'
+    'p."base_url", p."api_key", p."headers_json", p."replay_reasoning", p."prompt_cache_key", '
+    'p."key_label"' + _MODELS_FROM + 'WHERE m."public_id" = {param}'
 )
 
 

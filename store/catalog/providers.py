@@ -245,7 +245,8 @@ def _has_models(db: peewee.Database, provider_id: int) -> bool:
 
 
 def delete_provider(db: peewee.Database, provider_id: int) -> None:
-    """Delete a provider and its models; its call records stay (they hold no foreign key)."""
+    """Delete a provider, its models and its other keys; its call records stay (they hold
+    no foreign key)."""
     tables = tables_of(db)
     with db.atomic():
         models = tables.model.select(tables.model.public_id).where(
@@ -253,6 +254,7 @@ def delete_provider(db: peewee.Database, provider_id: int) -> None:
         )
         forget_image_model(db, [row.public_id for row in models])
         tables.model.delete().where(tables.model.provider == provider_id).execute()
+        tables.provider_key.delete().where(tables.provider_key.provider == provider_id).execute()
         deleted = tables.provider.delete().where(tables.provider.id == provider_id).execute()
         if not deleted:
             raise NotFound(f"provider {provider_id} not found")

@@ -1,7 +1,7 @@
 """The catalog's tables (migration 2, with migration 5's ``replay_reasoning``, migration 8's
-model prices and migration 11's ``prompt_cache_key``) as peewee models bound to one database,
-built once per database: the store opens several databases in one process (tests, a restart),
-and a model class binds exactly one."""
+model prices, migration 11's ``prompt_cache_key`` and migration 14's key pools) as peewee
+models bound to one database, built once per database: the store opens several databases in
+one process (tests, a restart), and a model class binds exactly one."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from store.base.typed_peewee import RuntimeModel
 # ``prompt_cache_key``: "auto" (only to OpenAI's own API), "on" or "off".
 CACHE_KEY_AUTO = "auto"
 CACHE_KEY_SETTINGS = (CACHE_KEY_AUTO, "on", "off")
+# The label of a provider's own key (its first key) until the user renames it (migration 14).
+MAIN_KEY_LABEL = "main"
 
 # One setting's value, read by key at the start of every run or provider call: SQL written once
 # instead of built by peewee each time.
@@ -23,12 +25,13 @@ SETTING_SQL = 'SELECT "value_json" FROM "settings" WHERE "key" = {param}'
 
 
 class Tables(msgspec.Struct, frozen=True):
-    """The three model classes of one database: built at run time, so their fields are read
+    """The model classes of one database: built at run time, so their fields are read
     through ``RuntimeModel`` (``store.base.typed_peewee``)."""
 
     provider: type[RuntimeModel]
     model: type[RuntimeModel]
     setting: type[RuntimeModel]
+    provider_key: type[RuntimeModel]
 
 
 _TABLES: weakref.WeakKeyDictionary[peewee.Database, Tables] = weakref.WeakKeyDictionary()
@@ -54,6 +57,7 @@ def _build_tables(db: peewee.Database) -> Tables:
         headers_json = peewee.TextField()
         replay_reasoning = peewee.BooleanField(default=True)
         prompt_cache_key = peewee.TextField(default=CACHE_KEY_AUTO)
+        key_label = peewee.TextField(default=MAIN_KEY_LABEL)
         created_at_ms = peewee.BigIntegerField()
         updated_at_ms = peewee.BigIntegerField()
 
@@ -92,7 +96,19 @@ def _build_tables(db: peewee.Database) -> Tables:
             database = db
             table_name = "settings"
 
-    return Tables(provider=Provider, model=Model, setting=Setting)
+    class ProviderKey(RuntimeModel):
+        id = peewee.AutoField()
+        provider = peewee.ForeignKeyField(Provider, column_name="provider_id", on_delete="CASCADE")
+        label = peewee.TextField()
+        api_key = peewee.TextField()
+        position = peewee.IntegerField()
+        created_at_ms = peewee.BigIntegerField()
+
+        class Meta:
+            database = db
+            table_name = "provider_keys"
+
+    return Tables(provider=Provider, model=Model, setting=Setting, provider_key=ProviderKey)
 
 
 def lock_row(query: peewee.Select, db: peewee.Database) -> peewee.Select:

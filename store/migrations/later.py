@@ -316,3 +316,33 @@ def shared_between_instances(db: peewee.Database) -> None:
     )
     for statement in statements:
         execute_sql(db, statement)
+
+
+@migration(14)
+def provider_key_pools(db: peewee.Database) -> None:
+    """Several keys per provider. ``providers.key_label`` names the provider's own key (its
+    first key, ``main`` for existing providers); ``provider_keys`` holds the others, each
+    sealed like that key (``api_key``) under a ``label`` unique per provider, in ``position``
+    order, and goes with its provider (``ON DELETE CASCADE``). ``llm_calls.key_label`` is the
+    label of the key a call's attempt sent (never the key; NULL for calls recorded before, and
+    for calls made outside a provider's pool). Re-runnable: the table is created and each
+    column added only if missing.
+    """
+    if "key_label" not in {column.name for column in db.get_columns("providers")}:
+        execute_sql(
+            db, 'ALTER TABLE "providers" ADD COLUMN "key_label" TEXT NOT NULL DEFAULT \'main\''
+        )
+    serial = (
+        "BIGSERIAL PRIMARY KEY"
+        if isinstance(db, peewee.PostgresqlDatabase)
+        else "INTEGER PRIMARY KEY AUTOINCREMENT"
+    )
+    execute_sql(
+        db,
+        f'CREATE TABLE IF NOT EXISTS "provider_keys" ("id" {serial}, '
+        '"provider_id" INTEGER NOT NULL REFERENCES "providers" ("id") ON DELETE CASCADE, '
+        '"label" TEXT NOT NULL, "api_key" TEXT NOT NULL, "position" INTEGER NOT NULL, '
+        '"created_at_ms" BIGINT NOT NULL, UNIQUE ("provider_id", "label"))',
+    )
+    if "key_label" not in {column.name for column in db.get_columns("llm_calls")}:
+        execute_sql(db, 'ALTER TABLE "llm_calls" ADD COLUMN "key_label" TEXT')

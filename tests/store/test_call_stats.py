@@ -452,7 +452,8 @@ def test_an_sqlite_without_window_functions_is_refused(tmp_path: Path) -> None:
 def test_migration_8_keeps_models_and_calls_and_is_re_runnable(db_url: str) -> None:
     """A database at version 7 with a model and a finished call: after migration 8 the model
     has null prices and the call a null TTFT, every other value kept; a second run changes
-    nothing; the new columns then take values."""
+    nothing; the new columns then take values (through the store, once the later migrations,
+    which its reads and writes need, have run too)."""
     database = open_database(db_url)
     try:
         apply_migrations(database, registered_migrations()[:7])
@@ -473,22 +474,17 @@ def test_migration_8_keeps_models_and_calls_and_is_re_runnable(db_url: str) -> N
             f"{p}, 3, 64, 1000, {p}, {p}, 0, 0)",
             (public_id, provider_id, "old-model", "Old", True, True, "high"),
         )
-        records = CallRecords(database)  # its writes need nothing of migration 8
-        call = NewCall(
-            run_id=None,
-            model_call_id="m:0",
-            provider_id=provider_id,
-            provider_name="old",
-            provider_type="openai-chat",
-            provider_url="http://h/v1",
-            public_id=public_id,
-            model_id="old-model",
-            display_name="Old",
-            verbose=False,
+        # A finished call as version 7 wrote it.
+        execute_sql(
+            database,
+            "INSERT INTO llm_calls (run_id, model_call_id, provider_id, provider_name, "
+            "provider_type, provider_url, public_id, model_id, display_name, status, "
+            "finish_reason, started_at_ms, ended_at_ms, duration_ms, http_status, input_tokens, "
+            'output_tokens, "verbose", response_bytes) VALUES '
+            f"(NULL, 'm:0', {p}, 'old', 'openai-chat', 'http://h/v1', {p}, 'old-model', 'Old', "
+            f"'completed', 'stop', 1, 2, 5.0, 200, 9, 4, {p}, 10)",
+            (provider_id, public_id, False),
         )
-        call_id = records.start(call)
-        usage = {"input_tokens": 9, "output_tokens": 4}
-        records.finish(call_id, CallEnd(CallStatus.COMPLETED, 5.0, 10, "stop", usage, None, 200))
         before = {table: rows(database, table) for table in ("models", "llm_calls")}
 
         assert apply_migrations(database, registered_migrations()[:8]) == [8]
@@ -500,9 +496,6 @@ def test_migration_8_keeps_models_and_calls_and_is_re_runnable(db_url: str) -> N
             "high",
         )
         assert [getattr(old, f) for f in cat.PRICE_FIELDS] == [None] * 4
-        (listed,) = records.list(10)
-        assert listed.ttft_ms is None
-        assert (listed.input_tokens, listed.output_tokens, listed.http_status) == (9, 4, 200)
         after = {table: rows(database, table) for table in ("models", "llm_calls")}
         # The new columns come last: every earlier value is as it was, the new ones NULL.
         assert [row[:-4] for row in after["models"]] == before["models"]
@@ -514,6 +507,23 @@ def test_migration_8_keeps_models_and_calls_and_is_re_runnable(db_url: str) -> N
         model_prices_and_time_to_first_token(database)  # re-runnable
         assert {table: rows(database, table) for table in ("models", "llm_calls")} == after
 
+        apply_migrations(database)
+        records = CallRecords(database)
+        (listed,) = records.list(10)
+        assert listed.ttft_ms is None
+        assert (listed.input_tokens, listed.output_tokens, listed.http_status) == (9, 4, 200)
+        call = NewCall(
+            run_id=None,
+            model_call_id="m:1",
+            provider_id=provider_id,
+            provider_name="old",
+            provider_type="openai-chat",
+            provider_url="http://h/v1",
+            public_id=public_id,
+            model_id="old-model",
+            display_name="Old",
+            verbose=False,
+        )
         priced = cat.ModelInput(
             model_id="old-model", display_name="Old", price_output_per_mtok=10.0
         )

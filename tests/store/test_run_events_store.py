@@ -270,7 +270,15 @@ def test_a_schema_without_ttft_gives_the_provider_lane_without_it(tmp_path: Path
     db.connect()
     apply_migrations(db, [*registered_migrations()[:7], (9, create_run_events)])
     try:
-        call_id = CallRecords(db).start(new_call("r"))
+        # A running call as version 7 wrote it (the store's writes need later columns).
+        execute_sql(
+            db,
+            "INSERT INTO llm_calls (run_id, model_call_id, provider_id, provider_name, "
+            "provider_type, provider_url, public_id, model_id, display_name, status, "
+            "started_at_ms, verbose, response_bytes) VALUES ('r', 'r:0', 1, 'p', 'openai-chat', "
+            "'u', 'm1', 'm', 'M', 'running', 1, 0, 0)",
+        )
+        (call_id,) = execute_sql(db, "SELECT id FROM llm_calls").fetchone()
         timeline = RunHistory(db).timeline("r")
         assert timeline is not None
         (provider,) = timeline.lanes.provider

@@ -13,6 +13,10 @@ Routes, all under ``fake.base_url`` (``http://127.0.0.1:PORT/v1``):
   the next enqueued ``Script`` (FIFO, shared by the three routes). With the queue empty the
   fake answers 500 ``{"error":{"message":"fake provider: no script queued …"}}`` so the test
   fails loudly.
+- ``key_answers`` (key -> ``Script``): a request sending that API key, however its format
+  sends it (``authorization: Bearer``, ``x-api-key``, ``x-goog-api-key`` or ``?key=``;
+  ``RecordedRequest.api_key``), gets that script's answer every time, without taking one from
+  the queue: a key pool where one key is rate limited and another refused.
 - With ``refuse_keys``, a body holding one of those top-level keys is answered 400 as a server
   validating against strict request types (vLLM) answers an unknown field, without taking a
   script.
@@ -283,6 +287,14 @@ class RecordedRequest:
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
 
+    @property
+    def api_key(self) -> str | None:
+        """The API key the request sent, in whichever place its format puts it."""
+        bearer = self.header("authorization")
+        if bearer is not None and bearer.startswith("Bearer "):
+            return bearer.removeprefix("Bearer ")
+        return self.header("x-api-key") or self.header("x-goog-api-key") or self.query.get("key")
+
 
 @dataclass
 class _Connection:
@@ -314,6 +326,8 @@ class FakeProvider:
         # Top-level body keys answered as a server validating against strict types answers an
         # unknown field (400), without taking a script.
         self.refuse_keys = frozenset(refuse_keys)
+        # API key -> the answer every request sending it gets (no script taken).
+        self.key_answers: dict[str, Script] = {}
         self.requests: list[RecordedRequest] = []
         # perf_counter() when each request arrived (benchmarks compare it with client times)
         self.request_times: list[float] = []
@@ -411,6 +425,9 @@ class FakeProvider:
             refusal = self._strict_refusal(self.requests[index].json)
         if refusal is not None:
             return refusal
+        keyed = self.key_answers.get(self.requests[index].api_key or "")
+        if keyed is not None:
+            return await self._play(request, index, keyed)
         if not self._scripts:
             message = f"fake provider: no script queued for {request.method} {request.path}"
             return web.json_response({"error": {"message": message}}, status=500)

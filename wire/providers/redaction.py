@@ -25,17 +25,21 @@ MIN_SCRUBBED_CHARS = 4
 
 
 def route_secrets(route: ModelRoute) -> tuple[str, ...]:
-    """The key and the secret header values (and the token part of ``Bearer x``), longest first
-    so that a whole value is replaced before a token inside it."""
-    return credential_strings(route.api_key.reveal(), route.headers, route.public_headers)
+    """Every key of the route's pool and the secret header values (and the token part of
+    ``Bearer x``), longest first so that a whole value is replaced before a token inside it."""
+    keys = (route.api_key.reveal(), *(key.secret.reveal() for key in route.keys))
+    return credential_strings(keys, route.headers, route.public_headers)
 
 
 def credential_strings(
-    api_key: str, headers: Iterable[tuple[str, str]], public: AbstractSet[str] = frozenset()
+    api_key: str | Iterable[str],
+    headers: Iterable[tuple[str, str]],
+    public: AbstractSet[str] = frozenset(),
 ) -> tuple[str, ...]:
-    """``route_secrets`` for a key and headers held outside a route (the image model's);
-    ``public`` holds the lower-cased names of the headers whose values are not secret."""
-    found = [api_key]
+    """``route_secrets`` for a key (or several) and headers held outside a route (the image
+    model's); ``public`` holds the lower-cased names of the headers whose values are not
+    secret."""
+    found = [api_key] if isinstance(api_key, str) else list(api_key)
     for name, value in headers:
         if is_secret_header(name):
             found.append(value)

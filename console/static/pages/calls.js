@@ -123,14 +123,14 @@ export function CallsPage() {
       : calls.length === 0
         ? html`<p class="muted">No provider call yet. Run a turn in Cursor, or test a model on the Models page.</p>`
         : html`<div class="table-wrap"><table>
-          <thead><tr><th>Time</th><th>Provider</th><th>Model</th><th>Status</th><th class="num">TTFB</th><th class="num">TTFT</th>
+          <thead><tr><th>Time</th><th>Provider</th><th>Key</th><th>Model</th><th>Status</th><th class="num">TTFB</th><th class="num">TTFT</th>
             <th class="num">Duration</th><th class="num">Input</th><th class="num">Output</th>
             <th class="num">Cache read</th><th class="num">Cache write</th><th class="num">Reasoning</th>
             <th class="num">Est. cost</th></tr></thead>
           <tbody>${calls.map(
             (c) => html`<tr data-call=${c.id}>
               <td><a href=${`#/calls/${c.id}`}>${when(c.started_at_ms)}</a></td>
-              <td>${c.provider_name}</td><td>${c.display_name}</td><td><${Status} value=${c.status} /></td>
+              <td>${c.provider_name}</td><td data-key-label>${c.key_label ?? "—"}</td><td>${c.display_name}</td><td><${Status} value=${c.status} /></td>
               <td class="num">${ms(c.ttfb_ms)}</td><td class="num">${ms(c.ttft_ms)}</td>
               <td class="num">${ms(c.duration_ms)}</td>
               <td class="num">${count(c.input_tokens)}</td><td class="num">${count(c.output_tokens)}</td>
@@ -171,6 +171,7 @@ export function CallDetailPage({ id }) {
     ["TTFT", ms(c.ttft_ms)],
     ["Duration", ms(c.duration_ms)],
     ["HTTP", c.http_status ?? "—"],
+    ["Key", c.key_label ?? "—"],
     ["Finish", c.finish_reason ?? "—"],
     ["Input", count(c.input_tokens)],
     ["Output", count(c.output_tokens)],

@@ -1,10 +1,11 @@
-// Providers: list, add from a preset, edit, delete. The key is write-only: the page only ever
-// knows whether one is set, and can replace or clear it. Custom header values are sealed like
-// the key unless their "public" box is ticked; a sealed value reads back as null.
-import { useState } from "preact/hooks";
+// Providers: list, add from a preset, edit, delete, and each provider's key pool. A key is
+// write-only: the page only ever knows whether one is set, and can replace or clear it. Custom
+// header values are sealed like the key unless their "public" box is ticked; a sealed value
+// reads back as null.
+import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.js";
 import { useCatalog, useProviderTypes } from "../catalog.js";
-import { Field, FormError, html, invalid } from "../ui.js";
+import { Field, FormError, html, invalid, when } from "../ui.js";
 
 // A stored secret that does not open under the server's key (a database moved without its
 // key file) is named by the server, per field ("api_key", "headers.<name>").
@@ -173,6 +174,94 @@ function ProviderForm({ provider, types, onSaved, onCancel }) {
   </form>`;
 }
 
+function keyStateBadge(key) {
+  if (key.unreadable) return html`<span class="badge bad">${key.unreadable}</span>`;
+  if (key.state === "cooling") return html`<span class="badge bad">cooling until ${when(key.cooling_until_ms)}</span>`;
+  return html`<span class="badge ok">healthy</span>`;
+}
+
+function lastError(key) {
+  const error = key.last_error;
+  if (!error) return html`<span class="muted">none</span>`;
+  return html`<span title=${error.message}>HTTP ${error.http_status} at ${when(error.at_ms)}: ${error.message}</span>`;
+}
+
+// A provider's key pool: requests rotate over its healthy keys; a 429 or 401 cools a key. The
+// state is the server instance's own (each instance learns its keys' health on its own).
+function KeysPanel({ provider, onClose }) {
+  const [keys, setKeys] = useState(null);
+  const [error, setError] = useState(null);
+  const [form, setForm] = useState({ label: "", api_key: "" });
+  const [renaming, setRenaming] = useState(null); // {id, label}
+  const base = `/providers/${provider.id}/keys`;
+  const load = () => api("GET", base).then(setKeys, setError);
+  useEffect(() => { load(); }, [provider.id]);
+
+  async function act(method, path, body) {
+    setError(null);
+    try {
+      await api(method, path, body);
+      return true;
+    } catch (err) {
+      setError(err);
+      return false;
+    } finally {
+      load();
+    }
+  }
+  async function add(event) {
+    event.preventDefault();
+    if (await act("POST", base, form)) setForm({ label: "", api_key: "" });
+  }
+  async function rename(event) {
+    event.preventDefault();
+    if (await act("PUT", `${base}/${renaming.id}`, { label: renaming.label })) setRenaming(null);
+  }
+
+  return html`<div class="panel" role="region" aria-label=${`Keys of ${provider.name}`}>
+    <h2>Keys of ${provider.name}</h2>
+    <p class="muted">Requests rotate over the healthy keys; a key that answers 429 or 401 cools down
+      (for the provider's Retry-After, else 60 s or 10 min) and the request goes on with another.
+      The state shown is this server instance's.</p>
+    ${keys === null
+      ? html`<p class="loading">Loading…</p>`
+      : html`<div class="table-wrap"><table>
+        <thead><tr><th>Label</th><th>Key</th><th>State</th><th>Last error</th><th></th></tr></thead>
+        <tbody>${keys.map(
+          (k) => html`<tr data-key=${k.label}>
+            <td>${renaming && renaming.id === k.id
+              ? html`<form onSubmit=${rename}><input aria-label="New label" value=${renaming.label}
+                  onInput=${(e) => setRenaming({ ...renaming, label: e.target.value })} />
+                  <button type="submit">Save</button></form>`
+              : html`${k.label}${k.main ? html` <span class="muted">(first)</span>` : null}`}</td>
+            <td>${k.has_api_key ? html`<span class="badge ok">set</span>` : html`<span class="badge">not set</span>`}</td>
+            <td class="key-state">${keyStateBadge(k)}</td>
+            <td class="key-error">${lastError(k)}</td>
+            <td><div class="actions">
+              <button onClick=${() => setRenaming({ id: k.id, label: k.label })}>Rename</button>
+              ${!k.main && html`<button class="danger" onClick=${() => act("DELETE", `${base}/${k.id}`)}>Delete</button>`}
+            </div></td></tr>`,
+        )}</tbody></table></div>`}
+    <form noValidate onSubmit=${add} aria-label="Add key">
+      <div class="row">
+        <${Field} label="Label" name="label" error=${error}>
+          <input name="key_label" class=${invalid(error, "label")} value=${form.label}
+            onInput=${(e) => setForm({ ...form, label: e.target.value })} />
+        </${Field}>
+        <${Field} label="Key" name="api_key" error=${error}>
+          <input name="pool_api_key" type="password" autocomplete="off" class=${invalid(error, "api_key")}
+            value=${form.api_key} onInput=${(e) => setForm({ ...form, api_key: e.target.value })} />
+        </${Field}>
+      </div>
+      <${FormError} error=${error} fields=${["label", "api_key"]} />
+      <div class="actions">
+        <button class="primary" type="submit">Add key</button>
+        <button type="button" onClick=${onClose}>Close</button>
+      </div>
+    </form>
+  </div>`;
+}
+
 function DeleteConfirm({ provider, models, onDone, onCancel }) {
   const [error, setError] = useState(null);
   const mine = models.filter((m) => m.provider_id === provider.id);
@@ -201,6 +290,7 @@ function DeleteConfirm({ provider, models, onDone, onCancel }) {
 export function ProvidersPage() {
   const [editing, setEditing] = useState(null); // {} for a new one
   const [deleting, setDeleting] = useState(null);
+  const [pooling, setPooling] = useState(null); // the provider whose keys are shown
   const [error, setError] = useState(null);
   const { providers, models, reload: load } = useCatalog(setError);
   const types = useProviderTypes(setError);
@@ -215,6 +305,7 @@ export function ProvidersPage() {
     ${deleting &&
     html`<${DeleteConfirm} provider=${deleting} models=${models} onCancel=${() => setDeleting(null)}
       onDone=${() => { setDeleting(null); load(); }} />`}
+    ${pooling && html`<${KeysPanel} key=${pooling.id} provider=${pooling} onClose=${() => setPooling(null)} />`}
     ${!editing && html`<div class="actions" style="margin-bottom:12px">
       <button class="primary" onClick=${() => setEditing({})}>Add provider</button></div>`}
     ${providers === null
@@ -231,6 +322,7 @@ export function ProvidersPage() {
               <td><div class="actions">
                 <a href=${`#/models/${p.id}`}>Models</a>
                 <button onClick=${() => setEditing(p)}>Edit</button>
+                <button onClick=${() => setPooling(p)}>Keys</button>
                 <button class="danger" onClick=${() => setDeleting(p)}>Delete</button>
               </div></td></tr>`,
           )}</tbody></table></div>`}
