@@ -51,6 +51,8 @@ _CALL_COLUMNS = (
     "verbose",
     "request_bytes",
     "response_bytes",
+    "chain_position",
+    "attempt",
 )
 USAGE_COLUMNS = (
     "input_tokens",
@@ -81,6 +83,10 @@ class NewCall(msgspec.Struct, frozen=True):
     model_id: str
     display_name: str
     verbose: bool
+    # The attempt's place in its call (migration 14): 0 the model asked for, n its n-th
+    # fallback; and its attempt number within that model, from 1.
+    chain_position: int | None = None
+    attempt: int | None = None
 
 
 class OutgoingRequest(msgspec.Struct, frozen=True):
@@ -136,6 +142,9 @@ class CallSummary(msgspec.Struct, frozen=True):
     verbose: bool
     request_bytes: int | None
     response_bytes: int
+    # None for a record written before migration 14.
+    chain_position: int | None = None
+    attempt: int | None = None
 
 
 class RecordedRequest(msgspec.Struct, frozen=True):

@@ -13,6 +13,11 @@ A transient failure before anything of the attempt reached the listener is tried
 attempt starts when a timer tells ``RetryDue``; a cancel meanwhile ends the call at once. Each
 attempt is one record; the listener hears one end, the last attempt's. ``CallStarted`` is held
 until the attempt's first body event, so "nothing reached the listener" means exactly that.
+
+When the retries of a model give up on a failure that may fall back (``wire.providers.fallback``)
+the call moves at once to the route's next fallback (``ModelRoute.fallbacks``): that model's
+adapter builds its own request from the same ``LlmRequest``, with a retry budget of its own.
+Each record names its place in the chain and its attempt within its model.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import msgspec
 import pykka
 
 from actors.conversation.events import CallStarted, ProviderEvent, TextDelta, ThinkingDelta
+from actors.conversation.request import ModelRoute
 from actors.loop.bridge import LoopTasks
 from actors.loop.timers import Timer
 from actors.pool import PooledActor
@@ -59,6 +65,7 @@ from store.llm_calls import CallEnd, CallStatus
 from wire.log import log_event
 from wire.providers.adapter import StreamDecoder
 from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.fallback import chain_failure_message, may_fall_back
 from wire.providers.formats import adapter_for
 from wire.providers.grammar import CallResult, StreamGrammar
 from wire.providers.redaction import route_secrets, scrub_text
@@ -92,7 +99,8 @@ class ProviderActor(PooledActor):
         self._timer: Timer | None = None
         self._decoder: StreamDecoder | None = None
         self._first_started = time.monotonic()
-        self._attempt = 0
+        self._attempt = 0  # within the current model
+        self._position = 0  # the current model's place in the route's chain
         self._ended = False
         self._reset_attempt()
 
@@ -115,6 +123,11 @@ class ProviderActor(PooledActor):
             raise RuntimeError("ProviderActor was told something before its StartProviderCall")
         return self._call
 
+    @property
+    def _route(self) -> ModelRoute:
+        """The route of the current attempt: the call's, or one of its fallbacks."""
+        return self._current.route.chain()[self._position]
+
     def _begin(self, call: StartProviderCall) -> None:
         if self._call is not None:
             raise TypeError(f"ProviderActor got a second StartProviderCall ({call.model_call_id})")
@@ -126,7 +139,7 @@ class ProviderActor(PooledActor):
 
     def _send_attempt(self) -> None:
         """Send the request, then tell the recorder (which writes the record on its thread)."""
-        call, route = self._current, self._current.route
+        call, route = self._current, self._route
         self._attempt += 1
         self._reset_attempt()
         try:
@@ -150,12 +163,22 @@ class ProviderActor(PooledActor):
             model_call_id=call.model_call_id,
             provider_type=route.provider_type.value,
             model=route.public_id,
+            chain_position=self._position,
             attempt=self._attempt,
         )
 
     def _record_start(self, request: tuple[tuple[tuple[str, str], ...], bytes] | None) -> None:
         call = self._current
-        start = RecordCallStart(call.run_id, call.model_call_id, call.route, self._started, request)
+        start = RecordCallStart(
+            call.run_id,
+            call.model_call_id,
+            self._route,
+            self._started,
+            request,
+            chain_position=self._position,
+            attempt=self._attempt,
+            call_route=call.route if call.route.fallbacks else None,
+        )
         try:
             self._deps.recorder.tell(start)
         except pykka.ActorDeadError:
@@ -186,7 +209,7 @@ class ProviderActor(PooledActor):
                 self._on_end()
             case ErrorBodyReceived(status=status, body=body, retry_after=retry_after):
                 self._record_chunks(((body, time.monotonic()),))
-                failure = self._adapter.http_error(status, body, self._current.route)
+                failure = self._adapter.http_error(status, body, self._route)
                 self._fail(failure, self._attempt_failure(http_status=status, after=retry_after))
             case TransportFailed(message=text, transient=transient):
                 failure = ProviderFailure(FailureKind.PROVIDER, scrub_text(text, self._secrets))
@@ -304,7 +327,8 @@ class ProviderActor(PooledActor):
                 random=random.random,
             )
         if isinstance(decision, GiveUp):
-            self._end(CallStatus.FAILED, failure=failure)
+            if attempt is None or not self._fall_back(failure, attempt):
+                self._end(CallStatus.FAILED, failure=failure)
             return
         self._stop_stream()
         log_event(
@@ -322,6 +346,33 @@ class ProviderActor(PooledActor):
         self._timer = self._deps.tasks.call_later(
             decision.delay_s, functools.partial(self._tell_self, due)
         )
+
+    def _fall_back(self, failure: ProviderFailure, attempt: AttemptFailure) -> bool:
+        """Move the call to its next model when there is one and the failure allows it (the
+        failed attempt's record is ended first); False: the call ends with this failure."""
+        chain = self._current.route.chain()
+        if self._position + 1 >= len(chain) or not may_fall_back(attempt):
+            return False
+        self._stop_stream()
+        self._record_end(self._attempt_end(CallStatus.FAILED, None, failure), None)
+        failed = self._route
+        self._position += 1
+        self._attempt = 0
+        self._first_started = time.monotonic()  # its own retry budget
+        self._adapter = adapter_for(self._route.provider_type)
+        log_event(
+            logger,
+            logging.WARNING,
+            "provider call falling back",
+            run_id=self._current.run_id,
+            model_call_id=self._current.model_call_id,
+            failed_model=failed.public_id,
+            model=self._route.public_id,
+            chain_position=self._position,
+            error=failure.message,
+        )
+        self._send_attempt()
+        return True
 
     def _tell_self(self, message: RetryDue | TransportMessage) -> None:
         """A timer's or the transport's message (on the loop), dropped if the actor has
@@ -387,6 +438,7 @@ class ProviderActor(PooledActor):
             run_id=self._current.run_id,
             model_call_id=self._current.model_call_id,
             status=status.value,
+            chain_position=self._position,
             attempts=self._attempt,
             error=failure.message if failure is not None else None,
         )
@@ -395,11 +447,28 @@ class ProviderActor(PooledActor):
             None,
             status,
             result=result,
-            failure=failure if status is CallStatus.FAILED else None,
+            failure=self._call_failure(failure) if status is CallStatus.FAILED else None,
         )
         end = None if between_attempts else self._attempt_end(status, result, failure)
         self._record_end(end, ended)
         self.stop()
+
+    def _call_failure(self, failure: ProviderFailure | None) -> ProviderFailure | None:
+        """The call's failure as its listener hears it: the last attempt's, naming the model
+        of the chain it came from when that was a fallback."""
+        if failure is None or self._position == 0:
+            return failure
+        route = self._current.route
+        message = chain_failure_message(
+            failure.message,
+            self._route.display_name,
+            self._position,
+            len(route.fallbacks),
+            route.display_name,
+        )
+        return ProviderFailure(
+            failure.kind, message, http_status=failure.http_status, too_long=failure.too_long
+        )
 
 
 def _is_token(event: ProviderEvent) -> bool:
