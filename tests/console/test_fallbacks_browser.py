@@ -16,6 +16,8 @@ if os.environ.get("CURSOR_TEST_REQUIRE_BROWSER") != "1":
 from playwright.async_api import Page, expect
 
 from tests.console.test_console_browser import api, browser, page, server
+from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_message
+from tests.support.fake_provider import FakeProvider, Script, chat_events
 
 __all__ = ["browser", "page", "server"]
 
@@ -69,3 +71,50 @@ async def test_a_fallback_list_is_set_ordered_and_saved_from_the_models_page(
     await expect(row).to_contain_text("Third (Spare) → Second (Main)")
     await page.reload()
     await expect(page.locator("tr[data-model=first]")).to_contain_text("Third (Spare) → Second")
+
+
+async def test_the_calls_page_and_the_timeline_show_a_switch_to_a_fallback(
+    page: Page, server: str, fake: FakeProvider
+) -> None:
+    async with FakeProvider() as backup:
+        ids: dict[str, str] = {}
+        for name, provider in (("Backup", backup), ("Primary", fake)):
+            body = {"name": name, "type": "openai-chat", "base_url": provider.base_url}
+            provider_id = (await api(server, "POST", "/providers", body)).json()["id"]
+            model: dict[str, object] = {"model_id": name.lower(), "display_name": f"{name} Model"}
+            if name == "Primary":
+                model["fallbacks"] = [ids["Backup"]]
+            saved = await api(
+                server, "POST", f"/providers/{provider_id}/models", {"models": [model]}
+            )
+            ids[name] = saved.json()[0]["public_id"]
+        # The server's own retry policy: three attempts, no wait with ``Retry-After: 0``.
+        busy = Script.error(503, {"error": {"message": "overloaded"}}, retry_after="0")
+        fake.enqueue(busy, busy, busy)
+        backup.enqueue(Script.sse(chat_events(text=["from the backup"])))
+        cursor = FakeCursor(f"http://{server}")
+        try:
+            message = user_turn_message("hello", ids["Primary"], conversation_id="fb")
+            log = await CursorSession(cursor, "browser-fallback").run(message)
+        finally:
+            await cursor.aclose()
+    assert log.end == {}
+
+    await page.goto(f"http://{server}/console/#/calls")
+    rows = page.locator("tr[data-call]")
+    await expect(rows).to_have_count(4)
+    await expect(rows.first).to_contain_text("Backup Model fallback 1 · attempt 1")
+    await expect(rows.nth(1)).to_contain_text("Primary Model attempt 3")
+    await expect(rows.nth(3).locator("[data-place]")).to_have_attribute("data-place", "")
+    await rows.first.get_by_role("link").click()
+    await expect(page.get_by_text("fallback 1 · attempt 1")).to_be_visible()
+
+    await page.goto(f"http://{server}/console/#/conversations/fb")
+    timeline = page.locator("[aria-label=Timeline]")
+    provider_rows = timeline.locator("[data-row=provider]")
+    await expect(provider_rows).to_have_count(4)
+    await expect(provider_rows.nth(2)).to_contain_text("Primary Model (attempt 3)")
+    await expect(provider_rows.nth(2)).to_contain_text("overloaded")
+    await expect(provider_rows.nth(3)).to_contain_text(
+        "fell back to Backup Model (fallback 1 · attempt 1)"
+    )

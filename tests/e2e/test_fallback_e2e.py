@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from store import Store
@@ -243,6 +244,19 @@ async def test_anthropic_falls_back_to_openai_chat_mid_conversation_with_a_valid
         (1, 1, "completed", "chat"),
     ]
     assert [r.provider_type for r in records(server_store, "turn-2")][-1] == "openai-chat"
+    # The console shows the switch: the calls list and the turn's timeline name each attempt's
+    # place in the chain.
+    async with httpx.AsyncClient(base_url=f"http://{server.address}/console/api") as api:
+        calls = (await api.get("/calls", params={"run_id": "turn-2"})).json()["calls"]
+        timeline = (await api.get("/runs/turn-2/timeline")).json()
+    assert [(c["chain_position"], c["attempt"]) for c in calls] == [(1, 1), (0, 2), (0, 1)]
+    lane = timeline["lanes"]["provider"]
+    assert [(p["chain_position"], p["attempt"], p["display_name"]) for p in lane] == [
+        (0, 1, "claude"),
+        (0, 2, "claude"),
+        (1, 1, "chat"),
+    ]
+    assert "529" in lane[0]["error_message"] and "500" in lane[1]["error_message"]
 
 
 async def test_after_the_first_token_nothing_falls_back(
