@@ -297,8 +297,15 @@ async def test_when_every_model_fails_the_run_ends_naming_the_last_error(
     backup_id = add_model(server_store, backup, "openai-responses", "backup")
     primary_id = add_model(server_store, fake, "anthropic", "primary", [backup_id])
     server = await make_server()  # one attempt per model
-    fake.enqueue(Script.error(503, {"type": "error", "error": {"message": "primary is down"}}))
-    backup.enqueue(Script.error(502, {"error": {"message": "backup is down too"}}))
+    # Each echoes both keys (a proxy quoting its request, say): neither is ever shown or stored.
+    fake.enqueue(
+        Script.error(
+            503, {"type": "error", "error": {"message": "primary is down sk-backup sk-primary"}}
+        )
+    )
+    backup.enqueue(
+        Script.error(502, {"error": {"message": "backup is down too sk-primary sk-backup"}})
+    )
     cursor = FakeCursor(f"http://{server.address}")
     log = await CursorSession(cursor, "all-failed").run(user_turn_message("hi", primary_id))
     await cursor.aclose()
@@ -308,7 +315,10 @@ async def test_when_every_model_fails_the_run_ends_naming_the_last_error(
     assert "backup is down too" in error["message"]
     assert "fallback 1 of 1" in error["message"] and "after primary failed" in error["message"]
     assert "turn_ended" not in log.kinds()
-    assert places(records(server_store, "all-failed")) == [
+    rows = records(server_store, "all-failed")
+    shown = [error["message"], *(r.error_message or "" for r in rows)]
+    assert all("sk-primary" not in text and "sk-backup" not in text for text in shown), shown
+    assert places(rows) == [
         (0, 1, "failed", "primary"),
         (1, 1, "failed", "backup"),
     ]
