@@ -473,7 +473,9 @@ def test_migration_8_keeps_models_and_calls_and_is_re_runnable(db_url: str) -> N
             f"{p}, 3, 64, 1000, {p}, {p}, 0, 0)",
             (public_id, provider_id, "old-model", "Old", True, True, "high"),
         )
-        records = CallRecords(database)  # its writes need nothing of migration 8
+        # The call as this version writes it, into a version-7 table: a later migration's
+        # columns (14: each attempt's place in its chain) are not there yet.
+        records = CallRecords(database)
         call = NewCall(
             run_id=None,
             model_call_id="m:0",
@@ -486,12 +488,34 @@ def test_migration_8_keeps_models_and_calls_and_is_re_runnable(db_url: str) -> N
             display_name="Old",
             verbose=False,
         )
-        call_id = records.start(call)
-        usage = {"input_tokens": 9, "output_tokens": 4}
-        records.finish(call_id, CallEnd(CallStatus.COMPLETED, 5.0, 10, "stop", usage, None, 200))
+        later = ("chain_position", "attempt")
+        columns = [c for c in NewCall.__struct_fields__ if c not in later]
+        values = [getattr(call, c) for c in columns]
+        quoted = ", ".join(f'"{c}"' for c in columns)
+        execute_sql(
+            database,
+            f"INSERT INTO llm_calls ({quoted}, status, started_at_ms, ended_at_ms, "
+            "duration_ms, response_bytes, finish_reason, input_tokens, output_tokens, "
+            f"http_status) VALUES ({', '.join([p] * len(columns))}, {p}, 0, 1, 5.0, 10, "
+            f"{p}, 9, 4, 200)",
+            (*values, CallStatus.COMPLETED.value, "stop"),
+        )
         before = {table: rows(database, table) for table in ("models", "llm_calls")}
 
         assert apply_migrations(database, registered_migrations()[:8]) == [8]
+        after = {table: rows(database, table) for table in ("models", "llm_calls")}
+        # The new columns come last: every earlier value is as it was, the new ones NULL.
+        assert [row[:-4] for row in after["models"]] == before["models"]
+        assert [row[-4:] for row in after["models"]] == [(None,) * 4]
+        assert [row[:-1] for row in after["llm_calls"]] == before["llm_calls"]
+        assert [row[-1] for row in after["llm_calls"]] == [None]
+        assert "llm_calls_started_at_ms" in {i.name for i in database.get_indexes("llm_calls")}
+
+        model_prices_and_time_to_first_token(database)  # re-runnable
+        assert {table: rows(database, table) for table in ("models", "llm_calls")} == after
+
+        # This version's reads and writes, on the whole schema.
+        apply_migrations(database, registered_migrations())
         (old,) = cat.all_models(database)
         assert (old.public_id, old.model_id, old.sort_order, old.reasoning_effort) == (
             public_id,
@@ -503,16 +527,7 @@ def test_migration_8_keeps_models_and_calls_and_is_re_runnable(db_url: str) -> N
         (listed,) = records.list(10)
         assert listed.ttft_ms is None
         assert (listed.input_tokens, listed.output_tokens, listed.http_status) == (9, 4, 200)
-        after = {table: rows(database, table) for table in ("models", "llm_calls")}
-        # The new columns come last: every earlier value is as it was, the new ones NULL.
-        assert [row[:-4] for row in after["models"]] == before["models"]
-        assert [row[-4:] for row in after["models"]] == [(None,) * 4]
-        assert [row[:-1] for row in after["llm_calls"]] == before["llm_calls"]
-        assert [row[-1] for row in after["llm_calls"]] == [None]
-        assert "llm_calls_started_at_ms" in {i.name for i in database.get_indexes("llm_calls")}
-
-        model_prices_and_time_to_first_token(database)  # re-runnable
-        assert {table: rows(database, table) for table in ("models", "llm_calls")} == after
+        assert (listed.chain_position, listed.attempt) == (None, None)
 
         priced = cat.ModelInput(
             model_id="old-model", display_name="Old", price_output_per_mtok=10.0
