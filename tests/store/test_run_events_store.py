@@ -270,7 +270,18 @@ def test_a_schema_without_ttft_gives_the_provider_lane_without_it(tmp_path: Path
     db.connect()
     apply_migrations(db, [*registered_migrations()[:7], (9, create_run_events)])
     try:
-        call_id = CallRecords(db).start(new_call("r"))
+        # The row as a version-7 table takes it: this version's writes name later columns.
+        fields = [c for c in NewCall.__struct_fields__ if c not in ("chain_position", "attempt")]
+        quoted = ", ".join(f'"{c}"' for c in fields)
+        marks = ", ".join([db.param] * (len(fields) + 1))
+        values = [getattr(new_call("r"), c) for c in fields]
+        cursor = execute_sql(
+            db,
+            f'INSERT INTO "llm_calls" ({quoted}, status, started_at_ms, response_bytes) '
+            f"VALUES ({marks}, 0, 0)",
+            (*values, CallStatus.RUNNING.value),
+        )
+        call_id = cursor.lastrowid
         timeline = RunHistory(db).timeline("r")
         assert timeline is not None
         (provider,) = timeline.lanes.provider
