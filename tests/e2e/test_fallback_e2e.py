@@ -382,3 +382,47 @@ async def test_a_disabled_fallback_is_skipped(
 
 def backup_provider_id(store: Store, public_id: str) -> int:
     return next(m.provider_id for m in all_models(store.database) if m.public_id == public_id)
+
+
+async def test_each_fallback_has_retries_of_its_own(
+    fake: FakeProvider, backup: FakeProvider, make_server: StartServer, server_store: Store
+) -> None:
+    backup_id = add_model(server_store, backup, "openai-responses", "backup")
+    primary_id = add_model(server_store, fake, "openai-chat", "primary", [backup_id])
+    server = await make_server(provider_retry=TWO_ATTEMPTS)
+    busy = Script.error(503, {"error": {"message": "busy"}}, retry_after="0")
+    fake.enqueue(busy, busy)
+    backup.enqueue(Script.drop_before_headers(), reasoned("openai-responses", "Second try."))
+    cursor = FakeCursor(f"http://{server.address}")
+    log = await CursorSession(cursor, "own-retries").run(user_turn_message("hi", primary_id))
+    await cursor.aclose()
+    assert log.end == {}
+    assert final_text(log) == "Second try."
+    assert places(records(server_store, "own-retries")) == [
+        (0, 1, "failed", "primary"),
+        (0, 2, "failed", "primary"),
+        (1, 1, "failed", "backup"),
+        (1, 2, "completed", "backup"),
+    ]
+
+
+async def test_a_fallbacks_retry_budget_counts_from_its_own_first_attempt(
+    fake: FakeProvider, backup: FakeProvider, make_server: StartServer, server_store: Store
+) -> None:
+    backup_id = add_model(server_store, backup, "openai-chat", "backup")
+    primary_id = add_model(server_store, fake, "openai-chat", "primary", [backup_id])
+    # The primary's one slow failure uses up the whole budget: it is not retried.
+    policy = RetryPolicy(max_attempts=3, budget_s=0.4, base_delay_s=0.01, max_delay_s=0.01)
+    server = await make_server(provider_retry=policy)
+    busy = Script.error(503, {"error": {"message": "busy"}}, retry_after="0")
+    fake.enqueue(busy.delayed(0.6))
+    backup.enqueue(busy, Script.sse(chat_events(text=["on time"])))
+    cursor = FakeCursor(f"http://{server.address}")
+    log = await CursorSession(cursor, "own-budget").run(user_turn_message("hi", primary_id))
+    await cursor.aclose()
+    assert log.end == {}
+    assert places(records(server_store, "own-budget")) == [
+        (0, 1, "failed", "primary"),
+        (1, 1, "failed", "backup"),
+        (1, 2, "completed", "backup"),
+    ]
