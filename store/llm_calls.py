@@ -52,6 +52,8 @@ _CALL_COLUMNS = (
     "request_bytes",
     "response_bytes",
     "key_label",
+    "chain_position",
+    "attempt",
 )
 USAGE_COLUMNS = (
     "input_tokens",
@@ -84,6 +86,10 @@ class NewCall(msgspec.Struct, frozen=True):
     verbose: bool
     # The label of the pool key this attempt sent (migration 14); never the key.
     key_label: str | None = None
+    # The attempt's place in its call (migration 15): 0 the model asked for, n its n-th
+    # fallback; and its attempt number within that model, from 1.
+    chain_position: int | None = None
+    attempt: int | None = None
 
 
 class OutgoingRequest(msgspec.Struct, frozen=True):
@@ -140,6 +146,9 @@ class CallSummary(msgspec.Struct, frozen=True):
     request_bytes: int | None
     response_bytes: int
     key_label: str | None = None
+    # None for a record written before migration 15.
+    chain_position: int | None = None
+    attempt: int | None = None
 
 
 class RecordedRequest(msgspec.Struct, frozen=True):

@@ -42,6 +42,9 @@ _CALL_COLUMNS = (
     "reasoning_tokens",
 )
 TTFT_COLUMN = "ttft_ms"
+# Columns a later migration added (8: ``ttft_ms``; 14: each attempt's place in its call's chain
+# of fallbacks), read where the schema has them and null otherwise.
+_LATER_CALL_COLUMNS = (TTFT_COLUMN, "chain_position", "attempt")
 
 
 # ---- records ----
@@ -121,6 +124,9 @@ class ProviderSpan(msgspec.Struct, frozen=True):
     cache_read_tokens: int | None
     cache_write_tokens: int | None
     reasoning_tokens: int | None
+    # 0: the model the run asked for, n: its n-th fallback; the attempt within that model.
+    chain_position: int | None = None
+    attempt: int | None = None
 
 
 class ToolSpan(msgspec.Struct, frozen=True):
@@ -231,7 +237,7 @@ def _at(started_at_ms: int, offset_ms: float | None) -> int | None:
 
 
 def provider_span(row: dict[str, Any]) -> ProviderSpan:
-    row = {**row, TTFT_COLUMN: row.get(TTFT_COLUMN)}
+    row = {**row, **{column: row.get(column) for column in _LATER_CALL_COLUMNS}}
     started = int(row["started_at_ms"])
     row["first_byte_at_ms"] = _at(started, row["ttfb_ms"])
     row["first_token_at_ms"] = _at(started, row[TTFT_COLUMN])
@@ -383,8 +389,8 @@ class RunHistory:
     def _calls_of(self, run_id: str) -> list[dict[str, Any]]:
         """The run's ``llm_calls`` rows by id, with ``ttft_ms`` where the schema has it."""
         columns = list(_CALL_COLUMNS)
-        if TTFT_COLUMN in {column.name for column in self._db.get_columns("llm_calls")}:
-            columns.append(TTFT_COLUMN)
+        present = {column.name for column in self._db.get_columns("llm_calls")}
+        columns.extend(column for column in _LATER_CALL_COLUMNS if column in present)
         quoted = ", ".join(f'"{c}"' for c in columns)
         sql = f"SELECT {quoted} FROM llm_calls WHERE run_id = {self._db.param} ORDER BY id"
         cursor = execute_sql(self._db, sql, (run_id,))

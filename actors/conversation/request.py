@@ -172,6 +172,14 @@ class ModelRoute(msgspec.Struct, frozen=True):
     # value is a credential, redacted like the key.
     public_headers: frozenset[str] = frozenset()
     keys: tuple[RouteKey, ...] = ()
+    # The model's ordered fallbacks: where a call goes when this route fails before its first
+    # token after its retries. Each is a whole route of its own (its provider, key, format and
+    # stored settings) with no fallbacks of its own.
+    fallbacks: tuple[ModelRoute, ...] = ()
+
+    def chain(self) -> tuple[ModelRoute, ...]:
+        """This route, then its fallbacks, in the order a call tries them."""
+        return (self, *self.fallbacks)
 
 
 class HttpCall(msgspec.Struct, frozen=True):

@@ -10,7 +10,11 @@ from store.llm_calls import CallEnd
 
 
 class RecordCallStart(msgspec.Struct, frozen=True):
-    """A call started at ``started`` (monotonic); ``request`` is None when none was built."""
+    """An attempt of a call started at ``started`` (monotonic) along ``route``; ``request`` is
+    None when none was built. ``chain_position`` (0: the model asked for, n: its n-th
+    fallback) and ``attempt`` (1-based within that model) place it in the call;
+    ``call_route``, the call's first route with its fallbacks, names every credential to
+    scrub (None: ``route``'s)."""
 
     run_id: str | None
     model_call_id: str
@@ -18,6 +22,9 @@ class RecordCallStart(msgspec.Struct, frozen=True):
     started: float
     request: tuple[tuple[tuple[str, str], ...], bytes] | None  # (headers, body) as sent
     key_label: str | None = None  # the label of the pool key the attempt sent
+    chain_position: int = 0
+    attempt: int = 1
+    call_route: ModelRoute | None = None
 
 
 class RecordChunks(msgspec.Struct, frozen=True):

@@ -18,6 +18,11 @@ Each attempt sends one key of the route's pool, chosen by the process's ``KeyHea
 (``actors.providers.key_health``; the decisions in ``wire.providers.key_pool``): a 429 or 401
 cools that key, and with another key healthy the attempt is tried again at once on it, within
 the same retry budget.
+
+When the retries of a model give up on a failure that may fall back (``wire.providers.fallback``)
+the call moves at once to the route's next fallback (``ModelRoute.fallbacks``): that model's
+adapter builds its own request from the same ``LlmRequest``, with a retry budget of its own.
+Each record names its place in the chain and its attempt within its model.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import msgspec
 import pykka
 
 from actors.conversation.events import CallStarted, ProviderEvent, TextDelta, ThinkingDelta
-from actors.conversation.request import ModelRoute, RouteKey
+from actors.conversation.request import ModelRoute
 from actors.loop.bridge import LoopTasks
 from actors.loop.timers import Timer
 from actors.pool import PooledActor
@@ -60,16 +65,16 @@ from actors.protocols.provider import (
     TransportFailed,
     TransportMessage,
 )
+from actors.providers.attempt_key import AttemptKey
 from actors.providers.key_health import KeyHealth
 from actors.providers.transport import CallLimits, stream_call
-from store.base.clock import now_ms
 from store.llm_calls import CallEnd, CallStatus
 from wire.log import log_event
 from wire.providers.adapter import StreamDecoder
 from wire.providers.errors import FailureKind, ProviderFailure
+from wire.providers.fallback import chain_failure_message, may_fall_back
 from wire.providers.formats import adapter_for
 from wire.providers.grammar import CallResult, StreamGrammar
-from wire.providers.key_pool import retry_on_another_key
 from wire.providers.redaction import route_secrets, scrub_text
 from wire.providers.retry import AttemptFailure, GiveUp, RetryAfter, RetryPolicy, decide
 
@@ -102,8 +107,9 @@ class ProviderActor(PooledActor):
         self._timer: Timer | None = None
         self._decoder: StreamDecoder | None = None
         self._first_started = time.monotonic()
-        self._attempt = 0
-        self._key: RouteKey | None = None  # the pool key the current attempt sends
+        self._attempt = 0  # within the current model
+        self._position = 0  # the current model's place in the route's chain
+        self._key = AttemptKey(deps.keys)  # the pool key the current attempt sends
         self._ended = False
         self._reset_attempt()
 
@@ -126,6 +132,11 @@ class ProviderActor(PooledActor):
             raise RuntimeError("ProviderActor was told something before its StartProviderCall")
         return self._call
 
+    @property
+    def _route(self) -> ModelRoute:
+        """The route of the current attempt: the call's, or one of its fallbacks."""
+        return self._current.route.chain()[self._position]
+
     def _begin(self, call: StartProviderCall) -> None:
         if self._call is not None:
             raise TypeError(f"ProviderActor got a second StartProviderCall ({call.model_call_id})")
@@ -137,7 +148,7 @@ class ProviderActor(PooledActor):
 
     def _send_attempt(self) -> None:
         """Send the request, then tell the recorder (which writes the record on its thread)."""
-        call, route = self._current, self._attempt_route()
+        call, route = self._current, self._key.route_for_attempt(self._route)
         self._attempt += 1
         self._reset_attempt()
         try:
@@ -161,48 +172,23 @@ class ProviderActor(PooledActor):
             model_call_id=call.model_call_id,
             provider_type=route.provider_type.value,
             model=route.public_id,
+            chain_position=self._position,
             attempt=self._attempt,
-            key=None if self._key is None else self._key.label,
-        )
-
-    def _attempt_route(self) -> ModelRoute:
-        """The route with this attempt's key: one of the pool's, healthy keys in turn."""
-        route = self._current.route
-        if not route.keys:
-            return route
-        self._key = self._deps.keys.choose(route.provider_id, route.keys, now_ms())
-        return msgspec.structs.replace(route, api_key=self._key.secret)
-
-    def _key_refused(self, failure: ProviderFailure, attempt: AttemptFailure) -> bool:
-        """Note a refusal against the attempt's key (a 429 or 401 cools it); whether to try
-        again at once on another key of the pool."""
-        key, route = self._key, self._current.route
-        if key is None or attempt.http_status is None:
-            return False
-        now = now_ms()
-        health = self._deps.keys
-        if not health.refused(
-            route.provider_id,
-            key.key_id,
-            attempt.http_status,
-            failure.message,
-            attempt.retry_after,
-            now,
-        ):
-            return False
-        return retry_on_another_key(
-            self._deps.retry,
-            attempt,
-            attempts_made=self._attempt,
-            elapsed_s=time.monotonic() - self._first_started,
-            another_healthy=health.another_healthy(route.provider_id, route.keys, key.key_id, now),
+            key=self._key.label,
         )
 
     def _record_start(self, request: tuple[tuple[tuple[str, str], ...], bytes] | None) -> None:
         call = self._current
-        label = None if self._key is None else self._key.label
         start = RecordCallStart(
-            call.run_id, call.model_call_id, call.route, self._started, request, label
+            call.run_id,
+            call.model_call_id,
+            self._route,
+            self._started,
+            request,
+            key_label=self._key.label,
+            chain_position=self._position,
+            attempt=self._attempt,
+            call_route=call.route if call.route.fallbacks else None,
         )
         try:
             self._deps.recorder.tell(start)
@@ -234,7 +220,7 @@ class ProviderActor(PooledActor):
                 self._on_end()
             case ErrorBodyReceived(status=status, body=body, retry_after=retry_after):
                 self._record_chunks(((body, time.monotonic()),))
-                failure = self._adapter.http_error(status, body, self._current.route)
+                failure = self._adapter.http_error(status, body, self._route)
                 self._fail(failure, self._attempt_failure(http_status=status, after=retry_after))
             case TransportFailed(message=text, transient=transient):
                 failure = ProviderFailure(FailureKind.PROVIDER, scrub_text(text, self._secrets))
@@ -254,8 +240,7 @@ class ProviderActor(PooledActor):
         # Kept until the end and written with the finish (no commit before the first events).
         self._http_status, self._ttfb_ms = status, (at - self._started) * 1000
         if 200 <= status < 300:
-            if self._key is not None:
-                self._deps.keys.answered(self._current.route.provider_id, self._key.key_id)
+            self._key.answered()
             self._forward([CallStarted(self._current.model_call_id)])
 
     def _on_chunks(self, chunks: tuple[tuple[bytes, float], ...]) -> None:
@@ -344,19 +329,27 @@ class ProviderActor(PooledActor):
             too_long=failure.too_long,
         )
         decision: RetryAfter | GiveUp = GiveUp("not transient")
-        if attempt is not None and self._key_refused(failure, attempt):
+        elapsed_s = time.monotonic() - self._first_started
+        if attempt is not None and self._key.refused(
+            failure.message,
+            attempt,
+            self._deps.retry,
+            attempts_made=self._attempt,
+            elapsed_s=elapsed_s,
+        ):
             decision = RetryAfter(0.0)  # at once, on another key
         elif attempt is not None:
             decision = decide(
                 self._deps.retry,
                 attempt,
                 attempts_made=self._attempt,
-                elapsed_s=time.monotonic() - self._first_started,
+                elapsed_s=elapsed_s,
                 now_epoch_s=time.time(),
                 random=random.random,
             )
         if isinstance(decision, GiveUp):
-            self._end(CallStatus.FAILED, failure=failure)
+            if attempt is None or not self._fall_back(failure, attempt):
+                self._end(CallStatus.FAILED, failure=failure)
             return
         self._stop_stream()
         log_event(
@@ -366,7 +359,7 @@ class ProviderActor(PooledActor):
             run_id=self._current.run_id,
             model_call_id=self._current.model_call_id,
             attempt=self._attempt,
-            key=None if self._key is None else self._key.label,
+            key=self._key.label,
             delay_s=round(decision.delay_s, 3),
             error=failure.message,
         )
@@ -375,6 +368,33 @@ class ProviderActor(PooledActor):
         self._timer = self._deps.tasks.call_later(
             decision.delay_s, functools.partial(self._tell_self, due)
         )
+
+    def _fall_back(self, failure: ProviderFailure, attempt: AttemptFailure) -> bool:
+        """Move the call to its next model when there is one and the failure allows it (the
+        failed attempt's record is ended first); False: the call ends with this failure."""
+        chain = self._current.route.chain()
+        if self._position + 1 >= len(chain) or not may_fall_back(attempt):
+            return False
+        self._stop_stream()
+        self._record_end(self._attempt_end(CallStatus.FAILED, None, failure), None)
+        failed = self._route
+        self._position += 1
+        self._attempt = 0
+        self._first_started = time.monotonic()  # its own retry budget
+        self._adapter = adapter_for(self._route.provider_type)
+        log_event(
+            logger,
+            logging.WARNING,
+            "provider call falling back",
+            run_id=self._current.run_id,
+            model_call_id=self._current.model_call_id,
+            failed_model=failed.public_id,
+            model=self._route.public_id,
+            chain_position=self._position,
+            error=failure.message,
+        )
+        self._send_attempt()
+        return True
 
     def _tell_self(self, message: RetryDue | TransportMessage) -> None:
         """A timer's or the transport's message (on the loop), dropped if the actor has
@@ -440,6 +460,7 @@ class ProviderActor(PooledActor):
             run_id=self._current.run_id,
             model_call_id=self._current.model_call_id,
             status=status.value,
+            chain_position=self._position,
             attempts=self._attempt,
             error=failure.message if failure is not None else None,
         )
@@ -448,11 +469,28 @@ class ProviderActor(PooledActor):
             None,
             status,
             result=result,
-            failure=failure if status is CallStatus.FAILED else None,
+            failure=self._call_failure(failure) if status is CallStatus.FAILED else None,
         )
         end = None if between_attempts else self._attempt_end(status, result, failure)
         self._record_end(end, ended)
         self.stop()
+
+    def _call_failure(self, failure: ProviderFailure | None) -> ProviderFailure | None:
+        """The call's failure as its listener hears it: the last attempt's, naming the model
+        of the chain it came from when that was a fallback."""
+        if failure is None or self._position == 0:
+            return failure
+        route = self._current.route
+        message = chain_failure_message(
+            failure.message,
+            self._route.display_name,
+            self._position,
+            len(route.fallbacks),
+            route.display_name,
+        )
+        return ProviderFailure(
+            failure.kind, message, http_status=failure.http_status, too_long=failure.too_long
+        )
 
 
 def _is_token(event: ProviderEvent) -> bool:

@@ -49,7 +49,8 @@ class _Call:
     def __init__(self, record_id: int | None, start: RecordCallStart, retained: int) -> None:
         self.record_id = record_id
         self.started = start.started
-        self.secrets = route_secrets(start.route)
+        # Every route's of the call's chain: the whole call's credentials.
+        self.secrets = route_secrets(start.call_route or start.route)
         self.retained = retained
         self.verbose = False
         self.chunks: list[RecordedChunk] = []
@@ -108,6 +109,8 @@ class CallRecorderActor(PooledActor):
             display_name=route.display_name,
             verbose=call.verbose,
             key_label=start.key_label,
+            chain_position=start.chain_position,
+            attempt=start.attempt,
         )
         request = None
         if start.request is not None:

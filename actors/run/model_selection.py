@@ -21,6 +21,7 @@ import peewee
 
 from actors.conversation.request import NO_EFFORT, ModelRoute, ProviderType, Reasoning, RouteKey
 from actors.conversation.secret import Secret
+from actors.run.fallback_routes import fallback_routes
 from store.catalog import (
     REASONING_EFFORTS,
     KeyUnreadable,
@@ -278,7 +279,12 @@ class StoreModelResolver:
                 f"unknown model: {selection.public_id} (no model with this id is configured "
                 "on this server; add it in the console)"
             )
-        return build_route(selection, *parts)
+        route = build_route(selection, *parts)
+        try:
+            fallbacks = fallback_routes(self._database, parts[0], stored_model_route)
+        except peewee.DatabaseError as exc:
+            raise ModelSelectionError(ConnectError(Code.INTERNAL, f"store error: {exc}")) from exc
+        return msgspec.structs.replace(route, fallbacks=fallbacks) if fallbacks else route
 
 
 __all__ = [

@@ -59,6 +59,7 @@ from store.catalog.image_model import (
 from store.catalog.limits import (
     INT32_MAX,
     INT32_MIN,
+    MAX_FALLBACKS,
     MAX_HEADER_NAME_CHARS,
     MAX_HEADER_VALUE_CHARS,
     MAX_HEADERS,
@@ -133,6 +134,7 @@ __all__ = [
     "INT32_MIN",
     "KEY_UNREADABLE",
     "MAIN_KEY_ID",
+    "MAX_FALLBACKS",
     "MAX_HEADERS",
     "MAX_HEADER_NAME_CHARS",
     "MAX_HEADER_VALUE_CHARS",

@@ -17,6 +17,9 @@ MAX_KEY_LABEL_CHARS = 64
 MAX_HEADERS = 64  # custom headers per provider
 MAX_HEADER_NAME_CHARS = 100
 MAX_HEADER_VALUE_CHARS = 8192  # printable ASCII, so 8 KiB
+# A model's fallback models: each failed model costs its own retries, so a longer chain would
+# hold a turn for minutes before it ends.
+MAX_FALLBACKS = 5
 
 PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
 # The range of the catalog's integer columns (``INTEGER``: 32 bits on PostgreSQL); a larger

@@ -18,6 +18,12 @@ from store.base.typed_peewee import execute_sql
 from store.catalog.checks import check_length
 from store.catalog.connections import ProviderConnection, open_provider_secrets, provider_pool
 from store.catalog.errors import Conflict, Invalid, NotFound
+from store.catalog.fallbacks import (
+    check_fallbacks,
+    decode_fallbacks,
+    forget_fallbacks,
+    write_fallbacks,
+)
 from store.catalog.image_mark import forget_image_model
 from store.catalog.limits import (
     INT32_MAX,
@@ -60,6 +66,10 @@ class ModelInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     price_output_per_mtok: float | None = None
     price_cache_read_per_mtok: float | None = None
     price_cache_write_per_mtok: float | None = None
+    # The ordered fallback models' public ids (``store.catalog.fallbacks``). Unlike the other
+    # fields, absent or None keeps the stored list (an upsert of discovered models must not
+    # wipe it); ``[]`` clears it.
+    fallbacks: list[str] | None = None
 
 
 class ModelRecord(msgspec.Struct, frozen=True):
@@ -81,6 +91,7 @@ class ModelRecord(msgspec.Struct, frozen=True):
     price_output_per_mtok: float | None = None
     price_cache_read_per_mtok: float | None = None
     price_cache_write_per_mtok: float | None = None
+    fallbacks: tuple[str, ...] = ()
 
 
 def models_query(db: peewee.Database, *, whole_provider: bool = False) -> peewee.Select:
@@ -169,6 +180,7 @@ _RECORD_COLUMNS = (
     'm."reasoning_enabled"',
     'm."reasoning_effort"',
     *(f'm."{field}"' for field in PRICE_FIELDS),
+    'm."fallbacks_json"',
 )
 _MODELS_FROM = ' FROM "models" AS m JOIN "providers" AS p ON p."id" = m."provider_id" '
 
@@ -192,7 +204,7 @@ _ROUTE_SQL = (
 
 def _record_of(row: tuple[Any, ...]) -> ModelRecord:
     """The record from a row that starts with ``_RECORD_COLUMNS``."""
-    fixed = len(_RECORD_COLUMNS) - len(PRICE_FIELDS)
+    fixed = len(_RECORD_COLUMNS) - len(PRICE_FIELDS) - 1  # the prices, then the fallbacks
     (
         public_id,
         provider_id,
@@ -207,7 +219,7 @@ def _record_of(row: tuple[Any, ...]) -> ModelRecord:
         reasoning,
         effort,
     ) = row[:fixed]
-    prices = row[fixed : len(_RECORD_COLUMNS)]
+    prices = row[fixed : fixed + len(PRICE_FIELDS)]
     return ModelRecord(
         public_id=public_id,
         provider_id=provider_id,
@@ -222,6 +234,7 @@ def _record_of(row: tuple[Any, ...]) -> ModelRecord:
         reasoning_enabled=bool(reasoning),
         reasoning_effort=effort,
         **dict(zip(PRICE_FIELDS, prices, strict=True)),
+        fallbacks=decode_fallbacks(row[len(_RECORD_COLUMNS) - 1]),
     )
 
 
@@ -230,6 +243,7 @@ def delete_model(db: peewee.Database, public_id: str) -> None:
     model = tables_of(db).model
     with db.atomic():
         forget_image_model(db, [public_id])
+        forget_fallbacks(db, [public_id])
         if not model.delete().where(model.public_id == public_id).execute():
             raise NotFound(f"model {public_id} not found")
 
@@ -332,6 +346,13 @@ def save_models(
                     **fields,
                 ).execute()
             public_ids.append(public_id)
+        # After every upsert, so a list may name a model saved in the same request.
+        for index, (item, public_id) in enumerate(zip(checked, public_ids, strict=True)):
+            if item.fallbacks is not None:
+                field = f"models[{index}].fallbacks"
+                write_fallbacks(
+                    db, public_id, check_fallbacks(db, field, public_id, item.fallbacks)
+                )
         if not public_ids:  # PostgreSQL refuses an empty IN ()
             return []
         marks = ", ".join([db.param] * len(public_ids))

@@ -16,6 +16,7 @@ from store.base.typed_peewee import RuntimeModel
 from store.catalog.checks import check_api_key, check_length, refuse_target
 from store.catalog.connections import ProviderConnection, connection
 from store.catalog.errors import KEY_UNREADABLE, Conflict, Invalid, NotFound
+from store.catalog.fallbacks import forget_fallbacks
 from store.catalog.headers import (
     headers_to_store,
     public_header_names,
@@ -252,7 +253,9 @@ def delete_provider(db: peewee.Database, provider_id: int) -> None:
         models = tables.model.select(tables.model.public_id).where(
             tables.model.provider == provider_id
         )
-        forget_image_model(db, [row.public_id for row in models])
+        doomed = [row.public_id for row in models]
+        forget_image_model(db, doomed)
+        forget_fallbacks(db, doomed)
         tables.model.delete().where(tables.model.provider == provider_id).execute()
         tables.provider_key.delete().where(tables.provider_key.provider == provider_id).execute()
         deleted = tables.provider.delete().where(tables.provider.id == provider_id).execute()

@@ -346,3 +346,21 @@ def provider_key_pools(db: peewee.Database) -> None:
     )
     if "key_label" not in {column.name for column in db.get_columns("llm_calls")}:
         execute_sql(db, 'ALTER TABLE "llm_calls" ADD COLUMN "key_label" TEXT')
+
+
+@migration(15)
+def model_fallbacks(db: peewee.Database) -> None:
+    """Fallbacks across models: ``models.fallbacks_json``, a model's ordered fallback models
+    (a JSON array of public ids, ``[]`` for none), and on ``llm_calls`` each attempt's place in
+    its call's chain: ``chain_position`` (0 the model asked for, n its n-th fallback) and
+    ``attempt`` (1-based within that model); NULL on rows written before. Re-runnable: each
+    column is added only if missing.
+    """
+    if "fallbacks_json" not in {column.name for column in db.get_columns("models")}:
+        execute_sql(
+            db, 'ALTER TABLE "models" ADD COLUMN "fallbacks_json" TEXT NOT NULL DEFAULT \'[]\''
+        )
+    calls = {column.name for column in db.get_columns("llm_calls")}
+    for column in ("chain_position", "attempt"):
+        if column not in calls:
+            execute_sql(db, f'ALTER TABLE "llm_calls" ADD COLUMN "{column}" INTEGER')

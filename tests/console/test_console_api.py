@@ -327,6 +327,7 @@ async def test_models_upsert_list_and_delete(console: Console) -> None:
         "price_output_per_mtok": None,
         "price_cache_read_per_mtok": None,
         "price_cache_write_per_mtok": None,
+        "fallbacks": [],
     }
     listed = (await console.call("GET", "/models")).json()
     assert [m["model_id"] for m in listed] == ["model-c", "model-b", "model-a"]

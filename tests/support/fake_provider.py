@@ -136,7 +136,7 @@ def split_at(body: bytes, boundaries: Iterable[int]) -> list[bytes]:
 class Script:
     """What the fake does with one request. Build it with the class methods."""
 
-    kind: Literal["body", "hang"]
+    kind: Literal["body", "hang", "drop"]
     status: int = 200
     content_type: str = "text/event-stream"
     chunks: tuple[bytes, ...] = ()
@@ -247,6 +247,12 @@ class Script:
     def hang_before_headers(cls) -> Script:
         """Read the whole request, then never answer (not even headers)."""
         return cls(kind="hang")
+
+    @classmethod
+    def drop_before_headers(cls) -> Script:
+        """Read the whole request, then cut the connection without an answer (a provider or
+        proxy that died): the client's connection error before any header."""
+        return cls(kind="drop")
 
 
 # Provider faults a benchmark injects at random (``tests/bench/soak.py``): two transient
@@ -434,6 +440,9 @@ class FakeProvider:
         script = self._scripts.popleft()
         if script.kind == "hang":
             await self._wait_until_gone(request, index)
+            _drop(request)
+            return web.Response(status=204)
+        if script.kind == "drop":
             _drop(request)
             return web.Response(status=204)
         return await self._play(request, index, script)

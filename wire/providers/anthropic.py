@@ -123,7 +123,7 @@ class AnthropicAdapter:
                 body["tools"][-1]["cache_control"] = EPHEMERAL
         # Effort "none" means no thinking: the Messages API has no such effort value.
         effort = route.reasoning.effort
-        if route.reasoning.enabled and effort != NO_EFFORT:
+        if route.reasoning.enabled and effort != NO_EFFORT and _may_think(messages):
             body["thinking"] = {"type": "adaptive", "display": "summarized"}
         if effort is not None and effort != NO_EFFORT:
             body["output_config"] = {"effort": effort}
@@ -164,6 +164,19 @@ def _messages(request: LlmRequest) -> list[dict[str, Any]]:
         else:
             out.append({"role": role, "content": blocks})
     return out
+
+
+def _may_think(messages: list[dict[str, Any]]) -> bool:
+    """Whether thinking may be asked for: not while the last assistant message's tool calls
+    await their results (an open tool round) if that message starts without a thinking block,
+    which the API refuses with thinking on. Only a round another model began (a call that fell
+    back to this one mid-turn) is so: this model's own rounds replay their thinking first."""
+    if len(messages) < 2 or messages[-1]["role"] != "user":
+        return True
+    last = messages[-2]
+    if last["role"] != "assistant" or not any(b["type"] == "tool_use" for b in last["content"]):
+        return True
+    return last["content"][0]["type"] in ("thinking", "redacted_thinking")
 
 
 def _tool_result(result: ToolResultMessage) -> dict[str, Any]:

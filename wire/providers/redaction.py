@@ -25,10 +25,19 @@ MIN_SCRUBBED_CHARS = 4
 
 
 def route_secrets(route: ModelRoute) -> tuple[str, ...]:
-    """Every key of the route's pool and the secret header values (and the token part of
-    ``Bearer x``), longest first so that a whole value is replaced before a token inside it."""
-    keys = (route.api_key.reveal(), *(key.secret.reveal() for key in route.keys))
-    return credential_strings(keys, route.headers, route.public_headers)
+    """Every key of the pool and the secret header values (and the token part of ``Bearer x``)
+    of the route and of each of its fallbacks (a call may go to any of them), longest first so
+    that a whole value is replaced before a token inside it."""
+    found = {
+        secret
+        for each in route.chain()
+        for secret in credential_strings(
+            (each.api_key.reveal(), *(key.secret.reveal() for key in each.keys)),
+            each.headers,
+            each.public_headers,
+        )
+    }
+    return tuple(sorted(found, key=lambda s: (-len(s), s)))
 
 
 def credential_strings(

@@ -16,6 +16,14 @@ function cost(call) {
   return billed ? "unknown" : "—";
 }
 
+// An attempt's place in its call: "fallback 1 · attempt 2" (the model asked for is position 0:
+// only a retry says "attempt 2"); "" for a first attempt or a record older than the columns.
+function place(call) {
+  if (call.chain_position == null) return "";
+  const attempt = call.attempt > 1 || call.chain_position > 0 ? `attempt ${call.attempt}` : "";
+  return [call.chain_position > 0 ? `fallback ${call.chain_position}` : "", attempt].filter(Boolean).join(" · ");
+}
+
 function Status({ value }) {
   return html`<span class=${`badge ${value}`}>${value}</span>`;
 }
@@ -130,7 +138,8 @@ export function CallsPage() {
           <tbody>${calls.map(
             (c) => html`<tr data-call=${c.id}>
               <td><a href=${`#/calls/${c.id}`}>${when(c.started_at_ms)}</a></td>
-              <td>${c.provider_name}</td><td data-key-label>${c.key_label ?? "—"}</td><td>${c.display_name}</td><td><${Status} value=${c.status} /></td>
+              <td>${c.provider_name}</td><td data-key-label>${c.key_label ?? "—"}</td><td data-place=${place(c)}>${c.display_name}${place(c) && html` <span class="muted">${place(c)}</span>`}</td>
+              <td><${Status} value=${c.status} /></td>
               <td class="num">${ms(c.ttfb_ms)}</td><td class="num">${ms(c.ttft_ms)}</td>
               <td class="num">${ms(c.duration_ms)}</td>
               <td class="num">${count(c.input_tokens)}</td><td class="num">${count(c.output_tokens)}</td>
@@ -167,6 +176,7 @@ export function CallDetailPage({ id }) {
   const c = detail.call;
   const cards = [
     ["Status", html`<${Status} value=${c.status} />`],
+    ["Place", c.chain_position == null ? "—" : c.chain_position === 0 ? `model asked for · attempt ${c.attempt}` : `fallback ${c.chain_position} · attempt ${c.attempt}`],
     ["TTFB", ms(c.ttfb_ms)],
     ["TTFT", ms(c.ttft_ms)],
     ["Duration", ms(c.duration_ms)],

@@ -45,7 +45,12 @@ function spansOf(lanes) {
     spans.push(["run", `run ${r.code ?? "running"}`, r.started_at_ms, r.ended_at_ms, r.code === "ok" ? "ok" : r.code ? "bad" : "open"]);
   }
   for (const p of lanes.provider) {
-    const label = `${p.display_name}: TTFB ${ms(p.ttfb_ms)}, TTFT ${ms(p.ttft_ms)}, ${p.status}`;
+    // A fallback's first attempt is where the call switched models: the failed attempts before
+    // it show their errors.
+    const place = p.chain_position > 0 ? `fallback ${p.chain_position} · attempt ${p.attempt}` : p.attempt > 1 ? `attempt ${p.attempt}` : "";
+    const switched = p.chain_position > 0 && p.attempt === 1 ? "fell back to " : "";
+    const failed = p.status === "failed" && p.error_message ? ` — ${p.error_message}` : "";
+    const label = `${switched}${p.display_name}${place ? ` (${place})` : ""}: TTFB ${ms(p.ttfb_ms)}, TTFT ${ms(p.ttft_ms)}, ${p.status}${failed}`;
     spans.push(["provider", label, p.started_at_ms, p.ended_at_ms, p.status === "completed" ? "ok" : p.status === "running" ? "open" : "bad"]);
   }
   for (const t of lanes.tools) {

@@ -24,7 +24,41 @@ function inputOf(model) {
     price_output_per_mtok: model.price_output_per_mtok,
     price_cache_read_per_mtok: model.price_cache_read_per_mtok,
     price_cache_write_per_mtok: model.price_cache_write_per_mtok,
+    fallbacks: model.fallbacks || [],
   };
+}
+
+// A model's name as lists show it: its display name and provider.
+function nameOf(models, publicId) {
+  const model = models.find((m) => m.public_id === publicId);
+  return model ? `${model.display_name} (${model.provider_name})` : publicId;
+}
+
+// The ordered fallback models of the model being edited: a call that fails before its first
+// token after its retries goes to the first, then the next. Add from a select, order, remove.
+function FallbackList({ model, models, value, onChange }) {
+  const candidates = models.filter((m) => m.public_id !== model.public_id && !value.includes(m.public_id));
+  const move = (index, by) => {
+    const next = [...value];
+    [next[index], next[index + by]] = [next[index + by], next[index]];
+    onChange(next);
+  };
+  return html`<div class="field" data-field="fallbacks">
+    <label>Fallback models <span class="muted">(tried in this order when this model fails before answering: connection errors, 429, 5xx, timeouts)</span></label>
+    <ol aria-label="Fallback models">${value.map(
+      (id, index) => html`<li data-fallback=${id}>${nameOf(models, id)}${" "}
+        <button type="button" aria-label=${`Move ${nameOf(models, id)} up`} disabled=${index === 0} onClick=${() => move(index, -1)}>↑</button>
+        <button type="button" aria-label=${`Move ${nameOf(models, id)} down`} disabled=${index === value.length - 1} onClick=${() => move(index, 1)}>↓</button>
+        <button type="button" aria-label=${`Remove fallback ${nameOf(models, id)}`} onClick=${() => onChange(value.filter((other) => other !== id))}>Remove</button>
+      </li>`,
+    )}</ol>
+    ${value.length === 0 && html`<p class="muted">None: a failed call ends the turn.</p>`}
+    <select name="add_fallback" aria-label="Add a fallback model" value=""
+      onChange=${(e) => { if (e.target.value) onChange([...value, e.target.value]); }}>
+      <option value="">add a fallback…</option>
+      ${candidates.map((m) => html`<option value=${m.public_id}>${m.display_name} (${m.provider_name})${m.enabled ? "" : " — disabled, skipped"}</option>`)}
+    </select>
+  </div>`;
 }
 const PRICES = [
   ["price_input_per_mtok", "Input"],
@@ -168,7 +202,7 @@ function inputFrom(form) {
 }
 
 // ``efforts``: the reasoning efforts the server lists for the model's provider type.
-function ModelEditor({ model, providerType, efforts, onSaved, onCancel }) {
+function ModelEditor({ model, models, providerType, efforts, onSaved, onCancel }) {
   const [form, setForm] = useState(textOf(inputOf(model)));
   const [error, setError] = useState(null);
   const number = (name) => (e) => setForm({ ...form, [name]: e.target.value });
@@ -227,6 +261,8 @@ function ModelEditor({ model, providerType, efforts, onSaved, onCancel }) {
           value=${form[name]} onInput=${number(name)} />
       </${Field}>`)}
     </div>
+    <${FallbackList} model=${model} models=${models} value=${form.fallbacks}
+      onChange=${(fallbacks) => setForm({ ...form, fallbacks })} />
     <${FormError} error=${error} fields=${MODEL_FIELDS} />
     <div class="actions">
       <button class="primary" type="submit">Save model</button>
@@ -317,14 +353,14 @@ export function ModelsPage({ providerId }) {
       (p) => html`<${Discover} provider=${p} saved=${models.filter((m) => m.provider_id === p.id)} onSaved=${load} />`,
     )}
     ${editing &&
-    html`<${ModelEditor} key=${editing.public_id} model=${editing} providerType=${typeOf(editing.provider_id)}
+    html`<${ModelEditor} key=${editing.public_id} model=${editing} models=${models} providerType=${typeOf(editing.provider_id)}
       efforts=${infoOf(editing.provider_id)?.reasoning_efforts || []}
       onCancel=${() => setEditing(null)} onSaved=${() => { setEditing(null); load(); }} />`}
     <${CheckResult} result=${check} />
     ${models.length > 0 &&
     html`<div class="table-wrap"><table>
       <thead><tr><th>Model</th><th>Provider</th><th>Public id</th><th>Enabled</th><th class="num">Max output</th>
-        <th class="num">Context</th><th>Reasoning</th><th>Images</th><th></th></tr></thead>
+        <th class="num">Context</th><th>Reasoning</th><th>Fallbacks</th><th>Images</th><th></th></tr></thead>
       <tbody>${models
         .filter((m) => !providerId || String(m.provider_id) === String(providerId))
         .map(
@@ -335,6 +371,9 @@ export function ModelsPage({ providerId }) {
             <td class="num">${m.max_output_tokens ?? "—"}</td><td class="num" data-context=${m.context_window_tokens ? "set" : "unset"}>${m.context_window_tokens ??
               html`<span class="muted" title="Without a context window the conversation is never compacted automatically, only when the provider refuses a request for its length">— never compacted automatically</span>`}</td>
             <td>${m.reasoning_enabled ? m.reasoning_effort || "on" : "off"}</td>
+            <td data-fallbacks=${(m.fallbacks || []).join(" ")}>${(m.fallbacks || []).length
+              ? (m.fallbacks || []).map((id) => nameOf(models, id)).join(" → ")
+              : html`<span class="muted">—</span>`}</td>
             <td data-image=${m.public_id === imageModel ? "marked" : ""}><${ImageCell} model=${m}
               generatesImages=${Boolean(infoOf(m.provider_id)?.generates_images)}
               imageModel=${imageModel} onMark=${mark} /></td>
