@@ -51,6 +51,7 @@ _CALL_COLUMNS = (
     "verbose",
     "request_bytes",
     "response_bytes",
+    "asked_model_id",
 )
 USAGE_COLUMNS = (
     "input_tokens",
@@ -81,6 +82,9 @@ class NewCall(msgspec.Struct, frozen=True):
     model_id: str
     display_name: str
     verbose: bool
+    # The model id the run's request asked for, as Cursor sent it (``ModelRoute``'s); None
+    # for a call outside a run's request (a console check).
+    asked_model_id: str | None = None
 
 
 class OutgoingRequest(msgspec.Struct, frozen=True):
@@ -136,6 +140,7 @@ class CallSummary(msgspec.Struct, frozen=True):
     verbose: bool
     request_bytes: int | None
     response_bytes: int
+    asked_model_id: str | None = None  # NULL for calls recorded before it was kept
 
 
 class RecordedRequest(msgspec.Struct, frozen=True):

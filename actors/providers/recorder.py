@@ -107,6 +107,7 @@ class CallRecorderActor(PooledActor):
             model_id=route.model_id,
             display_name=route.display_name,
             verbose=call.verbose,
+            asked_model_id=route.asked_model_id if start.run_id is not None else None,
         )
         request = None
         if start.request is not None:

@@ -25,7 +25,8 @@ Times are stored as UTC milliseconds since the epoch and shown as ISO-8601 UTC w
 milliseconds (``2025-01-02T03:04:05.678Z``).
 
 One module per record (``providers``, ``models``, ``settings`` for observability,
-``web_search``, ``image_model``) over what they share: ``errors``, ``limits``, ``checks``, the
+``web_search``, ``image_model``, ``routing`` for where Auto and Cursor's model ids run) over
+what they share: ``errors``, ``limits``, ``checks``, the
 sealing of secrets (``sealing``), custom headers (``headers``), a provider's real values
 (``connections``), the image model's mark (``image_mark``), the tables (``tables``) and the
 startup sealing of an older version's plaintext (``plaintext_secrets``). This module names the
@@ -92,6 +93,16 @@ from store.catalog.providers import (
     provider_connection,
     update_provider,
 )
+from store.catalog.routing import (
+    MAX_ROUTES,
+    ROUTING_KEY,
+    AutoSetting,
+    RoutingEntry,
+    RoutingSettings,
+    get_routing,
+    model_ids,
+    update_routing,
+)
 from store.catalog.settings import (
     OBSERVABILITY_KEY,
     ObservabilitySettings,
@@ -126,6 +137,7 @@ __all__ = [
     "MAX_KEY_CHARS",
     "MAX_MODEL_ID_CHARS",
     "MAX_NAME_CHARS",
+    "MAX_ROUTES",
     "MAX_URL_CHARS",
     "OBSERVABILITY_KEY",
     "OPENAI_API_HOST",
@@ -133,10 +145,12 @@ __all__ = [
     "PROVIDER_TYPES",
     "REASONING_EFFORTS",
     "RESERVED_HEADER_NAMES",
+    "ROUTING_KEY",
     "SECRET_HEADER_FRAGMENTS",
     "SECRET_HEADER_NAMES",
     "WEB_SEARCH_BACKENDS",
     "WEB_SEARCH_KEY",
+    "AutoSetting",
     "CatalogError",
     "Conflict",
     "ImageModelSetting",
@@ -150,6 +164,8 @@ __all__ = [
     "ProviderConnection",
     "ProviderInput",
     "ProviderRecord",
+    "RoutingEntry",
+    "RoutingSettings",
     "WebSearchConfig",
     "WebSearchInput",
     "WebSearchSettings",
@@ -160,6 +176,7 @@ __all__ = [
     "enabled_models",
     "get_image_model",
     "get_observability",
+    "get_routing",
     "get_web_search",
     "has_image_model",
     "has_model",
@@ -167,6 +184,7 @@ __all__ = [
     "is_secret_header",
     "iso_utc",
     "list_providers",
+    "model_ids",
     "model_route_parts",
     "provider_connection",
     "save_models",
@@ -174,6 +192,7 @@ __all__ = [
     "set_image_model",
     "update_observability",
     "update_provider",
+    "update_routing",
     "update_web_search",
     "web_search_config",
 ]

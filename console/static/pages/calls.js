@@ -16,6 +16,17 @@ function cost(call) {
   return billed ? "unknown" : "—";
 }
 
+// What the run asked for beside the model that answered: Cursor's id (``default`` is Auto),
+// "this model" when it named the model itself, "—" outside a run (or before it was recorded).
+export function askedFor(call) {
+  const asked = call.asked_model_id;
+  if (asked == null) return "—";
+  const head = asked.split("/")[0];
+  if (head === call.public_id) return "this model";
+  if (["", "default", "auto"].includes(head.toLowerCase())) return `Auto (${asked || "no id"})`;
+  return asked;
+}
+
 function Status({ value }) {
   return html`<span class=${`badge ${value}`}>${value}</span>`;
 }
@@ -123,14 +134,15 @@ export function CallsPage() {
       : calls.length === 0
         ? html`<p class="muted">No provider call yet. Run a turn in Cursor, or test a model on the Models page.</p>`
         : html`<div class="table-wrap"><table>
-          <thead><tr><th>Time</th><th>Provider</th><th>Model</th><th>Status</th><th class="num">TTFB</th><th class="num">TTFT</th>
+          <thead><tr><th>Time</th><th>Provider</th><th>Asked for</th><th>Model</th><th>Status</th><th class="num">TTFB</th><th class="num">TTFT</th>
             <th class="num">Duration</th><th class="num">Input</th><th class="num">Output</th>
             <th class="num">Cache read</th><th class="num">Cache write</th><th class="num">Reasoning</th>
             <th class="num">Est. cost</th></tr></thead>
           <tbody>${calls.map(
             (c) => html`<tr data-call=${c.id}>
               <td><a href=${`#/calls/${c.id}`}>${when(c.started_at_ms)}</a></td>
-              <td>${c.provider_name}</td><td>${c.display_name}</td><td><${Status} value=${c.status} /></td>
+              <td>${c.provider_name}</td><td data-asked>${askedFor(c)}</td><td>${c.display_name}</td>
+              <td><${Status} value=${c.status} /></td>
               <td class="num">${ms(c.ttfb_ms)}</td><td class="num">${ms(c.ttft_ms)}</td>
               <td class="num">${ms(c.duration_ms)}</td>
               <td class="num">${count(c.input_tokens)}</td><td class="num">${count(c.output_tokens)}</td>
@@ -166,6 +178,7 @@ export function CallDetailPage({ id }) {
   if (!detail) return html`<p class="loading">Loading…</p>`;
   const c = detail.call;
   const cards = [
+    ["Asked for", askedFor(c)],
     ["Status", html`<${Status} value=${c.status} />`],
     ["TTFB", ms(c.ttfb_ms)],
     ["TTFT", ms(c.ttft_ms)],
