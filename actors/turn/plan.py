@@ -42,7 +42,7 @@ from store.blobs import blob_id_of
 from store.catalog import ModelRecord
 from store.conversations import StoredMessage
 from wire.errors import Code, ConnectError, protocol_error
-from wire.model_routing import RELAY, OurModel, Routing, auto_model
+from wire.model_routing import OurModel, Relay, Routing, auto_model
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ExecContext, ModeTools, SubagentModels
 from wire.tools.mcp_catalog import request_catalog
@@ -365,7 +365,7 @@ def subagent_models(
         tuple(overrides.items()),
         tuple(names.items()),
         routing.routes,
-        "" if auto is RELAY else auto,
+        "" if isinstance(auto, Relay) else auto,
     )
 
 
