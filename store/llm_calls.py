@@ -195,9 +195,13 @@ class CallDetail(msgspec.Struct, frozen=True):
     chunks: list[RecordedChunk]
 
 
-# The columns ``start`` writes, in its parameters' order: NewCall's fields, then its own.
+# NewCall's fields written only when set, so a store whose schema predates them (a test's
+# older version) still takes a call without them.
+_WHEN_SET = ("asked_model_id",)
+# The columns ``start`` writes, in its parameters' order: NewCall's fields, then its own (then
+# those of ``_WHEN_SET`` that are set, then the instance).
 _START_COLUMNS = (
-    *NewCall.__struct_fields__,
+    *(f for f in NewCall.__struct_fields__ if f not in _WHEN_SET),
     "status",
     "started_at_ms",
     "response_bytes",
@@ -225,11 +229,13 @@ class _CallStatements:
         self.returning = returning
         # With a lease (``store.instances``) the row names its instance (migration 12).
         self.leased = leased
-        start = (*_START_COLUMNS, "instance_id") if leased else _START_COLUMNS
-        self.insert_call = (
-            f'INSERT INTO "{CALLS}" ({_quoted(start)}) '
-            f"VALUES ({', '.join([p] * len(start))})" + (' RETURNING "id"' if returning else "")
-        )
+        lease = ("instance_id",) if leased else ()
+        self._returning = ' RETURNING "id"' if returning else ""
+        # By whether the call sets ``asked_model_id``.
+        self.insert_call = {
+            asked: self._insert((*_START_COLUMNS, *(_WHEN_SET if asked else ()), *lease))
+            for asked in (False, True)
+        }
         self.insert_request = (
             f'INSERT INTO "{REQUESTS}" ("call_id", "headers_json", "body") VALUES ({p}, {p}, {p})'
         )
@@ -244,6 +250,10 @@ class _CallStatements:
         self.prune_requests = f'DELETE FROM "{REQUESTS}" WHERE "call_id" IN ({doomed})'
         self.prune_calls = f'DELETE FROM "{CALLS}" WHERE "id" < {p}'
         self._finish: dict[tuple[str, ...], str] = {}
+
+    def _insert(self, columns: tuple[str, ...]) -> str:
+        marks = ", ".join([self.param] * len(columns))
+        return f'INSERT INTO "{CALLS}" ({_quoted(columns)}) VALUES ({marks}){self._returning}'
 
     def finish(self, optional: tuple[str, ...]) -> str:
         """The finishing update that also sets ``optional`` (reported http status, ttfb, ttft and
@@ -306,17 +316,19 @@ class CallRecords:
         ``started_at_ms``: when the call started (now when not given).
 
         The request's size goes into the inserted row itself (no separate update)."""
+        asked = call.asked_model_id
         params = (
-            *msgspec.structs.astuple(call),
+            *msgspec.structs.astuple(call)[: -len(_WHEN_SET)],
             CallStatus.RUNNING.value,
             now_ms() if started_at_ms is None else started_at_ms,
             0,
             None if request is None else request.byte_count,
+            *(() if asked is None else (asked,)),
             *self._lease,
         )
         sql = self._sql
         with self._db.atomic():
-            cursor = execute_sql(self._db, sql.insert_call, params)
+            cursor = execute_sql(self._db, sql.insert_call[asked is not None], params)
             call_id = int(cursor.fetchone()[0] if sql.returning else cursor.lastrowid)
             if request is not None and call.verbose:
                 self._insert_request(call_id, request)
