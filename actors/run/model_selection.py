@@ -28,12 +28,14 @@ from store.catalog import (
     ModelRecord,
     ProviderConnection,
     get_routing,
+    has_model,
     model_ids,
     model_route_parts,
 )
 from wire.errors import Code, ConnectError, protocol_error, provider_error_detail
 from wire.model_routing import (
     NO_MODEL,
+    PUBLIC_ID,
     OurModel,
     Relay,
     Routing,
@@ -287,7 +289,13 @@ def load_routing(database: peewee.Database) -> tuple[Routing, tuple[OurModel, ..
 
 
 def routed_model(database: peewee.Database, asked: str) -> str | Relay:
-    """Where a run asking for ``asked`` runs (``route_model`` over the store's settings)."""
+    """Where a run asking for ``asked`` runs (``route_model`` over the store's settings). An
+    id that is one of ours is the rule's first answer, so it is looked up alone (one read, on
+    the path of every run of a model picked from the list); anything else reads the settings
+    and every model's id."""
+    head = model_head(asked)
+    if PUBLIC_ID.fullmatch(head) and has_model(database, head):
+        return head
     return route_model(asked, *load_routing(database))
 
 
