@@ -87,12 +87,12 @@ export function RoutingSettings() {
               <${ModelOptions} models=${models} />
             </select>
           </${Field}></td>
-          <td class="row">
+          <td><div class="row">
             <button type="button" aria-label=${`Move ${i + 1} up`} disabled=${i === 0} onClick=${() => move(i, -1)}>↑</button>
             <button type="button" aria-label=${`Move ${i + 1} down`} disabled=${i === form.routes.length - 1} onClick=${() => move(i, 1)}>↓</button>
             <button type="button" aria-label=${`Remove ${i + 1}`}
               onClick=${() => setForm({ ...form, routes: form.routes.filter((_, j) => j !== i) })}>Remove</button>
-          </td></tr>`,
+          </div></td></tr>`,
       )}</tbody></table></div>
     <div class="row">
       <button type="button" onClick=${add} disabled=${form.routes.length >= form.max || models.length === 0}>Add a row</button>
