@@ -16,11 +16,16 @@ import msgspec
 import peewee
 from aiohttp import web
 
-from store.catalog import ModelRecord, RoutingSettings, all_models, get_routing
+from actors.run.model_selection import stored_routing
+from store.catalog import ModelRecord, all_models
 from wire.http.agent_activity import AgentActivity
 from wire.http.responses import json_error
+from wire.model_routing import AutoTarget, OurModel, Relay, auto_model
 
 CONNECTION_PATH = "/console/api/connection"
+
+
+Because = Literal["setting", "first-enabled", "no-model"]
 
 
 class AutoStatus(msgspec.Struct, frozen=True):
@@ -30,7 +35,7 @@ class AutoStatus(msgspec.Struct, frozen=True):
     setting and no enabled model (``no-model``)."""
 
     goes_to: Literal["model", "cursor"]
-    because: Literal["setting", "first-enabled", "no-model"]
+    because: Because
     public_id: str | None = None
     display_name: str | None = None
     enabled: bool = True
@@ -45,25 +50,21 @@ class ConnectionStatus(msgspec.Struct, frozen=True):
     auto: AutoStatus | None = None  # None: a server without a database
 
 
-def auto_status(settings: RoutingSettings, models: list[ModelRecord]) -> AutoStatus:
-    """Where Auto goes, from the routing settings and every model (catalog order); pure."""
-    auto = settings.auto
-    if auto.kind == "cursor":
-        return AutoStatus("cursor", "setting")
-    if auto.kind == "model":
-        chosen = next((m for m in models if m.public_id == auto.public_id), None)
-        if chosen is not None:
-            return AutoStatus(
-                "model", "setting", chosen.public_id, chosen.display_name, chosen.enabled
-            )
-    first = next((m for m in models if m.enabled), None)
-    if first is None:
-        return AutoStatus("cursor", "no-model")
-    return AutoStatus("model", "first-enabled", first.public_id, first.display_name)
+def auto_status(auto: AutoTarget, models: list[ModelRecord]) -> AutoStatus:
+    """Where Auto goes (``wire.model_routing.auto_model``), from the Auto setting and every
+    model (catalog order); pure."""
+    target = auto_model(auto, [OurModel(m.public_id, m.enabled) for m in models])
+    if isinstance(target, Relay):
+        return AutoStatus("cursor", "setting" if auto.kind == "cursor" else "no-model")
+    chosen = next((m for m in models if m.public_id == target), None)
+    if chosen is None:  # deleted meanwhile (a delete forgets the setting naming it)
+        return AutoStatus("model", "setting", target, None, False)
+    because: Because = "setting" if auto.kind == "model" else "first-enabled"
+    return AutoStatus("model", because, chosen.public_id, chosen.display_name, chosen.enabled)
 
 
 def _auto_of(database: peewee.Database) -> AutoStatus:
-    return auto_status(get_routing(database), all_models(database))
+    return auto_status(stored_routing(database).auto, all_models(database))
 
 
 def host_port(host: str, port: int) -> str:

@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Final
 
 from wire.model_catalog import CatalogModel
-from wire.model_routing import RELAY, AutoTarget, Relay
+from wire.model_routing import RELAY, AutoTarget, OurModel, Relay, auto_model
 from wire.proto import agent_v1_pb2 as agent
 from wire.proto import aiserver_v1_pb2 as aiserver
 
@@ -42,21 +42,21 @@ class NoDefault(Exception):
 
 
 def default_model(models: Sequence[CatalogModel], auto: AutoTarget) -> CatalogModel | Relay:
-    """The model Auto runs on among the enabled ``models`` (catalog order), or ``RELAY``;
-    ``NoDefault`` when it names a model that is not enabled, or none is enabled."""
-    if auto.kind == "cursor":
-        return RELAY
-    if auto.kind == "model" and auto.public_id:
-        chosen = next((m for m in models if m.public_id == auto.public_id), None)
-        if chosen is None:
-            raise NoDefault(
-                f"Auto runs on model {auto.public_id}, which is not enabled: enable it in the "
-                "console (Models) or change where Auto goes (Settings > Routing)"
-            )
-        return chosen
-    if not models:
+    """The model Auto runs on (``wire.model_routing.auto_model``) among the enabled ``models``
+    (catalog order), or ``RELAY``; ``NoDefault`` when it names a model that is not enabled, or
+    none is enabled."""
+    target = auto_model(auto, [OurModel(m.public_id, True) for m in models])
+    if isinstance(target, Relay):
+        if auto.kind == "cursor":
+            return RELAY
         raise NoDefault("no model is enabled: add and enable one in the console (Models)")
-    return models[0]
+    chosen = next((m for m in models if m.public_id == target), None)
+    if chosen is None:
+        raise NoDefault(
+            f"Auto runs on model {target}, which is not enabled: enable it in the console "
+            "(Models) or change where Auto goes (Settings > Routing)"
+        )
+    return chosen
 
 
 def default_model_answer(
