@@ -103,7 +103,7 @@ class ConsoleRoutes:
     def register(self, app: web.Application) -> None:
         ConsoleGuard(self._auth).register(app)
         SessionApi(self._auth).register(app)
-        ConnectionApi(self._activity, self._listen_host).register(app)
+        ConnectionApi(self._activity, self._listen_host, self._database).register(app)
         StaticRoutes().register(app)
         ProviderTypesApi().register(app)
         ProvidersApi(self._database, self._own_addresses).register(app)

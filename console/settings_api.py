@@ -1,6 +1,6 @@
 """Console API for the server's settings under ``/console/api/settings/``: recording
-(``observability``), the web search backend (``web-search``) and the image model
-(``image-model``).
+(``observability``), the web search backend (``web-search``), the image model
+(``image-model``) and where Cursor's Auto and model ids run (``routing``).
 
 The web search backend's key is write-only like a provider's: answers carry ``has_api_key``,
 and logs name the backend by its kind only.
@@ -36,6 +36,25 @@ class ImageModelBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     public_id: str | None
 
 
+class RoutingBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A routing change: ``auto`` and/or the whole ``routes`` table (either may be left out)."""
+
+    auto: catalog.AutoSetting | msgspec.UnsetType = msgspec.UNSET
+    routes: list[catalog.RoutingEntry] | msgspec.UnsetType = msgspec.UNSET
+
+
+class RoutingAnswer(msgspec.Struct, frozen=True):
+    """The routing settings, with the table's size limit for the editor."""
+
+    auto: catalog.AutoSetting
+    routes: tuple[catalog.RoutingEntry, ...]
+    max_routes: int = catalog.MAX_ROUTES
+
+
+def _routing_answer(settings: catalog.RoutingSettings) -> RoutingAnswer:
+    return RoutingAnswer(settings.auto, settings.routes)
+
+
 class SettingsApi:
     """The settings routes, bound to one database."""
 
@@ -56,6 +75,8 @@ class SettingsApi:
         router.add_put(f"{API_PREFIX}/settings/web-search", self.put_web_search)
         router.add_get(f"{API_PREFIX}/settings/image-model", self.get_image_model)
         router.add_put(f"{API_PREFIX}/settings/image-model", self.put_image_model)
+        router.add_get(f"{API_PREFIX}/settings/routing", self.get_routing)
+        router.add_put(f"{API_PREFIX}/settings/routing", self.put_routing)
 
     @answers_errors
     async def get_observability(self, request: web.Request) -> web.StreamResponse:
@@ -98,3 +119,26 @@ class SettingsApi:
         saved = await in_thread(self._db, catalog.set_image_model, body.public_id)
         log_event(logger, logging.INFO, "image model marked", public_id=saved.public_id)
         return json_response(saved)
+
+    @answers_errors
+    async def get_routing(self, request: web.Request) -> web.StreamResponse:
+        return json_response(_routing_answer(await in_thread(self._db, catalog.get_routing)))
+
+    @answers_errors
+    async def put_routing(self, request: web.Request) -> web.StreamResponse:
+        body = await decode_body(request, RoutingBody)
+        saved = await in_thread(
+            self._db,
+            catalog.update_routing,
+            auto=None if body.auto is msgspec.UNSET else body.auto,
+            routes=None if body.routes is msgspec.UNSET else body.routes,
+        )
+        log_event(
+            logger,
+            logging.INFO,
+            "routing saved",
+            auto=saved.auto.kind,
+            auto_model=saved.auto.public_id,
+            routes=len(saved.routes),
+        )
+        return json_response(_routing_answer(saved))

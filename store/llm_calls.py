@@ -54,6 +54,7 @@ _CALL_COLUMNS = (
     "key_label",
     "chain_position",
     "attempt",
+    "asked_model_id",
 )
 USAGE_COLUMNS = (
     "input_tokens",
@@ -90,6 +91,9 @@ class NewCall(msgspec.Struct, frozen=True):
     # fallback; and its attempt number within that model, from 1.
     chain_position: int | None = None
     attempt: int | None = None
+    # The model id the run's request asked for, as Cursor sent it (``ModelRoute``'s); None
+    # for a call outside a run's request (a console check).
+    asked_model_id: str | None = None
 
 
 class OutgoingRequest(msgspec.Struct, frozen=True):
@@ -149,6 +153,7 @@ class CallSummary(msgspec.Struct, frozen=True):
     # None for a record written before migration 15.
     chain_position: int | None = None
     attempt: int | None = None
+    asked_model_id: str | None = None  # NULL for calls recorded before it was kept
 
 
 class RecordedRequest(msgspec.Struct, frozen=True):
@@ -203,7 +208,8 @@ class CallDetail(msgspec.Struct, frozen=True):
     chunks: list[RecordedChunk]
 
 
-# The columns ``start`` writes, in its parameters' order: NewCall's fields, then its own.
+# The columns ``start`` writes, in its parameters' order: NewCall's fields, then its own (then
+# the instance).
 _START_COLUMNS = (
     *NewCall.__struct_fields__,
     "status",
@@ -233,11 +239,9 @@ class _CallStatements:
         self.returning = returning
         # With a lease (``store.instances``) the row names its instance (migration 12).
         self.leased = leased
-        start = (*_START_COLUMNS, "instance_id") if leased else _START_COLUMNS
-        self.insert_call = (
-            f'INSERT INTO "{CALLS}" ({_quoted(start)}) '
-            f"VALUES ({', '.join([p] * len(start))})" + (' RETURNING "id"' if returning else "")
-        )
+        lease = ("instance_id",) if leased else ()
+        self._returning = ' RETURNING "id"' if returning else ""
+        self.insert_call = self._insert((*_START_COLUMNS, *lease))
         self.insert_request = (
             f'INSERT INTO "{REQUESTS}" ("call_id", "headers_json", "body") VALUES ({p}, {p}, {p})'
         )
@@ -252,6 +256,10 @@ class _CallStatements:
         self.prune_requests = f'DELETE FROM "{REQUESTS}" WHERE "call_id" IN ({doomed})'
         self.prune_calls = f'DELETE FROM "{CALLS}" WHERE "id" < {p}'
         self._finish: dict[tuple[str, ...], str] = {}
+
+    def _insert(self, columns: tuple[str, ...]) -> str:
+        marks = ", ".join([self.param] * len(columns))
+        return f'INSERT INTO "{CALLS}" ({_quoted(columns)}) VALUES ({marks}){self._returning}'
 
     def finish(self, optional: tuple[str, ...]) -> str:
         """The finishing update that also sets ``optional`` (reported http status, ttfb, ttft and

@@ -81,6 +81,7 @@ class ConversationRun(msgspec.Struct, frozen=True):
     message: str | None
     model: str | None
     resumed: bool
+    asked: str | None = None  # the model id Cursor asked for (None: recorded before it was)
 
 
 class ConversationDetail(msgspec.Struct, frozen=True):
@@ -97,6 +98,7 @@ class RunSpan(msgspec.Struct, frozen=True):
     model: str | None
     resumed: bool
     text: str | None
+    asked: str | None = None  # the model id Cursor asked for (None: recorded before it was)
 
 
 class ProviderSpan(msgspec.Struct, frozen=True):
@@ -203,6 +205,7 @@ def run_span(event: RunEventRecord) -> RunSpan:
         _text(d, "model"),
         d.get("resumed") is True,
         _text(d, "text"),
+        _text(d, "asked"),
     )
 
 
@@ -373,6 +376,7 @@ class RunHistory:
                     _text(detail, "message"),
                     _text(detail, "model"),
                     detail.get("resumed") is True,
+                    _text(detail, "asked"),
                 )
             )
         return ConversationDetail(conversation_id, title, runs)

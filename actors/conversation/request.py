@@ -171,6 +171,9 @@ class ModelRoute(msgspec.Struct, frozen=True):
     # Lower-cased names of the custom headers whose values are public; every other header
     # value is a credential, redacted like the key.
     public_headers: frozenset[str] = frozenset()
+    # The model id the run's request asked for, as Cursor sent it ("default", one of Cursor's
+    # ids the routing settings map, or ``public_id`` itself); "" for a call outside a run.
+    asked_model_id: str = ""
     keys: tuple[RouteKey, ...] = ()
     # The model's ordered fallbacks: where a call goes when this route fails before its first
     # token after its retries. Each is a whole route of its own (its provider, key, format and

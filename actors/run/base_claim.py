@@ -105,7 +105,11 @@ class ClaimingRun(RunCore):
         self._guarded(self._start)
 
     def _start(self) -> None:
-        self._children.record(timeline.run_started(self._request, self._route.public_id, now_ms()))
+        self._children.record(
+            timeline.run_started(
+                self._request, self._route.public_id, now_ms(), self._route.asked_model_id
+            )
+        )
         plan = plan_turn(self.request_id, self._request)
         self._planned(plan)
         if self._base.start(plan):

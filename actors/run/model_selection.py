@@ -1,9 +1,10 @@
 """Which model a RunRequest runs on: Cursor's selection resolved to a provider route.
 
-Cursor names the model by the public id it got from our catalog (``wire.model_catalog``) and
-may add parameters (``{id, value}`` pairs) and reasoning switches. Reading those is pure
+Cursor names the model by the public id it got from our catalog (``wire.model_catalog``), by
+Auto, or by one of its own ids the routing settings map to one of ours (``wire.model_routing``),
+and may add parameters (``{id, value}`` pairs) and reasoning switches. Reading those is pure
 (:func:`read_selection`); so is merging them with the stored model (:func:`build_route`). The
-one store lookup happens in :class:`StoreModelResolver`, which is what the SessionActor calls.
+store reads happen in :class:`StoreModelResolver`, which is what the SessionActor calls.
 
 Every failure is a :class:`ModelSelectionError` carrying the Connect error that ends the run:
 ``invalid_argument`` when the request itself is wrong (no model, a bad parameter),
@@ -27,9 +28,23 @@ from store.catalog import (
     KeyUnreadable,
     ModelRecord,
     ProviderConnection,
+    get_routing,
+    has_model,
+    model_ids,
     model_route_parts,
 )
 from wire.errors import Code, ConnectError, protocol_error, provider_error_detail
+from wire.model_routing import (
+    NO_MODEL,
+    PUBLIC_ID,
+    OurModel,
+    Relay,
+    Routing,
+    is_auto,
+    model_head,
+    requested_model_id,
+    route_model,
+)
 from wire.proto import agent_v1_pb2 as agent
 
 # What the SessionActor is given: resolve a RunRequest's model or raise ModelSelectionError.
@@ -95,11 +110,10 @@ def parse_context_tokens(value: str) -> int:
 
 def selected_model_id(request: agent.AgentRunRequest) -> str:
     """``requested_model.model_id``, else ``model_details.model_id``; one must be non-empty."""
-    if request.HasField("requested_model") and request.requested_model.model_id:
-        return request.requested_model.model_id
-    if request.model_details.model_id:
-        return request.model_details.model_id
-    raise _invalid("Cursor Run does not select a model")
+    model_id = requested_model_id(request)
+    if not model_id:
+        raise _invalid("Cursor Run does not select a model")
+    return model_id
 
 
 # A CLI names a model as ``<id>/<reasoning>/<context>/fast``, each part after the id optional
@@ -128,15 +142,19 @@ def model_id_suffixes(model_id: str) -> tuple[str, list[tuple[str, str]]]:
     return public_id, parameters
 
 
-def read_selection(request: agent.AgentRunRequest) -> Selection:
-    """The model id, parameters and reasoning switches of a RunRequest; pure.
+def read_selection(request: agent.AgentRunRequest, public_id: str | None = None) -> Selection:
+    """The model id, parameters and reasoning switches of a RunRequest; pure. ``public_id``:
+    the model the routing settings chose for the asked id (whose suffixes still apply);
+    without it the asked id must be a public id itself.
 
     Parameters apply in the order sent (a repeated id: the last one wins). Reasoning is asked
     for by ``max_mode`` (on either message), ``thinking_details`` on ModelDetails,
     ``thinking=true`` or any effort; ``thinking=false`` asks for nothing and so does not
     switch off reasoning the stored model enables.
     """
-    public_id, suffixed = model_id_suffixes(selected_model_id(request))
+    asked = selected_model_id(request) if public_id is None else requested_model_id(request)
+    head, suffixed = model_id_suffixes(asked)
+    public_id = head if public_id is None else public_id
     requested = request.requested_model
     details = request.model_details
     reasoning = (
@@ -259,15 +277,64 @@ def _route(selection: Selection, record: ModelRecord, provider: ProviderConnecti
     )
 
 
+def stored_routing(database: peewee.Database) -> Routing:
+    """The store's routing settings as ``wire.model_routing`` reads them (the same shape)."""
+    return msgspec.convert(msgspec.to_builtins(get_routing(database)), type=Routing)
+
+
+def load_routing(database: peewee.Database) -> tuple[Routing, tuple[OurModel, ...]]:
+    """The routing settings and every model's id (catalog order), as the decision reads them
+    (``wire.model_routing.route_model``); two reads, on the calling thread."""
+    return stored_routing(database), tuple(
+        OurModel(public_id, enabled) for public_id, enabled in model_ids(database)
+    )
+
+
+def routed_model(database: peewee.Database, asked: str) -> str | Relay:
+    """Where a run asking for ``asked`` runs (``route_model`` over the store's settings). An
+    id that is one of ours is the rule's first answer, so it is looked up alone (one read, on
+    the path of every run of a model picked from the list); anything else reads the settings
+    and every model's id."""
+    head = model_head(asked)
+    if PUBLIC_ID.fullmatch(head) and has_model(database, head):
+        return head
+    return route_model(asked, *load_routing(database))
+
+
+def _not_served(asked: str) -> ModelSelectionError:
+    """The run reached us, but its id names none of our models (the edge relays such a run;
+    this is a settings change between the two, or a server without the relay)."""
+    if is_auto(asked):
+        return _unavailable(
+            "Cursor asked for Auto, which no model of this server takes: enable a model, or "
+            "choose one under Settings > Routing in the console"
+        )
+    return _unavailable(
+        f"unknown model: {model_head(asked)} (no model with this id is configured on this "
+        "server; add it in the console, or map the id under Settings > Routing)"
+    )
+
+
 class StoreModelResolver:
-    """Resolves a RunRequest's model against the store; called on the SessionActor's thread."""
+    """Resolves a RunRequest's model against the store; called on the SessionActor's thread.
+
+    The asked id goes through the routing settings (``wire.model_routing``) first, as at the
+    edge; the route carries the id Cursor sent (``asked_model_id``)."""
 
     def __init__(self, database: peewee.Database) -> None:
         self._database = database
 
     def __call__(self, request: agent.AgentRunRequest) -> ModelRoute:
-        selection = read_selection(request)
+        asked = requested_model_id(request)
+        # The parameters first: a bad one is the request's error, whatever the model.
+        selection = read_selection(request, model_head(asked))
         try:
+            target = routed_model(self._database, asked)
+            if target is NO_MODEL:
+                raise _invalid("Cursor Run does not select a model")
+            if isinstance(target, Relay):
+                raise _not_served(asked)
+            selection = msgspec.structs.replace(selection, public_id=target)
             parts = model_route_parts(self._database, selection.public_id)
         except peewee.DatabaseError as exc:
             raise ModelSelectionError(ConnectError(Code.INTERNAL, f"store error: {exc}")) from exc
@@ -275,16 +342,21 @@ class StoreModelResolver:
             # A database copied without its key file: the user must set the key again.
             raise _unavailable(exc.message) from None
         if parts is None:
+            raise _not_served(asked)
+        record = parts[0]
+        if not record.enabled and model_head(asked) != record.public_id:
             raise _unavailable(
-                f"unknown model: {selection.public_id} (no model with this id is configured "
-                "on this server; add it in the console)"
+                f"model {record.public_id} ({record.display_name}) is disabled; Cursor asked "
+                f"for {asked or 'Auto'!r}, which the routing settings send to it"
             )
         route = build_route(selection, *parts)
         try:
-            fallbacks = fallback_routes(self._database, parts[0], stored_model_route)
+            fallbacks = fallback_routes(self._database, record, stored_model_route)
         except peewee.DatabaseError as exc:
             raise ModelSelectionError(ConnectError(Code.INTERNAL, f"store error: {exc}")) from exc
-        return msgspec.structs.replace(route, fallbacks=fallbacks) if fallbacks else route
+        # Each fallback answers for the same asked id: its records name what Cursor asked for.
+        fallbacks = tuple(msgspec.structs.replace(f, asked_model_id=asked) for f in fallbacks)
+        return msgspec.structs.replace(route, asked_model_id=asked, fallbacks=fallbacks)
 
 
 __all__ = [
@@ -293,8 +365,11 @@ __all__ = [
     "Selection",
     "StoreModelResolver",
     "build_route",
+    "load_routing",
     "parse_context_tokens",
     "read_selection",
+    "routed_model",
     "selected_model_id",
     "stored_model_route",
+    "stored_routing",
 ]

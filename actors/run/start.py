@@ -30,6 +30,7 @@ from actors.protocols.mailbox import ActorHandle
 from actors.protocols.session import SessionMessage
 from actors.run.base import RunBase, check_started
 from actors.run.children import AgentDeps, RunChildren
+from actors.run.model_selection import stored_routing
 from actors.turn.actions import action_parts
 from actors.turn.capabilities import ServerCapabilities, offered_tools, with_dynamic_tools
 from actors.turn.plan import (
@@ -181,7 +182,9 @@ class RunStart:
         self.claimed = False  # the store made this run the conversation's active run
 
     def start(self) -> TurnOpened | None:
-        self._children.record(run_started(self._request, self._route.public_id, now_ms()))
+        self._children.record(
+            run_started(self._request, self._route.public_id, now_ms(), self._route.asked_model_id)
+        )
         plan = plan_turn(self._request_id, self._request)
         if plan.kind in (TurnKind.SHELL_COMMAND, TurnKind.SUMMARIZE):
             raise ConnectError(Code.INTERNAL, f"a {plan.kind.name} run is not an agent turn")
@@ -192,7 +195,12 @@ class RunStart:
             mode = progress_tool_kept(mode, self._request)
         models = None
         if TASK.name in mode.tool_names:
-            models = subagent_models(self._request, self._route.public_id, enabled_models(database))
+            models = subagent_models(
+                self._request,
+                self._route.public_id,
+                enabled_models(database),
+                stored_routing(database),
+            )
         have = stored_pre_fetched(self._deps, self._request)
         self._children.start_blob_sync()
         base = RunBase(self._store, self._deps.histories, self._request_id, plan)

@@ -27,7 +27,12 @@ from actors.providers.actor import ProviderDeps
 from actors.providers.recorder import start_call_recorder
 from actors.providers.transport import CallLimits, new_provider_client
 from actors.run.children import AgentDeps
-from actors.run.model_selection import ModelResolver, StoreModelResolver
+from actors.run.model_selection import (
+    ModelResolver,
+    StoreModelResolver,
+    routed_model,
+    stored_routing,
+)
 from actors.run.owners import RunOwners
 from actors.run.session import SessionActor
 from actors.run.subagent_links import SharedSubagentLinks
@@ -47,7 +52,7 @@ from store import Store
 from store.agent_activity import ActivityRows
 from store.base import waits
 from store.base.clock import now_ms
-from store.catalog import enabled_models, has_model
+from store.catalog import ModelRecord, enabled_models
 from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses, own_addresses
 from store.console_sessions import ConsoleSessionRows
 from store.instances import ping
@@ -81,6 +86,7 @@ from wire.http.relay_socket import RelaySocket
 from wire.http.token_throttle import TokenThrottle
 from wire.http.upstream_run import Upstream
 from wire.log import log_event
+from wire.model_routing import RELAY, AutoTarget
 from wire.peer_throttle import PeerThrottle
 from wire.providers.retry import RetryPolicy
 from wire.server_config import SERVER_CONFIG_ROUTES, server_config_addition
@@ -211,13 +217,19 @@ class RunningServer:
             await self.lease.stop()
 
 
-def serves_model(database: peewee.Database, public_id: str) -> bool:
-    """Whether a run of ``public_id`` is ours to serve. A store that cannot say keeps the run
-    here, where resolving its model reports the store's error instead of relaying it."""
+def serves_model(database: peewee.Database, asked: str) -> bool:
+    """Whether a run asking for model id ``asked`` is ours to serve (the routing decision the
+    run's resolver makes too). A store that cannot say keeps the run here, where resolving
+    its model reports the store's error instead of relaying it."""
     try:
-        return has_model(database, public_id)
+        return routed_model(database, asked) is not RELAY  # NO_MODEL: refused here
     except peewee.DatabaseError:
         return True
+
+
+def default_choice(database: peewee.Database) -> tuple[list[ModelRecord], AutoTarget]:
+    """What the default-model routes answer from: the enabled models and where Auto goes."""
+    return enabled_models(database), stored_routing(database).auto
 
 
 def start_session_actor(
@@ -295,7 +307,7 @@ async def start_server(
     own: list[OwnAddresses] = [NO_OWN_ADDRESSES]
     if store is not None and database is not None:
         assert load_models is not None
-        DefaultModelRoutes(load_models).register(app)
+        DefaultModelRoutes(functools.partial(default_choice, database), proxy.forward).register(app)
         # Before any store is built on the database: every row it opens names this instance.
         # The first sweep closes what dead instances (this database's last process) left.
         lease = InstanceLease(database, config.instance_lease_s)
@@ -352,9 +364,9 @@ async def start_server(
     # With a store, a run of a model that is not the user's is relayed to Cursor's backend.
     upstream = None if database is None else Upstream(proxy.upstream_url, client)
     registry = RunRegistry(config.limits, start_session, upstream)
-    owns_model = None if database is None else functools.partial(serves_model, database)
+    serves_run = None if database is None else functools.partial(serves_model, database)
     agent_routes = AgentRoutes(
-        registry, config.limits, activity, owns_model, None if peers is None else peers.forwarder
+        registry, config.limits, activity, serves_run, None if peers is None else peers.forwarder
     )
     agent_routes.register(app)
     if peers is not None and lease is not None and config.peer_listen is not None:
@@ -389,7 +401,7 @@ async def start_server(
         await relay_socket.start(runner)
         relay_client = relay_socket.client()
         relay = H2Relay(relay_client)
-        run_route = AgentRunRoute(registry, config.limits, activity, owns_model)
+        run_route = AgentRunRoute(registry, config.limits, activity, serves_run)
         h2_loopback = is_loopback_host(config.h2_listen[0])
         edge = H2Edge(
             run_route.handle,

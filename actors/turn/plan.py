@@ -42,6 +42,7 @@ from store.blobs import blob_id_of
 from store.catalog import ModelRecord
 from store.conversations import StoredMessage
 from wire.errors import Code, ConnectError, protocol_error
+from wire.model_routing import OurModel, Relay, Routing, auto_model
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.base import ExecContext, ModeTools, SubagentModels
 from wire.tools.mcp_catalog import request_catalog
@@ -333,11 +334,17 @@ def exec_context(
 
 
 def subagent_models(
-    request: agent.AgentRunRequest, parent: str, configured: Iterable[ModelRecord]
+    request: agent.AgentRunRequest,
+    parent: str,
+    configured: Iterable[ModelRecord],
+    routing: Routing | None = None,
 ) -> SubagentModels:
     """The run's model (``parent``, a public id), the user's per-type choices from
-    ``subagent_model_overrides`` (a selection that is false or empty is no choice), and every
-    name a Task may give one of the ``configured`` models."""
+    ``subagent_model_overrides`` (a selection that is false or empty is no choice), every
+    name a Task may give one of the ``configured`` (enabled) models, and the ``routing``
+    settings a name of Cursor's goes through (Auto resolved here, over those models)."""
+    configured = list(configured)
+    routing = routing or Routing()
     overrides: dict[str, str | None] = {}
     for override in request.subagent_model_overrides:
         match override.WhichOneof("selection"):
@@ -352,7 +359,14 @@ def subagent_models(
         for name in (record.display_name, record.model_id, record.public_id):
             if name:
                 names[name.lower()] = record.public_id
-    return SubagentModels(parent, tuple(overrides.items()), tuple(names.items()))
+    auto = auto_model(routing.auto, [OurModel(record.public_id, True) for record in configured])
+    return SubagentModels(
+        parent,
+        tuple(overrides.items()),
+        tuple(names.items()),
+        routing.routes,
+        "" if isinstance(auto, Relay) else auto,
+    )
 
 
 def progress_tool_kept(mode: ModeAssets, request: agent.AgentRunRequest) -> ModeAssets:

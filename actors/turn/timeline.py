@@ -29,13 +29,22 @@ USER_TEXT_MAX_CHARS = 500
 OK = "ok"
 
 
-def run_started(request: agent.AgentRunRequest, public_id: str, at_ms: int) -> SpanOpened:
-    """The run began: its model, whether it resumes a turn, the user's text (if typed)."""
+def run_started(
+    request: agent.AgentRunRequest, public_id: str, at_ms: int, asked: str = ""
+) -> SpanOpened:
+    """The run began: its model, the model id Cursor asked for (``asked``: Auto, one of
+    Cursor's ids the routing settings map, or the public id), whether it resumes a turn, the
+    user's text (if typed)."""
     action = request.action.WhichOneof("action")
     text = None
     if action == "user_message_action":
         text = request.action.user_message_action.user_message.text[:USER_TEXT_MAX_CHARS] or None
-    detail = {"model": public_id, "resumed": action == "resume_action", "text": text}
+    detail = {
+        "model": public_id,
+        "asked": asked,
+        "resumed": action == "resume_action",
+        "text": text,
+    }
     return SpanOpened(EventKind.RUN, "", at_ms, detail)
 
 

@@ -25,10 +25,10 @@ Times are stored as UTC milliseconds since the epoch and shown as ISO-8601 UTC w
 milliseconds (``2025-01-02T03:04:05.678Z``).
 
 One module per record (``providers``, ``models``, ``settings`` for observability,
-``web_search``, ``image_model``, a provider's key pool ``provider_keys``) over what they share:
-``errors``, ``limits``, ``checks``, the sealing of secrets (``sealing``), custom headers
-(``headers``), a provider's real values and key pool (``connections``), the image model's
-mark (``image_mark``), the tables (``tables``) and the
+``web_search``, ``image_model``, a provider's key pool ``provider_keys``, ``routing`` for where
+Auto and Cursor's model ids run) over what they share: ``errors``, ``limits``, ``checks``, the
+sealing of secrets (``sealing``), custom headers (``headers``), a provider's real values and key
+pool (``connections``), the image model's mark (``image_mark``), the tables (``tables``) and the
 startup sealing of an older version's plaintext (``plaintext_secrets``). This module names the
 public surface; callers import from ``store.catalog``, never from its modules.
 """
@@ -105,6 +105,16 @@ from store.catalog.providers import (
     provider_connection,
     update_provider,
 )
+from store.catalog.routing import (
+    MAX_ROUTES,
+    ROUTING_KEY,
+    AutoSetting,
+    RoutingEntry,
+    RoutingSettings,
+    get_routing,
+    model_ids,
+    update_routing,
+)
 from store.catalog.settings import (
     OBSERVABILITY_KEY,
     ObservabilitySettings,
@@ -143,6 +153,7 @@ __all__ = [
     "MAX_KEY_LABEL_CHARS",
     "MAX_MODEL_ID_CHARS",
     "MAX_NAME_CHARS",
+    "MAX_ROUTES",
     "MAX_URL_CHARS",
     "OBSERVABILITY_KEY",
     "OPENAI_API_HOST",
@@ -150,10 +161,12 @@ __all__ = [
     "PROVIDER_TYPES",
     "REASONING_EFFORTS",
     "RESERVED_HEADER_NAMES",
+    "ROUTING_KEY",
     "SECRET_HEADER_FRAGMENTS",
     "SECRET_HEADER_NAMES",
     "WEB_SEARCH_BACKENDS",
     "WEB_SEARCH_KEY",
+    "AutoSetting",
     "CatalogError",
     "Conflict",
     "ImageModelSetting",
@@ -171,6 +184,8 @@ __all__ = [
     "ProviderKeyRecord",
     "ProviderKeyUpdate",
     "ProviderRecord",
+    "RoutingEntry",
+    "RoutingSettings",
     "WebSearchConfig",
     "WebSearchInput",
     "WebSearchSettings",
@@ -183,6 +198,7 @@ __all__ = [
     "enabled_models",
     "get_image_model",
     "get_observability",
+    "get_routing",
     "get_web_search",
     "has_image_model",
     "has_model",
@@ -191,6 +207,7 @@ __all__ = [
     "iso_utc",
     "list_provider_keys",
     "list_providers",
+    "model_ids",
     "model_route_parts",
     "provider_connection",
     "save_models",
@@ -199,6 +216,7 @@ __all__ = [
     "update_observability",
     "update_provider",
     "update_provider_key",
+    "update_routing",
     "update_web_search",
     "web_search_config",
 ]

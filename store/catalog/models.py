@@ -33,6 +33,7 @@ from store.catalog.limits import (
     PositiveInt,
 )
 from store.catalog.providers import ANTHROPIC
+from store.catalog.routing import forget_routing
 from store.catalog.tables import lock_row, tables_of
 from store.catalog.urls import public_model_id
 
@@ -244,6 +245,7 @@ def delete_model(db: peewee.Database, public_id: str) -> None:
     with db.atomic():
         forget_image_model(db, [public_id])
         forget_fallbacks(db, [public_id])
+        forget_routing(db, [public_id])
         if not model.delete().where(model.public_id == public_id).execute():
             raise NotFound(f"model {public_id} not found")
 

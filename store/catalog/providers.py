@@ -25,6 +25,7 @@ from store.catalog.headers import (
 )
 from store.catalog.image_mark import forget_image_model
 from store.catalog.limits import MAX_NAME_CHARS, MAX_URL_CHARS
+from store.catalog.routing import forget_routing
 from store.catalog.sealing import HEADER_PURPOSE, KEY_PURPOSE, open_secret, seal
 from store.catalog.tables import CACHE_KEY_AUTO, CACHE_KEY_SETTINGS, lock_row, tables_of
 from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses
@@ -256,6 +257,7 @@ def delete_provider(db: peewee.Database, provider_id: int) -> None:
         doomed = [row.public_id for row in models]
         forget_image_model(db, doomed)
         forget_fallbacks(db, doomed)
+        forget_routing(db, doomed)
         tables.model.delete().where(tables.model.provider == provider_id).execute()
         tables.provider_key.delete().where(tables.provider_key.provider == provider_id).execute()
         deleted = tables.provider.delete().where(tables.provider.id == provider_id).execute()

@@ -364,3 +364,14 @@ def model_fallbacks(db: peewee.Database) -> None:
     for column in ("chain_position", "attempt"):
         if column not in calls:
             execute_sql(db, f'ALTER TABLE "llm_calls" ADD COLUMN "{column}" INTEGER')
+
+
+@migration(16)
+def asked_model_id(db: peewee.Database) -> None:
+    """``llm_calls.asked_model_id``: the model id the run's request asked for, as Cursor sent
+    it (``default``, one of Cursor's ids the routing settings map, or the public id itself),
+    beside the model that answered; NULL for calls recorded before it, and for calls outside
+    a run. Re-runnable: the column is added only if missing.
+    """
+    if "asked_model_id" not in {column.name for column in db.get_columns("llm_calls")}:
+        execute_sql(db, 'ALTER TABLE "llm_calls" ADD COLUMN "asked_model_id" TEXT')

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 from actors.conversation.model import (
@@ -20,6 +21,7 @@ from actors.conversation.model import (
 from actors.turn.plan import subagent_models
 from actors.turn.tool_round import message_indexes
 from store.catalog import ModelRecord
+from wire.model_routing import AutoTarget, RouteEntry, Routing
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs
 from wire.tools.base import ExecContext, SendExec, SubagentModels, ToolOutcome
@@ -65,6 +67,38 @@ def test_the_users_setting_wins_then_the_tasks_model_then_the_parents() -> None:
         child_model(MODELS, "bugbot", None)
     with pytest.raises(SubagentModelRefused, match=r"'gpt-9', is not configured.*big model"):
         child_model(MODELS, "", "gpt-9")
+
+
+def test_cursors_ids_and_auto_go_through_the_routing_settings() -> None:
+    routed = msgspec.structs.replace(
+        MODELS,
+        overrides=(("explore", "composer-1"), ("plan", "default")),
+        routes=(RouteEntry("composer-1", "e0000000"), RouteEntry("gpt-5*", "b0000000")),
+        auto="p0000000",
+    )
+    assert child_model(routed, "explore", None) == "e0000000"
+    assert child_model(routed, "plan", None) == "p0000000"
+    assert child_model(routed, "", "gpt-5-mini") == "b0000000"
+    assert child_model(routed, "", "auto") == "p0000000"
+    # Our own names still come first; an id the table does not map is refused, naming it.
+    assert child_model(routed, "", "Big Model") == "b0000000"
+    with pytest.raises(SubagentModelRefused, match=r"'claude-4', is not configured"):
+        child_model(routed, "", "claude-4")
+    # Auto going to Cursor's backend is no model of ours for a child.
+    with pytest.raises(SubagentModelRefused, match=r"'default', is not configured"):
+        child_model(msgspec.structs.replace(routed, auto=""), "plan", None)
+
+
+def test_subagent_models_carry_the_table_and_where_auto_runs() -> None:
+    request = agent.AgentRunRequest()
+    configured = [record("e0000000", "gpt-x", "GPT X"), record("b0000000", "big", "Big")]
+    table = (RouteEntry("composer-*", "b0000000"),)
+    models = subagent_models(request, "p0000000", configured, Routing(routes=table))
+    assert (models.routes, models.auto) == (table, "e0000000")  # the first enabled
+    chosen = Routing(AutoTarget("model", "b0000000"))
+    assert subagent_models(request, "p0000000", configured, chosen).auto == "b0000000"
+    relayed = Routing(AutoTarget("cursor"))
+    assert subagent_models(request, "p0000000", configured, relayed).auto == ""
 
 
 def test_the_overrides_are_read_from_the_request_and_empty_ones_skipped() -> None:

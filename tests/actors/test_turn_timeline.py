@@ -28,8 +28,11 @@ from wire.proto import agent_v1_pb2 as agent
 
 def test_a_typed_message_starts_a_run_with_its_text_cut_to_500_chars() -> None:
     request = user_turn_message("x" * 600, "abcd0123").run_request
-    assert timeline.run_started(request, "abcd0123", 10) == SpanOpened(
-        EventKind.RUN, "", 10, {"model": "abcd0123", "resumed": False, "text": "x" * 500}
+    assert timeline.run_started(request, "abcd0123", 10, "default") == SpanOpened(
+        EventKind.RUN,
+        "",
+        10,
+        {"model": "abcd0123", "asked": "default", "resumed": False, "text": "x" * 500},
     )
 
 
@@ -37,7 +40,7 @@ def test_a_resume_starts_a_run_without_text() -> None:
     state = agent.ConversationStateStructure(root_prompt_messages_json=[b"r"])
     request = resume_message("abcd0123", conversation_id="c", conversation_state=state)
     opened = timeline.run_started(request.run_request, "abcd0123", 10)
-    assert opened.detail == {"model": "abcd0123", "resumed": True, "text": None}
+    assert opened.detail == {"model": "abcd0123", "asked": "", "resumed": True, "text": None}
 
 
 def test_an_empty_text_is_no_title() -> None:

@@ -348,6 +348,7 @@ async def test_an_agent_turn_with_a_tool_shows_up_on_the_calls_page(
     await expect(rows).to_have_count(2)  # the tool call, then the answer
     await expect(rows.first).to_contain_text("Fake Model")
     await expect(rows.first).to_contain_text("completed")
+    await expect(rows.first.locator("[data-asked]")).to_have_text("this model")  # asked by its id
     await expect(rows.first.locator("[data-cost]")).to_have_text("unknown")  # no price saved
     await page.get_by_label("Status").select_option("failed")
     await expect(rows).to_have_count(0)

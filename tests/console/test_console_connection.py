@@ -25,6 +25,14 @@ async def test_status_before_and_after_a_cursor_request(make_server: StartServer
             "last_agent_request_ms": None,
             "client_version": None,
             "agent_requests": 0,
+            # No model is enabled: Auto goes to Cursor's backend.
+            "auto": {
+                "goes_to": "cursor",
+                "because": "no-model",
+                "public_id": None,
+                "display_name": None,
+                "enabled": True,
+            },
         }
         # Console, model-list and proxied requests are not Cursor's agent RPCs.
         await console.get("/console/api/providers")

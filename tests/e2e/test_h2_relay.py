@@ -15,6 +15,7 @@ import pytest
 
 from store import Store
 from store.base.typed_peewee import execute_sql
+from store.catalog import RoutingEntry, update_routing
 from tests.support.fake_cursor import (
     CursorSession,
     bidi_append_body,
@@ -222,6 +223,33 @@ async def test_a_user_model_beside_it_is_served_here(
     assert final_text(log) == "served here"
     assert fake_upstream.run_sse == [] and fake_upstream.appends == []
     assert len(fake.requests) == 1
+
+
+async def test_a_clis_auto_and_a_mapped_cursor_id_are_served_here_over_run(
+    make_h2: StartH2,
+    fake_upstream: FakeUpstream,
+    fake: FakeProvider,
+    public_id: str,
+    server_store: Store,
+) -> None:
+    """The ``Run`` edge decides with the routing settings as the pair's does: ``auto`` runs on
+    the first enabled model, and a Cursor id the table maps runs on the mapped one."""
+    update_routing(server_store.database, routes=[RoutingEntry(CURSOR_MODEL, public_id)])
+    server = await make_h2()
+    cursor = H2Cursor(await connect(server))
+    try:
+        for i, model_id in enumerate(("auto/high", f"{CURSOR_MODEL}/high")):
+            fake.enqueue(Script.sse(chat_events(text=[f"served here {i}"])))
+            message = user_turn_message(
+                "hi", model_id, conversation_id=f"c{i}", request_context=agent.RequestContext()
+            )
+            log = await CursorSession(cursor, f"h2-routed-{i}").run(message)
+            assert log.end == {} and final_text(log) == f"served here {i}"
+    finally:
+        await cursor.aclose()
+    assert fake_upstream.run_sse == [] and fake_upstream.appends == []
+    # The suffix still applies to the model each id runs on.
+    assert [r.json["reasoning_effort"] for r in fake.requests] == ["high", "high"]
 
 
 def test_the_pair_drops_pseudo_headers_and_the_run_bodys_own_fields() -> None:

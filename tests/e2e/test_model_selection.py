@@ -331,7 +331,7 @@ def test_unknown_model_is_unavailable(store: Store, model_id: str) -> None:
     assert_unavailable(
         resolve_error(store, run_request(model_id)),
         f"provider error: unknown model: {model_id} (no model with this id is configured on "
-        "this server; add it in the console)",
+        "this server; add it in the console, or map the id under Settings > Routing)",
     )
 
 

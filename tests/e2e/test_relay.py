@@ -25,7 +25,6 @@ from tests.support.fake_cursor import (
 from tests.support.fake_provider import FakeProvider, Script, chat_events, chat_usage
 from tests.support.fake_upstream import SCRIPTED, FakeUpstream, fake_upstream, text_frame
 from wire.proto import agent_v1_pb2 as agent
-from wire.relay_choice import Place, run_place
 
 __all__ = ["fake_upstream"]  # a fixture used by name
 
@@ -215,25 +214,6 @@ async def test_an_unreachable_upstream_ends_the_run_unavailable_naming_it(
         f"Cursor upstream {fake_upstream.url} did not answer RunSSE: "
     )
     assert local_rows(server_store) == {"conversations": 0, "runs": 0, "llm_calls": 0}
-
-
-@pytest.mark.parametrize(
-    ("model_id", "place"),
-    [
-        ("", Place.LOCAL),
-        (CURSOR_MODEL, Place.RELAY),
-        ("default", Place.RELAY),
-        ("ABCDEF12", Place.RELAY),  # ours are lower-case hex
-        ("abcdef1", Place.RELAY),
-        ("abcdef12", "abcdef12"),
-        ("abcdef12/high/272k/fast", "abcdef12"),
-    ],
-)
-def test_the_model_id_decides_where_a_run_goes(model_id: str, place: Place | str) -> None:
-    request = agent.AgentRunRequest(requested_model=agent.RequestedModel(model_id=model_id))
-    assert run_place(request) == place
-    details = agent.AgentRunRequest(model_details=agent.ModelDetails(model_id=model_id))
-    assert run_place(details) == place
 
 
 async def test_shutdown_ends_a_relayed_run_canceled(

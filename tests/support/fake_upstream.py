@@ -33,6 +33,7 @@ class FakeUpstream:
     def __init__(self) -> None:
         self.run_sse: list[tuple[bytes, list[tuple[str, str]]]] = []
         self.appends: list[tuple[bytes, list[tuple[str, str]]]] = []
+        self.others: list[str] = []  # any other request: "METHOD /path"
         self.pieces = PIECES
         self.hold_open = False  # keep the RunSSE open (quiet) after the script
         self.run_sse_left = asyncio.Event()  # the relay closed an open RunSSE
@@ -64,10 +65,16 @@ class FakeUpstream:
             headers={"Content-Type": "application/proto", "X-Upstream": "yes"},
         )
 
+    async def _other(self, request: web.Request) -> web.Response:
+        await request.read()
+        self.others.append(f"{request.method} {request.raw_path}")
+        return web.Response(status=299, body=b"upstream-other")
+
     async def start(self) -> None:
         app = web.Application(middlewares=[client_left_quietly])
         app.router.add_post(RUN_SSE, self._run_sse)
         app.router.add_post(BIDI_APPEND, self._append)
+        app.router.add_route("*", "/{tail:.*}", self._other)
         self._runner = web.AppRunner(app, handler_cancellation=True, auto_decompress=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)

@@ -1,8 +1,9 @@
 """The two agent RPCs: RunSSE (server stream) and BidiAppend (client messages).
 
 Thin: HTTP in, typed values to the registry, frames out. No loop logic lives here. A
-RunRequest is checked here for whose model it names (``wire.relay_choice``, and the store
-through ``owns_model`` off the loop), so that a run of Cursor's own models is relayed.
+RunRequest is checked here for the model it names (``wire.model_routing`` over the store's
+routing settings, through ``serves_run`` off the loop), so that a run of one of Cursor's own
+models that no routing setting maps to ours is relayed.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from wire.http.peer_forwarding import PeerForwarder
 from wire.http.proxy import header_text
 from wire.http.registry import RunRegistry
 from wire.http.responses import connect_error_response
-from wire.http.upstream_run import OwnsModel, RawRequest, runs_upstream
+from wire.http.upstream_run import RawRequest, ServesRun, runs_upstream
 from wire.inbox import BufferPool
 from wire.log import log_event
 from wire.peer_budget import PeerBudget
@@ -157,16 +158,16 @@ class AgentRoutes:
         registry: RunRegistry,
         limits: EdgeLimits,
         activity: AgentActivity | None = None,
-        owns_model: OwnsModel | None = None,
+        serves_run: ServesRun | None = None,
         peers: PeerForwarder | None = None,
     ) -> None:
-        """Without ``owns_model`` (no store) every run is served here; without ``peers`` (one
+        """Without ``serves_run`` (no store) every run is served here; without ``peers`` (one
         instance) every run is held here."""
         self._peers = peers
         self._registry = registry
         self._limits = limits
         self._activity = activity
-        self._owns_model = owns_model
+        self._serves_run = serves_run
         self._streams = PeerBudget(
             "RunSSE streams",
             per_peer=limits.max_run_streams_per_peer,
@@ -298,10 +299,10 @@ class AgentRoutes:
         self._registry.sse_left(request_id)
 
     async def _relayed(self, append: BidiAppend) -> bool:
-        """Whether this append's RunRequest names one of Cursor's models, not ours."""
+        """Whether this append's RunRequest goes to Cursor's backend, not to a model of ours."""
         if append.message.WhichOneof("message") != "run_request":
             return False
-        return await runs_upstream(append.message.run_request, self._owns_model)
+        return await runs_upstream(append.message.run_request, self._serves_run)
 
     async def bidi_append(self, request: web.Request) -> web.StreamResponse:
         self._record(request)

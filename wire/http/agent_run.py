@@ -41,7 +41,7 @@ from wire.http.h2_server import H2Stream, StreamGone
 from wire.http.limits import EdgeLimits
 from wire.http.registry import RunRegistry
 from wire.http.run_pair import RunPair, run_pair
-from wire.http.upstream_run import OwnsModel, runs_upstream
+from wire.http.upstream_run import ServesRun, runs_upstream
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
 from wire.run_context import (
@@ -122,11 +122,11 @@ class AgentRunRoute:
         registry: RunRegistry,
         limits: EdgeLimits,
         activity: AgentActivity | None = None,
-        owns_model: OwnsModel | None = None,
+        serves_run: ServesRun | None = None,
     ) -> None:
-        """Without ``owns_model`` (no store) every run is served here."""
+        """Without ``serves_run`` (no store) every run is served here."""
         self._registry = registry
-        self._owns_model = owns_model
+        self._serves_run = serves_run
         self._limits = limits
         self._activity = activity
         self._context_wait_s = limits.request_context_wait_s
@@ -217,7 +217,7 @@ class AgentRunRoute:
         # Taken before the first await below: a second stream for the id is refused meanwhile.
         self._starting.add(run_id)
         try:
-            if await runs_upstream(message.run_request, self._owns_model):
+            if await runs_upstream(message.run_request, self._serves_run):
                 return Started(run_id, parent, early, run_pair(run_id, stream.headers))
             if lacks_request_context(message):
                 early[-1] = await self._ask_context(stream, messages, message, early)

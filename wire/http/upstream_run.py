@@ -1,12 +1,13 @@
 """A run of one of Cursor's own models, relayed to Cursor's backend as it is.
 
-The edge decides per run (``wire.relay_choice``); once a request id is relayed, its RunSSE
-request goes upstream with its original bytes and headers, every BidiAppend is sent upstream
-byte for byte in the order the edge released it, and the upstream RunSSE's body is fed into
-the run's outbound stream unchanged. Nothing is decoded and nothing is stored: the upstream
-owns the run. What we cannot pass on is the upstream's RunSSE status and headers (the held
-response was answered before the model was known), so an upstream that cannot be reached or
-refuses the RunSSE ends the stream with an EndStream ``unavailable`` naming the upstream.
+The edge decides per run (``wire.model_routing``, over the store's routing settings); once a
+request id is relayed, its RunSSE request goes upstream with its original bytes and headers,
+every BidiAppend is sent upstream byte for byte in the order the edge released it, and the
+upstream RunSSE's body is fed into the run's outbound stream unchanged. Nothing is decoded and
+nothing is stored: the upstream owns the run. What we cannot pass on is the upstream's RunSSE
+status and headers (the held response was answered before the model was known), so an upstream
+that cannot be reached or refuses the RunSSE ends the stream with an EndStream ``unavailable``
+naming the upstream.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from wire.errors import Code, ConnectError
 from wire.hop_by_hop import Header, request_headers
 from wire.http.outbound import OutboundStream
 from wire.log import log_event
+from wire.model_routing import requested_model_id
 from wire.proto import agent_v1_pb2 as agent
-from wire.relay_choice import Place, run_place
 
 logger = logging.getLogger("cursor_server.relay")
 
@@ -65,19 +66,18 @@ class Upstream(msgspec.Struct, frozen=True):
     client: httpx.AsyncClient
 
 
-# Whether a public id names a model of this server (a store lookup: called off the loop).
-OwnsModel = Callable[[str], bool]
+# Whether a run asking for this model id is served here: ``wire.model_routing.route_model``
+# over the store's routing settings (store reads: called off the loop).
+ServesRun = Callable[[str], bool]
 
 
-async def runs_upstream(request: agent.AgentRunRequest, owns_model: OwnsModel | None) -> bool:
-    """Whether this RunRequest names one of Cursor's models, not ours (``owns_model`` asks the
-    store, off the loop; without it nothing is relayed)."""
-    if owns_model is None:
+async def runs_upstream(request: agent.AgentRunRequest, serves_run: ServesRun | None) -> bool:
+    """Whether this RunRequest goes to Cursor's backend: its id names none of our models and
+    the routing settings map it to none (``serves_run`` decides, off the loop; without it
+    nothing is relayed)."""
+    if serves_run is None:
         return False
-    place = run_place(request)
-    if isinstance(place, Place):
-        return place is Place.RELAY
-    return not await asyncio.to_thread(owns_model, place)
+    return not await asyncio.to_thread(serves_run, requested_model_id(request))
 
 
 def _detail(exc: BaseException) -> str:

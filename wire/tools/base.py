@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 from google.protobuf import unknown_fields
 
+from wire.model_routing import RouteEntry
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs
 from wire.tools.mcp_catalog import McpCatalog, McpToolsUpdate
@@ -68,13 +69,18 @@ class Todo(msgspec.Struct, frozen=True):
 
 class SubagentModels(msgspec.Struct, frozen=True):
     """What a Task's child model is chosen from (``wire.tools.task.child_model``): the run's
-    own model, the user's per-subagent-type settings (``subagent_model_overrides``: a model's
-    public id, or None for a disabled type; an inherited type is the run's model), and the
-    models the server has, by every name a Task may give one (lowercased) -> public id."""
+    own model, the user's per-subagent-type settings (``subagent_model_overrides``: a model
+    id as Cursor names it, or None for a disabled type; an inherited type is the run's
+    model), the models the server has, by every name a Task may give one (lowercased) ->
+    public id, and the routing settings for a name that is none of those: the table's
+    entries (one of Cursor's ids -> a public id) and where Auto runs (a public id; "" when
+    Auto goes to Cursor's backend)."""
 
     parent: str = ""
     overrides: tuple[tuple[str, str | None], ...] = ()
     configured: tuple[tuple[str, str], ...] = ()
+    routes: tuple[RouteEntry, ...] = ()
+    auto: str = ""
 
 
 class ExecContext(msgspec.Struct, frozen=True):

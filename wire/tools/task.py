@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import posixpath
 
+from wire.model_routing import is_auto, mapped_model
 from wire.proto import agent_v1_pb2 as agent
 from wire.tools.args import ToolArgs, ToolArgumentError
 from wire.tools.base import (
@@ -68,7 +69,8 @@ def child_model(models: SubagentModels, subagent_type: str, requested: str | Non
 
     The user's setting for the type wins over the Task's ``model``; ``inherit`` and no model
     mean the parent's model. A model is named by its public id, its provider model id or its
-    display name (case ignored)."""
+    display name (case ignored), or by Auto or one of Cursor's ids the routing settings map
+    to one of ours."""
     key = subagent_type or GENERAL_PURPOSE
     overrides = dict(models.overrides)
     if key in overrides:
@@ -85,10 +87,15 @@ def child_model(models: SubagentModels, subagent_type: str, requested: str | Non
 
 
 def _configured(models: SubagentModels, name: str, what: str) -> str:
+    """A model of ours by any of its names; else Auto or one of Cursor's ids, through the
+    routing settings (``wire.model_routing``), as a run asking for it would be."""
     by_name = dict(models.configured)
     public_id = by_name.get(name.strip().lower())
     if public_id is not None:
         return public_id
+    routed = models.auto if is_auto(name) else mapped_model(name.strip(), models.routes)
+    if routed:
+        return routed
     names = sorted({key for key, _ in models.configured})
     known = f" (configured: {', '.join(names)})" if names else ""
     raise SubagentModelRefused(

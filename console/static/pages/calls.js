@@ -24,6 +24,17 @@ function place(call) {
   return [call.chain_position > 0 ? `fallback ${call.chain_position}` : "", attempt].filter(Boolean).join(" · ");
 }
 
+// What the run asked for beside the model that answered: Cursor's id (``default`` is Auto),
+// "this model" when it named the model itself, "—" outside a run (or before it was recorded).
+export function askedFor(call) {
+  const asked = call.asked_model_id;
+  if (asked == null) return "—";
+  const head = asked.split("/")[0];
+  if (head === call.public_id) return "this model";
+  if (["", "default", "auto"].includes(head.toLowerCase())) return `Auto (${asked || "no id"})`;
+  return asked;
+}
+
 function Status({ value }) {
   return html`<span class=${`badge ${value}`}>${value}</span>`;
 }
@@ -131,14 +142,14 @@ export function CallsPage() {
       : calls.length === 0
         ? html`<p class="muted">No provider call yet. Run a turn in Cursor, or test a model on the Models page.</p>`
         : html`<div class="table-wrap"><table>
-          <thead><tr><th>Time</th><th>Provider</th><th>Key</th><th>Model</th><th>Status</th><th class="num">TTFB</th><th class="num">TTFT</th>
+          <thead><tr><th>Time</th><th>Provider</th><th>Key</th><th>Asked for</th><th>Model</th><th>Status</th><th class="num">TTFB</th><th class="num">TTFT</th>
             <th class="num">Duration</th><th class="num">Input</th><th class="num">Output</th>
             <th class="num">Cache read</th><th class="num">Cache write</th><th class="num">Reasoning</th>
             <th class="num">Est. cost</th></tr></thead>
           <tbody>${calls.map(
             (c) => html`<tr data-call=${c.id}>
               <td><a href=${`#/calls/${c.id}`}>${when(c.started_at_ms)}</a></td>
-              <td>${c.provider_name}</td><td data-key-label>${c.key_label ?? "—"}</td><td data-place=${place(c)}>${c.display_name}${place(c) && html` <span class="muted">${place(c)}</span>`}</td>
+              <td>${c.provider_name}</td><td data-key-label>${c.key_label ?? "—"}</td><td data-asked>${askedFor(c)}</td><td data-place=${place(c)}>${c.display_name}${place(c) && html` <span class="muted">${place(c)}</span>`}</td>
               <td><${Status} value=${c.status} /></td>
               <td class="num">${ms(c.ttfb_ms)}</td><td class="num">${ms(c.ttft_ms)}</td>
               <td class="num">${ms(c.duration_ms)}</td>
@@ -175,6 +186,7 @@ export function CallDetailPage({ id }) {
   if (!detail) return html`<p class="loading">Loading…</p>`;
   const c = detail.call;
   const cards = [
+    ["Asked for", askedFor(c)],
     ["Status", html`<${Status} value=${c.status} />`],
     ["Place", c.chain_position == null ? "—" : c.chain_position === 0 ? `model asked for · attempt ${c.attempt}` : `fallback ${c.chain_position} · attempt ${c.attempt}`],
     ["TTFB", ms(c.ttfb_ms)],

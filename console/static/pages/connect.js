@@ -1,10 +1,24 @@
-// Connect Cursor: this server's address, the steps to point Cursor at it, and whether a Cursor
-// client has reached it yet.
+// Connect Cursor: this server's address, the steps to point Cursor at it, where Cursor's Auto
+// runs, and whether a Cursor client has reached it yet.
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.js";
 import { FormError, html, when } from "../ui.js";
 
 const REFRESH_MS = 3000;
+
+// Where Cursor's Auto goes now (the routing settings; changed under Settings > Routing).
+function AutoSentence({ auto }) {
+  if (!auto) return null;
+  let text;
+  if (auto.goes_to === "model") {
+    text = `Auto runs on ${auto.display_name}`;
+    if (auto.because === "first-enabled") text += " (your first enabled model)";
+    if (!auto.enabled) text += ", which is disabled: enable it, or Auto's runs fail";
+  } else {
+    text = auto.because === "no-model" ? "No model is enabled: Auto goes to Cursor's backend" : "Auto goes to Cursor's backend";
+  }
+  return html`<p data-auto>${text}. <a href="#/settings">Change where Auto goes</a>.</p>`;
+}
 
 export function ConnectPage() {
   const [status, setStatus] = useState(null);
@@ -22,8 +36,9 @@ export function ConnectPage() {
     <div class="panel">
       <ol>
         <li>Start Cursor with its backend pointed here: <code>cursor --test-backend-url=${url}</code></li>
-        <li>Pick one of your enabled models in Cursor's model picker and send a message.</li>
+        <li>Pick one of your enabled models in Cursor's model picker (or Auto) and send a message.</li>
       </ol>
+      ${status && html`<${AutoSentence} auto=${status.auto} />`}
     </div>
     <div class="panel" aria-label="Cursor client status">
       ${status === null

@@ -139,7 +139,8 @@ export function ConversationPage({ id }) {
           <td><code>${r.run_id}</code>${r.resumed ? html` <span class="badge">resumed</span>` : null}</td>
           <td>${when(r.started_at_ms)}</td><td><span class=${`badge ${r.status}`}>${r.status}</span></td>
           <td>${r.code ?? "—"}${r.message ? html` <span class="muted">${r.message}</span>` : null}</td>
-          <td>${r.model ?? "—"}</td>
+          <td>${r.model ?? "—"}${r.asked != null && r.asked.split("/")[0] !== r.model
+            ? html` <span class="muted" data-asked>asked for ${r.asked || "Auto (no id)"}</span>` : null}</td>
           <td><button onClick=${() => setChosen(r.run_id)} disabled=${r.run_id === chosen}>Timeline</button></td></tr>`,
       )}</tbody></table></div>
     ${chosen && html`<${Timeline} runId=${chosen} />`}

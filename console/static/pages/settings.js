@@ -1,8 +1,9 @@
 // Settings: whether calls keep their full request and response (verbose), how many call
-// records are kept, and the web search backend.
+// records are kept, the web search backend, and where Cursor's Auto and model ids run.
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.js";
 import { Field, FormError, html, invalid } from "../ui.js";
+import { RoutingSettings } from "./routing_settings.js";
 import { WebSearchSettings } from "./web_search_settings.js";
 
 export function SettingsPage() {
@@ -44,6 +45,7 @@ export function SettingsPage() {
       ${saved && html`<div class="notice">Saved.</div>`}
       <div class="actions"><button class="primary" type="submit">Save</button></div>
     </form>
+    <${RoutingSettings} />
     <${WebSearchSettings} />
   </div>`;
 }

@@ -1,0 +1,178 @@
+"""The routing settings: where Cursor's Auto goes, and which of Cursor's model ids run on which
+of our models. One row of the settings table (``routing``), read when a run starts (at the
+edge, and again by the run's model resolution) and by the default-model routes.
+
+The decision itself is pure and lives in ``wire.model_routing`` (the store may not import the
+wire); this module stores the same JSON shape and checks it. A model named here always
+exists: deleting a model or its provider calls :func:`forget_routing` in the same transaction,
+which drops the table entries naming it and sets an Auto naming it back to the first enabled
+model (the default), so no run is sent to a model that is gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final, Literal
+
+import msgspec
+import peewee
+
+from store.base.clock import now_ms
+from store.base.typed_peewee import execute_sql
+from store.catalog.checks import check_length
+from store.catalog.errors import Invalid
+from store.catalog.limits import MAX_MODEL_ID_CHARS
+from store.catalog.tables import SETTING_SQL, lock_row, tables_of
+
+ROUTING_KEY: Final = "routing"
+# Routing table rows one installation may hold (each is matched per run at most once).
+MAX_ROUTES: Final = 100
+# Ids Cursor sends for Auto: the Auto setting decides them, so no entry may name them.
+_AUTO_NAMES: Final = frozenset({"default", "auto"})
+
+AutoKind = Literal["first-enabled", "model", "cursor"]
+
+
+class AutoSetting(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Where Cursor's Auto goes: ``first-enabled`` (the default: the first enabled model in
+    catalog order), ``model`` (``public_id``) or ``cursor`` (relayed to Cursor's backend)."""
+
+    kind: AutoKind = "first-enabled"
+    public_id: str | None = None
+
+
+class RoutingEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A Cursor model id, or a pattern with ``*``, and the public id of our model it runs on."""
+
+    pattern: str
+    public_id: str
+
+
+class RoutingSettings(msgspec.Struct, frozen=True):
+    """The stored routing settings (``wire.model_routing.Routing`` reads the same shape)."""
+
+    auto: AutoSetting = AutoSetting()
+    routes: tuple[RoutingEntry, ...] = ()
+
+
+def get_routing(db: peewee.Database) -> RoutingSettings:
+    """The stored routing settings, or the defaults (Auto to the first enabled model, no
+    table) when none were saved."""
+    row = execute_sql(db, SETTING_SQL.format(param=db.param), (ROUTING_KEY,)).fetchone()
+    if row is None:
+        return RoutingSettings()
+    return msgspec.json.decode(row[0], type=RoutingSettings)
+
+
+def model_ids(db: peewee.Database) -> list[tuple[str, bool]]:
+    """Every model's public id and whether it is enabled, in catalog order (what the routing
+    decision reads with the settings)."""
+    sql = (
+        'SELECT "public_id", "enabled" FROM "models"'
+        ' ORDER BY "sort_order", "display_name", "public_id"'
+    )
+    return [(public_id, bool(enabled)) for public_id, enabled in execute_sql(db, sql).fetchall()]
+
+
+def _known_ids(db: peewee.Database) -> set[str]:
+    model = tables_of(db).model
+    return {row.public_id for row in model.select(model.public_id)}
+
+
+def _check_auto(auto: AutoSetting, known: set[str]) -> AutoSetting:
+    if auto.kind != "model":
+        if auto.public_id is not None:
+            raise Invalid("auto.public_id", "must be null unless auto.kind is 'model'")
+        return auto
+    if not auto.public_id:
+        raise Invalid("auto.public_id", "name the model Auto runs on")
+    check_length("auto.public_id", auto.public_id, MAX_MODEL_ID_CHARS)
+    if auto.public_id not in known:
+        raise Invalid("auto.public_id", f"there is no model {auto.public_id}")
+    return auto
+
+
+def _check_routes(routes: Iterable[RoutingEntry], known: set[str]) -> tuple[RoutingEntry, ...]:
+    checked: list[RoutingEntry] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(routes):
+        field = f"routes[{index}]"
+        if index >= MAX_ROUTES:
+            raise Invalid("routes", f"at most {MAX_ROUTES} entries")
+        pattern = entry.pattern.strip()
+        if not pattern:
+            raise Invalid(f"{field}.pattern", "must not be empty")
+        check_length(f"{field}.pattern", pattern, MAX_MODEL_ID_CHARS)
+        if "/" in pattern:
+            raise Invalid(
+                f"{field}.pattern",
+                "must not contain '/': a CLI's /reasoning/context/fast suffixes are split off "
+                "before matching",
+            )
+        if pattern.lower() in _AUTO_NAMES:
+            raise Invalid(
+                f"{field}.pattern",
+                f"{pattern!r} is Cursor's Auto: set where it goes with the Auto setting",
+            )
+        if pattern in known:
+            raise Invalid(
+                f"{field}.pattern", f"{pattern} is one of your models' ids; it always runs there"
+            )
+        if pattern in seen:
+            raise Invalid(f"{field}.pattern", f"{pattern!r} is already in the table")
+        seen.add(pattern)
+        check_length(f"{field}.public_id", entry.public_id, MAX_MODEL_ID_CHARS)
+        if entry.public_id not in known:
+            raise Invalid(f"{field}.public_id", f"there is no model {entry.public_id!r}")
+        checked.append(RoutingEntry(pattern, entry.public_id))
+    return tuple(checked)
+
+
+def _write(db: peewee.Database, settings: RoutingSettings) -> None:
+    setting = tables_of(db).setting
+    value = msgspec.json.encode(settings).decode()
+    setting.update(value_json=value, updated_at_ms=now_ms()).where(
+        setting.key == ROUTING_KEY
+    ).execute()
+
+
+def update_routing(
+    db: peewee.Database,
+    *,
+    auto: AutoSetting | None = None,
+    routes: Iterable[RoutingEntry] | None = None,
+) -> RoutingSettings:
+    """Replace the Auto setting and/or the whole table (None leaves one as it is) and return
+    the result. ``Invalid`` names the field: a model that does not exist, an empty, repeated
+    or Auto pattern, one that is a public id of ours, more than ``MAX_ROUTES`` entries."""
+    setting = tables_of(db).setting
+    with db.atomic():
+        default = msgspec.json.encode(RoutingSettings()).decode()
+        setting.insert(
+            key=ROUTING_KEY, value_json=default, updated_at_ms=now_ms()
+        ).on_conflict_ignore().execute()
+        lock_row(setting.select().where(setting.key == ROUTING_KEY), db).first()
+        result = get_routing(db)
+        known = _known_ids(db)
+        if auto is not None:
+            result = msgspec.structs.replace(result, auto=_check_auto(auto, known))
+        if routes is not None:
+            result = msgspec.structs.replace(result, routes=_check_routes(routes, known))
+        _write(db, result)
+    return result
+
+
+def forget_routing(db: peewee.Database, public_ids: Iterable[str]) -> None:
+    """Drop what names the models being deleted (in their transaction): their table entries,
+    and an Auto naming one goes back to the first enabled model."""
+    gone = set(public_ids)
+    row = tables_of(db).setting.get_or_none(key=ROUTING_KEY)
+    if row is None or not gone:
+        return
+    current = msgspec.json.decode(row.value_json, type=RoutingSettings)
+    auto = current.auto
+    if auto.kind == "model" and auto.public_id in gone:
+        auto = AutoSetting()
+    routes = tuple(entry for entry in current.routes if entry.public_id not in gone)
+    if auto != current.auto or routes != current.routes:
+        _write(db, RoutingSettings(auto, routes))
