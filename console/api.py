@@ -106,7 +106,7 @@ class ConsoleRoutes:
         ConnectionApi(self._activity, self._listen_host, self._database).register(app)
         StaticRoutes().register(app)
         ProviderTypesApi().register(app)
-        ProvidersApi(self._database, self._own_addresses).register(app)
+        ProvidersApi(self._database, self._own_addresses, self._key_health).register(app)
         ProviderKeysApi(self._database, self._key_health).register(app)
         ModelsApi(self._database, self._discovery_client).register(app)
         SettingsApi(self._database, self._own_addresses).register(app)

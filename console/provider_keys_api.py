@@ -111,6 +111,8 @@ class ProviderKeysApi:
         provider_id, key_id = provider_id_of(request), _key_id_of(request)
         data = await decode_body(request, ProviderKeyUpdate)
         record = await in_thread(self._db, catalog.update_provider_key, provider_id, key_id, data)
+        if data.api_key is not None and self._health is not None:
+            self._health.forget(provider_id, key_id)  # a new key: nothing is known of it
         _log_key("provider key updated", provider_id, record)
         return json_response(_view(provider_id, record, self._health))
 
@@ -118,6 +120,8 @@ class ProviderKeysApi:
     async def delete_key(self, request: web.Request) -> web.StreamResponse:
         provider_id, key_id = provider_id_of(request), _key_id_of(request)
         await in_thread(self._db, catalog.delete_provider_key, provider_id, key_id)
+        if self._health is not None:
+            self._health.forget(provider_id, key_id)
         log_event(
             logger, logging.INFO, "provider key deleted", provider_id=provider_id, key_id=key_id
         )

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import peewee
 from aiohttp import web
 
+from actors.providers.key_health import KeyHealth
 from console.json_api import (
     API_PREFIX,
     answers_errors,
@@ -35,10 +36,17 @@ class ProvidersApi:
         self,
         database: peewee.Database,
         own_addresses: Callable[[], OwnAddresses] = lambda: NO_OWN_ADDRESSES,
+        key_health: KeyHealth | None = None,
     ) -> None:
         self._db = database
         # Where this server listens (known once bound): no stored URL may point there.
         self._own = own_addresses
+        # What this process knows of the providers' keys: a replaced or deleted key's is dropped.
+        self._health = key_health
+
+    def _forget_keys(self, provider_id: int, key_id: int | None = None) -> None:
+        if self._health is not None:
+            self._health.forget(provider_id, key_id)
 
     def register(self, app: web.Application) -> None:
         router = app.router
@@ -63,6 +71,8 @@ class ProvidersApi:
         provider_id = provider_id_of(request)
         data = await decode_body(request, ProviderInput)
         record = await in_thread(self._db, catalog.update_provider, provider_id, data, self._own())
+        if data.api_key is not None:
+            self._forget_keys(provider_id, catalog.MAIN_KEY_ID)  # its own key replaced or cleared
         _log_provider("provider updated", record)
         return json_response(record)
 
@@ -70,6 +80,7 @@ class ProvidersApi:
     async def delete_provider(self, request: web.Request) -> web.StreamResponse:
         provider_id = provider_id_of(request)
         await in_thread(self._db, catalog.delete_provider, provider_id)
+        self._forget_keys(provider_id)
         log_event(logger, logging.INFO, "provider deleted", provider_id=provider_id)
         return web.Response(status=204)
 

@@ -42,7 +42,7 @@ _CALL_COLUMNS = (
     "reasoning_tokens",
 )
 TTFT_COLUMN = "ttft_ms"
-# Columns a later migration added (8: ``ttft_ms``; 14: each attempt's place in its call's chain
+# Columns a later migration added (8: ``ttft_ms``; 15: each attempt's place in its call's chain
 # of fallbacks), read where the schema has them and null otherwise.
 _LATER_CALL_COLUMNS = (TTFT_COLUMN, "chain_position", "attempt")
 

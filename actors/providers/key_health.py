@@ -79,6 +79,16 @@ class KeyHealth:
             if state is not None and state.cooling_until_ms is not None:
                 self._states[(provider_id, key_id)] = KeyState(None, state.last_error)
 
+    def forget(self, provider_id: int, key_id: int | None = None) -> None:
+        """Drop what is known of one key (replaced or deleted: a new key starts healthy), or
+        of every key of a provider (deleted: its id may be reused)."""
+        with self._lock:
+            for known in [k for k in self._states if k[0] == provider_id]:
+                if key_id is None or known[1] == key_id:
+                    del self._states[known]
+            if key_id is None:
+                self._turns.pop(provider_id, None)
+
     def states(self, provider_id: int) -> dict[int, KeyState]:
         """key id -> state, for the keys of ``provider_id`` this process has noted."""
         with self._lock:

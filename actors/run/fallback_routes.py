@@ -16,12 +16,13 @@ from collections.abc import Callable
 import peewee
 
 from actors.conversation.request import ModelRoute
+from actors.run.selection_error import ModelSelectionError
 from store.catalog import KeyUnreadable, ModelRecord, ProviderConnection, model_route_parts
 from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.run")
 
-# The route of a stored model, or an exception with a ``message`` when its settings are unusable.
+# The route of a stored model; ``ModelSelectionError`` when its settings are unusable.
 RouteOf = Callable[[ModelRecord, ProviderConnection], ModelRoute]
 
 
@@ -41,8 +42,8 @@ def fallback_routes(
             continue  # deleted meanwhile, or switched off: not a fallback now
         try:
             routes.append(route_of(*parts))
-        except Exception as exc:
-            _skipped(record, public_id, str(exc))
+        except ModelSelectionError as exc:
+            _skipped(record, public_id, exc.error.message)
     return tuple(routes)
 
 

@@ -23,6 +23,7 @@ import peewee
 from actors.conversation.request import NO_EFFORT, ModelRoute, ProviderType, Reasoning, RouteKey
 from actors.conversation.secret import Secret
 from actors.run.fallback_routes import fallback_routes
+from actors.run.selection_error import ModelSelectionError
 from store.catalog import (
     REASONING_EFFORTS,
     KeyUnreadable,
@@ -55,14 +56,6 @@ _CONTEXT = re.compile(r"([0-9]+)([km]?)", re.IGNORECASE)
 _CONTEXT_SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
 
 
-class ModelSelectionError(Exception):
-    """The run cannot start on the selected model; ``error`` is what ends its stream."""
-
-    def __init__(self, error: ConnectError) -> None:
-        super().__init__(error.message)
-        self.error = error
-
-
 class Selection(msgspec.Struct, frozen=True):
     """What the RunRequest asks for, before the store is consulted.
 
@@ -76,6 +69,10 @@ class Selection(msgspec.Struct, frozen=True):
     effort_set: bool = False
     fast: bool = False
     context_tokens: int | None = None
+    # Cursor named one of its own models or Auto, and the routing settings chose ours: its
+    # parameters were meant for its model, so an unknown one or an effort our model's format
+    # does not take is dropped (the stored setting applies), never the run's error.
+    routed: bool = False
 
 
 def _invalid(message: str) -> ModelSelectionError:
@@ -154,6 +151,7 @@ def read_selection(request: agent.AgentRunRequest, public_id: str | None = None)
     """
     asked = selected_model_id(request) if public_id is None else requested_model_id(request)
     head, suffixed = model_id_suffixes(asked)
+    routed = not PUBLIC_ID.fullmatch(head)
     public_id = head if public_id is None else public_id
     requested = request.requested_model
     details = request.model_details
@@ -180,6 +178,8 @@ def read_selection(request: agent.AgentRunRequest, public_id: str | None = None)
                 fast = _boolean(parameter_id, parameter_value)
             case "context":
                 context_tokens = parse_context_tokens(parameter_value)
+            case _ if routed:
+                pass  # one of Cursor's own model's parameters: not ours to refuse
             case _:
                 raise _invalid(f"unsupported Cursor model parameter: {parameter_id!r}")
     return Selection(
@@ -189,6 +189,7 @@ def read_selection(request: agent.AgentRunRequest, public_id: str | None = None)
         effort_set=effort_set,
         fast=fast,
         context_tokens=context_tokens,
+        routed=routed,
     )
 
 
@@ -232,7 +233,7 @@ def _route(selection: Selection, record: ModelRecord, provider: ProviderConnecti
             )
         ) from None
     allowed = REASONING_EFFORTS[provider_type]
-    if selection.effort_set:
+    if selection.effort_set and not (selection.routed and selection.effort not in allowed):
         effort = selection.effort
         if effort not in allowed:
             raise _invalid(

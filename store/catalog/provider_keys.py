@@ -120,8 +120,8 @@ def _refuse_taken(records: list[ProviderKeyRecord], label: str, key_id: int | No
 def add_provider_key(
     db: peewee.Database, provider_id: int, data: ProviderKeyInput
 ) -> ProviderKeyRecord:
-    """Add a key at the end of the pool; ``Invalid`` names a bad field, ``Conflict`` a taken
-    label or a full pool."""
+    """Add a key at the end of the pool; ``Invalid`` names a bad field or a taken label,
+    ``Conflict`` a full pool."""
     label = _check_label(data.label)
     api_key = check_api_key(data.api_key)
     if not api_key:
@@ -135,7 +135,8 @@ def add_provider_key(
                 f"provider {provider_id} already holds {MAX_KEYS_PER_PROVIDER} keys, the most "
                 "it may (delete one first)"
             )
-        position = max((r.position for r in records), default=0) + 1
+        # After every stored key: positions keep the gaps that deletes leave.
+        position = max((key.position for key in _others(db, provider_id)), default=0) + 1
         row = table.create(
             provider=provider_id,
             label=label,

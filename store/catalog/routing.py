@@ -166,8 +166,13 @@ def forget_routing(db: peewee.Database, public_ids: Iterable[str]) -> None:
     """Drop what names the models being deleted (in their transaction): their table entries,
     and an Auto naming one goes back to the first enabled model."""
     gone = set(public_ids)
-    row = tables_of(db).setting.get_or_none(key=ROUTING_KEY)
-    if row is None or not gone:
+    if not gone:
+        return
+    setting = tables_of(db).setting
+    # Locked: a routing save in flight, which checked its models before this delete, commits
+    # first, and what it named is then dropped here (never left naming a deleted model).
+    row = lock_row(setting.select().where(setting.key == ROUTING_KEY), db).first()
+    if row is None:
         return
     current = msgspec.json.decode(row.value_json, type=RoutingSettings)
     auto = current.auto

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from store.base.clock import now_ms
 from tests.conftest import StartServer
 
 OWN = "sk-own-API-5551"
@@ -134,3 +135,48 @@ async def test_bad_input_is_refused_naming_the_field(api: Api) -> None:
     assert_refused(await api.call("PUT", f"{keys}/x", json={"label": "y"}), 404, "not_found")
     for body in api.bodies:
         assert ADDED not in body
+
+
+async def test_a_replaced_or_deleted_key_is_no_longer_cooling(make_server: StartServer) -> None:
+    """The process's key health is dropped for a key that is replaced (a new key starts
+    healthy) and for a deleted provider (SQLite may give its id to the next provider)."""
+    server = await make_server()
+    assert server.provider_deps is not None
+    health = server.provider_deps.keys
+    async with httpx.AsyncClient(base_url=f"http://{server.address}", timeout=10.0) as client:
+        api = Api(client)
+        pid = await new_provider(api)
+        added = (
+            await api.call("POST", f"/providers/{pid}/keys", json={"label": "b", "api_key": ADDED})
+        ).json()
+        for key_id in (0, added["id"]):
+            assert health.refused(pid, key_id, 401, "refused", None, now_ms())
+
+        def states() -> dict[int, str]:
+            return {k["id"]: k["state"] for k in listed.json()}
+
+        listed = await api.call("GET", f"/providers/{pid}/keys")
+        assert states() == {0: "cooling", added["id"]: "cooling"}
+        replaced = await api.call(
+            "PUT", f"/providers/{pid}/keys/{added['id']}", json={"api_key": REPLACED}
+        )
+        assert replaced.status_code == 200, replaced.text
+        listed = await api.call("GET", f"/providers/{pid}/keys")
+        assert states() == {0: "cooling", added["id"]: "healthy"}
+        assert [k["last_error"] for k in listed.json()][1] is None
+        own = await api.call(
+            "PUT",
+            f"/providers/{pid}",
+            json={
+                "name": "P",
+                "type": "openai-chat",
+                "base_url": "http://127.0.0.1:9/v1",
+                "api_key": OWN,
+            },
+        )
+        assert own.status_code == 200, own.text
+        listed = await api.call("GET", f"/providers/{pid}/keys")
+        assert states() == {0: "healthy", added["id"]: "healthy"}
+        assert health.refused(pid, 0, 429, "busy", None, now_ms())
+        assert (await api.call("DELETE", f"/providers/{pid}")).status_code == 204
+        assert health.states(pid) == {}

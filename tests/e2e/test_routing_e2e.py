@@ -250,6 +250,38 @@ async def test_mapped_cursor_ids_run_on_the_mapped_model_and_the_rest_is_relayed
     assert len(fake_upstream.run_sse) == 1
 
 
+async def test_cursors_parameters_for_its_own_model_do_not_fail_a_mapped_run(
+    make_server: StartServer, fake: FakeProvider, server_store: Store
+) -> None:
+    """Parameters Cursor sends for one of its own models (an id we do not know, an effort our
+    model's format does not take) are dropped when the run is mapped to ours; the same
+    parameters on our own model's id are still refused."""
+    first, _ = two_models(server_store, fake)
+    server = await make_server()
+    await save_routing(server, routes=[{"pattern": "claude-*", "public_id": first}])
+    cursor = FakeCursor(f"http://{server.address}")
+    parameters = [
+        agent.RequestedModel.ModelParameterValue(id="cursor-only-switch", value="on"),
+        agent.RequestedModel.ModelParameterValue(id="effort", value="ultra"),
+    ]
+    try:
+        fake.enqueue(CHAT.answer("mapped with parameters"))
+        mapped = run_message("claude-4.5-sonnet", "mapped-parameters")
+        mapped.run_request.requested_model.parameters.extend(parameters)
+        log = await CursorSession(cursor, "mapped-parameters").run(mapped)
+        assert log.end == {} and text_of(log) == "mapped with parameters"
+        own = run_message(first, "own-parameters")
+        own.run_request.requested_model.parameters.extend(parameters)
+        refused = await CursorSession(cursor, "own-parameters").run(own)
+    finally:
+        await cursor.aclose()
+    assert refused.end["error"]["code"] == "invalid_argument", refused.end
+    assert "cursor-only-switch" in refused.end["error"]["message"]
+    (request,) = fake.requests
+    assert request.json["model"] == "model-a"
+    assert "reasoning_effort" not in request.json  # the stored setting (none), not "ultra"
+
+
 async def test_a_mapped_id_on_a_disabled_model_is_a_clear_error(
     make_server: StartServer, fake: FakeProvider, server_store: Store, fake_upstream: FakeUpstream
 ) -> None:

@@ -136,3 +136,16 @@ def test_labels_are_per_provider_and_keys_go_with_their_provider(opened: Store) 
     cat.delete_provider(opened.database, first)
     rows = execute_sql(opened.database, 'SELECT "provider_id" FROM "provider_keys"').fetchall()
     assert [row[0] for row in rows] == [second]
+
+
+def test_a_key_added_after_deletes_goes_after_every_stored_key(opened: Store) -> None:
+    pid = provider(opened)
+    first, second = add(opened, pid, "a", SECOND), add(opened, pid, "b", THIRD)
+    kept = [add(opened, pid, label, f"sk-{label}-key-4444") for label in ("c", "d")]
+    for doomed in (first, second):
+        cat.delete_provider_key(opened.database, pid, doomed.id)
+    added = add(opened, pid, "e", "sk-e-key-5555")
+    records = cat.list_provider_keys(opened.database, pid)
+    assert [r.label for r in records] == ["main", "c", "d", "e"]
+    assert added.position == records[-1].position == 3
+    assert [r.id for r in records[1:3]] == [k.id for k in kept]
