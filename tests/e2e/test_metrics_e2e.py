@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from actors.conversation.secret import Secret
 from actors.server.compose import ServerConfig, start_server
+from actors.server.settings import SettingError, load_settings
 from store import Store, connect_store
 from store.catalog import ModelInput, ProviderInput, create_provider, save_models
 from tests.conftest import TEST_LIMITS, StartServer
@@ -252,3 +253,12 @@ async def test_beyond_loopback_the_console_token_or_an_allowed_network_is_needed
             assert (await scrape(client, **ELSEWHERE)).status_code == 200
     finally:
         await server.stop()
+
+
+def test_the_metrics_allow_list_is_read_from_the_environment() -> None:
+    env = {"CURSOR_LISTEN_ADDR": "0.0.0.0:3000", "CURSOR_CONSOLE_TOKEN": TOKEN}
+    assert load_settings(env).metrics_allow == ()
+    allowed = load_settings({**env, "CURSOR_METRICS_ALLOW": "10.1.0.0/16 192.168.1.7"})
+    assert [str(n) for n in allowed.metrics_allow] == ["10.1.0.0/16", "192.168.1.7/32"]
+    with pytest.raises(SettingError, match="CURSOR_METRICS_ALLOW: 'lan' is not a network"):
+        load_settings({**env, "CURSOR_METRICS_ALLOW": "lan"})
