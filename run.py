@@ -77,6 +77,7 @@ async def serve(
         provider_retry=RetryPolicy(max_attempts=settings.provider_attempts),
         console_token=settings.console_token,
         agent_allow=settings.agent_allow,
+        metrics_allow=settings.metrics_allow,
         instance_lease_s=settings.instance_lease_s,
         peer_listen=settings.peer_listen,
         peer_url=settings.peer_url,

@@ -18,6 +18,9 @@ recorder tells itself the flush at once, which lands behind what is already queu
 write is logged and its batch (up to ``flush_after_s`` of every run's facts) dropped, never
 raised into a run. After a batch that ended a run, the events of runs beyond
 ``retained_calls`` (the observability setting that bounds call records) are pruned.
+
+A run's start and end are passed on to the server's metrics (``actors.protocols.metrics``) as
+they are told, before the batch is written and whatever becomes of it.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import pykka
 from actors.loop.timers import Timers
 from actors.pool import PooledActor
 from actors.protocols.mailbox import ActorHandle
+from actors.protocols.metrics import MetricsPort
 from actors.protocols.run_events import (
     FlushRunEvents,
     RunEventMessage,
@@ -67,9 +71,15 @@ class RunEventRecorderActor(PooledActor):
     """Writes every run's events; one per process, started before any run and stopped after."""
 
     def __init__(
-        self, database: peewee.Database, timers: Timers | None = None, flush_after_s: float = 0.0
+        self,
+        database: peewee.Database,
+        timers: Timers | None = None,
+        flush_after_s: float = 0.0,
+        metrics: MetricsPort | None = None,
     ) -> None:
         super().__init__()
+        self._metrics = metrics
+        self._modes: dict[str, str] = {}  # run id -> its mode, from its start to its end
         if flush_after_s > 0 and timers is None:
             raise ValueError("a flush deadline needs timers")
         self._timers = timers
@@ -85,6 +95,8 @@ class RunEventRecorderActor(PooledActor):
         try:
             match message:
                 case RunEventsHappened():
+                    if self._metrics is not None:
+                        self._count(message, self._metrics)
                     self._pending.append(message)
                     if not self._flush_told:
                         self._tell_flush()  # raising leaves the next fact to try again
@@ -96,6 +108,19 @@ class RunEventRecorderActor(PooledActor):
                     raise TypeError(f"RunEventRecorderActor cannot handle {type(message).__name__}")
         except Exception:
             logger.exception("recording run events failed (%s)", type(message).__name__)
+
+    def _count(self, happened: RunEventsHappened, metrics: MetricsPort) -> None:
+        """The run's start and end, for the metrics (its other spans are not counted)."""
+        for event in happened.events:
+            if event.kind is not EventKind.RUN:
+                continue
+            if isinstance(event, SpanOpened):
+                mode = str(event.detail.get("mode") or "unknown")
+                self._modes[happened.run_id] = mode
+                metrics.run_started(mode, bool(event.detail.get("resumed")))
+            elif happened.run_id in self._modes:  # an end without a start here is not counted
+                mode = self._modes.pop(happened.run_id)
+                metrics.run_ended(mode, str(event.detail.get("code") or "unknown"))
 
     def _tell_flush(self) -> None:
         if self._timers is None or self._flush_after_s <= 0:
@@ -194,8 +219,11 @@ class RunEventRecorderActor(PooledActor):
 
 
 def start_run_event_recorder(
-    database: peewee.Database, timers: Timers | None = None, flush_after_s: float = 0.0
+    database: peewee.Database,
+    timers: Timers | None = None,
+    flush_after_s: float = 0.0,
+    metrics: MetricsPort | None = None,
 ) -> ActorHandle[RunEventMessage]:
     """The process's recorder; start it before the first run (``stop_all`` stops it after).
-    The server passes the loop's timers and ``FLUSH_AFTER_S``."""
-    return RunEventRecorderActor.start(database, timers, flush_after_s)
+    The server passes the loop's timers, ``FLUSH_AFTER_S`` and its metrics."""
+    return RunEventRecorderActor.start(database, timers, flush_after_s, metrics)

@@ -75,6 +75,7 @@ queries are separate reads, not one snapshot: a call ending meanwhile may show i
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from typing import Any
 
@@ -284,6 +285,39 @@ def call_costs(db: peewee.Database, call_ids: Sequence[int]) -> dict[int, float 
     sql = _CALL_COSTS.format(ids=", ".join([db.param] * len(call_ids)))
     rows = execute_sql(db, sql, tuple(call_ids)).fetchall()
     return {int(i): None if micro is None else float(micro) / 1e6 for i, micro in rows}
+
+
+class PeriodCost(msgspec.Struct, frozen=True):
+    """Estimated USD per model (public id) over today and this month (UTC), by the daily cost's
+    rule: ``usd`` only where a call of known cost exists; unknown-cost calls counted apart."""
+
+    today: dict[str, ModelDayCost]
+    month: dict[str, ModelDayCost]
+
+
+def period_cost(db: peewee.Database, now_ms: int) -> PeriodCost:
+    """Today's and this UTC month's cost per model: the one grouped query the daily cost runs,
+    over the days from the month's first to today (for ``GET /metrics``, once per scrape)."""
+    today = now_ms - now_ms % DAY_MS
+    moment = datetime.datetime.fromtimestamp(today / 1000, datetime.UTC)
+    first = today - (moment.day - 1) * DAY_MS
+    cost = _cost(db, _Scope(first, today + DAY_MS, DAY_MS))
+    month: dict[str, ModelDayCost] = {}
+    for day in cost.days:
+        for public_id, entry in day.models.items():
+            month[public_id] = _added(month.get(public_id), entry)
+    return PeriodCost(today=cost.days[-1].models, month=month)
+
+
+def _added(total: ModelDayCost | None, entry: ModelDayCost) -> ModelDayCost:
+    if total is None:
+        return entry
+    usd = None if total.usd is None and entry.usd is None else (total.usd or 0) + (entry.usd or 0)
+    return ModelDayCost(
+        usd,
+        total.priced_calls + entry.priced_calls,
+        total.unknown_cost_calls + entry.unknown_cost_calls,
+    )
 
 
 # The newest call of each public id in the scope, with the catalog's current name if any.

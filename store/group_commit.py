@@ -30,8 +30,10 @@ Not for ``:memory:`` SQLite (each connection is its own database).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -45,6 +47,8 @@ logger = logging.getLogger(__name__)
 
 # A driver connection: sqlite3.Connection or a psycopg connection.
 DriverConnection = Any
+# Told how long a COMMIT took, in seconds, on the thread that made it.
+CommitObserver = Callable[[float], None]
 SAVEPOINT = "group_commit_block"
 
 
@@ -86,7 +90,11 @@ class GroupCommitter:
         connect: Callable[[], DriverConnection],
         give_back: Callable[[DriverConnection], None],
         begin_sql: str,
+        observers: list[CommitObserver] | None = None,
     ) -> None:
+        # Told each COMMIT's duration in seconds (the server's metrics); shared with the
+        # database, so an observer added later is told too.
+        self._observers = observers if observers is not None else []
         self._connect = connect
         self._give_back = give_back
         self._begin_sql = begin_sql
@@ -257,14 +265,23 @@ class GroupCommitter:
         conn = self._conn
         if conn is not None and group.begun:
             try:
+                began = time.perf_counter()
                 _execute(conn, "ROLLBACK" if group.error is not None else "COMMIT")
                 if group.error is None:
                     self.commits += 1
+                    self._observe(time.perf_counter() - began)
             except Exception as exc:
                 logger.warning("a group commit failed: %r", exc)
                 group.error = group.error or exc
                 self._rollback_quietly(conn)
         group.committed.set()
+
+    def _observe(self, seconds: float) -> None:
+        for observer in tuple(self._observers):
+            try:
+                observer(seconds)
+            except Exception:  # an observer's failure is not the commit's
+                logger.exception("a commit observer failed")
 
     def _rollback_quietly(self, conn: DriverConnection) -> None:
         try:
@@ -381,6 +398,7 @@ class GroupCommit(typed_peewee.Database):
 
     _group_lock: threading.Lock
     _committer: GroupCommitter | None
+    _commit_observers: list[CommitObserver]
     begin_statement = "BEGIN"  # what opens a group's transaction
 
     # Defined by the database class it is mixed into: how the writer takes a connection and
@@ -394,6 +412,7 @@ class GroupCommit(typed_peewee.Database):
         previous = getattr(self, "_committer", None)
         self._group_lock = threading.Lock()
         self._committer = None
+        self._commit_observers = getattr(self, "_commit_observers", [])
         if previous is not None:
             previous.stop()
 
@@ -414,10 +433,20 @@ class GroupCommit(typed_peewee.Database):
         """The running committer, started with the first write."""
         with self._group_lock:
             if self._committer is None:
-                committer = GroupCommitter(*self._write_connections(), self.begin_statement)
+                committer = GroupCommitter(
+                    *self._write_connections(), self.begin_statement, self._commit_observers
+                )
                 weakref.finalize(self, committer.stop).atexit = False
                 self._committer = committer
             return self._committer
+
+    def observe_commits(self, observer: CommitObserver) -> None:
+        """Tell ``observer`` every later COMMIT's duration (seconds), on the committing thread."""
+        self._commit_observers.append(observer)
+
+    def stop_observing(self, observer: CommitObserver) -> None:
+        with contextlib.suppress(ValueError):
+            self._commit_observers.remove(observer)
 
     def stop_writer(self) -> None:
         """Commit what is pending and close the write connection; a later write starts anew."""

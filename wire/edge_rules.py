@@ -57,6 +57,7 @@ class RouteKind(enum.Enum):
     AGENT = "agent"  # our Connect RPCs: RunSSE, BidiAppend, the model lists, server config
     CONSOLE = "console"  # everything under /console: its own guard, never proxied
     HEALTH = "health"  # a balancer's GET /healthz
+    METRICS = "metrics"  # a scraper's GET /metrics: its own access rule
     PROXY = "proxy"  # no local route: streamed to Cursor's backend
 
 
@@ -87,7 +88,9 @@ def is_console_path(decoded_path: str) -> bool:
     return decoded_path == CONSOLE_PREFIX or decoded_path.startswith(CONSOLE_PREFIX + "/")
 
 
-def route_kind(decoded_path: str, matched: str | None, health_path: str) -> RouteKind:
+def route_kind(
+    decoded_path: str, matched: str | None, health_path: str, metrics_path: str | None = None
+) -> RouteKind:
     """The kind of a request whose route's canonical path is ``matched`` (None: no local
     route). A path under /console is the console's even when nothing matched it, so it is
     answered there (404) and never proxied."""
@@ -97,6 +100,8 @@ def route_kind(decoded_path: str, matched: str | None, health_path: str) -> Rout
         return RouteKind.CONSOLE
     if matched == health_path:
         return RouteKind.HEALTH
+    if matched == metrics_path:
+        return RouteKind.METRICS
     return RouteKind.AGENT
 
 
@@ -176,8 +181,9 @@ def browser_refusal(
 ) -> Refusal | None:
     """The refusal a request of ``kind`` gets for what a browser would send, or None.
 
-    The console applies its own rules (``console.auth``); a health probe carries no secret."""
-    if kind in (RouteKind.CONSOLE, RouteKind.HEALTH):
+    The console applies its own rules (``console.auth``), and so does a scrape
+    (``wire.http.metrics_routes``); a health probe carries no secret."""
+    if kind in (RouteKind.CONSOLE, RouteKind.HEALTH, RouteKind.METRICS):
         return None
     if loopback_listener and not is_loopback_name(hostname_of(host)):
         return Refusal(

@@ -9,6 +9,9 @@ end. It tells
 the call's listener ``ProviderCallEnded`` only once the end is written, so whoever hears that a
 call ended finds its record finished (status, usage, error) and never ``running``.
 
+It passes what it writes on to the server's metrics (``actors.protocols.metrics``): a few
+counter increments per attempt, before the write and whatever becomes of it.
+
 It reads the observability settings when a call starts (verbose: store the redacted request and
 the raw stream; how many records to keep), and redacts there, with the route's secrets.
 """
@@ -31,6 +34,7 @@ from actors.protocols.call_recorder import (
     RecorderMessage,
 )
 from actors.protocols.mailbox import ActorHandle
+from actors.protocols.metrics import MetricsPort
 from store.base.clock import now_ms
 from store.catalog import ObservabilitySettings, get_observability
 from store.database import log_store_failure
@@ -55,14 +59,17 @@ class _Call:
         self.verbose = False
         self.chunks: list[RecordedChunk] = []
         self.seq = 0
+        # The metrics' labels: the attempt's provider type and model (public id).
+        self.labels = (start.route.provider_type.value, start.route.public_id)
 
 
 class CallRecorderActor(PooledActor):
     """Writes every call's record; one per process, started before any call and stopped last."""
 
-    def __init__(self, database: peewee.Database) -> None:
+    def __init__(self, database: peewee.Database, metrics: MetricsPort | None = None) -> None:
         super().__init__()
         self._database = database
+        self._metrics = metrics
         self._records = CallRecords(database)
         self._calls: dict[str, _Call] = {}
         # model call id -> the record of its last attempt that ended and was retried
@@ -88,6 +95,10 @@ class CallRecorderActor(PooledActor):
 
     def _start(self, start: RecordCallStart) -> None:
         route = start.route
+        if self._metrics is not None:
+            self._metrics.call_attempted(
+                route.provider_type.value, route.public_id, start.attempt, start.chain_position
+            )
         try:
             settings = get_observability(self._database)
         except peewee.DatabaseError as exc:
@@ -156,6 +167,8 @@ class CallRecorderActor(PooledActor):
         # A cancel between attempts ends the call with no attempt open: its record is the
         # last attempt's, which ended (failed) without telling anyone.
         earlier = self._retried.pop(message.model_call_id, None)
+        if self._metrics is not None and call is not None and message.end is not None:
+            self._metrics.call_ended(*call.labels, message.end)
         try:
             if call is not None and record_id is not None and message.end is not None:
                 self._flush(call)
@@ -180,6 +193,8 @@ class CallRecorderActor(PooledActor):
                 log_store_failure(logger, exc, "pruning call records failed")
 
 
-def start_call_recorder(database: peewee.Database) -> ActorHandle[RecorderMessage]:
+def start_call_recorder(
+    database: peewee.Database, metrics: MetricsPort | None = None
+) -> ActorHandle[RecorderMessage]:
     """The process's recorder; start it before the first call (``stop_all`` stops it last)."""
-    return CallRecorderActor.start(database)
+    return CallRecorderActor.start(database, metrics)

@@ -38,6 +38,7 @@ from actors.run.session import SessionActor
 from actors.run.subagent_links import SharedSubagentLinks
 from actors.run_events import FLUSH_AFTER_S as RUN_EVENTS_FLUSH_AFTER_S
 from actors.run_events import start_run_event_recorder
+from actors.server.metrics import CONTENT_TYPE, ServerMetrics, store_cost
 from actors.server.peers import Peers
 from actors.services.handlers import server_work_handlers
 from actors.services.instance_lease import INSTANCE_LEASE_S, InstanceLease
@@ -55,6 +56,7 @@ from store.base.clock import now_ms
 from store.catalog import ModelRecord, enabled_models
 from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses, own_addresses
 from store.console_sessions import ConsoleSessionRows
+from store.group_commit import GroupCommit
 from store.instances import ping
 from store.subagent_links import SubagentLinkRows
 from wire.h2_connection import H2Limits
@@ -80,6 +82,7 @@ from wire.http.listener import (
     GuardedRunner,
     local_addresses,
 )
+from wire.http.metrics_routes import MetricsAccess, MetricsRoutes
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
 from wire.http.relay_socket import RelaySocket
@@ -122,6 +125,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
     h2_limits: H2Limits = H2Limits()
     # Beyond loopback: the networks whose agent requests are accepted (with the token).
     agent_allow: tuple[Network, ...] = LOOPBACK_NETWORKS
+    # Who may scrape GET /metrics without the token, beside loopback (CURSOR_METRICS_ALLOW).
+    metrics_allow: tuple[Network, ...] = ()
     # How long a dead server's runs and calls stay running before a peer's sweep closes them.
     instance_lease_s: float = INSTANCE_LEASE_S
     # Where peers on the same database forward the requests of runs held here (with a store
@@ -153,7 +158,12 @@ class RunningServer:
         relay_socket: RelaySocket | None = None,
         peers: Peers | None = None,
         activity: AgentActivity | None = None,
+        metrics: ServerMetrics | None = None,
+        commits: GroupCommit | None = None,
     ) -> None:
+        # This server's metrics (``GET /metrics``), and the database that tells them its commits.
+        self.metrics = metrics
+        self._commits = commits
         self.peers = peers
         self.activity = activity
         self.relay_socket = relay_socket
@@ -212,6 +222,8 @@ class RunningServer:
         # No agent request arrives any more: what was counted goes to the shared record.
         if self.activity is not None:
             await self.activity.stop()
+        if self._commits is not None and self.metrics is not None:
+            self._commits.stop_observing(self.metrics.commit_observed)
         # Last: every run and call of this process has recorded its end.
         if self.lease is not None:
             await self.lease.stop()
@@ -289,6 +301,17 @@ async def start_server(
     app = build_app(proxy, gate)
     provider_deps: ProviderDeps | None = None
     agent_deps: AgentDeps | None = None
+    # One registry per server; with a store its recorders and its commits feed it.
+    metrics = ServerMetrics(None if database is None else store_cost(database))
+    commits = database if isinstance(database, GroupCommit) else None
+    if commits is not None:
+        commits.observe_commits(metrics.commit_observed)
+    metrics_token = functools.partial(console_auth.check_token, via="metrics")
+    MetricsRoutes(
+        metrics.render,
+        CONTENT_TYPE,
+        MetricsAccess(config.metrics_allow, metrics_token if console_auth.required else None),
+    ).register(app)
     # One count of connections over both listeners.
     connections = ConnectionGuard(config.limits)
     h2 = _h2_server(config, connections)
@@ -319,7 +342,7 @@ async def start_server(
         provider_deps = ProviderDeps(
             # Started before any call, so ``stop_all`` (last started, first stopped) stops it
             # after every ProviderActor has recorded its end.
-            recorder=start_call_recorder(database),
+            recorder=start_call_recorder(database, metrics),
             tasks=tasks,
             client=new_provider_client(),
             limits=config.provider_limits,
@@ -343,7 +366,7 @@ async def start_server(
             tasks=provider_deps.tasks,
             # Before any run, so ``stop_all`` stops it after every run has told it its end.
             run_events=start_run_event_recorder(
-                database, provider_deps.tasks, RUN_EVENTS_FLUSH_AFTER_S
+                database, provider_deps.tasks, RUN_EVENTS_FLUSH_AFTER_S, metrics
             ),
             # One handler per kind of work a tool asks the server for.
             server_work=LoopServerWorkers(
@@ -433,6 +456,8 @@ async def start_server(
         relay_socket,
         peers,
         activity,
+        metrics,
+        commits,
     )
 
 

@@ -32,6 +32,7 @@ from wire.http.limits import MIB, EdgeLimits
 from wire.http.listener import (
     default_max_connections,
 )
+from wire.http.metrics_routes import METRICS_ALLOW_VARIABLE
 from wire.providers.retry import RetryPolicy
 from wire.setting_values import (
     parse_attempts,
@@ -64,6 +65,8 @@ class Settings(msgspec.Struct, frozen=True):
     secret_key: Secret | None = None
     # Who may use the agent RPCs when listening beyond loopback (CURSOR_AGENT_ALLOW).
     agent_allow: tuple[Network, ...] = LOOPBACK_NETWORKS
+    # Who may scrape GET /metrics without the token (CURSOR_METRICS_ALLOW; loopback always).
+    metrics_allow: tuple[Network, ...] = ()
     # Provider stalls and retries (CURSOR_PROVIDER_IDLE_SECONDS, CURSOR_PROVIDER_ATTEMPTS).
     provider_idle_s: float = CallLimits().idle_s
     provider_attempts: int = RetryPolicy().max_attempts
@@ -208,6 +211,11 @@ def load_settings(environ: Mapping[str, str], workers: int | None = None) -> Set
             read(ALLOW_VARIABLE, "", parse_allow_list)
             if ALLOW_VARIABLE in environ
             else LOOPBACK_NETWORKS
+        ),
+        metrics_allow=(
+            read(METRICS_ALLOW_VARIABLE, "", parse_allow_list)
+            if METRICS_ALLOW_VARIABLE in environ
+            else ()
         ),
         provider_idle_s=read("CURSOR_PROVIDER_IDLE_SECONDS", "120", parse_timeout),
         provider_attempts=read("CURSOR_PROVIDER_ATTEMPTS", "3", parse_attempts),

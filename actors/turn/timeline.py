@@ -19,6 +19,8 @@ from actors.protocols.checkpoint import (
 )
 from actors.protocols.run_events import SpanClosed, SpanOpened
 from actors.protocols.tool_runtime import ToolCompleted, ToolRuntimeStopped
+from actors.turn.plan import MODE_NAMES
+from prompt.assets import SUBAGENT_MODE
 from store.run_events import EventKind
 from wire.errors import ConnectError
 from wire.proto import agent_v1_pb2 as agent
@@ -33,8 +35,8 @@ def run_started(
     request: agent.AgentRunRequest, public_id: str, at_ms: int, asked: str = ""
 ) -> SpanOpened:
     """The run began: its model, the model id Cursor asked for (``asked``: Auto, one of
-    Cursor's ids the routing settings map, or the public id), whether it resumes a turn, the
-    user's text (if typed)."""
+    Cursor's ids the routing settings map, or the public id), its mode, whether it resumes a
+    turn, the user's text (if typed)."""
     action = request.action.WhichOneof("action")
     text = None
     if action == "user_message_action":
@@ -42,10 +44,32 @@ def run_started(
     detail = {
         "model": public_id,
         "asked": asked,
+        "mode": run_mode(request),
         "resumed": action == "resume_action",
         "text": text,
     }
     return SpanOpened(EventKind.RUN, "", at_ms, detail)
+
+
+def run_mode(request: agent.AgentRunRequest) -> str:
+    """The mode the run asks for, by its asset name, read without planning the turn (the run's
+    start is recorded before that; ``plan_turn`` has the full rules): a subagent's, a new
+    message's own, a plan action's Agent (or an execution's mode), else the state's mode.
+    ``unknown`` for a mode this server has no asset for (such a run ends invalid_argument)."""
+    if request.HasField("subagent_type_name"):
+        return SUBAGENT_MODE
+    action = request.action
+    kind = action.WhichOneof("action")
+    state = request.conversation_state if request.HasField("conversation_state") else None
+    if kind == "user_message_action":
+        number = action.user_message_action.user_message.mode
+    elif kind == "start_plan_action":
+        number = agent.AGENT_MODE_AGENT
+    elif kind == "execute_plan_action":
+        number = action.execute_plan_action.execution_mode or agent.AGENT_MODE_AGENT
+    else:
+        number = state.mode if state is not None and state.mode else agent.AGENT_MODE_AGENT
+    return MODE_NAMES.get(number, "unknown")
 
 
 def run_ended(error: ConnectError | None, at_ms: int) -> SpanClosed:

@@ -32,7 +32,13 @@ def test_a_typed_message_starts_a_run_with_its_text_cut_to_500_chars() -> None:
         EventKind.RUN,
         "",
         10,
-        {"model": "abcd0123", "asked": "default", "resumed": False, "text": "x" * 500},
+        {
+            "model": "abcd0123",
+            "asked": "default",
+            "mode": "agent",
+            "resumed": False,
+            "text": "x" * 500,
+        },
     )
 
 
@@ -40,7 +46,13 @@ def test_a_resume_starts_a_run_without_text() -> None:
     state = agent.ConversationStateStructure(root_prompt_messages_json=[b"r"])
     request = resume_message("abcd0123", conversation_id="c", conversation_state=state)
     opened = timeline.run_started(request.run_request, "abcd0123", 10)
-    assert opened.detail == {"model": "abcd0123", "asked": "", "resumed": True, "text": None}
+    assert opened.detail == {
+        "model": "abcd0123",
+        "asked": "",
+        "mode": "agent",
+        "resumed": True,
+        "text": None,
+    }
 
 
 def test_an_empty_text_is_no_title() -> None:

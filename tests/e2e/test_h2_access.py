@@ -156,3 +156,19 @@ async def test_a_balancers_healthz_needs_neither_token_nor_allow_list_on_the_h2_
             assert (await stream.headers())[":status"] == "403", (method, path)
     finally:
         await client.aclose()
+
+
+async def test_metrics_are_not_served_through_the_relay(wide_h2: WideH2) -> None:
+    """``GET /metrics`` is the main listener's: relayed, even from an allowed peer with the
+    token, it is 404 (the relay's loopback hop must not pass for a loopback scraper)."""
+    server = await wide_h2(LOOPBACK_NETWORKS)
+    assert server.h2 is not None
+    port = server.h2.address.rsplit(":", 1)[1]
+    client = await H2Client.connect(f"127.0.0.1:{port}")
+    try:
+        stream = client.open("/metrics", {TOKEN_HEADER.lower(): TOKEN}, method="GET")
+        await stream.send(b"", end=True)
+        assert (await stream.headers())[":status"] == "404"
+        assert b"main listener only" in await stream.body()
+    finally:
+        await client.aclose()

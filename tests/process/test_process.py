@@ -44,6 +44,7 @@ def run_bad(tmp_path: Path, **overrides: str) -> subprocess.CompletedProcess[str
         ("CURSOR_DATABASE_URL", "mysql://db/x"),
         ("CURSOR_PUBLIC_URL", "balancer:3001"),
         ("CURSOR_PUBLIC_URL", "http://balancer:3001/agent"),
+        ("CURSOR_METRICS_ALLOW", "lan"),
     ],
 )
 def test_bad_setting_exits_2_naming_the_variable(tmp_path: Path, variable: str, value: str) -> None:

@@ -33,6 +33,7 @@ from store.call_stats import (
     UnknownRange,
     call_costs,
     call_stats,
+    period_cost,
 )
 from store.catalog.urls import public_model_id
 from store.llm_calls import CallEnd, CallRecords, CallStatus, NewCall
@@ -581,3 +582,22 @@ def test_each_calls_cost_follows_the_daily_costs_rule(
     day = call_stats(db, "month", 5_000).cost
     assert day.total_usd == pytest.approx(costs[known])
     assert day.unknown_cost_calls == 2  # the unpriced model's and the one without usage
+
+
+def test_period_cost_is_today_and_this_calendar_month_by_the_daily_rule(
+    db: peewee.Database, calls: Calls
+) -> None:
+    """``GET /metrics``' cost: the daily cost's rule summed over today and over the UTC month so
+    far (NOW is June 15: May 31 is not in it, June 1 is); unknown-cost calls counted apart."""
+    gpt = add_model(db, "openai-chat", "gpt", price_input_per_mtok=2.0, price_output_per_mtok=8.0)
+    unpriced = add_model(db, "openai-chat", "free")
+    calls.add(day(14), gpt, input_tokens=1_000_000)  # May 31: not this month
+    calls.add(day(15), gpt, input_tokens=1_000_000)  # June 1: 2
+    calls.add(day(29), gpt, output_tokens=500_000)  # today: 4
+    calls.add(day(29, 1), unpriced, input_tokens=10)  # today, unknown
+    cost = period_cost(db, NOW)
+    assert cost.today == {gpt.public_id: day_cost(4.0, 1), unpriced.public_id: day_cost(None, 0, 1)}
+    assert cost.month == {
+        gpt.public_id: day_cost(6.0, 2),
+        unpriced.public_id: day_cost(None, 0, 1),
+    }

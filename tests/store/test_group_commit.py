@@ -216,3 +216,18 @@ def test_a_lone_block_commits_on_its_own_thread_without_waking_the_writer(store:
     store.blobs.put(blob_id_of(blob), blob)
     assert store.blobs.get(blob_id_of(blob)) == blob
     assert commits_on == [threading.current_thread().name]
+
+
+def test_an_observer_is_told_each_commit_until_it_stops_observing(store: Store) -> None:
+    """The server's metrics hear every COMMIT's duration, on the committing thread."""
+    told: list[float] = []
+    database = group_commit(store)
+    database.observe_commits(told.append)
+    before = database.group_commits
+    store.blobs.put(blob_id_of(b"one"), b"one")
+    store.blobs.put(blob_id_of(b"two"), b"two")
+    assert len(told) == database.group_commits - before == 2
+    assert all(0 <= seconds < 5 for seconds in told)
+    database.stop_observing(told.append)
+    store.blobs.put(blob_id_of(b"three"), b"three")
+    assert len(told) == 2

@@ -26,6 +26,7 @@ from wire.edge_rules import RouteKind, browser_refusal, route_kind, target_refus
 from wire.hop_by_hop import ACCESS_TOKEN_HEADER, RELAY_PEER_HEADER
 from wire.http.agent_access import AccessRefusal, AgentAccess
 from wire.http.health_routes import HEALTH_PATH
+from wire.http.metrics_routes import METRICS_PATH
 from wire.http.relay_socket import RelaySocket
 from wire.http.responses import json_error
 
@@ -77,7 +78,7 @@ class EdgeGate:
         resource = request.match_info.route.resource
         matched = request.match_info.http_exception is None and resource is not None
         canonical = resource.canonical if matched and resource is not None else None
-        kind = route_kind(request.path, canonical, HEALTH_PATH)
+        kind = route_kind(request.path, canonical, HEALTH_PATH, METRICS_PATH)
         request[KIND_KEY] = kind
         relayed = self._relay is not None and self._relay.carries(request)
         request[PEER_KEY] = (
@@ -85,6 +86,8 @@ class EdgeGate:
         )
         if relayed and kind is RouteKind.CONSOLE:
             return json_error(404, "not_found", "the console is served on the main listener only")
+        if relayed and kind is RouteKind.METRICS:
+            return json_error(404, "not_found", "metrics are served on the main listener only")
         if self._access is not None and not relayed and kind in (RouteKind.AGENT, RouteKind.PROXY):
             denied = self._access.refusal(request.remote, request.headers.get(ACCESS_TOKEN_HEADER))
             if denied is not None:
