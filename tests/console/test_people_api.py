@@ -51,9 +51,9 @@ def seed(store: Store) -> None:
         ],
     )
     conversations = ConversationStore(db)
-    for run_id, user in (("a1", ALICE), ("a2", ALICE), ("b1", BOB), ("n1", ANONYMOUS_USER)):
-        root = conversations.ensure_conversation(f"conv-{run_id}")
-        conversations.claim_run(run_id, f"conv-{run_id}", root, user)
+    for claimed, owner in (("a1", ALICE), ("a2", ALICE), ("b1", BOB), ("n1", ANONYMOUS_USER)):
+        root = conversations.ensure_conversation(f"conv-{claimed}")
+        conversations.claim_run(claimed, f"conv-{claimed}", root, owner)
     records = CallRecords(db)
     now = now_ms()
     for index, (run_id, user, model, http_status, usage, ago_ms) in enumerate(
