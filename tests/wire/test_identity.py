@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import base64
-import json
 
 import pytest
 
+from tests.support.fake_cursor import login_token as jwt
 from wire.identity import (
     ANONYMOUS_USER,
     MAX_TOKEN_CHARS,
@@ -19,12 +19,6 @@ from wire.identity import (
 
 def _part(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def jwt(claims: object, signature: str = "c2lnbmF0dXJl") -> str:
-    """An unsigned-looking JWT with these claims (the signature is never checked)."""
-    header = _part(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    return f"{header}.{_part(json.dumps(claims).encode())}.{signature}"
 
 
 def test_email_wins_over_subject_and_is_lower_cased() -> None:
