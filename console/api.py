@@ -24,6 +24,7 @@ from console.discovery import new_discovery_client
 from console.json_api import API_PREFIX
 from console.model_check_api import ModelCheckApi, ModelCheckDeps
 from console.models_api import ModelsApi
+from console.people_api import PeopleApi
 from console.provider_keys_api import ProviderKeysApi
 from console.provider_types_api import ProviderTypesApi
 from console.providers_api import ProvidersApi
@@ -113,6 +114,7 @@ class ConsoleRoutes:
         CallsApi(self._database).register(app)
         ModelCheckApi(self._database, self._model_checks).register(app)
         StatsApi(self._database).register(app)
+        PeopleApi(self._database).register(app)
         ConversationsApi(self._database).register(app)
         app.router.add_route("*", f"{API_PREFIX}/{{tail:.*}}", unknown_console_route)
         app.router.add_route("*", "/console/{tail:.*}", unknown_console_page)

@@ -1,5 +1,5 @@
 """Console API for LLM call records: ``GET /console/api/calls`` (newest first, paged, filtered by
-provider, model, status, run, conversation and time) and ``/console/api/calls/{id}``.
+provider, model, status, run, conversation, time and user) and ``/console/api/calls/{id}``.
 
 Reads only; the ProviderActor writes the records. Store calls run in a worker thread so the
 event loop never waits on the database.
@@ -14,6 +14,7 @@ import peewee
 from aiohttp import web
 
 from console.numbers import MAX_BIGINT, bigint_of
+from console.user_filter import user_query
 from store.call_stats import call_costs
 from store.llm_calls import CallDetail, CallFilter, CallRecords, CallStatus, CallSummary
 from wire.http.responses import json_error
@@ -46,7 +47,8 @@ def _query_int(request: web.Request, name: str) -> int | None:
 
 def _filter(request: web.Request) -> CallFilter:
     """The listing's filters from the query: ``provider_id``, ``model`` (a public id),
-    ``status``, ``run_id``, ``conversation_id``, ``since`` and ``until`` (ms since the epoch)."""
+    ``status``, ``run_id``, ``conversation_id``, ``since`` and ``until`` (ms since the epoch),
+    ``user`` (a user id, ``llm_calls.user_id``)."""
     status = request.query.get("status") or None
     if status is not None and status not in CallStatus.__members__.values():
         allowed = ", ".join(s.value for s in CallStatus)
@@ -59,6 +61,7 @@ def _filter(request: web.Request) -> CallFilter:
         conversation_id=request.query.get("conversation_id") or None,
         since_ms=_query_int(request, "since"),
         until_ms=_query_int(request, "until"),
+        user_id=user_query(request),
     )
 
 

@@ -2,7 +2,8 @@
 
 The answer (``store.call_stats.CallStats``, documented in that module) is computed in SQL, so
 the browser gets one small object per range, never the call rows. ``range`` defaults to
-``day``; another value is a 400 ``{code,message}``. The queries run in a worker thread so the
+``day``; another value is a 400 ``{code,message}``. ``user`` narrows it to one user's calls
+(``llm_calls.user_id``). The queries run in a worker thread so the
 event loop never waits on the database.
 """
 
@@ -14,6 +15,7 @@ import msgspec
 import peewee
 from aiohttp import web
 
+from console.user_filter import user_query
 from store.base.clock import now_ms
 from store.call_stats import StatsUnavailable, UnknownRange, call_stats
 from wire.http.responses import json_error
@@ -33,8 +35,9 @@ class StatsApi:
     async def get_stats(self, request: web.Request) -> web.Response:
         range_name = request.query.get("range", DEFAULT_RANGE)
         try:
-            stats = await asyncio.to_thread(call_stats, self._db, range_name, now_ms())
-        except UnknownRange as exc:
+            user = user_query(request)
+            stats = await asyncio.to_thread(call_stats, self._db, range_name, now_ms(), user)
+        except (UnknownRange, ValueError) as exc:
             return json_error(400, "invalid_argument", str(exc))
         except StatsUnavailable as exc:
             return json_error(501, "unimplemented", str(exc))

@@ -178,6 +178,7 @@ class CallStats(msgspec.Struct, frozen=True):
     buckets: list[Bucket]
     cache_hit_rate: CacheHitRate
     cost: Cost
+    user: str | None = None  # the user whose calls these are; None: everyone's
 
 
 # --- SQL -----------------------------------------------------------------------------------------
@@ -188,12 +189,13 @@ _UNCACHED_INPUT = f"""CASE
     WHEN "input_tokens" > "cache_read_tokens" THEN "input_tokens" - "cache_read_tokens"
     ELSE 0 END"""
 
-# The calls started in [origin, end), each with its bucket index (origin, size, origin, end).
+# The calls started in [origin, end), each with its bucket index (origin, size, origin, end,
+# then the user when the scope names one).
 _SCOPED = """SELECT
     ("started_at_ms" - {p}) / {p} AS bucket, "id", "status", "ttft_ms", "public_id",
     "http_status", {uncached} AS uncached_input, "input_tokens", "output_tokens",
-    "cache_read_tokens", "cache_write_tokens"
-FROM "llm_calls" WHERE "started_at_ms" >= {p} AND "started_at_ms" < {p}"""
+    "cache_read_tokens", "cache_write_tokens", "user_id"
+FROM "llm_calls" WHERE "started_at_ms" >= {p} AND "started_at_ms" < {p}{user}"""
 
 _COUNTS = """WITH scoped AS ({scoped})
 SELECT bucket, COUNT(*), SUM(CASE WHEN "status" = 'failed' THEN 1 ELSE 0 END)
@@ -250,18 +252,26 @@ _UNKNOWN = " OR ".join(
     + [_used_without_price(t, p) for t, p in _BUCKET_PRICES]
 )
 
-# Calls the provider answered 2xx, per day (bucket) and model: how many have an unknown cost,
-# how many a known one, and the known ones' cost in USD * 1e6.
-_COST = f"""WITH scoped AS ({{scoped}}), billed AS (
-    SELECT c.bucket, c."public_id",
+
+def cost_sql(*keys: str) -> str:
+    """The cost rule over the scope's calls the provider answered 2xx, grouped by ``keys``
+    (columns of the scoped calls): per group, how many have an unknown cost, how many a known
+    one, and the known ones' cost in USD * 1e6. ``{scoped}`` is left to fill in."""
+    grouped = ", ".join(keys)
+    return f"""WITH scoped AS ({{scoped}}), billed AS (
+    SELECT {", ".join(f"c.{key}" for key in keys)},
         CASE WHEN {_UNKNOWN} THEN 1 ELSE 0 END AS unknown,
         {" + ".join(_priced(t, p) for t, p in _BUCKET_PRICES)} AS micro_usd
     FROM scoped AS c LEFT JOIN "models" AS m ON m."public_id" = c."public_id"
     WHERE c."http_status" >= 200 AND c."http_status" < 300)
-SELECT bucket, "public_id", SUM(unknown), SUM(1 - unknown),
+SELECT {grouped}, SUM(unknown), SUM(1 - unknown),
     SUM(CASE WHEN unknown = 0 THEN micro_usd ELSE 0 END)
-FROM billed GROUP BY bucket, "public_id"
+FROM billed GROUP BY {grouped}
 """
+
+
+# Per day (bucket) and model.
+_COST = cost_sql("bucket", '"public_id"')
 
 # One estimated cost per call (USD * 1e6), by the same rule as the daily cost: NULL when the
 # call's cost is unknown or it was not billed (no 2xx answer). The ids are bound as parameters.
@@ -301,7 +311,7 @@ def period_cost(db: peewee.Database, now_ms: int) -> PeriodCost:
     today = now_ms - now_ms % DAY_MS
     moment = datetime.datetime.fromtimestamp(today / 1000, datetime.UTC)
     first = today - (moment.day - 1) * DAY_MS
-    cost = _cost(db, _Scope(first, today + DAY_MS, DAY_MS))
+    cost = _cost(db, Scope(first, today + DAY_MS, DAY_MS))
     month: dict[str, ModelDayCost] = {}
     for day in cost.days:
         for public_id, entry in day.models.items():
@@ -330,15 +340,18 @@ LEFT JOIN "models" AS m ON m."public_id" = c."public_id"
 """
 
 
-class _Scope(msgspec.Struct, frozen=True):
-    """Calls started in ``[start_ms, end_ms)``, bucketed by ``bucket_ms`` from ``start_ms``."""
+class Scope(msgspec.Struct, frozen=True):
+    """Calls started in ``[start_ms, end_ms)``, bucketed by ``bucket_ms`` from ``start_ms``;
+    only ``user``'s when given."""
 
     start_ms: int
     end_ms: int
     bucket_ms: int
+    user: str | None = None
 
-    def params(self) -> tuple[int, int, int, int]:
-        return (self.start_ms, self.bucket_ms, self.start_ms, self.end_ms)
+    def params(self) -> tuple[int | str, ...]:
+        user = () if self.user is None else (self.user,)
+        return (self.start_ms, self.bucket_ms, self.start_ms, self.end_ms, *user)
 
     @property
     def count(self) -> int:
@@ -346,8 +359,10 @@ class _Scope(msgspec.Struct, frozen=True):
         return -(-(self.end_ms - self.start_ms) // self.bucket_ms)
 
 
-def _rows(db: peewee.Database, template: str, scope: _Scope) -> list[tuple[Any, ...]]:
-    scoped = _SCOPED.format(p=db.param, uncached=_UNCACHED_INPUT)
+def scoped_rows(db: peewee.Database, template: str, scope: Scope) -> list[tuple[Any, ...]]:
+    """``template``'s rows, its ``{scoped}`` the calls of ``scope``."""
+    user = "" if scope.user is None else f' AND "user_id" = {db.param}'
+    scoped = _SCOPED.format(p=db.param, uncached=_UNCACHED_INPUT, user=user)
     sql = template.format(scoped=scoped)
     return [tuple(row) for row in execute_sql(db, sql, scope.params()).fetchall()]
 
@@ -355,22 +370,32 @@ def _rows(db: peewee.Database, template: str, scope: _Scope) -> list[tuple[Any, 
 # --- the aggregation -----------------------------------------------------------------------------
 
 
-def call_stats(db: peewee.Database, range_name: str, now_ms: int) -> CallStats:
-    """The dashboard's aggregates for ``range_name`` (a ``RANGES`` key) ending at ``now_ms``."""
+def range_scope(range_name: str, now_ms: int, user: str | None = None) -> Scope:
+    """The scope of ``range_name`` (a ``RANGES`` key) ending at ``now_ms``: its buckets, the
+    last one holding ``now_ms``."""
     spec = RANGES.get(range_name)
     if spec is None:
         raise UnknownRange(f"range must be one of {', '.join(RANGES)}, got {range_name!r}")
+    end = now_ms - now_ms % spec.bucket_ms + spec.bucket_ms
+    return Scope(end - spec.buckets * spec.bucket_ms, end, spec.bucket_ms, user)
+
+
+def call_stats(
+    db: peewee.Database, range_name: str, now_ms: int, user: str | None = None
+) -> CallStats:
+    """The dashboard's aggregates for ``range_name`` (a ``RANGES`` key) ending at ``now_ms``;
+    over ``user``'s calls only when given (``llm_calls.user_id``)."""
+    scope = range_scope(range_name, now_ms, user)
     if isinstance(db, peewee.SqliteDatabase) and db.server_version < SQLITE_WINDOW_FUNCTIONS:
         version = ".".join(map(str, db.server_version))
         raise StatsUnavailable(f"call statistics need SQLite 3.25 or later (this is {version})")
-    end = now_ms - now_ms % spec.bucket_ms + spec.bucket_ms
-    scope = _Scope(end - spec.buckets * spec.bucket_ms, end, spec.bucket_ms)
+    end = scope.end_ms
     # Whole UTC days from the one the scope starts in; the last (today) ends with the scope.
-    days = _Scope(scope.start_ms - scope.start_ms % DAY_MS, end, DAY_MS)
+    days = Scope(scope.start_ms - scope.start_ms % DAY_MS, end, DAY_MS, user)
     buckets, tokens = _buckets(db, scope)
     return CallStats(
         range=range_name,
-        bucket_ms=spec.bucket_ms,
+        bucket_ms=scope.bucket_ms,
         start_ms=scope.start_ms,
         end_ms=scope.end_ms,
         now_ms=now_ms,
@@ -378,6 +403,7 @@ def call_stats(db: peewee.Database, range_name: str, now_ms: int) -> CallStats:
         buckets=buckets,
         cache_hit_rate=_cache_hit_rate(tokens),
         cost=_cost(db, days),
+        user=user,
     )
 
 
@@ -405,17 +431,19 @@ def _interpolated(n: int, percent: int, low: float | None, high: float | None) -
 _TokenRow = tuple[int, str, int, int, int, int, int, int]
 
 
-def _buckets(db: peewee.Database, scope: _Scope) -> tuple[list[Bucket], list[_TokenRow]]:
-    counts = {int(b): (int(calls), int(errors)) for b, calls, errors in _rows(db, _COUNTS, scope)}
+def _buckets(db: peewee.Database, scope: Scope) -> tuple[list[Bucket], list[_TokenRow]]:
+    counts = {
+        int(b): (int(calls), int(errors)) for b, calls, errors in scoped_rows(db, _COUNTS, scope)
+    }
     percentiles: dict[int, tuple[float | None, float | None]] = {}
-    for b, n, p50_low, p50_high, p95_low, p95_high in _rows(db, _PERCENTILES, scope):
+    for b, n, p50_low, p50_high, p95_low, p95_high in scoped_rows(db, _PERCENTILES, scope):
         percentiles[int(b)] = (
             _interpolated(int(n), P50, p50_low, p50_high),
             _interpolated(int(n), P95, p95_low, p95_high),
         )
     token_rows: list[_TokenRow] = [
         (int(b), str(public_id), _int(i), _int(o), _int(r), _int(w), _int(calls), _int(whole))
-        for b, public_id, i, o, r, w, calls, whole in _rows(db, _TOKENS, scope)
+        for b, public_id, i, o, r, w, calls, whole in scoped_rows(db, _TOKENS, scope)
     ]
     tokens: dict[int, dict[str, TokenCounts]] = {}
     for b, public_id, uncached, output, read, write, _calls, _whole in token_rows:
@@ -454,9 +482,9 @@ def _cache_hit_rate(token_rows: Sequence[_TokenRow]) -> CacheHitRate:
     return CacheHitRate(overall=_rate(read, whole) if reported else None, models=models)
 
 
-def _cost(db: peewee.Database, days: _Scope) -> Cost:
+def _cost(db: peewee.Database, days: Scope) -> Cost:
     per_day: dict[int, dict[str, ModelDayCost]] = {}
-    for b, public_id, unknown, priced, micro_usd in _rows(db, _COST, days):
+    for b, public_id, unknown, priced, micro_usd in scoped_rows(db, _COST, days):
         priced_calls = int(priced)
         usd = float(micro_usd) / 1e6 if priced_calls else None
         per_day.setdefault(int(b), {})[str(public_id)] = ModelDayCost(
@@ -478,8 +506,8 @@ def _cost(db: peewee.Database, days: _Scope) -> Cost:
     )
 
 
-def _labels(db: peewee.Database, scope: _Scope) -> dict[str, ModelLabel]:
+def _labels(db: peewee.Database, scope: Scope) -> dict[str, ModelLabel]:
     return {
         str(public_id): ModelLabel(str(name), str(model_id), str(provider), bool(deleted))
-        for public_id, name, model_id, provider, deleted in _rows(db, _LABELS, scope)
+        for public_id, name, model_id, provider, deleted in scoped_rows(db, _LABELS, scope)
     }

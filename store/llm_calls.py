@@ -55,6 +55,7 @@ _CALL_COLUMNS = (
     "chain_position",
     "attempt",
     "asked_model_id",
+    "user_id",
 )
 USAGE_COLUMNS = (
     "input_tokens",
@@ -94,6 +95,9 @@ class NewCall(msgspec.Struct, frozen=True):
     # The model id the run's request asked for, as Cursor sent it (``ModelRoute``'s); None
     # for a call outside a run's request (a console check).
     asked_model_id: str | None = None
+    # Who the call's run was for (``ModelRoute``'s, from ``wire.identity``: never the token);
+    # None for a call outside a run.
+    user_id: str | None = None
 
 
 class OutgoingRequest(msgspec.Struct, frozen=True):
@@ -154,6 +158,7 @@ class CallSummary(msgspec.Struct, frozen=True):
     chain_position: int | None = None
     attempt: int | None = None
     asked_model_id: str | None = None  # NULL for calls recorded before it was kept
+    user_id: str | None = None  # NULL outside a run and for calls recorded before it was kept
 
 
 class RecordedRequest(msgspec.Struct, frozen=True):
@@ -177,6 +182,7 @@ class CallFilter(msgspec.Struct, frozen=True):
     conversation_id: str | None = None  # the calls of this conversation's runs
     since_ms: int | None = None  # started at or after
     until_ms: int | None = None  # started before
+    user_id: str | None = None  # the calls of this user's runs
 
 
 def _conditions(t: Table, only: CallFilter) -> list[peewee.Expression]:
@@ -199,6 +205,8 @@ def _conditions(t: Table, only: CallFilter) -> list[peewee.Expression]:
         conditions.append(t.started_at_ms >= only.since_ms)
     if only.until_ms is not None:
         conditions.append(t.started_at_ms < only.until_ms)
+    if only.user_id is not None:
+        conditions.append(t.user_id == only.user_id)
     return conditions
 
 

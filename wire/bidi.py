@@ -14,6 +14,7 @@ from google.protobuf import unknown_fields
 from google.protobuf.message import DecodeError
 
 from wire.errors import decode_error, protocol_error
+from wire.identity import ANONYMOUS_USER, user_from_authorization
 from wire.proto import agent_v1_pb2 as agent
 from wire.proto import aiserver_v1_pb2 as aiserver
 
@@ -39,6 +40,8 @@ class BidiAppend(msgspec.Struct, frozen=True):
     seqno: int
     message: agent.AgentClientMessage
     parent: ParentLink | None = None
+    # Who sent it, read from its ``authorization`` header (``wire.identity``): never the token.
+    user_id: str = ANONYMOUS_USER
 
 
 def parse_run_sse(payload: bytes) -> str:
@@ -103,4 +106,5 @@ def parse_bidi_append(payload: bytes, headers: Mapping[str, str]) -> BidiAppend:
         message = agent.AgentClientMessage.FromString(raw)
     except DecodeError as exc:
         raise decode_error(f"AgentClientMessage: {exc}") from exc
-    return BidiAppend(request.request_id.request_id, request.append_seqno, message, parent)
+    user_id = user_from_authorization(headers.get("authorization"))
+    return BidiAppend(request.request_id.request_id, request.append_seqno, message, parent, user_id)

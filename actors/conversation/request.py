@@ -174,11 +174,20 @@ class ModelRoute(msgspec.Struct, frozen=True):
     # The model id the run's request asked for, as Cursor sent it ("default", one of Cursor's
     # ids the routing settings map, or ``public_id`` itself); "" for a call outside a run.
     asked_model_id: str = ""
+    # Who the run is for (``wire.identity``: a claim of the editor's token, never the token;
+    # a subagent run's is its parent's); None for a call outside a run. Kept on the run and
+    # on each call record.
+    user_id: str | None = None
     keys: tuple[RouteKey, ...] = ()
     # The model's ordered fallbacks: where a call goes when this route fails before its first
     # token after its retries. Each is a whole route of its own (its provider, key, format and
     # stored settings) with no fallbacks of its own.
     fallbacks: tuple[ModelRoute, ...] = ()
+
+    def for_user(self, user_id: str) -> ModelRoute:
+        """This route and its fallbacks, each for ``user_id``."""
+        fallbacks = tuple(msgspec.structs.replace(f, user_id=user_id) for f in self.fallbacks)
+        return msgspec.structs.replace(self, user_id=user_id, fallbacks=fallbacks)
 
     def chain(self) -> tuple[ModelRoute, ...]:
         """This route, then its fallbacks, in the order a call tries them."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from wire.bidi import ParentLink
+from wire.identity import ANONYMOUS_USER
 from wire.proto import agent_v1_pb2 as agent
 
 
@@ -19,6 +20,9 @@ class ClientMessageReceived(msgspec.Struct, frozen=True):
     seqno: int
     message: agent.AgentClientMessage
     parent: ParentLink | None = None  # the request's parent headers, once any append had them
+    # Who sent this append, read from its ``authorization`` header (``wire.identity``; never
+    # the token): the RunRequest's is the run's user.
+    user_id: str = ANONYMOUS_USER
 
 
 class CancelRun(msgspec.Struct, frozen=True):

@@ -123,6 +123,7 @@ class CallRecorderActor(PooledActor):
             chain_position=start.chain_position,
             attempt=start.attempt,
             asked_model_id=route.asked_model_id if start.run_id is not None else None,
+            user_id=route.user_id if start.run_id is not None else None,
         )
         request = None
         if start.request is not None:

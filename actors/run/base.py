@@ -132,12 +132,19 @@ class RunBase:
     """The store side of a run's start, for one run."""
 
     def __init__(
-        self, store: ConversationStore, histories: HistoryCache, request_id: str, plan: TurnPlan
+        self,
+        store: ConversationStore,
+        histories: HistoryCache,
+        request_id: str,
+        plan: TurnPlan,
+        user_id: str | None = None,
     ) -> None:
+        """``user_id``: who the run is for (``ModelRoute.user_id``), kept by its claim."""
         self._store = store
         self._histories = histories
         self._request_id = request_id
         self._plan = plan
+        self.user_id = user_id
 
     def indexed_base(self) -> int | None:
         """The revision the checkpoint index maps the client's roots to, if any."""
@@ -203,6 +210,7 @@ class RunBase:
                 turn.from_state,
                 stored(turn.runtime),
                 expected_head=turn.base if turn.from_state is None else ANY_HEAD,
+                user_id=self.user_id,
             )
         except HeadMoved as exc:
             raise ConnectError(
@@ -222,12 +230,14 @@ class RunBase:
             raise RevisionNotFound(f"no revision {base}")
         # The claim is the last store call: a failure after it would leave the run claimed.
         if existing is None:
-            claimed = store.claim_run(self._request_id, self._plan.conversation_id, base)
+            claimed = store.claim_run(
+                self._request_id, self._plan.conversation_id, base, self.user_id
+            )
         else:
             # On the round's head as it is when the claim writes (its previous run may have
             # committed a result since the round was read), with the round as read then.
             claimed, existing = store.claim_run_on_round(
-                self._request_id, self._plan.conversation_id, existing.round_id
+                self._request_id, self._plan.conversation_id, existing.round_id, self.user_id
             )
         return ResumeStart(claimed, revision.message_count, pending, existing)
 

@@ -48,6 +48,7 @@ class BaseClaim:
         self._request_id = setup.request_id
         self._request = setup.request
         self._model = setup.route.public_id  # for the start's log line
+        self._user_id = setup.route.user_id
         self._deps = setup.deps
         self._store = store
         self._children = children
@@ -60,7 +61,7 @@ class BaseClaim:
         when nothing is left to fetch."""
         have = stored_pre_fetched(self._deps, self._request)
         self._children.start_blob_sync()
-        base = RunBase(self._store, self._deps.histories, self._request_id, plan)
+        base = RunBase(self._store, self._deps.histories, self._request_id, plan, self._user_id)
         indexed = base.indexed_base()
         fetch = BaseFetch(wanted_blobs(plan, roots_indexed=indexed is not None), have)
         self._children.fetch(fetch.requests())
@@ -86,7 +87,9 @@ class BaseClaim:
         revision = known.base.base_revision(known.indexed, known.fetch.fetched)
         if revision is None:
             revision = self._store.ensure_conversation(plan.conversation_id)
-        claimed = self._store.claim_run(self._request_id, plan.conversation_id, revision)
+        claimed = self._store.claim_run(
+            self._request_id, plan.conversation_id, revision, known.base.user_id
+        )
         self.claimed = True
         took_over(self._deps, self._self, plan, claimed, self._model, revision)
         return ClaimedBase(plan, revision, known.base.history(revision))

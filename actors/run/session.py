@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import logging
 
+import peewee
+
 from actors.pool import PooledActor
 from actors.protocols.call_actions import CALL_ACTIONS
 from actors.protocols.run_output import RunOutput
@@ -42,6 +44,8 @@ from actors.run.subagent_links import read_call_action
 from actors.run.summarize import SummarizeRun
 from actors.turn.shell_command import runs_shell_command
 from actors.turn.summarize import runs_summarize
+from store.conversations.runs import run_user
+from store.database import log_store_failure
 from wire.bidi import PARENT_REQUEST_HEADER, PARENT_TOOL_CALL_HEADER, ParentLink
 from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 from wire.log import log_event
@@ -89,9 +93,9 @@ class SessionActor(PooledActor):
         if self._ended:
             return
         match message:
-            case ClientMessageReceived(message=client_message, parent=parent):
+            case ClientMessageReceived(message=client_message, parent=parent, user_id=user_id):
                 self._parent = parent or self._parent
-                self._on_client_message(client_message)
+                self._on_client_message(client_message, user_id)
             case CancelRun(reason=reason):
                 # A run may hear several cancels (a reset stream, then its connection) before
                 # it has ended: the first names why, the others change nothing.
@@ -161,11 +165,11 @@ class SessionActor(PooledActor):
         if self._run is not None:
             self._run.tell_recorded()
 
-    def _on_client_message(self, message: agent.AgentClientMessage) -> None:
+    def _on_client_message(self, message: agent.AgentClientMessage, user_id: str) -> None:
         variant = message.WhichOneof("message")
         match variant:
             case "run_request":
-                self._on_run_request(message.run_request)
+                self._on_run_request(message.run_request, user_id)
             case "conversation_action":
                 self._on_conversation_action(message.conversation_action)
             case "exec_client_message" if self._run is not None:
@@ -214,7 +218,7 @@ class SessionActor(PooledActor):
                     request_id=self.request_id,
                 )
 
-    def _on_run_request(self, request: agent.AgentRunRequest) -> None:
+    def _on_run_request(self, request: agent.AgentRunRequest, user_id: str) -> None:
         if self._run_started:
             log_event(
                 logger, logging.WARNING, "repeated RunRequest ignored", request_id=self.request_id
@@ -253,6 +257,7 @@ class SessionActor(PooledActor):
         if self._deps is None:
             self._end(ConnectError(Code.UNIMPLEMENTED, AGENT_LOOP_UNAVAILABLE))
             return
+        route = route.for_user(self._run_user(user_id))
         if self._parent is not None:
             # The parent's cancel_subagent_action names this run by its conversation id.
             self._link = (self._parent.request_id, request.conversation_id or self.request_id)
@@ -267,6 +272,18 @@ class SessionActor(PooledActor):
         else:
             self._run = AgentRun(setup, self._parent)
         self._run.start()
+
+    def _run_user(self, user_id: str) -> str:
+        """The run's user: the RunRequest's sender, or a subagent run's parent's user (its
+        run row), whatever token the subagent's own request carried."""
+        if self._parent is None or self._deps is None:
+            return user_id
+        try:
+            parent_user = run_user(self._deps.store.database, self._parent.request_id)
+        except peewee.DatabaseError as exc:
+            log_store_failure(logger, exc, "reading the parent run's user failed")
+            return user_id
+        return user_id if parent_user is None else parent_user
 
     def _on_conversation_action(self, action: agent.ConversationAction) -> None:
         kind = action.WhichOneof("action")

@@ -203,7 +203,9 @@ class RunStart:
             )
         have = stored_pre_fetched(self._deps, self._request)
         self._children.start_blob_sync()
-        base = RunBase(self._store, self._deps.histories, self._request_id, plan)
+        base = RunBase(
+            self._store, self._deps.histories, self._request_id, plan, self._route.user_id
+        )
         known = _Base(plan, mode, base, base.indexed_base(), models)
         fetch = BaseFetch(wanted_blobs(plan, roots_indexed=known.indexed is not None), have)
         self._children.fetch(fetch.requests())

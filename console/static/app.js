@@ -11,6 +11,7 @@ import { CallsPage, CallDetailPage } from "./pages/calls.js";
 import { SettingsPage } from "./pages/settings.js";
 import { ConnectPage } from "./pages/connect.js";
 import { DashboardPage } from "./pages/dashboard.js";
+import { PeoplePage } from "./pages/people.js";
 import { ConversationPage, ConversationsPage } from "./pages/conversations.js";
 import { LoginPage } from "./pages/login.js";
 
@@ -22,8 +23,10 @@ const PAGES = [
   {
     path: "calls",
     title: "Calls",
-    view: ([id]) => (id ? html`<${CallDetailPage} id=${id} />` : html`<${CallsPage} />`),
+    view: ([id], query) =>
+      id ? html`<${CallDetailPage} id=${id} />` : html`<${CallsPage} user=${query.get("user") || ""} />`,
   },
+  { path: "people", title: "People", view: () => html`<${PeoplePage} />` },
   {
     path: "conversations",
     title: "Conversations",
@@ -33,9 +36,11 @@ const PAGES = [
   { path: "connect", title: "Connect Cursor", view: () => html`<${ConnectPage} />` },
 ];
 
+// The hash's path (its parts are the page and its arguments) and its query (#/calls?user=…).
 function currentRoute() {
-  const parts = (location.hash.replace(/^#\/?/, "") || "providers").split("/");
-  return { page: parts[0], args: parts.slice(1).map(decodeURIComponent) };
+  const [path, search = ""] = location.hash.replace(/^#\/?/, "").split("?");
+  const parts = (path || "providers").split("/");
+  return { page: parts[0], args: parts.slice(1).map(decodeURIComponent), query: new URLSearchParams(search) };
 }
 
 function App() {
@@ -73,7 +78,7 @@ function App() {
   }
   const page = PAGES.find((p) => p.path === route.page);
   const view = page
-    ? page.view(route.args)
+    ? page.view(route.args, route.query)
     : html`<div><h1>Not found</h1><p>No console page <code>${route.page}</code>.</p></div>`;
   return html`<div class="layout">
     <nav class="side" aria-label="Console">

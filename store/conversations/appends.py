@@ -36,6 +36,7 @@ class Appends(Runs):
         message: StoredMessage,
         *,
         expected_head: int | AnyHead | None = ANY_HEAD,
+        user_id: str | None = None,
     ) -> StartedTurn:
         """A user turn's start in ONE transaction (one commit before the model is asked):
         claim the conversation on ``base_revision_id`` (None: its current head, created if
@@ -51,7 +52,7 @@ class Appends(Runs):
         ``expected_head`` (with ``base_revision_id`` None): the head the caller read before,
         None for a conversation that did not exist; ``HeadMoved`` (nothing written) if the
         head is another one now, so a caller that prepared the turn's state from its read
-        never commits on a history it did not see.
+        never commits on a history it did not see. ``user_id``: as for ``claim_run``.
         """
         if base_revision_id is None:
             check_id(conversation_id, "conversation_id")
@@ -97,7 +98,7 @@ class Appends(Runs):
             # begin_provider_call: a claimed run is running, so it gets the next index.
             call_index = 0 if existing is None else existing + 1
             superseded = self._write_claim(
-                run_id, conversation_id, active, existing, base, head, call_index, now
+                run_id, conversation_id, active, existing, base, head, call_index, now, user_id
             )
         return StartedTurn(
             ClaimedRun(run_id, conversation_id, base, superseded),

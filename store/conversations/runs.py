@@ -29,6 +29,14 @@ from store.conversations.sql import RUNS, bind_table, columns_of
 from store.instances import instance_of
 
 
+def run_user(database: peewee.Database, run_id: str) -> str | None:
+    """The user a run was for (None: no such run, or one stored before users were kept)."""
+    row = execute_sql(
+        database, f'SELECT "user_id" FROM "{RUNS}" WHERE "run_id" = {database.param}', (run_id,)
+    ).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
 class Runs(Revisions):
     """Claims, call indexes and ends of runs, and the ownership check every write of a run
     makes (``_own``) on top of the revision chain."""
@@ -42,7 +50,13 @@ class Runs(Revisions):
         self._lease = () if self._instance is None else (self._instance,)
         assert self._sql.leased == (self._instance is not None), "instance bound mid-store"
 
-    def claim_run(self, run_id: str, conversation_id: str, base_revision_id: int) -> ClaimedRun:
+    def claim_run(
+        self,
+        run_id: str,
+        conversation_id: str,
+        base_revision_id: int,
+        user_id: str | None = None,
+    ) -> ClaimedRun:
         """Make ``run_id`` the conversation's active run, its head moved to ``base_revision_id``.
 
         A different active run is cancelled (it can no longer write). Choosing an old revision
@@ -50,6 +64,7 @@ class Runs(Revisions):
         old suffix stays readable from its own revisions. A finished run id is claimed again (a
         client retrying the same request after a restart): status back to ``running``, head
         reset to the base, ``provider_call_index`` kept so model call ids stay unique.
+        ``user_id``: who the run is for (``wire.identity``), kept on its row.
         """
         check_id(run_id, "run_id")
         now = now_ms()
@@ -69,6 +84,7 @@ class Runs(Revisions):
                 base_revision_id,
                 -1 if existing is None else existing,
                 now,
+                user_id,
             )
         return ClaimedRun(run_id, conversation_id, base_revision_id, superseded)
 
@@ -222,6 +238,7 @@ class Runs(Revisions):
         head: int,
         call_index: int,
         now: int,
+        user_id: str | None = None,
     ) -> str | None:
         """A claim's writes: cancel the superseded active run, (re)start the run on ``base``
         at ``head`` with ``call_index``, make it the conversation's active run at ``head``;
@@ -231,15 +248,18 @@ class Runs(Revisions):
         if active is not None and active != run_id:
             superseded = active
             execute_sql(self._db, sql.cancel_run, (f"superseded by run {run_id}", now, now, active))
+        user = () if user_id is None else (user_id,)
         if existing is None:
             execute_sql(
                 self._db,
-                sql.insert_run,
-                (run_id, conversation_id, base, head, call_index, now, now, *self._lease),
+                sql.insert_run if user_id is None else sql.insert_run_for_user,
+                (run_id, conversation_id, base, head, call_index, now, now, *user, *self._lease),
             )
         else:
             execute_sql(
-                self._db, sql.restart_run, (base, head, call_index, now, *self._lease, run_id)
+                self._db,
+                sql.restart_run if user_id is None else sql.restart_run_for_user,
+                (base, head, call_index, now, *user, *self._lease, run_id),
             )
         execute_sql(self._db, sql.claim_conversation, (head, run_id, now, conversation_id))
         return superseded

@@ -227,21 +227,28 @@ class Statements:
             f'UPDATE "runs" SET "status" = {_CANCELLED}, "failure_message" = {p}, '
             f'"finished_at_ms" = {p}, "updated_at_ms" = {p} WHERE {orphaned_runs}'
         )
-        self.insert_run = (
+        # A claim naming its user writes ``user_id`` too (the ``*_for_user`` forms, with the
+        # user's parameter after ``finished_at_ms``'s place); one without leaves it as it is.
+        self.insert_run, self.insert_run_for_user = (
             'INSERT INTO "runs" ("run_id", "conversation_id", "status", "base_revision_id", '
             '"head_revision_id", "provider_call_index", "usage_json", "failure_category", '
             '"failure_message", "created_at_ms", "updated_at_ms", "finished_at_ms"'
+            + user_column
             + (', "instance_id") ' if leased else ") ")
             + f"VALUES ({p}, {p}, {_RUNNING}, {p}, {p}, {p}, NULL, NULL, NULL, {p}, {p}, NULL"
+            + user_value
             + (f", {p})" if leased else ")")
+            for user_column, user_value in (("", ""), (', "user_id"', f", {p}"))
         )
-        self.restart_run = (
+        self.restart_run, self.restart_run_for_user = (
             f'UPDATE "runs" SET "status" = {_RUNNING}, "base_revision_id" = {p}, '
             f'"head_revision_id" = {p}, "provider_call_index" = {p}, "usage_json" = NULL, '
             '"failure_category" = NULL, "failure_message" = NULL, '
             f'"updated_at_ms" = {p}, "finished_at_ms" = NULL'
+            + user_set
             + (f', "instance_id" = {p} ' if leased else " ")
             + f'WHERE "run_id" = {p}'
+            for user_set in ("", f', "user_id" = {p}')
         )
         self.reserve_call = (
             'UPDATE "runs" SET "provider_call_index" = "provider_call_index" + 1, '

@@ -275,7 +275,7 @@ class ToolRounds(Runs):
         return None
 
     def claim_run_on_round(
-        self, run_id: str, conversation_id: str, round_id: str
+        self, run_id: str, conversation_id: str, round_id: str, user_id: str | None = None
     ) -> tuple[ClaimedRun, ToolRoundRecord]:
         """Claim ``run_id`` on the round's head (``round_head``) as it is when the claim
         writes, with the round as read then: one transaction under the conversation's lock.
@@ -291,7 +291,7 @@ class ToolRounds(Runs):
             record = self.tool_round(round_id)
             if record is None:
                 raise ToolRoundNotFound(f"no tool round {round_id}")
-            claimed = self.claim_run(run_id, conversation_id, self.round_head(record))
+            claimed = self.claim_run(run_id, conversation_id, self.round_head(record), user_id)
         return claimed, record
 
     def adopt_tool_round(self, run_id: str, round_id: str) -> ToolRoundRecord:

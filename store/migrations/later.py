@@ -375,3 +375,20 @@ def asked_model_id(db: peewee.Database) -> None:
     """
     if "asked_model_id" not in {column.name for column in db.get_columns("llm_calls")}:
         execute_sql(db, 'ALTER TABLE "llm_calls" ADD COLUMN "asked_model_id" TEXT')
+
+
+@migration(17)
+def user_ids(db: peewee.Database) -> None:
+    """Who each run and call was for: ``runs.user_id`` and ``llm_calls.user_id``, the user id
+    read from the editor's token (``wire.identity``: a claim, never the token itself;
+    ``anonymous`` when it names no one), with an index per table for the console's people
+    totals and user filter (by user, then start time). NULL on rows written before, and on
+    calls outside a run. Re-runnable: each column and index is added only if missing.
+    """
+    for table, started in (("runs", "created_at_ms"), ("llm_calls", "started_at_ms")):
+        if "user_id" not in {column.name for column in db.get_columns(table)}:
+            execute_sql(db, f'ALTER TABLE "{table}" ADD COLUMN "user_id" TEXT')
+        execute_sql(
+            db,
+            f'CREATE INDEX IF NOT EXISTS "{table}_user_id" ON "{table}" ("user_id", "{started}")',
+        )

@@ -7,6 +7,7 @@ gzip) and reads the RunSSE body incrementally as Connect envelopes.
 from __future__ import annotations
 
 import asyncio
+import base64
 import binascii
 import codecs
 import contextlib
@@ -32,6 +33,23 @@ from wire.proto import aiserver_v1_pb2 as aiserver
 
 RUN_SSE = "/agent.v1.AgentService/RunSSE"
 BIDI_APPEND = "/aiserver.v1.BidiService/BidiAppend"
+
+
+def login_token(claims: Mapping[str, object], signature: str = "c2lnbmF0dXJl") -> str:
+    """A Cursor-login-like JWT carrying ``claims`` (its signature is made up: the server reads
+    the claims, never verifies them)."""
+
+    def part(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    header = part(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    return f"{header}.{part(json.dumps(dict(claims)).encode())}.{signature}"
+
+
+def authorization(token: str) -> dict[str, str]:
+    """The ``authorization`` header the editor sends with the user's login token: give it as a
+    client's ``headers`` (``FakeCursor``, ``H2Cursor``) to send it on every request."""
+    return {"authorization": f"Bearer {token}"}
 
 
 def frame_body(payload: bytes, *, enveloped: bool, gzipped: bool) -> tuple[bytes, dict[str, str]]:
@@ -837,6 +855,7 @@ class CursorSession:
         answer_fetch: FetchAnswer | None = None,
         parent_headers: Mapping[str, str] | None = None,
         run_subagents: bool = False,
+        subagent_headers: Mapping[str, str] | None = None,
         mcp_servers: list[FakeMcpServer] | None = None,
         shell_gate: asyncio.Event | None = None,
         visible_silence_cap_s: float | None = None,
@@ -849,7 +868,8 @@ class CursorSession:
         ``answer_fetch``: how a WebFetch's ``fetch_args`` is answered (none: never).
         ``parent_headers``: sent on every BidiAppend (a subagent's link to its parent).
         ``run_subagents``: a Task's ``subagent_args`` is answered as the editor does: a child
-        run of its own (``subagents``), whose final message is the ``SubagentSuccess``.
+        run of its own (``subagents``), whose final message is the ``SubagentSuccess``;
+        ``subagent_headers`` go on its appends too (another ``authorization``, say).
         ``mcp_servers``: the MCP servers that answer MCP execs (none: never answered).
         ``shell_gate``: a Shell exec announces its start, then waits for the event before its
         command runs, so a test decides when the command (and its result) happens.
@@ -868,6 +888,7 @@ class CursorSession:
         self.answer_fetch = answer_fetch
         self.parent_headers = dict(parent_headers or {})
         self.run_subagents = run_subagents
+        self.subagent_headers = dict(subagent_headers or {})
         self.subagents: list[CursorSession] = []  # the child runs started for Tasks
         self.background_tasks: list[agent.SubagentArgs] = []  # background Tasks, answered
         self.mcp_servers = mcp_servers
@@ -1196,6 +1217,7 @@ class CursorSession:
             parent_headers={
                 "x-parent-request-id": self.request_id,
                 "x-parent-agent-tool-call-id": exec_message.exec_id,
+                **self.subagent_headers,
             },
         )
         self.subagents.append(child)

@@ -42,6 +42,7 @@ from wire.http.limits import EdgeLimits
 from wire.http.registry import RunRegistry
 from wire.http.run_pair import RunPair, run_pair
 from wire.http.upstream_run import ServesRun, runs_upstream
+from wire.identity import ANONYMOUS_USER, user_from_authorization
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
 from wire.run_context import (
@@ -79,6 +80,7 @@ class Started(msgspec.Struct, frozen=True):
     parent: ParentLink | None
     early: list[Received]
     pair: RunPair | None
+    user_id: str = ANONYMOUS_USER  # from the stream's ``authorization`` (``wire.identity``)
 
 
 class _Messages:
@@ -196,6 +198,7 @@ class AgentRunRoute:
     async def _start(self, stream: H2Stream, messages: _Messages) -> Started:
         """Read up to the RunRequest (and its context, for a run served here)."""
         parent = parse_parent_headers({k: v for k, v in stream.headers if not k.startswith(":")})
+        user_id = user_from_authorization(stream.header("authorization"))
         early: list[Received] = []
         while True:
             received = await messages.next()
@@ -218,13 +221,13 @@ class AgentRunRoute:
         self._starting.add(run_id)
         try:
             if await runs_upstream(message.run_request, self._serves_run):
-                return Started(run_id, parent, early, run_pair(run_id, stream.headers))
+                return Started(run_id, parent, early, run_pair(run_id, stream.headers), user_id)
             if lacks_request_context(message):
                 early[-1] = await self._ask_context(stream, messages, message, early)
         except BaseException:
             self._starting.discard(run_id)
             raise
-        return Started(run_id, parent, early, None)
+        return Started(run_id, parent, early, None, user_id)
 
     async def _ask_context(
         self,
@@ -258,7 +261,7 @@ class AgentRunRoute:
 
         def append(received: Received) -> None:
             nonlocal seqno
-            item = BidiAppend(run_id, seqno, received.message, started.parent)
+            item = BidiAppend(run_id, seqno, received.message, started.parent, started.user_id)
             if pair is None:
                 self._registry.append(item)
             else:

@@ -39,6 +39,7 @@ from wire.errors import Code, ConnectError, cancelled_error, protocol_error
 from wire.http.limits import EdgeLimits
 from wire.http.outbound import OutboundStream
 from wire.http.upstream_run import Answer, RawRequest, Upstream, UpstreamRun
+from wire.identity import ANONYMOUS_USER
 from wire.inbox import BufferPool, SeqnoInbox
 from wire.log import log_event
 from wire.proto import agent_v1_pb2 as agent
@@ -58,6 +59,7 @@ class Inbound(msgspec.Struct, frozen=True):
     seqno: int
     message: agent.AgentClientMessage
     raw: RawRequest | None
+    user_id: str = ANONYMOUS_USER  # who sent it (``wire.identity``)
 
 
 def inbound_bytes(item: Inbound) -> int:
@@ -184,13 +186,17 @@ class RunRegistry:
             self._link_parent(channel, append.parent)
         if relay and raw is not None and self._upstream is not None:
             channel.relay_wanted = True
-        released = channel.inbox.offer(append.seqno, Inbound(append.seqno, append.message, raw))
+        released = channel.inbox.offer(
+            append.seqno, Inbound(append.seqno, append.message, raw, append.user_id)
+        )
         if released and channel.actor is None:
             if self._relays(channel, released[0]):
                 return self._start_relay(channel, released, append.seqno if answered else None)
             self._start_actor(channel)
         for item in released:
-            channel.tell(ClientMessageReceived(item.seqno, item.message, channel.parent))
+            channel.tell(
+                ClientMessageReceived(item.seqno, item.message, channel.parent, item.user_id)
+            )
         self._watch_gap(channel)
         return None
 

@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api.js";
 import { useCatalog } from "../catalog.js";
 import { FormError, count, html, ms, when } from "../ui.js";
+import { UserFilter } from "./people.js";
 
 const REFRESH_MS = 2000;
 
@@ -50,7 +51,7 @@ const STATUSES = ["", "completed", "failed", "cancelled", "running"];
 
 function filterQuery(filters) {
   const query = new URLSearchParams();
-  for (const name of ["provider_id", "model", "status", "conversation_id"]) {
+  for (const name of ["provider_id", "model", "status", "conversation_id", "user"]) {
     if (filters[name]) query.set(name, filters[name]);
   }
   if (filters.range) query.set("since", String(Date.now() - Number(filters.range)));
@@ -80,14 +81,16 @@ function Filters({ filters, onChange }) {
     <input aria-label="Conversation" placeholder="conversation id (Enter)" value=${conversation}
       onInput=${(e) => setConversation(e.target.value)}
       onKeyDown=${(e) => e.key === "Enter" && applyConversation()} onBlur=${applyConversation} />
+    <${UserFilter} value=${filters.user} onChange=${(user) => onChange({ ...filters, user })} />
     <select aria-label="Time range" value=${filters.range} onChange=${set("range")}>
       ${RANGES.map(([value, label]) => html`<option value=${value}>${label}</option>`)}
     </select>
   </div>`;
 }
 
-export function CallsPage() {
-  const [filters, setFilters] = useState({ provider_id: "", model: "", status: "", conversation_id: "", range: "" });
+// ``user``: the user filter it opens with (the People page links here with one).
+export function CallsPage({ user = "" }) {
+  const [filters, setFilters] = useState({ provider_id: "", model: "", status: "", conversation_id: "", user, range: "" });
   const [calls, setCalls] = useState(null);
   const [pages, setPages] = useState([]); // the `before` cursor of each page shown after the first
   const [next, setNext] = useState(null);
@@ -142,13 +145,14 @@ export function CallsPage() {
       : calls.length === 0
         ? html`<p class="muted">No provider call yet. Run a turn in Cursor, or test a model on the Models page.</p>`
         : html`<div class="table-wrap"><table>
-          <thead><tr><th>Time</th><th>Provider</th><th>Key</th><th>Asked for</th><th>Model</th><th>Status</th><th class="num">TTFB</th><th class="num">TTFT</th>
+          <thead><tr><th>Time</th><th>User</th><th>Provider</th><th>Key</th><th>Asked for</th><th>Model</th><th>Status</th><th class="num">TTFB</th><th class="num">TTFT</th>
             <th class="num">Duration</th><th class="num">Input</th><th class="num">Output</th>
             <th class="num">Cache read</th><th class="num">Cache write</th><th class="num">Reasoning</th>
             <th class="num">Est. cost</th></tr></thead>
           <tbody>${calls.map(
             (c) => html`<tr data-call=${c.id}>
               <td><a href=${`#/calls/${c.id}`}>${when(c.started_at_ms)}</a></td>
+              <td data-user>${c.user_id ?? "—"}</td>
               <td>${c.provider_name}</td><td data-key-label>${c.key_label ?? "—"}</td><td data-asked>${askedFor(c)}</td><td data-place=${place(c)}>${c.display_name}${place(c) && html` <span class="muted">${place(c)}</span>`}</td>
               <td><${Status} value=${c.status} /></td>
               <td class="num">${ms(c.ttfb_ms)}</td><td class="num">${ms(c.ttft_ms)}</td>
@@ -186,6 +190,7 @@ export function CallDetailPage({ id }) {
   if (!detail) return html`<p class="loading">Loading…</p>`;
   const c = detail.call;
   const cards = [
+    ["User", c.user_id ?? "—"],
     ["Asked for", askedFor(c)],
     ["Status", html`<${Status} value=${c.status} />`],
     ["Place", c.chain_position == null ? "—" : c.chain_position === 0 ? `model asked for · attempt ${c.attempt}` : `fallback ${c.chain_position} · attempt ${c.attempt}`],

@@ -1,11 +1,13 @@
 // The dashboard: for a chosen range, what GET /console/api/stats aggregates in SQL (never the
 // calls themselves): calls and errors, TTFT p50/p95, tokens by kind, cache-hit rate, and the
 // estimated cost per day by model. A cache-hit rate nobody reported is "n/a", never 0 %; a call
-// whose cost is unknown is counted apart, never priced at 0.
+// whose cost is unknown is counted apart, never priced at 0. A user filter narrows it to one
+// user's calls.
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import { api } from "../api.js";
 import { FormError, count, html } from "../ui.js";
+import { UserFilter } from "./people.js";
 
 const RANGES = [
   ["hour", "last hour"],
@@ -74,22 +76,24 @@ function stackedTokens(buckets, model) {
 export function DashboardPage() {
   const [range, setRange] = useState("day");
   const [tokensOf, setTokensOf] = useState("");
+  const [user, setUser] = useState("");
   const [stats, setStats] = useState(null);
   const [error, setError] = useState(null);
   useEffect(() => {
     let stop = false;
     const load = () =>
-      api("GET", `/stats?range=${range}`).then(
+      api("GET", `/stats?${new URLSearchParams(user ? { range, user } : { range })}`).then(
         (answer) => { if (!stop) { setStats(answer); setError(null); } },
         (err) => { if (!stop) setError(err); },
       );
     load();
     const timer = setInterval(load, REFRESH_MS);
     return () => { stop = true; clearInterval(timer); };
-  }, [range]);
+  }, [range, user]);
 
   const header = html`<div class="row">
     <h1 style="margin:0;flex:1">Dashboard</h1>
+    <${UserFilter} value=${user} onChange=${setUser} />
     <select aria-label="Range" value=${range} onChange=${(e) => setRange(e.target.value)}>
       ${RANGES.map(([value, label]) => html`<option value=${value}>${label}</option>`)}
     </select>
