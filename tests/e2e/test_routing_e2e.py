@@ -275,7 +275,7 @@ async def test_cursors_parameters_for_its_own_model_do_not_fail_a_mapped_run(
         refused = await CursorSession(cursor, "own-parameters").run(own)
     finally:
         await cursor.aclose()
-    assert refused.end["error"]["code"] == "invalid_argument", refused.end
+    assert refused.end is not None and refused.end["error"]["code"] == "invalid_argument"
     assert "cursor-only-switch" in refused.end["error"]["message"]
     (request,) = fake.requests
     assert request.json["model"] == "model-a"
