@@ -61,5 +61,7 @@ class DriftRows:
         """At most ``limit`` rows, the latest sighting first."""
         return [
             (str(k), str(m), str(n), int(v), str(c), int(f), int(last), int(count))
-            for k, m, n, v, c, f, last, count in execute_sql(self._db, self._read, (limit,))
+            for k, m, n, v, c, f, last, count in execute_sql(
+                self._db, self._read, (limit,)
+            ).fetchall()
         ]

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 from google.protobuf import unknown_fields
@@ -53,15 +52,58 @@ class Drift(msgspec.Struct, frozen=True):
 NO_DRIFT = Drift(())
 
 
+class _How(enum.Enum):
+    """What a field's values are to the walk."""
+
+    MESSAGE = 1
+    ENUM = 2
+    MAP_MESSAGE = 3
+    MAP_ENUM = 4
+
+
+class _Look(NamedTuple):
+    """One field the walk looks at: a message, an open enum, or a map of either."""
+
+    name: str
+    how: _How
+    repeated: bool
+    enum_type: EnumDescriptor | None
+
+
+def _look_of(field: FieldDescriptor) -> _Look | None:
+    """How the walk looks at ``field``; None for a scalar (never read, so a large string or
+    bytes value is never copied). A closed enum keeps an unknown value among the unknown
+    fields, so only open ones are looked at."""
+    entry = field.message_type
+    if entry is not None and entry.GetOptions().map_entry:
+        value = entry.fields_by_name["value"]
+        if value.type == FieldDescriptor.TYPE_MESSAGE:
+            return _Look(field.name, _How.MAP_MESSAGE, True, None)
+        if value.enum_type is not None and not value.enum_type.is_closed:
+            return _Look(field.name, _How.MAP_ENUM, True, value.enum_type)
+        return None
+    if field.type in (FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_GROUP):
+        return _Look(field.name, _How.MESSAGE, field.is_repeated, None)
+    if field.enum_type is not None and not field.enum_type.is_closed:
+        return _Look(field.name, _How.ENUM, field.is_repeated, field.enum_type)
+    return None
+
+
+@functools.cache
+def _looks(descriptor: Descriptor) -> tuple[_Look, ...]:
+    """The fields of a message type the walk looks at, decided once per type."""
+    return tuple(look for f in descriptor.fields if (look := _look_of(f)) is not None)
+
+
 class _Walk:
     def __init__(self, max_depth: int, max_messages: int, max_findings: int) -> None:
         self.max_depth = max_depth
         self.left = max_messages
         self.max_findings = max_findings
-        self.found: dict[Finding, None] = {}
+        self.found: dict[tuple[Kind, str, str, int], None] = {}
         self.cut = False
 
-    def note(self, finding: Finding) -> None:
+    def note(self, finding: tuple[Kind, str, str, int]) -> None:
         if finding in self.found:
             return
         if len(self.found) >= self.max_findings:
@@ -74,67 +116,33 @@ class _Walk:
             self.cut = True
             return
         self.left -= 1
-        descriptor: Descriptor = message.DESCRIPTOR
-        full_name = descriptor.full_name
-        unknown = unknown_fields.UnknownFieldSet(message)
-        for i in range(len(unknown)):
-            field = unknown[i]
-            self.note(Finding("field", full_name, str(field.field_number), field.wire_type))
-        for field, value in message.ListFields():
-            self.value(full_name, field, value, depth)
+        descriptor = message.DESCRIPTOR
+        full_name: str = descriptor.full_name
+        for field in unknown_fields.UnknownFieldSet(message):
+            self.note(("field", full_name, str(field.field_number), field.wire_type))
+        for look in _looks(descriptor):
+            if look.repeated:
+                values = getattr(message, look.name)
+                if values:
+                    self.values(full_name, look, values, depth)
+            elif look.how is _How.MESSAGE:
+                if message.HasField(look.name):
+                    self.message(getattr(message, look.name), depth + 1)
+            else:
+                self.values(full_name, look, (getattr(message, look.name),), depth)
 
-    def value(self, full_name: str, field: FieldDescriptor, value: object, depth: int) -> None:
-        how = _how(field)
-        if how is _How.SCALAR:
-            return
-        items: Iterable[Any]
-        if how in (_How.MAP_MESSAGE, _How.MAP_ENUM):
-            items = value.values()  # type: ignore[attr-defined]
-        else:
-            items = value if field.is_repeated else (value,)  # type: ignore[assignment]
-        if how in (_How.MESSAGE, _How.MAP_MESSAGE):
-            for item in items:
+    def values(self, full_name: str, look: _Look, values: Any, depth: int) -> None:
+        how = look.how
+        if how is _How.MAP_MESSAGE or how is _How.MAP_ENUM:
+            values = values.values()
+        if how is _How.MESSAGE or how is _How.MAP_MESSAGE:
+            for item in values:
                 self.message(item, depth + 1)
             return
-        enum = _enum_of(field, how)
-        for number in items:
-            if number not in enum.values_by_number:
-                self.note(Finding("enum", full_name, field.name, number))
-
-
-class _How(enum.Enum):
-    """What a field's values are to the walk."""
-
-    SCALAR = 0  # nothing to look at
-    MESSAGE = 1
-    ENUM = 2
-    MAP_MESSAGE = 3
-    MAP_ENUM = 4
-
-
-@functools.cache
-def _how(field: FieldDescriptor) -> _How:
-    """Decided once per field of our schema (a closed enum keeps an unknown value among the
-    unknown fields, so only open enums are checked here)."""
-    if field.message_type is not None and field.message_type.GetOptions().map_entry:
-        value = field.message_type.fields_by_name["value"]
-        if value.type == FieldDescriptor.TYPE_MESSAGE:
-            return _How.MAP_MESSAGE
-        if value.type == FieldDescriptor.TYPE_ENUM and not value.enum_type.is_closed:
-            return _How.MAP_ENUM
-        return _How.SCALAR
-    if field.type in (FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_GROUP):
-        return _How.MESSAGE
-    if field.type == FieldDescriptor.TYPE_ENUM and not field.enum_type.is_closed:
-        return _How.ENUM
-    return _How.SCALAR
-
-
-def _enum_of(field: FieldDescriptor, how: _How) -> EnumDescriptor:
-    if how is _How.MAP_ENUM:
-        enum_type: EnumDescriptor = field.message_type.fields_by_name["value"].enum_type
-        return enum_type
-    return field.enum_type
+        known = look.enum_type.values_by_number  # type: ignore[union-attr]
+        for number in values:
+            if number not in known:
+                self.note(("enum", full_name, look.name, number))
 
 
 def drift_of(
@@ -149,4 +157,4 @@ def drift_of(
     walk.message(message, 0)
     if not walk.found and not walk.cut:
         return NO_DRIFT
-    return Drift(tuple(walk.found), walk.cut)
+    return Drift(tuple(Finding(*found) for found in walk.found), walk.cut)
