@@ -16,8 +16,12 @@ import pytest
 from store import Store
 from tests.conftest import StartServer
 from tests.support.fake_cursor import FakeCursor, user_turn_message
+from tests.support.h2_client import H2Cursor
+from tests.support.h2_servers import StartH2, connect, make_h2, upstream_config
 from tests.support.wire_bytes import varint_field
 from wire.proto import agent_v1_pb2 as agent
+
+__all__ = ["make_h2", "upstream_config"]  # fixtures used by name
 
 VERSION = "2.1.3"
 UNSERVED = "/aiserver.v1.DriftTestService/NotHere"
@@ -113,3 +117,28 @@ async def test_a_message_our_schema_knows_counts_nothing(make_server: StartServe
     finally:
         await cursor.aclose()
     assert (await connection(server.address))["drift"] == []
+
+
+async def test_a_run_over_http2_and_an_unserved_http2_path_are_counted(make_h2: StartH2) -> None:
+    server = await make_h2()
+    client = await connect(server)
+    cursor = H2Cursor(
+        client, headers={"x-cursor-client-version": VERSION}, context=agent.RequestContext()
+    )
+    try:
+        stream = await cursor.open_run_sse("h2-drift")
+        assert (await cursor.append("h2-drift", 0, drifting_run_request("h2"))).status_code == 200
+        while await stream.next_envelope() is not None:  # the run ends (no model named)
+            pass
+        relayed = client.open(UNSERVED, {"x-cursor-client-version": VERSION}, end=True)
+        assert (await relayed.headers())[":status"] == "200"  # the upstream's echo
+        await relayed.body()
+    finally:
+        await cursor.aclose()
+    status = await connection(server.address)
+    counts = {(r["kind"], r["name"], r["client_version"]): r["count"] for r in status["drift"]}
+    assert counts == {
+        ("field", "31", VERSION): 1,
+        ("enum", "mode", VERSION): 1,
+        ("path", UNSERVED, VERSION): 1,
+    }
