@@ -118,7 +118,9 @@ class _Walk:
         self.left -= 1
         descriptor = message.DESCRIPTOR
         full_name: str = descriptor.full_name
-        for field in unknown_fields.UnknownFieldSet(message):
+        unknown = unknown_fields.UnknownFieldSet(message)
+        for i in range(len(unknown)):
+            field = unknown[i]
             self.note(("field", full_name, str(field.field_number), field.wire_type))
         for look in _looks(descriptor):
             if look.repeated:
