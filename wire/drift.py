@@ -23,7 +23,7 @@ from google.protobuf.message import Message
 
 # How deep nested messages are looked into (protobuf's own decoder allows 100).
 MAX_DEPTH = 32
-# How many messages one walk looks into (a RunRequest as the editor sends it has about 40).
+# How many messages one walk looks into (a RunRequest as the editor sends it has about 25).
 MAX_MESSAGES = 2000
 # How many findings one walk reports; the rest are left out (the result says it was cut).
 MAX_FINDINGS = 64
