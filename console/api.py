@@ -35,6 +35,7 @@ from console.stats_api import StatsApi
 from store.base.clock import now_ms
 from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses
 from wire.http.agent_activity import AgentActivity
+from wire.http.protocol_drift import ProtocolDrift
 from wire.http.responses import json_error
 
 # --- no console request goes upstream ----------------------------------------------------------
@@ -87,6 +88,7 @@ class ConsoleRoutes:
         *,
         auth: ConsoleAuth | None = None,
         activity: AgentActivity | None = None,
+        drift: ProtocolDrift | None = None,
         listen_host: str = "127.0.0.1",
         own_addresses: Callable[[], OwnAddresses] = lambda: NO_OWN_ADDRESSES,
         key_health: KeyHealth | None = None,
@@ -96,6 +98,7 @@ class ConsoleRoutes:
         self._model_checks = model_checks
         self._auth = auth if auth is not None else ConsoleAuth(None)
         self._activity = activity if activity is not None else AgentActivity(now_ms)
+        self._drift = drift
         self._listen_host = listen_host
         self._own_addresses = own_addresses
         # The health of the provider keys this process's calls sent (the key list shows it).
@@ -104,7 +107,7 @@ class ConsoleRoutes:
     def register(self, app: web.Application) -> None:
         ConsoleGuard(self._auth).register(app)
         SessionApi(self._auth).register(app)
-        ConnectionApi(self._activity, self._listen_host, self._database).register(app)
+        ConnectionApi(self._activity, self._listen_host, self._database, self._drift).register(app)
         StaticRoutes().register(app)
         ProviderTypesApi().register(app)
         ProvidersApi(self._database, self._own_addresses, self._key_health).register(app)

@@ -3,7 +3,8 @@
 The counts come from the edge's ``AgentActivity`` recorder (with a database, the record every
 server instance adds to); the addresses from the socket the console's own request came in on,
 so port 0 shows the port actually bound. With a database it also says where Cursor's Auto runs
-(the routing settings, ``store.catalog.routing``), so the page can say so.
+(the routing settings, ``store.catalog.routing``), so the page can say so, and what Cursor sent
+that this server does not know (``wire.http.protocol_drift``, the record every instance adds to).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from aiohttp import web
 
 from actors.run.model_selection import stored_routing
 from store.catalog import ModelRecord, all_models
+from wire.drift_tally import DriftRow
 from wire.http.agent_activity import AgentActivity
+from wire.http.protocol_drift import ProtocolDrift
 from wire.http.responses import json_error
 from wire.model_routing import AutoTarget, OurModel, Relay, auto_model
 
@@ -48,6 +51,8 @@ class ConnectionStatus(msgspec.Struct, frozen=True):
     client_version: str | None
     agent_requests: int
     auto: AutoStatus | None = None  # None: a server without a database
+    # What Cursor sent that is not known here, the latest sighting first (``wire.drift_tally``).
+    drift: list[DriftRow] = msgspec.field(default_factory=list)
 
 
 def auto_status(auto: AutoTarget, models: list[ModelRecord]) -> AutoStatus:
@@ -83,9 +88,14 @@ class ConnectionApi:
     """Reads the recorder; ``listen_host`` is the configured bind address."""
 
     def __init__(
-        self, activity: AgentActivity, listen_host: str, database: peewee.Database | None = None
+        self,
+        activity: AgentActivity,
+        listen_host: str,
+        database: peewee.Database | None = None,
+        drift: ProtocolDrift | None = None,
     ) -> None:
         self._activity = activity
+        self._drift = drift
         self._listen_host = listen_host
         self._database = database
 
@@ -103,6 +113,7 @@ class ConnectionApi:
         url_host = local_host if _is_unspecified(self._listen_host) else self._listen_host
         try:
             seen = await self._activity.current()
+            drift = [] if self._drift is None else await self._drift.current()
             auto = None
             if self._database is not None:
                 auto = await asyncio.to_thread(_auto_of, self._database)
@@ -115,5 +126,6 @@ class ConnectionApi:
             client_version=seen.client_version,
             agent_requests=seen.requests,
             auto=auto,
+            drift=drift,
         )
         return web.Response(body=msgspec.json.encode(status), content_type="application/json")

@@ -58,6 +58,7 @@ from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses, own_addres
 from store.console_sessions import ConsoleSessionRows
 from store.group_commit import GroupCommit
 from store.instances import ping
+from store.protocol_drift import DriftRows
 from store.subagent_links import SubagentLinkRows
 from wire.h2_connection import H2Limits
 from wire.http.agent_access import (
@@ -83,6 +84,7 @@ from wire.http.listener import (
     local_addresses,
 )
 from wire.http.metrics_routes import MetricsAccess, MetricsRoutes
+from wire.http.protocol_drift import ProtocolDrift
 from wire.http.proxy import ReverseProxy, new_upstream_client
 from wire.http.registry import RunRegistry, SessionFactory
 from wire.http.relay_socket import RelaySocket
@@ -160,12 +162,15 @@ class RunningServer:
         activity: AgentActivity | None = None,
         metrics: ServerMetrics | None = None,
         commits: GroupCommit | None = None,
+        drift: ProtocolDrift | None = None,
     ) -> None:
         # This server's metrics (``GET /metrics``), and the database that tells them its commits.
         self.metrics = metrics
         self._commits = commits
         self.peers = peers
         self.activity = activity
+        # What Cursor sent that is not known here; ``drift.snapshot()`` is this process's.
+        self.drift = drift
         self.relay_socket = relay_socket
         self.h2 = h2
         self.lease = lease
@@ -224,6 +229,8 @@ class RunningServer:
             await self.activity.stop()
         if self._commits is not None and self.metrics is not None:
             self._commits.stop_observing(self.metrics.commit_observed)
+        if self.drift is not None:
+            await self.drift.stop()
         # Last: every run and call of this process has recorded its end.
         if self.lease is not None:
             await self.lease.stop()
@@ -278,8 +285,10 @@ async def start_server(
     waits.before_waiting(release_here)
     # Recorded on every agent request, added to the shared record in the background.
     activity = AgentActivity(now_ms, None if database is None else ActivityRows(database))
+    # Counted per client message and relayed path, added to the shared record in the background.
+    drift = ProtocolDrift(now_ms, None if database is None else DriftRows(database))
     client = new_upstream_client()
-    proxy = ReverseProxy(config.upstream_url, client)
+    proxy = ReverseProxy(config.upstream_url, client, drift)
     # One throttle for every comparison of a token from outside: the console login, bearer
     # tokens, and the agent token on both listeners (through ``check_token``).
     throttle = TokenThrottle(PeerThrottle(clock))
@@ -354,6 +363,7 @@ async def start_server(
             model_checks=checks,
             auth=console_auth,
             activity=activity,
+            drift=drift,
             listen_host=config.host,
             own_addresses=lambda: own[0],
             key_health=provider_deps.keys,
@@ -389,7 +399,12 @@ async def start_server(
     registry = RunRegistry(config.limits, start_session, upstream)
     serves_run = None if database is None else functools.partial(serves_model, database)
     agent_routes = AgentRoutes(
-        registry, config.limits, activity, serves_run, None if peers is None else peers.forwarder
+        registry,
+        config.limits,
+        activity,
+        serves_run,
+        None if peers is None else peers.forwarder,
+        drift,
     )
     agent_routes.register(app)
     if peers is not None and lease is not None and config.peer_listen is not None:
@@ -424,7 +439,7 @@ async def start_server(
         await relay_socket.start(runner)
         relay_client = relay_socket.client()
         relay = H2Relay(relay_client)
-        run_route = AgentRunRoute(registry, config.limits, activity, serves_run)
+        run_route = AgentRunRoute(registry, config.limits, activity, serves_run, drift)
         h2_loopback = is_loopback_host(config.h2_listen[0])
         edge = H2Edge(
             run_route.handle,
@@ -444,6 +459,7 @@ async def start_server(
         h2_host, _, h2_port = h2.address.rpartition(":")
         own[0] = own_addresses([(host, port), (h2_host.strip("[]"), int(h2_port))], local)
     activity.start()  # what the routes counted before this is added with the first flush
+    drift.start()
     return RunningServer(
         runner,
         registry,
@@ -458,6 +474,7 @@ async def start_server(
         activity,
         metrics,
         commits,
+        drift,
     )
 
 

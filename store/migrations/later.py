@@ -392,3 +392,23 @@ def user_ids(db: peewee.Database) -> None:
             db,
             f'CREATE INDEX IF NOT EXISTS "{table}_user_id" ON "{table}" ("user_id", "{started}")',
         )
+
+
+@migration(18)
+def protocol_drift(db: peewee.Database) -> None:
+    """``protocol_drift``: what Cursor sent that this server's schema does not know, counted by
+    every instance together: per ``kind`` (``field``: an unknown protobuf field, ``name`` its
+    number and ``value`` its wire type; ``enum``: an enum value no name of ours names, ``name``
+    the field and ``value`` the number; ``path``: an RPC path relayed upstream because it is
+    not served here, ``name`` the path), ``message_type`` (the protobuf message's full name,
+    empty for a path) and ``client_version`` (empty when the request named none), with the
+    first and last sighting in wall-clock milliseconds and how many. Re-runnable.
+    """
+    execute_sql(
+        db,
+        'CREATE TABLE IF NOT EXISTS "protocol_drift" ("kind" TEXT NOT NULL, '
+        '"message_type" TEXT NOT NULL, "name" TEXT NOT NULL, "value" BIGINT NOT NULL, '
+        '"client_version" TEXT NOT NULL, "first_seen_ms" BIGINT NOT NULL, '
+        '"last_seen_ms" BIGINT NOT NULL, "count" BIGINT NOT NULL, '
+        'PRIMARY KEY ("kind", "message_type", "name", "value", "client_version"))',
+    )

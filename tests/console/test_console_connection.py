@@ -33,6 +33,7 @@ async def test_status_before_and_after_a_cursor_request(make_server: StartServer
                 "display_name": None,
                 "enabled": True,
             },
+            "drift": [],  # nothing Cursor sent yet that is not known here
         }
         # Console, model-list and proxied requests are not Cursor's agent RPCs.
         await console.get("/console/api/providers")

@@ -28,6 +28,7 @@ from wire.http.gate import peer_of
 from wire.http.limits import EdgeLimits
 from wire.http.outbound import Subscription
 from wire.http.peer_forwarding import PeerForwarder
+from wire.http.protocol_drift import ProtocolDrift
 from wire.http.proxy import header_text
 from wire.http.registry import RunRegistry
 from wire.http.responses import connect_error_response
@@ -160,9 +161,12 @@ class AgentRoutes:
         activity: AgentActivity | None = None,
         serves_run: ServesRun | None = None,
         peers: PeerForwarder | None = None,
+        drift: ProtocolDrift | None = None,
     ) -> None:
         """Without ``serves_run`` (no store) every run is served here; without ``peers`` (one
-        instance) every run is held here."""
+        instance) every run is held here; ``drift`` is told each client message where its
+        client connected (not again where a peer forwarded it)."""
+        self._drift = drift
         self._peers = peers
         self._registry = registry
         self._limits = limits
@@ -356,6 +360,8 @@ class AgentRoutes:
         instance does not hold is ``misdirected``), or the upstream's for a relayed run."""
         try:
             append = parse_bidi_append(payload, headers)
+            if self._drift is not None and not here:
+                self._drift.message(append.message, headers.get(CLIENT_VERSION_HEADER))
             request_id = append.request_id
             if self._peers is not None and not self._registry.has(request_id):
                 if here and not await self._peers.held_here(request_id):

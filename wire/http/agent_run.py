@@ -39,6 +39,7 @@ from wire.errors import Code, ConnectError, decode_error, protocol_error
 from wire.http.agent_activity import CLIENT_VERSION_HEADER, AgentActivity
 from wire.http.h2_server import H2Stream, StreamGone
 from wire.http.limits import EdgeLimits
+from wire.http.protocol_drift import ProtocolDrift
 from wire.http.registry import RunRegistry
 from wire.http.run_pair import RunPair, run_pair
 from wire.http.upstream_run import ServesRun, runs_upstream
@@ -86,8 +87,11 @@ class Started(msgspec.Struct, frozen=True):
 class _Messages:
     """The request body as a stream of ``AgentClientMessage``s."""
 
-    def __init__(self, stream: H2Stream, limits: EdgeLimits) -> None:
+    def __init__(
+        self, stream: H2Stream, limits: EdgeLimits, drift: ProtocolDrift | None = None
+    ) -> None:
         self._stream = stream
+        self._drift = drift  # told each message, for what it carries that is not known here
         self._limit = limits.max_body_bytes
         self._reader = EnvelopeReader(max_payload=limits.max_body_bytes)
         self._ready: list[Envelope] = []
@@ -111,9 +115,12 @@ class _Messages:
                 raise protocol_error("compressed frame needs Connect-Content-Encoding: gzip")
             payload = gunzip_limited(payload, self._limit)
         try:
-            return Received(agent.AgentClientMessage.FromString(payload), payload)
+            message = agent.AgentClientMessage.FromString(payload)
         except DecodeError as exc:
             raise decode_error(f"AgentClientMessage: {exc}") from exc
+        if self._drift is not None:
+            self._drift.message(message, self._stream.header(CLIENT_VERSION_HEADER))
+        return Received(message, payload)
 
 
 class AgentRunRoute:
@@ -125,8 +132,10 @@ class AgentRunRoute:
         limits: EdgeLimits,
         activity: AgentActivity | None = None,
         serves_run: ServesRun | None = None,
+        drift: ProtocolDrift | None = None,
     ) -> None:
         """Without ``serves_run`` (no store) every run is served here."""
+        self._drift = drift
         self._registry = registry
         self._serves_run = serves_run
         self._limits = limits
@@ -139,7 +148,7 @@ class AgentRunRoute:
     async def handle(self, stream: H2Stream) -> None:
         if self._activity is not None:
             self._activity.record(stream.header(CLIENT_VERSION_HEADER))
-        messages = _Messages(stream, self._limits)
+        messages = _Messages(stream, self._limits, self._drift)
         try:
             started = await self._start(stream, messages)
             run_id = started.run_id

@@ -26,7 +26,7 @@ async def proxy_unmatched(request: web.Request, handler: Handler) -> web.StreamR
     which is never proxied (``RouteKind.CONSOLE`` even when nothing matched)."""
     kind = kind_of(request)
     if kind is RouteKind.PROXY:
-        return await request.app[PROXY_KEY].forward(request)
+        return await request.app[PROXY_KEY].forward_unserved(request)
     if request.match_info.http_exception is not None:
         return json_error(404, "not_found", f"no console page {request.path}")
     return await handler(request)

@@ -21,6 +21,8 @@ import httpx
 from aiohttp import web
 
 from wire.hop_by_hop import request_headers, response_headers
+from wire.http.agent_activity import CLIENT_VERSION_HEADER
+from wire.http.protocol_drift import ProtocolDrift
 from wire.http.responses import json_error
 from wire.log import log_event
 
@@ -112,7 +114,10 @@ class ReverseProxy:
     # How often an open proxied exchange checks that its client is still connected.
     CLIENT_POLL_S: ClassVar[float] = 1.0
 
-    def __init__(self, upstream_url: str, client: httpx.AsyncClient) -> None:
+    def __init__(
+        self, upstream_url: str, client: httpx.AsyncClient, drift: ProtocolDrift | None = None
+    ) -> None:
+        self._drift = drift  # told each path relayed because nothing here serves it
         base = upstream_url.rstrip("/")
         url = httpx.URL(base)
         if url.scheme not in ("http", "https") or not url.host:
@@ -163,6 +168,13 @@ class ReverseProxy:
             content=_request_body(request) if request.body_exists else None,
             extensions=extensions,
         )
+
+    async def forward_unserved(self, request: web.Request) -> web.StreamResponse:
+        """``forward`` a request no route here serves, its path told to the drift record first
+        (a route that chooses to forward, like the default-model one, calls ``forward``)."""
+        if self._drift is not None:
+            self._drift.relayed(request.path, request.headers.get(CLIENT_VERSION_HEADER))
+        return await self.forward(request)
 
     async def forward(self, request: web.Request) -> web.StreamResponse:
         """Answer ``request`` with whatever the upstream answers; 502 if it cannot be reached.

@@ -1,5 +1,5 @@
 // Connect Cursor: this server's address, the steps to point Cursor at it, where Cursor's Auto
-// runs, and whether a Cursor client has reached it yet.
+// runs, whether a Cursor client has reached it yet, and what Cursor sent that is not known here.
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.js";
 import { FormError, html, when } from "../ui.js";
@@ -18,6 +18,34 @@ function AutoSentence({ auto }) {
     text = auto.because === "no-model" ? "No model is enabled: Auto goes to Cursor's backend" : "Auto goes to Cursor's backend";
   }
   return html`<p data-auto>${text}. <a href="#/settings">Change where Auto goes</a>.</p>`;
+}
+
+function times(count) {
+  return count === 1 ? "once" : `${count} times`;
+}
+
+// One row of protocol drift as a sentence (the rows come the latest sighting first).
+function DriftSentence({ row }) {
+  const who = row.client_version ? html`Cursor <code>${row.client_version}</code>` : "Cursor";
+  const since = html`${times(row.count)} since ${when(row.first_seen_ms)} (last ${when(row.last_seen_ms)})`;
+  if (row.kind === "path") {
+    return html`<li data-drift="path">${who}: relayed <code>${row.name}</code> upstream ${since} (not implemented here).</li>`;
+  }
+  if (row.kind === "enum") {
+    return html`<li data-drift="enum">${who} sent <code>${row.message_type}</code> field <code>${row.name}</code> value ${row.value}, which has no name here, ${since}.</li>`;
+  }
+  return html`<li data-drift="field">${who} sent <code>${row.message_type}</code> field ${row.name}, not known here, ${since}.</li>`;
+}
+
+function DriftPanel({ drift }) {
+  if (!drift || drift.length === 0) return null;
+  return html`<div class="panel" aria-label="Protocol drift">
+    <h2>What Cursor sent that this server does not know</h2>
+    <p class="muted">Fields and enum values this server's schema does not name (it ignores them), and
+      the requests it passed to Cursor's backend because it does not serve them. New ones after a Cursor
+      update show what changed.</p>
+    <ul>${drift.map((row) => html`<${DriftSentence} row=${row} />`)}</ul>
+  </div>`;
 }
 
 export function ConnectPage() {
@@ -49,5 +77,6 @@ export function ConnectPage() {
               (${status.agent_requests} in all)${status.client_version ? html`, client version <code>${status.client_version}</code>` : null}.</p>`}
       ${status && html`<p class="muted">This server listens on <code>${status.listen_address}</code>.</p>`}
     </div>
+    ${status && html`<${DriftPanel} drift=${status.drift} />`}
   </div>`;
 }
