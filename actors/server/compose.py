@@ -311,7 +311,7 @@ async def start_server(
     provider_deps: ProviderDeps | None = None
     agent_deps: AgentDeps | None = None
     # One registry per server; with a store its recorders and its commits feed it.
-    metrics = ServerMetrics(None if database is None else store_cost(database))
+    metrics = ServerMetrics(None if database is None else store_cost(database), drift.snapshot)
     commits = database if isinstance(database, GroupCommit) else None
     if commits is not None:
         commits.observe_commits(metrics.commit_observed)

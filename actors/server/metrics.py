@@ -21,13 +21,14 @@ from collections.abc import Callable, Iterator
 
 import peewee
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
 from store.base.clock import now_ms
 from store.call_stats import PeriodCost, period_cost
 from store.llm_calls import CallEnd
+from wire.drift_tally import DriftRow
 from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.metrics")
@@ -54,7 +55,12 @@ class ServerMetrics:
     """The registry and its instruments; implements ``MetricsPort``. ``cost``: the store's
     cost for the scrape (None: no store, no cost families)."""
 
-    def __init__(self, cost: Callable[[], PeriodCost] | None = None) -> None:
+    def __init__(
+        self,
+        cost: Callable[[], PeriodCost] | None = None,
+        drift: Callable[[], list[DriftRow]] | None = None,
+    ) -> None:
+        """``drift``: this process's protocol drift counts, read at scrape time."""
         self.registry = registry = CollectorRegistry()
         call_labels = ("provider_type", "model")
         self._runs = Counter(
@@ -122,6 +128,8 @@ class ServerMetrics:
         )
         if cost is not None:
             registry.register(_CostCollector(cost))
+        if drift is not None:
+            registry.register(_DriftCollector(drift))
 
     # ---- MetricsPort ----
 
@@ -197,6 +205,28 @@ class _CostCollector(Collector):
                 unknown.add_metric((period, model), entry.unknown_cost_calls)
         yield usd
         yield unknown
+
+
+class _DriftCollector(Collector):
+    """What Cursor sent that is not known here, and the RPC paths relayed because they are not
+    served, as this process counted them (``wire.http.protocol_drift``; bounded in kinds, so in
+    series). Per instance, as every counter here: sum them across instances."""
+
+    def __init__(self, rows: Callable[[], list[DriftRow]]) -> None:
+        self._rows = rows
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(
+            "cursor_server_protocol_drift",
+            "Sightings of what this server does not know: kind field (name: the field number, "
+            "value: its wire type), enum (name: the field, value: the number) or path (name: "
+            "the RPC path relayed because it is not served), by message type and client version.",
+            labels=("kind", "message_type", "name", "value", "client_version"),
+        )
+        for row in self._rows():
+            labels = (row.kind, row.message_type, row.name, str(row.value), row.client_version)
+            family.add_metric(labels, row.count)
+        yield family
 
 
 def store_cost(database: peewee.Database) -> Callable[[], PeriodCost]:

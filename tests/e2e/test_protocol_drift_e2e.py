@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from store import Store
 from tests.conftest import StartServer
@@ -65,6 +66,20 @@ async def send_drift(address: str, runs: int) -> None:
         assert (await client.get("/not/an/rpc")).status_code == 299
 
 
+async def drift_samples(address: str) -> dict[tuple[str, ...], float]:
+    """The protocol drift series of a scrape of ``/metrics``, read by prometheus-client."""
+    async with httpx.AsyncClient(base_url=f"http://{address}", timeout=10.0) as client:
+        answer = await client.get("/metrics")
+    assert answer.status_code == 200, answer.text
+    labels = ("kind", "message_type", "name", "value", "client_version")
+    return {
+        tuple(sample.labels[name] for name in labels): sample.value
+        for family in text_string_to_metric_families(answer.text)
+        for sample in family.samples
+        if sample.name == "cursor_server_protocol_drift_total"
+    }
+
+
 async def test_unknown_fields_enum_values_and_relayed_paths_are_counted(
     make_server: StartServer, opened: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -100,6 +115,15 @@ async def test_unknown_fields_enum_values_and_relayed_paths_are_counted(
         await asyncio.sleep(0.1)
     else:
         pytest.fail(f"the other instance saw {seen}")
+
+    # /metrics exports this instance's counts (the other instance counted none).
+    exported = await drift_samples(server.address)
+    assert exported == {
+        ("field", "agent.v1.AgentRunRequest", "31", "0", VERSION): 2,
+        ("enum", "agent.v1.UserMessage", "mode", "42", VERSION): 2,
+        ("path", "", UNSERVED, "0", VERSION): 3,
+    }
+    assert await drift_samples(other.address) == {}
 
     firsts = [r.getMessage() for r in caplog.records if "first sighting" in r.getMessage()]
     assert len([line for line in firsts if "name=31" in line]) == 1  # two sightings, one line
