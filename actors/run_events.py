@@ -18,6 +18,9 @@ recorder tells itself the flush at once, which lands behind what is already queu
 write is logged and its batch (up to ``flush_after_s`` of every run's facts) dropped, never
 raised into a run. After a batch that ended a run, the events of runs beyond
 ``retained_calls`` (the observability setting that bounds call records) are pruned.
+
+With tracing on (``actors.tracing``), the same facts are also a run's trace spans, made as
+they are told (not as they are written): a failed write drops rows, never spans.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from actors.protocols.run_events import (
     SpanClosed,
     SpanOpened,
 )
+from actors.tracing import RunSpans, Tracing
 from store.catalog import ObservabilitySettings, get_observability
 from store.database import log_store_failure
 from store.run_events import DetailValue, EventKind, RunEvents
@@ -67,9 +71,15 @@ class RunEventRecorderActor(PooledActor):
     """Writes every run's events; one per process, started before any run and stopped after."""
 
     def __init__(
-        self, database: peewee.Database, timers: Timers | None = None, flush_after_s: float = 0.0
+        self,
+        database: peewee.Database,
+        timers: Timers | None = None,
+        flush_after_s: float = 0.0,
+        tracing: Tracing | None = None,
     ) -> None:
         super().__init__()
+        # With tracing on: each span, when it closes, is also a trace span (queued for export).
+        self._spans = None if tracing is None else RunSpans(tracing)
         if flush_after_s > 0 and timers is None:
             raise ValueError("a flush deadline needs timers")
         self._timers = timers
@@ -86,6 +96,8 @@ class RunEventRecorderActor(PooledActor):
             match message:
                 case RunEventsHappened():
                     self._pending.append(message)
+                    if self._spans is not None:
+                        self._trace(self._spans, message)
                     if not self._flush_told:
                         self._tell_flush()  # raising leaves the next fact to try again
                         self._flush_told = True
@@ -96,6 +108,13 @@ class RunEventRecorderActor(PooledActor):
                     raise TypeError(f"RunEventRecorderActor cannot handle {type(message).__name__}")
         except Exception:
             logger.exception("recording run events failed (%s)", type(message).__name__)
+
+    def _trace(self, spans: RunSpans, happened: RunEventsHappened) -> None:
+        """The facts' spans; a failure to make them is logged, never the rows' loss."""
+        try:
+            spans.observe(happened)
+        except Exception:
+            logger.exception("tracing the events of run %s failed", happened.run_id)
 
     def _tell_flush(self) -> None:
         if self._timers is None or self._flush_after_s <= 0:
@@ -194,8 +213,11 @@ class RunEventRecorderActor(PooledActor):
 
 
 def start_run_event_recorder(
-    database: peewee.Database, timers: Timers | None = None, flush_after_s: float = 0.0
+    database: peewee.Database,
+    timers: Timers | None = None,
+    flush_after_s: float = 0.0,
+    tracing: Tracing | None = None,
 ) -> ActorHandle[RunEventMessage]:
     """The process's recorder; start it before the first run (``stop_all`` stops it after).
-    The server passes the loop's timers and ``FLUSH_AFTER_S``."""
-    return RunEventRecorderActor.start(database, timers, flush_after_s)
+    The server passes the loop's timers and ``FLUSH_AFTER_S``, and its tracing if on."""
+    return RunEventRecorderActor.start(database, timers, flush_after_s, tracing)

@@ -43,6 +43,7 @@ from actors.services.handlers import server_work_handlers
 from actors.services.instance_lease import INSTANCE_LEASE_S, InstanceLease
 from actors.services.server_work import LoopServerWorkers
 from actors.services.web_search import PUBLIC_ENDPOINTS, SearchEndpoints
+from actors.tracing import TraceSettings, Tracing, start_tracing
 from console.api import ConsoleRoutes
 from console.auth import TOKEN_VARIABLE, ConsoleAuth, is_loopback_host
 from console.login_sessions import LoginSessions, SharedSessions
@@ -135,6 +136,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
     # Where GetServerConfig sends the editor's agent RPCs (a balancer's address, serving the
     # protocol the answer names); None: this server's own address for them.
     public_url: str | None = None
+    # Where the run and provider-call spans go (OTLP over HTTP); None: no tracing, no cost.
+    traces: TraceSettings | None = None
 
 
 class RunningServer:
@@ -153,7 +156,9 @@ class RunningServer:
         relay_socket: RelaySocket | None = None,
         peers: Peers | None = None,
         activity: AgentActivity | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
+        self.tracing = tracing
         self.peers = peers
         self.activity = activity
         self.relay_socket = relay_socket
@@ -212,6 +217,10 @@ class RunningServer:
         # No agent request arrives any more: what was counted goes to the shared record.
         if self.activity is not None:
             await self.activity.stop()
+        # The recorders have stopped: the last spans are queued; export them (on the SDK's
+        # thread, waited for off the loop).
+        if self.tracing is not None:
+            await asyncio.to_thread(self.tracing.shutdown)
         # Last: every run and call of this process has recorded its end.
         if self.lease is not None:
             await self.lease.stop()
@@ -302,6 +311,7 @@ async def start_server(
         extra=dict.fromkeys(SERVER_CONFIG_ROUTES, server_config),
     ).register(app)
     lease = None
+    tracing: Tracing | None = None  # with a store and an endpoint only: spans come from runs
     peers: Peers | None = None
     # This server's listeners, once bound: no provider or search URL may point at them.
     own: list[OwnAddresses] = [NO_OWN_ADDRESSES]
@@ -312,6 +322,9 @@ async def start_server(
         # The first sweep closes what dead instances (this database's last process) left.
         lease = InstanceLease(database, config.instance_lease_s)
         await lease.start()
+        if config.traces is not None:
+            instance = {"service.instance.id": str(lease.instance_id)}
+            tracing = start_tracing(config.traces, instance)
         HealthRoutes(functools.partial(asyncio.to_thread, ping, database)).register(app)
         tasks = LoopTasks(asyncio.get_running_loop())
         if config.peer_listen is not None:
@@ -319,7 +332,7 @@ async def start_server(
         provider_deps = ProviderDeps(
             # Started before any call, so ``stop_all`` (last started, first stopped) stops it
             # after every ProviderActor has recorded its end.
-            recorder=start_call_recorder(database),
+            recorder=start_call_recorder(database, tracing),
             tasks=tasks,
             client=new_provider_client(),
             limits=config.provider_limits,
@@ -343,7 +356,7 @@ async def start_server(
             tasks=provider_deps.tasks,
             # Before any run, so ``stop_all`` stops it after every run has told it its end.
             run_events=start_run_event_recorder(
-                database, provider_deps.tasks, RUN_EVENTS_FLUSH_AFTER_S
+                database, provider_deps.tasks, RUN_EVENTS_FLUSH_AFTER_S, tracing
             ),
             # One handler per kind of work a tool asks the server for.
             server_work=LoopServerWorkers(
@@ -417,6 +430,8 @@ async def start_server(
             await runner.cleanup()
             await relay_client.aclose()
             relay_socket.remove()
+            if tracing is not None:
+                await asyncio.to_thread(tracing.shutdown)
             raise H2ListenError(exc.errno, exc.strerror) from exc
         h2_host, _, h2_port = h2.address.rpartition(":")
         own[0] = own_addresses([(host, port), (h2_host.strip("[]"), int(h2_port))], local)
@@ -433,6 +448,7 @@ async def start_server(
         relay_socket,
         peers,
         activity,
+        tracing,
     )
 
 
