@@ -26,8 +26,9 @@ from actors.conversation.secret import Secret
 SERVICE = "cursor-server"
 # The instrumentation scope every span of ours carries.
 SCOPE = "cursor_server"
-# How long a server's stop waits for the last batch to be exported.
-FLUSH_TIMEOUT_MS = 5000
+# How long a server's stop waits for the last spans to be exported (a collector that is down
+# makes the exporter retry for up to its own timeout, 10 s: it is cut off after this).
+FLUSH_TIMEOUT_S = 2.0
 
 
 class TraceSettings(msgspec.Struct, frozen=True):
@@ -71,8 +72,11 @@ class _PinnedIds(RandomIdGenerator):
 class Tracing:
     """A server's tracer; ``shutdown`` (on the server's stop) exports what is still queued."""
 
-    def __init__(self, provider: TracerProvider, ids: _PinnedIds) -> None:
+    def __init__(
+        self, provider: TracerProvider, exporter: OTLPSpanExporter, ids: _PinnedIds
+    ) -> None:
         self._provider = provider
+        self._exporter = exporter
         self._ids = ids
         self.tracer: Tracer = provider.get_tracer(SCOPE)
 
@@ -81,10 +85,17 @@ class Tracing:
         return self._ids.pinned(trace_id, span_id)
 
     def shutdown(self) -> None:
-        """Export what is queued (bounded by ``FLUSH_TIMEOUT_MS``), then stop the batch thread.
-        Blocking: call it off the event loop."""
-        self._provider.force_flush(FLUSH_TIMEOUT_MS)
-        self._provider.shutdown()
+        """Export what is queued, then stop the batch thread; past ``FLUSH_TIMEOUT_S`` the
+        exporter is shut down under it, which ends its retries (the rest is dropped, and the
+        SDK logs it). Blocking: call it off the event loop."""
+        stopping = threading.Thread(
+            target=self._provider.shutdown, name="tracing-shutdown", daemon=True
+        )
+        stopping.start()
+        stopping.join(FLUSH_TIMEOUT_S)
+        if stopping.is_alive():
+            self._exporter.shutdown()
+            stopping.join(FLUSH_TIMEOUT_S)
 
 
 def _resource() -> Resource:
@@ -112,4 +123,4 @@ def start_tracing(settings: TraceSettings, extra: Mapping[str, str] | None = Non
         headers={name: value.reveal() for name, value in settings.headers} or None,
     )
     provider.add_span_processor(BatchSpanProcessor(exporter))
-    return Tracing(provider, ids)
+    return Tracing(provider, exporter, ids)

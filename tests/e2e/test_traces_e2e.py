@@ -7,6 +7,8 @@ the time ``stop`` returns."""
 
 from __future__ import annotations
 
+import socket
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -277,3 +279,28 @@ async def test_without_an_endpoint_nothing_is_sent_and_no_provider_is_made(
     assert receiver.requests == []
     # Nor did anything install a global one.
     assert type(trace.get_tracer_provider()).__name__ == "ProxyTracerProvider"
+
+
+async def test_a_collector_that_is_down_costs_no_turn_and_stop_stays_bounded(
+    upstream: str,
+    server_store: Store,
+    fake: FakeProvider,
+    public_id: str,
+    workspace: Path,
+) -> None:
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: every export is refused
+    try:
+        port = closed.getsockname()[1]
+        traces = TraceSettings(f"http://127.0.0.1:{port}/v1/traces")
+        server = await start(upstream, server_store, traces)
+        try:
+            await tool_turn(server, fake, public_id, workspace, "turn-collector-down")
+        finally:
+            began = time.monotonic()
+            stopped = await server.stop()
+        assert stopped, "the server's stop ran past its deadline"
+        # The exporter retries a refused export for 10 s; the stop cuts it off after 2 s.
+        assert time.monotonic() - began < 5.0
+    finally:
+        closed.close()
