@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from typing import TYPE_CHECKING
 
 import msgspec
 import peewee
@@ -42,10 +43,13 @@ from actors.protocols.run_events import (
     SpanClosed,
     SpanOpened,
 )
-from actors.tracing import RunSpans, Tracing
 from store.catalog import ObservabilitySettings, get_observability
 from store.database import log_store_failure
 from store.run_events import DetailValue, EventKind, RunEvents
+
+if TYPE_CHECKING:  # the SDK is loaded only with tracing on
+    from actors.tracing.exporter import Tracing
+    from actors.tracing.recording import RunSpans
 
 logger = logging.getLogger("cursor_server.run_events")
 
@@ -79,7 +83,11 @@ class RunEventRecorderActor(PooledActor):
     ) -> None:
         super().__init__()
         # With tracing on: each span, when it closes, is also a trace span (queued for export).
-        self._spans = None if tracing is None else RunSpans(tracing)
+        self._spans: RunSpans | None = None
+        if tracing is not None:
+            from actors.tracing.recording import RunSpans
+
+            self._spans = RunSpans(tracing)
         if flush_after_s > 0 and timers is None:
             raise ValueError("a flush deadline needs timers")
         self._timers = timers

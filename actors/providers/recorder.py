@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from typing import TYPE_CHECKING
 
 import msgspec
 import peewee
@@ -34,12 +35,15 @@ from actors.protocols.call_recorder import (
     RecorderMessage,
 )
 from actors.protocols.mailbox import ActorHandle
-from actors.tracing import CallSpans, Tracing
 from store.base.clock import now_ms
 from store.catalog import ObservabilitySettings, get_observability
 from store.database import log_store_failure
 from store.llm_calls import CallEnd, CallRecords, NewCall, OutgoingRequest, RecordedChunk
 from wire.providers.redaction import redacted_headers, route_secrets, scrub_bytes, scrub_text
+
+if TYPE_CHECKING:  # the SDK is loaded only with tracing on
+    from actors.tracing.exporter import Tracing
+    from actors.tracing.recording import CallSpans
 
 logger = logging.getLogger("cursor_server.provider")
 
@@ -68,7 +72,11 @@ class CallRecorderActor(PooledActor):
 
     def __init__(self, database: peewee.Database, tracing: Tracing | None = None) -> None:
         super().__init__()
-        self._spans = None if tracing is None else CallSpans(tracing)
+        self._spans: CallSpans | None = None
+        if tracing is not None:
+            from actors.tracing.recording import CallSpans
+
+            self._spans = CallSpans(tracing)
         self._database = database
         self._records = CallRecords(database)
         self._calls: dict[str, _Call] = {}

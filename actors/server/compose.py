@@ -10,6 +10,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import httpx
 import msgspec
@@ -43,7 +44,7 @@ from actors.services.handlers import server_work_handlers
 from actors.services.instance_lease import INSTANCE_LEASE_S, InstanceLease
 from actors.services.server_work import LoopServerWorkers
 from actors.services.web_search import PUBLIC_ENDPOINTS, SearchEndpoints
-from actors.tracing import TraceSettings, Tracing, start_tracing
+from actors.tracing import TraceSettings
 from console.api import ConsoleRoutes
 from console.auth import TOKEN_VARIABLE, ConsoleAuth, is_loopback_host
 from console.login_sessions import LoginSessions, SharedSessions
@@ -91,6 +92,9 @@ from wire.model_routing import RELAY, AutoTarget
 from wire.peer_throttle import PeerThrottle
 from wire.providers.retry import RetryPolicy
 from wire.server_config import SERVER_CONFIG_ROUTES, server_config_addition
+
+if TYPE_CHECKING:  # the SDK is loaded only with tracing on
+    from actors.tracing.exporter import Tracing
 
 logger = logging.getLogger("cursor_server")
 
@@ -323,6 +327,8 @@ async def start_server(
         lease = InstanceLease(database, config.instance_lease_s)
         await lease.start()
         if config.traces is not None:
+            from actors.tracing.exporter import start_tracing
+
             instance = {"service.instance.id": str(lease.instance_id)}
             tracing = start_tracing(config.traces, instance)
         HealthRoutes(functools.partial(asyncio.to_thread, ping, database)).register(app)

@@ -3,9 +3,10 @@
 The spans are derived from facts two recorders already hear (the RunEventRecorderActor's run,
 tool and checkpoint spans; the CallRecorderActor's provider attempts), after the fact, with
 their own start and end times; the SDK's batch processor exports them on its own thread.
+Only the settings are imported here: ``exporter`` and ``recording`` load the SDK, and are
+imported only by a server whose tracing is on.
 """
 
-from actors.tracing.exporter import TraceSettings, Tracing, start_tracing
-from actors.tracing.recording import CallSpans, RunSpans
+from actors.tracing.settings import TraceSettings
 
-__all__ = ["CallSpans", "RunSpans", "TraceSettings", "Tracing", "start_tracing"]
+__all__ = ["TraceSettings"]

@@ -12,7 +12,6 @@ import contextlib
 import threading
 from collections.abc import Iterator, Mapping
 
-import msgspec
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -20,7 +19,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import Tracer
 
-from actors.conversation.secret import Secret
+from actors.tracing.settings import TraceSettings
 
 # The service name when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES names one.
 SERVICE = "cursor-server"
@@ -29,14 +28,6 @@ SCOPE = "cursor_server"
 # How long a server's stop waits for the last spans to be exported (a collector that is down
 # makes the exporter retry for up to its own timeout, 10 s: it is cut off after this).
 FLUSH_TIMEOUT_S = 2.0
-
-
-class TraceSettings(msgspec.Struct, frozen=True):
-    """Where the spans go: the OTLP/HTTP traces URL and extra headers (their values may be a
-    collector's credentials: Secrets, never logged)."""
-
-    endpoint: str
-    headers: tuple[tuple[str, Secret], ...] = ()
 
 
 class _PinnedIds(RandomIdGenerator):
@@ -94,7 +85,7 @@ class Tracing:
         stopping.start()
         stopping.join(FLUSH_TIMEOUT_S)
         if stopping.is_alive():
-            self._exporter.shutdown()
+            self._exporter.shutdown()  # type: ignore[no-untyped-call]  # the SDK leaves it untyped
             stopping.join(FLUSH_TIMEOUT_S)
 
 

@@ -3,11 +3,15 @@ set; a bad value stops startup naming the variable, never a header's value."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from actors.conversation.secret import Secret
 from actors.server.settings import SettingError, load_settings
 from actors.tracing import TraceSettings
+from tests.support.process import REPO
 
 
 def test_tracing_is_off_without_an_endpoint() -> None:
@@ -68,3 +72,17 @@ def test_a_bad_value_names_the_variable_and_not_the_secret(
     assert info.value.variable == variable
     assert reason in info.value.reason
     assert "s3cret" not in str(info.value)
+
+
+def test_a_server_without_tracing_never_loads_the_sdk() -> None:
+    """The settings, the composition root and both recorders import no OpenTelemetry SDK:
+    it is loaded only when a server starts with an endpoint."""
+    code = (
+        "import sys, run, actors.server.compose, actors.run_events, actors.providers.recorder; "
+        "loaded = sorted(m for m in sys.modules if m.startswith('opentelemetry')); "
+        "print(loaded); sys.exit(1 if loaded else 0)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
