@@ -83,6 +83,7 @@ async def serve(
         peer_url=settings.peer_url,
         reuse_port=link is not None,
         public_url=settings.public_url,
+        traces=settings.traces,
     )
     try:
         server = await start_server(config, store=store)
@@ -105,6 +106,7 @@ async def serve(
         http2=server.h2.url if server.h2 is not None else "off",
         peers=server.peers.url if server.peers is not None else "off",
         public_url=settings.public_url,
+        traces=settings.traces.endpoint if settings.traces is not None else "off",
         console_login="token" if settings.console_token is not None else "off",
         secret_key=key.source if key is not None else IN_MEMORY_KEY_SOURCE,
         key_file_created=None if key is None or key.created_file is None else "true",

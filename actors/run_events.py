@@ -21,12 +21,15 @@ raised into a run. After a batch that ended a run, the events of runs beyond
 
 A run's start and end are passed on to the server's metrics (``actors.protocols.metrics``) as
 they are told, before the batch is written and whatever becomes of it.
+With tracing on (``actors.tracing``), the same facts are also a run's trace spans, made as
+they are told (not as they are written): a failed write drops rows, never spans.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+from typing import TYPE_CHECKING
 
 import msgspec
 import peewee
@@ -46,6 +49,10 @@ from actors.protocols.run_events import (
 from store.catalog import ObservabilitySettings, get_observability
 from store.database import log_store_failure
 from store.run_events import DetailValue, EventKind, RunEvents
+
+if TYPE_CHECKING:  # the SDK is loaded only with tracing on
+    from actors.tracing.exporter import Tracing
+    from actors.tracing.recording import RunSpans
 
 logger = logging.getLogger("cursor_server.run_events")
 
@@ -76,10 +83,17 @@ class RunEventRecorderActor(PooledActor):
         timers: Timers | None = None,
         flush_after_s: float = 0.0,
         metrics: MetricsPort | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
         super().__init__()
         self._metrics = metrics
         self._modes: dict[str, str] = {}  # run id -> its mode, from its start to its end
+        # With tracing on: each span, when it closes, is also a trace span (queued for export).
+        self._spans: RunSpans | None = None
+        if tracing is not None:
+            from actors.tracing.recording import RunSpans
+
+            self._spans = RunSpans(tracing)
         if flush_after_s > 0 and timers is None:
             raise ValueError("a flush deadline needs timers")
         self._timers = timers
@@ -98,6 +112,8 @@ class RunEventRecorderActor(PooledActor):
                     if self._metrics is not None:
                         self._count(message, self._metrics)
                     self._pending.append(message)
+                    if self._spans is not None:
+                        self._trace(self._spans, message)
                     if not self._flush_told:
                         self._tell_flush()  # raising leaves the next fact to try again
                         self._flush_told = True
@@ -121,6 +137,13 @@ class RunEventRecorderActor(PooledActor):
             elif happened.run_id in self._modes:  # an end without a start here is not counted
                 mode = self._modes.pop(happened.run_id)
                 metrics.run_ended(mode, str(event.detail.get("code") or "unknown"))
+
+    def _trace(self, spans: RunSpans, happened: RunEventsHappened) -> None:
+        """The facts' spans; a failure to make them is logged, never the rows' loss."""
+        try:
+            spans.observe(happened)
+        except Exception:
+            logger.exception("tracing the events of run %s failed", happened.run_id)
 
     def _tell_flush(self) -> None:
         if self._timers is None or self._flush_after_s <= 0:
@@ -223,7 +246,8 @@ def start_run_event_recorder(
     timers: Timers | None = None,
     flush_after_s: float = 0.0,
     metrics: MetricsPort | None = None,
+    tracing: Tracing | None = None,
 ) -> ActorHandle[RunEventMessage]:
     """The process's recorder; start it before the first run (``stop_all`` stops it after).
-    The server passes the loop's timers, ``FLUSH_AFTER_S`` and its metrics."""
-    return RunEventRecorderActor.start(database, timers, flush_after_s, metrics)
+    The server passes the loop's timers, ``FLUSH_AFTER_S``, its metrics and its tracing if on."""
+    return RunEventRecorderActor.start(database, timers, flush_after_s, metrics, tracing)

@@ -5,7 +5,7 @@ variable)."""
 from __future__ import annotations
 
 import ipaddress
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -82,3 +82,44 @@ def parse_log_level(value: str) -> str:
     if level not in LOG_LEVELS:
         raise ValueError(f"expected one of {', '.join(LOG_LEVELS)}, got {value!r}")
     return level
+
+
+def parse_otlp_endpoint(value: str) -> str:
+    """The OTLP/HTTP traces URL (a collector's ``http://host:4318/v1/traces``): http(s) with a
+    host and a path, no user or password (credentials go in the headers, which are secrets),
+    no fragment."""
+    text = value.strip()
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("expected an http:// or https:// URL with a host")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("must not carry a user or password: put credentials in the headers")
+    if parts.fragment:
+        raise ValueError("must not have a fragment")
+    if parts.path in ("", "/"):
+        raise ValueError("needs the traces path, as in http://collector:4318/v1/traces")
+    _ = parts.port  # not a number from 0 to 65535: ValueError
+    return text
+
+
+# A header name: RFC 9110's token characters.
+_TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def parse_otlp_headers(value: str) -> tuple[tuple[str, str], ...]:
+    """``name=value`` pairs separated by commas, values percent-encoded (the format of
+    OTEL_EXPORTER_OTLP_HEADERS). A bad pair is named by its name only: values are secrets."""
+    pairs: list[tuple[str, str]] = []
+    for item in value.split(","):
+        if not item.strip():
+            continue
+        name, equals, raw = item.partition("=")
+        name = name.strip()
+        if not equals or not name or not set(name) <= _TOKEN:
+            shown = name if name and set(name) <= _TOKEN else "a header"
+            raise ValueError(f"{shown}: expected name=value pairs separated by commas")
+        text = unquote(raw.strip())
+        if any(ch in text for ch in "\r\n\0"):
+            raise ValueError(f"{name}: the value has a line break or NUL")
+        pairs.append((name.lower(), text))
+    return tuple(pairs)

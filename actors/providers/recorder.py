@@ -14,6 +14,9 @@ counter increments per attempt, before the write and whatever becomes of it.
 
 It reads the observability settings when a call starts (verbose: store the redacted request and
 the raw stream; how many records to keep), and redacts there, with the route's secrets.
+
+With tracing on (``actors.tracing``), each attempt's end is also a span of its run's trace,
+from the same start and end facts (route, status, usage); no request or stream goes in it.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from typing import TYPE_CHECKING
 
 import msgspec
 import peewee
@@ -38,8 +42,12 @@ from actors.protocols.metrics import MetricsPort
 from store.base.clock import now_ms
 from store.catalog import ObservabilitySettings, get_observability
 from store.database import log_store_failure
-from store.llm_calls import CallRecords, NewCall, OutgoingRequest, RecordedChunk
+from store.llm_calls import CallEnd, CallRecords, NewCall, OutgoingRequest, RecordedChunk
 from wire.providers.redaction import redacted_headers, route_secrets, scrub_bytes, scrub_text
+
+if TYPE_CHECKING:  # the SDK is loaded only with tracing on
+    from actors.tracing.exporter import Tracing
+    from actors.tracing.recording import CallSpans
 
 logger = logging.getLogger("cursor_server.provider")
 
@@ -52,7 +60,9 @@ class _Call:
 
     def __init__(self, record_id: int | None, start: RecordCallStart, retained: int) -> None:
         self.record_id = record_id
+        self.start = start
         self.started = start.started
+        self.started_ns = 0  # the attempt's start on the clock, in ns (with tracing on)
         # Every route's of the call's chain: the whole call's credentials.
         self.secrets = route_secrets(start.call_route or start.route)
         self.retained = retained
@@ -66,8 +76,18 @@ class _Call:
 class CallRecorderActor(PooledActor):
     """Writes every call's record; one per process, started before any call and stopped last."""
 
-    def __init__(self, database: peewee.Database, metrics: MetricsPort | None = None) -> None:
+    def __init__(
+        self,
+        database: peewee.Database,
+        metrics: MetricsPort | None = None,
+        tracing: Tracing | None = None,
+    ) -> None:
         super().__init__()
+        self._spans: CallSpans | None = None
+        if tracing is not None:
+            from actors.tracing.recording import CallSpans
+
+            self._spans = CallSpans(tracing)
         self._database = database
         self._metrics = metrics
         self._records = CallRecords(database)
@@ -108,6 +128,8 @@ class CallRecorderActor(PooledActor):
             settings = ObservabilitySettings()
         call = _Call(None, start, settings.retained_calls)
         call.verbose = settings.verbose
+        if self._spans is not None:
+            call.started_ns = time.time_ns() - round((time.monotonic() - start.started) * 1e9)
         new_call = NewCall(
             run_id=start.run_id,
             model_call_id=start.model_call_id,
@@ -162,6 +184,21 @@ class CallRecorderActor(PooledActor):
                     logger, exc, "recording the stream of call %s failed", call.record_id
                 )
 
+    def _trace(self, spans: CallSpans, call: _Call, end: CallEnd) -> None:
+        """The attempt's span; a failure to make it is logged, never the record's or the
+        listener's loss."""
+        start = call.start
+        try:
+            spans.ended(
+                start.run_id,
+                start.route,
+                (start.chain_position, start.attempt),
+                call.started_ns,
+                end,
+            )
+        except Exception:
+            logger.exception("tracing call %s failed", start.model_call_id)
+
     def _end(self, message: RecordCallEnd) -> None:
         call = self._calls.pop(message.model_call_id, None)
         record_id = call.record_id if call is not None else None
@@ -170,6 +207,8 @@ class CallRecorderActor(PooledActor):
         earlier = self._retried.pop(message.model_call_id, None)
         if self._metrics is not None and call is not None and message.end is not None:
             self._metrics.call_ended(*call.labels, message.end)
+        if self._spans is not None and call is not None and message.end is not None:
+            self._trace(self._spans, call, message.end)
         try:
             if call is not None and record_id is not None and message.end is not None:
                 self._flush(call)
@@ -195,7 +234,10 @@ class CallRecorderActor(PooledActor):
 
 
 def start_call_recorder(
-    database: peewee.Database, metrics: MetricsPort | None = None
+    database: peewee.Database,
+    metrics: MetricsPort | None = None,
+    tracing: Tracing | None = None,
 ) -> ActorHandle[RecorderMessage]:
-    """The process's recorder; start it before the first call (``stop_all`` stops it last)."""
-    return CallRecorderActor.start(database, metrics)
+    """The process's recorder; start it before the first call (``stop_all`` stops it last);
+    ``metrics``: the server's, ``tracing``: the server's, if on."""
+    return CallRecorderActor.start(database, metrics, tracing)

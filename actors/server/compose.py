@@ -10,6 +10,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import httpx
 import msgspec
@@ -44,6 +45,7 @@ from actors.services.handlers import server_work_handlers
 from actors.services.instance_lease import INSTANCE_LEASE_S, InstanceLease
 from actors.services.server_work import LoopServerWorkers
 from actors.services.web_search import PUBLIC_ENDPOINTS, SearchEndpoints
+from actors.tracing import TraceSettings
 from console.api import ConsoleRoutes
 from console.auth import TOKEN_VARIABLE, ConsoleAuth, is_loopback_host
 from console.login_sessions import LoginSessions, SharedSessions
@@ -96,6 +98,9 @@ from wire.peer_throttle import PeerThrottle
 from wire.providers.retry import RetryPolicy
 from wire.server_config import SERVER_CONFIG_ROUTES, server_config_addition
 
+if TYPE_CHECKING:  # the SDK is loaded only with tracing on
+    from actors.tracing.exporter import Tracing
+
 logger = logging.getLogger("cursor_server")
 
 # Open connections (proxied streams included) get this long to finish after the runs are
@@ -142,6 +147,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
     # Where GetServerConfig sends the editor's agent RPCs (a balancer's address, serving the
     # protocol the answer names); None: this server's own address for them.
     public_url: str | None = None
+    # Where the run and provider-call spans go (OTLP over HTTP); None: no tracing, no cost.
+    traces: TraceSettings | None = None
 
 
 class RunningServer:
@@ -163,7 +170,9 @@ class RunningServer:
         metrics: ServerMetrics | None = None,
         commits: GroupCommit | None = None,
         drift: ProtocolDrift | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
+        self.tracing = tracing
         # This server's metrics (``GET /metrics``), and the database that tells them its commits.
         self.metrics = metrics
         self._commits = commits
@@ -231,6 +240,10 @@ class RunningServer:
             self._commits.stop_observing(self.metrics.commit_observed)
         if self.drift is not None:
             await self.drift.stop()
+        # The recorders have stopped: the last spans are queued; export them (on the SDK's
+        # thread, waited for off the loop).
+        if self.tracing is not None:
+            await asyncio.to_thread(self.tracing.shutdown)
         # Last: every run and call of this process has recorded its end.
         if self.lease is not None:
             await self.lease.stop()
@@ -334,6 +347,7 @@ async def start_server(
         extra=dict.fromkeys(SERVER_CONFIG_ROUTES, server_config),
     ).register(app)
     lease = None
+    tracing: Tracing | None = None  # with a store and an endpoint only: spans come from runs
     peers: Peers | None = None
     # This server's listeners, once bound: no provider or search URL may point at them.
     own: list[OwnAddresses] = [NO_OWN_ADDRESSES]
@@ -344,6 +358,11 @@ async def start_server(
         # The first sweep closes what dead instances (this database's last process) left.
         lease = InstanceLease(database, config.instance_lease_s)
         await lease.start()
+        if config.traces is not None:
+            from actors.tracing.exporter import start_tracing
+
+            instance = {"service.instance.id": str(lease.instance_id)}
+            tracing = start_tracing(config.traces, instance)
         HealthRoutes(functools.partial(asyncio.to_thread, ping, database)).register(app)
         tasks = LoopTasks(asyncio.get_running_loop())
         if config.peer_listen is not None:
@@ -351,7 +370,7 @@ async def start_server(
         provider_deps = ProviderDeps(
             # Started before any call, so ``stop_all`` (last started, first stopped) stops it
             # after every ProviderActor has recorded its end.
-            recorder=start_call_recorder(database, metrics),
+            recorder=start_call_recorder(database, metrics, tracing),
             tasks=tasks,
             client=new_provider_client(),
             limits=config.provider_limits,
@@ -376,7 +395,7 @@ async def start_server(
             tasks=provider_deps.tasks,
             # Before any run, so ``stop_all`` stops it after every run has told it its end.
             run_events=start_run_event_recorder(
-                database, provider_deps.tasks, RUN_EVENTS_FLUSH_AFTER_S, metrics
+                database, provider_deps.tasks, RUN_EVENTS_FLUSH_AFTER_S, metrics, tracing
             ),
             # One handler per kind of work a tool asks the server for.
             server_work=LoopServerWorkers(
@@ -455,6 +474,8 @@ async def start_server(
             await runner.cleanup()
             await relay_client.aclose()
             relay_socket.remove()
+            if tracing is not None:
+                await asyncio.to_thread(tracing.shutdown)
             raise H2ListenError(exc.errno, exc.strerror) from exc
         h2_host, _, h2_port = h2.address.rpartition(":")
         own[0] = own_addresses([(host, port), (h2_host.strip("[]"), int(h2_port))], local)
@@ -475,6 +496,7 @@ async def start_server(
         metrics,
         commits,
         drift,
+        tracing,
     )
 
 

@@ -18,6 +18,7 @@ import msgspec
 from actors.conversation.secret import Secret
 from actors.providers.transport import CallLimits
 from actors.services.instance_lease import INSTANCE_LEASE_S
+from actors.tracing import TraceSettings
 from console.auth import TOKEN_VARIABLE, check_console_token, is_loopback_host
 from store.base.secrets import SECRET_KEY_VARIABLE, SecretKeyInvalid, parse_secret_key
 from store.database import POSTGRES_SCHEMES, StoreKey, resolve_store_key
@@ -39,6 +40,8 @@ from wire.setting_values import (
     parse_count,
     parse_listen_addr,
     parse_log_level,
+    parse_otlp_endpoint,
+    parse_otlp_headers,
     parse_public_url,
     parse_timeout,
     parse_upstream_url,
@@ -94,6 +97,8 @@ class Settings(msgspec.Struct, frozen=True):
     # Where GetServerConfig sends the editor's agent RPCs (CURSOR_PUBLIC_URL: a balancer's
     # address); None: the address the editor used, or the HTTP/2 listener's.
     public_url: str | None = None
+    # Where the traces go (CURSOR_OTLP_ENDPOINT, CURSOR_OTLP_HEADERS); None: no tracing.
+    traces: TraceSettings | None = None
 
 
 class SettingError(Exception):
@@ -243,6 +248,7 @@ def load_settings(environ: Mapping[str, str], workers: int | None = None) -> Set
             "CURSOR_EXEC_TIMEOUT_SECONDS", f"{defaults.exec_answer_timeout_s:g}", parse_timeout
         ),
         workers=worker_count,
+        traces=read_traces(environ),
         public_url=(
             read(PUBLIC_URL_VARIABLE, "", parse_public_url)
             if environ.get(PUBLIC_URL_VARIABLE, "").strip()
@@ -312,6 +318,30 @@ def resolve_secret_key(settings: Settings) -> StoreKey:
     database follows too. ``KeyFileError`` when the file cannot be used."""
     given = None if settings.secret_key is None else settings.secret_key.reveal()
     return resolve_store_key(settings.database_url, given)
+
+
+OTLP_ENDPOINT_VARIABLE = "CURSOR_OTLP_ENDPOINT"
+OTLP_HEADERS_VARIABLE = "CURSOR_OTLP_HEADERS"
+
+
+def read_traces(environ: Mapping[str, str]) -> TraceSettings | None:
+    """Tracing is on with an endpoint only; headers without one are a mistake. The header
+    values are kept as Secrets (a collector's token)."""
+    endpoint = environ.get(OTLP_ENDPOINT_VARIABLE, "").strip()
+    headers_text = environ.get(OTLP_HEADERS_VARIABLE, "").strip()
+    if not endpoint:
+        if headers_text:
+            raise SettingError(OTLP_HEADERS_VARIABLE, f"needs {OTLP_ENDPOINT_VARIABLE}")
+        return None
+    try:
+        url = parse_otlp_endpoint(endpoint)
+    except ValueError as exc:
+        raise SettingError(OTLP_ENDPOINT_VARIABLE, str(exc)) from None
+    try:
+        headers = parse_otlp_headers(headers_text)
+    except ValueError as exc:
+        raise SettingError(OTLP_HEADERS_VARIABLE, str(exc)) from None
+    return TraceSettings(url, tuple((name, Secret(value)) for name, value in headers))
 
 
 PUBLIC_URL_VARIABLE = "CURSOR_PUBLIC_URL"

@@ -37,6 +37,10 @@ The turns' messages and the figures are the same.
 runs that only SET four blobs and send a checkpoint and a text once they are acknowledged,
 so its CPU per turn is what the edge and the protocol cost before any work of ours.
 
+``--traces`` turns the servers' tracing on (``CURSOR_OTLP_ENDPOINT``), exporting to a sink
+process on loopback (``otlp_sink``) that decodes every request and says at the end how many
+spans it took: the difference in server CPU per turn is what tracing costs.
+
 ``--postgres URL`` runs the same against PostgreSQL (the database is shared, so every
 conversation id carries this run's prefix).
 
@@ -65,6 +69,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import resource
 import tempfile
@@ -74,7 +79,7 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.bench.load_fleet import Fleet, FleetSpec, seed_model, start_fleets
+from tests.bench.load_fleet import OTLP_VARIABLE, Fleet, FleetSpec, seed_model, start_fleets
 from tests.bench.load_forward import ForwardCost, probe_forwarding
 from tests.bench.load_phase import (
     SPREADS,
@@ -86,6 +91,7 @@ from tests.bench.load_phase import (
     run_phase,
 )
 from tests.bench.load_provider import LoadProviderProcess
+from tests.bench.otlp_sink import OtlpSinkProcess
 from tests.bench.stats import percentile
 from tests.support.haproxy import HAPROXY
 
@@ -132,6 +138,12 @@ def parse_args() -> argparse.Namespace:
         default="pair",
         help="how a turn reaches the server: the HTTP/1.1 RunSSE + BidiAppend pair, or the "
         "HTTP/2 Run RPC (a bidi stream per turn on one connection per client process)",
+    )
+    parser.add_argument(
+        "--traces",
+        action="store_true",
+        help="the servers export OTLP traces to a sink process on loopback (tests.bench."
+        "otlp_sink): what tracing adds to a turn's server CPU",
     )
     parser.add_argument(
         "--kinds", help="comma-separated turn kinds: text, tools (default both; --floor: text)"
@@ -283,6 +295,23 @@ def main() -> None:
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # inherited by every process
     prefix = uuid.uuid4().hex[:8]
+    with contextlib.ExitStack() as stack:
+        sink = stack.enter_context(OtlpSinkProcess()) if args.traces else None
+        if sink is not None:
+            os.environ[OTLP_VARIABLE] = sink.url  # read by the fleets as they start
+        measure(args, kinds, configs, levels, prefix)
+    if sink is not None:
+        print(sink.received, flush=True)
+
+
+def measure(
+    args: argparse.Namespace,
+    kinds: list[str],
+    configs: list[Config],
+    levels: list[int],
+    prefix: str,
+) -> None:
+    """Start the provider and the fleets, then run every phase."""
     with (
         tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp,
         LoadProviderProcess(args.delay) as provider,

@@ -287,12 +287,23 @@ def start_fleets(
     return {spec.name: fleets[spec.name] for spec in specs}
 
 
+# Set by ``load --traces``: the servers export their spans to this OTLP sink.
+OTLP_VARIABLE = "BENCH_OTLP_ENDPOINT"
+
+
+def traced() -> dict[str, str]:
+    """The servers' tracing settings: on when ``load --traces`` started a sink."""
+    endpoint = os.environ.get(OTLP_VARIABLE)
+    return {} if not endpoint else {"CURSOR_OTLP_ENDPOINT": endpoint}
+
+
 def start_instances(size: int, tmp: Path, url: str, module: str, *, h2: bool = False) -> Fleet:
     """``size`` processes of ``module`` on the database ``url``, each counting its commits
     into a file of its own under ``tmp`` (``h2``: each with an HTTP/2 listener on loopback as
     well); stopped again if any fails to start."""
     members: list[Member] = []
     listener = {"CURSOR_H2_LISTEN_ADDR": "127.0.0.1:0"} if h2 else {}
+    listener.update(traced())
     try:
         for index in range(size):
             stats = tmp / f"k{size}-{index}-stats.json"
@@ -323,7 +334,9 @@ def start_workers(count: int, tmp: Path, url: str, module: str) -> Fleet:
     """One ``module --workers count``: a supervisor and its workers, measured as one tree.
     The workers run ``run.py`` itself, so nothing counts their commits."""
     stats = tmp / f"w{count}-stats.json"
-    env = server_env(tmp, CURSOR_DATABASE_URL=url, LOAD_STATS_FILE=str(stats), **SHARED_KEY_ENV)
+    env = server_env(
+        tmp, CURSOR_DATABASE_URL=url, LOAD_STATS_FILE=str(stats), **SHARED_KEY_ENV, **traced()
+    )
     server = ServerProcess(env, module=module, args=("--workers", str(count)))
     member = Member(server, "", None, tree=True)
     try:

@@ -23,6 +23,7 @@ _BELOW_THE_ACTORS = (
     "actors.protocols",
     "actors.providers",
     "actors.services",
+    "actors.tracing",
     "actors.turn",
     "store",
     "store.base",
@@ -126,11 +127,14 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "wire.proto",
         "wire.providers",
     ),
+    # the spans two recorders derive from their facts (run events, call attempts)
+    "actors.tracing": ("actors.conversation", "actors.protocols", "store", "store.base"),
     "actors.providers": (
         "actors.conversation",
         "actors.loop",
         "actors.pool",
         "actors.protocols",
+        "actors.tracing",
         "store",
         "store.base",
         "store.catalog",
