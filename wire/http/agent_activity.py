@@ -12,14 +12,13 @@ Without one the record is this process's only (a restart starts from "never").
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from typing import Protocol
 
 import msgspec
 
-from wire.log import log_event
+from wire.http.background_adds import BackgroundAdds
 
 logger = logging.getLogger("cursor_server.agent_activity")
 
@@ -112,11 +111,9 @@ class AgentActivity:
         self._client_version: str | None = None
         self._requests = 0
         self._shared = shared
-        self._flush_after_s = flush_after_s
         self._unadded = _Unadded()
         self._turn = asyncio.Lock()  # one addition or read of the shared record at a time
-        self._counted = asyncio.Event()  # something is waiting to be added
-        self._task: asyncio.Task[None] | None = None
+        self._adds = BackgroundAdds(self.flush, self._turn, flush_after_s, "agent activity", logger)
 
     def record(self, client_version: str | None) -> None:
         """One agent RPC arrived (refused ones too: the client did reach us). A request without
@@ -131,7 +128,7 @@ class AgentActivity:
             self._unadded = self._unadded.merged(
                 _Unadded(1, now, version, None if version is None else now)
             )
-            self._counted.set()
+            self._adds.counted()
 
     def snapshot(self) -> AgentActivitySnapshot:
         """What this process recorded (since it started)."""
@@ -173,38 +170,9 @@ class AgentActivity:
 
     def start(self) -> None:
         """Begin adding to the shared record in the background (on the running loop)."""
-        if self._shared is not None and self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._flush_when_counted())
+        if self._shared is not None:
+            self._adds.start()
 
     async def stop(self) -> None:
-        """Stop the background additions and add what is left. The task is cancelled only
-        between additions: one cancelled while its thread writes could still commit, and the
-        counts it took would then be added twice."""
-        if self._task is not None:
-            async with self._turn:
-                self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._task
-            self._task = None
-        await self._flush_logged()
-
-    async def _flush_when_counted(self) -> None:
-        while True:
-            await self._counted.wait()
-            await asyncio.sleep(self._flush_after_s)
-            self._counted.clear()
-            if not await self._flush_logged():
-                self._counted.set()  # tried again after another wait
-
-    async def _flush_logged(self) -> bool:
-        try:
-            await self.flush()
-        except Exception as exc:
-            log_event(
-                logger,
-                logging.WARNING,
-                "agent activity not added to the shared record",
-                error=str(exc),
-            )
-            return False
-        return True
+        """Stop the background additions and add what is left."""
+        await self._adds.stop()

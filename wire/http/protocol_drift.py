@@ -13,7 +13,6 @@ for an exporter that scrapes each instance.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from typing import Protocol
@@ -32,6 +31,7 @@ from wire.drift_tally import (
     rpc_path,
     version_of,
 )
+from wire.http.background_adds import BackgroundAdds
 from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.protocol_drift")
@@ -78,12 +78,10 @@ class ProtocolDrift:
     ) -> None:
         self._clock = clock  # wall-clock milliseconds since the epoch
         self._shared = shared
-        self._flush_after_s = flush_after_s
         self._seen = DriftTally()  # this process's counts since it started
         self._unadded = DriftTally()  # what the shared record does not have yet
         self._turn = asyncio.Lock()
-        self._counted = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._adds = BackgroundAdds(self.flush, self._turn, flush_after_s, "protocol drift", logger)
         self._full_logged = False
 
     def message(self, message: Message, client_version: str | None) -> None:
@@ -129,7 +127,7 @@ class ProtocolDrift:
             )
         if self._shared is not None:
             self._unadded.add(key, one)
-            self._counted.set()
+            self._adds.counted()
 
     def snapshot(self) -> list[DriftRow]:
         """This process's counts since it started (for a per-instance exporter)."""
@@ -164,37 +162,9 @@ class ProtocolDrift:
 
     def start(self) -> None:
         """Begin adding to the shared record in the background (on the running loop)."""
-        if self._shared is not None and self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._flush_when_counted())
+        if self._shared is not None:
+            self._adds.start()
 
     async def stop(self) -> None:
-        """Stop the background additions and add what is left (cancelled only between
-        additions, so none is added twice)."""
-        if self._task is not None:
-            async with self._turn:
-                self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._task
-            self._task = None
-        await self._flush_logged()
-
-    async def _flush_when_counted(self) -> None:
-        while True:
-            await self._counted.wait()
-            await asyncio.sleep(self._flush_after_s)
-            self._counted.clear()
-            if not await self._flush_logged():
-                self._counted.set()
-
-    async def _flush_logged(self) -> bool:
-        try:
-            await self.flush()
-        except Exception as exc:
-            log_event(
-                logger,
-                logging.WARNING,
-                "protocol drift not added to the shared record",
-                error=str(exc),
-            )
-            return False
-        return True
+        """Stop the background additions and add what is left."""
+        await self._adds.stop()
