@@ -74,6 +74,19 @@ class AccessRefusal(msgspec.Struct, frozen=True):
     quiet: bool = False
 
 
+def throttled_refusal(verdict: Verdict) -> AccessRefusal:
+    """The answer to a peer the token throttle holds back (429 with ``Retry-After``; the
+    throttle logged its burst already)."""
+    assert verdict.retry_after_s is not None
+    return AccessRefusal(
+        THROTTLED_STATUS,
+        THROTTLED_CODE,
+        throttled_body_message(verdict),
+        retry_after_s=whole_seconds(verdict.retry_after_s),
+        quiet=True,
+    )
+
+
 def _forbidden(message: str, *, quiet: bool = False) -> AccessRefusal:
     return AccessRefusal(403, "permission_denied", message, quiet=quiet)
 
@@ -101,13 +114,7 @@ class AgentAccess:
             )
         verdict = self._check_token(remote, token.strip())
         if verdict.retry_after_s is not None:
-            return AccessRefusal(
-                THROTTLED_STATUS,
-                THROTTLED_CODE,
-                throttled_body_message(verdict),
-                retry_after_s=whole_seconds(verdict.retry_after_s),
-                quiet=True,
-            )
+            return throttled_refusal(verdict)
         if not verdict.matched:
             return _forbidden(
                 f"the token in {TOKEN_HEADER} is not this server's console token",

@@ -20,10 +20,8 @@ from collections.abc import Callable
 from aiohttp import web
 
 from wire.edge_rules import hostname_of, is_loopback_name
-from wire.http.agent_access import AccessRefusal, Network, TokenCheck
+from wire.http.agent_access import AccessRefusal, Network, TokenCheck, throttled_refusal
 from wire.http.responses import json_error
-from wire.http.token_throttle import THROTTLED_CODE, THROTTLED_STATUS, throttled_body_message
-from wire.peer_throttle import whole_seconds
 from wire.peers import peer_address
 
 METRICS_PATH = "/metrics"
@@ -65,13 +63,7 @@ class MetricsAccess:
             )
         verdict = self._check_token(remote, credentials.strip())
         if verdict.retry_after_s is not None:
-            return AccessRefusal(
-                THROTTLED_STATUS,
-                THROTTLED_CODE,
-                throttled_body_message(verdict),
-                retry_after_s=whole_seconds(verdict.retry_after_s),
-                quiet=True,
-            )
+            return throttled_refusal(verdict)
         if not verdict.matched:
             return AccessRefusal(
                 401, "unauthenticated", "the bearer token is not this server's console token"
