@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import threading
 import time
@@ -63,6 +64,14 @@ def settings_of(stored: catalog.BudgetsSettings) -> BudgetSettings:
     return BudgetSettings(limits_of(stored.default), overrides)
 
 
+def _newest(turns: deque[int] | None, count: int | None) -> tuple[int, ...]:
+    if not turns or count is None:
+        return ()
+    if len(turns) <= count:
+        return tuple(turns)
+    return tuple(itertools.islice(turns, len(turns) - count, None))
+
+
 def _has_budget(limits: UserLimits) -> bool:
     return limits.usd_per_day is not None or limits.usd_per_month is not None
 
@@ -103,7 +112,9 @@ class BudgetCounters:
             usage = UserUsage(
                 usd_today=spend.today if spend is not None else 0.0,
                 usd_this_month=spend.month if spend is not None else 0.0,
-                recent_turns_ms=tuple(turns) if turns else (),
+                # Only the newest ``turns_per_minute`` matter to the decision (they are in
+                # order): the rest is not copied.
+                recent_turns_ms=_newest(turns, limits.turns_per_minute),
                 active_runs=self._active.get(user_id, 0),
             )
             refused = refusal(limits, usage, public_id, now)
