@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,7 +28,7 @@ from tests.support.fake_cursor import (
     login_token,
     user_turn_message,
 )
-from tests.support.fake_provider import FakeProvider, Script, chat_events
+from tests.support.fake_provider import FakeProvider, FakeToolCall, Script, chat_events
 from wire.providers.retry import NO_RETRY
 
 ALICE_ID, BOB_ID = "alice@example.com", "auth0|bob-2"
@@ -258,3 +259,31 @@ async def test_spend_recorded_by_another_instance_counts(
     finally:
         await elsewhere.stop()
         other_store.close()
+
+
+async def test_a_subagent_run_is_part_of_its_parents_turn_and_not_refused(
+    start: StartBudgetServer, fake: FakeProvider, store: Store, tmp_path: Path
+) -> None:
+    """With one run at once and one turn per minute, a Task's subagent run still runs: it is
+    the parent's turn, which is never cut; the next turn of the same user is refused."""
+    model, _ = priced_models(store, fake)
+    server = await start(store)
+    await save_budgets(server, {"default": {"concurrent_runs": 1, "turns_per_minute": 1}})
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    arguments = json.dumps({"description": "Look", "prompt": "Say hi.", "subagent_type": "explore"})
+    fake.enqueue(Script.sse(chat_events(tools=[FakeToolCall("call_task", "Task", (arguments,))])))
+    fake.enqueue(Script.sse(chat_events(text=["Hi from the subagent."])))
+    fake.enqueue(Script.sse(chat_events(text=["Done."])))
+    cursor = FakeCursor(f"http://{server.address}", headers=authorization(ALICE))
+    try:
+        session = CursorSession(cursor, "parent", workspace=workspace, run_subagents=True)
+        log = await session.run(user_turn_message("delegate", model))
+    finally:
+        await cursor.aclose()
+    assert log.end == {}
+    (child,) = session.subagents
+    assert child.log.end == {}
+    assert len(fake.requests) == 3
+    message = refused(await run(server, ALICE, "alice-next", model))
+    assert message.startswith("limit of 1 turns per minute reached")
