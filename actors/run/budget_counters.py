@@ -161,7 +161,10 @@ class BudgetRefresh:
     async def _every_interval(self) -> None:
         while True:
             await asyncio.sleep(self._interval_s)
-            await self.refresh()
+            try:
+                await self.refresh()
+            except Exception:  # a bug must not stop the re-reads: the counts would go stale
+                logger.exception("re-reading the budgets and spend failed")
 
     async def stop(self) -> None:
         if self._task is not None:
