@@ -9,7 +9,7 @@ browser app's files.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import httpx
 import peewee
@@ -92,6 +92,7 @@ class ConsoleRoutes:
         listen_host: str = "127.0.0.1",
         own_addresses: Callable[[], OwnAddresses] = lambda: NO_OWN_ADDRESSES,
         key_health: KeyHealth | None = None,
+        budgets_saved: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._database = database
         self._discovery_client = discovery_client
@@ -103,6 +104,8 @@ class ConsoleRoutes:
         self._own_addresses = own_addresses
         # The health of the provider keys this process's calls sent (the key list shows it).
         self._key_health = key_health
+        # Awaited after the budgets are saved: this server's budget check reads them at once.
+        self._budgets_saved = budgets_saved
 
     def register(self, app: web.Application) -> None:
         ConsoleGuard(self._auth).register(app)
@@ -113,7 +116,7 @@ class ConsoleRoutes:
         ProvidersApi(self._database, self._own_addresses, self._key_health).register(app)
         ProviderKeysApi(self._database, self._key_health).register(app)
         ModelsApi(self._database, self._discovery_client).register(app)
-        SettingsApi(self._database, self._own_addresses).register(app)
+        SettingsApi(self._database, self._own_addresses, self._budgets_saved).register(app)
         CallsApi(self._database).register(app)
         ModelCheckApi(self._database, self._model_checks).register(app)
         StatsApi(self._database).register(app)

@@ -1,6 +1,7 @@
 """Console API for the server's settings under ``/console/api/settings/``: recording
 (``observability``), the web search backend (``web-search``), the image model
-(``image-model``) and where Cursor's Auto and model ids run (``routing``).
+(``image-model``), where Cursor's Auto and model ids run (``routing``) and the budgets and
+limits per person (``budgets``).
 
 The web search backend's key is write-only like a provider's: answers carry ``has_api_key``,
 and logs name the backend by its kind only.
@@ -9,7 +10,7 @@ and logs name the backend by its kind only.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import msgspec
 import peewee
@@ -51,6 +52,32 @@ class RoutingAnswer(msgspec.Struct, frozen=True):
     max_routes: int = catalog.MAX_ROUTES
 
 
+class BudgetsBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A budgets change: the ``default`` limits and/or the whole set of ``overrides`` by user
+    id (either may be left out); in each, a limit left out or null is no limit."""
+
+    default: catalog.Limits | msgspec.UnsetType = msgspec.UNSET
+    overrides: dict[str, catalog.Limits] | msgspec.UnsetType = msgspec.UNSET
+
+
+class BudgetsAnswer(msgspec.Struct, frozen=True):
+    """The budgets, with their size limits for the editor."""
+
+    default: catalog.Limits
+    overrides: dict[str, catalog.Limits]
+    max_overrides: int = catalog.MAX_BUDGET_OVERRIDES
+    max_allowed_models: int = catalog.MAX_ALLOWED_MODELS
+    max_usd: float = catalog.MAX_BUDGET_USD
+
+
+def _budgets_answer(settings: catalog.BudgetsSettings) -> BudgetsAnswer:
+    return BudgetsAnswer(settings.default, settings.overrides)
+
+
+async def _nothing() -> None:
+    return None
+
+
 def _routing_answer(settings: catalog.RoutingSettings) -> RoutingAnswer:
     return RoutingAnswer(settings.auto, settings.routes)
 
@@ -62,8 +89,11 @@ class SettingsApi:
         self,
         database: peewee.Database,
         own_addresses: Callable[[], OwnAddresses] = lambda: NO_OWN_ADDRESSES,
+        budgets_saved: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._db = database
+        # The server's budget counters re-read the settings (awaited before the answer).
+        self._budgets_saved = budgets_saved or _nothing
         # Where this server listens (known once bound): a SearXNG URL may not point there.
         self._own = own_addresses
 
@@ -77,6 +107,8 @@ class SettingsApi:
         router.add_put(f"{API_PREFIX}/settings/image-model", self.put_image_model)
         router.add_get(f"{API_PREFIX}/settings/routing", self.get_routing)
         router.add_put(f"{API_PREFIX}/settings/routing", self.put_routing)
+        router.add_get(f"{API_PREFIX}/settings/budgets", self.get_budgets)
+        router.add_put(f"{API_PREFIX}/settings/budgets", self.put_budgets)
 
     @answers_errors
     async def get_observability(self, request: web.Request) -> web.StreamResponse:
@@ -142,3 +174,20 @@ class SettingsApi:
             routes=len(saved.routes),
         )
         return json_response(_routing_answer(saved))
+
+    @answers_errors
+    async def get_budgets(self, request: web.Request) -> web.StreamResponse:
+        return json_response(_budgets_answer(await in_thread(self._db, catalog.get_budgets)))
+
+    @answers_errors
+    async def put_budgets(self, request: web.Request) -> web.StreamResponse:
+        body = await decode_body(request, BudgetsBody)
+        saved = await in_thread(
+            self._db,
+            catalog.update_budgets,
+            default=None if body.default is msgspec.UNSET else body.default,
+            overrides=None if body.overrides is msgspec.UNSET else body.overrides,
+        )
+        await self._budgets_saved()
+        log_event(logger, logging.INFO, "budgets saved", overrides=len(saved.overrides))
+        return json_response(_budgets_answer(saved))

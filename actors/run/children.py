@@ -42,6 +42,7 @@ from actors.protocols.run_output import RunOutput
 from actors.protocols.session import SessionMessage
 from actors.protocols.tool_runtime import AbortPendingExecs, ToolRuntimeMessage
 from actors.providers.actor import ProviderDeps, start_provider_call
+from actors.run.budget_counters import BudgetCounters
 from actors.run.history_cache import HistoryCache
 from actors.run.owners import RemoteRuns, RunOwners
 from actors.run.subagent_links import SubagentLinks, SubagentLinkTable
@@ -81,6 +82,9 @@ class AgentDeps(msgspec.Struct, frozen=True):
     # A model call that showed nothing this long shows the model thinking, and again
     # every as long until it speaks (``ModelCall.keep_alive``); None: never.
     silent_model_keepalive_s: float | None = None
+    # Each user's counts the budget check reads when a run starts
+    # (``actors.run.budget_counters``); None: no budgets are checked.
+    budgets: BudgetCounters | None = None
 
 
 def _tell(actor: Mailbox[Any] | None, message: object) -> None:

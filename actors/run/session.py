@@ -88,6 +88,8 @@ class SessionActor(PooledActor):
         self._cancelled = False
         self._parent: ParentLink | None = None
         self._link: tuple[str, str] | None = None  # this subagent run in ``deps.subagents``
+        # The user this run counts as open for in ``deps.budgets``, until it ends.
+        self._budget_user: str | None = None
 
     def on_receive(self, message: SessionMessage) -> None:
         if self._ended:
@@ -258,6 +260,11 @@ class SessionActor(PooledActor):
             self._end(ConnectError(Code.UNIMPLEMENTED, AGENT_LOOP_UNAVAILABLE))
             return
         route = route.for_user(self._run_user(user_id))
+        if self._parent is None and not runs_shell_command(request):
+            refused = self._admit(route.user_id or user_id, route.public_id)
+            if refused is not None:
+                self._end(refused)
+                return
         if self._parent is not None:
             # The parent's cancel_subagent_action names this run by its conversation id.
             self._link = (self._parent.request_id, request.conversation_id or self.request_id)
@@ -272,6 +279,31 @@ class SessionActor(PooledActor):
         else:
             self._run = AgentRun(setup, self._parent)
         self._run.start()
+
+    def _admit(self, user_id: str, public_id: str) -> ConnectError | None:
+        """The budget check, before any provider call: the refusal (``resource_exhausted``),
+        or None, the run then counted as open for its user until it ends. A subagent run is part
+        of its parent's turn and a shell command calls no model: neither is checked."""
+        if self._deps is None or self._deps.budgets is None:
+            return None
+        refused = self._deps.budgets.admit(user_id, public_id)
+        if refused is None:
+            self._budget_user = user_id
+        else:
+            log_event(
+                logger,
+                logging.INFO,
+                "run refused by a budget",
+                request_id=self.request_id,
+                user_id=user_id,
+                public_id=public_id,
+            )
+        return refused
+
+    def _release_budget(self) -> None:
+        if self._budget_user is not None and self._deps is not None and self._deps.budgets:
+            self._deps.budgets.release(self._budget_user)
+        self._budget_user = None
 
     def _run_user(self, user_id: str) -> str:
         """The run's user: the RunRequest's sender, or a subagent run's parent's user (its
@@ -338,6 +370,7 @@ class SessionActor(PooledActor):
         if not self._ended:
             self._ended = True
             self._unlink()
+            self._release_budget()
             self._output.finish(error)
 
     def on_stop(self) -> None:
@@ -345,6 +378,7 @@ class SessionActor(PooledActor):
         if self._run is not None and not self._ended:
             self._run.cancel(cancelled_error())
             self._tell_recorded()
+        self._release_budget()
 
     def _unlink(self) -> None:
         if self._link is not None and self._deps is not None:
@@ -356,6 +390,7 @@ class SessionActor(PooledActor):
             return
         self._ended = True
         self._unlink()
+        self._release_budget()
         log_event(
             logger,
             logging.INFO,

@@ -27,6 +27,7 @@ from actors.protocols.session import SessionMessage
 from actors.providers.actor import ProviderDeps
 from actors.providers.recorder import start_call_recorder
 from actors.providers.transport import CallLimits, new_provider_client
+from actors.run.budget_counters import BUDGET_REFRESH_S, BudgetCounters, BudgetRefresh
 from actors.run.children import AgentDeps
 from actors.run.model_selection import (
     ModelResolver,
@@ -149,6 +150,9 @@ class ServerConfig(msgspec.Struct, frozen=True):
     public_url: str | None = None
     # Where the run and provider-call spans go (OTLP over HTTP); None: no tracing, no cost.
     traces: TraceSettings | None = None
+    # How often each user's spend and the budget settings are re-read (with a store): how late
+    # a budget may see calls recorded by another instance.
+    budget_refresh_s: float = BUDGET_REFRESH_S
 
 
 class RunningServer:
@@ -171,7 +175,10 @@ class RunningServer:
         commits: GroupCommit | None = None,
         drift: ProtocolDrift | None = None,
         tracing: Tracing | None = None,
+        budgets: BudgetRefresh | None = None,
     ) -> None:
+        # Each user's counts for the budget check, re-read in the background; None: no store.
+        self.budgets = budgets
         self.tracing = tracing
         # This server's metrics (``GET /metrics``), and the database that tells them its commits.
         self.metrics = metrics
@@ -240,6 +247,8 @@ class RunningServer:
             self._commits.stop_observing(self.metrics.commit_observed)
         if self.drift is not None:
             await self.drift.stop()
+        if self.budgets is not None:
+            await self.budgets.stop()
         # The recorders have stopped: the last spans are queued; export them (on the SDK's
         # thread, waited for off the loop).
         if self.tracing is not None:
@@ -347,6 +356,7 @@ async def start_server(
         extra=dict.fromkeys(SERVER_CONFIG_ROUTES, server_config),
     ).register(app)
     lease = None
+    budget_refresh: BudgetRefresh | None = None
     tracing: Tracing | None = None  # with a store and an endpoint only: spans come from runs
     peers: Peers | None = None
     # This server's listeners, once bound: no provider or search URL may point at them.
@@ -377,6 +387,9 @@ async def start_server(
             retry=config.provider_retry,
         )
         checks = ModelCheckDeps(provider_deps, config.model_check_timeout_s)
+        # Read once before the first run, then in the background: no run's start queries them.
+        budget_refresh = budgets = BudgetRefresh(BudgetCounters(database), config.budget_refresh_s)
+        await budgets.start()
         ConsoleRoutes(
             database,
             model_checks=checks,
@@ -386,6 +399,7 @@ async def start_server(
             listen_host=config.host,
             own_addresses=lambda: own[0],
             key_health=provider_deps.keys,
+            budgets_saved=budgets.refresh,
         ).register(app)
         agent_deps = AgentDeps(
             store=store,
@@ -407,6 +421,7 @@ async def start_server(
             exec_answer_timeout_s=config.limits.exec_answer_timeout_s,
             silent_model_keepalive_s=config.limits.silent_model_keepalive_s,
             remote_runs=None if peers is None else peers.canceller,
+            budgets=budgets.counters,
         )
     if start_session is None:
         resolver = None if database is None else StoreModelResolver(database)
@@ -497,6 +512,7 @@ async def start_server(
         commits,
         drift,
         tracing,
+        budget_refresh,
     )
 
 

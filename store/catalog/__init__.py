@@ -26,11 +26,12 @@ milliseconds (``2025-01-02T03:04:05.678Z``).
 
 One module per record (``providers``, ``models``, ``settings`` for observability,
 ``web_search``, ``image_model``, a provider's key pool ``provider_keys``, ``routing`` for where
-Auto and Cursor's model ids run) over what they share: ``errors``, ``limits``, ``checks``, the
-sealing of secrets (``sealing``), custom headers (``headers``), a provider's real values and key
-pool (``connections``), the image model's mark (``image_mark``), the tables (``tables``) and the
-startup sealing of an older version's plaintext (``plaintext_secrets``). This module names the
-public surface; callers import from ``store.catalog``, never from its modules.
+Auto and Cursor's model ids run, ``budgets`` for the limits per person) over what they share:
+``errors``, ``limits``, ``checks``, the sealing of secrets (``sealing``), custom headers
+(``headers``), a provider's real values and key pool (``connections``), the image model's mark
+(``image_mark``), the tables (``tables``) and the startup sealing of an older version's
+plaintext (``plaintext_secrets``). This module names the public surface; callers import from
+``store.catalog``, never from its modules.
 """
 
 from actors.conversation.request import IMAGE_PROVIDER_TYPES, REASONING_EFFORTS
@@ -38,6 +39,16 @@ from actors.conversation.secret import (
     SECRET_HEADER_FRAGMENTS,
     SECRET_HEADER_NAMES,
     is_secret_header,
+)
+from store.catalog.budgets import (
+    BUDGETS_KEY,
+    MAX_ALLOWED_MODELS,
+    MAX_BUDGET_OVERRIDES,
+    MAX_BUDGET_USD,
+    BudgetsSettings,
+    Limits,
+    get_budgets,
+    update_budgets,
 )
 from store.catalog.connections import MAIN_KEY_ID, OPENAI_API_HOST, OpenedKey, ProviderConnection
 from store.catalog.errors import (
@@ -135,6 +146,7 @@ from store.catalog.web_search import (
 
 __all__ = [
     "ANTHROPIC",
+    "BUDGETS_KEY",
     "CACHE_KEY_AUTO",
     "CACHE_KEY_SETTINGS",
     "GEMINI",
@@ -144,6 +156,9 @@ __all__ = [
     "INT32_MIN",
     "KEY_UNREADABLE",
     "MAIN_KEY_ID",
+    "MAX_ALLOWED_MODELS",
+    "MAX_BUDGET_OVERRIDES",
+    "MAX_BUDGET_USD",
     "MAX_FALLBACKS",
     "MAX_HEADERS",
     "MAX_HEADER_NAME_CHARS",
@@ -167,11 +182,13 @@ __all__ = [
     "WEB_SEARCH_BACKENDS",
     "WEB_SEARCH_KEY",
     "AutoSetting",
+    "BudgetsSettings",
     "CatalogError",
     "Conflict",
     "ImageModelSetting",
     "Invalid",
     "KeyUnreadable",
+    "Limits",
     "ModelInput",
     "ModelRecord",
     "NotFound",
@@ -196,6 +213,7 @@ __all__ = [
     "delete_provider",
     "delete_provider_key",
     "enabled_models",
+    "get_budgets",
     "get_image_model",
     "get_observability",
     "get_routing",
@@ -213,6 +231,7 @@ __all__ = [
     "save_models",
     "seal_plaintext_secrets",
     "set_image_model",
+    "update_budgets",
     "update_observability",
     "update_provider",
     "update_provider_key",

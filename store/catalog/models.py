@@ -15,6 +15,7 @@ import peewee
 from actors.conversation.request import REASONING_EFFORTS
 from store.base.clock import now_ms
 from store.base.typed_peewee import execute_sql
+from store.catalog.budgets import forget_budget_models
 from store.catalog.checks import check_length
 from store.catalog.connections import ProviderConnection, open_provider_secrets, provider_pool
 from store.catalog.errors import Conflict, Invalid, NotFound
@@ -246,6 +247,7 @@ def delete_model(db: peewee.Database, public_id: str) -> None:
         forget_image_model(db, [public_id])
         forget_fallbacks(db, [public_id])
         forget_routing(db, [public_id])
+        forget_budget_models(db, [public_id])
         if not model.delete().where(model.public_id == public_id).execute():
             raise NotFound(f"model {public_id} not found")
 

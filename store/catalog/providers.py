@@ -13,6 +13,7 @@ from actors.conversation.request import ProviderType
 from store.base.clock import now_ms
 from store.base.secrets import SecretUnreadable, is_sealed
 from store.base.typed_peewee import RuntimeModel
+from store.catalog.budgets import forget_budget_models
 from store.catalog.checks import check_api_key, check_length, refuse_target
 from store.catalog.connections import ProviderConnection, connection
 from store.catalog.errors import KEY_UNREADABLE, Conflict, Invalid, NotFound
@@ -258,6 +259,7 @@ def delete_provider(db: peewee.Database, provider_id: int) -> None:
         forget_image_model(db, doomed)
         forget_fallbacks(db, doomed)
         forget_routing(db, doomed)
+        forget_budget_models(db, doomed)
         tables.model.delete().where(tables.model.provider == provider_id).execute()
         tables.provider_key.delete().where(tables.provider_key.provider == provider_id).execute()
         deleted = tables.provider.delete().where(tables.provider.id == provider_id).execute()

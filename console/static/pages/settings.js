@@ -1,8 +1,10 @@
 // Settings: whether calls keep their full request and response (verbose), how many call
-// records are kept, the web search backend, and where Cursor's Auto and model ids run.
+// records are kept, the web search backend, where Cursor's Auto and model ids run, and the
+// budgets and limits per person.
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.js";
 import { Field, FormError, html, invalid } from "../ui.js";
+import { BudgetSettings } from "./budget_settings.js";
 import { RoutingSettings } from "./routing_settings.js";
 import { WebSearchSettings } from "./web_search_settings.js";
 
@@ -46,6 +48,7 @@ export function SettingsPage() {
       <div class="actions"><button class="primary" type="submit">Save</button></div>
     </form>
     <${RoutingSettings} />
+    <${BudgetSettings} />
     <${WebSearchSettings} />
   </div>`;
 }
