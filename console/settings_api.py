@@ -25,10 +25,11 @@ logger = logging.getLogger("cursor_server.console")
 
 
 class ObservabilityBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A settings change: either key may be left out (null is refused, not "unchanged")."""
+    """A settings change: any key may be left out (null is refused, not "unchanged")."""
 
     verbose: bool | msgspec.UnsetType = msgspec.UNSET
     retained_calls: catalog.PositiveInt | msgspec.UnsetType = msgspec.UNSET
+    metrics_per_user: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 class ImageModelBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -119,7 +120,7 @@ class SettingsApi:
         body = await decode_body(request, ObservabilityBody)
         changes = {
             name: value
-            for name in ("verbose", "retained_calls")
+            for name in ObservabilityBody.__struct_fields__
             if (value := getattr(body, name)) is not msgspec.UNSET
         }
         return json_response(await in_thread(self._db, catalog.update_observability, **changes))

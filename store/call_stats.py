@@ -308,10 +308,7 @@ class PeriodCost(msgspec.Struct, frozen=True):
 def period_cost(db: peewee.Database, now_ms: int) -> PeriodCost:
     """Today's and this UTC month's cost per model: the one grouped query the daily cost runs,
     over the days from the month's first to today (for ``GET /metrics``, once per scrape)."""
-    today = now_ms - now_ms % DAY_MS
-    moment = datetime.datetime.fromtimestamp(today / 1000, datetime.UTC)
-    first = today - (moment.day - 1) * DAY_MS
-    cost = _cost(db, Scope(first, today + DAY_MS, DAY_MS))
+    cost = _cost(db, month_days(now_ms))
     month: dict[str, ModelDayCost] = {}
     for day in cost.days:
         for public_id, entry in day.models.items():
@@ -368,6 +365,14 @@ def scoped_rows(db: peewee.Database, template: str, scope: Scope) -> list[tuple[
 
 
 # --- the aggregation -----------------------------------------------------------------------------
+
+
+def month_days(now_ms: int) -> Scope:
+    """This UTC month's days up to today's end, one bucket per day: the last bucket is today
+    (the periods of the budgets and of ``GET /metrics``)."""
+    today = now_ms - now_ms % DAY_MS
+    moment = datetime.datetime.fromtimestamp(today / 1000, datetime.UTC)
+    return Scope(today - (moment.day - 1) * DAY_MS, today + DAY_MS, DAY_MS)
 
 
 def range_scope(range_name: str, now_ms: int, user: str | None = None) -> Scope:

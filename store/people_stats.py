@@ -31,7 +31,7 @@ import msgspec
 import peewee
 
 from store.base.typed_peewee import execute_sql
-from store.call_stats import TokenCounts, cost_sql, range_scope, scoped_rows
+from store.call_stats import Scope, TokenCounts, cost_sql, month_days, range_scope, scoped_rows
 
 _CALLS = """WITH scoped AS ({scoped})
 SELECT "user_id", COUNT(*), SUM(CASE WHEN "status" = 'failed' THEN 1 ELSE 0 END),
@@ -73,6 +73,26 @@ def people_stats(db: peewee.Database, range_name: str, now_ms: int) -> People:
     """Each user's totals over ``range_name`` (a ``RANGES`` key; ``UnknownRange`` otherwise)
     ending at ``now_ms``."""
     scope = range_scope(range_name, now_ms)
+    return People(range_name, scope.start_ms, scope.end_ms, now_ms, people_in(db, scope))
+
+
+class PeriodPeople(msgspec.Struct, frozen=True):
+    """Each user's totals today and this month (UTC), as ``people_in`` orders them."""
+
+    today: list[Person]
+    month: list[Person]
+
+
+def period_people(db: peewee.Database, now_ms: int) -> PeriodPeople:
+    """Each user's totals since today's and since this month's UTC start (for the per-user
+    families of ``GET /metrics``, read once per scrape)."""
+    month = month_days(now_ms)
+    today = msgspec.structs.replace(month, start_ms=month.end_ms - month.bucket_ms)
+    return PeriodPeople(people_in(db, today), people_in(db, month))
+
+
+def people_in(db: peewee.Database, scope: Scope) -> list[Person]:
+    """Each user's totals over ``scope``, most costly first."""
     # One bucket over the whole scope: the scoped calls' bucket column is then always 0.
     whole = msgspec.structs.replace(scope, bucket_ms=scope.end_ms - scope.start_ms)
     calls = {str(row[0]): row[1:] for row in scoped_rows(db, _CALLS, whole)}
@@ -100,4 +120,4 @@ def people_stats(db: peewee.Database, range_name: str, now_ms: int) -> People:
             )
         )
     people.sort(key=lambda p: (-(p.cost_usd or 0.0), -p.calls, -p.runs, p.user_id))
-    return People(range_name, scope.start_ms, scope.end_ms, now_ms, people)
+    return people

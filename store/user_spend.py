@@ -4,12 +4,10 @@ path, so every instance's calls on this database count against a user's budgets.
 
 from __future__ import annotations
 
-import datetime
-
 import msgspec
 import peewee
 
-from store.call_stats import DAY_MS, Scope, cost_sql, scoped_rows
+from store.call_stats import cost_sql, month_days, scoped_rows
 
 # Per user and day: the calls of unknown cost are left out, as everywhere the cost is shown.
 _COST = cost_sql('"user_id"', "bucket")
@@ -22,20 +20,12 @@ class UserSpend(msgspec.Struct, frozen=True):
     month: float = 0.0
 
 
-def _month_start(today_ms: int) -> int:
-    moment = datetime.datetime.fromtimestamp(today_ms / 1000, datetime.UTC)
-    return today_ms - (moment.day - 1) * DAY_MS
-
-
 def user_spend(db: peewee.Database, now_ms: int) -> dict[str, UserSpend]:
     """user id -> their spend today and this month (users with no priced call left out)."""
-    today = now_ms - now_ms % DAY_MS
-    first = _month_start(today)
-    today_bucket = (today - first) // DAY_MS
+    days = month_days(now_ms)
+    today_bucket = (days.end_ms - days.start_ms) // days.bucket_ms - 1
     spend: dict[str, list[float]] = {}
-    for user, bucket, _unknown, _priced, micro_usd in scoped_rows(
-        db, _COST, Scope(first, today + DAY_MS, DAY_MS)
-    ):
+    for user, bucket, _unknown, _priced, micro_usd in scoped_rows(db, _COST, days):
         if user is None or not micro_usd:
             continue
         usd = float(micro_usd) / 1e6

@@ -40,7 +40,7 @@ from actors.run.session import SessionActor
 from actors.run.subagent_links import SharedSubagentLinks
 from actors.run_events import FLUSH_AFTER_S as RUN_EVENTS_FLUSH_AFTER_S
 from actors.run_events import start_run_event_recorder
-from actors.server.metrics import CONTENT_TYPE, ServerMetrics, store_cost
+from actors.server.metrics import CONTENT_TYPE, ServerMetrics, store_cost, store_people
 from actors.server.peers import Peers
 from actors.services.handlers import server_work_handlers
 from actors.services.instance_lease import INSTANCE_LEASE_S, InstanceLease
@@ -333,7 +333,11 @@ async def start_server(
     provider_deps: ProviderDeps | None = None
     agent_deps: AgentDeps | None = None
     # One registry per server; with a store its recorders and its commits feed it.
-    metrics = ServerMetrics(None if database is None else store_cost(database), drift.snapshot)
+    metrics = ServerMetrics(
+        None if database is None else store_cost(database),
+        drift.snapshot,
+        None if database is None else store_people(database),
+    )
     commits = database if isinstance(database, GroupCommit) else None
     if commits is not None:
         commits.observe_commits(metrics.commit_observed)

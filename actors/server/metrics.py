@@ -9,9 +9,11 @@ rule (``store.call_stats.period_cost``): one query per scrape, none per call.
 
 Names, labels and buckets (docs/choices.md says why): every family is ``cursor_server_*``;
 ``model`` is the public model id (as the call records and the dashboard name it), never a
-provider's display name or key; ``provider_type`` the wire format. Per-user counters are a
-later setting: they will be families of their own (``cursor_server_user_*``) added here,
-behind it, so the families below keep their cardinality whatever the team's size.
+provider's display name or key; ``provider_type`` the wire format. No family above carries a
+user: each user's totals are families of their own (``cursor_server_user_*``), read from the
+store at scrape time by the People page's rule and shown only while the observability
+setting ``metrics_per_user`` is on, so the families above keep their cardinality whatever the
+team's size, and those stay bounded by ``MAX_METRIC_USERS``.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
 from store.base.clock import now_ms
-from store.call_stats import PeriodCost, period_cost
+from store.call_stats import PeriodCost, TokenCounts, period_cost
+from store.catalog import get_observability
 from store.llm_calls import CallEnd
+from store.people_stats import PeriodPeople, Person, period_people
 from wire.drift_tally import DriftRow
 from wire.log import log_event
 
@@ -41,6 +45,10 @@ TTFT_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0)
 DURATION_BUCKETS = (0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 300.0, 600.0)
 # One COMMIT of a group (an fsync on SQLite, a round trip on PostgreSQL).
 COMMIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+# Per period, the users with a series of their own (the most costly, as the People page orders
+# them); the rest are summed under ``OTHER_USERS``.
+MAX_METRIC_USERS = 200
+OTHER_USERS = "(others)"
 # The usage columns of a call record, by the ``kind`` label they are counted under.
 TOKEN_KINDS = {
     "input_tokens": "input",
@@ -59,8 +67,10 @@ class ServerMetrics:
         self,
         cost: Callable[[], PeriodCost] | None = None,
         drift: Callable[[], list[DriftRow]] | None = None,
+        people: Callable[[], PeriodPeople | None] | None = None,
     ) -> None:
-        """``drift``: this process's protocol drift counts, read at scrape time."""
+        """``drift``: this process's protocol drift counts, read at scrape time; ``people``:
+        each user's totals from the store, None while the setting is off."""
         self.registry = registry = CollectorRegistry()
         call_labels = ("provider_type", "model")
         self._runs = Counter(
@@ -130,6 +140,8 @@ class ServerMetrics:
             registry.register(_CostCollector(cost))
         if drift is not None:
             registry.register(_DriftCollector(drift))
+        if people is not None:
+            registry.register(PeopleCollector(people))
 
     # ---- MetricsPort ----
 
@@ -207,6 +219,72 @@ class _CostCollector(Collector):
         yield unknown
 
 
+def _bounded(people: list[Person], limit: int) -> list[Person]:
+    """``people`` (most costly first) cut to ``limit`` series, the rest summed as one."""
+    if len(people) <= limit:
+        return people
+    kept, rest = people[: limit - 1], people[limit - 1 :]
+    priced = [p.cost_usd for p in rest if p.cost_usd is not None]
+    tokens = TokenCounts(
+        *(sum(getattr(p.tokens, kind) for p in rest) for kind in TokenCounts.__struct_fields__)
+    )
+    other = Person(
+        user_id=OTHER_USERS,
+        runs=sum(p.runs for p in rest),
+        calls=sum(p.calls for p in rest),
+        errors=sum(p.errors for p in rest),
+        tokens=tokens,
+        cost_usd=sum(priced) if priced else None,
+        priced_calls=sum(p.priced_calls for p in rest),
+        unknown_cost_calls=sum(p.unknown_cost_calls for p in rest),
+    )
+    return [*kept, other]
+
+
+class PeopleCollector(Collector):
+    """Each user's totals today and this month (UTC), as the People page counts them, over
+    every instance on the database: gauges, as the cost is (a period starts again at 0).
+    ``read`` answers None while the setting is off: no ``cursor_server_user_*`` family then."""
+
+    def __init__(
+        self, read: Callable[[], PeriodPeople | None], limit: int = MAX_METRIC_USERS
+    ) -> None:
+        self._read = read
+        self._limit = limit
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            totals = self._read()
+        except peewee.DatabaseError as exc:
+            log_event(logger, logging.WARNING, "metrics: reading users failed", error=str(exc))
+            return
+        if totals is None:
+            return
+        labels = ("period", "user")
+
+        def gauge(name: str, text: str, *extra: str) -> GaugeMetricFamily:
+            return GaugeMetricFamily(f"cursor_server_user_{name}", text, labels=(*labels, *extra))
+
+        runs = gauge("runs", "Agent runs the user started in the period.")
+        calls = gauge("provider_calls", "Provider call attempts of the user's runs.")
+        errors = gauge("provider_call_errors", "Provider call attempts that failed.")
+        tokens = gauge("tokens", "Tokens of the user's calls, by kind.", "kind")
+        usd = gauge("estimated_cost_usd", "Estimated USD of the user's calls of known cost.")
+        unknown = gauge("unknown_cost_calls", "The user's 2xx calls whose cost is unknown.")
+        for period, people in (("today", totals.today), ("month", totals.month)):
+            for person in _bounded(people, self._limit):
+                key = (period, person.user_id)
+                runs.add_metric(key, person.runs)
+                calls.add_metric(key, person.calls)
+                errors.add_metric(key, person.errors)
+                for kind in TokenCounts.__struct_fields__:
+                    tokens.add_metric((*key, kind), getattr(person.tokens, kind))
+                if person.cost_usd is not None:
+                    usd.add_metric(key, person.cost_usd)
+                unknown.add_metric(key, person.unknown_cost_calls)
+        yield from (runs, calls, errors, tokens, usd, unknown)
+
+
 class _DriftCollector(Collector):
     """What Cursor sent that is not known here, and the RPC paths relayed because they are not
     served, as this process counted them (``wire.http.protocol_drift``; bounded in kinds, so in
@@ -232,3 +310,14 @@ class _DriftCollector(Collector):
 def store_cost(database: peewee.Database) -> Callable[[], PeriodCost]:
     """The cost of today and this month from ``database``, read when called."""
     return lambda: period_cost(database, now_ms())
+
+
+def store_people(database: peewee.Database) -> Callable[[], PeriodPeople | None]:
+    """Each user's totals today and this month from ``database`` while its setting is on."""
+
+    def read() -> PeriodPeople | None:
+        if not get_observability(database).metrics_per_user:
+            return None
+        return period_people(database, now_ms())
+
+    return read

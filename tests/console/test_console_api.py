@@ -590,17 +590,23 @@ async def test_discovery_is_bounded_by_its_timeout(
 async def test_observability_settings(console: Console, server_store: Store) -> None:
     response = await console.call("GET", "/settings/observability")
     assert response.status_code == 200
-    assert response.json() == {"verbose": False, "retained_calls": 10000}
+    off = {"verbose": False, "retained_calls": 10000, "metrics_per_user": False}
+    assert response.json() == off
     put = await console.call("PUT", "/settings/observability", json={"verbose": True})
-    assert put.json() == {"verbose": True, "retained_calls": 10000}
+    assert put.json() == {**off, "verbose": True}
     put = await console.call("PUT", "/settings/observability", json={"retained_calls": 25})
-    assert put.json() == {"verbose": True, "retained_calls": 25}
+    assert put.json() == {**off, "verbose": True, "retained_calls": 25}
+    put = await console.call("PUT", "/settings/observability", json={"metrics_per_user": True})
+    saved = {"verbose": True, "retained_calls": 25, "metrics_per_user": True}
+    assert put.json() == saved
     for bad in (
         {"retained_calls": 0},
         {"retained_calls": "5"},
         {"retained_calls": 1.5},
         {"verbose": "yes"},
         {"verbose": None},
+        {"metrics_per_user": 1},
+        {"metrics_per_user": None},
         {"detailed": True},
     ):
         response = await console.call("PUT", "/settings/observability", json=bad)
@@ -608,11 +614,10 @@ async def test_observability_settings(console: Console, server_store: Store) -> 
     assert_error(
         await console.call("PUT", "/settings/observability", content=b"{"), 400, "invalid_argument"
     )
-    assert (await console.call("GET", "/settings/observability")).json() == {
-        "verbose": True,
-        "retained_calls": 25,
-    }
-    assert cat.get_observability(server_store.database) == cat.ObservabilitySettings(True, 25)
+    assert (await console.call("GET", "/settings/observability")).json() == saved
+    assert cat.get_observability(server_store.database) == cat.ObservabilitySettings(
+        True, 25, metrics_per_user=True
+    )
 
 
 # --- routing and threading ---------------------------------------------------------------------

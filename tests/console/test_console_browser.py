@@ -397,11 +397,12 @@ async def test_settings_save_and_a_narrow_window_still_shows_the_navigation(
     await expect(page.get_by_role("navigation", name="Console")).to_be_visible()
     recording = page.get_by_role("form", name="Recording settings")
     await recording.locator("input[name=verbose]").check()
+    await recording.locator("input[name=metrics_per_user]").check()
     await recording.locator("input[name=retained_calls]").fill("500")
     await recording.get_by_role("button", name="Save").click()
     await expect(recording.get_by_text("Saved.")).to_be_visible()
     settings = (await api(server, "GET", "/settings/observability")).json()
-    assert settings == {"verbose": True, "retained_calls": 500}
+    assert settings == {"verbose": True, "retained_calls": 500, "metrics_per_user": True}
     await recording.locator("input[name=retained_calls]").fill("0")
     await recording.get_by_role("button", name="Save").click()
     await expect(page.locator("[data-field=retained_calls] [role=alert]")).to_contain_text(

@@ -1,8 +1,9 @@
 """``GET /metrics`` through the real server: turns with a retry, a fallback and a refusal run
 against fake providers, then a scrape over HTTP is read by prometheus-client's own parser and
 every counter is checked by value (runs by mode and code, calls by status, tokens, retries,
-fallbacks, the histograms' counts, the estimated cost), on SQLite and PostgreSQL. Then who may
-scrape: loopback addressed by a loopback name, an allowed network, or the console token."""
+fallbacks, the histograms' counts, the estimated cost), on SQLite and PostgreSQL; each user's
+totals, only while their setting is on. Then who may scrape: loopback addressed by a loopback
+name, an allowed network, or the console token."""
 
 from __future__ import annotations
 
@@ -13,16 +14,31 @@ from typing import Any
 
 import httpx
 import pytest
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from actors.conversation.secret import Secret
 from actors.server.compose import ServerConfig, start_server
+from actors.server.metrics import OTHER_USERS, PeopleCollector, store_people
 from actors.server.settings import SettingError, load_settings
 from store import Store, connect_store
-from store.catalog import ModelInput, ProviderInput, create_provider, save_models
+from store.catalog import (
+    ModelInput,
+    ProviderInput,
+    create_provider,
+    save_models,
+    update_observability,
+)
 from tests.conftest import TEST_LIMITS, StartServer
-from tests.support.fake_cursor import CursorSession, FakeCursor, final_text, user_turn_message
+from tests.support.fake_cursor import (
+    CursorSession,
+    FakeCursor,
+    authorization,
+    final_text,
+    login_token,
+    user_turn_message,
+)
 from tests.support.fake_provider import FakeProvider, Script, chat_events, chat_usage
 from wire.http.agent_access import parse_allow_list
 from wire.providers.retry import RetryPolicy
@@ -189,6 +205,71 @@ async def test_each_server_has_its_own_registry(make_server: StartServer) -> Non
     async with httpx.AsyncClient(base_url=f"http://{first.address}") as client:
         samples = parse((await scrape(client)).text)
     assert value(samples, "cursor_server_active_runs", mode="agent") == 1
+
+
+# ---- each user's totals, behind the setting ----
+
+ALICE = login_token({"sub": "auth0|alice", "email": "Alice@Example.com"})
+BOB = login_token({"sub": "auth0|bob"})
+CAROL = login_token({"email": "carol@example.com"})
+
+
+async def test_each_users_totals_are_shown_only_while_the_setting_is_on(
+    fake: FakeProvider, make_server: StartServer, metrics_store: Store
+) -> None:
+    model_id = add_model(metrics_store, fake, "people", (1.0, 2.0, 0.0))
+    server = await make_server(store=metrics_store)
+    base = f"http://{server.address}"
+    # Alice's two turns, Bob's one answered without usage (unknown cost), Carol's one refused.
+    fake.enqueue(
+        Script.sse(chat_events(text=["a"], usage=chat_usage(100, 10))),
+        Script.sse(chat_events(text=["b"], usage=chat_usage(200, 20))),
+        Script.sse(chat_events(text=["c"])),
+        Script.error(400, {"error": {"message": "bad field"}}),
+    )
+    for token, run_id in ((ALICE, "u-a1"), (ALICE, "u-a2"), (BOB, "u-b"), (CAROL, "u-c")):
+        cursor = FakeCursor(base, headers=authorization(token))
+        try:
+            await CursorSession(cursor, run_id).run(
+                user_turn_message("hi", model_id, conversation_id=run_id)
+            )
+        finally:
+            await cursor.aclose()
+    async with httpx.AsyncClient(base_url=base) as client:
+        samples = await settled(client, runs=4)
+        assert not [name for name, _ in samples if name.startswith("cursor_server_user_")]
+        update_observability(metrics_store.database, metrics_per_user=True)
+        samples = parse((await scrape(client)).text)
+
+    def at(name: str, user: str, period: str = "today", **labels: str) -> float | None:
+        return value(samples, f"cursor_server_user_{name}", period=period, user=user, **labels)
+
+    alice, bob, carol = "alice@example.com", "auth0|bob", "carol@example.com"
+    for period in ("today", "month"):
+        assert at("runs", alice, period) == 2
+        assert at("provider_calls", alice, period) == 2
+        assert at("tokens", alice, period, kind="input") == 300
+        assert at("tokens", alice, period, kind="output") == 30
+        # (300 * 1 + 30 * 2) per million tokens.
+        assert at("estimated_cost_usd", alice, period) == pytest.approx(360e-6)
+        assert at("unknown_cost_calls", alice, period) == 0
+    assert at("runs", bob) == 1 and at("estimated_cost_usd", bob) is None
+    assert at("unknown_cost_calls", bob) == 1
+    assert at("provider_call_errors", carol) == 1 and at("provider_calls", carol) == 1
+    # Past the limit, the least costly users are summed as one series.
+    registry = CollectorRegistry()
+    registry.register(PeopleCollector(store_people(metrics_store.database), limit=2))
+    bounded = parse(generate_latest(registry).decode())
+    runs = {
+        dict(labels)["user"]: count
+        for (name, labels), count in bounded.items()
+        if name == "cursor_server_user_runs" and dict(labels)["period"] == "today"
+    }
+    assert runs == {alice: 2, OTHER_USERS: 2}
+    update_observability(metrics_store.database, metrics_per_user=False)
+    async with httpx.AsyncClient(base_url=base) as client:
+        off = (await scrape(client)).text
+    assert "cursor_server_user_" not in off
 
 
 # ---- who may scrape ----

@@ -16,6 +16,7 @@ from actors.conversation.request import ProviderType
 from store import Store, apply_migrations, connect_store, open_database
 from store import catalog as cat
 from store.base.typed_peewee import execute_sql
+from store.catalog.tables import tables_of
 from store.catalog.urls import InvalidBaseUrl, InvalidModelId, normalize_base_url, public_model_id
 from store.migrations import latest_version, provider_replay_reasoning, registered_migrations
 from wire.providers.formats import ADAPTERS
@@ -381,6 +382,22 @@ def test_observability_defaults_and_partial_updates(db: peewee.Database) -> None
     with pytest.raises(cat.Invalid, match="verbose"):
         cat.update_observability(db, verbose=1)  # type: ignore[arg-type]  # wrong on purpose: refused
     assert cat.get_observability(db) == cat.ObservabilitySettings(True, 7)
+    per_user = cat.update_observability(db, metrics_per_user=True)
+    assert per_user == cat.ObservabilitySettings(True, 7, metrics_per_user=True)
+    with pytest.raises(cat.Invalid, match="metrics_per_user"):
+        cat.update_observability(db, metrics_per_user="on")  # type: ignore[arg-type]  # wrong on purpose: refused
+    assert cat.get_observability(db) == per_user
+
+
+def test_settings_saved_before_metrics_per_user_read_it_off(db: peewee.Database) -> None:
+    """A row written by an older version (no ``metrics_per_user``) keeps its values, off."""
+    setting = tables_of(db).setting
+    setting.insert(
+        key=cat.OBSERVABILITY_KEY,
+        value_json='{"verbose":true,"retained_calls":9}',
+        updated_at_ms=1,
+    ).execute()
+    assert cat.get_observability(db) == cat.ObservabilitySettings(True, 9, False)
 
 
 def test_migration_5_keeps_reasoning_replay_on_for_existing_providers(db_url: str) -> None:

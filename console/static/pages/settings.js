@@ -1,5 +1,5 @@
-// Settings: whether calls keep their full request and response (verbose), how many call
-// records are kept, the web search backend, where Cursor's Auto and model ids run, and the
+// Settings: whether calls keep their full request and response (verbose), whether the metrics
+// show each user's totals, how many call records are kept, the web search backend, where Cursor's Auto and model ids run, and the
 // budgets and limits per person.
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.js";
@@ -36,6 +36,11 @@ export function SettingsPage() {
         <label><input type="checkbox" name="verbose" checked=${form.verbose}
           onChange=${(e) => setForm({ ...form, verbose: e.target.checked })} />
           Verbose recording: keep each call's redacted request and raw response</label>
+      </div>
+      <div class="row">
+        <label><input type="checkbox" name="metrics_per_user" checked=${form.metrics_per_user}
+          onChange=${(e) => setForm({ ...form, metrics_per_user: e.target.checked })} />
+          Metrics per person: <code>/metrics</code> shows each user's runs, calls, tokens and cost</label>
       </div>
       <div class="row">
         <${Field} label="Call records kept" name="retained_calls" error=${error}>
