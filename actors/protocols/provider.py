@@ -54,6 +54,15 @@ TransportMessage = (
 )
 
 
+class AttemptReported(msgspec.Struct, frozen=True):
+    """What the transport of the call's ``send``-th request reported. A report of a request
+    that is no longer the call's current one (it failed and another was sent, or is waited
+    for) is dropped: a stream's error event leaves its later chunks and end in the mailbox."""
+
+    send: int
+    report: TransportMessage
+
+
 class StartProviderCall(msgspec.Struct, frozen=True):
     """Make one provider request for ``request`` along ``route``."""
 
@@ -96,16 +105,7 @@ class ProviderCallEnded(msgspec.Struct, frozen=True):
 ProviderReply = ProviderEventsReceived | ProviderCallEnded
 
 # Everything the ProviderActor takes: the call to make (first), its transport's facts, a cancel.
-ProviderMessage = (
-    StartProviderCall
-    | ResponseHeadersReceived
-    | ResponseChunksReceived
-    | ErrorBodyReceived
-    | ResponseEnded
-    | TransportFailed
-    | CancelProviderCall
-    | RetryDue
-)
+ProviderMessage = StartProviderCall | AttemptReported | CancelProviderCall | RetryDue
 
 
 class ProviderListener(Protocol):

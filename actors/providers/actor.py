@@ -51,6 +51,7 @@ from actors.protocols.call_recorder import (
 )
 from actors.protocols.mailbox import ActorHandle, Mailbox
 from actors.protocols.provider import (
+    AttemptReported,
     CancelProviderCall,
     ErrorBodyReceived,
     ProviderCallEnded,
@@ -108,6 +109,7 @@ class ProviderActor(PooledActor):
         self._decoder: StreamDecoder | None = None
         self._first_started = time.monotonic()
         self._attempt = 0  # within the current model
+        self._sends = 0  # requests sent for the call, over every model: whose reports count
         self._position = 0  # the current model's place in the route's chain
         self._key = AttemptKey(deps.keys)  # the pool key the current attempt sends
         self._ended = False
@@ -150,6 +152,7 @@ class ProviderActor(PooledActor):
         """Send the request, then tell the recorder (which writes the record on its thread)."""
         call, route = self._current, self._key.route_for_attempt(self._route)
         self._attempt += 1
+        self._sends += 1
         self._reset_attempt()
         try:
             http_call = self._adapter.build_call(call.request, route)
@@ -161,7 +164,12 @@ class ProviderActor(PooledActor):
         self._future = self._deps.tasks.submit(
             # Reports from the loop (a chunk batch's timer among them) may come after the
             # actor stopped (the server shutting down): they are dropped, not raised there.
-            stream_call(self._deps.client, http_call, self._deps.limits, self._tell_self)
+            stream_call(
+                self._deps.client,
+                http_call,
+                self._deps.limits,
+                functools.partial(self._tell_report, self._sends),
+            )
         )
         self._record_start((http_call.headers, http_call.body))
         log_event(
@@ -212,6 +220,21 @@ class ProviderActor(PooledActor):
         match message:
             case StartProviderCall():
                 self._begin(message)
+            case AttemptReported(send=send, report=report):
+                if send == self._sends and self._future is not None:
+                    self._on_report(report)
+            case CancelProviderCall(reason=reason):
+                self._cancel(reason)
+            case RetryDue(attempt=attempt):
+                if attempt == self._attempt + 1 and self._future is None:
+                    self._timer = None
+                    self._send_attempt()
+            case _:
+                raise TypeError(f"ProviderActor cannot handle {type(message).__name__}")
+
+    def _on_report(self, report: TransportMessage) -> None:
+        """What the current request's transport reported."""
+        match report:
             case ResponseChunksReceived(chunks=chunks):
                 self._on_chunks(chunks)
             case ResponseHeadersReceived(status=status, at=at):
@@ -225,14 +248,8 @@ class ProviderActor(PooledActor):
             case TransportFailed(message=text, transient=transient):
                 failure = ProviderFailure(FailureKind.PROVIDER, scrub_text(text, self._secrets))
                 self._fail(failure, self._attempt_failure(transport_error=transient))
-            case CancelProviderCall(reason=reason):
-                self._cancel(reason)
-            case RetryDue(attempt=attempt):
-                if attempt == self._attempt + 1 and self._future is None:
-                    self._timer = None
-                    self._send_attempt()
             case _:
-                raise TypeError(f"ProviderActor cannot handle {type(message).__name__}")
+                raise TypeError(f"not a transport report: {type(report).__name__}")
 
     # ---- stream ----
 
@@ -253,7 +270,7 @@ class ProviderActor(PooledActor):
         except ProviderFailure as failure:
             self._forward(events)
             if not self._ended:
-                self._fail(failure)
+                self._fail(failure, self._stream_failure(failure))
             return
         self._forward(events)
 
@@ -264,7 +281,7 @@ class ProviderActor(PooledActor):
             if not self._ended:
                 self._grammar.end_of_stream()
         except ProviderFailure as failure:
-            self._fail(failure)
+            self._fail(failure, self._stream_failure(failure))
             return
         if not self._ended:
             result = self._grammar.result()
@@ -320,6 +337,13 @@ class ProviderActor(PooledActor):
     ) -> AttemptFailure:
         return AttemptFailure(http_status, transport_error, self._reached_listener, after)
 
+    def _stream_failure(self, failure: ProviderFailure) -> AttemptFailure | None:
+        """An error event of the stream that said "not now" is retried and fallen back as the
+        status it stands for (before anything reached the turn); any other is final."""
+        if failure.stream_status is None:
+            return None
+        return self._attempt_failure(http_status=failure.stream_status)
+
     def _fail(self, failure: ProviderFailure, attempt: AttemptFailure | None = None) -> None:
         """End the attempt failed; retry it when the policy says so, else end the call."""
         failure = ProviderFailure(
@@ -327,6 +351,7 @@ class ProviderActor(PooledActor):
             scrub_text(failure.message, self._secrets),
             http_status=failure.http_status,
             too_long=failure.too_long,
+            stream_status=failure.stream_status,
         )
         decision: RetryAfter | GiveUp = GiveUp("not transient")
         elapsed_s = time.monotonic() - self._first_started
@@ -396,11 +421,15 @@ class ProviderActor(PooledActor):
         self._send_attempt()
         return True
 
-    def _tell_self(self, message: RetryDue | TransportMessage) -> None:
+    def _tell_self(self, message: RetryDue | AttemptReported) -> None:
         """A timer's or the transport's message (on the loop), dropped if the actor has
         stopped."""
         with contextlib.suppress(pykka.ActorDeadError):
             self.actor_ref.tell(message)
+
+    def _tell_report(self, send: int, report: TransportMessage) -> None:
+        """The transport of request ``send`` reported (on the loop)."""
+        self._tell_self(AttemptReported(send, report))
 
     def _cancel(self, reason: str) -> None:
         self._end(CallStatus.CANCELLED, failure=ProviderFailure(FailureKind.PROVIDER, reason))

@@ -1,4 +1,5 @@
-"""The retry decision as a pure function: which failures, how many attempts, which waits."""
+"""The retry decision as a pure function: which failures, how many attempts, which waits, and
+which error events of a 200 stream stand for a transient status."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import email.utils
 
 import pytest
 
+from wire.providers.errors import stream_error_status
 from wire.providers.retry import (
     TRANSIENT_STATUSES,
     AttemptFailure,
@@ -14,6 +16,7 @@ from wire.providers.retry import (
     RetryPolicy,
     backoff_s,
     decide,
+    is_transient,
     parse_retry_after,
 )
 
@@ -118,3 +121,46 @@ def test_no_wait_may_end_past_the_budget() -> None:
     )
     assert ask(status(500), elapsed=29.6, jitter=0.5) == RetryAfter(0.25)
     assert isinstance(ask(status(429, "15"), elapsed=16.0), GiveUp)
+
+
+# ---- an error event inside a 200 stream ----
+
+
+@pytest.mark.parametrize(
+    ("event", "status"),
+    [
+        ({"type": "error", "error": {"type": "overloaded_error", "message": "x"}}, 529),
+        ({"type": "error", "error": {"type": "rate_limit_error", "message": "x"}}, 429),
+        ({"type": "error", "error": {"type": "api_error", "message": "x"}}, 500),
+        ({"error": {"message": "x", "type": "server_error", "code": None}}, 500),
+        ({"type": "error", "code": "rate_limit_exceeded", "message": "x"}, 429),
+        ({"type": "response.failed", "response": {"error": {"code": "server_error"}}}, 500),
+        ({"error": {"code": 503, "message": "x", "status": "UNAVAILABLE"}}, 503),
+        ({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED"}}, 429),
+        ({"error": {"status": "DEADLINE_EXCEEDED"}}, 504),
+    ],
+)
+def test_an_error_event_saying_not_now_stands_for_its_status(
+    event: dict[str, object], status: int
+) -> None:
+    assert stream_error_status(event) == status
+    failure = AttemptFailure(stream_error_status(event), False, events_reached_turn=False)
+    assert is_transient(failure)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"type": "error", "error": {"type": "invalid_request_error", "message": "x"}},
+        {"type": "error", "error": {"type": "authentication_error", "message": "x"}},
+        {"error": {"message": "x", "type": "invalid_request_error"}},
+        {"type": "response.failed", "response": {"error": {"code": "invalid_prompt"}}},
+        {"error": {"code": 400, "status": "INVALID_ARGUMENT"}},
+        {"error": {"code": True}},
+        {"error": "overloaded"},
+        {"type": "error"},
+        [],
+    ],
+)
+def test_an_error_event_naming_the_request_stands_for_no_status(event: object) -> None:
+    assert stream_error_status(event) is None

@@ -18,7 +18,12 @@ from actors.conversation.events import FinishReason, ProviderEvent
 from actors.conversation.model import ReplayState
 from actors.conversation.request import HttpCall, LlmRequest, ModelRoute
 from wire.json_input import decode_json
-from wire.providers.errors import FailureKind, ProviderFailure, is_length_refusal
+from wire.providers.errors import (
+    FailureKind,
+    ProviderFailure,
+    is_length_refusal,
+    stream_error_status,
+)
 from wire.providers.redaction import route_secrets, scrub_text
 from wire.providers.sse import ServerSentEvent, SseDecoder
 
@@ -218,9 +223,15 @@ class SseJsonDecoder(abc.ABC):
         return ProviderFailure(FailureKind.PROVIDER, f"{self.name} {what}")
 
     def stream_error(self, what: str, data: dict[str, Any]) -> ProviderFailure:
-        """An error the stream reported; ``too_long`` when its event refuses the length."""
+        """An error the stream reported; ``too_long`` when its event refuses the length,
+        ``stream_status`` when it says "not now"."""
         too_long = is_length_refusal(msgspec.json.encode(data).decode())
-        return ProviderFailure(FailureKind.PROVIDER, f"{self.name} {what}", too_long=too_long)
+        return ProviderFailure(
+            FailureKind.PROVIDER,
+            f"{self.name} {what}",
+            too_long=too_long,
+            stream_status=stream_error_status(data),
+        )
 
     # -- typed field access: a missing or mistyped required field is a protocol failure ------
 

@@ -35,11 +35,53 @@ def is_length_refusal(text: str) -> bool:
     return any(phrase in folded for phrase in LENGTH_REFUSALS)
 
 
+# What an error event inside a 200 stream says, by its ``type``, ``code`` or ``status``, as the
+# HTTP status the same refusal gets before a stream: Anthropic's error types, OpenAI's codes,
+# Google's canonical status names. Only "not now" kinds are here: an error event naming the
+# request itself stays a final failure.
+STREAM_ERROR_STATUSES: dict[str, int] = {
+    "overloaded_error": 529,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "server_error": 500,
+    "rate_limit_exceeded": 429,
+    "server_is_overloaded": 503,
+    "slow_down": 503,
+    "unavailable": 503,
+    "resource_exhausted": 429,
+    "internal": 500,
+    "deadline_exceeded": 504,
+}
+
+
+def stream_error_status(data: object) -> int | None:
+    """The transient HTTP status an error event stands for (``{"error": {...}}``, a Responses
+    ``response.failed``, or a flat error), or None when it names no "not now" kind."""
+    if isinstance(data, dict):
+        response = data.get("response")
+        if isinstance(response, dict) and isinstance(response.get("error"), dict):
+            data = response["error"]
+        elif isinstance(data.get("error"), dict):
+            data = data["error"]
+    if not isinstance(data, dict):
+        return None
+    for key in ("type", "code", "status"):
+        value = data.get(key)
+        if isinstance(value, str) and value.lower() in STREAM_ERROR_STATUSES:
+            return STREAM_ERROR_STATUSES[value.lower()]
+    code = data.get("code")
+    if type(code) is int and (code in (408, 429) or 500 <= code <= 599):
+        return code  # Google's errors carry the HTTP status as their code
+    return None
+
+
 class ProviderFailure(Exception):
     """A failed provider call. ``message`` is shown to users and stored: it never holds a key.
 
     ``too_long``: the provider refused the request for its length (the turn compacts the
-    conversation and asks again instead of failing)."""
+    conversation and asks again instead of failing). ``stream_status``: an error event of a 200
+    stream said "not now" (``stream_error_status``): retried and fallen back as that status."""
 
     def __init__(
         self,
@@ -48,12 +90,14 @@ class ProviderFailure(Exception):
         *,
         http_status: int | None = None,
         too_long: bool = False,
+        stream_status: int | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.http_status = http_status
         self.too_long = too_long
+        self.stream_status = stream_status
 
     def __repr__(self) -> str:
         return f"ProviderFailure({self.kind.value}, {self.message!r})"

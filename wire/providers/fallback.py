@@ -3,7 +3,8 @@
 Asked only once the retry policy (``wire.providers.retry``) has given up on the model. A call
 falls back on a failure that says "this provider cannot answer now", before anything of it
 reached the turn: a connection or read error, a stall (no headers, or silence, within the
-idle limit), a transient status (429, 408, ...) or any 5xx. Never on a refusal of the request
+idle limit), a transient status (429, 408, ...) or any 5xx, or a stream's error event that
+stands for one (``wire.providers.errors.stream_error_status``). Never on a refusal of the request
 itself (400, 401, 404, ...: another model would be sent the same request, and a key or a
 request to fix is the user's to see), never on our whole-call limit, never after the first
 event reached the turn (the answer is under way and must not be shown twice).

@@ -283,7 +283,7 @@ class GeminiDecoder(SseJsonDecoder):
         self, event: ServerSentEvent, data: dict[str, Any], out: list[ProviderEvent]
     ) -> None:
         if data.get("error") is not None:
-            raise self.provider(f"stream error: {error_text(data)}")
+            raise self.stream_error(f"stream error: {error_text(data)}", data)
         if data.get("usageMetadata") is not None:
             # Each chunk repeats the totals so far: the last one is the call's.
             self._usage = self._read_usage(self.obj(data, "usageMetadata", "chunk"))

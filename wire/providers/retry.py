@@ -1,7 +1,8 @@
 """When a failed provider attempt is tried again, and after how long: a pure decision.
 
 Only a failure that left nothing behind is retried: an answer refused with a transient HTTP
-status, or a connection or read error, both before any event of the attempt reached the turn
+status (or a 200 stream whose error event stands for one, ``stream_error_status``), or a
+connection or read error, all before any event of the attempt reached the turn
 (so no text is ever shown twice). The wait is exponential with full jitter, or the provider's
 ``Retry-After`` (seconds or an HTTP-date) up to a cap; no wait may end past the total budget
 counted from the first attempt's start. The ProviderActor asks, and keeps the time as a timer
