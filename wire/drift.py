@@ -5,15 +5,20 @@ enum values; protobuf keeps both when it decodes (unknown fields in the message'
 set, an open enum's unknown number as its plain value), so nothing fails and nothing shows.
 ``drift_of`` walks a decoded message and names them: unknown fields as (message type, field
 number, wire type), enum values no value of the enum names as (message type, field name,
-value). The walk is bounded (``MAX_DEPTH`` nested messages deep, ``MAX_MESSAGES`` messages in
-all, ``MAX_FINDINGS`` findings): a message past a bound is not looked into and the result says
-it was cut. Values are never read beyond an enum's number, so no content is ever reported.
+value). What Cursor's own schema declares and our subset leaves out on purpose is not drift:
+the shipped ``cursor_fields.json`` (``KnownToCursor``, written from the reference schema by
+``tests/data/extract_cursor_fields.py``) names those numbers, and the walk passes them by, so
+what it reports is what a Cursor newer than that schema sends. The walk is bounded
+(``MAX_DEPTH`` nested messages deep, ``MAX_MESSAGES`` messages in all, ``MAX_FINDINGS``
+findings): a message past a bound is not looked into and the result says it was cut. Values
+are never read beyond an enum's number, so no content is ever reported.
 """
 
 from __future__ import annotations
 
 import enum
 import functools
+from importlib.resources import files
 from typing import Any, Literal, NamedTuple
 
 import msgspec
@@ -29,6 +34,26 @@ MAX_MESSAGES = 2000
 MAX_FINDINGS = 64
 
 Kind = Literal["field", "enum"]
+KNOWN_FIELDS_FILE = "cursor_fields.json"
+
+
+class KnownToCursor(msgspec.Struct, frozen=True):
+    """Per message type, the field numbers Cursor's schema declares beyond ours; per enum type,
+    its values beyond ours (number -> Cursor's name)."""
+
+    source: str = ""
+    fields: dict[str, dict[int, str]] = {}
+    enums: dict[str, dict[int, str]] = {}
+
+
+NOTHING_KNOWN = KnownToCursor()
+
+
+@functools.cache
+def known_to_cursor() -> KnownToCursor:
+    """The shipped baseline, read once (package data of ``wire.proto``)."""
+    data = (files("wire.proto") / KNOWN_FIELDS_FILE).read_bytes()
+    return msgspec.json.decode(data, type=KnownToCursor)
 
 
 class Finding(msgspec.Struct, frozen=True):
@@ -96,7 +121,10 @@ def _looks(descriptor: Descriptor) -> tuple[_Look, ...]:
 
 
 class _Walk:
-    def __init__(self, max_depth: int, max_messages: int, max_findings: int) -> None:
+    def __init__(
+        self, known: KnownToCursor, max_depth: int, max_messages: int, max_findings: int
+    ) -> None:
+        self.known = known
         self.max_depth = max_depth
         self.left = max_messages
         self.max_findings = max_findings
@@ -119,9 +147,12 @@ class _Walk:
         descriptor = message.DESCRIPTOR
         full_name: str = descriptor.full_name
         unknown = unknown_fields.UnknownFieldSet(message)
-        for i in range(len(unknown)):
-            field = unknown[i]
-            self.note(("field", full_name, str(field.field_number), field.wire_type))
+        if len(unknown):
+            known = self.known.fields.get(full_name, {})
+            for i in range(len(unknown)):
+                field = unknown[i]
+                if field.field_number not in known:
+                    self.note(("field", full_name, str(field.field_number), field.wire_type))
         for look in _looks(descriptor):
             if look.repeated:
                 values = getattr(message, look.name)
@@ -141,9 +172,10 @@ class _Walk:
             for item in values:
                 self.message(item, depth + 1)
             return
-        known = look.enum_type.values_by_number  # type: ignore[union-attr]
+        enum_type: EnumDescriptor = look.enum_type  # type: ignore[assignment]
+        ours = enum_type.values_by_number
         for number in values:
-            if number not in known:
+            if number not in ours and number not in self.known.enums.get(enum_type.full_name, {}):
                 self.note(("enum", full_name, look.name, number))
 
 
@@ -153,9 +185,12 @@ def drift_of(
     max_depth: int = MAX_DEPTH,
     max_messages: int = MAX_MESSAGES,
     max_findings: int = MAX_FINDINGS,
+    known: KnownToCursor | None = None,
 ) -> Drift:
-    """The unknown fields and unnamed enum values of ``message`` and every message in it."""
-    walk = _Walk(max_depth, max_messages, max_findings)
+    """The unknown fields and unnamed enum values of ``message`` and every message in it,
+    but those ``known`` names (by default the shipped baseline of Cursor's schema)."""
+    baseline = known if known is not None else known_to_cursor()
+    walk = _Walk(baseline, max_depth, max_messages, max_findings)
     walk.message(message, 0)
     if not walk.found and not walk.cut:
         return NO_DRIFT

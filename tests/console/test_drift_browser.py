@@ -49,7 +49,7 @@ async def test_the_connect_page_says_what_cursor_sent_that_is_not_known_here(
     drift = page.locator("[aria-label='Protocol drift']")  # the page refreshes on its own
     field = drift.locator("[data-drift=field]")
     await expect(field).to_contain_text(
-        f"Cursor {VERSION} sent agent.v1.AgentRunRequest field 31, not known here, 2 times since"
+        f"Cursor {VERSION} sent agent.v1.AgentRunRequest field 99, not known here, 2 times since"
     )
     await expect(drift.locator("[data-drift=enum]")).to_contain_text(
         "sent agent.v1.UserMessage field mode value 42, which has no name here, 2 times since"

@@ -29,10 +29,10 @@ UNSERVED = "/aiserver.v1.DriftTestService/NotHere"
 
 
 def drifting_run_request(conversation_id: str) -> agent.AgentClientMessage:
-    """A RunRequest as a newer Cursor might send it: field 31 of ``AgentRunRequest`` and
+    """A RunRequest as a newer Cursor might send it: field 99 of ``AgentRunRequest`` and
     ``UserMessage.mode`` 42 are not in our schema."""
     message = user_turn_message("hi", "", conversation_id=conversation_id)
-    message.run_request.MergeFromString(varint_field(31, 1))
+    message.run_request.MergeFromString(varint_field(99, 1))
     message.run_request.action.user_message_action.user_message.mode = 42  # type: ignore[assignment]
     return message
 
@@ -92,7 +92,7 @@ async def test_unknown_fields_enum_values_and_relayed_paths_are_counted(
     status = await connection(server.address)
     (field,) = rows_of(status, "field")
     assert field["message_type"] == "agent.v1.AgentRunRequest"
-    assert (field["name"], field["value"]) == ("31", 0)
+    assert (field["name"], field["value"]) == ("99", 0)
     assert (field["client_version"], field["count"]) == (VERSION, 2)
     assert field["first_seen_ms"] <= field["last_seen_ms"]
     (enum,) = rows_of(status, "enum")
@@ -110,7 +110,7 @@ async def test_unknown_fields_enum_values_and_relayed_paths_are_counted(
         seen = {
             (r["kind"], r["name"]): r["count"] for r in (await connection(other.address))["drift"]
         }
-        if seen == {("field", "31"): 2, ("enum", "mode"): 2, ("path", UNSERVED): 3}:
+        if seen == {("field", "99"): 2, ("enum", "mode"): 2, ("path", UNSERVED): 3}:
             break
         await asyncio.sleep(0.1)
     else:
@@ -119,14 +119,14 @@ async def test_unknown_fields_enum_values_and_relayed_paths_are_counted(
     # /metrics exports this instance's counts (the other instance counted none).
     exported = await drift_samples(server.address)
     assert exported == {
-        ("field", "agent.v1.AgentRunRequest", "31", "0", VERSION): 2,
+        ("field", "agent.v1.AgentRunRequest", "99", "0", VERSION): 2,
         ("enum", "agent.v1.UserMessage", "mode", "42", VERSION): 2,
         ("path", "", UNSERVED, "0", VERSION): 3,
     }
     assert await drift_samples(other.address) == {}
 
     firsts = [r.getMessage() for r in caplog.records if "first sighting" in r.getMessage()]
-    assert len([line for line in firsts if "name=31" in line]) == 1  # two sightings, one line
+    assert len([line for line in firsts if "name=99" in line]) == 1  # two sightings, one line
     assert len([line for line in firsts if UNSERVED in line]) == 1
     assert len(firsts) == 3
     assert all(f"client_version={VERSION}" in line for line in firsts)
@@ -162,7 +162,7 @@ async def test_a_run_over_http2_and_an_unserved_http2_path_are_counted(make_h2: 
     status = await connection(server.address)
     counts = {(r["kind"], r["name"], r["client_version"]): r["count"] for r in status["drift"]}
     assert counts == {
-        ("field", "31", VERSION): 1,
+        ("field", "99", VERSION): 1,
         ("enum", "mode", VERSION): 1,
         ("path", UNSERVED, VERSION): 1,
     }

@@ -834,6 +834,8 @@ def test_wheel_ships_the_assets_and_they_load_from_it(tmp_path: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         shipped = {name for name in archive.namelist() if name.startswith("prompt/cursor/")}
         console = {name for name in archive.namelist() if name.startswith("console/static/")}
+        # The drift walk's baseline of Cursor's schema is package data of ``wire.proto``.
+        assert "wire/proto/cursor_fields.json" in archive.namelist()
         archive.extractall(tmp_path / "installed")
     # The console's browser app ships too, nested folders included.
     static = REPO / "console" / "static"

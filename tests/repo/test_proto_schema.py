@@ -375,3 +375,15 @@ def test_reference_only_fields_survive_when_interleaved(
     assert reparsed.run_request.custom_system_prompt == "be nice"
     assert reparsed.run_request.conversation_state.self_summary_count == 3
     assert agent.AgentClientMessage.FromString(again).SerializeToString() == again
+
+
+def test_the_shipped_baseline_of_cursors_fields_is_the_references(
+    reference_pool: descriptor_pool.DescriptorPool,
+) -> None:
+    """``wire/proto/cursor_fields.json`` names exactly what the reference declares beyond our
+    subset (rerun ``tests/data/extract_cursor_fields.py`` when either changes)."""
+    from tests.data.extract_cursor_fields import known_beyond_ours, render
+    from wire.drift import KNOWN_FIELDS_FILE
+
+    shipped = importlib.resources.files("wire.proto") / KNOWN_FIELDS_FILE
+    assert shipped.read_text() == render(known_beyond_ours(reference_pool))

@@ -4,7 +4,14 @@ values our schema does not know appended as the wire carries them, decoded again
 from __future__ import annotations
 
 from tests.support.wire_bytes import fixed32_field, length_field, varint_field
-from wire.drift import MAX_FINDINGS, NO_DRIFT, Finding, drift_of
+from wire.drift import (
+    MAX_FINDINGS,
+    NO_DRIFT,
+    NOTHING_KNOWN,
+    Finding,
+    drift_of,
+    known_to_cursor,
+)
 from wire.drift_tally import DriftCount, DriftTally, combined, key_of, path_key, rpc_path
 from wire.proto import agent_v1_pb2 as agent
 
@@ -27,8 +34,27 @@ def test_a_message_of_known_fields_has_no_drift() -> None:
 
 
 def test_an_unknown_top_level_field_is_named_with_its_wire_type() -> None:
-    request = agent.AgentRunRequest.FromString(_run_request_bytes() + varint_field(31, 7))
-    assert drift_of(request).findings == (Finding("field", "agent.v1.AgentRunRequest", "31", 0),)
+    request = agent.AgentRunRequest.FromString(_run_request_bytes() + varint_field(99, 7))
+    assert drift_of(request).findings == (Finding("field", "agent.v1.AgentRunRequest", "99", 0),)
+
+
+def test_what_cursors_schema_declares_beyond_ours_is_not_drift() -> None:
+    """Field 31 of AgentRunRequest and 8 of UserMessage are Cursor's (the shipped baseline),
+    and so is value 2 of ``SimulatedMsgReason``: none is reported, unless the baseline is
+    left out, which shows the walk found them."""
+    user = agent.UserMessage(text="hi").SerializeToString() + length_field(8, b"rich")
+    user += varint_field(9, 2)  # simulated_msg_reason: a value only Cursor's schema names
+    action = length_field(2, length_field(1, length_field(1, user)))
+    request = agent.AgentRunRequest.FromString(_run_request_bytes() + varint_field(31, 1) + action)
+    assert drift_of(request) is NO_DRIFT
+    assert set(drift_of(request, known=NOTHING_KNOWN).findings) == {
+        Finding("field", "agent.v1.AgentRunRequest", "31", 0),
+        Finding("field", "agent.v1.UserMessage", "8", 2),
+        Finding("enum", "agent.v1.UserMessage", "simulated_msg_reason", 2),
+    }
+    assert known_to_cursor().fields["agent.v1.AgentRunRequest"][31] == (
+        "client_supports_preview_card"
+    )
 
 
 def test_unknown_fields_deep_inside_are_named_by_their_own_message_type() -> None:
@@ -77,10 +103,10 @@ def test_the_walk_stops_at_its_depth_bound_and_says_so() -> None:
 
 def test_the_walk_stops_at_its_message_bound_and_says_so() -> None:
     blobs = length_field(17, length_field(9, b"x")) * 10
-    request = agent.AgentRunRequest.FromString(blobs + varint_field(31, 1))
+    request = agent.AgentRunRequest.FromString(blobs + varint_field(99, 1))
     cut = drift_of(request, max_messages=3)
     assert cut.cut
-    assert Finding("field", "agent.v1.AgentRunRequest", "31", 0) in cut.findings
+    assert Finding("field", "agent.v1.AgentRunRequest", "99", 0) in cut.findings
 
 
 def test_findings_are_bounded() -> None:
@@ -97,7 +123,7 @@ def test_rpc_paths_are_told_from_other_paths() -> None:
 
 def test_the_tally_counts_per_key_within_its_bound() -> None:
     tally = DriftTally(max_keys=2)
-    field = key_of(Finding("field", "agent.v1.AgentRunRequest", "31", 0), "2.1.3")
+    field = key_of(Finding("field", "agent.v1.AgentRunRequest", "99", 0), "2.1.3")
     assert tally.add(field, DriftCount(10, 10, 1))
     assert tally.add(field, DriftCount(5, 20, 2))
     assert tally.add(path_key("/a.B/C", ""), DriftCount(7, 7, 1))
@@ -105,4 +131,4 @@ def test_the_tally_counts_per_key_within_its_bound() -> None:
     assert tally.dropped == 1
     assert tally.counts[field] == DriftCount(5, 20, 3)
     rows = combined(tally.rows(), tally.rows())
-    assert [(r.name, r.count) for r in rows] == [("31", 6), ("/a.B/C", 2)]
+    assert [(r.name, r.count) for r in rows] == [("99", 6), ("/a.B/C", 2)]

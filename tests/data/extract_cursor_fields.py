@@ -1,0 +1,108 @@
+"""Write ``wire/proto/cursor_fields.json``: for each message and enum our ``.proto`` subset
+declares, the field numbers and enum values Cursor's extracted schema declares beyond ours.
+
+Those are known to Cursor's client and deliberately not used here, so the protocol drift
+record (``wire.drift``) leaves them out and lists only what neither schema names: what a Cursor
+newer than the reference sends. Run by hand when the reference schema is updated::
+
+    python tests/data/extract_cursor_fields.py ../shared/reference/proto
+
+``tests/repo/test_proto_schema.py`` checks the committed file against the reference.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from google.protobuf import descriptor_pb2, descriptor_pool
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FileDescriptor
+from grpc_tools import protoc
+
+from wire.drift import KNOWN_FIELDS_FILE
+from wire.proto import agent_v1_pb2, aiserver_v1_pb2
+
+REFERENCE_FILES = ("agent_v1.proto", "aiserver_v1.proto")
+OURS = (agent_v1_pb2.DESCRIPTOR, aiserver_v1_pb2.DESCRIPTOR)
+OUT = Path(__file__).resolve().parents[2] / "wire" / "proto" / KNOWN_FIELDS_FILE
+
+
+def compile_reference(proto_dir: Path) -> descriptor_pool.DescriptorPool:
+    """Cursor's schema in ``proto_dir`` compiled into a pool of its own."""
+    include = importlib.resources.files("grpc_tools") / "_proto"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "reference.pb"
+        args = [
+            "grpc_tools.protoc",
+            f"-I{proto_dir}",
+            f"-I{include}",
+            "--include_imports",
+            f"--descriptor_set_out={out}",
+            *REFERENCE_FILES,
+        ]
+        if protoc.main(args) != 0:
+            raise SystemExit(f"protoc failed on {proto_dir}")
+        files = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes())
+    pool = descriptor_pool.DescriptorPool()
+    for file_proto in files.file:
+        pool.Add(file_proto)
+    return pool
+
+
+def _messages(file: FileDescriptor) -> Iterator[Descriptor]:
+    stack = list(file.message_types_by_name.values())
+    while stack:
+        message = stack.pop()
+        yield message
+        stack.extend(message.nested_types)
+
+
+def _enums(file: FileDescriptor) -> Iterator[EnumDescriptor]:
+    yield from file.enum_types_by_name.values()
+    for message in _messages(file):
+        yield from message.enum_types
+
+
+def known_beyond_ours(reference: descriptor_pool.DescriptorPool) -> dict[str, object]:
+    """What the reference declares beyond our subset, in the shipped file's shape."""
+    fields: dict[str, dict[str, str]] = {}
+    enums: dict[str, dict[str, str]] = {}
+    for file in OURS:
+        for message in _messages(file):
+            theirs = reference.FindMessageTypeByName(message.full_name)
+            extra = {
+                str(f.number): f.name
+                for f in sorted(theirs.fields, key=lambda f: f.number)
+                if f.number not in message.fields_by_number
+            }
+            if extra:
+                fields[message.full_name] = extra
+        for enum in _enums(file):
+            theirs_enum = reference.FindEnumTypeByName(enum.full_name)
+            extra = {
+                str(v.number): v.name
+                for v in sorted(theirs_enum.values, key=lambda v: v.number)
+                if v.number not in enum.values_by_number
+            }
+            if extra:
+                enums[enum.full_name] = extra
+    return {
+        "source": "Cursor's schema as extracted from the Cursor client (reference proto)",
+        "fields": dict(sorted(fields.items())),
+        "enums": dict(sorted(enums.items())),
+    }
+
+
+def render(known: dict[str, object]) -> str:
+    return json.dumps(known, indent=1, sort_keys=False) + "\n"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        raise SystemExit(__doc__)
+    OUT.write_text(render(known_beyond_ours(compile_reference(Path(sys.argv[1])))))
+    print(f"wrote {OUT}")
