@@ -16,8 +16,9 @@ import importlib.resources
 import json
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FileDescriptor
@@ -28,7 +29,17 @@ from wire.proto import agent_v1_pb2, aiserver_v1_pb2
 
 REFERENCE_FILES = ("agent_v1.proto", "aiserver_v1.proto")
 OURS = (agent_v1_pb2.DESCRIPTOR, aiserver_v1_pb2.DESCRIPTOR)
+T = TypeVar("T")
 OUT = Path(__file__).resolve().parents[2] / "wire" / "proto" / KNOWN_FIELDS_FILE
+
+
+def load_pool(descriptor_set: Path) -> descriptor_pool.DescriptorPool:
+    """A fresh pool (never the default one) holding every file of a descriptor set."""
+    files = descriptor_pb2.FileDescriptorSet.FromString(descriptor_set.read_bytes())
+    pool = descriptor_pool.DescriptorPool()
+    for file_proto in files.file:
+        pool.Add(file_proto)
+    return pool
 
 
 def compile_reference(proto_dir: Path) -> descriptor_pool.DescriptorPool:
@@ -46,14 +57,11 @@ def compile_reference(proto_dir: Path) -> descriptor_pool.DescriptorPool:
         ]
         if protoc.main(args) != 0:
             raise SystemExit(f"protoc failed on {proto_dir}")
-        files = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes())
-    pool = descriptor_pool.DescriptorPool()
-    for file_proto in files.file:
-        pool.Add(file_proto)
-    return pool
+        return load_pool(out)
 
 
-def _messages(file: FileDescriptor) -> Iterator[Descriptor]:
+def walk_messages(file: FileDescriptor) -> Iterator[Descriptor]:
+    """Every message a file defines, nested ones included."""
     stack = list(file.message_types_by_name.values())
     while stack:
         message = stack.pop()
@@ -61,10 +69,22 @@ def _messages(file: FileDescriptor) -> Iterator[Descriptor]:
         stack.extend(message.nested_types)
 
 
-def _enums(file: FileDescriptor) -> Iterator[EnumDescriptor]:
+def walk_enums(file: FileDescriptor) -> Iterator[EnumDescriptor]:
+    """Every enum a file defines, at top level or nested in a message."""
     yield from file.enum_types_by_name.values()
-    for message in _messages(file):
+    for message in walk_messages(file):
         yield from message.enum_types
+
+
+def _beyond(
+    theirs: Iterable[T], ours: Container[int], number: Callable[[T], int], name: Callable[[T], str]
+) -> dict[str, str]:
+    """Number -> name of each of ``theirs`` whose number ``ours`` lacks, by number."""
+    return {
+        str(number(item)): name(item)
+        for item in sorted(theirs, key=number)
+        if number(item) not in ours
+    }
 
 
 def known_beyond_ours(reference: descriptor_pool.DescriptorPool) -> dict[str, object]:
@@ -72,22 +92,14 @@ def known_beyond_ours(reference: descriptor_pool.DescriptorPool) -> dict[str, ob
     fields: dict[str, dict[str, str]] = {}
     enums: dict[str, dict[str, str]] = {}
     for file in OURS:
-        for message in _messages(file):
-            theirs = reference.FindMessageTypeByName(message.full_name)
-            extra = {
-                str(f.number): f.name
-                for f in sorted(theirs.fields, key=lambda f: f.number)
-                if f.number not in message.fields_by_number
-            }
+        for message in walk_messages(file):
+            theirs = reference.FindMessageTypeByName(message.full_name).fields
+            extra = _beyond(theirs, message.fields_by_number, lambda f: f.number, lambda f: f.name)
             if extra:
                 fields[message.full_name] = extra
-        for enum in _enums(file):
-            theirs_enum = reference.FindEnumTypeByName(enum.full_name)
-            extra = {
-                str(v.number): v.name
-                for v in sorted(theirs_enum.values, key=lambda v: v.number)
-                if v.number not in enum.values_by_number
-            }
+        for enum in walk_enums(file):
+            values = reference.FindEnumTypeByName(enum.full_name).values
+            extra = _beyond(values, enum.values_by_number, lambda v: v.number, lambda v: v.name)
             if extra:
                 enums[enum.full_name] = extra
     return {

@@ -10,20 +10,27 @@ from __future__ import annotations
 import ast
 import importlib.resources
 import shlex
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, unknown_fields
-from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, FileDescriptor
+from google.protobuf.descriptor import FieldDescriptor, FileDescriptor
 from google.protobuf.message import Message
 
 pytest.importorskip("grpc_tools")
 
 from grpc_tools import protoc
 
+from tests.data.extract_cursor_fields import (
+    known_beyond_ours,
+    load_pool,
+    render,
+    walk_enums,
+    walk_messages,
+)
 from tests.support.process import REPO as REPO_ROOT
+from wire.drift import KNOWN_FIELDS_FILE
 from wire.proto import agent_v1_pb2 as agent
 from wire.proto import aiserver_v1_pb2 as aiserver
 
@@ -46,31 +53,6 @@ def _run_protoc(args: list[str]) -> None:
     """Run the bundled protoc; fail the test with its exit code when it fails."""
     rc = protoc.main(["grpc_tools.protoc", *args])
     assert rc == 0, f"protoc failed with exit code {rc}: {args}"
-
-
-def _load_pool(descriptor_set: Path) -> descriptor_pool.DescriptorPool:
-    """A fresh pool (never the default one) holding every file of a descriptor set."""
-    files = descriptor_pb2.FileDescriptorSet.FromString(descriptor_set.read_bytes())
-    pool = descriptor_pool.DescriptorPool()
-    for file_proto in files.file:
-        pool.Add(file_proto)
-    return pool
-
-
-def _walk_messages(file: FileDescriptor) -> Iterator[Descriptor]:
-    """Every message a file defines, nested ones included."""
-    stack = list(file.message_types_by_name.values())
-    while stack:
-        message = stack.pop()
-        yield message
-        stack.extend(message.nested_types)
-
-
-def _walk_enums(file: FileDescriptor) -> Iterator[EnumDescriptor]:
-    """Every enum a file defines, at top level or nested in a message."""
-    yield from file.enum_types_by_name.values()
-    for message in _walk_messages(file):
-        yield from message.enum_types
 
 
 def _label(field: FieldDescriptor) -> str:
@@ -98,7 +80,7 @@ def schema_mismatches(
     """Every difference between what our files declare and the reference pool."""
     problems: list[str] = []
     for file in ours:
-        for message in _walk_messages(file):
+        for message in walk_messages(file):
             try:
                 ref_message = reference.FindMessageTypeByName(message.full_name)
             except KeyError:
@@ -118,7 +100,7 @@ def schema_mismatches(
                             f"field {field.full_name}: {key} is {value!r}, "
                             f"reference {theirs[key]!r}"
                         )
-        for enum in _walk_enums(file):
+        for enum in walk_enums(file):
             try:
                 ref_enum = reference.FindEnumTypeByName(enum.full_name)
             except KeyError:
@@ -176,7 +158,7 @@ def reference_pool(tmp_path_factory: pytest.TempPathFactory) -> descriptor_pool.
             *REFERENCE_FILES,
         ]
     )
-    return _load_pool(out)
+    return load_pool(out)
 
 
 # ---- the subset agrees with the reference ----------------------------------------------------
@@ -382,8 +364,5 @@ def test_the_shipped_baseline_of_cursors_fields_is_the_references(
 ) -> None:
     """``wire/proto/cursor_fields.json`` names exactly what the reference declares beyond our
     subset (rerun ``tests/data/extract_cursor_fields.py`` when either changes)."""
-    from tests.data.extract_cursor_fields import known_beyond_ours, render
-    from wire.drift import KNOWN_FIELDS_FILE
-
     shipped = importlib.resources.files("wire.proto") / KNOWN_FIELDS_FILE
     assert shipped.read_text() == render(known_beyond_ours(reference_pool))
