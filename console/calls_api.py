@@ -3,6 +3,13 @@ provider, model, status, run, conversation, time and user) and ``/console/api/ca
 
 Reads only; the ProviderActor writes the records. Store calls run in a worker thread so the
 event loop never waits on the database.
+
+Beside each record the answers derive what the console shows of it: the estimated cost by the
+dashboard's rule (``store.call_stats.call_costs``, the one rule), how many attempts its model
+call made (``attempts``: its retries and fallbacks are records of their own, sharing its
+``model_call_id``), whether it was one of the console's model tests (``test``: made outside any
+run, under a ``console:`` model call id, ``console.provider_call.console_call_id``), and in the
+detail, a verbose call's answer put together from its chunks (``console.call_answer``).
 """
 
 from __future__ import annotations
@@ -13,7 +20,9 @@ import msgspec
 import peewee
 from aiohttp import web
 
+from console.call_answer import assembled_answer
 from console.numbers import MAX_BIGINT, bigint_of
+from console.provider_call import is_console_call
 from console.user_filter import user_query
 from store.call_stats import call_costs
 from store.llm_calls import CallDetail, CallFilter, CallRecords, CallStatus, CallSummary
@@ -25,9 +34,12 @@ MAX_LIMIT = 500
 
 class ListedCall(CallSummary, frozen=True):
     """A listed call with its estimated cost (USD at today's prices; null when unknown or not
-    billed, as on the dashboard)."""
+    billed, as on the dashboard), its model call's number of attempts, and whether it was a
+    console test."""
 
     cost_usd: float | None = None
+    attempts: int = 1
+    test: bool = False
 
 
 class CallList(msgspec.Struct, frozen=True):
@@ -65,10 +77,11 @@ def _filter(request: web.Request) -> CallFilter:
     )
 
 
-def _detail_json(detail: CallDetail) -> dict[str, object]:
+def _detail_json(detail: CallDetail, call: ListedCall) -> dict[str, object]:
     return {
-        "call": detail.call,
+        "call": call,
         "request": detail.request,
+        "answer": assembled_answer(detail.call, detail.chunks),
         "chunks": [
             {
                 "seq": c.seq,
@@ -92,10 +105,28 @@ class CallsApi:
         app.router.add_get("/console/api/calls", self.list_calls, allow_head=False)
         app.router.add_get("/console/api/calls/{call_id}", self.get_call, allow_head=False)
 
-    def _listed(self, limit: int, before: int | None, only: CallFilter) -> list[ListedCall]:
-        calls = self._records.list(limit, before, only)
+    def _listed_calls(self, calls: list[CallSummary]) -> list[ListedCall]:
         costs = call_costs(self._database, [c.id for c in calls])
-        return [ListedCall(**msgspec.structs.asdict(c), cost_usd=costs.get(c.id)) for c in calls]
+        attempts = self._records.attempts(c.model_call_id for c in calls)
+        return [
+            ListedCall(
+                **msgspec.structs.asdict(c),
+                cost_usd=costs.get(c.id),
+                attempts=attempts.get(c.model_call_id, 1),
+                test=is_console_call(c.model_call_id),
+            )
+            for c in calls
+        ]
+
+    def _listed(self, limit: int, before: int | None, only: CallFilter) -> list[ListedCall]:
+        return self._listed_calls(self._records.list(limit, before, only))
+
+    def _detail(self, call_id: int) -> dict[str, object] | None:
+        detail = self._records.get(call_id)
+        if detail is None:
+            return None
+        (listed,) = self._listed_calls([detail.call])
+        return _detail_json(detail, listed)
 
     async def list_calls(self, request: web.Request) -> web.Response:
         try:
@@ -119,9 +150,7 @@ class CallsApi:
         call_id = bigint_of(raw)
         if call_id is None:
             return json_error(400, "invalid_argument", f"call id must be an integer, got {raw!r}")
-        detail = await asyncio.to_thread(self._records.get, call_id)
+        detail = await asyncio.to_thread(self._detail, call_id)
         if detail is None:
             return json_error(404, "not_found", f"call not found: {raw}")
-        return web.Response(
-            body=msgspec.json.encode(_detail_json(detail)), content_type="application/json"
-        )
+        return web.Response(body=msgspec.json.encode(detail), content_type="application/json")

@@ -65,9 +65,17 @@ class AwaitedCall(msgspec.Struct, frozen=True):
     total_ms: float
 
 
+CONSOLE_CALL_PREFIX = "console:"
+
+
 def console_call_id() -> str:
     """A model call id for a call outside any run (``console:`` and a random hex)."""
-    return f"console:{uuid.uuid4().hex[:16]}"
+    return f"{CONSOLE_CALL_PREFIX}{uuid.uuid4().hex[:16]}"
+
+
+def is_console_call(model_call_id: str) -> bool:
+    """Whether a call record is one of the console's own calls (a model test or check)."""
+    return model_call_id.startswith(CONSOLE_CALL_PREFIX)
 
 
 async def await_provider_call(

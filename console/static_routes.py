@@ -6,10 +6,18 @@ content, so an asset URL names exactly one content and is cached for a year (``i
 while ``index.html`` itself is revalidated on every load. A changed file changes the version and
 with it every URL, so a browser never mixes old and new files. The app routes by the URL's hash
 (``#/models``), so a reload of any page loads ``index.html`` again. No build step, no network.
+
+Every file is gzip-compressed once, when the assets are read at startup (never per request),
+and sent compressed with ``Content-Encoding: gzip`` to a client whose ``Accept-Encoding``
+allows it (``Vary: Accept-Encoding`` either way); the version hashes the uncompressed content.
+gzip rather than brotli: browsers offer ``br`` only over HTTPS, and the console is mostly
+reached over plain HTTP on loopback. ``/favicon.ico`` is the app's own icon (an SVG), answered
+here so a browser's request for it never goes to the upstream proxy.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import mimetypes
 from importlib.resources import files
@@ -17,12 +25,14 @@ from importlib.resources.abc import Traversable
 
 from aiohttp import web
 
+from wire.edge_rules import FAVICON_PATH
 from wire.http.responses import json_error
 
 CONSOLE_PATH = "/console"
 ASSETS_PATH = f"{CONSOLE_PATH}/assets"
 ASSETS_PLACEHOLDER = "%ASSETS%"  # in index.html: the versioned asset prefix
 INDEX = "index.html"
+FAVICON = "favicon.svg"  # answered at FAVICON_PATH too
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
 # No other site may frame the console (a framed page could be clicked into saving or deleting),
@@ -38,6 +48,37 @@ _TYPES = {
     ".html": "text/html",
     ".svg": "image/svg+xml",
 }
+GZIP = "gzip"
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an ``Accept-Encoding`` value allows gzip (named, or ``*``, without ``q=0``)."""
+    allowed: dict[str, bool] = {}
+    for item in accept_encoding.lower().split(","):
+        name, _, params = item.partition(";")
+        quality = params.strip().removeprefix("q=").strip() if "q=" in params else "1"
+        try:
+            allowed[name.strip()] = float(quality) > 0
+        except ValueError:
+            allowed[name.strip()] = False
+    return allowed.get(GZIP, allowed.get("*", False))
+
+
+class Encoded:
+    """One file as sent: its bytes, and gzip's when that is smaller (compressed once)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        packed = gzip.compress(data, compresslevel=9, mtime=0)
+        self.gzipped = packed if len(packed) < len(data) else None
+
+    def body(self, request: web.Request) -> tuple[bytes, dict[str, str]]:
+        """The body for ``request`` and its encoding headers."""
+        headers = {"Vary": "Accept-Encoding"}
+        if self.gzipped is not None and accepts_gzip(request.headers.get("Accept-Encoding", "")):
+            headers["Content-Encoding"] = GZIP
+            return self.gzipped, headers
+        return self.data, headers
 
 
 def _walk(root: Traversable, prefix: str = "") -> dict[str, bytes]:
@@ -65,6 +106,8 @@ class StaticAssets:
         self.index = assets[INDEX].replace(
             ASSETS_PLACEHOLDER.encode(), f"{ASSETS_PATH}/{self.version}".encode()
         )
+        self.encoded_index = Encoded(self.index)
+        self._encoded = {path: Encoded(data) for path, data in assets.items() if path != INDEX}
 
     @classmethod
     def packaged(cls) -> StaticAssets:
@@ -72,6 +115,10 @@ class StaticAssets:
 
     def get(self, path: str) -> bytes | None:
         return None if path == INDEX else self._assets.get(path)
+
+    def encoded(self, path: str) -> Encoded | None:
+        """``path``'s file as sent (``index.html`` only through ``encoded_index``)."""
+        return self._encoded.get(path)
 
 
 def content_type(path: str) -> str:
@@ -90,6 +137,7 @@ class StaticRoutes:
         app.router.add_route("*", CONSOLE_PATH, self.redirect)
         app.router.add_get(f"{CONSOLE_PATH}/", self.index)
         app.router.add_get(f"{ASSETS_PATH}/{{version}}/{{path:.+}}", self.asset)
+        app.router.add_get(FAVICON_PATH, self.favicon)
 
     async def redirect(self, request: web.Request) -> web.StreamResponse:
         if request.method not in ("GET", "HEAD"):
@@ -101,25 +149,38 @@ class StaticRoutes:
         raise web.HTTPPermanentRedirect(f"{CONSOLE_PATH}/")
 
     async def index(self, request: web.Request) -> web.StreamResponse:
+        body, encoding = self._assets.encoded_index.body(request)
         return web.Response(
-            body=self._assets.index,
-            content_type="text/html",
-            charset="utf-8",
-            headers={"Cache-Control": REVALIDATE, **NO_FRAMING},
+            body=body,
+            headers={
+                "Content-Type": "text/html; charset=utf-8",
+                "Cache-Control": REVALIDATE,
+                **encoding,
+                **NO_FRAMING,
+            },
         )
 
     async def asset(self, request: web.Request) -> web.StreamResponse:
         version, path = request.match_info["version"], request.match_info["path"]
-        data = self._assets.get(path)
-        if data is None:
-            return json_error(404, "not_found", f"no console asset {path}")
         # An old page asking for an asset that may have changed since: never cache the answer.
         cache = IMMUTABLE if version == self._assets.version else REVALIDATE
+        return self._file(request, path, cache)
+
+    async def favicon(self, request: web.Request) -> web.StreamResponse:
+        """The app's icon at the path every browser asks for; revalidated, it may change."""
+        return self._file(request, FAVICON, REVALIDATE)
+
+    def _file(self, request: web.Request, path: str, cache: str) -> web.StreamResponse:
+        encoded = self._assets.encoded(path)
+        if encoded is None:
+            return json_error(404, "not_found", f"no console asset {path}")
+        body, encoding = encoded.body(request)
         return web.Response(
-            body=data,
+            body=body,
             headers={
                 "Content-Type": content_type(path),
                 "Cache-Control": cache,
+                **encoding,
                 **NO_FRAMING,
             },
         )

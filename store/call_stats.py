@@ -19,6 +19,11 @@ hour, 00/06/12/18 h, midnight UTC); the last one holds ``now`` (still filling):
 Every bucket is present, in time order; one without calls has ``calls`` and ``errors`` 0, an
 empty ``tokens`` map and null rates and percentiles (a rate of nothing is not 0).
 
+**The TTFT series** (``ttft``, over the same scope) has finer buckets of its own
+(``ttft_bucket_ms``: 1 min for ``hour``, 5 min for ``day``, 30 min for ``week``, 2 h for
+``month``), so calls a few minutes apart still draw a line on a long range; only the buckets
+that hold a time to first token are listed, each with its p50 and p95 computed as below.
+
 **Per bucket.** ``calls`` (every status, running included), ``errors`` (status ``failed``;
 cancelled calls are not errors), ``error_rate`` = errors / calls. ``ttft_p50_ms`` and
 ``ttft_p95_ms``: percentiles of the time to first token over the bucket's calls that have one,
@@ -59,6 +64,7 @@ counted once it has ended.
 Shape (``msgspec`` Structs below; every map is keyed by public model id)::
 
     {"range": "day", "bucket_ms": 3600000, "start_ms": …, "end_ms": …, "now_ms": …,
+     "ttft_bucket_ms": 300000, "ttft": [{"start_ms", "p50_ms", "p95_ms"}],
      "models": {"f246010a": {"display_name", "model_id", "provider_name", "deleted"}},
      "buckets": [{"start_ms", "calls", "errors", "error_rate", "ttft_p50_ms", "ttft_p95_ms",
                   "tokens": {"f246010a": {"input", "output", "cache_read", "cache_write"}}}],
@@ -93,13 +99,15 @@ DAY_MS = 24 * HOUR_MS
 class StatsRange(msgspec.Struct, frozen=True):
     bucket_ms: int
     buckets: int
+    # The TTFT series' finer buckets (a divisor of ``bucket_ms``): a few hundred at most.
+    ttft_bucket_ms: int
 
 
 RANGES: dict[str, StatsRange] = {
-    "hour": StatsRange(MINUTE_MS, 60),
-    "day": StatsRange(HOUR_MS, 24),
-    "week": StatsRange(6 * HOUR_MS, 28),
-    "month": StatsRange(DAY_MS, 30),
+    "hour": StatsRange(MINUTE_MS, 60, MINUTE_MS),
+    "day": StatsRange(HOUR_MS, 24, 5 * MINUTE_MS),
+    "week": StatsRange(6 * HOUR_MS, 28, 30 * MINUTE_MS),
+    "month": StatsRange(DAY_MS, 30, 2 * HOUR_MS),
 }
 # The percentiles of the time to first token, in percent.
 P50, P95 = 50, 95
@@ -133,6 +141,14 @@ class Bucket(msgspec.Struct, frozen=True):
     ttft_p50_ms: float | None
     ttft_p95_ms: float | None
     tokens: dict[str, TokenCounts]
+
+
+class TtftPoint(msgspec.Struct, frozen=True):
+    """One TTFT bucket that holds a time to first token (ms)."""
+
+    start_ms: int
+    p50_ms: float
+    p95_ms: float
 
 
 class ModelLabel(msgspec.Struct, frozen=True):
@@ -179,6 +195,8 @@ class CallStats(msgspec.Struct, frozen=True):
     cache_hit_rate: CacheHitRate
     cost: Cost
     user: str | None = None  # the user whose calls these are; None: everyone's
+    ttft_bucket_ms: int = MINUTE_MS
+    ttft: list[TtftPoint] = []
 
 
 # --- SQL -----------------------------------------------------------------------------------------
@@ -398,6 +416,7 @@ def call_stats(
     # Whole UTC days from the one the scope starts in; the last (today) ends with the scope.
     days = Scope(scope.start_ms - scope.start_ms % DAY_MS, end, DAY_MS, user)
     buckets, tokens = _buckets(db, scope)
+    fine = Scope(scope.start_ms, end, RANGES[range_name].ttft_bucket_ms, user)
     return CallStats(
         range=range_name,
         bucket_ms=scope.bucket_ms,
@@ -409,6 +428,12 @@ def call_stats(
         cache_hit_rate=_cache_hit_rate(tokens),
         cost=_cost(db, days),
         user=user,
+        ttft_bucket_ms=fine.bucket_ms,
+        ttft=[
+            TtftPoint(fine.start_ms + index * fine.bucket_ms, p50, p95)
+            for index, (p50, p95) in sorted(_percentiles(db, fine).items())
+            if p50 is not None and p95 is not None
+        ],
     )
 
 
@@ -440,12 +465,7 @@ def _buckets(db: peewee.Database, scope: Scope) -> tuple[list[Bucket], list[_Tok
     counts = {
         int(b): (int(calls), int(errors)) for b, calls, errors in scoped_rows(db, _COUNTS, scope)
     }
-    percentiles: dict[int, tuple[float | None, float | None]] = {}
-    for b, n, p50_low, p50_high, p95_low, p95_high in scoped_rows(db, _PERCENTILES, scope):
-        percentiles[int(b)] = (
-            _interpolated(int(n), P50, p50_low, p50_high),
-            _interpolated(int(n), P95, p95_low, p95_high),
-        )
+    percentiles = _percentiles(db, scope)
     token_rows: list[_TokenRow] = [
         (int(b), str(public_id), _int(i), _int(o), _int(r), _int(w), _int(calls), _int(whole))
         for b, public_id, i, o, r, w, calls, whole in scoped_rows(db, _TOKENS, scope)
@@ -469,6 +489,17 @@ def _buckets(db: peewee.Database, scope: Scope) -> tuple[list[Bucket], list[_Tok
             )
         )
     return buckets, token_rows
+
+
+def _percentiles(db: peewee.Database, scope: Scope) -> dict[int, tuple[float | None, float | None]]:
+    """Per bucket index holding a time to first token: its p50 and p95."""
+    percentiles: dict[int, tuple[float | None, float | None]] = {}
+    for b, n, p50_low, p50_high, p95_low, p95_high in scoped_rows(db, _PERCENTILES, scope):
+        percentiles[int(b)] = (
+            _interpolated(int(n), P50, p50_low, p50_high),
+            _interpolated(int(n), P95, p95_low, p95_high),
+        )
+    return percentiles
 
 
 def _cache_hit_rate(token_rows: Sequence[_TokenRow]) -> CacheHitRate:

@@ -436,6 +436,19 @@ class CallRecords:
             query = query.where(condition)
         return [_summary(row) for row in query.dicts()]
 
+    def attempts(self, model_call_ids: Iterable[str]) -> dict[str, int]:
+        """How many records (attempts: retries and fallbacks) each model call id has."""
+        ids = sorted(set(model_call_ids))
+        if not ids:
+            return {}
+        t = self._calls
+        query = (
+            t.select(t.model_call_id, peewee.fn.COUNT(t.id))
+            .where(t.model_call_id.in_(ids))
+            .group_by(t.model_call_id)
+        )
+        return {str(model_call_id): int(n) for model_call_id, n in query.tuples()}
+
     def get(self, call_id: int) -> CallDetail | None:
         t = self._calls
         rows = list(

@@ -49,6 +49,8 @@ _DOT_SEGMENT = re.compile(r"(?:^|/)\.{1,2}(?:/|$)")
 _HOSTS_REMEMBERED = 256
 
 CONSOLE_PREFIX = "/console"
+# What a browser asks of any page's site: the console answers it, so it never goes upstream.
+FAVICON_PATH = "/favicon.ico"
 
 
 class RouteKind(enum.Enum):
@@ -85,7 +87,10 @@ def target_refusal(target: str) -> str | None:
 
 
 def is_console_path(decoded_path: str) -> bool:
-    return decoded_path == CONSOLE_PREFIX or decoded_path.startswith(CONSOLE_PREFIX + "/")
+    """Under ``/console``, or the site's icon (``/favicon.ico``, served by the console)."""
+    return decoded_path in (CONSOLE_PREFIX, FAVICON_PATH) or decoded_path.startswith(
+        CONSOLE_PREFIX + "/"
+    )
 
 
 def route_kind(

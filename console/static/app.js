@@ -17,7 +17,12 @@ import { LoginPage } from "./pages/login.js";
 
 // Each page: its path, its title in the navigation, and its view (given the path's arguments).
 const PAGES = [
-  { path: "dashboard", title: "Dashboard", view: () => html`<${DashboardPage} />` },
+  {
+    path: "dashboard",
+    title: "Dashboard",
+    view: (_args, query) =>
+      html`<${DashboardPage} range=${query.get("range") || "day"} user=${query.get("user") || ""} />`,
+  },
   { path: "providers", title: "Providers", view: () => html`<${ProvidersPage} />` },
   { path: "models", title: "Models", view: ([id]) => html`<${ModelsPage} providerId=${id || null} />` },
   {

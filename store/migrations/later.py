@@ -412,3 +412,14 @@ def protocol_drift(db: peewee.Database) -> None:
         '"last_seen_ms" BIGINT NOT NULL, "count" BIGINT NOT NULL, '
         'PRIMARY KEY ("kind", "message_type", "name", "value", "client_version"))',
     )
+
+
+@migration(19)
+def call_attempt_index(db: peewee.Database) -> None:
+    """An index on ``llm_calls.model_call_id``: the console lists how many attempts (retries
+    and fallbacks, one row each) each listed call's model call made, by that id. Re-runnable.
+    """
+    execute_sql(
+        db,
+        'CREATE INDEX IF NOT EXISTS "llm_calls_model_call_id" ON "llm_calls" ("model_call_id")',
+    )

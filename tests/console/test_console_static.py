@@ -106,3 +106,51 @@ def test_the_vendored_libraries_keep_their_licences() -> None:
     assets = StaticAssets.packaged()
     for name in ("preact", "htm", "uplot"):
         assert assets.get(f"vendor/LICENSE.{name}"), name
+
+
+async def test_assets_go_out_gzipped_when_the_client_allows_it(address: str) -> None:
+    version = StaticAssets.packaged().version
+    assets = StaticAssets.packaged()
+    async with httpx.AsyncClient(base_url=f"http://{address}") as client:
+        for path in ("/console/", f"{ASSETS_PATH}/{version}/vendor/uPlot.iife.min.js"):
+            packed = await client.get(path, headers={"Accept-Encoding": "gzip"})
+            assert packed.headers["content-encoding"] == "gzip", path
+            assert packed.headers["vary"] == "Accept-Encoding", path
+            # Sent compressed: fewer bytes on the wire than the file holds.
+            assert int(packed.headers["content-length"]) < len(packed.content), path
+            plain = await client.get(path, headers={"Accept-Encoding": "identity"})
+            assert "content-encoding" not in plain.headers, path
+            assert plain.headers["vary"] == "Accept-Encoding", path
+            assert plain.content == packed.content, path
+        refused = await client.get(
+            f"{ASSETS_PATH}/{version}/app.js", headers={"Accept-Encoding": "gzip;q=0, br"}
+        )
+        assert "content-encoding" not in refused.headers
+        assert refused.content == assets.get("app.js")
+
+
+def test_gzip_is_read_from_accept_encoding() -> None:
+    from console.static_routes import accepts_gzip
+
+    assert accepts_gzip("gzip, deflate, br, zstd")
+    assert accepts_gzip("*")
+    assert accepts_gzip("br;q=1.0, gzip;q=0.5")
+    assert not accepts_gzip("")
+    assert not accepts_gzip("identity")
+    assert not accepts_gzip("gzip;q=0")
+    assert not accepts_gzip("*, gzip;q=0")
+    assert not accepts_gzip("gzip;q=nonsense")
+
+
+async def test_the_favicon_is_ours_and_never_goes_upstream(address: str) -> None:
+    """The upstream fake answers 299 to whatever it gets: a 200 SVG is ours."""
+    async with httpx.AsyncClient(base_url=f"http://{address}") as client:
+        icon = await client.get("/favicon.ico")
+        assert icon.status_code == 200
+        assert icon.headers["content-type"] == "image/svg+xml"
+        assert icon.content == StaticAssets.packaged().get("favicon.svg")
+        for method in ("POST", "DELETE"):
+            answer = await client.request(method, "/favicon.ico")
+            assert answer.status_code in (404, 405), method
+    page = await get(address, "/console/")
+    assert f'rel="icon" href="{ASSETS_PATH}/' in page.text

@@ -232,6 +232,38 @@ def test_ttft_percentiles_are_exact_linear_interpolation(db: peewee.Database, ca
             assert got[index] == pytest.approx((p50, p95))
 
 
+def test_the_ttft_series_has_finer_buckets_so_a_long_range_draws_a_line(
+    db: peewee.Database, calls: Calls
+) -> None:
+    """Calls ten minutes apart within one hour fall in one bucket of the day range, but in
+    separate 5-minute TTFT buckets: the series has a point for each, in time order."""
+    gpt = add_model(db, "openai-chat", "gpt")
+    day_end = NOW - NOW % HOUR_MS + HOUR_MS
+    base = day_end - 3 * HOUR_MS  # the start of an hour bucket, 5-minute aligned
+    for index, ttft in enumerate((100.0, 300.0, 200.0, 400.0)):
+        calls.add(base + index * 10 * MINUTE_MS, gpt, ttft_ms=ttft)
+    calls.add(base + 2 * MINUTE_MS, gpt, ttft_ms=500.0)  # shares the first point's bucket
+    calls.add(base + 5 * MINUTE_MS, gpt, CallStatus.FAILED)  # no first token: no point
+    expected_buckets = {"hour": MINUTE_MS, "day": 5 * MINUTE_MS, "week": 30 * MINUTE_MS}
+    assert {name: RANGES[name].ttft_bucket_ms for name in expected_buckets} == expected_buckets
+    stats = call_stats(db, "day", NOW)
+    assert stats.ttft_bucket_ms == 5 * MINUTE_MS
+    assert [(p.start_ms, p.p50_ms) for p in stats.ttft] == [
+        (base, pytest.approx(300.0)),
+        (base + 10 * MINUTE_MS, 300.0),
+        (base + 20 * MINUTE_MS, 200.0),
+        (base + 30 * MINUTE_MS, 400.0),
+    ]
+    assert stats.ttft[0].p95_ms == pytest.approx(480.0)
+    # The coarse bucket still has its own percentiles over all five.
+    (hour,) = [b for b in stats.buckets if b.start_ms == base]
+    assert hour.ttft_p50_ms == 300.0
+    # The month range: 2-hour buckets, one point for the lot.
+    month = call_stats(db, "month", NOW)
+    assert month.ttft_bucket_ms == 2 * HOUR_MS
+    assert [p.start_ms for p in month.ttft] == [base - base % (2 * HOUR_MS)]
+
+
 # --- tokens and cache hits -----------------------------------------------------------------------
 
 

@@ -92,6 +92,10 @@ def test_the_kind_comes_from_the_matched_route_and_console_paths_are_never_proxi
     assert route_kind("/console/api/providers\n", None, "/healthz") is RouteKind.CONSOLE
     assert route_kind("/console", None, "/healthz") is RouteKind.CONSOLE
     assert route_kind("/consoles", None, "/healthz") is RouteKind.PROXY
+    # The site's icon is the console's, matched or not: a browser's ask never goes upstream.
+    assert route_kind("/favicon.ico", "/favicon.ico", "/healthz") is RouteKind.CONSOLE
+    assert route_kind("/favicon.ico", None, "/healthz") is RouteKind.CONSOLE
+    assert route_kind("/favicon.icon", None, "/healthz") is RouteKind.PROXY
     assert route_kind("/console/api/x", "/console/api/{tail}", "/healthz") is RouteKind.CONSOLE
     assert route_kind("/healthz", "/healthz", "/healthz") is RouteKind.HEALTH
     rpc = "/agent.v1.AgentService/RunSSE"

@@ -1,6 +1,7 @@
 // Calls: every provider call, newest first, refreshed every 2 s while the page is open (never
 // with a request still out), and one call's detail: timings, usage, error, the redacted request and, in
-// verbose mode, the raw response chunks with their time offsets.
+// verbose mode, the answer put together from the response chunks and the raw chunks with their
+// time offsets.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api.js";
 import { useCatalog } from "../catalog.js";
@@ -17,12 +18,19 @@ function cost(call) {
   return billed ? "unknown" : "—";
 }
 
-// An attempt's place in its call: "fallback 1 · attempt 2" (the model asked for is position 0:
-// only a retry says "attempt 2"); "" for a first attempt or a record older than the columns.
+// An attempt's place in its call: "fallback 1 · attempt 2" (the model asked for is position 0),
+// shown on every attempt of a call that made more than one (``attempts``: its records); "" for
+// a call answered at its first attempt, or a record older than the columns.
 function place(call) {
   if (call.chain_position == null) return "";
-  const attempt = call.attempt > 1 || call.chain_position > 0 ? `attempt ${call.attempt}` : "";
-  return [call.chain_position > 0 ? `fallback ${call.chain_position}` : "", attempt].filter(Boolean).join(" · ");
+  if (call.attempts <= 1 && call.attempt <= 1 && call.chain_position === 0) return "";
+  return [call.chain_position > 0 ? `fallback ${call.chain_position}` : "", `attempt ${call.attempt}`]
+    .filter(Boolean).join(" · ");
+}
+
+// A console model test or check (made outside any run), marked apart from the editor's calls.
+function TestMark({ call }) {
+  return call.test ? html` <span class="badge" data-test title="A model test from the console">test</span>` : null;
 }
 
 // What the run asked for beside the model that answered: Cursor's id (``default`` is Auto),
@@ -145,22 +153,23 @@ export function CallsPage({ user = "" }) {
       : calls.length === 0
         ? html`<p class="muted">No provider call yet. Run a turn in Cursor, or test a model on the Models page.</p>`
         : html`<div class="table-wrap"><table>
-          <thead><tr><th>Time</th><th>User</th><th>Provider</th><th>Key</th><th>Asked for</th><th>Model</th><th>Status</th><th class="num">TTFB</th><th class="num">TTFT</th>
+          <thead><tr><th>Time</th><th>Model</th><th>Status</th><th class="num">Est. cost</th><th>User</th><th>Provider</th><th>Key</th><th>Asked for</th>
+            <th class="num">TTFB</th><th class="num">TTFT</th>
             <th class="num">Duration</th><th class="num">Input</th><th class="num">Output</th>
-            <th class="num">Cache read</th><th class="num">Cache write</th><th class="num">Reasoning</th>
-            <th class="num">Est. cost</th></tr></thead>
+            <th class="num">Cache read</th><th class="num">Cache write</th><th class="num">Reasoning</th></tr></thead>
           <tbody>${calls.map(
             (c) => html`<tr data-call=${c.id}>
               <td><a href=${`#/calls/${c.id}`}>${when(c.started_at_ms)}</a></td>
-              <td data-user>${c.user_id ?? "—"}</td>
-              <td>${c.provider_name}</td><td data-key-label>${c.key_label ?? "—"}</td><td data-asked>${askedFor(c)}</td><td data-place=${place(c)}>${c.display_name}${place(c) && html` <span class="muted">${place(c)}</span>`}</td>
+              <td data-place=${place(c)}>${c.display_name}${place(c) && html` <span class="muted">${place(c)}</span>`}<${TestMark} call=${c} /></td>
               <td><${Status} value=${c.status} /></td>
+              <td class="num" data-cost>${cost(c)}</td>
+              <td data-user>${c.user_id ?? "—"}</td>
+              <td>${c.provider_name}</td><td data-key-label>${c.key_label ?? "—"}</td><td data-asked>${askedFor(c)}</td>
               <td class="num">${ms(c.ttfb_ms)}</td><td class="num">${ms(c.ttft_ms)}</td>
               <td class="num">${ms(c.duration_ms)}</td>
               <td class="num">${count(c.input_tokens)}</td><td class="num">${count(c.output_tokens)}</td>
               <td class="num">${count(c.cache_read_tokens)}</td><td class="num">${count(c.cache_write_tokens)}</td>
-              <td class="num">${count(c.reasoning_tokens)}</td>
-              <td class="num" data-cost>${cost(c)}</td></tr>`,
+              <td class="num">${count(c.reasoning_tokens)}</td></tr>`,
           )}</tbody></table></div>`}
   </div>`;
 }
@@ -171,6 +180,21 @@ function pretty(text) {
   } catch {
     return text;
   }
+}
+
+// The answer the response chunks hold, put together by the server with the call's own decoder.
+function Answer({ answer }) {
+  return html`<section aria-label="Answer" data-answer>
+    <h2>Answer${answer.complete ? "" : html` <span class="badge running">incomplete</span>`}</h2>
+    ${answer.problem && html`<p class="muted">${answer.problem}</p>`}
+    ${answer.thinking && html`<h3>Thinking</h3><pre class="wrap" data-thinking>${answer.thinking}</pre>`}
+    ${answer.text ? html`<pre class="wrap" data-text>${answer.text}</pre>` : html`<p class="muted">No text.</p>`}
+    ${answer.tool_calls.map(
+      (t) => html`<h3>Tool call <code>${t.name}</code> <span class="muted">${t.call_id}</span></h3>
+        <pre class="wrap" data-tool-call=${t.name}>${pretty(t.arguments)}</pre>`,
+    )}
+    ${answer.finish && html`<p class="muted">Finished: ${answer.finish}</p>`}
+  </section>`;
 }
 
 export function CallDetailPage({ id }) {
@@ -193,6 +217,7 @@ export function CallDetailPage({ id }) {
     ["User", c.user_id ?? "—"],
     ["Asked for", askedFor(c)],
     ["Status", html`<${Status} value=${c.status} />`],
+    ["Est. cost", html`<span data-cost>${cost(c)}</span>`],
     ["Place", c.chain_position == null ? "—" : c.chain_position === 0 ? `model asked for · attempt ${c.attempt}` : `fallback ${c.chain_position} · attempt ${c.attempt}`],
     ["TTFB", ms(c.ttfb_ms)],
     ["TTFT", ms(c.ttft_ms)],
@@ -208,15 +233,16 @@ export function CallDetailPage({ id }) {
   ];
   return html`<div>
     <p><a href="#/calls">← Calls</a></p>
-    <h1>${c.display_name} <span class="muted">via ${c.provider_name}</span></h1>
+    <h1>${c.display_name} <span class="muted">via ${c.provider_name}</span><${TestMark} call=${c} /></h1>
     <p class="muted">${when(c.started_at_ms)} · call ${c.id} · ${c.model_call_id}${c.run_id ? ` · run ${c.run_id}` : ""}</p>
     <div class="cards">${cards.map(([k, v]) => html`<div class="card"><div class="k">${k}</div><div class="v">${v}</div></div>`)}</div>
     ${c.error_message && html`<h2>Error</h2><div class="form-error" role="alert">${c.error_message}</div>`}
     <h2>Request</h2>
     ${detail.request
-      ? html`<pre>${pretty(detail.request.body)}</pre>`
+      ? html`<pre class="wrap">${pretty(detail.request.body)}</pre>`
       : html`<p class="muted">Not recorded: turn on verbose recording in Settings to keep requests and responses.</p>`}
+    ${detail.answer && html`<${Answer} answer=${detail.answer} />`}
     ${detail.chunks.length > 0 &&
-    html`<h2>Response chunks</h2><pre>${detail.chunks.map((k) => `+${Math.round(k.offset_ms)} ms  ${k.text}`).join("")}</pre>`}
+    html`<h2>Response chunks</h2><pre class="wrap" data-chunks>${detail.chunks.map((k) => `+${Math.round(k.offset_ms)} ms  ${k.text}`).join("")}</pre>`}
   </div>`;
 }

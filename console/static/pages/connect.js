@@ -5,6 +5,43 @@ import { api } from "../api.js";
 import { FormError, html, when } from "../ui.js";
 
 const REFRESH_MS = 3000;
+const COPIED_MS = 2500;
+
+// Put ``text`` on the clipboard: the Clipboard API where the page may use it (a secure context,
+// which loopback is), else the selection copied the older way.
+async function copyText(text) {
+  if (navigator.clipboard && window.isSecureContext) {
+    await navigator.clipboard.writeText(text);
+    return;
+  }
+  const area = document.createElement("textarea");
+  area.value = text;
+  area.setAttribute("readonly", "");
+  area.style.position = "fixed";
+  area.style.opacity = "0";
+  document.body.appendChild(area);
+  area.select();
+  const done = document.execCommand("copy");
+  area.remove();
+  if (!done) throw new Error("the browser refused to copy");
+}
+
+// A button that copies ``text`` and says so beside it for a moment (or why it could not).
+function CopyButton({ text, label }) {
+  const [said, setSaid] = useState("");
+  useEffect(() => {
+    if (!said) return undefined;
+    const timer = setTimeout(() => setSaid(""), COPIED_MS);
+    return () => clearTimeout(timer);
+  }, [said]);
+  const copy = () =>
+    copyText(text).then(
+      () => setSaid("Copied"),
+      () => setSaid("Could not copy: select the text and copy it"),
+    );
+  return html`<span class="copy"><button type="button" onClick=${copy}>${label}</button>
+    <span role="status" class="muted">${said}</span></span>`;
+}
 
 // Where Cursor's Auto goes now (the routing settings; changed under Settings > Routing).
 function AutoSentence({ auto }) {
@@ -63,7 +100,11 @@ export function ConnectPage() {
     <${FormError} error=${error} />
     <div class="panel">
       <ol>
-        <li>Start Cursor with its backend pointed here: <code>cursor --test-backend-url=${url}</code></li>
+        <li>Start Cursor with its backend pointed here: <code data-command>cursor --test-backend-url=${url}</code>
+          <div class="actions" style="margin-top:6px">
+            <${CopyButton} text=${`cursor --test-backend-url=${url}`} label="Copy command" />
+            <${CopyButton} text=${url} label="Copy URL" />
+          </div></li>
         <li>Pick one of your enabled models in Cursor's model picker (or Auto) and send a message.</li>
       </ol>
       ${status && html`<${AutoSentence} auto=${status.auto} />`}

@@ -32,12 +32,49 @@ function usd(value) {
   return value == null ? "—" : `$${value.toFixed(value < 1 ? 4 : 2)}`;
 }
 
-// One uPlot chart, rebuilt when its data changes; `series` are {label, color, values, bars}.
-function Chart({ title, xs, series, label }) {
+const MINUTE_S = 60;
+const HOUR_S = 60 * MINUTE_S;
+const DAY_S = 24 * HOUR_S;
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const two = (n) => String(n).padStart(2, "0");
+
+// A time axis that fits its range: the tick steps it may use (seconds) and each tick's label.
+// Times of day are local (what the viewer's clock says); the cost's days are UTC days, as the
+// server counts them.
+const clock = (t) => { const d = new Date(t * 1000); return `${two(d.getHours())}:${two(d.getMinutes())}`; };
+const localDay = (t) => { const d = new Date(t * 1000); return `${MONTHS[d.getMonth()]} ${d.getDate()}`; };
+const utcDay = (t) => { const d = new Date(t * 1000); return `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}`; };
+const TIME_AXES = {
+  hour: { steps: [5, 10, 15, 20, 30].map((m) => m * MINUTE_S), label: clock, utc: false },
+  day: { steps: [1, 2, 3, 4, 6, 12].map((h) => h * HOUR_S), label: clock, utc: false },
+  week: { steps: [1, 2, 7].map((d) => d * DAY_S), label: localDay, utc: false },
+  month: { steps: [1, 2, 3, 5, 7, 10, 15].map((d) => d * DAY_S), label: localDay, utc: false },
+  days: { steps: [1, 2, 3, 5, 7, 10, 15].map((d) => d * DAY_S), label: utcDay, utc: true },
+};
+const TICK_SPACE_PX = 64;
+
+// Ticks at multiples of the smallest step that leaves each label room, aligned to the clock
+// (local or UTC) within [min, max].
+function timeTicks(axis, min, max, widthPx) {
+  const room = Math.max(1, Math.floor(widthPx / TICK_SPACE_PX));
+  const step = axis.steps.find((s) => (max - min) / s <= room) ?? axis.steps[axis.steps.length - 1];
+  const offset = axis.utc ? 0 : -new Date(min * 1000).getTimezoneOffset() * 60;
+  const ticks = [];
+  for (let t = Math.ceil((min + offset) / step) * step - offset; t <= max; t += step) ticks.push(t);
+  return ticks;
+}
+
+// One uPlot chart, rebuilt when its data changes; `series` are {label, color, values, bars};
+// `xs` and `span` ([first, end), ms) are times; `axis` names a TIME_AXES entry. The x scale is
+// the span itself, never uPlot's guess from the data (one point would spread it over years).
+// The drawn tick labels are kept in data-ticks (data-axis: of which axis), the points in data-points.
+function Chart({ title, xs, span, step, axis, series, label, controls = null }) {
   const box = useRef(null);
   useEffect(() => {
     if (!box.current) return undefined;
-    const width = Math.max(320, box.current.clientWidth);
+    const width = Math.max(200, box.current.clientWidth);
+    const time = TIME_AXES[axis];
+    const half = step / 2000; // bars are centred on their bucket's start
     const options = {
       width,
       height: 200,
@@ -47,15 +84,29 @@ function Chart({ title, xs, series, label }) {
         fill: s.bars ? s.color + "99" : undefined,
         width: s.bars ? 0 : 2,
         paths: s.bars ? uPlot.paths.bars({ size: [0.8, 40] }) : undefined,
+        points: s.bars ? { show: false } : { show: true, size: 6, fill: s.color },
         spanGaps: !s.bars,
       }))],
-      axes: [{}, { label, size: 60 }],
-      scales: { x: { time: true } },
+      axes: [
+        {
+          splits: (u, _i, min, max) => timeTicks(time, min, max, u.bbox.width / devicePixelRatio),
+          values: (_u, ticks) => {
+            const labels = ticks.map(time.label);
+            if (box.current) Object.assign(box.current.dataset, { axis, ticks: labels.join("|") });
+            return labels;
+          },
+        },
+        { label, size: 60 },
+      ],
+      scales: { x: { time: true, range: [span[0] / 1000 - half, span[1] / 1000 - half] } },
     };
     const chart = new uPlot(options, [xs.map((x) => x / 1000), ...series.map((s) => s.values)], box.current);
     return () => chart.destroy();
   }, [xs, series]);
-  return html`<div class="panel" aria-label=${title}><h2>${title}</h2><div ref=${box} data-chart=${title}></div></div>`;
+  return html`<div class="panel" aria-label=${title}>
+    <div class="panel-head"><h2>${title}</h2>${controls}</div>
+    <div ref=${box} data-chart=${title} data-points=${xs.length}></div>
+  </div>`;
 }
 
 // Stacked token kinds of one model (or all, when ``model`` is empty): each series is the sum of
@@ -73,12 +124,22 @@ function stackedTokens(buckets, model) {
   }).reverse(); // the tallest first, so each shorter bar is drawn over it
 }
 
-export function DashboardPage() {
-  const [range, setRange] = useState("day");
+const RANGE_NAMES = RANGES.map(([value]) => value);
+
+// The dashboard's URL: its range (and user filter) in the hash's query, so a reload keeps them.
+function dashboardHash(range, user) {
+  const query = new URLSearchParams({ range });
+  if (user) query.set("user", user);
+  return `#/dashboard?${query}`;
+}
+
+// ``range`` and ``user``: from the URL (#/dashboard?range=week&user=…); a choice here changes the URL.
+export function DashboardPage({ range: asked = "day", user = "" }) {
+  const range = RANGE_NAMES.includes(asked) ? asked : "day";
   const [tokensOf, setTokensOf] = useState("");
-  const [user, setUser] = useState("");
   const [stats, setStats] = useState(null);
   const [error, setError] = useState(null);
+  const go = (nextRange, nextUser) => { location.hash = dashboardHash(nextRange, nextUser); };
   useEffect(() => {
     let stop = false;
     const load = () =>
@@ -93,15 +154,19 @@ export function DashboardPage() {
 
   const header = html`<div class="row">
     <h1 style="margin:0;flex:1">Dashboard</h1>
-    <${UserFilter} value=${user} onChange=${setUser} />
-    <select aria-label="Range" value=${range} onChange=${(e) => setRange(e.target.value)}>
+    <${UserFilter} value=${user} onChange=${(next) => go(range, next)} />
+    <select aria-label="Range" value=${range} onChange=${(e) => go(e.target.value, user)}>
       ${RANGES.map(([value, label]) => html`<option value=${value}>${label}</option>`)}
     </select>
   </div>`;
-  if (!stats) return html`<div>${header}<${FormError} error=${error} /><p class="loading">Loading…</p></div>`;
+  // An answer for another range (the choice just changed) is not drawn on this one's axis.
+  if (!stats || stats.range !== range) {
+    return html`<div>${header}<${FormError} error=${error} /><p class="loading">Loading…</p></div>`;
+  }
 
   const buckets = stats.buckets;
   const xs = buckets.map((b) => b.start_ms);
+  const span = [stats.start_ms, stats.end_ms];
   const calls = buckets.reduce((n, b) => n + b.calls, 0);
   const errors = buckets.reduce((n, b) => n + b.errors, 0);
   const models = Object.keys(stats.models);
@@ -112,7 +177,12 @@ export function DashboardPage() {
     values: days.map((d) => (d.models[id] ? d.models[id].usd : null)),
     bars: true,
   }));
-  return html`<div>
+  const dayStarts = days.map((d) => d.start_ms);
+  const tokensSelect = html`<select aria-label="Tokens of" value=${tokensOf} onChange=${(e) => setTokensOf(e.target.value)}>
+    <option value="">every model</option>
+    ${models.map((id) => html`<option value=${id}>${stats.models[id].display_name}</option>`)}
+  </select>`;
+  return html`<div class="dashboard">
     ${header}
     <${FormError} error=${error} />
     <div class="cards" style="margin:12px 0">
@@ -122,27 +192,24 @@ export function DashboardPage() {
       <div class="card"><div class="k">Estimated cost</div><div class="v" data-card="cost">${usd(stats.cost.total_usd)}</div></div>
       <div class="card"><div class="k">Calls of unknown cost</div><div class="v" data-card="unknown-cost">${count(stats.cost.unknown_cost_calls)}</div></div>
     </div>
-    <${Chart} title="Calls and errors" label="calls" xs=${xs} series=${[
+    <${Chart} title="Calls and errors" label="calls" xs=${xs} span=${span} step=${stats.bucket_ms} axis=${range} series=${[
       { label: "calls", color: "#2f5bd3", values: buckets.map((b) => b.calls), bars: true },
       { label: "errors", color: "#b3261e", values: buckets.map((b) => b.errors), bars: true },
     ]} />
-    <${Chart} title="Time to first token" label="ms" xs=${xs} series=${[
-      { label: "p50", color: "#1e7a3a", values: buckets.map((b) => b.ttft_p50_ms) },
-      { label: "p95", color: "#8a5a00", values: buckets.map((b) => b.ttft_p95_ms) },
+    <${Chart} title="Time to first token" label="ms" xs=${stats.ttft.map((p) => p.start_ms)} span=${span}
+      step=${stats.ttft_bucket_ms} axis=${range} series=${[
+      { label: "p50", color: "#1e7a3a", values: stats.ttft.map((p) => p.p50_ms) },
+      { label: "p95", color: "#8a5a00", values: stats.ttft.map((p) => p.p95_ms) },
     ]} />
-    <div class="row" style="margin:0">
-      <select aria-label="Tokens of" value=${tokensOf} onChange=${(e) => setTokensOf(e.target.value)}>
-        <option value="">tokens of every model</option>
-        ${models.map((id) => html`<option value=${id}>tokens of ${stats.models[id].display_name}</option>`)}
-      </select>
-    </div>
-    <${Chart} title="Tokens" label="tokens" xs=${xs} series=${stackedTokens(buckets, tokensOf)} />
-    <${Chart} title="Estimated cost per day" label="USD" xs=${days.map((d) => d.start_ms)} series=${costSeries} />
+    <${Chart} title="Tokens" label="tokens" xs=${xs} span=${span} step=${stats.bucket_ms} axis=${range}
+      series=${stackedTokens(buckets, tokensOf)} controls=${tokensSelect} />
+    <${Chart} title="Estimated cost per day" label="USD" xs=${dayStarts} axis="days" step=${stats.cost.day_ms}
+      span=${[dayStarts[0], dayStarts[dayStarts.length - 1] + stats.cost.day_ms]} series=${costSeries} />
     <div class="panel" aria-label="Per model">
       <h2>Per model</h2>
       ${models.length === 0
         ? html`<p class="muted">No call in this range.</p>`
-        : html`<table><thead><tr><th>Model</th><th>Provider</th><th class="num">Cache-hit rate</th><th class="num">Cost</th><th class="num">Unknown-cost calls</th></tr></thead>
+        : html`<div class="table-wrap"><table><thead><tr><th>Model</th><th>Provider</th><th class="num">Cache-hit rate</th><th class="num">Cost</th><th class="num">Unknown-cost calls</th></tr></thead>
           <tbody>${models.map((id) => {
             const usdTotal = days.reduce((sum, d) => (d.models[id] && d.models[id].usd != null ? (sum ?? 0) + d.models[id].usd : sum), null);
             const unknown = days.reduce((n, d) => n + (d.models[id] ? d.models[id].unknown_cost_calls : 0), 0);
@@ -150,7 +217,7 @@ export function DashboardPage() {
             return html`<tr data-model=${id}><td>${label.display_name}${label.deleted ? html` <span class="muted">(deleted)</span>` : null}</td>
               <td>${label.provider_name}</td><td class="num">${percent(stats.cache_hit_rate.models[id])}</td>
               <td class="num">${usd(usdTotal)}</td><td class="num">${count(unknown)}</td></tr>`;
-          })}</tbody></table>`}
+          })}</tbody></table></div>`}
     </div>
   </div>`;
 }
