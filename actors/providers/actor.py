@@ -270,7 +270,7 @@ class ProviderActor(PooledActor):
         except ProviderFailure as failure:
             self._forward(events)
             if not self._ended:
-                self._fail(failure, self._stream_failure(failure))
+                self._fail(failure)
             return
         self._forward(events)
 
@@ -281,7 +281,7 @@ class ProviderActor(PooledActor):
             if not self._ended:
                 self._grammar.end_of_stream()
         except ProviderFailure as failure:
-            self._fail(failure, self._stream_failure(failure))
+            self._fail(failure)
             return
         if not self._ended:
             result = self._grammar.result()
@@ -321,13 +321,6 @@ class ProviderActor(PooledActor):
 
     # ---- ends ----
 
-    def _reported_usage(self) -> dict[str, int]:
-        """The usage columns the provider reported (the grammar keeps the one usage event)."""
-        usage = self._grammar.usage
-        if usage is None:
-            return {}
-        return {k: v for k, v in msgspec.structs.asdict(usage).items() if v is not None}
-
     def _attempt_failure(
         self,
         *,
@@ -337,22 +330,12 @@ class ProviderActor(PooledActor):
     ) -> AttemptFailure:
         return AttemptFailure(http_status, transport_error, self._reached_listener, after)
 
-    def _stream_failure(self, failure: ProviderFailure) -> AttemptFailure | None:
-        """An error event of the stream that said "not now" is retried and fallen back as the
-        status it stands for (before anything reached the turn); any other is final."""
-        if failure.stream_status is None:
-            return None
-        return self._attempt_failure(http_status=failure.stream_status)
-
     def _fail(self, failure: ProviderFailure, attempt: AttemptFailure | None = None) -> None:
-        """End the attempt failed; retry it when the policy says so, else end the call."""
-        failure = ProviderFailure(
-            failure.kind,
-            scrub_text(failure.message, self._secrets),
-            http_status=failure.http_status,
-            too_long=failure.too_long,
-            stream_status=failure.stream_status,
-        )
+        """End the attempt failed; retry it when the policy says so, else end the call. A
+        stream's error event that said "not now" counts as the status it stands for."""
+        failure = failure.with_message(scrub_text(failure.message, self._secrets))
+        if attempt is None and failure.stream_status is not None:
+            attempt = self._attempt_failure(http_status=failure.stream_status)
         decision: RetryAfter | GiveUp = GiveUp("not transient")
         elapsed_s = time.monotonic() - self._first_started
         if attempt is not None and self._key.refused(
@@ -447,7 +430,7 @@ class ProviderActor(PooledActor):
             duration_ms=(time.monotonic() - self._started) * 1000,
             response_bytes=self._response_bytes,
             finish_reason=result.finish.value if result is not None else None,
-            usage=self._reported_usage(),
+            usage=_reported_usage(self._grammar),
             error_message=failure.message if failure is not None else None,
             http_status=self._http_status,
             ttfb_ms=self._ttfb_ms,
@@ -498,28 +481,36 @@ class ProviderActor(PooledActor):
             None,
             status,
             result=result,
-            failure=self._call_failure(failure) if status is CallStatus.FAILED else None,
+            failure=(
+                _chain_failure(failure, self._current.route, self._route, self._position)
+                if status is CallStatus.FAILED
+                else None
+            ),
         )
         end = None if between_attempts else self._attempt_end(status, result, failure)
         self._record_end(end, ended)
         self.stop()
 
-    def _call_failure(self, failure: ProviderFailure | None) -> ProviderFailure | None:
-        """The call's failure as its listener hears it: the last attempt's, naming the model
-        of the chain it came from when that was a fallback."""
-        if failure is None or self._position == 0:
-            return failure
-        route = self._current.route
-        message = chain_failure_message(
-            failure.message,
-            self._route.display_name,
-            self._position,
-            len(route.fallbacks),
-            route.display_name,
-        )
-        return ProviderFailure(
-            failure.kind, message, http_status=failure.http_status, too_long=failure.too_long
-        )
+
+def _chain_failure(
+    failure: ProviderFailure | None, call: ModelRoute, failed: ModelRoute, position: int
+) -> ProviderFailure | None:
+    """The call's failure as its listener hears it: the last attempt's, naming the model of
+    the chain it came from (``failed``, at ``position``) when that was a fallback."""
+    if failure is None or position == 0:
+        return failure
+    message = chain_failure_message(
+        failure.message, failed.display_name, position, len(call.fallbacks), call.display_name
+    )
+    return failure.with_message(message)
+
+
+def _reported_usage(grammar: StreamGrammar) -> dict[str, int]:
+    """The usage columns the provider reported (the grammar keeps the one usage event)."""
+    usage = grammar.usage
+    if usage is None:
+        return {}
+    return {k: v for k, v in msgspec.structs.asdict(usage).items() if v is not None}
 
 
 def _is_token(event: ProviderEvent) -> bool:

@@ -5,6 +5,8 @@ stands for; an error naming the request, or one after text reached the editor, s
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from store import Store
@@ -60,7 +62,7 @@ def statuses(store: Store, run_id: str) -> list[str]:
     return [row.status for row in rows[::-1]]
 
 
-async def run_turn(address: str, run_id: str, public_id: str) -> tuple[dict | None, str]:
+async def run_turn(address: str, run_id: str, public_id: str) -> tuple[dict[str, Any] | None, str]:
     cursor = FakeCursor(f"http://{address}")
     try:
         log = await CursorSession(cursor, run_id).run(

@@ -99,5 +99,15 @@ class ProviderFailure(Exception):
         self.too_long = too_long
         self.stream_status = stream_status
 
+    def with_message(self, message: str) -> ProviderFailure:
+        """The same failure saying ``message`` (scrubbed, or naming its model)."""
+        return ProviderFailure(
+            self.kind,
+            message,
+            http_status=self.http_status,
+            too_long=self.too_long,
+            stream_status=self.stream_status,
+        )
+
     def __repr__(self) -> str:
         return f"ProviderFailure({self.kind.value}, {self.message!r})"
