@@ -27,6 +27,7 @@ from tests.console.test_console_browser import (
     server,
 )
 from tests.support.axe import assert_accessible
+from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_message
 from tests.support.fake_provider import FakeProvider, Script, chat_events
 
 __all__ = ["browser", "guarded_server", "page", "server"]
@@ -50,9 +51,18 @@ async def visit(page: Page, server: str, path: str, heading: str) -> None:
 
 
 async def test_every_page_form_and_dialog_has_no_serious_accessibility_violation(
-    page: Page, server: str, fake: FakeProvider
+    page: Page, server: str, fake: FakeProvider, tmp_path: Path
 ) -> None:
-    provider_id, _ = await provider_with_a_model(server, fake)
+    provider_id, public_id = await provider_with_a_model(server, fake)
+    # An agent turn, so Conversations, People and Calls have content.
+    fake.enqueue(Script.sse(chat_events(text=["hello"])))
+    cursor = FakeCursor(f"http://{server}")
+    try:
+        session = CursorSession(cursor, "a11y-turn", workspace=tmp_path)
+        log = await session.run(user_turn_message("hi", public_id, conversation_id="a11y"))
+    finally:
+        await cursor.aclose()
+    assert log.end == {}
 
     # A test call leaves a call record, so the Calls page and a call's detail have content.
     fake.enqueue(Script.sse(chat_events(text=["po", "ng"])))
@@ -80,6 +90,11 @@ async def test_every_page_form_and_dialog_has_no_serious_accessibility_violation
     ):
         await visit(page, server, path, heading)
         await assert_accessible(page, path)
+
+    await page.goto(f"http://{server}/console/#/conversations/a11y")
+    await expect(page.locator(".loading")).to_have_count(0)
+    await expect(page.locator("main table").first).to_be_visible()
+    await assert_accessible(page, "a conversation")
 
     call_id = (await api(server, "GET", "/calls")).json()["calls"][0]["id"]
     await page.goto(f"http://{server}/console/#/calls/{call_id}")

@@ -63,7 +63,6 @@ async def test_the_provider_form_shows_every_wrong_field_at_once(page: Page, ser
     await expect_at(form, "api_key", "must be printable ASCII without spaces")
     header = form.locator('[data-field="headers.Bad Name"] [role=alert]')
     await expect(header).to_have_text("Header Bad Name: header name must be an HTTP token")
-    assert await api(server, "GET", "/providers") is not None
     assert (await api(server, "GET", "/providers")).json() == []
 
 
