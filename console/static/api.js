@@ -50,7 +50,7 @@ export async function api(method, path, body) {
   try {
     data = text ? JSON.parse(text) : null;
   } catch {
-    throw new ApiError(response.status, "internal", `not a JSON answer (HTTP ${response.status})`);
+    throw new ApiError(response.status, "internal", `the server's answer could not be read (HTTP ${response.status})`);
   }
   if (!response.ok) {
     const code = (data && data.code) || "unknown";

@@ -48,10 +48,11 @@ export function fieldWords(field) {
 }
 
 // A refused request's messages that no field of the form shows next to itself, each after the
-// words of the field it names. ``fields``: the form's field names, or {name: label} to word them.
-export function FormError({ error, fields = [] }) {
+// words of the field it names. ``fields``: the fields the form shows, as names or {name: label};
+// ``labels``: words for fields it does not show.
+export function FormError({ error, fields = [], labels: extra = {} }) {
   if (!error) return null;
-  const labels = Array.isArray(fields) ? {} : fields;
+  const labels = { ...extra, ...(Array.isArray(fields) ? {} : fields) };
   const shown = new Set(Array.isArray(fields) ? fields : Object.keys(fields));
   const problems = error.fields || [];
   if (!problems.length) return html`<div class="form-error" role="alert">${error.message}</div>`;

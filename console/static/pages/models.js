@@ -4,14 +4,12 @@ import { api, formError } from "../api.js";
 import { typeInfo, useCatalog, useProviderTypes } from "../catalog.js";
 import { Field, FormError, count, html, invalid, ms, problemsAt, useOpenedFocus } from "../ui.js";
 
-// The model editor's fields in words, for the messages a refused save has for them.
+// The model editor's fields in words, for the messages a refused save has for them: those it
+// shows at their place, and the others.
 const MODEL_FIELDS = {
-  model_id: "Model id",
   display_name: "Display name",
-  enabled: "Enabled",
   max_output_tokens: "Max output tokens",
   context_window_tokens: "Context window (tokens)",
-  reasoning_enabled: "Reasoning",
   reasoning_effort: "Effort",
   sort_order: "Order",
   price_input_per_mtok: "Input price",
@@ -20,6 +18,7 @@ const MODEL_FIELDS = {
   price_cache_write_per_mtok: "Cache write price",
   fallbacks: "Fallback models",
 };
+const OTHER_MODEL_FIELDS = { model_id: "Model id", enabled: "Enabled", reasoning_enabled: "Reasoning" };
 
 // The ModelInput the API takes, from a saved model record.
 function inputOf(model) {
@@ -171,7 +170,7 @@ function Discover({ provider, saved, onSaved }) {
       <strong>${provider.name}</strong><span class="muted">${provider.type} · ${provider.base_url}</span>
       <button onClick=${discover} disabled=${busy}>Discover models</button>
     </div>
-    <${FormError} error=${error} />
+    <${FormError} error=${error} labels=${{ ...MODEL_FIELDS, ...OTHER_MODEL_FIELDS }} />
     ${found &&
     html`<div>
       <div class="row" style="margin:10px 0">
@@ -304,7 +303,7 @@ function ModelEditor({ model, models, providerType, efforts, onSaved, onCancel }
     </div>
     <${FallbackList} model=${model} models=${models} value=${form.fallbacks} error=${error}
       onChange=${(fallbacks) => setForm({ ...form, fallbacks })} />
-    <${FormError} error=${error} fields=${MODEL_FIELDS} />
+    <${FormError} error=${error} fields=${MODEL_FIELDS} labels=${OTHER_MODEL_FIELDS} />
     <div class="actions">
       <button class="primary" type="submit">Save model</button>
       <button type="button" onClick=${onCancel}>Cancel</button>

@@ -47,7 +47,8 @@ export function SettingsPage() {
             onInput=${(e) => setForm({ ...form, retained_calls: e.target.value === "" ? null : Number(e.target.value) })} />
         </${Field}>
       </div>
-      <${FormError} error=${error} fields=${{ retained_calls: "Call records kept", verbose: "Verbose recording" }} />
+      <${FormError} error=${error} fields=${{ retained_calls: "Call records kept" }}
+        labels=${{ verbose: "Verbose recording" }} />
       ${saved && html`<div class="notice">Saved.</div>`}
       <div class="actions"><button class="primary" type="submit">Save</button></div>
     </form>
