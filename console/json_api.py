@@ -3,7 +3,9 @@ answers and store calls.
 
 Every answer is JSON; every error is ``{"code","message"}`` (400 malformed JSON, 422 a value
 that breaks a rule, 404 unknown, 409 forbidden by the current data, 502 provider trouble), never
-aiohttp's plain text. Request bodies decode straight into the store's msgspec Structs, which
+aiohttp's plain text. A 422 also carries ``fields``: every broken field with its own message
+(``[{"field": "base_url", "message": "..."}]``), so a form shows each at its place at once.
+Request bodies decode straight into the store's msgspec Structs, which
 refuse unknown fields so a typo (``apikey``) is an error instead of a silently ignored value.
 
 The database is synchronous (peewee), so every store call runs in ``asyncio.to_thread``: the
@@ -22,6 +24,7 @@ import peewee
 from aiohttp import web
 
 from console.numbers import bigint_of
+from console.typed_errors import typed_problem
 from store import catalog
 from wire.http.responses import json_error
 from wire.json_input import decode_json
@@ -34,14 +37,47 @@ Api = TypeVar("Api")
 Method = Callable[[Api, web.Request], Awaitable[web.StreamResponse]]
 
 
-class ApiError(Exception):
-    """An error answer: HTTP status, error code and a message safe to show."""
+class FieldProblem(msgspec.Struct, frozen=True):
+    """One broken field of a refused request, and what is wrong with it (without the id)."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    field: str
+    message: str
+
+
+class InvalidAnswer(msgspec.Struct, frozen=True):
+    """A 422's body: the usual ``code`` and ``message`` and every broken field."""
+
+    code: str
+    message: str
+    fields: list[FieldProblem]
+
+
+class ApiError(Exception):
+    """An error answer: HTTP status, error code and a message safe to show; ``fields`` the
+    broken fields when the request names them."""
+
+    def __init__(
+        self, status: int, code: str, message: str, fields: tuple[FieldProblem, ...] = ()
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.fields = fields
+
+
+def error_answer(exc: ApiError) -> web.Response:
+    """``exc`` as its JSON answer, with ``fields`` when it names any."""
+    if not exc.fields:
+        return json_error(exc.status, exc.code, exc.message)
+    body = InvalidAnswer(exc.code, exc.message, list(exc.fields))
+    return json_response(body, status=exc.status)
+
+
+def invalid_error(exc: catalog.Invalid) -> ApiError:
+    """A catalog refusal as a 422 naming each broken field."""
+    fields = tuple(FieldProblem(field, message) for field, message in exc.problems)
+    return ApiError(422, "invalid_argument", exc.message, fields)
 
 
 def answers_errors(method: Method[Api]) -> Method[Api]:
@@ -52,9 +88,9 @@ def answers_errors(method: Method[Api]) -> Method[Api]:
         try:
             return await method(self, request)
         except ApiError as exc:
-            return json_error(exc.status, exc.code, exc.message)
+            return error_answer(exc)
         except catalog.Invalid as exc:
-            return json_error(422, "invalid_argument", exc.message)
+            return error_answer(invalid_error(exc))
         except catalog.NotFound as exc:
             return json_error(404, "not_found", exc.message)
         except catalog.Conflict as exc:
@@ -82,7 +118,9 @@ def decode_body_bytes(body: bytes, type_: type[T]) -> T:
     try:
         return decode_json(body, type=type_)
     except msgspec.ValidationError as exc:
-        raise ApiError(422, "invalid_argument", f"invalid request body: {exc}") from None
+        problem = typed_problem(str(exc))
+        fields = () if problem is None else (FieldProblem(*problem),)
+        raise ApiError(422, "invalid_argument", f"invalid request body: {exc}", fields) from None
     except msgspec.DecodeError as exc:
         raise ApiError(400, "invalid_argument", f"request body is not valid JSON: {exc}") from None
 

@@ -1,13 +1,21 @@
 // The console API over fetch: JSON in and out; a refused request throws ApiError carrying the
-// server's own {code, message} and, where the message names one, the field it is about.
+// server's own {code, message} and every field it names, each with its own message ("fields").
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, fields) {
     super(message);
     this.status = status;
     this.code = code;
-    this.field = fieldOf(message);
+    // [{field, message}]: the server's list, else the one field a refusal's message names.
+    if (Array.isArray(fields) && fields.length) this.fields = fields;
+    else this.fields = status === 422 ? fieldsOf(message) : [];
+    this.field = this.fields.length ? this.fields[0].field : null;
   }
+}
+
+// A refusal found before sending: [{field, message}] in words, shown like the server's.
+export function formError(fields) {
+  return new ApiError(0, "invalid_argument", fields.map((p) => `${p.field}: ${p.message}`).join("; "), fields);
 }
 
 // "models[0].max_output_tokens: must be ..." (our rule checks) or "... at `$.base_url`" (msgspec).
@@ -16,6 +24,13 @@ export function fieldOf(message) {
   if (rule) return rule[1];
   const typed = /at `\$\.([^`]+)`/.exec(message || "");
   return typed ? typed[1] : null;
+}
+
+function fieldsOf(message) {
+  const field = fieldOf(message);
+  if (!field) return [];
+  const text = message.startsWith(`${field}: `) ? message.slice(field.length + 2) : message;
+  return [{ field, message: text }];
 }
 
 export async function api(method, path, body) {
@@ -35,12 +50,12 @@ export async function api(method, path, body) {
   try {
     data = text ? JSON.parse(text) : null;
   } catch {
-    throw new ApiError(response.status, "internal", `not a JSON answer (HTTP ${response.status})`);
+    throw new ApiError(response.status, "internal", `the server's answer could not be read (HTTP ${response.status})`);
   }
   if (!response.ok) {
     const code = (data && data.code) || "unknown";
     const message = (data && data.message) || `HTTP ${response.status}`;
-    const error = new ApiError(response.status, code, message);
+    const error = new ApiError(response.status, code, message, data && data.fields);
     if (response.status === 401) window.dispatchEvent(new CustomEvent("console-unauthenticated"));
     throw error;
   }

@@ -22,7 +22,7 @@ import peewee
 from store.base.clock import now_ms
 from store.base.typed_peewee import execute_sql
 from store.catalog.checks import check_length
-from store.catalog.errors import Invalid
+from store.catalog.errors import Invalid, Problems
 from store.catalog.limits import INT32_MAX, MAX_MODEL_ID_CHARS
 from store.catalog.tables import SETTING_SQL, lock_row, tables_of
 
@@ -98,24 +98,39 @@ def _check_models(
 
 
 def _check_limits(field: str, limits: Limits, known: set[str]) -> Limits:
-    return Limits(
-        usd_per_day=_check_usd(f"{field}.usd_per_day", limits.usd_per_day),
-        usd_per_month=_check_usd(f"{field}.usd_per_month", limits.usd_per_month),
-        turns_per_minute=_check_count(f"{field}.turns_per_minute", limits.turns_per_minute),
-        concurrent_runs=_check_count(f"{field}.concurrent_runs", limits.concurrent_runs),
-        allowed_models=_check_models(f"{field}.allowed_models", limits.allowed_models, known),
+    """The limits checked; ``Invalid`` names every broken one (``default.usd_per_day``)."""
+    problems = Problems()
+    checked = Limits(
+        usd_per_day=problems.check(_check_usd, f"{field}.usd_per_day", limits.usd_per_day),
+        usd_per_month=problems.check(_check_usd, f"{field}.usd_per_month", limits.usd_per_month),
+        turns_per_minute=problems.check(
+            _check_count, f"{field}.turns_per_minute", limits.turns_per_minute
+        ),
+        concurrent_runs=problems.check(
+            _check_count, f"{field}.concurrent_runs", limits.concurrent_runs
+        ),
+        allowed_models=problems.check(
+            _check_models, f"{field}.allowed_models", limits.allowed_models, known
+        ),
     )
+    problems.raise_any()
+    return checked
 
 
 def _check_overrides(overrides: dict[str, Limits], known: set[str]) -> dict[str, Limits]:
     if len(overrides) > MAX_BUDGET_OVERRIDES:
         raise Invalid("overrides", f"at most {MAX_BUDGET_OVERRIDES} users")
     checked: dict[str, Limits] = {}
+    problems = Problems()  # every user's problems at once
     for user_id, limits in overrides.items():
         if not user_id or not user_id.isprintable():
-            raise Invalid("overrides", "a user id must be printable and not empty")
-        check_length("overrides", user_id, MAX_BUDGET_USER_ID_CHARS)
-        checked[user_id] = _check_limits(f"overrides[{user_id!r}]", limits, known)
+            problems.add("overrides", "a user id must be printable and not empty")
+            continue
+        problems.check(check_length, "overrides", user_id, MAX_BUDGET_USER_ID_CHARS)
+        checked_limits = problems.check(_check_limits, f"overrides[{user_id!r}]", limits, known)
+        if checked_limits is not None:
+            checked[user_id] = checked_limits
+    problems.raise_any()
     return checked
 
 
@@ -151,12 +166,18 @@ def update_budgets(
         lock_row(setting.select().where(setting.key == BUDGETS_KEY), db).first()
         result = get_budgets(db)
         known = _known_ids(db)
-        if default is not None:
-            result = msgspec.structs.replace(
-                result, default=_check_limits("default", default, known)
-            )
-        if overrides is not None:
-            result = msgspec.structs.replace(result, overrides=_check_overrides(overrides, known))
+        problems = Problems()
+        checked_default = (
+            None if default is None else problems.check(_check_limits, "default", default, known)
+        )
+        checked_overrides = (
+            None if overrides is None else problems.check(_check_overrides, overrides, known)
+        )
+        problems.raise_any()
+        if checked_default is not None:
+            result = msgspec.structs.replace(result, default=checked_default)
+        if checked_overrides is not None:
+            result = msgspec.structs.replace(result, overrides=checked_overrides)
         _write(db, result)
     return result
 

@@ -16,7 +16,7 @@ from actors.conversation.secret import (
 from store.base.secrets import SEALED_PREFIX, is_sealed
 from store.base.typed_peewee import RuntimeModel
 from store.catalog.checks import check_length
-from store.catalog.errors import Invalid
+from store.catalog.errors import Invalid, Problems
 from store.catalog.limits import MAX_HEADER_NAME_CHARS, MAX_HEADER_VALUE_CHARS, MAX_HEADERS
 from store.catalog.sealing import seal_header
 
@@ -113,33 +113,50 @@ def headers_to_store(
     public_names = _checked_public_names(public, given)
     merged: dict[str, str] = {}
     seen: set[str] = set()
+    problems = Problems()  # every header's problem at once, each at its row
     for name, value in given.items():
-        field = f"headers.{name}"
         lowered = name.lower()
-        if not _HEADER_NAME_RE.fullmatch(name):
-            raise Invalid(field, "header name must be an HTTP token")
-        if lowered in RESERVED_HEADER_NAMES:
-            raise Invalid(field, "this header is set by the HTTP client and cannot be custom")
-        if lowered in seen:
-            raise Invalid(field, "header given twice (names are case-insensitive)")
+        checked = problems.check(
+            _header_to_store, db, name, value, lowered in public_names, lowered in seen, kept
+        )
         seen.add(lowered)
-        is_public = lowered in public_names
-        if value is None:
-            if lowered not in kept:
-                raise Invalid(field, "null keeps the stored value, but there is none")
-            value = kept[lowered]
-            if is_sealed(value):
-                if is_public:
-                    raise Invalid(
-                        field,
-                        "its stored value is sealed and never shown: give the value again "
-                        "to make it public",
-                    )
-                merged[name] = value  # kept as stored (sealed, even under another key)
-                continue
-        elif not _HEADER_VALUE_RE.fullmatch(value):
-            raise Invalid(field, "header value must be printable ASCII (spaces and tabs allowed)")
-        elif is_sealed(value):
-            raise Invalid(field, f"must not start with {SEALED_PREFIX!r} (the stored form)")
-        merged[name] = value if is_public else seal_header(db, value)
+        if checked is not None:
+            merged[name] = checked
+    problems.raise_any()
     return merged
+
+
+def _header_to_store(
+    db: peewee.Database,
+    name: str,
+    value: str | None,
+    is_public: bool,
+    seen: bool,
+    kept: dict[str, str],
+) -> str:
+    """One header's stored value (``headers_to_store``'s rules), or ``Invalid`` naming it."""
+    field = f"headers.{name}"
+    lowered = name.lower()
+    if not _HEADER_NAME_RE.fullmatch(name):
+        raise Invalid(field, "header name must be an HTTP token")
+    if lowered in RESERVED_HEADER_NAMES:
+        raise Invalid(field, "this header is set by the HTTP client and cannot be custom")
+    if seen:
+        raise Invalid(field, "header given twice (names are case-insensitive)")
+    if value is None:
+        if lowered not in kept:
+            raise Invalid(field, "null keeps the stored value, but there is none")
+        value = kept[lowered]
+        if is_sealed(value):
+            if is_public:
+                raise Invalid(
+                    field,
+                    "its stored value is sealed and never shown: give the value again "
+                    "to make it public",
+                )
+            return value  # kept as stored (sealed, even under another key)
+    elif not _HEADER_VALUE_RE.fullmatch(value):
+        raise Invalid(field, "header value must be printable ASCII (spaces and tabs allowed)")
+    elif is_sealed(value):
+        raise Invalid(field, f"must not start with {SEALED_PREFIX!r} (the stored form)")
+    return value if is_public else seal_header(db, value)

@@ -18,7 +18,7 @@ from store.base.typed_peewee import execute_sql
 from store.catalog.budgets import forget_budget_models
 from store.catalog.checks import check_length
 from store.catalog.connections import ProviderConnection, open_provider_secrets, provider_pool
-from store.catalog.errors import Conflict, Invalid, NotFound
+from store.catalog.errors import Conflict, Invalid, NotFound, Problems
 from store.catalog.fallbacks import (
     check_fallbacks,
     decode_fallbacks,
@@ -31,7 +31,6 @@ from store.catalog.limits import (
     INT32_MIN,
     MAX_MODEL_ID_CHARS,
     MAX_NAME_CHARS,
-    PositiveInt,
 )
 from store.catalog.providers import ANTHROPIC
 from store.catalog.routing import forget_routing
@@ -57,8 +56,9 @@ class ModelInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     model_id: str
     display_name: str
     enabled: bool = True
-    max_output_tokens: PositiveInt | None = None
-    context_window_tokens: PositiveInt | None = None
+    # Plain ints: ``_check_model`` names a value below 1 with the model's other problems.
+    max_output_tokens: int | None = None
+    context_window_tokens: int | None = None
     reasoning_enabled: bool = False
     reasoning_effort: str | None = None
     sort_order: int = 0
@@ -253,22 +253,26 @@ def delete_model(db: peewee.Database, public_id: str) -> None:
 
 
 def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput:
-    """Trimmed, validated copy of one input model; fields are named ``models[i].field``."""
+    """Trimmed, validated copy of one input model; fields are named ``models[i].field`` and
+    every broken one is named in the one ``Invalid``."""
     prefix = f"models[{index}]"
+    problems = Problems()
     model_id = item.model_id.strip()
     if not model_id:
-        raise Invalid(f"{prefix}.model_id", "model id cannot be empty")
-    check_length(f"{prefix}.model_id", model_id, MAX_MODEL_ID_CHARS)
+        problems.add(f"{prefix}.model_id", "model id cannot be empty")
+    else:
+        problems.check(check_length, f"{prefix}.model_id", model_id, MAX_MODEL_ID_CHARS)
     display_name = item.display_name.strip()
     if not display_name:
-        raise Invalid(f"{prefix}.display_name", "display name cannot be empty")
-    check_length(f"{prefix}.display_name", display_name, MAX_NAME_CHARS)
+        problems.add(f"{prefix}.display_name", "display name cannot be empty")
+    else:
+        problems.check(check_length, f"{prefix}.display_name", display_name, MAX_NAME_CHARS)
     for field in ("max_output_tokens", "context_window_tokens"):
         value = getattr(item, field)
         if value is not None and (isinstance(value, bool) or not 1 <= value <= INT32_MAX):
-            raise Invalid(f"{prefix}.{field}", f"must be a positive integer up to {INT32_MAX}")
+            problems.add(f"{prefix}.{field}", f"must be a positive integer up to {INT32_MAX}")
     if not INT32_MIN <= item.sort_order <= INT32_MAX:
-        raise Invalid(f"{prefix}.sort_order", f"must be an integer from {INT32_MIN} to {INT32_MAX}")
+        problems.add(f"{prefix}.sort_order", f"must be an integer from {INT32_MIN} to {INT32_MAX}")
     for field in PRICE_FIELDS:
         price = getattr(item, field)
         if price is not None and (
@@ -277,23 +281,24 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
             or not math.isfinite(price)
             or price < 0
         ):
-            raise Invalid(
+            problems.add(
                 f"{prefix}.{field}",
-                "must be null (unknown) or a finite number of USD per million tokens, at least 0",
+                "must be a number of USD per million tokens, at least 0 (empty: unknown)",
             )
     effort = None if item.reasoning_effort is None else item.reasoning_effort.strip().lower()
     allowed = _EFFORTS.get(provider_type, ())
     if effort is not None and effort not in allowed:
-        raise Invalid(
+        problems.add(
             f"{prefix}.reasoning_effort",
             f"must be null (the provider's default) or one of {', '.join(allowed)} "
             f"for an {provider_type} provider, got {item.reasoning_effort!r}",
         )
     if provider_type == ANTHROPIC and item.enabled and item.max_output_tokens is None:
-        raise Invalid(
+        problems.add(
             f"{prefix}.max_output_tokens",
             "required to enable an Anthropic model (the server never guesses a limit)",
         )
+    problems.raise_any()
     return msgspec.structs.replace(
         item,
         model_id=model_id,
@@ -318,7 +323,12 @@ def save_models(
         provider = lock_row(query, db).first()
         if provider is None:
             raise NotFound(f"provider {provider_id} not found")
-        checked = [_check_model(i, item, provider.type) for i, item in enumerate(models)]
+        problems = Problems()
+        found = [
+            problems.check(_check_model, i, item, provider.type) for i, item in enumerate(models)
+        ]
+        problems.raise_any()
+        checked = [item for item in found if item is not None]
         _refuse_duplicates(checked)
         stamp = now_ms()
         public_ids = []
@@ -354,9 +364,10 @@ def save_models(
         for index, (item, public_id) in enumerate(zip(checked, public_ids, strict=True)):
             if item.fallbacks is not None:
                 field = f"models[{index}].fallbacks"
-                write_fallbacks(
-                    db, public_id, check_fallbacks(db, field, public_id, item.fallbacks)
-                )
+                fallbacks = problems.check(check_fallbacks, db, field, public_id, item.fallbacks)
+                if fallbacks is not None:
+                    write_fallbacks(db, public_id, fallbacks)
+        problems.raise_any()  # rolls the upserts back
         if not public_ids:  # PostgreSQL refuses an empty IN ()
             return []
         marks = ", ".join([db.param] * len(public_ids))

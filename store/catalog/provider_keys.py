@@ -19,7 +19,7 @@ from store.base.secrets import SecretUnreadable
 from store.base.typed_peewee import RuntimeModel
 from store.catalog.checks import check_api_key, check_length
 from store.catalog.connections import MAIN_KEY_ID
-from store.catalog.errors import KEY_UNREADABLE, Conflict, Invalid, NotFound
+from store.catalog.errors import KEY_UNREADABLE, Conflict, Invalid, NotFound, Problems
 from store.catalog.limits import MAX_KEY_LABEL_CHARS, MAX_KEYS_PER_PROVIDER
 from store.catalog.sealing import KEY_PURPOSE, open_secret, seal
 from store.catalog.tables import MAIN_KEY_LABEL, lock_row, tables_of
@@ -122,10 +122,13 @@ def add_provider_key(
 ) -> ProviderKeyRecord:
     """Add a key at the end of the pool; ``Invalid`` names a bad field or a taken label,
     ``Conflict`` a full pool."""
-    label = _check_label(data.label)
-    api_key = check_api_key(data.api_key)
-    if not api_key:
-        raise Invalid("api_key", "cannot be empty")
+    problems = Problems()
+    label = problems.check(_check_label, data.label)
+    api_key = problems.check(check_api_key, data.api_key)
+    if api_key == "":
+        problems.add("api_key", "cannot be empty")
+    problems.raise_any()
+    assert label is not None and api_key is not None
     table = tables_of(db).provider_key
     with db.atomic():
         records = _records(db, _provider(db, provider_id, lock=True))
@@ -159,10 +162,12 @@ def update_provider_key(
 ) -> ProviderKeyRecord:
     """Relabel a key and/or replace it; the provider's own key too (an empty ``api_key``
     clears only that one: another key needs one)."""
-    label = None if data.label is None else _check_label(data.label)
-    api_key = None if data.api_key is None else check_api_key(data.api_key)
+    problems = Problems()
+    label = None if data.label is None else problems.check(_check_label, data.label)
+    api_key = None if data.api_key is None else problems.check(check_api_key, data.api_key)
     if api_key == "" and key_id != MAIN_KEY_ID:
-        raise Invalid("api_key", "cannot be empty (delete the key instead)")
+        problems.add("api_key", "cannot be empty (delete the key instead)")
+    problems.raise_any()
     tables = tables_of(db)
     with db.atomic():
         provider = _provider(db, provider_id, lock=True)

@@ -16,7 +16,7 @@ from store.base.typed_peewee import RuntimeModel
 from store.catalog.budgets import forget_budget_models
 from store.catalog.checks import check_api_key, check_length, refuse_target
 from store.catalog.connections import ProviderConnection, connection
-from store.catalog.errors import KEY_UNREADABLE, Conflict, Invalid, NotFound
+from store.catalog.errors import KEY_UNREADABLE, Conflict, Invalid, NotFound, Problems
 from store.catalog.fallbacks import forget_fallbacks
 from store.catalog.headers import (
     headers_to_store,
@@ -173,16 +173,22 @@ def create_provider(
 ) -> ProviderRecord:
     """Validate and store a new provider (name trimmed, URL normalised); ``own`` are the
     server's listeners, which its URL may not point at."""
+    problems = Problems()
+    name = problems.check(_check_name, data.name)
+    provider_type = problems.check(_check_type, data.type)
+    base_url = problems.check(_check_base_url, data.base_url, own)
+    api_key = problems.check(check_api_key, data.api_key or "")
+    cache_key = problems.check(_check_cache_key, data.prompt_cache_key or CACHE_KEY_AUTO)
+    headers = problems.check(headers_to_store, db, data.headers or {}, data.public_headers)
+    problems.raise_any()
     fields = {
-        "name": _check_name(data.name),
-        "type": _check_type(data.type),
-        "base_url": _check_base_url(data.base_url, own),
-        "api_key": seal(db, check_api_key(data.api_key or ""), KEY_PURPOSE),
-        "headers_json": msgspec.json.encode(
-            headers_to_store(db, data.headers or {}, data.public_headers)
-        ).decode(),
+        "name": name,
+        "type": provider_type,
+        "base_url": base_url,
+        "api_key": seal(db, api_key or "", KEY_PURPOSE),
+        "headers_json": msgspec.json.encode(headers).decode(),
         "replay_reasoning": data.replay_reasoning is not False,
-        "prompt_cache_key": _check_cache_key(data.prompt_cache_key or CACHE_KEY_AUTO),
+        "prompt_cache_key": cache_key,
     }
     provider = tables_of(db).provider
     stamp = now_ms()
@@ -202,29 +208,37 @@ def update_provider(
     The URL and type are part of every model's public id, so they cannot change while the
     provider has models (``Conflict``): the ids Cursor holds would silently point elsewhere.
     """
-    name = _check_name(data.name)
-    provider_type = _check_type(data.type)
-    base_url = _check_base_url(data.base_url, own)
-    api_key = None if data.api_key is None else check_api_key(data.api_key)
-    cache_key = None if data.prompt_cache_key is None else _check_cache_key(data.prompt_cache_key)
+    problems = Problems()
+    name = problems.check(_check_name, data.name)
+    provider_type = problems.check(_check_type, data.type)
+    base_url = problems.check(_check_base_url, data.base_url, own)
+    api_key = None if data.api_key is None else problems.check(check_api_key, data.api_key)
+    cache_key = (
+        None
+        if data.prompt_cache_key is None
+        else problems.check(_check_cache_key, data.prompt_cache_key)
+    )
+    if data.headers is None and data.public_headers is not None:
+        problems.add("public_headers", "give the headers it refers to with it")
     tables = tables_of(db)
     with db.atomic():
         row = lock_row(tables.provider.select().where(tables.provider.id == provider_id), db)
         row = row.first()
         if row is None:
             raise NotFound(f"provider {provider_id} not found")
+        stored = stored_headers(row)
+        given = (
+            None
+            if data.headers is None
+            else problems.check(headers_to_store, db, data.headers, data.public_headers, stored)
+        )
+        problems.raise_any()
+        headers = stored if given is None else given
         if (provider_type, base_url) != (row.type, row.base_url) and _has_models(db, provider_id):
             raise Conflict(
                 "provider URL and type cannot change once it has models "
                 "(delete its models or create a new provider)"
             )
-        stored = stored_headers(row)
-        if data.headers is None:
-            if data.public_headers is not None:
-                raise Invalid("public_headers", "give the headers it refers to with it")
-            headers = stored
-        else:
-            headers = headers_to_store(db, data.headers, data.public_headers, stored)
         row.name = name
         row.type = provider_type
         row.base_url = base_url

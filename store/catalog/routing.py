@@ -20,7 +20,7 @@ import peewee
 from store.base.clock import now_ms
 from store.base.typed_peewee import execute_sql
 from store.catalog.checks import check_length
-from store.catalog.errors import Invalid
+from store.catalog.errors import Invalid, Problems
 from store.catalog.limits import MAX_MODEL_ID_CHARS
 from store.catalog.tables import SETTING_SQL, lock_row, tables_of
 
@@ -95,37 +95,48 @@ def _check_auto(auto: AutoSetting, known: set[str]) -> AutoSetting:
 def _check_routes(routes: Iterable[RoutingEntry], known: set[str]) -> tuple[RoutingEntry, ...]:
     checked: list[RoutingEntry] = []
     seen: set[str] = set()
+    problems = Problems()  # every row's problems at once, each at its cell
     for index, entry in enumerate(routes):
-        field = f"routes[{index}]"
         if index >= MAX_ROUTES:
             raise Invalid("routes", f"at most {MAX_ROUTES} entries")
-        pattern = entry.pattern.strip()
-        if not pattern:
-            raise Invalid(f"{field}.pattern", "must not be empty")
-        check_length(f"{field}.pattern", pattern, MAX_MODEL_ID_CHARS)
-        if "/" in pattern:
-            raise Invalid(
-                f"{field}.pattern",
-                "must not contain '/': a CLI's /reasoning/context/fast suffixes are split off "
-                "before matching",
-            )
-        if pattern.lower() in _AUTO_NAMES:
-            raise Invalid(
-                f"{field}.pattern",
-                f"{pattern!r} is Cursor's Auto: set where it goes with the Auto setting",
-            )
-        if pattern in known:
-            raise Invalid(
-                f"{field}.pattern", f"{pattern} is one of your models' ids; it always runs there"
-            )
-        if pattern in seen:
-            raise Invalid(f"{field}.pattern", f"{pattern!r} is already in the table")
-        seen.add(pattern)
-        check_length(f"{field}.public_id", entry.public_id, MAX_MODEL_ID_CHARS)
-        if entry.public_id not in known:
-            raise Invalid(f"{field}.public_id", f"there is no model {entry.public_id!r}")
-        checked.append(RoutingEntry(pattern, entry.public_id))
+        pattern = problems.check(_check_pattern, f"routes[{index}].pattern", entry, known, seen)
+        public_id = problems.check(_check_target, f"routes[{index}].public_id", entry, known)
+        if pattern is not None and public_id is not None:
+            checked.append(RoutingEntry(pattern, public_id))
+    problems.raise_any()
     return tuple(checked)
+
+
+def _check_pattern(field: str, entry: RoutingEntry, known: set[str], seen: set[str]) -> str:
+    """A row's pattern, trimmed and noted in ``seen``; ``Invalid`` names ``field``."""
+    pattern = entry.pattern.strip()
+    if not pattern:
+        raise Invalid(field, "must not be empty")
+    check_length(field, pattern, MAX_MODEL_ID_CHARS)
+    if "/" in pattern:
+        raise Invalid(
+            field,
+            "must not contain '/': a CLI's /reasoning/context/fast suffixes are split off "
+            "before matching",
+        )
+    if pattern.lower() in _AUTO_NAMES:
+        raise Invalid(
+            field, f"{pattern!r} is Cursor's Auto: set where it goes with the Auto setting"
+        )
+    if pattern in known:
+        raise Invalid(field, f"{pattern} is one of your models' ids; it always runs there")
+    if pattern in seen:
+        raise Invalid(field, f"{pattern!r} is already in the table")
+    seen.add(pattern)
+    return pattern
+
+
+def _check_target(field: str, entry: RoutingEntry, known: set[str]) -> str:
+    """A row's model: an existing model's public id; ``Invalid`` names ``field``."""
+    check_length(field, entry.public_id, MAX_MODEL_ID_CHARS)
+    if entry.public_id not in known:
+        raise Invalid(field, f"there is no model {entry.public_id!r}")
+    return entry.public_id
 
 
 def _write(db: peewee.Database, settings: RoutingSettings) -> None:
@@ -154,10 +165,14 @@ def update_routing(
         lock_row(setting.select().where(setting.key == ROUTING_KEY), db).first()
         result = get_routing(db)
         known = _known_ids(db)
-        if auto is not None:
-            result = msgspec.structs.replace(result, auto=_check_auto(auto, known))
-        if routes is not None:
-            result = msgspec.structs.replace(result, routes=_check_routes(routes, known))
+        problems = Problems()
+        checked_auto = None if auto is None else problems.check(_check_auto, auto, known)
+        checked_routes = None if routes is None else problems.check(_check_routes, routes, known)
+        problems.raise_any()
+        if checked_auto is not None:
+            result = msgspec.structs.replace(result, auto=checked_auto)
+        if checked_routes is not None:
+            result = msgspec.structs.replace(result, routes=checked_routes)
         _write(db, result)
     return result
 

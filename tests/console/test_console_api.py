@@ -65,8 +65,12 @@ def assert_error(response: httpx.Response, status: int, code: str, *fragments: s
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("application/json")
     body = response.json()
-    assert set(body) == {"code", "message"}
+    # A 422 also names each broken field, with its message (without the field id).
+    assert set(body) - {"fields"} == {"code", "message"}
     assert body["code"] == code
+    if "fields" in body:
+        assert status == 422 and body["fields"], body
+        assert all(set(f) == {"field", "message"} for f in body["fields"])
     for fragment in fragments:
         assert fragment in body["message"], body["message"]
 

@@ -303,7 +303,10 @@ async def test_a_refused_form_shows_the_servers_message_next_to_its_field(
         server, "POST", "/providers", {"name": "x", "type": "openai-chat", "base_url": "nope"}
     )
     assert refused.status_code == 422
-    message = refused.json()["message"]
+    # At its field the message is in words, without the field's id (the label names it).
+    [problem] = refused.json()["fields"]
+    assert problem["field"] == "base_url"
+    message = problem["message"]
     await page.goto(f"http://{server}/console/#/providers")
     await page.get_by_role("button", name="Add provider").click()
     form = page.get_by_role("form", name="Add provider")
@@ -405,8 +408,8 @@ async def test_settings_save_and_a_narrow_window_still_shows_the_navigation(
     assert settings == {"verbose": True, "retained_calls": 500, "metrics_per_user": True}
     await recording.locator("input[name=retained_calls]").fill("0")
     await recording.get_by_role("button", name="Save").click()
-    await expect(page.locator("[data-field=retained_calls] [role=alert]")).to_contain_text(
-        "retained_calls"
+    await expect(page.locator("[data-field=retained_calls] [role=alert]")).to_have_text(
+        "must be a whole number, at least 1"
     )
 
 

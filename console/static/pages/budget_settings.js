@@ -32,6 +32,18 @@ function formOf(saved) {
   return { default: rowOf(null, saved.default), overrides, max: saved.max_overrides };
 }
 
+// The server names a user's limits by user id (overrides['alice'].usd_per_day); the table
+// names its cells by row (overrides.0.usd_per_day).
+function byRow(error, overrides) {
+  if (!error || !error.fields) return error;
+  const fields = error.fields.map((p) => {
+    const match = /^overrides\[(['"])(.*)\1\]\.(.+)$/.exec(p.field);
+    const index = match ? overrides.findIndex((row) => row.user.trim() === match[2]) : -1;
+    return index < 0 ? p : { ...p, field: `overrides.${index}.${match[3]}` };
+  });
+  return Object.assign(Object.create(Object.getPrototypeOf(error)), error, { fields });
+}
+
 function LimitCells({ row, label, prefix, error, models, change }) {
   return html`${NUMBERS.map(
     ([name, title, step]) => html`<td><${Field} name=${`${prefix}.${name}`} error=${error}>
@@ -65,14 +77,18 @@ export function BudgetSettings() {
       setForm(formOf(await api("PUT", "/settings/budgets", { default: limitsOf(form.default), overrides })));
       setSaved(true);
     } catch (err) {
-      setError(err);
+      setError(byRow(err, form.overrides));
     }
   }
 
   if (!form) return html`<section class="panel"><h2>Budgets</h2><${FormError} error=${error} /></section>`;
   const setOverride = (index, change) =>
     setForm({ ...form, overrides: form.overrides.map((r, i) => (i === index ? { ...r, ...change } : r)) });
-  const fields = NUMBERS.map(([name]) => `default.${name}`);
+  const fields = { overrides: "Users" };
+  for (const [name, title] of NUMBERS) {
+    fields[`default.${name}`] = `${title}, everyone`;
+    form.overrides.forEach((_, i) => { fields[`overrides.${i}.${name}`] = `${title}, user ${i + 1}`; });
+  }
   return html`<form class="panel" noValidate onSubmit=${save} aria-label="Budgets">
     <h2>Budgets</h2>
     <p class="muted">Limits per person, by the user id the People page shows. A run over one ends in the

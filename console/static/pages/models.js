@@ -1,13 +1,24 @@
 // Models: discover a provider's models and add the chosen ones in one save; edit or delete one.
 import { useEffect, useState } from "preact/hooks";
-import { api } from "../api.js";
+import { api, formError } from "../api.js";
 import { typeInfo, useCatalog, useProviderTypes } from "../catalog.js";
-import { Field, FormError, count, html, invalid, ms } from "../ui.js";
+import { Field, FormError, count, html, invalid, ms, problemsAt, useOpenedFocus } from "../ui.js";
 
-const MODEL_FIELDS = [
-  "display_name", "max_output_tokens", "context_window_tokens", "reasoning_effort", "sort_order",
-  "price_input_per_mtok", "price_output_per_mtok", "price_cache_read_per_mtok", "price_cache_write_per_mtok",
-];
+// The model editor's fields in words, for the messages a refused save has for them: those it
+// shows at their place, and the others.
+const MODEL_FIELDS = {
+  display_name: "Display name",
+  max_output_tokens: "Max output tokens",
+  context_window_tokens: "Context window (tokens)",
+  reasoning_effort: "Effort",
+  sort_order: "Order",
+  price_input_per_mtok: "Input price",
+  price_output_per_mtok: "Output price",
+  price_cache_read_per_mtok: "Cache read price",
+  price_cache_write_per_mtok: "Cache write price",
+  fallbacks: "Fallback models",
+};
+const OTHER_MODEL_FIELDS = { model_id: "Model id", enabled: "Enabled", reasoning_enabled: "Reasoning" };
 
 // The ModelInput the API takes, from a saved model record.
 function inputOf(model) {
@@ -36,7 +47,7 @@ function nameOf(models, publicId) {
 
 // The ordered fallback models of the model being edited: a call that fails before its first
 // token after its retries goes to the first, then the next. Add from a select, order, remove.
-function FallbackList({ model, models, value, onChange }) {
+function FallbackList({ model, models, value, error, onChange }) {
   const candidates = models.filter((m) => m.public_id !== model.public_id && !value.includes(m.public_id));
   const move = (index, by) => {
     const next = [...value];
@@ -53,6 +64,7 @@ function FallbackList({ model, models, value, onChange }) {
       </li>`,
     )}</ol>
     ${value.length === 0 && html`<p class="muted">None: a failed call ends the turn.</p>`}
+    ${problemsAt(error, "fallbacks").map((message) => html`<div class="error" role="alert">${message}</div>`)}
     <select name="add_fallback" aria-label="Add a fallback model" value=""
       onChange=${(e) => { if (e.target.value) onChange([...value, e.target.value]); }}>
       <option value="">add a fallback…</option>
@@ -92,18 +104,21 @@ function useImageModel(onError) {
 function ImageCell({ model, generatesImages, imageModel, onMark }) {
   if (model.public_id === imageModel) {
     return html`<span class="badge ok">image model</span>
-      <button aria-label=${`Stop generating images with ${model.display_name}`} onClick=${() => onMark(null)}>Unmark</button>`;
+      <button aria-label=${`Unmark: stop generating images with ${model.display_name}`} onClick=${() => onMark(null)}>Unmark</button>`;
   }
   if (!generatesImages) return html`<span class="muted">—</span>`;
-  return html`<button aria-label=${`Generate images with ${model.display_name}`} onClick=${() => onMark(model.public_id)}>Use for images</button>`;
+  return html`<button aria-label=${`Use for images: generate images with ${model.display_name}`} onClick=${() => onMark(model.public_id)}>Use for images</button>`;
 }
 
-// "models[0].max_output_tokens" -> "max_output_tokens": a one-model save names index 0.
+// "models[0].max_output_tokens" -> "max_output_tokens": a one-model save names index 0; a
+// fallback entry ("models[0].fallbacks[1]") is shown at the fallback list.
 function localError(error) {
-  if (!error || !error.field) return error;
-  const match = /^models\[\d+\]\.(.+)$/.exec(error.field);
-  if (!match) return error;
-  return Object.assign(Object.create(Object.getPrototypeOf(error)), error, { field: match[1] });
+  if (!error || !error.fields || !error.fields.length) return error;
+  const fields = error.fields.map((p) => {
+    const match = /^models\[\d+\]\.([a-z_]+)/.exec(p.field);
+    return match ? { ...p, field: match[1] } : p;
+  });
+  return Object.assign(Object.create(Object.getPrototypeOf(error)), error, { fields, field: fields[0].field });
 }
 
 function Discover({ provider, saved, onSaved }) {
@@ -150,12 +165,12 @@ function Discover({ provider, saved, onSaved }) {
   }
 
   const shown = (found || []).filter((id) => id.toLowerCase().includes(filter.toLowerCase()));
-  return html`<div class="panel" aria-label=${`Discover ${provider.name}`}>
+  return html`<div class="panel" role="region" aria-label=${`Discover ${provider.name}`}>
     <div class="row">
       <strong>${provider.name}</strong><span class="muted">${provider.type} · ${provider.base_url}</span>
       <button onClick=${discover} disabled=${busy}>Discover models</button>
     </div>
-    <${FormError} error=${error} />
+    <${FormError} error=${error} labels=${{ ...MODEL_FIELDS, ...OTHER_MODEL_FIELDS }} />
     ${found &&
     html`<div>
       <div class="row" style="margin:10px 0">
@@ -201,15 +216,39 @@ function inputFrom(form) {
   return input;
 }
 
+// What the browser already knows is not a number (typed text a number box cannot hold), in words.
+function unreadableNumbers(form, bad) {
+  const problems = [];
+  for (const name of NUMBER_FIELDS) {
+    const text = form[name].trim();
+    if (bad.has(name) || (text !== "" && !Number.isFinite(Number(text)))) problems.push({ field: name, message: "is not a number" });
+    else if (name === "sort_order" && text !== "" && !Number.isInteger(Number(text))) problems.push({ field: name, message: "must be a whole number" });
+  }
+  return problems;
+}
+
 // ``efforts``: the reasoning efforts the server lists for the model's provider type.
 function ModelEditor({ model, models, providerType, efforts, onSaved, onCancel }) {
   const [form, setForm] = useState(textOf(inputOf(model)));
   const [error, setError] = useState(null);
-  const number = (name) => (e) => setForm({ ...form, [name]: e.target.value });
+  // Number boxes whose text the browser cannot read as a number (it reports them as empty).
+  const [bad, setBad] = useState(new Set());
+  const focusRef = useOpenedFocus();
+  const number = (name) => (e) => {
+    const next = new Set(bad);
+    e.target.validity && e.target.validity.badInput ? next.add(name) : next.delete(name);
+    setBad(next);
+    setForm({ ...form, [name]: e.target.value });
+  };
 
   async function save(event) {
     event.preventDefault();
     setError(null);
+    const unreadable = unreadableNumbers(form, bad);
+    if (unreadable.length) {
+      setError(formError(unreadable));
+      return;
+    }
     try {
       await api("POST", `/providers/${model.provider_id}/models`, { models: [inputFrom(form)] });
       onSaved();
@@ -218,7 +257,7 @@ function ModelEditor({ model, models, providerType, efforts, onSaved, onCancel }
     }
   }
 
-  return html`<form class="panel" noValidate onSubmit=${save} aria-label="Edit model">
+  return html`<form class="panel" noValidate onSubmit=${save} aria-label="Edit model" ref=${focusRef}>
     <h2>${model.model_id} <span class="muted">(${model.public_id})</span></h2>
     <div class="row">
       <${Field} label="Display name" name="display_name" error=${error}>
@@ -226,7 +265,7 @@ function ModelEditor({ model, models, providerType, efforts, onSaved, onCancel }
           onInput=${(e) => setForm({ ...form, display_name: e.target.value })} />
       </${Field}>
       <${Field} label="Order" name="sort_order" error=${error}>
-        <input name="sort_order" type="number" value=${form.sort_order} onInput=${number("sort_order")} />
+        <input name="sort_order" type="number" class=${invalid(error, "sort_order")} value=${form.sort_order} onInput=${number("sort_order")} />
       </${Field}>
     </div>
     <div class="row">
@@ -248,6 +287,7 @@ function ModelEditor({ model, models, providerType, efforts, onSaved, onCancel }
         onChange=${(e) => setForm({ ...form, reasoning_enabled: e.target.checked })} /> Reasoning</label>
       <${Field} label="Effort" name="reasoning_effort" error=${error}>
         <select name="reasoning_effort" class=${invalid(error, "reasoning_effort")} value=${form.reasoning_effort ?? ""}
+          disabled=${!form.reasoning_enabled} title=${form.reasoning_enabled ? undefined : "Turn reasoning on to choose an effort"}
           onChange=${(e) => setForm({ ...form, reasoning_effort: e.target.value || null })}>
           <option value="">provider default</option>
           ${efforts.map((effort) => html`<option value=${effort}>${effort}</option>`)}
@@ -261,9 +301,9 @@ function ModelEditor({ model, models, providerType, efforts, onSaved, onCancel }
           value=${form[name]} onInput=${number(name)} />
       </${Field}>`)}
     </div>
-    <${FallbackList} model=${model} models=${models} value=${form.fallbacks}
+    <${FallbackList} model=${model} models=${models} value=${form.fallbacks} error=${error}
       onChange=${(fallbacks) => setForm({ ...form, fallbacks })} />
-    <${FormError} error=${error} fields=${MODEL_FIELDS} />
+    <${FormError} error=${error} fields=${MODEL_FIELDS} labels=${OTHER_MODEL_FIELDS} />
     <div class="actions">
       <button class="primary" type="submit">Save model</button>
       <button type="button" onClick=${onCancel}>Cancel</button>
@@ -275,9 +315,9 @@ function ModelEditor({ model, models, providerType, efforts, onSaved, onCancel }
 function CheckResult({ result }) {
   if (!result) return null;
   const { model, kind, answer, error } = result;
-  if (error) return html`<div class="panel" aria-label="Check result"><${FormError} error=${error} /></div>`;
+  if (error) return html`<div class="panel" role="region" aria-label="Check result"><${FormError} error=${error} /></div>`;
   if (kind === "test") {
-    return html`<div class="panel" aria-label="Check result">
+    return html`<div class="panel" role="region" aria-label="Check result">
       <h2>Test of ${model.display_name}: ${answer.ok ? html`<span class="badge ok">passed</span>` : html`<span class="badge bad">failed</span>`}</h2>
       ${answer.ok
         ? html`<div class="cards">
@@ -291,7 +331,7 @@ function CheckResult({ result }) {
       ${answer.call_id != null && html`<p><a href=${`#/calls/${answer.call_id}`}>The call's record</a></p>`}
     </div>`;
   }
-  return html`<div class="panel" aria-label="Check result">
+  return html`<div class="panel" role="region" aria-label="Check result">
     <h2>Tools and reasoning, ${model.display_name}: ${answer.ok ? html`<span class="badge ok">passed</span>` : html`<span class="badge bad">failed</span>`}</h2>
     <table><tbody>${answer.steps.map(
       (step) => html`<tr data-step=${step.name}><td>${step.name}</td>

@@ -5,7 +5,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.js";
 import { useCatalog, useProviderTypes } from "../catalog.js";
-import { Field, FormError, html, invalid, when } from "../ui.js";
+import { Field, FormError, html, invalid, problemsAt, useOpenedFocus, when } from "../ui.js";
 
 // A stored secret that does not open under the server's key (a database moved without its
 // key file) is named by the server, per field ("api_key", "headers.<name>").
@@ -37,7 +37,20 @@ export const PRESETS = [
   { id: "lmstudio", label: "LM Studio (local)", name: "LM Studio", type: "openai-chat", base_url: "http://127.0.0.1:1234/v1" },
   { id: "custom", label: "Custom", name: "", type: "openai-chat", base_url: "" },
 ];
-const FIELDS = ["name", "type", "base_url", "api_key", "headers", "public_headers", "prompt_cache_key"];
+// The form's fields in words, for the messages a refused save has for them.
+const LABELS = {
+  name: "Name",
+  type: "Format",
+  base_url: "Base URL",
+  api_key: "API key",
+  headers: "Custom headers",
+  public_headers: "Public headers",
+  prompt_cache_key: "Prompt cache key",
+};
+// An example address shown while the URL is empty (the Custom preset has none of its own).
+const EXAMPLE_URL = "https://llm.example.com/v1";
+// Only OpenAI Chat sends streamed reasoning back (``reasoning_content``); elsewhere the box does nothing.
+const REPLAYS_REASONING = "openai-chat";
 
 function headerRows(provider) {
   const shown = new Set(provider?.public_headers || []);
@@ -64,11 +77,14 @@ function ProviderForm({ provider, types, onSaved, onCancel }) {
   const [headers, setHeaders] = useState(headerRows(provider));
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
+  // A name the user typed is kept across presets; otherwise each preset brings its own.
+  const [named, setNamed] = useState(editing);
+  const focusRef = useOpenedFocus();
   const set = (name) => (event) => setForm({ ...form, [name]: event.target.value });
 
   function applyPreset(id) {
     const preset = presets.find((p) => p.id === id);
-    if (preset) setForm({ ...form, name: form.name || preset.name, type: preset.type, base_url: preset.base_url });
+    if (preset) setForm({ ...form, name: named ? form.name : preset.name, type: preset.type, base_url: preset.base_url });
   }
 
   async function save(event) {
@@ -96,7 +112,8 @@ function ProviderForm({ provider, types, onSaved, onCancel }) {
     }
   }
 
-  return html`<form class="panel" noValidate onSubmit=${save} aria-label=${editing ? "Edit provider" : "Add provider"}>
+  const headerProblems = (error?.fields || []).filter((p) => p.field === "headers" || p.field === "public_headers");
+  return html`<form class="panel" noValidate onSubmit=${save} aria-label=${editing ? "Edit provider" : "Add provider"} ref=${focusRef}>
     <h2>${editing ? `Edit ${provider.name}` : "Add a provider"}</h2>
     ${!editing &&
     html`<div class="row"><${Field} label="Preset" name="preset">
@@ -106,7 +123,8 @@ function ProviderForm({ provider, types, onSaved, onCancel }) {
       </select></${Field}></div>`}
     <div class="row">
       <${Field} label="Name" name="name" error=${error}>
-        <input name="name" class=${invalid(error, "name")} value=${form.name} onInput=${set("name")} required />
+        <input name="name" class=${invalid(error, "name")} value=${form.name}
+          onInput=${(e) => { setNamed(e.target.value !== ""); set("name")(e); }} required />
       </${Field}>
       <${Field} label="Format" name="type" error=${error}>
         <select name="type" class=${invalid(error, "type")} value=${form.type} onChange=${set("type")}>
@@ -116,26 +134,28 @@ function ProviderForm({ provider, types, onSaved, onCancel }) {
     </div>
     <div class="row">
       <${Field} label="Base URL (include /v1)" name="base_url" error=${error}>
-        <input name="base_url" class=${invalid(error, "base_url")} value=${form.base_url} onInput=${set("base_url")} />
+        <input name="base_url" class=${invalid(error, "base_url")} value=${form.base_url} onInput=${set("base_url")}
+          placeholder=${EXAMPLE_URL} />
       </${Field}>
     </div>
     <div class="row">
       <${Field} label=${`API key (${keyState(provider)})`} name="api_key" error=${error}>
         ${editing &&
-        html`<select name="api_key_mode" value=${key.mode} onChange=${(e) => setKey({ mode: e.target.value, value: "" })}>
+        html`<select name="api_key_mode" aria-label="What to do with the stored key" value=${key.mode} onChange=${(e) => setKey({ mode: e.target.value, value: "" })}>
           <option value="keep">Keep the stored key</option>
           <option value="set">Replace it</option>
           <option value="clear">Clear it</option>
         </select>`}
         ${key.mode === "set" &&
         html`<input name="api_key" type="password" autocomplete="off" class=${invalid(error, "api_key")}
+          aria-label=${editing ? "New API key" : "API key"}
           placeholder=${editing ? "new key" : "key (leave empty for none)"} value=${key.value}
           onInput=${(e) => setKey({ mode: "set", value: e.target.value })} />`}
       </${Field}>
     </div>
     <h2>Custom headers</h2>
     ${headers.map(
-      (row, index) => html`<div class="row header-row">
+      (row, index) => html`<div class="row header-row" data-field=${`headers.${row.name.trim()}`}>
         <input aria-label="Header name" placeholder="name" value=${row.name}
           onInput=${(e) => setHeaders(headers.map((r, i) => (i === index ? { ...r, name: e.target.value } : r)))} />
         <input aria-label="Header value" type=${row.public ? "text" : "password"} autocomplete="off"
@@ -146,17 +166,20 @@ function ProviderForm({ provider, types, onSaved, onCancel }) {
             onChange=${(e) => setHeaders(headers.map((r, i) => (i === index ? { ...r, public: e.target.checked } : r)))} />
           public</label>
         <button type="button" onClick=${() => setHeaders(headers.filter((_, i) => i !== index))}>Remove</button>
+        ${problemsAt(error, `headers.${row.name.trim()}`).map(
+          (message) => html`<div class="error" role="alert">Header ${row.name.trim()}: ${message}</div>`,
+        )}
       </div>`,
     )}
-    ${error && error.field && (error.field.startsWith("headers.") || error.field === "public_headers") ? html`<div class="error" role="alert">${error.message}</div>` : null}
+    ${headerProblems.map((p) => html`<div class="error" role="alert">${LABELS[p.field]}: ${p.message}</div>`)}
     <div class="actions">
       <button type="button" onClick=${() => setHeaders([...headers, { name: "", value: "", secret: false, public: false }])}>Add header</button>
     </div>
-    <div class="row">
+    ${form.type === REPLAYS_REASONING && html`<div class="row">
       <label><input type="checkbox" name="replay_reasoning" checked=${form.replay_reasoning}
         onChange=${(e) => setForm({ ...form, replay_reasoning: e.target.checked })} />
         Send streamed reasoning back to this provider (OpenAI Chat <code>reasoning_content</code>)</label>
-    </div>
+    </div>`}
     <div class="row">
       <${Field} label="Prompt cache key (OpenAI formats)" name="prompt_cache_key" error=${error}>
         <select name="prompt_cache_key" value=${form.prompt_cache_key} onChange=${set("prompt_cache_key")}>
@@ -166,7 +189,7 @@ function ProviderForm({ provider, types, onSaved, onCancel }) {
         </select>
       </${Field}>
     </div>
-    <${FormError} error=${error} fields=${FIELDS} />
+    <${FormError} error=${error} fields=${{ ...LABELS, ...Object.fromEntries(headers.map((r) => [`headers.${r.name.trim()}`, r.name])) }} />
     <div class="actions">
       <button class="primary" type="submit" disabled=${busy}>${editing ? "Save" : "Add provider"}</button>
       <button type="button" onClick=${onCancel}>Cancel</button>
@@ -194,6 +217,7 @@ function KeysPanel({ provider, onClose }) {
   const [form, setForm] = useState({ label: "", api_key: "" });
   const [renaming, setRenaming] = useState(null); // {id, label}
   const base = `/providers/${provider.id}/keys`;
+  const focusRef = useOpenedFocus();
   const load = () => api("GET", base).then(setKeys, setError);
   useEffect(() => { load(); }, [provider.id]);
 
@@ -218,7 +242,7 @@ function KeysPanel({ provider, onClose }) {
     if (await act("PUT", `${base}/${renaming.id}`, { label: renaming.label })) setRenaming(null);
   }
 
-  return html`<div class="panel" role="region" aria-label=${`Keys of ${provider.name}`}>
+  return html`<div class="panel" role="region" aria-label=${`Keys of ${provider.name}`} ref=${focusRef}>
     <h2>Keys of ${provider.name}</h2>
     <p class="muted">Requests rotate over the healthy keys; a key that answers 429 or 401 cools down
       (for the provider's Retry-After, else 60 s or 10 min) and the request goes on with another.
@@ -230,7 +254,7 @@ function KeysPanel({ provider, onClose }) {
         <tbody>${keys.map(
           (k) => html`<tr data-key=${k.label}>
             <td>${renaming && renaming.id === k.id
-              ? html`<form onSubmit=${rename}><input aria-label="New label" value=${renaming.label}
+              ? html`<form onSubmit=${rename} aria-label="Rename key"><input aria-label="New label" value=${renaming.label}
                   onInput=${(e) => setRenaming({ ...renaming, label: e.target.value })} />
                   <button type="submit">Save</button></form>`
               : html`${k.label}${k.main ? html` <span class="muted">(first)</span>` : null}`}</td>
@@ -253,7 +277,7 @@ function KeysPanel({ provider, onClose }) {
             value=${form.api_key} onInput=${(e) => setForm({ ...form, api_key: e.target.value })} />
         </${Field}>
       </div>
-      <${FormError} error=${error} fields=${["label", "api_key"]} />
+      <${FormError} error=${error} fields=${{ label: "Label", api_key: "Key" }} />
       <div class="actions">
         <button class="primary" type="submit">Add key</button>
         <button type="button" onClick=${onClose}>Close</button>
@@ -264,6 +288,7 @@ function KeysPanel({ provider, onClose }) {
 
 function DeleteConfirm({ provider, models, onDone, onCancel }) {
   const [error, setError] = useState(null);
+  const focusRef = useOpenedFocus();
   const mine = models.filter((m) => m.provider_id === provider.id);
   async function confirm() {
     try {
@@ -273,16 +298,15 @@ function DeleteConfirm({ provider, models, onDone, onCancel }) {
       setError(err);
     }
   }
-  return html`<div class="panel" role="dialog" aria-label="Delete provider">
+  return html`<div class="panel" role="dialog" aria-label="Delete provider" ref=${focusRef}>
     <h2>Delete ${provider.name}?</h2>
     <p>${mine.length
-      ? html`Its ${mine.length} model${mine.length === 1 ? "" : "s"} go with it: ${mine.map((m) => m.display_name).join(", ")}.`
-      : "It has no models."}
-    Its call records stay on the Calls page.</p>
+      ? `Its ${mine.length} model${mine.length === 1 ? "" : "s"} go with it: ${mine.map((m) => m.display_name).join(", ")}.`
+      : "It has no models."}${" "}Its call records stay on the Calls page.</p>
     <${FormError} error=${error} />
     <div class="actions">
-      <button class="danger" onClick=${confirm}>Delete provider and models</button>
-      <button onClick=${onCancel}>Cancel</button>
+      <button class="danger" onClick=${confirm}>${mine.length ? "Delete provider and models" : "Delete provider"}</button>
+      <button onClick=${onCancel} data-autofocus>Cancel</button>
     </div>
   </div>`;
 }
@@ -291,6 +315,7 @@ export function ProvidersPage() {
   const [editing, setEditing] = useState(null); // {} for a new one
   const [deleting, setDeleting] = useState(null);
   const [pooling, setPooling] = useState(null); // the provider whose keys are shown
+  const [saved, setSaved] = useState(null); // the provider just saved, for its next step
   const [error, setError] = useState(null);
   const { providers, models, reload: load } = useCatalog(setError);
   const types = useProviderTypes(setError);
@@ -301,13 +326,16 @@ export function ProvidersPage() {
     ${editing && types === null && html`<p class="loading">Loading…</p>`}
     ${editing && types !== null &&
     html`<${ProviderForm} key=${editing.id ?? "new"} provider=${editing} types=${types} onCancel=${() => setEditing(null)}
-      onSaved=${() => { setEditing(null); load(); }} />`}
+      onSaved=${(provider) => { setEditing(null); setSaved(provider); load(); }} />`}
+    ${saved && !editing &&
+    html`<div class="notice" role="status">Saved ${saved.name}. Next:
+      <a href=${`#/models/${saved.id}`}>pick its models</a>.</div>`}
     ${deleting &&
     html`<${DeleteConfirm} provider=${deleting} models=${models} onCancel=${() => setDeleting(null)}
       onDone=${() => { setDeleting(null); load(); }} />`}
     ${pooling && html`<${KeysPanel} key=${pooling.id} provider=${pooling} onClose=${() => setPooling(null)} />`}
     ${!editing && html`<div class="actions" style="margin-bottom:12px">
-      <button class="primary" onClick=${() => setEditing({})}>Add provider</button></div>`}
+      <button class="primary" data-opener="add-provider" onClick=${() => { setSaved(null); setEditing({}); }}>Add provider</button></div>`}
     ${providers === null
       ? html`<p class="loading">Loading…</p>`
       : providers.length === 0
@@ -321,7 +349,7 @@ export function ProvidersPage() {
               <td class="num">${models.filter((m) => m.provider_id === p.id).length}</td>
               <td><div class="actions">
                 <a href=${`#/models/${p.id}`}>Models</a>
-                <button onClick=${() => setEditing(p)}>Edit</button>
+                <button onClick=${() => { setSaved(null); setEditing(p); }}>Edit</button>
                 <button onClick=${() => setPooling(p)}>Keys</button>
                 <button class="danger" onClick=${() => setDeleting(p)}>Delete</button>
               </div></td></tr>`,

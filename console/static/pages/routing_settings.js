@@ -57,7 +57,11 @@ export function RoutingSettings() {
     setForm({ ...form, routes });
   };
   const add = () => setForm({ ...form, routes: [...form.routes, { pattern: "", public_id: models[0]?.public_id || "" }] });
-  const fields = ["auto.public_id", "routes", ...form.routes.flatMap((_, i) => [`routes[${i}].pattern`, `routes[${i}].public_id`])];
+  const fields = { "auto.public_id": "When Cursor asks for Auto", routes: "Routing table" };
+  form.routes.forEach((_, i) => {
+    fields[`routes[${i}].pattern`] = `Pattern ${i + 1}`;
+    fields[`routes[${i}].public_id`] = `Model ${i + 1}`;
+  });
   return html`<form class="panel" noValidate onSubmit=${save} aria-label="Routing">
     <h2>Routing</h2>
     <div class="row">

@@ -2,7 +2,7 @@
 // show each user's totals, how many call records are kept, the web search backend, where Cursor's Auto and model ids run, and the
 // budgets and limits per person.
 import { useEffect, useState } from "preact/hooks";
-import { api } from "../api.js";
+import { api, formError } from "../api.js";
 import { Field, FormError, html, invalid } from "../ui.js";
 import { BudgetSettings } from "./budget_settings.js";
 import { RoutingSettings } from "./routing_settings.js";
@@ -20,6 +20,10 @@ export function SettingsPage() {
     event.preventDefault();
     setSaved(false);
     setError(null);
+    if (!Number.isInteger(form.retained_calls) || form.retained_calls < 1) {
+      setError(formError([{ field: "retained_calls", message: "must be a whole number, at least 1" }]));
+      return;
+    }
     try {
       setForm(await api("PUT", "/settings/observability", form));
       setSaved(true);
@@ -48,7 +52,8 @@ export function SettingsPage() {
             onInput=${(e) => setForm({ ...form, retained_calls: e.target.value === "" ? null : Number(e.target.value) })} />
         </${Field}>
       </div>
-      <${FormError} error=${error} fields=${["retained_calls"]} />
+      <${FormError} error=${error} fields=${{ retained_calls: "Call records kept" }}
+        labels=${{ verbose: "Verbose recording" }} />
       ${saved && html`<div class="notice">Saved.</div>`}
       <div class="actions"><button class="primary" type="submit">Save</button></div>
     </form>

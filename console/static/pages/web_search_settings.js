@@ -71,7 +71,11 @@ export function WebSearchSettings() {
           onInput=${(e) => setForm({ ...form, key: e.target.value })} />
       </${Field}>
     </div>`}
-    <${FormError} error=${error} fields=${["backend", "url", "api_key"]} />
+    <${FormError} error=${error} fields=${{
+      backend: "Search backend",
+      ...(form.backend === "searxng" ? { url: "SearXNG URL" } : {}),
+      ...(KEYED.has(form.backend) ? { api_key: "API key" } : {}),
+    }} labels=${{ url: "SearXNG URL", api_key: "API key" }} />
     ${saved && html`<div class="notice">Web search backend saved.</div>`}
     <div class="actions"><button class="primary" type="submit">Save web search</button></div>
   </form>`;

@@ -1,0 +1,136 @@
+"""A refused console save names every broken field at once, each with its own message in
+words (``fields``), beside the usual ``code`` and ``message``: the forms show each at its place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.console.test_console_api import Console, console
+
+__all__ = ["console"]
+
+
+def fields_of(response: httpx.Response) -> dict[str, str]:
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert body["code"] == "invalid_argument"
+    fields = {item["field"]: item["message"] for item in body["fields"]}
+    # The message still names each field (clients that read only it keep working).
+    for field, message in fields.items():
+        assert f"{field}: {message}" in body["message"]
+        assert not message.startswith(f"{field}:")
+    return fields
+
+
+async def test_a_provider_with_every_field_wrong_names_them_all(console: Console) -> None:
+    body = {
+        "name": " ",
+        "type": "nope",
+        "base_url": "ftp://example.com",
+        "api_key": "has space",
+        "prompt_cache_key": "sometimes",
+        "headers": {"Bad Name": "x", "X-Ok": "bad\u0001value"},
+    }
+    fields = fields_of(await console.call("POST", "/providers", json=body))
+    assert set(fields) == {
+        "name",
+        "type",
+        "base_url",
+        "api_key",
+        "prompt_cache_key",
+        "headers.Bad Name",
+        "headers.X-Ok",
+    }
+    assert fields["name"] == "provider name cannot be empty"
+    assert "http:// or https://" in fields["base_url"]
+    created = await console.provider()
+    edited = {**body, "headers": {}}
+    fields = fields_of(await console.call("PUT", f"/providers/{created['id']}", json=edited))
+    assert set(fields) == {"name", "type", "base_url", "api_key", "prompt_cache_key"}
+
+
+async def test_a_model_with_every_field_wrong_names_them_all(console: Console) -> None:
+    provider = await console.provider(type="anthropic", base_url="https://api.example.com/v1")
+    model: dict[str, Any] = {
+        "model_id": "m",
+        "display_name": " ",
+        "enabled": True,
+        "max_output_tokens": 0,
+        "context_window_tokens": -5,
+        "reasoning_effort": "extreme",
+        "price_input_per_mtok": -1,
+        "price_output_per_mtok": -2,
+        "price_cache_read_per_mtok": -3,
+        "price_cache_write_per_mtok": -4,
+    }
+    fields = fields_of(await console.save(provider["id"], model, {**model, "model_id": " "}))
+    one = {
+        "display_name",
+        "max_output_tokens",
+        "context_window_tokens",
+        "reasoning_effort",
+        "price_input_per_mtok",
+        "price_output_per_mtok",
+        "price_cache_read_per_mtok",
+        "price_cache_write_per_mtok",
+    }
+    assert set(fields) == {f"models[0].{n}" for n in one} | {f"models[1].{n}" for n in one} | {
+        "models[1].model_id"
+    }
+    assert "USD per million tokens, at least 0" in fields["models[0].price_input_per_mtok"]
+    listed = await console.call("GET", "/models")
+    assert listed.json() == []  # nothing saved
+
+
+async def test_keys_routing_and_budgets_name_every_field(console: Console) -> None:
+    provider = await console.provider()
+    keys = f"/providers/{provider['id']}/keys"
+    fields = fields_of(await console.call("POST", keys, json={"label": " ", "api_key": ""}))
+    assert fields == {"label": "cannot be empty", "api_key": "cannot be empty"}
+
+    routes = [{"pattern": "", "public_id": "nope"}, {"pattern": "a/b", "public_id": "gone"}]
+    auto = {"kind": "model", "public_id": "missing"}
+    body = {"auto": auto, "routes": routes}
+    fields = fields_of(await console.call("PUT", "/settings/routing", json=body))
+    assert set(fields) == {
+        "auto.public_id",
+        "routes[0].pattern",
+        "routes[0].public_id",
+        "routes[1].pattern",
+        "routes[1].public_id",
+    }
+
+    limits = {"usd_per_day": -1, "usd_per_month": -1, "turns_per_minute": 0, "concurrent_runs": 0}
+    body = {"default": limits, "overrides": {"alice": limits}}
+    fields = fields_of(await console.call("PUT", "/settings/budgets", json=body))
+    names = ("usd_per_day", "usd_per_month", "turns_per_minute", "concurrent_runs")
+    assert set(fields) == {f"default.{n}" for n in names} | {
+        f"overrides['alice'].{n}" for n in names
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "words"),
+    [
+        ({"retained_calls": 0}, "retained_calls", "must be a whole number, at least 1"),
+        ({"retained_calls": None}, "retained_calls", "must be a whole number"),
+        ({"verbose": "yes"}, "verbose", "must be true or false"),
+        ({"verbose": True, "kept": 3}, "kept", "is not a field this form takes"),
+    ],
+)
+async def test_a_body_of_the_wrong_type_names_its_field_in_words(
+    console: Console, body: dict[str, Any], field: str, words: str
+) -> None:
+    response = await console.call("PUT", "/settings/observability", json=body)
+    assert response.status_code == 422, response.text
+    answer = response.json()
+    assert answer["fields"] == [{"field": field, "message": words}]
+    assert answer["message"].startswith("invalid request body: ")
+
+
+async def test_a_missing_field_is_named(console: Console) -> None:
+    response = await console.call("POST", "/providers", json={"name": "x", "type": "openai-chat"})
+    assert response.json()["fields"] == [{"field": "base_url", "message": "is required"}]
