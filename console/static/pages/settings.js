@@ -53,7 +53,7 @@ export function SettingsPage() {
         </${Field}>
       </div>
       <${FormError} error=${error} fields=${{ retained_calls: "Call records kept" }}
-        labels=${{ verbose: "Verbose recording" }} />
+        labels=${{ verbose: "Verbose recording", metrics_per_user: "Metrics per person" }} />
       ${saved && html`<div class="notice">Saved.</div>`}
       <div class="actions"><button class="primary" type="submit">Save</button></div>
     </form>
