@@ -19,12 +19,16 @@ from typing import Final
 import msgspec
 import peewee
 
-from store.base.clock import now_ms
-from store.base.typed_peewee import execute_sql
 from store.catalog.checks import check_length
 from store.catalog.errors import Invalid, Problems
 from store.catalog.limits import INT32_MAX, MAX_MODEL_ID_CHARS
-from store.catalog.tables import SETTING_SQL, lock_row, tables_of
+from store.catalog.setting_rows import (
+    locked_saved_setting,
+    locked_setting,
+    model_public_ids,
+    read_setting,
+    write_setting,
+)
 
 BUDGETS_KEY: Final = "budgets"
 # Per-user overrides one installation may hold (all are read by every refresh of the counters).
@@ -56,10 +60,7 @@ class BudgetsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 def get_budgets(db: peewee.Database) -> BudgetsSettings:
     """The stored budgets, or no limit for anyone when none were saved."""
-    row = execute_sql(db, SETTING_SQL.format(param=db.param), (BUDGETS_KEY,)).fetchone()
-    if row is None:
-        return BudgetsSettings()
-    return msgspec.json.decode(row[0], type=BudgetsSettings)
+    return read_setting(db, BUDGETS_KEY, BudgetsSettings)
 
 
 def _check_usd(field: str, value: float | None) -> float | None:
@@ -134,19 +135,6 @@ def _check_overrides(overrides: dict[str, Limits], known: set[str]) -> dict[str,
     return checked
 
 
-def _known_ids(db: peewee.Database) -> set[str]:
-    model = tables_of(db).model
-    return {row.public_id for row in model.select(model.public_id)}
-
-
-def _write(db: peewee.Database, settings: BudgetsSettings) -> None:
-    setting = tables_of(db).setting
-    value = msgspec.json.encode(settings).decode()
-    setting.update(value_json=value, updated_at_ms=now_ms()).where(
-        setting.key == BUDGETS_KEY
-    ).execute()
-
-
 def update_budgets(
     db: peewee.Database,
     *,
@@ -156,16 +144,10 @@ def update_budgets(
     """Replace the default and/or the whole set of overrides (None leaves one as it is) and
     return the result. ``Invalid`` names the field: a negative, infinite or too large amount,
     a count below 1, a model that does not exist, too many overrides or models."""
-    setting = tables_of(db).setting
     with db.atomic():
-        empty = msgspec.json.encode(BudgetsSettings()).decode()
-        setting.insert(
-            key=BUDGETS_KEY, value_json=empty, updated_at_ms=now_ms()
-        ).on_conflict_ignore().execute()
         # Locked: a model delete in flight commits first or waits, so no deleted model is named.
-        lock_row(setting.select().where(setting.key == BUDGETS_KEY), db).first()
-        result = get_budgets(db)
-        known = _known_ids(db)
+        result = locked_setting(db, BUDGETS_KEY, BudgetsSettings)
+        known = model_public_ids(db)
         problems = Problems()
         checked_default = (
             None if default is None else problems.check(_check_limits, "default", default, known)
@@ -178,7 +160,7 @@ def update_budgets(
             result = msgspec.structs.replace(result, default=checked_default)
         if checked_overrides is not None:
             result = msgspec.structs.replace(result, overrides=checked_overrides)
-        _write(db, result)
+        write_setting(db, BUDGETS_KEY, result)
     return result
 
 
@@ -187,11 +169,9 @@ def forget_budget_models(db: peewee.Database, public_ids: Iterable[str]) -> None
     gone = set(public_ids)
     if not gone:
         return
-    setting = tables_of(db).setting
-    row = lock_row(setting.select().where(setting.key == BUDGETS_KEY), db).first()
-    if row is None:
+    current = locked_saved_setting(db, BUDGETS_KEY, BudgetsSettings)
+    if current is None:
         return
-    current = msgspec.json.decode(row.value_json, type=BudgetsSettings)
 
     def kept(limits: Limits) -> Limits:
         if limits.allowed_models is None:
@@ -203,4 +183,4 @@ def forget_budget_models(db: peewee.Database, public_ids: Iterable[str]) -> None
         kept(current.default), {user: kept(limits) for user, limits in current.overrides.items()}
     )
     if result != current:
-        _write(db, result)
+        write_setting(db, BUDGETS_KEY, result)

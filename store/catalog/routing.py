@@ -17,12 +17,17 @@ from typing import Final, Literal
 import msgspec
 import peewee
 
-from store.base.clock import now_ms
 from store.base.typed_peewee import execute_sql
 from store.catalog.checks import check_length
 from store.catalog.errors import Invalid, Problems
 from store.catalog.limits import MAX_MODEL_ID_CHARS
-from store.catalog.tables import SETTING_SQL, lock_row, tables_of
+from store.catalog.setting_rows import (
+    locked_saved_setting,
+    locked_setting,
+    model_public_ids,
+    read_setting,
+    write_setting,
+)
 
 ROUTING_KEY: Final = "routing"
 # Routing table rows one installation may hold (each is matched per run at most once).
@@ -58,10 +63,7 @@ class RoutingSettings(msgspec.Struct, frozen=True):
 def get_routing(db: peewee.Database) -> RoutingSettings:
     """The stored routing settings, or the defaults (Auto to the first enabled model, no
     table) when none were saved."""
-    row = execute_sql(db, SETTING_SQL.format(param=db.param), (ROUTING_KEY,)).fetchone()
-    if row is None:
-        return RoutingSettings()
-    return msgspec.json.decode(row[0], type=RoutingSettings)
+    return read_setting(db, ROUTING_KEY, RoutingSettings)
 
 
 def model_ids(db: peewee.Database) -> list[tuple[str, bool]]:
@@ -72,11 +74,6 @@ def model_ids(db: peewee.Database) -> list[tuple[str, bool]]:
         ' ORDER BY "sort_order", "display_name", "public_id"'
     )
     return [(public_id, bool(enabled)) for public_id, enabled in execute_sql(db, sql).fetchall()]
-
-
-def _known_ids(db: peewee.Database) -> set[str]:
-    model = tables_of(db).model
-    return {row.public_id for row in model.select(model.public_id)}
 
 
 def _check_auto(auto: AutoSetting, known: set[str]) -> AutoSetting:
@@ -139,14 +136,6 @@ def _check_target(field: str, entry: RoutingEntry, known: set[str]) -> str:
     return entry.public_id
 
 
-def _write(db: peewee.Database, settings: RoutingSettings) -> None:
-    setting = tables_of(db).setting
-    value = msgspec.json.encode(settings).decode()
-    setting.update(value_json=value, updated_at_ms=now_ms()).where(
-        setting.key == ROUTING_KEY
-    ).execute()
-
-
 def update_routing(
     db: peewee.Database,
     *,
@@ -156,15 +145,9 @@ def update_routing(
     """Replace the Auto setting and/or the whole table (None leaves one as it is) and return
     the result. ``Invalid`` names the field: a model that does not exist, an empty, repeated
     or Auto pattern, one that is a public id of ours, more than ``MAX_ROUTES`` entries."""
-    setting = tables_of(db).setting
     with db.atomic():
-        default = msgspec.json.encode(RoutingSettings()).decode()
-        setting.insert(
-            key=ROUTING_KEY, value_json=default, updated_at_ms=now_ms()
-        ).on_conflict_ignore().execute()
-        lock_row(setting.select().where(setting.key == ROUTING_KEY), db).first()
-        result = get_routing(db)
-        known = _known_ids(db)
+        result = locked_setting(db, ROUTING_KEY, RoutingSettings)
+        known = model_public_ids(db)
         problems = Problems()
         checked_auto = None if auto is None else problems.check(_check_auto, auto, known)
         checked_routes = None if routes is None else problems.check(_check_routes, routes, known)
@@ -173,7 +156,7 @@ def update_routing(
             result = msgspec.structs.replace(result, auto=checked_auto)
         if checked_routes is not None:
             result = msgspec.structs.replace(result, routes=checked_routes)
-        _write(db, result)
+        write_setting(db, ROUTING_KEY, result)
     return result
 
 
@@ -183,16 +166,14 @@ def forget_routing(db: peewee.Database, public_ids: Iterable[str]) -> None:
     gone = set(public_ids)
     if not gone:
         return
-    setting = tables_of(db).setting
     # Locked: a routing save in flight, which checked its models before this delete, commits
     # first, and what it named is then dropped here (never left naming a deleted model).
-    row = lock_row(setting.select().where(setting.key == ROUTING_KEY), db).first()
-    if row is None:
+    current = locked_saved_setting(db, ROUTING_KEY, RoutingSettings)
+    if current is None:
         return
-    current = msgspec.json.decode(row.value_json, type=RoutingSettings)
     auto = current.auto
     if auto.kind == "model" and auto.public_id in gone:
         auto = AutoSetting()
     routes = tuple(entry for entry in current.routes if entry.public_id not in gone)
     if auto != current.auto or routes != current.routes:
-        _write(db, RoutingSettings(auto, routes))
+        write_setting(db, ROUTING_KEY, RoutingSettings(auto, routes))

@@ -9,11 +9,9 @@ from typing import Any
 import msgspec
 import peewee
 
-from store.base.clock import now_ms
-from store.base.typed_peewee import execute_sql
 from store.catalog.errors import Invalid
 from store.catalog.limits import INT32_MAX
-from store.catalog.tables import SETTING_SQL, lock_row, tables_of
+from store.catalog.setting_rows import locked_setting, read_setting, write_setting
 
 OBSERVABILITY_KEY = "observability"
 
@@ -30,11 +28,7 @@ class ObservabilitySettings(msgspec.Struct, frozen=True):
 def get_observability(db: peewee.Database) -> ObservabilitySettings:
     """The stored observability settings, or the defaults when none were saved."""
     # Read at the start of every provider call: SQL written once, not built by peewee each time.
-    sql = SETTING_SQL.format(param=db.param)
-    row = execute_sql(db, sql, (OBSERVABILITY_KEY,)).fetchone()
-    if row is None:
-        return ObservabilitySettings()
-    return msgspec.json.decode(row[0], type=ObservabilitySettings)
+    return read_setting(db, OBSERVABILITY_KEY, ObservabilitySettings)
 
 
 def update_observability(
@@ -53,15 +47,8 @@ def update_observability(
         type(retained_calls) is not int or not 1 <= retained_calls <= INT32_MAX
     ):
         raise Invalid("retained_calls", f"must be an integer from 1 to {INT32_MAX}")
-    setting = tables_of(db).setting
     with db.atomic():
-        # Make sure the row exists, then lock it, so concurrent partial updates both survive.
-        default = msgspec.json.encode(ObservabilitySettings()).decode()
-        setting.insert(
-            key=OBSERVABILITY_KEY, value_json=default, updated_at_ms=now_ms()
-        ).on_conflict_ignore().execute()
-        lock_row(setting.select().where(setting.key == OBSERVABILITY_KEY), db).first()
-        current = get_observability(db)
+        current = locked_setting(db, OBSERVABILITY_KEY, ObservabilitySettings)
         changes: dict[str, Any] = {}
         if verbose is not None:
             changes["verbose"] = verbose
@@ -70,7 +57,5 @@ def update_observability(
         if metrics_per_user is not None:
             changes["metrics_per_user"] = metrics_per_user
         result = msgspec.structs.replace(current, **changes)
-        setting.update(
-            value_json=msgspec.json.encode(result).decode(), updated_at_ms=now_ms()
-        ).where(setting.key == OBSERVABILITY_KEY).execute()
+        write_setting(db, OBSERVABILITY_KEY, result)
     return result

@@ -9,14 +9,16 @@ from urllib.parse import urlsplit
 import msgspec
 import peewee
 
-from store.base.clock import now_ms
 from store.base.secrets import SecretUnreadable, is_sealed
-from store.base.typed_peewee import execute_sql
 from store.catalog.checks import check_api_key, check_length, refuse_target
 from store.catalog.errors import KEY_UNREADABLE, Invalid, KeyUnreadable
 from store.catalog.limits import MAX_URL_CHARS
 from store.catalog.sealing import SEARCH_KEY_PURPOSE, open_secret, seal
-from store.catalog.tables import SETTING_SQL, lock_row, tables_of
+from store.catalog.setting_rows import (
+    locked_setting,
+    read_setting,
+    write_setting,
+)
 from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses
 
 WEB_SEARCH_KEY = "web_search"
@@ -65,11 +67,7 @@ class StoredWebSearch(msgspec.Struct, frozen=True):
 
 def stored_web_search(db: peewee.Database) -> StoredWebSearch:
     # Read at the start of every run (it decides whether WebSearch is offered): fixed SQL.
-    sql = SETTING_SQL.format(param=db.param)
-    row = execute_sql(db, sql, (WEB_SEARCH_KEY,)).fetchone()
-    if row is None:
-        return StoredWebSearch()
-    return msgspec.json.decode(row[0], type=StoredWebSearch)
+    return read_setting(db, WEB_SEARCH_KEY, StoredWebSearch)
 
 
 def _shown(db: peewee.Database, stored: StoredWebSearch) -> WebSearchSettings:
@@ -157,14 +155,9 @@ def update_web_search(
 ) -> WebSearchSettings:
     """Replace the web search backend and return it as shown (without the key); its URL may
     not point at ``own``, the server's listeners."""
-    setting = tables_of(db).setting
     with db.atomic():
-        default = msgspec.json.encode(StoredWebSearch()).decode()
-        setting.insert(
-            key=WEB_SEARCH_KEY, value_json=default, updated_at_ms=now_ms()
-        ).on_conflict_ignore().execute()
-        lock_row(setting.select().where(setting.key == WEB_SEARCH_KEY), db).first()
-        result = _web_search_change(data, stored_web_search(db), own)
+        current = locked_setting(db, WEB_SEARCH_KEY, StoredWebSearch)
+        result = _web_search_change(data, current, own)
         written = write_web_search(db, result)
     return _shown(db, written)
 
@@ -175,8 +168,5 @@ def write_web_search(db: peewee.Database, stored: StoredWebSearch) -> StoredWebS
         stored = msgspec.structs.replace(
             stored, api_key=seal(db, stored.api_key, SEARCH_KEY_PURPOSE)
         )
-    setting = tables_of(db).setting
-    setting.update(value_json=msgspec.json.encode(stored).decode(), updated_at_ms=now_ms()).where(
-        setting.key == WEB_SEARCH_KEY
-    ).execute()
+    write_setting(db, WEB_SEARCH_KEY, stored)
     return stored
