@@ -412,3 +412,17 @@ def protocol_drift(db: peewee.Database) -> None:
         '"last_seen_ms" BIGINT NOT NULL, "count" BIGINT NOT NULL, '
         'PRIMARY KEY ("kind", "message_type", "name", "value", "client_version"))',
     )
+
+
+@migration(19)
+def model_kind_and_price_source(db: peewee.Database) -> None:
+    """``models`` gains ``kind`` (what the model is for: ``chat``, ``image``, ``embedding``, …,
+    from the provider's metadata at discovery or the id's name; NULL for rows saved before,
+    read as the name says) and ``price_source`` (where its prices came from: ``list``, the
+    shipped price list, or ``user``; NULL for rows saved before, read as the user's, so the
+    list never replaces a price that existed). Re-runnable: each column is added only if
+    missing."""
+    columns = {column.name for column in db.get_columns("models")}
+    for name in ("kind", "price_source"):
+        if name not in columns:
+            execute_sql(db, f'ALTER TABLE "models" ADD COLUMN "{name}" TEXT')
