@@ -84,7 +84,7 @@ from store.catalog.limits import (
     MAX_URL_CHARS,
     PositiveInt,
 )
-from store.catalog.model_kinds import KINDS, generates_images, is_chat, kind_by_name
+from store.catalog.model_kinds import CHAT, IMAGE, KINDS, generates_images, is_chat, kind_by_name
 from store.catalog.models import (
     PRICE_FIELDS,
     ModelInput,
@@ -160,9 +160,11 @@ __all__ = [
     "BUDGETS_KEY",
     "CACHE_KEY_AUTO",
     "CACHE_KEY_SETTINGS",
+    "CHAT",
     "FROM_LIST",
     "FROM_USER",
     "GEMINI",
+    "IMAGE",
     "IMAGE_MODEL_KEY",
     "IMAGE_PROVIDER_TYPES",
     "INT32_MAX",

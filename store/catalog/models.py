@@ -279,6 +279,9 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
     if not model_id:
         raise Invalid(f"{prefix}.model_id", "model id cannot be empty")
     check_length(f"{prefix}.model_id", model_id, MAX_MODEL_ID_CHARS)
+    if any(char.isspace() or not char.isprintable() for char in model_id):
+        # A provider's model ids never hold them; typed by hand, one is a paste gone wrong.
+        raise Invalid(f"{prefix}.model_id", "model id cannot contain spaces or control characters")
     display_name = item.display_name.strip()
     if not display_name:
         raise Invalid(f"{prefix}.display_name", "display name cannot be empty")
