@@ -143,6 +143,16 @@ async def test_a_model_is_added_by_id_when_the_listing_fails_and_passes_its_test
     local = page.locator("tr[data-model=local-llm]")
     await expect(local).to_contain_text("Local LLM")
     await expect(local.locator("td[data-prices=none]")).to_contain_text("unknown")
+    # A local image model whose name says nothing: ticked as one, it can be used for images.
+    await expect(page.locator("button", has_text="Use for images")).to_have_count(0)
+    await page.get_by_role("button", name="Add a model to Fake by its id").click()
+    await form.get_by_label("Model id").fill("sd-local")
+    await form.get_by_label("It generates images").check()
+    await form.get_by_role("button", name="Add model").click()
+    painter = page.locator("tr[data-model=sd-local]")
+    await expect(painter).to_contain_text("image · not a chat model")
+    await expect(painter.locator("button", has_text="Use for images")).to_have_count(1)
+    await expect(page.locator("button", has_text="Use for images")).to_have_count(1)
     # The hand-added model works: its Test sends a real request through the server.
     fake.enqueue(Script.sse(chat_events(text=["pong"], usage=chat_usage(5, 1))))
     await local.get_by_role("button", name="Test").click()

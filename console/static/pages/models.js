@@ -243,7 +243,7 @@ const ADD_FIELDS = ["model_id", "display_name", "max_output_tokens", ...PRICES.m
 // does not list). A known id's prices are filled in from the price list and stay editable.
 function AddById({ provider, saved, priceList, onSaved }) {
   const [open, setOpen] = useState(false);
-  const [form, setForm] = useState({ model_id: "", display_name: "", max_output_tokens: "", ...BLANK_PRICES });
+  const [form, setForm] = useState({ model_id: "", display_name: "", max_output_tokens: "", images: false, ...BLANK_PRICES });
   const [pricesTyped, setPricesTyped] = useState(false);
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
@@ -264,16 +264,19 @@ function AddById({ provider, saved, priceList, onSaved }) {
       model_id: form.model_id,
       display_name: form.display_name.trim() || modelId || form.model_id,
       max_output_tokens: maxOutput,
-      // Anthropic needs max_output_tokens before a model can be enabled.
-      enabled: provider.type !== "anthropic" || maxOutput != null,
+      // Anthropic needs max_output_tokens before a model can be enabled; an image model is
+      // not offered in Cursor's picker.
+      enabled: !form.images && (provider.type !== "anthropic" || maxOutput != null),
       sort_order: saved.length,
     };
+    // Unticked, the server reads what the model is for from its name.
+    if (form.images) model.kind = "image";
     for (const [name] of PRICES) model[name] = form[name].trim() === "" ? null : Number(form[name]);
     setBusy(true);
     setError(null);
     try {
       await api("POST", `/providers/${provider.id}/models`, { models: [model] });
-      setForm({ model_id: "", display_name: "", max_output_tokens: "", ...BLANK_PRICES });
+      setForm({ model_id: "", display_name: "", max_output_tokens: "", images: false, ...BLANK_PRICES });
       setPricesTyped(false);
       setOpen(false);
       onSaved();
@@ -310,6 +313,8 @@ function AddById({ provider, saved, priceList, onSaved }) {
           value=${form[name]} onInput=${(e) => { setPricesTyped(true); setForm({ ...form, [name]: e.target.value }); }} />
       </${Field}>`)}
     </div>
+    <label><input type="checkbox" name="images" checked=${form.images}
+      onChange=${(e) => setForm({ ...form, images: e.target.checked })} /> It generates images (an image model for GenerateImage, not a chat model)</label>
     ${listed && !pricesTyped && priceList &&
     html`<p class="muted" data-hint="listed-price">Prices filled in from the price list (${priceList.as_of}); change them if yours differ.</p>`}
     <${FormError} error=${error} fields=${ADD_FIELDS} />
