@@ -216,8 +216,8 @@ function Discover({ provider, saved, priceList, onSaved }) {
               }} />
             ${" "}${m.id}${known.has(m.id) ? html` <span class="muted">(added)</span>` : null}
             ${!m.chat && html` ${notChat(m.kind)}`}
-            ${priceList && priceList.models[m.id.replace(/^models\//, "")] &&
-            html` <span class="muted" data-listed-price>price list: in ${usd(priceList.models[m.id.replace(/^models\//, "")].price_input_per_mtok)} · out ${usd(priceList.models[m.id.replace(/^models\//, "")].price_output_per_mtok)}</span>`}
+            ${listedPrices(priceList, m.id) &&
+            html` <span class="muted" data-listed-price>price list: in ${usd(listedPrices(priceList, m.id).price_input_per_mtok)} · out ${usd(listedPrices(priceList, m.id).price_output_per_mtok)}</span>`}
           </label>`,
         )}
       </div>
@@ -229,9 +229,15 @@ function Discover({ provider, saved, priceList, onSaved }) {
   </div>`;
 }
 
+// The price list's prices for a model id as a provider names it (Gemini's "models/" prefix
+// ignored, as the server does), or null.
+function listedPrices(priceList, modelId) {
+  return (priceList && priceList.models[modelId.trim().replace(/^models\//, "")]) || null;
+}
+
 // The price list's prices for a typed model id as the form's text, or null.
 function listedText(priceList, modelId) {
-  const listed = priceList && priceList.models[modelId.trim().replace(/^models\//, "")];
+  const listed = listedPrices(priceList, modelId);
   if (!listed) return null;
   return Object.fromEntries(PRICES.map(([name]) => [name, listed[name] == null ? "" : String(listed[name])]));
 }
