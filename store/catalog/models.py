@@ -33,7 +33,7 @@ from store.catalog.limits import (
     MAX_NAME_CHARS,
     PositiveInt,
 )
-from store.catalog.model_kinds import KINDS, kind_by_name
+from store.catalog.model_kinds import KINDS, generates_images, kind_by_name
 from store.catalog.price_list import FROM_LIST, FROM_USER, Prices, listed_prices
 from store.catalog.providers import ANTHROPIC
 from store.catalog.routing import forget_routing
@@ -382,6 +382,15 @@ def save_models(
                     **fields,
                 ).execute()
             public_ids.append(public_id)
+        # A model saved as one that does not make images stops being the image model.
+        forget_image_model(
+            db,
+            [
+                public_id
+                for item, public_id in zip(checked, public_ids, strict=True)
+                if item.kind is not msgspec.UNSET and not generates_images(item.kind)
+            ],
+        )
         # After every upsert, so a list may name a model saved in the same request.
         for index, (item, public_id) in enumerate(zip(checked, public_ids, strict=True)):
             if item.fallbacks is not None:

@@ -153,6 +153,16 @@ async def test_a_model_is_added_by_id_when_the_listing_fails_and_passes_its_test
     await expect(painter).to_contain_text("image · not a chat model")
     await expect(painter.locator("button", has_text="Use for images")).to_have_count(1)
     await expect(page.locator("button", has_text="Use for images")).to_have_count(1)
+    # Marked, then edited into a chat model: no longer an image model, nor marked.
+    await painter.locator("button", has_text="Use for images").click()
+    await expect(painter.locator("td[data-image=marked]")).to_be_visible()
+    await painter.get_by_role("button", name="Edit").click()
+    editor = page.get_by_role("form", name="Edit model")
+    await editor.locator("input[name=generates_images]").uncheck()
+    await editor.get_by_role("button", name="Save model").click()
+    await expect(painter).not_to_contain_text("not a chat model")
+    await expect(page.locator("td[data-image=marked]")).to_have_count(0)
+    assert (await api(server, "GET", "/settings/image-model")).json() == {"public_id": None}
     # The hand-added model works: its Test sends a real request through the server.
     fake.enqueue(Script.sse(chat_events(text=["pong"], usage=chat_usage(5, 1))))
     await local.get_by_role("button", name="Test").click()

@@ -130,6 +130,11 @@ def test_only_an_image_model_can_be_marked_for_images(opened: Store) -> None:
     assert refused.value.field == "public_id"
     image = one(db, pid, model_id="sd-local", kind="image", enabled=False)
     assert cat.set_image_model(db, image.public_id).public_id == image.public_id
+    one(db, pid, model_id="sd-local", enabled=False)  # saved without a kind: still marked
+    assert cat.get_image_model(db).public_id == image.public_id
+    # Saved as a chat model, it stops being the image model.
+    one(db, pid, model_id="sd-local", kind="chat", enabled=False)
+    assert cat.get_image_model(db).public_id is None
 
 
 def test_rows_saved_before_kinds_and_sources_read_as_their_name_and_the_users(

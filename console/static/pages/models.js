@@ -393,6 +393,8 @@ function ModelEditor({ model, models, providerType, efforts, priceList, onSaved,
     <div class="row">
       <label><input type="checkbox" name="enabled" checked=${form.enabled}
         onChange=${(e) => setForm({ ...form, enabled: e.target.checked })} /> Enabled (offered in Cursor's model picker)</label>
+      <label><input type="checkbox" name="generates_images" checked=${form.kind === "image"}
+        onChange=${(e) => setForm({ ...form, kind: e.target.checked ? "image" : model.kind !== "image" ? model.kind : "chat" })} /> It generates images (not a chat model)</label>
       <label><input type="checkbox" name="reasoning_enabled" checked=${form.reasoning_enabled}
         onChange=${(e) => setForm({ ...form, reasoning_enabled: e.target.checked })} /> Reasoning</label>
       <${Field} label="Effort" name="reasoning_effort" error=${error}>
