@@ -1,5 +1,7 @@
 """Model discovery: the model ids a provider lists at ``{base}/models``, with every page read
-and bounded in time, size and page count; nothing is saved.
+and bounded in time, size and page count, each with what it is for (a chat model, an image
+model, an embedder, …) by the listing's own metadata where it has some, else by its name
+(``console.model_metadata``); nothing is saved.
 
 A provider's key is write-only, so a discovery error replaces the key and every sealed header
 value with ``[redacted]`` in case the provider echoes them.
@@ -13,6 +15,7 @@ from typing import TypeVar
 import httpx
 import msgspec
 
+from console.model_metadata import gemini_kind, listed_kind
 from store import catalog
 from store.catalog import ProviderConnection
 from wire.json_input import decode_json
@@ -28,8 +31,6 @@ DISCOVERY_MAX_PAGES = 100
 ANTHROPIC_PAGE_LIMIT = 100
 ANTHROPIC_VERSION = "2023-06-01"
 GEMINI_PAGE_SIZE = 1000
-# The method a Gemini model must list to be callable by the adapter's streamGenerateContent.
-GEMINI_METHOD = "generateContent"
 # How much of a provider's error body (when it has no JSON message) goes into our message.
 PROVIDER_MESSAGE_MAX_CHARS = 500
 FAILED = "model discovery failed"
@@ -43,8 +44,36 @@ class DiscoveryError(Exception):
         self.message = message
 
 
-class _ListedModel(msgspec.Struct, frozen=True):
+# Where a discovered model's kind was read: the provider's listing, or the id's name.
+KIND_FROM_PROVIDER = "provider"
+KIND_FROM_NAME = "name"
+
+
+class DiscoveredModel(msgspec.Struct, frozen=True):
+    """One listed model: its id, what it is for (``catalog.KINDS``), whether a turn can run on
+    it, and whether the provider's listing or the id's name said so."""
+
     id: str
+    kind: str
+    chat: bool
+    kind_from: str
+
+
+def discovered(model_id: str, kind: str | None) -> DiscoveredModel:
+    """A listed model with the listing's kind, or (None) its name's."""
+    source = KIND_FROM_PROVIDER if kind is not None else KIND_FROM_NAME
+    kind = kind if kind is not None else catalog.kind_by_name(model_id)
+    return DiscoveredModel(model_id, kind, catalog.is_chat(kind), source)
+
+
+class _ListedModel(msgspec.Struct, frozen=True):
+    """One entry of an OpenAI-style list, with the fields some servers add to say what the
+    model is for (read leniently: any shape, ignored when unusable)."""
+
+    id: str
+    type: object = None
+    capabilities: object = None
+    architecture: object = None
 
 
 class _ModelPage(msgspec.Struct, frozen=True):
@@ -90,8 +119,11 @@ def discovery_request_headers(connection: ProviderConnection) -> httpx.Headers:
     return headers
 
 
-async def discover_models(connection: ProviderConnection, client: httpx.AsyncClient) -> list[str]:
-    """The ids a provider lists at ``{base}/models``, sorted and de-duplicated; saves nothing.
+async def discover_models(
+    connection: ProviderConnection, client: httpx.AsyncClient
+) -> list[DiscoveredModel]:
+    """The models a provider lists at ``{base}/models``, sorted by id and de-duplicated (the
+    first listing of an id wins); saves nothing.
 
     Anthropic pages with ``limit``/``after_id`` while ``has_more``. Every failure (network, a
     non-2xx status, a body that is not a model list, the whole thing taking longer than
@@ -100,18 +132,30 @@ async def discover_models(connection: ProviderConnection, client: httpx.AsyncCli
     try:
         async with asyncio.timeout(DISCOVERY_TIMEOUT_S):
             if connection.type == catalog.ANTHROPIC:
-                ids = await _anthropic_ids(connection, client)
+                # Anthropic's models API lists chat models only.
+                found = [
+                    discovered(i, catalog.CHAT) for i in await _anthropic_ids(connection, client)
+                ]
             elif connection.type == catalog.GEMINI:
-                ids = await _gemini_ids(connection, client)
+                found = await _gemini_models(connection, client)
             else:
                 page = await _get_page(connection, client, {})
-                ids = [item.id for item in page.data]
+                found = [
+                    discovered(
+                        item.id,
+                        listed_kind(item.id, item.type, item.capabilities, item.architecture),
+                    )
+                    for item in page.data
+                ]
     except TimeoutError:
         raise DiscoveryError(f"model discovery timed out after {DISCOVERY_TIMEOUT_S:g} s") from None
     except httpx.HTTPError as exc:
         reason = _redact(f"{type(exc).__name__}: {exc}", connection)
         raise DiscoveryError(f"{FAILED}: cannot reach the provider: {reason}") from None
-    return sorted(set(ids))
+    unique: dict[str, DiscoveredModel] = {}
+    for model in found:
+        unique.setdefault(model.id, model)
+    return [unique[model_id] for model_id in sorted(unique)]
 
 
 async def _anthropic_ids(connection: ProviderConnection, client: httpx.AsyncClient) -> list[str]:
@@ -130,17 +174,21 @@ async def _anthropic_ids(connection: ProviderConnection, client: httpx.AsyncClie
     raise DiscoveryError(f"{FAILED}: more than {DISCOVERY_MAX_PAGES} pages")
 
 
-async def _gemini_ids(connection: ProviderConnection, client: httpx.AsyncClient) -> list[str]:
-    """The models that take ``generateContent``, following ``nextPageToken``."""
-    ids: list[str] = []
+async def _gemini_models(
+    connection: ProviderConnection, client: httpx.AsyncClient
+) -> list[DiscoveredModel]:
+    """Every listed model, following ``nextPageToken``; a chat model is one that takes
+    ``generateContent`` (what the adapter's streamGenerateContent calls)."""
+    found: list[DiscoveredModel] = []
     params: dict[str, str | int] = {"pageSize": GEMINI_PAGE_SIZE}
     for _ in range(DISCOVERY_MAX_PAGES):
         page = await _get_page(connection, client, params, _GeminiPage)
         for model in page.models:
-            if GEMINI_METHOD in model.supported_generation_methods:
-                ids.append(model.name.removeprefix("models/"))
+            model_id = model.name.removeprefix("models/")
+            kind = gemini_kind(model_id, model.supported_generation_methods)
+            found.append(discovered(model_id, kind))
         if not page.next_page_token:
-            return ids
+            return found
         if page.next_page_token == params.get("pageToken"):
             raise DiscoveryError(f"{FAILED}: Gemini repeated the same page")
         params = {"pageSize": GEMINI_PAGE_SIZE, "pageToken": page.next_page_token}

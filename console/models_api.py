@@ -1,5 +1,6 @@
-"""Console API for models: discover a provider's model ids, save its chosen models in one
-transaction, list every model and delete one.
+"""Console API for models: discover a provider's models (each with what it is for), save its
+chosen models (discovered or typed in by id) in one transaction, list every model, delete one,
+and the shipped price list a new model's prices come from.
 
 Discovery (``console.discovery``) saves nothing; its failure is a 502 whose message holds the
 provider's own words with every credential redacted, and a log line naming the provider by id.
@@ -15,7 +16,12 @@ import msgspec
 import peewee
 from aiohttp import web
 
-from console.discovery import DiscoveryError, discover_models, new_discovery_client
+from console.discovery import (
+    DiscoveredModel,
+    DiscoveryError,
+    discover_models,
+    new_discovery_client,
+)
 from console.json_api import (
     API_PREFIX,
     ApiError,
@@ -37,7 +43,7 @@ class SaveModelsBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class DiscoveredModels(msgspec.Struct, frozen=True):
-    models: list[str]
+    models: list[DiscoveredModel]
 
 
 class ModelsApi:
@@ -58,6 +64,7 @@ class ModelsApi:
         )
         router.add_post(f"{API_PREFIX}/providers/{{provider_id}}/models", self.save_models)
         router.add_get(f"{API_PREFIX}/models", self.list_models)
+        router.add_get(f"{API_PREFIX}/price-list", self.get_price_list, allow_head=False)
         router.add_delete(f"{API_PREFIX}/models/{{public_id}}", self.delete_model)
 
     @answers_errors
@@ -90,6 +97,10 @@ class ModelsApi:
     @answers_errors
     async def list_models(self, request: web.Request) -> web.StreamResponse:
         return json_response(await in_thread(self._db, catalog.all_models))
+
+    @answers_errors
+    async def get_price_list(self, request: web.Request) -> web.StreamResponse:
+        return json_response(catalog.price_list())
 
     @answers_errors
     async def delete_model(self, request: web.Request) -> web.StreamResponse:

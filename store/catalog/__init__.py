@@ -25,8 +25,10 @@ Times are stored as UTC milliseconds since the epoch and shown as ISO-8601 UTC w
 milliseconds (``2025-01-02T03:04:05.678Z``).
 
 One module per record (``providers``, ``models``, ``settings`` for observability,
-``web_search``, ``image_model``, a provider's key pool ``provider_keys``, ``routing`` for where
-Auto and Cursor's model ids run, ``budgets`` for the limits per person) over what they share:
+``web_search``, ``image_model``, what a model is for (``model_kinds``), the shipped
+``price_list`` a new model's prices come from, a provider's key pool ``provider_keys``,
+``routing`` for where Auto and Cursor's model ids run, ``budgets`` for the limits per person)
+over what they share:
 ``errors``, ``limits``, ``checks``, the sealing of secrets (``sealing``), custom headers
 (``headers``), a provider's real values and key pool (``connections``), the image model's mark
 (``image_mark``), the tables (``tables``) and the startup sealing of an older version's
@@ -82,6 +84,7 @@ from store.catalog.limits import (
     MAX_URL_CHARS,
     PositiveInt,
 )
+from store.catalog.model_kinds import CHAT, IMAGE, KINDS, generates_images, is_chat, kind_by_name
 from store.catalog.models import (
     PRICE_FIELDS,
     ModelInput,
@@ -94,6 +97,14 @@ from store.catalog.models import (
     save_models,
 )
 from store.catalog.plaintext_secrets import seal_plaintext_secrets
+from store.catalog.price_list import (
+    FROM_LIST,
+    FROM_USER,
+    PriceList,
+    Prices,
+    listed_prices,
+    price_list,
+)
 from store.catalog.provider_keys import (
     ProviderKeyInput,
     ProviderKeyRecord,
@@ -149,12 +160,17 @@ __all__ = [
     "BUDGETS_KEY",
     "CACHE_KEY_AUTO",
     "CACHE_KEY_SETTINGS",
+    "CHAT",
+    "FROM_LIST",
+    "FROM_USER",
     "GEMINI",
+    "IMAGE",
     "IMAGE_MODEL_KEY",
     "IMAGE_PROVIDER_TYPES",
     "INT32_MAX",
     "INT32_MIN",
     "KEY_UNREADABLE",
+    "KINDS",
     "MAIN_KEY_ID",
     "MAX_ALLOWED_MODELS",
     "MAX_BUDGET_OVERRIDES",
@@ -195,6 +211,8 @@ __all__ = [
     "ObservabilitySettings",
     "OpenedKey",
     "PositiveInt",
+    "PriceList",
+    "Prices",
     "ProviderConnection",
     "ProviderInput",
     "ProviderKeyInput",
@@ -213,6 +231,7 @@ __all__ = [
     "delete_provider",
     "delete_provider_key",
     "enabled_models",
+    "generates_images",
     "get_budgets",
     "get_image_model",
     "get_observability",
@@ -221,12 +240,16 @@ __all__ = [
     "has_image_model",
     "has_model",
     "image_model_connection",
+    "is_chat",
     "is_secret_header",
     "iso_utc",
+    "kind_by_name",
     "list_provider_keys",
     "list_providers",
+    "listed_prices",
     "model_ids",
     "model_route_parts",
+    "price_list",
     "provider_connection",
     "save_models",
     "seal_plaintext_secrets",

@@ -1,6 +1,6 @@
-"""The image model (GenerateImage): which saved model generates images, set only to a model
-whose provider has OpenAI's ``POST /images/generations``, read when a run starts to decide the
-tools it offers, and its connection when an image is generated."""
+"""The image model (GenerateImage): which saved model generates images, set only to an image
+model (``model_kinds``) whose provider has OpenAI's ``POST /images/generations``, read when a
+run starts to decide the tools it offers, and its connection when an image is generated."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from store.base.typed_peewee import RuntimeModel, execute_sql
 from store.catalog.connections import ProviderConnection, connection
 from store.catalog.errors import Invalid
 from store.catalog.image_mark import IMAGE_MODEL_KEY, ImageModelSetting
+from store.catalog.model_kinds import generates_images, kind_by_name
 from store.catalog.models import has_model, models_query
 from store.catalog.tables import SETTING_SQL, tables_of
 
@@ -55,7 +56,8 @@ def image_model_connection(db: peewee.Database) -> tuple[str, ProviderConnection
 
 def set_image_model(db: peewee.Database, public_id: str | None) -> ImageModelSetting:
     """Mark ``public_id`` as the image model (None: no image model). ``Invalid`` names a
-    model that does not exist or whose provider has no OpenAI images API."""
+    model that does not exist, whose provider has no OpenAI images API, or that does not
+    generate images (its kind, ``store.catalog.model_kinds``)."""
     setting = tables_of(db).setting
     with db.atomic():
         if public_id is not None:
@@ -68,6 +70,14 @@ def set_image_model(db: peewee.Database, public_id: str | None) -> ImageModelSet
                     f"model {public_id} is on an {model.provider.type} provider; the image "
                     "model must be on an OpenAI-compatible one "
                     f"({', '.join(IMAGE_PROVIDER_TYPES)})",
+                )
+            kind = model.kind or kind_by_name(model.model_id)
+            if not generates_images(kind):
+                raise Invalid(
+                    "public_id",
+                    f"model {model.model_id!r} ({public_id}) does not generate images (it is "
+                    f"a {kind} model); mark an image model such as gpt-image-1, dall-e-3 or "
+                    "imagen-4.0-generate-001",
                 )
         value = msgspec.json.encode(ImageModelSetting(public_id)).decode()
         setting.insert(key=IMAGE_MODEL_KEY, value_json=value, updated_at_ms=now_ms()).on_conflict(

@@ -32,6 +32,8 @@ from store.catalog.limits import (
     MAX_MODEL_ID_CHARS,
     MAX_NAME_CHARS,
 )
+from store.catalog.model_kinds import KINDS, generates_images, kind_by_name
+from store.catalog.price_list import FROM_LIST, FROM_USER, Prices, listed_prices
 from store.catalog.providers import ANTHROPIC
 from store.catalog.routing import forget_routing
 from store.catalog.tables import lock_row, tables_of
@@ -42,12 +44,10 @@ _EFFORTS = {kind.value: efforts for kind, efforts in REASONING_EFFORTS.items()}
 
 # A model's prices, USD per million tokens, one per usage bucket (migration 8). None is
 # "unknown": a call that used a bucket without a price has an unknown cost, never a zero one.
-PRICE_FIELDS = (
-    "price_input_per_mtok",
-    "price_output_per_mtok",
-    "price_cache_read_per_mtok",
-    "price_cache_write_per_mtok",
-)
+PRICE_FIELDS: tuple[str, ...] = Prices.__struct_fields__
+
+# A price absent from an input: keep the stored one (a new model gets the price list's).
+_Price = float | None | msgspec.UnsetType
 
 
 class ModelInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -62,12 +62,18 @@ class ModelInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reasoning_enabled: bool = False
     reasoning_effort: str | None = None
     sort_order: int = 0
-    # USD per million tokens (``PRICE_FIELDS``); None is unknown. Absent on an upsert clears
-    # the stored price, as for every other field.
-    price_input_per_mtok: float | None = None
-    price_output_per_mtok: float | None = None
-    price_cache_read_per_mtok: float | None = None
-    price_cache_write_per_mtok: float | None = None
+    # USD per million tokens (``PRICE_FIELDS``); None is unknown. Unlike the other fields,
+    # the prices are one group: all absent keeps the stored prices (a new model gets the price
+    # list's, marked ``list``), so adding a model again never drops a price the user set; any
+    # given replaces them all (an absent one is then unknown), marked ``user`` unless they are
+    # exactly the list's.
+    price_input_per_mtok: _Price = msgspec.UNSET
+    price_output_per_mtok: _Price = msgspec.UNSET
+    price_cache_read_per_mtok: _Price = msgspec.UNSET
+    price_cache_write_per_mtok: _Price = msgspec.UNSET
+    # What the model is for (``store.catalog.model_kinds.KINDS``); absent keeps the stored kind
+    # (a new model's is what its name says).
+    kind: str | msgspec.UnsetType = msgspec.UNSET
     # The ordered fallback models' public ids (``store.catalog.fallbacks``). Unlike the other
     # fields, absent or None keeps the stored list (an upsert of discovered models must not
     # wipe it); ``[]`` clears it.
@@ -94,6 +100,12 @@ class ModelRecord(msgspec.Struct, frozen=True):
     price_cache_read_per_mtok: float | None = None
     price_cache_write_per_mtok: float | None = None
     fallbacks: tuple[str, ...] = ()
+    # ``chat``, ``image``, ``embedding``, … (``model_kinds``); a row saved before kinds were
+    # stored reads as its name says.
+    kind: str = "chat"
+    # Where the prices came from: ``list`` (the shipped price list), ``user``, or None (never
+    # priced; a row priced before sources were stored reads as ``user``).
+    price_source: str | None = None
 
 
 def models_query(db: peewee.Database, *, whole_provider: bool = False) -> peewee.Select:
@@ -183,6 +195,8 @@ _RECORD_COLUMNS = (
     'm."reasoning_effort"',
     *(f'm."{field}"' for field in PRICE_FIELDS),
     'm."fallbacks_json"',
+    'm."kind"',
+    'm."price_source"',
 )
 _MODELS_FROM = ' FROM "models" AS m JOIN "providers" AS p ON p."id" = m."provider_id" '
 
@@ -206,7 +220,8 @@ _ROUTE_SQL = (
 
 def _record_of(row: tuple[Any, ...]) -> ModelRecord:
     """The record from a row that starts with ``_RECORD_COLUMNS``."""
-    fixed = len(_RECORD_COLUMNS) - len(PRICE_FIELDS) - 1  # the prices, then the fallbacks
+    # The prices, then the fallbacks, the kind and the price source.
+    fixed = len(_RECORD_COLUMNS) - len(PRICE_FIELDS) - 3
     (
         public_id,
         provider_id,
@@ -222,6 +237,9 @@ def _record_of(row: tuple[Any, ...]) -> ModelRecord:
         effort,
     ) = row[:fixed]
     prices = row[fixed : fixed + len(PRICE_FIELDS)]
+    fallbacks_json, kind, price_source = row[fixed + len(PRICE_FIELDS) : len(_RECORD_COLUMNS)]
+    if price_source is None and any(price is not None for price in prices):
+        price_source = FROM_USER
     return ModelRecord(
         public_id=public_id,
         provider_id=provider_id,
@@ -236,7 +254,9 @@ def _record_of(row: tuple[Any, ...]) -> ModelRecord:
         reasoning_enabled=bool(reasoning),
         reasoning_effort=effort,
         **dict(zip(PRICE_FIELDS, prices, strict=True)),
-        fallbacks=decode_fallbacks(row[len(_RECORD_COLUMNS) - 1]),
+        fallbacks=decode_fallbacks(fallbacks_json),
+        kind=kind or kind_by_name(model_id),
+        price_source=price_source,
     )
 
 
@@ -260,6 +280,9 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
     model_id = item.model_id.strip()
     if not model_id:
         problems.add(f"{prefix}.model_id", "model id cannot be empty")
+    elif any(char.isspace() or not char.isprintable() for char in model_id):
+        # A provider's model ids never hold them; typed by hand, one is a paste gone wrong.
+        problems.add(f"{prefix}.model_id", "model id cannot contain spaces or control characters")
     else:
         problems.check(check_length, f"{prefix}.model_id", model_id, MAX_MODEL_ID_CHARS)
     display_name = item.display_name.strip()
@@ -273,13 +296,19 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
             problems.add(f"{prefix}.{field}", f"must be a positive integer up to {INT32_MAX}")
     if not INT32_MIN <= item.sort_order <= INT32_MAX:
         problems.add(f"{prefix}.sort_order", f"must be an integer from {INT32_MIN} to {INT32_MAX}")
+    if item.kind is not msgspec.UNSET and item.kind not in KINDS:
+        problems.add(f"{prefix}.kind", f"must be one of {', '.join(KINDS)}, got {item.kind!r}")
     for field in PRICE_FIELDS:
         price = getattr(item, field)
-        if price is not None and (
-            isinstance(price, bool)
-            or not isinstance(price, int | float)
-            or not math.isfinite(price)
-            or price < 0
+        if (
+            price is not None
+            and price is not msgspec.UNSET
+            and (
+                isinstance(price, bool)
+                or not isinstance(price, int | float)
+                or not math.isfinite(price)
+                or price < 0
+            )
         ):
             problems.add(
                 f"{prefix}.{field}",
@@ -332,9 +361,11 @@ def save_models(
         _refuse_duplicates(checked)
         stamp = now_ms()
         public_ids = []
+        existing = _existing_ids(db, provider_id, [item.model_id for item in checked])
         for item in checked:
             public_id = public_model_id(provider.base_url, provider.type, item.model_id)
             _refuse_collision(db, public_id, provider_id, item.model_id)
+            is_new = item.model_id not in existing
             fields = {
                 "display_name": item.display_name,
                 "enabled": item.enabled,
@@ -343,7 +374,8 @@ def save_models(
                 "context_window_tokens": item.context_window_tokens,
                 "reasoning_enabled": item.reasoning_enabled,
                 "reasoning_effort": item.reasoning_effort,
-                **{field: getattr(item, field) for field in PRICE_FIELDS},
+                **_price_fields(item, is_new),
+                **_kind_field(item, is_new),
                 "updated_at_ms": stamp,
             }
             updated = (
@@ -360,6 +392,15 @@ def save_models(
                     **fields,
                 ).execute()
             public_ids.append(public_id)
+        # A model saved as one that does not make images stops being the image model.
+        forget_image_model(
+            db,
+            [
+                public_id
+                for item, public_id in zip(checked, public_ids, strict=True)
+                if item.kind is not msgspec.UNSET and not generates_images(item.kind)
+            ],
+        )
         # After every upsert, so a list may name a model saved in the same request.
         for index, (item, public_id) in enumerate(zip(checked, public_ids, strict=True)):
             if item.fallbacks is not None:
@@ -374,6 +415,41 @@ def save_models(
         saved = execute_sql(db, _models_sql(f'WHERE m."public_id" IN ({marks})'), public_ids)
         records = {record.public_id: record for record in map(_record_of, saved.fetchall())}
     return [records[public_id] for public_id in public_ids]
+
+
+def _existing_ids(db: peewee.Database, provider_id: int, model_ids: list[str]) -> set[str]:
+    """Which of these model ids the provider already has (their upsert is an update)."""
+    if not model_ids:
+        return set()
+    model = tables_of(db).model
+    query = model.select(model.model_id).where(
+        (model.provider == provider_id) & (model.model_id.in_(model_ids))
+    )
+    return {row.model_id for row in query}
+
+
+def _price_fields(item: ModelInput, is_new: bool) -> dict[str, Any]:
+    """The price columns an upsert writes: none (kept) when no price is given for a saved
+    model; the price list's (or unknown) for a new one; else the given ones, marked ``list``
+    when they are exactly the list's and ``user`` otherwise."""
+    given = {field: getattr(item, field) for field in PRICE_FIELDS}
+    listed = listed_prices(item.model_id)
+    if all(price is msgspec.UNSET for price in given.values()):
+        if not is_new:
+            return {}
+        if listed is None:
+            return {**dict.fromkeys(PRICE_FIELDS), "price_source": None}
+        return {**msgspec.structs.asdict(listed), "price_source": FROM_LIST}
+    prices = {field: None if v is msgspec.UNSET else v for field, v in given.items()}
+    same = listed is not None and prices == msgspec.structs.asdict(listed)
+    return {**prices, "price_source": FROM_LIST if same else FROM_USER}
+
+
+def _kind_field(item: ModelInput, is_new: bool) -> dict[str, Any]:
+    """The kind column an upsert writes: the given one, else (a new model) the name's."""
+    if item.kind is not msgspec.UNSET:
+        return {"kind": item.kind}
+    return {"kind": kind_by_name(item.model_id)} if is_new else {}
 
 
 def _refuse_duplicates(models: Iterable[ModelInput]) -> None:

@@ -423,3 +423,17 @@ def call_attempt_index(db: peewee.Database) -> None:
         db,
         'CREATE INDEX IF NOT EXISTS "llm_calls_model_call_id" ON "llm_calls" ("model_call_id")',
     )
+
+
+@migration(20)
+def model_kind_and_price_source(db: peewee.Database) -> None:
+    """``models`` gains ``kind`` (what the model is for: ``chat``, ``image``, ``embedding``, …,
+    from the provider's metadata at discovery or the id's name; NULL for rows saved before,
+    read as the name says) and ``price_source`` (where its prices came from: ``list``, the
+    shipped price list, or ``user``; NULL for rows saved before, read as the user's, so the
+    list never replaces a price that existed). Re-runnable: each column is added only if
+    missing."""
+    columns = {column.name for column in db.get_columns("models")}
+    for name in ("kind", "price_source"):
+        if name not in columns:
+            execute_sql(db, f'ALTER TABLE "models" ADD COLUMN "{name}" TEXT')

@@ -293,8 +293,13 @@ async def test_what_the_provider_types_say_is_what_a_save_takes(console: Console
             provider["id"], model(f"{name}-other", reasoning_effort=other[0], max_output_tokens=64)
         )
         assert_error(refused, 422, "invalid_argument", "models[0].reasoning_effort")
+        # An image model of each type: only a type that generates images can have one marked.
+        image = await console.save(
+            provider["id"],
+            {"model_id": f"{name}-image", "display_name": "I", "kind": "image", "enabled": False},
+        )
         marked = await console.call(
-            "PUT", "/settings/image-model", json={"public_id": saved.json()[0]["public_id"]}
+            "PUT", "/settings/image-model", json={"public_id": image.json()[0]["public_id"]}
         )
         assert marked.status_code == (200 if listed["generates_images"] else 422), marked.text
 
@@ -332,6 +337,8 @@ async def test_models_upsert_list_and_delete(console: Console) -> None:
         "price_cache_read_per_mtok": None,
         "price_cache_write_per_mtok": None,
         "fallbacks": [],
+        "kind": "chat",
+        "price_source": None,
     }
     listed = (await console.call("GET", "/models")).json()
     assert [m["model_id"] for m in listed] == ["model-c", "model-b", "model-a"]
@@ -392,9 +399,9 @@ PRICES = {
 
 
 async def test_model_prices_are_saved_listed_and_validated(console: Console) -> None:
-    """Prices (USD per million tokens, null = unknown) are kept with the model, listed, and
-    cleared by an upsert that leaves them out; a negative or non-finite one is a 422 naming
-    ``models[i].<field>`` and saves nothing."""
+    """Prices (USD per million tokens, null = unknown) are kept with the model, listed, kept
+    by an upsert that leaves them out and cleared by one that gives them as null; a negative
+    or non-finite one is a 422 naming ``models[i].<field>`` and saves nothing."""
     pid = (await console.provider())["id"]
     saved = await console.save(pid, model("m", **PRICES), model("free", price_input_per_mtok=0))
     assert saved.status_code == 201, saved.text
@@ -423,7 +430,10 @@ async def test_model_prices_are_saved_listed_and_validated(console: Console) -> 
     listed = {m["model_id"]: m for m in (await console.call("GET", "/models")).json()}
     assert set(listed) == {"m", "free"}
     assert listed["m"]["price_output_per_mtok"] == 15.0
-    cleared = await console.save(pid, model("m"))
+    kept = await console.save(pid, model("m"))
+    assert kept.json()[0]["price_output_per_mtok"] == 15.0
+    assert kept.json()[0]["price_source"] == "user"
+    cleared = await console.save(pid, model("m", **dict.fromkeys(PRICES)))
     assert {field: cleared.json()[0][field] for field in PRICES} == dict.fromkeys(PRICES)
 
 
@@ -487,6 +497,11 @@ async def test_deleting_a_provider_removes_models_and_keeps_call_records(
 # --- discovery ---------------------------------------------------------------------------------
 
 
+def ids_of(response: httpx.Response) -> list[str]:
+    """The model ids a discovery answered, in its order."""
+    return [found["id"] for found in response.json()["models"]]
+
+
 @pytest.mark.parametrize("provider_type", ["openai-chat", "openai-responses"])
 async def test_openai_discovery(console: Console, provider_type: str) -> None:
     async with FakeProvider(models=["gpt-b", "gpt-a", "gpt-b", "gpt-c"]) as fake:
@@ -495,7 +510,13 @@ async def test_openai_discovery(console: Console, provider_type: str) -> None:
         )
         response = await console.call("POST", f"/providers/{provider['id']}/models/discover")
         assert response.status_code == 200, response.text
-        assert response.json() == {"models": ["gpt-a", "gpt-b", "gpt-c"]}
+        assert ids_of(response) == ["gpt-a", "gpt-b", "gpt-c"]
+        assert response.json()["models"][0] == {
+            "id": "gpt-a",
+            "kind": "chat",
+            "chat": True,
+            "kind_from": "name",
+        }
         [request] = fake.requests
         assert (request.method, request.path, request.query) == ("GET", "/v1/models", {})
         assert request.header("authorization") == f"Bearer {KEY}"
@@ -508,7 +529,7 @@ async def test_openai_discovery_without_key_sends_no_authorization(console: Cons
     async with FakeProvider(models=["m"]) as fake:
         provider = await console.provider(base_url=fake.base_url)
         response = await console.call("POST", f"/providers/{provider['id']}/models/discover")
-        assert response.json() == {"models": ["m"]}
+        assert ids_of(response) == ["m"]
         assert fake.requests[0].header("authorization") is None
 
 
@@ -520,7 +541,10 @@ async def test_anthropic_discovery_pages(console: Console) -> None:
         )
         response = await console.call("POST", f"/providers/{provider['id']}/models/discover")
         assert response.status_code == 200, response.text
-        assert response.json() == {"models": sorted(names)}
+        assert ids_of(response) == sorted(names)
+        assert {(m["kind"], m["kind_from"]) for m in response.json()["models"]} == {
+            ("chat", "provider")  # Anthropic lists chat models only
+        }
         first, second = fake.requests
         assert first.query == {"limit": "100"}
         assert second.query == {"limit": "100", "after_id": names[99]}
@@ -678,7 +702,9 @@ def connection(provider_type: str = "anthropic") -> cat.ProviderConnection:
     )
 
 
-async def discover_with(handler: Any, provider_type: str = "anthropic") -> list[str]:
+async def discover_with(
+    handler: Any, provider_type: str = "anthropic"
+) -> list[discovery.DiscoveredModel]:
     transport = httpx.MockTransport(handler)
     async with httpx.AsyncClient(transport=transport) as client:
         return await discovery.discover_models(connection(provider_type), client)

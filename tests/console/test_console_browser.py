@@ -226,7 +226,8 @@ async def test_the_model_editor_offers_the_efforts_and_images_the_server_lists(
     types = {t["type"]: t for t in (await api(server, "GET", "/provider-types")).json()}
     provider = {"name": "Gem", "type": "gemini", "base_url": "http://127.0.0.1:9/v1beta"}
     gemini_id = (await api(server, "POST", "/providers", provider)).json()["id"]
-    chosen = {"model_id": "gem-x", "display_name": "Gem X", "enabled": False}
+    # An image model, so whether it is offered for images is the type's answer alone.
+    chosen = {"model_id": "gem-x", "display_name": "Gem X", "enabled": False, "kind": "image"}
     await api(server, "POST", f"/providers/{gemini_id}/models", {"models": [chosen]})
     row = page.locator("tr[data-model=gem-x]")
     effort = page.get_by_role("form", name="Edit model").locator("select[name=reasoning_effort]")

@@ -23,7 +23,7 @@ __all__ = ["checks", "console", "make_checks"]
 STATIC = REPO / "console" / "static"
 
 
-async def test_gemini_discovery_pages_and_keeps_content_models_only(
+async def test_gemini_discovery_pages_and_marks_models_that_cannot_chat(
     console: Console, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(discovery, "GEMINI_PAGE_SIZE", 2)
@@ -34,7 +34,16 @@ async def test_gemini_discovery_pages_and_keeps_content_models_only(
         )
         response = await console.call("POST", f"/providers/{provider['id']}/models/discover")
         assert response.status_code == 200, response.text
-        assert response.json() == {"models": names}  # the embedding-only model is left out
+        # Every listed model, the embedding-only one marked as not a chat model by its methods.
+        found = {m["id"]: m for m in response.json()["models"]}
+        assert list(found) == sorted([*names, GEMINI_EMBEDDING_MODEL])
+        assert all(found[name]["chat"] and found[name]["kind"] == "chat" for name in names)
+        assert found[GEMINI_EMBEDDING_MODEL] == {
+            "id": GEMINI_EMBEDDING_MODEL,
+            "kind": "embedding",
+            "chat": False,
+            "kind_from": "provider",
+        }
         first, second = fake.requests
     assert first.query == {"pageSize": "2"}
     assert second.query == {"pageSize": "2", "pageToken": "2"}
@@ -44,7 +53,6 @@ async def test_gemini_discovery_pages_and_keeps_content_models_only(
         assert request.header("x-route") == "r2"
         assert request.header("authorization") is None
         assert KEY not in str(request.query)
-    assert GEMINI_EMBEDDING_MODEL not in response.text
 
 
 async def test_gemini_discovery_error_is_502_without_the_key(console: Console) -> None:

@@ -46,8 +46,15 @@ async def test_a_provider_from_the_gemini_preset_discovers_and_enables_a_model(
 
     await row.get_by_role("link", name="Models").click()
     await page.get_by_role("button", name="Discover models").click()
-    # Gemini's list holds an embedding-only model too: only the content models are offered.
-    await expect(page.locator("input[name=discovered]")).to_have_count(2)
+    # Gemini's list holds an embedding-only model too: listed, labelled by its methods as not a
+    # chat model, and left out when every chat model is chosen.
+    await expect(page.locator("input[name=discovered]")).to_have_count(3)
+    embedder = page.locator(f"label[data-discovered={GEMINI_EMBEDDING_MODEL}]")
+    await expect(embedder).to_contain_text("embedding · not a chat model")
+    await page.get_by_role("button", name="Choose all chat models").click()
+    await expect(page.get_by_role("button", name="Add 2 models")).to_be_visible()
+    await expect(page.locator(f"input[value={GEMINI_EMBEDDING_MODEL}]")).not_to_be_checked()
+    await page.locator("input[name=discovered][value=gemini-flash-fake]").uncheck()
     await page.locator("input[name=discovered][value=gemini-pro-fake]").check()
     await page.get_by_role("button", name="Add 1 model").click()
     await expect(page.locator("tr[data-model=gemini-pro-fake]")).to_contain_text("on")

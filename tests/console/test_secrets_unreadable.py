@@ -38,7 +38,9 @@ def moved_store(tmp_path: Path) -> Iterator[tuple[Store, int, str]]:
             name="Moved", type="openai-chat", base_url="http://127.0.0.1:9/v1", api_key=KEY
         ),
     )
-    (model,) = cat.save_models(db, provider.id, [cat.ModelInput(model_id="m", display_name="M")])
+    # An image model (so it can be marked), also checked as a chat model would be.
+    only = cat.ModelInput(model_id="m", display_name="M", kind="image")
+    (model,) = cat.save_models(db, provider.id, [only])
     cat.set_image_model(db, model.public_id)
     cat.update_web_search(db, cat.WebSearchInput(backend="brave", api_key=SEARCH_KEY))
     first.close()

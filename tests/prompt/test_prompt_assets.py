@@ -834,8 +834,10 @@ def test_wheel_ships_the_assets_and_they_load_from_it(tmp_path: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         shipped = {name for name in archive.namelist() if name.startswith("prompt/cursor/")}
         console = {name for name in archive.namelist() if name.startswith("console/static/")}
-        # The drift walk's baseline of Cursor's schema is package data of ``wire.proto``.
+        # Package data beside the code: the drift walk's baseline of Cursor's schema, and
+        # the models' price list.
         assert "wire/proto/cursor_fields.json" in archive.namelist()
+        assert "store/catalog/price_list.json" in archive.namelist()
         archive.extractall(tmp_path / "installed")
     # The console's browser app ships too, nested folders included.
     static = REPO / "console" / "static"
@@ -868,3 +870,15 @@ def test_wheel_ships_the_assets_and_they_load_from_it(tmp_path: Path) -> None:
     module_file, tool_count = loaded.stdout.split()
     assert Path(module_file).is_relative_to(tmp_path / "installed")
     assert int(tool_count) == len(AGENT_TOOLS)
+    prices = subprocess.run(
+        [sys.executable, "-c", "from store.catalog import price_list; print(price_list().as_of)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path / "installed",
+    )
+    assert prices.returncode == 0, prices.stderr
+    assert (
+        prices.stdout.strip()
+        == json.loads((REPO / "store/catalog/price_list.json").read_text())["as_of"]
+    )

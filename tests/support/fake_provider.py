@@ -32,7 +32,9 @@ Routes, all under ``fake.base_url`` (``http://127.0.0.1:PORT/v1``):
   three above; its body is checked against Gemini's request shape. With ``models_style
   "gemini"``, ``GET /v1/models`` pages by ``pageSize``/``pageToken`` and answers
   ``{"models":[{"name":"models/…","supportedGenerationMethods":[…]}],"nextPageToken":…}``, with
-  ``GEMINI_EMBEDDING_MODEL`` (which cannot generate content) listed too.
+  ``GEMINI_EMBEDDING_MODEL`` (which cannot generate content) listed too. ``listing_extra``
+  (model id -> fields) adds or replaces fields of that model's entry in either listing, as
+  servers that say what a model is for do (``type``, ``capabilities``, …).
 - ``GET /v1/models``: the model list in ``models_style`` shape. ``"openai"``:
   ``{"object":"list","data":[{"id":…}]}``. ``"anthropic"``: one page per request, following the
   ``limit`` (default 20), ``after_id`` and ``before_id`` query parameters, answered as
@@ -87,7 +89,7 @@ DEEPSEEK_MISSING_REASONING = (
 # What the fake's image model draws: a PNG signature and a recognisable tail.
 FAKE_PNG = b"\x89PNG\r\n\x1a\n" + b"fake image drawn by the fake provider"
 
-# A model the Gemini listing always adds, which only embeds (discovery must leave it out).
+# A model the Gemini listing always adds, which only embeds (discovery marks it: not a chat model).
 GEMINI_EMBEDDING_MODEL = "text-embedding-004"
 
 # How often a waiting handler looks at its connection to notice that the client went away.
@@ -324,6 +326,8 @@ class FakeProvider:
         self.models: list[str] = list(models)
         self.models_style = models_style
         self.models_error: tuple[int, Any] | None = None
+        # Model id -> fields added to (or replacing) its entry in an OpenAI or Gemini listing.
+        self.listing_extra: dict[str, dict[str, Any]] = {}
         # Check every POSTed body against its format's request schema (the benchmarks, which
         # time this process, turn it off).
         self.check_bodies = check_bodies
@@ -563,7 +567,14 @@ class FakeProvider:
             return web.json_response(body, status=status)
         if self.models_style == "openai":
             data = [
-                {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models
+                {
+                    "id": m,
+                    "object": "model",
+                    "created": 0,
+                    "owned_by": "fake",
+                    **self.listing_extra.get(m, {}),
+                }
+                for m in self.models
             ]
             return web.json_response({"object": "list", "data": data})
         if self.models_style == "gemini":
@@ -584,6 +595,7 @@ class FakeProvider:
                     if name == GEMINI_EMBEDDING_MODEL
                     else ["generateContent", "countTokens"]
                 ),
+                **self.listing_extra.get(name, {}),
             }
             for name in page
         ]

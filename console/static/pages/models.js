@@ -36,6 +36,7 @@ function inputOf(model) {
     price_cache_read_per_mtok: model.price_cache_read_per_mtok,
     price_cache_write_per_mtok: model.price_cache_write_per_mtok,
     fallbacks: model.fallbacks || [],
+    kind: model.kind,
   };
 }
 
@@ -79,6 +80,38 @@ const PRICES = [
   ["price_cache_write_per_mtok", "Cache write"],
 ];
 
+// A price in USD per million tokens as the pages show it; null is unknown.
+function usd(value) {
+  return value == null ? "—" : `$${Number(value).toLocaleString("en-US", { maximumFractionDigits: 4 })}`;
+}
+
+// The shipped price list (its source, date and prices by model id), read once per page.
+function usePriceList(onError) {
+  const [list, setList] = useState(null);
+  useEffect(() => {
+    api("GET", "/price-list").then(setList, onError);
+  }, []);
+  return list;
+}
+
+// What a model's prices are and where they came from, for its row of the table.
+function PriceCell({ model, priceList }) {
+  const known = PRICES.some(([name]) => model[name] != null);
+  if (!known) return html`<td data-prices="none"><span class="muted">unknown</span></td>`;
+  const from = model.price_source === "list" && priceList
+    ? html` <span class="badge" title=${`Filled in from the price list: ${priceList.source}`}>price list, ${priceList.as_of}</span>`
+    : null;
+  return html`<td data-prices=${model.price_source || "user"}>
+    in ${usd(model.price_input_per_mtok)} · out ${usd(model.price_output_per_mtok)}${from}
+    <div class="muted">cache read ${usd(model.price_cache_read_per_mtok)} · write ${usd(model.price_cache_write_per_mtok)}</div>
+  </td>`;
+}
+
+// A model that a turn cannot run on, as lists label it.
+function notChat(kind) {
+  return html`<span class="badge" data-kind=${kind}>${kind} · not a chat model</span>`;
+}
+
 // The image model (GenerateImage's): one at most, marked or unmarked from its row.
 function useImageModel(onError) {
   const [imageModel, setImageModel] = useState(null);
@@ -100,13 +133,14 @@ function useImageModel(onError) {
   return { imageModel, reloadImageModel: reload, markImageModel: mark };
 }
 
-// Only a model whose provider type has an images API (the server says which) can be marked.
+// Only an image model (its kind) on a provider type with an images API (the server says
+// which) can be marked.
 function ImageCell({ model, generatesImages, imageModel, onMark }) {
   if (model.public_id === imageModel) {
     return html`<span class="badge ok">image model</span>
       <button aria-label=${`Unmark: stop generating images with ${model.display_name}`} onClick=${() => onMark(null)}>Unmark</button>`;
   }
-  if (!generatesImages) return html`<span class="muted">—</span>`;
+  if (!generatesImages || model.kind !== "image") return html`<span class="muted">—</span>`;
   return html`<button aria-label=${`Use for images: generate images with ${model.display_name}`} onClick=${() => onMark(model.public_id)}>Use for images</button>`;
 }
 
@@ -118,10 +152,11 @@ function localError(error) {
     const match = /^models\[\d+\]\.([a-z_]+)/.exec(p.field);
     return match ? { ...p, field: match[1] } : p;
   });
-  return Object.assign(Object.create(Object.getPrototypeOf(error)), error, { fields, field: fields[0].field });
+  // An Error's message is its own but not enumerable: copied by name, or the field shows none.
+  return Object.assign(Object.create(Object.getPrototypeOf(error)), error, { message: error.message, fields, field: fields[0].field });
 }
 
-function Discover({ provider, saved, onSaved }) {
+function Discover({ provider, saved, priceList, onSaved }) {
   const [found, setFound] = useState(null);
   const [chosen, setChosen] = useState(new Set());
   const [filter, setFilter] = useState("");
@@ -144,11 +179,14 @@ function Discover({ provider, saved, onSaved }) {
   }
 
   async function add() {
+    const kinds = new Map((found || []).map((m) => [m.id, m.kind]));
     const models = [...chosen].map((id, index) => ({
       model_id: id,
       display_name: id,
-      // Anthropic needs max_output_tokens before a model can be enabled: add it disabled.
-      enabled: provider.type !== "anthropic",
+      kind: kinds.get(id),
+      // Anthropic needs max_output_tokens before a model can be enabled: add it disabled. A
+      // model that is not a chat model is added disabled too: Cursor's picker is for chat.
+      enabled: provider.type !== "anthropic" && kinds.get(id) === "chat",
       sort_order: saved.length + index,
     }));
     setBusy(true);
@@ -164,7 +202,8 @@ function Discover({ provider, saved, onSaved }) {
     }
   }
 
-  const shown = (found || []).filter((id) => id.toLowerCase().includes(filter.toLowerCase()));
+  const shown = (found || []).filter((m) => m.id.toLowerCase().includes(filter.toLowerCase()));
+  const chatIds = (found || []).filter((m) => m.chat && !known.has(m.id)).map((m) => m.id);
   return html`<div class="panel" role="region" aria-label=${`Discover ${provider.name}`}>
     <div class="row">
       <strong>${provider.name}</strong><span class="muted">${provider.type} · ${provider.base_url}</span>
@@ -176,25 +215,135 @@ function Discover({ provider, saved, onSaved }) {
       <div class="row" style="margin:10px 0">
         <input aria-label="Filter models" placeholder="filter" value=${filter} onInput=${(e) => setFilter(e.target.value)} />
         <span class="muted">${found.length} found, ${chosen.size} chosen</span>
+        <button onClick=${() => setChosen(new Set(chatIds))} disabled=${busy || chatIds.length === 0}>Choose all chat models</button>
         <button class="primary" onClick=${add} disabled=${busy || chosen.size === 0}>Add ${chosen.size} model${chosen.size === 1 ? "" : "s"}</button>
       </div>
+      ${found.length === 0 &&
+      html`<p class="muted" data-hint="nothing-listed">The provider lists no models: add one by its id below.</p>`}
       <div style="max-height:260px;overflow:auto">
         ${shown.map(
-          (id) => html`<label style="display:block;padding:2px 0">
-            <input type="checkbox" name="discovered" value=${id} disabled=${known.has(id)} checked=${chosen.has(id) || known.has(id)}
+          (m) => html`<label style="display:block;padding:2px 0" data-discovered=${m.id}>
+            <input type="checkbox" name="discovered" value=${m.id} disabled=${known.has(m.id)} checked=${chosen.has(m.id) || known.has(m.id)}
               onChange=${(e) => {
                 const next = new Set(chosen);
-                e.target.checked ? next.add(id) : next.delete(id);
+                e.target.checked ? next.add(m.id) : next.delete(m.id);
                 setChosen(next);
               }} />
-            ${" "}${id}${known.has(id) ? html` <span class="muted">(added)</span>` : null}
+            ${" "}${m.id}${known.has(m.id) ? html` <span class="muted">(added)</span>` : null}
+            ${!m.chat && html` ${notChat(m.kind)}`}
+            ${listedPrices(priceList, m.id) &&
+            html` <span class="muted" data-listed-price>price list: in ${usd(listedPrices(priceList, m.id).price_input_per_mtok)} · out ${usd(listedPrices(priceList, m.id).price_output_per_mtok)}</span>`}
           </label>`,
         )}
       </div>
+      <p class="muted">Models that are not chat models (embeddings, speech, transcription, moderation, images, …) are listed but not chosen by "Choose all chat models"; one added is added disabled, out of Cursor's model picker.</p>
       ${provider.type === "anthropic" &&
       html`<p class="muted">Anthropic models are added disabled: set their max output tokens, then enable them.</p>`}
     </div>`}
+    <${AddById} provider=${provider} saved=${saved} priceList=${priceList} onSaved=${onSaved} />
   </div>`;
+}
+
+// The price list's prices for a model id as a provider names it (Gemini's "models/" prefix
+// ignored, as the server does), or null.
+function listedPrices(priceList, modelId) {
+  return (priceList && priceList.models[modelId.trim().replace(/^models\//, "")]) || null;
+}
+
+// The price list's prices for a typed model id as the form's text, or null.
+function listedText(priceList, modelId) {
+  const listed = listedPrices(priceList, modelId);
+  if (!listed) return null;
+  return Object.fromEntries(PRICES.map(([name]) => [name, listed[name] == null ? "" : String(listed[name])]));
+}
+
+const BLANK_PRICES = Object.fromEntries(PRICES.map(([name]) => [name, ""]));
+const ADD_FIELDS = ["model_id", "display_name", "max_output_tokens", ...PRICES.map(([name]) => name)];
+
+// Add a model by its id, for a provider whose listing fails or lists nothing (or a model it
+// does not list). A known id's prices are filled in from the price list and stay editable.
+function AddById({ provider, saved, priceList, onSaved }) {
+  const [open, setOpen] = useState(false);
+  const [form, setForm] = useState({ model_id: "", display_name: "", max_output_tokens: "", images: false, ...BLANK_PRICES });
+  const [pricesTyped, setPricesTyped] = useState(false);
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const listed = listedText(priceList, form.model_id);
+
+  function typeId(value) {
+    const next = { ...form, model_id: value };
+    // Until the user types a price, the prices follow the list's for the typed id.
+    if (!pricesTyped) Object.assign(next, listedText(priceList, value) || BLANK_PRICES);
+    setForm(next);
+  }
+
+  async function add(event) {
+    event.preventDefault();
+    const modelId = form.model_id.trim();
+    const maxOutput = form.max_output_tokens.trim() === "" ? null : Number(form.max_output_tokens);
+    const model = {
+      model_id: form.model_id,
+      display_name: form.display_name.trim() || modelId || form.model_id,
+      max_output_tokens: maxOutput,
+      // Anthropic needs max_output_tokens before a model can be enabled; an image model is
+      // not offered in Cursor's picker.
+      enabled: !form.images && (provider.type !== "anthropic" || maxOutput != null),
+      sort_order: saved.length,
+    };
+    // Unticked, the server reads what the model is for from its name.
+    if (form.images) model.kind = "image";
+    for (const [name] of PRICES) model[name] = form[name].trim() === "" ? null : Number(form[name]);
+    setBusy(true);
+    setError(null);
+    try {
+      await api("POST", `/providers/${provider.id}/models`, { models: [model] });
+      setForm({ model_id: "", display_name: "", max_output_tokens: "", images: false, ...BLANK_PRICES });
+      setPricesTyped(false);
+      setOpen(false);
+      onSaved();
+    } catch (err) {
+      setError(localError(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  if (!open) {
+    return html`<div class="row" style="margin-top:8px">
+      <button onClick=${() => setOpen(true)} aria-label=${`Add a model to ${provider.name} by its id`}>Add a model by id</button>
+    </div>`;
+  }
+  return html`<form noValidate onSubmit=${add} aria-label=${`Add a model to ${provider.name} by id`} style="margin-top:8px">
+    <div class="row">
+      <${Field} label="Model id (as the provider names it)" name="model_id" error=${error}>
+        <input name="model_id" aria-label="Model id" placeholder="e.g. gpt-4o, llama3.1:8b" class=${invalid(error, "model_id")}
+          value=${form.model_id} onInput=${(e) => typeId(e.target.value)} />
+      </${Field}>
+      <${Field} label="Display name (empty: the id)" name="display_name" error=${error}>
+        <input name="display_name" aria-label="Display name" class=${invalid(error, "display_name")}
+          value=${form.display_name} onInput=${(e) => setForm({ ...form, display_name: e.target.value })} />
+      </${Field}>
+      <${Field} label=${provider.type === "anthropic" ? "Max output tokens (empty: added disabled)" : "Max output tokens"} name="max_output_tokens" error=${error}>
+        <input name="max_output_tokens" aria-label="Max output tokens" type="number" min="1" class=${invalid(error, "max_output_tokens")}
+          value=${form.max_output_tokens} onInput=${(e) => setForm({ ...form, max_output_tokens: e.target.value })} />
+      </${Field}>
+    </div>
+    <div class="row">
+      ${PRICES.map(([name, label]) => html`<${Field} label=${`${label}, USD per million tokens`} name=${name} error=${error}>
+        <input name=${name} aria-label=${`${label} price, USD per million tokens`} type="number" step="any" class=${invalid(error, name)}
+          value=${form[name]} onInput=${(e) => { setPricesTyped(true); setForm({ ...form, [name]: e.target.value }); }} />
+      </${Field}>`)}
+    </div>
+    <label><input type="checkbox" name="images" checked=${form.images}
+      onChange=${(e) => setForm({ ...form, images: e.target.checked })} /> It generates images (an image model for GenerateImage, not a chat model)</label>
+    ${listed && !pricesTyped && priceList &&
+    html`<p class="muted" data-hint="listed-price">Prices filled in from the price list (${priceList.as_of}); change them if yours differ.</p>`}
+    <${FormError} error=${error} fields=${ADD_FIELDS} />
+    <div class="actions">
+      <button class="primary" type="submit" disabled=${busy}>Add model</button>
+      <button type="button" onClick=${() => { setOpen(false); setError(null); }}>Cancel</button>
+    </div>
+  </form>`;
 }
 
 const NUMBER_FIELDS = [
@@ -228,7 +377,7 @@ function unreadableNumbers(form, bad) {
 }
 
 // ``efforts``: the reasoning efforts the server lists for the model's provider type.
-function ModelEditor({ model, models, providerType, efforts, onSaved, onCancel }) {
+function ModelEditor({ model, models, providerType, efforts, priceList, onSaved, onCancel }) {
   const [form, setForm] = useState(textOf(inputOf(model)));
   const [error, setError] = useState(null);
   // Number boxes whose text the browser cannot read as a number (it reports them as empty).
@@ -283,6 +432,8 @@ function ModelEditor({ model, models, providerType, efforts, onSaved, onCancel }
     <div class="row">
       <label><input type="checkbox" name="enabled" checked=${form.enabled}
         onChange=${(e) => setForm({ ...form, enabled: e.target.checked })} /> Enabled (offered in Cursor's model picker)</label>
+      <label><input type="checkbox" name="generates_images" checked=${form.kind === "image"}
+        onChange=${(e) => setForm({ ...form, kind: e.target.checked ? "image" : model.kind !== "image" ? model.kind : "chat" })} /> It generates images (not a chat model)</label>
       <label><input type="checkbox" name="reasoning_enabled" checked=${form.reasoning_enabled}
         onChange=${(e) => setForm({ ...form, reasoning_enabled: e.target.checked })} /> Reasoning</label>
       <${Field} label="Effort" name="reasoning_effort" error=${error}>
@@ -295,6 +446,8 @@ function ModelEditor({ model, models, providerType, efforts, onSaved, onCancel }
       </${Field}>
     </div>
     <h2>Prices, USD per million tokens <span class="muted">(empty: unknown, so such calls count as unknown cost)</span></h2>
+    ${model.price_source === "list" && priceList &&
+    html`<p class="muted" data-hint="price-source">From the price list (${priceList.as_of}); a price you change here is yours, and the list never replaces it.</p>`}
     <div class="row">
       ${PRICES.map(([name, label]) => html`<${Field} label=${label} name=${name} error=${error}>
         <input name=${name} type="number" step="any" class=${invalid(error, name)}
@@ -364,6 +517,7 @@ export function ModelsPage({ providerId }) {
   const { providers, models, reload: loadCatalog } = useCatalog(setError);
   const types = useProviderTypes(setError);
   const { imageModel, reloadImageModel, markImageModel } = useImageModel(setError);
+  const priceList = usePriceList(setError);
   // A deleted model stops being the image model: both are read again after a change.
   const load = () => { loadCatalog(); reloadImageModel(); };
   async function mark(publicId) {
@@ -390,24 +544,25 @@ export function ModelsPage({ providerId }) {
     <${FormError} error=${error} />
     ${providers.length === 0 && html`<p class="muted">Add a provider first, on the <a href="#/providers">Providers</a> page.</p>`}
     ${shownProviders.map(
-      (p) => html`<${Discover} provider=${p} saved=${models.filter((m) => m.provider_id === p.id)} onSaved=${load} />`,
+      (p) => html`<${Discover} provider=${p} saved=${models.filter((m) => m.provider_id === p.id)} priceList=${priceList} onSaved=${load} />`,
     )}
     ${editing &&
     html`<${ModelEditor} key=${editing.public_id} model=${editing} models=${models} providerType=${typeOf(editing.provider_id)}
-      efforts=${infoOf(editing.provider_id)?.reasoning_efforts || []}
+      efforts=${infoOf(editing.provider_id)?.reasoning_efforts || []} priceList=${priceList}
       onCancel=${() => setEditing(null)} onSaved=${() => { setEditing(null); load(); }} />`}
     <${CheckResult} result=${check} />
     ${models.length > 0 &&
     html`<div class="table-wrap"><table>
-      <thead><tr><th>Model</th><th>Provider</th><th>Public id</th><th>Enabled</th><th class="num">Max output</th>
-        <th class="num">Context</th><th>Reasoning</th><th>Fallbacks</th><th>Images</th><th></th></tr></thead>
+      <thead><tr><th>Model</th><th>Provider</th><th>Public id</th><th>Enabled</th><th title="USD per million tokens">Prices per Mtok</th>
+        <th class="num">Max output</th><th class="num">Context</th><th>Reasoning</th><th>Fallbacks</th><th>Images</th><th></th></tr></thead>
       <tbody>${models
         .filter((m) => !providerId || String(m.provider_id) === String(providerId))
         .map(
           (m) => html`<tr data-model=${m.model_id}>
-            <td>${m.display_name}${m.display_name !== m.model_id ? html` <span class="muted">${m.model_id}</span>` : null}</td>
+            <td>${m.display_name}${m.display_name !== m.model_id ? html` <span class="muted">${m.model_id}</span>` : null}${m.kind && m.kind !== "chat" ? html` ${notChat(m.kind)}` : null}</td>
             <td>${m.provider_name}</td><td><code>${m.public_id}</code></td>
             <td>${m.enabled ? html`<span class="badge ok">on</span>` : html`<span class="badge">off</span>`}</td>
+            <${PriceCell} model=${m} priceList=${priceList} />
             <td class="num">${m.max_output_tokens ?? "—"}</td><td class="num" data-context=${m.context_window_tokens ? "set" : "unset"}>${m.context_window_tokens ??
               html`<span class="muted" title="Without a context window the conversation is never compacted automatically, only when the provider refuses a request for its length">— never compacted automatically</span>`}</td>
             <td>${m.reasoning_enabled ? m.reasoning_effort || "on" : "off"}</td>
@@ -426,6 +581,7 @@ export function ModelsPage({ providerId }) {
               <button class="danger" onClick=${() => remove(m)}>Delete</button>
             </div></td></tr>`,
         )}</tbody></table></div>
-      <p class="muted">The image model (an OpenAI-compatible provider's, such as gpt-image-1) makes the images the agent's GenerateImage asks for; with none marked, the agent is not offered that tool.</p>`}
+      ${priceList && html`<p class="muted" data-price-list>Prices marked "price list" were filled in from ${priceList.source}, as of ${priceList.as_of}; edit a model to set your own.</p>`}
+      <p class="muted">The image model (an image model of an OpenAI-compatible provider, such as gpt-image-1) makes the images the agent's GenerateImage asks for; with none marked, the agent is not offered that tool.</p>`}
   </div>`;
 }

@@ -1,0 +1,93 @@
+"""What a provider's model listing says a model is for, read from the listing's own fields
+where it has them: Gemini's ``supportedGenerationMethods``, an OpenAI-compatible server's
+``type`` (Together, LM Studio), ``capabilities`` (Mistral's ``completion_chat``, or a list of
+names) or ``architecture.output_modalities`` (OpenRouter). Anthropic lists chat models only.
+None: the listing says nothing usable, so the id's name decides (``catalog.kind_by_name``)."""
+
+from __future__ import annotations
+
+from store import catalog
+from store.catalog.model_kinds import (
+    CHAT,
+    EMBEDDING,
+    IMAGE,
+    MODERATION,
+    OTHER,
+    SPEECH,
+    TRANSCRIPTION,
+)
+
+# An OpenAI-compatible listing's ``type`` values, lower-cased, by the kind they mean; any other
+# value (Anthropic-style ``"model"`` included) says nothing.
+_TYPES = {
+    CHAT: {"chat", "language", "code", "llm", "vlm", "text", "text-generation", "chat-completion"},
+    IMAGE: {"image", "image-generation", "text-to-image"},
+    EMBEDDING: {"embedding", "embeddings"},
+    MODERATION: {"moderation"},
+    SPEECH: {"audio", "tts", "text-to-speech"},
+    TRANSCRIPTION: {"transcribe", "transcription", "speech-to-text", "stt"},
+    OTHER: {"rerank", "video"},
+}
+_KIND_OF_TYPE = {name: kind for kind, names in _TYPES.items() for name in names}
+
+
+def gemini_kind(model_id: str, methods: list[str]) -> str:
+    """A Gemini model's kind by the methods it supports: ``generateContent`` is what a turn
+    calls; ``embedContent`` embeds; ``predict`` is Imagen's (an image model by its name)."""
+    if "generateContent" in methods:
+        return CHAT
+    if "embedContent" in methods or "embedText" in methods:
+        return EMBEDDING
+    return _not_chat(model_id)
+
+
+def listed_kind(
+    model_id: str, type_: object, capabilities: object, architecture: object
+) -> str | None:
+    """An OpenAI-compatible listing entry's kind by its own fields, or None."""
+    kind = _kind_of_type(type_)
+    if kind is None:
+        kind = _kind_of_capabilities(model_id, capabilities)
+    if kind is None:
+        kind = _kind_of_architecture(architecture)
+    return kind
+
+
+def _kind_of_type(value: object) -> str | None:
+    return _KIND_OF_TYPE.get(value.lower()) if isinstance(value, str) else None
+
+
+def _kind_of_capabilities(model_id: str, value: object) -> str | None:
+    if isinstance(value, dict):
+        chat = value.get("completion_chat", value.get("chat"))
+        if isinstance(chat, bool):
+            return CHAT if chat else _not_chat(model_id)
+        return None
+    if isinstance(value, list) and all(isinstance(name, str) for name in value):
+        names = {name.lower() for name in value}
+        if names & {"chat", "completion", "completion_chat"}:
+            return CHAT
+        if names & {"embedding", "embeddings"}:
+            return EMBEDDING
+    return None
+
+
+def _not_chat(model_id: str) -> str:
+    """A model its listing says does not chat: what its name says, or else "other"."""
+    by_name = catalog.kind_by_name(model_id)
+    return OTHER if by_name == CHAT else by_name
+
+
+def _kind_of_architecture(value: object) -> str | None:
+    if not isinstance(value, dict):
+        return None
+    outputs = value.get("output_modalities")
+    if not isinstance(outputs, list):
+        return None
+    if "text" in outputs:
+        return CHAT
+    if "image" in outputs:
+        return IMAGE
+    if "embeddings" in outputs or "embedding" in outputs:
+        return EMBEDDING
+    return OTHER if outputs else None

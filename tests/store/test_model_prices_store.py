@@ -1,0 +1,155 @@
+"""A model's kind and where its prices came from, on SQLite and PostgreSQL: a new model of a
+listed id gets the shipped price list's prices marked ``list``; a price the user sets is marked
+``user`` and survives the model being added again; the kind is the given one or the name's; an
+older row (before kinds and sources were stored) reads as its name and as the user's prices."""
+
+from __future__ import annotations
+
+import peewee
+import pytest
+
+from store import Store
+from store import catalog as cat
+from store.base.typed_peewee import execute_sql
+from store.migrations import apply_migrations, model_kind_and_price_source
+
+
+def provider(db: peewee.Database, provider_type: str = "openai-chat") -> int:
+    return cat.create_provider(
+        db,
+        cat.ProviderInput(name=provider_type, type=provider_type, base_url="https://p.test/v1"),
+    ).id
+
+
+def one(db: peewee.Database, provider_id: int, **fields: object) -> cat.ModelRecord:
+    fields.setdefault("display_name", str(fields["model_id"]))
+    (saved,) = cat.save_models(db, provider_id, [cat.ModelInput(**fields)])  # type: ignore[arg-type]
+    return saved
+
+
+def prices_of(record: cat.ModelRecord) -> tuple[float | None, ...]:
+    return tuple(getattr(record, field) for field in cat.PRICE_FIELDS)
+
+
+def test_the_shipped_list_has_its_source_date_and_the_main_models() -> None:
+    listed = cat.price_list()
+    assert "OpenAI" in listed.source and "Anthropic" in listed.source and "Google" in listed.source
+    assert len(listed.as_of) == 10 and listed.as_of[4] == "-"  # an ISO date
+    for model_id in ("gpt-4o", "gpt-4.1", "claude-sonnet-4-5", "gemini-2.5-pro"):
+        prices = cat.listed_prices(model_id)
+        assert prices is not None and prices.price_input_per_mtok, model_id
+        assert prices.price_output_per_mtok and prices.price_output_per_mtok > 0
+    # Gemini lists its ids as models/<id>; an unknown id has no list price.
+    assert cat.listed_prices("models/gemini-2.5-pro") == cat.listed_prices("gemini-2.5-pro")
+    assert cat.listed_prices("my-local-llama") is None
+
+
+def test_a_new_listed_model_gets_the_list_price_marked_list(opened: Store) -> None:
+    db = opened.database
+    pid = provider(db)
+    saved = one(db, pid, model_id="gpt-4o")
+    listed = cat.listed_prices("gpt-4o")
+    assert listed is not None
+    assert prices_of(saved) == prices_of_listed(listed) and saved.price_source == cat.FROM_LIST
+    unknown = one(db, pid, model_id="my-local-llama")
+    assert prices_of(unknown) == (None, None, None, None) and unknown.price_source is None
+    # Saving the list's own prices back (the editor does) keeps them marked as the list's.
+    again = one(db, pid, model_id="gpt-4o", **msgspec_dict(listed))
+    assert again.price_source == cat.FROM_LIST
+
+
+def prices_of_listed(listed: cat.Prices) -> tuple[float | None, ...]:
+    return tuple(getattr(listed, field) for field in cat.PRICE_FIELDS)
+
+
+def msgspec_dict(listed: cat.Prices) -> dict[str, float | None]:
+    return {field: getattr(listed, field) for field in cat.PRICE_FIELDS}
+
+
+def test_a_price_the_user_set_is_kept_when_the_model_is_added_again(opened: Store) -> None:
+    db = opened.database
+    pid = provider(db)
+    one(db, pid, model_id="gpt-4o")
+    mine = {"price_input_per_mtok": 1.0, "price_output_per_mtok": 2.0}
+    edited = one(db, pid, model_id="gpt-4o", **mine)
+    assert prices_of(edited) == (1.0, 2.0, None, None) and edited.price_source == cat.FROM_USER
+    # Discovered and added again (no prices given): the user's prices stay, still the user's.
+    (again,) = cat.save_models(
+        db, pid, [cat.ModelInput(model_id="gpt-4o", display_name="GPT-4o", sort_order=3)]
+    )
+    assert prices_of(again) == (1.0, 2.0, None, None) and again.price_source == cat.FROM_USER
+    assert (again.display_name, again.sort_order) == ("GPT-4o", 3)
+    # A user who clears every price chooses unknown; adding the model again does not refill it.
+    cleared = one(db, pid, model_id="gpt-4o", **dict.fromkeys(cat.PRICE_FIELDS))
+    assert prices_of(cleared) == (None,) * 4 and cleared.price_source == cat.FROM_USER
+    assert one(db, pid, model_id="gpt-4o").price_source == cat.FROM_USER
+    assert prices_of(cat.all_models(db)[0]) == (None,) * 4
+
+
+@pytest.mark.parametrize(
+    ("model_id", "kind"),
+    [
+        ("gpt-4o", "chat"),
+        ("claude-sonnet-4-5", "chat"),
+        ("gpt-image-1", "image"),
+        ("dall-e-3", "image"),
+        ("imagen-4.0-generate-001", "image"),
+        ("gemini-2.5-flash-image", "image"),
+        ("text-embedding-3-small", "embedding"),
+        ("models/gemini-embedding-001", "embedding"),
+        ("tts-1-hd", "speech"),
+        ("gpt-4o-mini-tts", "speech"),
+        ("whisper-1", "transcription"),
+        ("gpt-4o-transcribe", "transcription"),
+        ("omni-moderation-latest", "moderation"),
+        ("gpt-realtime", "other"),
+        ("babbage-002", "other"),
+    ],
+)
+def test_the_kind_a_name_says(model_id: str, kind: str) -> None:
+    assert cat.kind_by_name(model_id) == kind
+
+
+def test_the_kind_is_given_or_the_names_and_kept_by_an_upsert_without_it(opened: Store) -> None:
+    db = opened.database
+    pid = provider(db)
+    assert one(db, pid, model_id="text-embedding-3-small").kind == "embedding"
+    assert one(db, pid, model_id="my-painter", kind="image").kind == "image"
+    assert one(db, pid, model_id="my-painter").kind == "image"  # kept
+    assert one(db, pid, model_id="my-llm", kind="chat").kind == "chat"
+    with pytest.raises(cat.Invalid, match=r"models\[0\]\.kind"):
+        one(db, pid, model_id="my-llm", kind="painting")
+
+
+def test_only_an_image_model_can_be_marked_for_images(opened: Store) -> None:
+    db = opened.database
+    pid = provider(db)
+    chat = one(db, pid, model_id="gpt-4o")
+    with pytest.raises(cat.Invalid, match="does not generate images") as refused:
+        cat.set_image_model(db, chat.public_id)
+    assert refused.value.field == "public_id"
+    image = one(db, pid, model_id="sd-local", kind="image", enabled=False)
+    assert cat.set_image_model(db, image.public_id).public_id == image.public_id
+    one(db, pid, model_id="sd-local", enabled=False)  # saved without a kind: still marked
+    assert cat.get_image_model(db).public_id == image.public_id
+    # Saved as a chat model, it stops being the image model.
+    one(db, pid, model_id="sd-local", kind="chat", enabled=False)
+    assert cat.get_image_model(db).public_id is None
+
+
+def test_rows_saved_before_kinds_and_sources_read_as_their_name_and_the_users(
+    opened: Store,
+) -> None:
+    db = opened.database
+    pid = provider(db)
+    one(db, pid, model_id="text-embedding-3-small")
+    one(db, pid, model_id="my-llm", price_input_per_mtok=1.0)
+    execute_sql(db, 'UPDATE "models" SET "kind" = NULL, "price_source" = NULL')
+    by_id = {m.model_id: m for m in cat.all_models(db)}
+    assert by_id["text-embedding-3-small"].kind == "embedding"
+    assert by_id["text-embedding-3-small"].price_source is None  # never priced
+    assert by_id["my-llm"].price_source == cat.FROM_USER
+    # The migration is re-runnable.
+    model_kind_and_price_source(db)
+    apply_migrations(db)
+    assert {m.model_id for m in cat.all_models(db)} == {"text-embedding-3-small", "my-llm"}
