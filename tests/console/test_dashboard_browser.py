@@ -3,8 +3,8 @@ against ``python run.py``: time axes that fit each range, a TTFT chart with poin
 line, one x range for the charts of a range, days in UTC and times of day on the viewer's clock
 in several time zones (across a DST change, and half an hour off UTC), a user filter that never
 shows the last user's figures, the range kept in the URL, and a page that fits a 400 px wide
-window. Call records are
-written into the server's database beforehand, at chosen times around now."""
+window. Call records are written into the server's database beforehand, at chosen times around
+now."""
 
 from __future__ import annotations
 
