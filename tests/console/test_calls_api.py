@@ -278,7 +278,7 @@ async def test_a_key_split_over_deltas_is_scrubbed_from_the_assembled_answer(
     assert answer["tool_calls"][0]["arguments"] == '{"k": "[redacted]"}'
 
 
-async def test_a_refused_or_running_call_has_no_answer(
+async def test_a_refused_running_or_unknown_format_call_has_no_answer(
     make_server: StartServer, server_store: Store
 ) -> None:
     provider = create_provider(
@@ -295,10 +295,14 @@ async def test_a_refused_or_running_call_has_no_answer(
         "refused": recorded(records, call, refused_body, refused),
         "running": recorded(records, call, stream[: len(stream) // 2], None),
         "answered": recorded(records, call, stream, ANSWERED),
+        "unknown format": recorded(
+            records, msgspec.structs.replace(call, provider_type="future-api"), stream, ANSWERED
+        ),
     }
     server = str((await make_server()).address)
     answers = {name: (await get_json(server, f"/calls/{i}"))["answer"] for name, i in ids.items()}
     assert answers["refused"] is None and answers["running"] is None
+    assert answers["unknown format"] is None
     assert answers["answered"]["text"] == "Hello" and answers["answered"]["complete"] is True
 
 
