@@ -6,6 +6,12 @@ call uses, ``wire.providers.formats``), so the answer is read exactly as the ser
 text, the thinking and each tool call with its whole arguments, in the order they opened. A body
 that stops early (a cancelled call) or that the decoder refuses still gives what came before,
 with ``complete`` false and the decoder's message.
+
+Only an answer the provider accepted (2xx) is put together: a refused call's chunks are its
+error body, not an answer. The recorder scrubs each raw chunk on its own, so a key split over
+two deltas or chunks comes back whole once they are joined: every assembled string is scrubbed
+again with the provider's credentials (its whole key pool and sealed headers, given by the
+caller). The answer holds at most ``MAX_ANSWER_CHARS`` characters.
 """
 
 from __future__ import annotations
@@ -24,9 +30,14 @@ from actors.conversation.events import (
 )
 from actors.conversation.request import ModelRoute, ProviderType
 from actors.conversation.secret import Secret
-from store.llm_calls import CallSummary, RecordedChunk
+from store.llm_calls import CallStatus, CallSummary, RecordedChunk
 from wire.providers.errors import ProviderFailure
 from wire.providers.formats import adapter_for
+from wire.providers.redaction import scrub_text
+
+# The characters of thinking, text and tool arguments together an assembled answer holds; the
+# rest is cut (the raw chunks still hold all of it).
+MAX_ANSWER_CHARS = 1_000_000
 
 
 class AnswerToolCall(msgspec.Struct, frozen=True):
@@ -44,12 +55,12 @@ class AssembledAnswer(msgspec.Struct, frozen=True):
     problem: str | None = None
 
 
-def _route(call: CallSummary) -> ModelRoute:
+def _route(call: CallSummary, provider_type: ProviderType) -> ModelRoute:
     """The route a decoder needs (its format and endpoint); no key: nothing is sent."""
     return ModelRoute(
         provider_id=call.provider_id or 0,
         provider_name=call.provider_name,
-        provider_type=ProviderType(call.provider_type),
+        provider_type=provider_type,
         base_url=call.provider_url,
         api_key=Secret(""),
         headers=(),
@@ -60,10 +71,10 @@ def _route(call: CallSummary) -> ModelRoute:
 
 
 def _decoded(
-    call: CallSummary, chunks: Sequence[RecordedChunk]
+    call: CallSummary, provider_type: ProviderType, chunks: Sequence[RecordedChunk]
 ) -> tuple[list[ProviderEvent], str | None]:
     """The events the chunks decode to, and why decoding stopped early (None: it did not)."""
-    route = _route(call)
+    route = _route(call, provider_type)
     decoder = adapter_for(route.provider_type).new_decoder(route)
     events: list[ProviderEvent] = []
     try:
@@ -75,11 +86,38 @@ def _decoded(
     return events, None
 
 
-def assembled_answer(call: CallSummary, chunks: Sequence[RecordedChunk]) -> AssembledAnswer | None:
-    """The answer the chunks hold; None without chunks or for a format this server lacks."""
-    if not chunks or call.provider_type not in ProviderType.__members__.values():
+class _Budget:
+    """What is left of ``MAX_ANSWER_CHARS``; ``cut`` once a string did not fit."""
+
+    def __init__(self) -> None:
+        self.left = MAX_ANSWER_CHARS
+        self.cut = False
+
+    def take(self, text: str) -> str:
+        kept = text[: self.left]
+        self.left -= len(kept)
+        self.cut = self.cut or len(kept) < len(text)
+        return kept
+
+
+def _accepted(call: CallSummary) -> bool:
+    """Whether the provider accepted the call (2xx): only then do its chunks hold an answer."""
+    return call.http_status is not None and 200 <= call.http_status < 300
+
+
+def assembled_answer(
+    call: CallSummary, chunks: Sequence[RecordedChunk], secrets: Sequence[str]
+) -> AssembledAnswer | None:
+    """The answer the chunks hold, each string scrubbed of ``secrets`` (the provider's
+    credentials); None without chunks, for a call the provider did not accept (2xx) and for a
+    format this server lacks."""
+    if not chunks or not _accepted(call):
         return None
-    events, problem = _decoded(call, chunks)
+    try:
+        provider_type = ProviderType(call.provider_type)
+    except ValueError:
+        return None
+    events, problem = _decoded(call, provider_type, chunks)
     text: list[str] = []
     thinking: list[str] = []
     opened: dict[int, ToolCallStarted] = {}
@@ -98,14 +136,30 @@ def assembled_answer(call: CallSummary, chunks: Sequence[RecordedChunk]) -> Asse
                 arguments.setdefault(index, []).append(delta)
             case CallDone(finish=reason):
                 finish = reason.value
+
+    def clean(pieces: Sequence[str]) -> str:
+        return scrub_text("".join(pieces), secrets)
+
+    budget = _Budget()
+    kept_text = budget.take(clean(text))
+    kept_thinking = budget.take(clean(thinking))
+    tool_calls = [
+        AnswerToolCall(
+            clean([started.call_id]),
+            clean([started.name]),
+            budget.take(clean(arguments.get(index, []))),
+        )
+        for index, started in opened.items()
+    ]
+    if budget.cut:
+        problem = f"the answer was cut at its first {MAX_ANSWER_CHARS:,} characters"
+    elif call.status == CallStatus.RUNNING:
+        problem = None  # still streaming: its end is not missing yet
     return AssembledAnswer(
-        text="".join(text),
-        thinking="".join(thinking),
-        tool_calls=[
-            AnswerToolCall(started.call_id, started.name, "".join(arguments.get(index, [])))
-            for index, started in opened.items()
-        ],
+        text=kept_text,
+        thinking=kept_thinking,
+        tool_calls=tool_calls,
         finish=finish,
-        complete=problem is None and finish is not None,
-        problem=problem,
+        complete=problem is None and finish is not None and call.status != CallStatus.RUNNING,
+        problem=None if problem is None else scrub_text(problem, secrets),
     )

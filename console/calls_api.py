@@ -9,7 +9,9 @@ dashboard's rule (``store.call_stats.call_costs``, the one rule), how many attem
 call made (``attempts``: its retries and fallbacks are records of their own, sharing its
 ``model_call_id``), whether it was one of the console's model tests (``test``: made outside any
 run, under a ``console:`` model call id, ``console.provider_call.console_call_id``), and in the
-detail, a verbose call's answer put together from its chunks (``console.call_answer``).
+detail, a verbose call's answer put together from its chunks (``console.call_answer``), scrubbed
+of the credentials its provider has now (every key of its pool and its sealed header values;
+a provider whose secrets do not open gets no answer shown: nothing could be scrubbed).
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ from console.numbers import MAX_BIGINT, bigint_of
 from console.provider_call import is_console_call
 from console.user_filter import user_query
 from store.call_stats import call_costs
+from store.catalog import KeyUnreadable, provider_connection
 from store.llm_calls import CallDetail, CallFilter, CallRecords, CallStatus, CallSummary
 from wire.http.responses import json_error
+from wire.providers.redaction import credential_strings
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 500
@@ -77,11 +81,30 @@ def _filter(request: web.Request) -> CallFilter:
     )
 
 
-def _detail_json(detail: CallDetail, call: ListedCall) -> dict[str, object]:
+def provider_secrets(database: peewee.Database, provider_id: int | None) -> tuple[str, ...] | None:
+    """The credentials provider ``provider_id`` has now: every key of its pool and its sealed
+    header values (none for a deleted provider); None when they do not open."""
+    if provider_id is None:
+        return ()
+    try:
+        found = provider_connection(database, provider_id)
+    except KeyUnreadable:
+        return None
+    if found is None:
+        return ()
+    keys = (found.api_key, *(key.api_key for key in found.keys))
+    return credential_strings(keys, found.headers.items(), found.public_headers)
+
+
+def _detail_json(
+    detail: CallDetail, call: ListedCall, secrets: tuple[str, ...] | None
+) -> dict[str, object]:
     return {
         "call": call,
         "request": detail.request,
-        "answer": assembled_answer(detail.call, detail.chunks),
+        "answer": (
+            None if secrets is None else assembled_answer(detail.call, detail.chunks, secrets)
+        ),
         "chunks": [
             {
                 "seq": c.seq,
@@ -126,7 +149,8 @@ class CallsApi:
         if detail is None:
             return None
         (listed,) = self._listed_calls([detail.call])
-        return _detail_json(detail, listed)
+        secrets = provider_secrets(self._database, detail.call.provider_id)
+        return _detail_json(detail, listed, secrets)
 
     async def list_calls(self, request: web.Request) -> web.Response:
         try:

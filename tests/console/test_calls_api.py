@@ -9,8 +9,17 @@ import httpx
 import msgspec
 import pytest
 
+from console.call_answer import MAX_ANSWER_CHARS
 from store import Store
-from store.catalog import ModelInput, ProviderInput, create_provider, save_models
+from store.catalog import (
+    ModelInput,
+    ModelRecord,
+    ProviderInput,
+    ProviderKeyInput,
+    add_provider_key,
+    create_provider,
+    save_models,
+)
 from store.conversations import ConversationStore
 from store.llm_calls import CallEnd, CallRecords, CallStatus, NewCall, RecordedChunk
 from tests.conftest import StartServer
@@ -160,7 +169,9 @@ async def test_the_detail_has_the_cost_and_the_answer_put_together_from_the_chun
         public_id, "fake-model", "Fake", True,
     )  # fmt: skip
     whole, cut = records.start(call), records.start(call)
-    for call_id, data in ((whole, body), (cut, body[: len(body) // 2])):
+    # The cut body ends with the event that carried the first fragment of the arguments.
+    first_fragment = body.index(b"\n\n", body.index(b"ci")) + 2
+    for call_id, data in ((whole, body), (cut, body[:first_fragment])):
         pieces = [data[i : i + 7] for i in range(0, len(data), 7)]
         records.record_chunks(
             call_id, [RecordedChunk(seq, float(seq), piece) for seq, piece in enumerate(pieces)]
@@ -188,6 +199,126 @@ async def test_the_detail_has_the_cost_and_the_answer_put_together_from_the_chun
     assert answer["complete"] is True and answer["finish"] is not None
     assert len(detail["chunks"]) > 3  # the raw chunks stay beside it
 
+    # Cut in the middle of the tool call: the text that came before is there, the decoder's
+    # reason for stopping beside it, and the tool call the cut fell into is shown as far as
+    # its arguments came, never completed into a call it was not.
     partial = (await get_json(server, f"/calls/{cut}"))["answer"]
-    assert partial["complete"] is False
-    assert "Let me check.".startswith(partial["text"])
+    assert partial["complete"] is False and partial["problem"] is not None
+    assert partial["text"] and "Let me check.".startswith(partial["text"])
+    assert partial["finish"] is None
+    (half_sent,) = partial["tool_calls"]
+    assert (half_sent["call_id"], half_sent["name"]) == ("call_1", "get_weather")
+    if provider_format.type == "gemini":  # Gemini's arguments come whole in one event
+        assert json.loads(half_sent["arguments"]) == {"city": "Paris"}
+    else:
+        assert half_sent["arguments"] == '{"ci'  # as far as it came, not completed
+
+
+def fake_model(server_store: Store, provider_id: int) -> ModelRecord:
+    (model,) = save_models(
+        server_store.database, provider_id, [ModelInput(model_id="fake-model", display_name="Fake")]
+    )
+    return model
+
+
+def chat_call(provider_id: int, public_id: str) -> NewCall:
+    return NewCall(
+        "r8", "r8:0", provider_id, "fake", "openai-chat", "http://x/v1",
+        public_id, "fake-model", "Fake", True,
+    )  # fmt: skip
+
+
+def recorded(
+    records: CallRecords, call: NewCall, body: bytes, end: CallEnd | None, size: int = 7
+) -> int:
+    """A call whose response ``body`` is recorded in chunks of ``size`` bytes, finished with ``end``
+    (None: still running)."""
+    call_id = records.start(call)
+    pieces = [body[i : i + size] for i in range(0, len(body), size)]
+    records.record_chunks(
+        call_id, [RecordedChunk(seq, float(seq), piece) for seq, piece in enumerate(pieces)]
+    )
+    if end is not None:
+        records.finish(call_id, end)
+    return call_id
+
+
+ANSWERED = CallEnd(CallStatus.COMPLETED, 10.0, 0, http_status=200)
+
+
+async def test_a_key_split_over_deltas_is_scrubbed_from_the_assembled_answer(
+    make_server: StartServer, server_store: Store
+) -> None:
+    key, pooled = "sk-live-ABCDEFGH12345678", "sk-pool-ZYXWVUTS87654321"
+    database = server_store.database
+    provider = create_provider(
+        database,
+        ProviderInput(name="fake", type="openai-chat", base_url="http://x/v1", api_key=key),
+    )
+    add_provider_key(database, provider.id, ProviderKeyInput("second", pooled))
+    model = fake_model(server_store, provider.id)
+    # Each raw chunk holds only a piece of each key, so the recorder's scrub of each chunk
+    # found nothing to replace; the key comes whole only once the deltas are joined.
+    tool = FakeToolCall("call_1", "echo", ('{"k": "sk-pool-ZYXW', 'VUTS87654321"}'))
+    events = chat_events(
+        text=["your key is sk-live-ABCD", "EFGH12345678 ok"],
+        thinking=["the key sk-live-ABCDEF", "GH12345678"],
+        tools=[tool],
+    )
+    call = chat_call(provider.id, model.public_id)
+    call_id = recorded(CallRecords(database), call, encode_events(events), ANSWERED)
+    server = str((await make_server()).address)
+
+    async with httpx.AsyncClient() as client:
+        raw = (await client.get(f"http://{server}/console/api/calls/{call_id}")).text
+    assert key not in raw and pooled not in raw
+    answer = json.loads(raw)["answer"]
+    assert answer["text"] == "your key is [redacted] ok"
+    assert answer["thinking"] == "the key [redacted]"
+    assert answer["tool_calls"][0]["arguments"] == '{"k": "[redacted]"}'
+
+
+async def test_a_refused_running_or_unknown_format_call_has_no_answer(
+    make_server: StartServer, server_store: Store
+) -> None:
+    provider = create_provider(
+        server_store.database,
+        ProviderInput(name="fake", type="openai-chat", base_url="http://x/v1"),
+    )
+    model = fake_model(server_store, provider.id)
+    records = CallRecords(server_store.database)
+    call = chat_call(provider.id, model.public_id)
+    refused_body = b'{"error": {"message": "overloaded"}}'
+    refused = CallEnd(CallStatus.FAILED, 10.0, 0, http_status=503, error_message="overloaded")
+    stream = encode_events(chat_events(text=["Hel", "lo"]))
+    ids = {
+        "refused": recorded(records, call, refused_body, refused),
+        "running": recorded(records, call, stream[: len(stream) // 2], None),
+        "answered": recorded(records, call, stream, ANSWERED),
+        "unknown format": recorded(
+            records, msgspec.structs.replace(call, provider_type="future-api"), stream, ANSWERED
+        ),
+    }
+    server = str((await make_server()).address)
+    answers = {name: (await get_json(server, f"/calls/{i}"))["answer"] for name, i in ids.items()}
+    assert answers["refused"] is None and answers["running"] is None
+    assert answers["unknown format"] is None
+    assert answers["answered"]["text"] == "Hello" and answers["answered"]["complete"] is True
+
+
+async def test_an_answer_past_the_cap_is_cut_and_says_so(
+    make_server: StartServer, server_store: Store
+) -> None:
+    provider = create_provider(
+        server_store.database,
+        ProviderInput(name="fake", type="openai-chat", base_url="http://x/v1"),
+    )
+    model = fake_model(server_store, provider.id)
+    half = MAX_ANSWER_CHARS // 2 + 10
+    stream = encode_events(chat_events(text=["a" * half, "b" * half, "c" * 10]))
+    call = chat_call(provider.id, model.public_id)
+    call_id = recorded(CallRecords(server_store.database), call, stream, ANSWERED, size=65536)
+    server = str((await make_server()).address)
+    answer = (await get_json(server, f"/calls/{call_id}"))["answer"]
+    assert answer["text"] == "a" * half + "b" * (MAX_ANSWER_CHARS - half)
+    assert answer["complete"] is False and "cut" in answer["problem"]

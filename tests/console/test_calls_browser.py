@@ -102,6 +102,12 @@ async def test_cost_attempts_tests_and_the_assembled_answer_are_shown(
     request = page.locator("pre.wrap").first
     assert await wraps(request)
 
+    # The refused attempt's detail shows its error body among the chunks, never as an answer.
+    await page.goto(f"http://{server}/console/#/calls")
+    await rows.nth(2).get_by_role("link").click()
+    await expect(page.locator("[data-chunks]")).to_contain_text("overloaded")
+    await expect(page.locator("[data-answer]")).to_have_count(0)
+
     # The test's detail is marked too.
     await page.goto(f"http://{server}/console/#/calls")
     await rows.nth(0).get_by_role("link").click()

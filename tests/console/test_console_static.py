@@ -4,6 +4,7 @@ content, never from the upstream proxy."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import httpx
 import pytest
@@ -154,3 +155,17 @@ async def test_the_favicon_is_ours_and_never_goes_upstream(address: str) -> None
             assert answer.status_code in (404, 405), method
     page = await get(address, "/console/")
     assert f'rel="icon" href="{ASSETS_PATH}/' in page.text
+
+
+def test_vendor_holds_only_the_vendored_builds_and_the_uplot_shim_is_ours() -> None:
+    root = Path(__file__).parents[2]
+    static = root / "console" / "static"
+    readme = (root / "README.md").read_text()
+    # Every file in vendor/ is a licence or a build the README's table of vendored libraries
+    # names; a module of ours lives beside the app's, never among them.
+    vendored = [
+        path.name for path in (static / "vendor").iterdir() if not path.name.startswith("LICENSE.")
+    ]
+    assert vendored and all(f"`{name}`" in readme for name in vendored), vendored
+    assert '"uplot": "%ASSETS%/uplot.js"' in (static / "index.html").read_text()
+    assert "globalThis.uPlot" in (StaticAssets.packaged().get("uplot.js") or b"").decode()

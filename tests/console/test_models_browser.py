@@ -119,7 +119,7 @@ async def test_a_model_is_added_by_id_when_the_listing_fails_and_passes_its_test
     await open_models(page, server, fake)
     await page.get_by_role("button", name="Discover models").click()
     await expect(page.get_by_role("alert")).to_contain_text("this server lists no models")
-    await page.get_by_role("button", name="Add a model to Fake by its id").click()
+    await page.get_by_role("button", name="Add a model by id to Fake").click()
     form = page.get_by_role("form", name="Add a model to Fake by id")
     # A well-known id: its prices are filled in from the price list and stay editable.
     await form.get_by_label("Model id").fill("gpt-4o-mini")
@@ -130,7 +130,7 @@ async def test_a_model_is_added_by_id_when_the_listing_fails_and_passes_its_test
     row = page.locator("tr[data-model=gpt-4o-mini]")
     await expect(row.locator("td[data-prices=user]")).to_contain_text("in $0.15 · out $0.7")
     # An id the list does not know, with a space by mistake: refused at its field, in words.
-    await page.get_by_role("button", name="Add a model to Fake by its id").click()
+    await page.get_by_role("button", name="Add a model by id to Fake").click()
     await form.get_by_label("Model id").fill("local llm")
     await expect(form.locator("input[name=price_input_per_mtok]")).to_have_value("")
     await form.get_by_role("button", name="Add model").click()
@@ -145,7 +145,7 @@ async def test_a_model_is_added_by_id_when_the_listing_fails_and_passes_its_test
     await expect(local.locator("td[data-prices=none]")).to_contain_text("unknown")
     # A local image model whose name says nothing: ticked as one, it can be used for images.
     await expect(page.locator("button", has_text="Use for images")).to_have_count(0)
-    await page.get_by_role("button", name="Add a model to Fake by its id").click()
+    await page.get_by_role("button", name="Add a model by id to Fake").click()
     await form.get_by_label("Model id").fill("sd-local")
     await form.get_by_label("It generates images").check()
     await form.get_by_role("button", name="Add model").click()

@@ -1,7 +1,8 @@
 """A key that does not open under the server's key (the database came without its key file)
 is never a crash: the console's discovery and model checks answer 409 naming the provider, a
-search or an image generation is an error the model reads naming the owner, and no answer
-holds the key."""
+search or an image generation is an error the model reads naming the owner, a call's detail
+shows no assembled answer (it could not be scrubbed of the key), and no answer holds the
+key."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from actors.services.web_search import WebSearcher
 from store import Store, connect_store
 from store import catalog as cat
 from store.base.secrets import new_secret_key
+from store.llm_calls import CallEnd, CallRecords, CallStatus, NewCall, RecordedChunk
 from tests.conftest import StartServer
+from tests.support.fake_provider import chat_events, encode_events
 from wire.tools.base import ServerWorkFailed
 from wire.tools.generate_image import ImageRequest
 from wire.tools.web_search import WebSearchRequest
@@ -91,3 +94,24 @@ async def test_search_and_image_generation_are_errors_the_model_reads(
     assert isinstance(drawn, ServerWorkFailed)
     assert drawn.error.startswith("provider 'Moved': key unreadable, set it again")
     assert SEARCH_KEY not in searched.error and KEY not in drawn.error
+
+
+async def test_a_call_detail_shows_no_answer_it_could_not_scrub(
+    make_server: StartServer, moved_store: tuple[Store, int, str]
+) -> None:
+    store, provider_id, public_id = moved_store
+    records = CallRecords(store.database)
+    call = NewCall(
+        "r1", "r1:0", provider_id, "Moved", "openai-chat", "http://127.0.0.1:9/v1",
+        public_id, "m", "M", True,
+    )  # fmt: skip
+    call_id = records.start(call)
+    halves = [KEY[:10], KEY[10:]]  # each chunk a piece of the key: the recorder saw no key
+    body = encode_events(chat_events(text=["the key is ", *halves]))
+    records.record_chunks(call_id, [RecordedChunk(0, 0.0, body)])
+    records.finish(call_id, CallEnd(CallStatus.COMPLETED, 10.0, 0, http_status=200))
+    server = await make_server(store=store)
+    async with httpx.AsyncClient() as client:
+        answer = await client.get(f"http://{server.address}/console/api/calls/{call_id}")
+    assert answer.status_code == 200 and answer.json()["answer"] is None
+    assert KEY not in answer.text

@@ -38,43 +38,62 @@ const DAY_S = 24 * HOUR_S;
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const two = (n) => String(n).padStart(2, "0");
 
-// A time axis that fits its range: the tick steps it may use (seconds) and each tick's label.
-// Times of day are local (what the viewer's clock says); the cost's days are UTC days, as the
-// server counts them.
+// A time axis that fits its range: the tick steps it may use (seconds), each tick's label, and
+// whether it counts UTC days. The days (7 and 30 days, the cost per day) are UTC days, as the
+// server buckets them, and the chart says so; the times of day (last hour, last day) are the
+// viewer's own clock, each tick found on the local calendar, so a DST change moves no tick.
 const clock = (t) => { const d = new Date(t * 1000); return `${two(d.getHours())}:${two(d.getMinutes())}`; };
-const localDay = (t) => { const d = new Date(t * 1000); return `${MONTHS[d.getMonth()]} ${d.getDate()}`; };
 const utcDay = (t) => { const d = new Date(t * 1000); return `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}`; };
-const TIME_AXES = {
+const DAY_STEPS = [1, 2, 3, 5, 7, 10, 15].map((d) => d * DAY_S);
+export const TIME_AXES = {
   hour: { steps: [5, 10, 15, 20, 30].map((m) => m * MINUTE_S), label: clock, utc: false },
   day: { steps: [1, 2, 3, 4, 6, 12].map((h) => h * HOUR_S), label: clock, utc: false },
-  week: { steps: [1, 2, 7].map((d) => d * DAY_S), label: localDay, utc: false },
-  month: { steps: [1, 2, 3, 5, 7, 10, 15].map((d) => d * DAY_S), label: localDay, utc: false },
-  days: { steps: [1, 2, 3, 5, 7, 10, 15].map((d) => d * DAY_S), label: utcDay, utc: true },
+  week: { steps: [1, 2, 7].map((d) => d * DAY_S), label: utcDay, utc: true },
+  month: { steps: DAY_STEPS, label: utcDay, utc: true },
+  days: { steps: DAY_STEPS, label: utcDay, utc: true },
 };
 const TICK_SPACE_PX = 64;
+// Every zone's offset is a whole multiple of 5 minutes, as is every local step: the local
+// ticks are among the multiples of 5 minutes since the epoch.
+const GRID_S = 5 * MINUTE_S;
 
-// Ticks at multiples of the smallest step that leaves each label room, aligned to the clock
-// (local or UTC) within [min, max].
-function timeTicks(axis, min, max, widthPx) {
+// Whether ``t`` is a multiple of ``step`` (under a day) on the viewer's clock.
+function onLocalStep(t, step) {
+  const d = new Date(t * 1000);
+  return ((d.getHours() * HOUR_S + d.getMinutes() * MINUTE_S + d.getSeconds()) % step) === 0;
+}
+
+// Ticks in [min, max) at multiples of the smallest step that leaves each label room: UTC days
+// counted from the epoch, or the times of day the viewer's clock shows at a multiple of the
+// step (each tick its own offset: two 01:00 the night the clock goes back, none at 02:00 the
+// night it skips).
+export function timeTicks(axis, min, max, widthPx) {
   const room = Math.max(1, Math.floor(widthPx / TICK_SPACE_PX));
   const step = axis.steps.find((s) => (max - min) / s <= room) ?? axis.steps[axis.steps.length - 1];
-  const offset = axis.utc ? 0 : -new Date(min * 1000).getTimezoneOffset() * 60;
   const ticks = [];
-  for (let t = Math.ceil((min + offset) / step) * step - offset; t <= max; t += step) ticks.push(t);
+  if (axis.utc) {
+    for (let t = Math.ceil(min / step) * step; t < max; t += step) ticks.push(t);
+    return ticks;
+  }
+  for (let t = Math.ceil(min / GRID_S) * GRID_S; t < max; t += GRID_S) {
+    if (onLocalStep(t, step)) ticks.push(t);
+  }
   return ticks;
 }
 
 // One uPlot chart, rebuilt when its data changes; `series` are {label, color, values, bars};
-// `xs` and `span` ([first, end), ms) are times; `axis` names a TIME_AXES entry. The x scale is
-// the span itself, never uPlot's guess from the data (one point would spread it over years).
-// The drawn tick labels are kept in data-ticks (data-axis: of which axis), the points in data-points.
+// `xs` are the starts of buckets `step` ms long and `span` ([first, end), ms) the x range:
+// the span itself, never uPlot's guess from the data (one point would spread it over years),
+// so the charts of one range share one x range and their ticks line up. Each point is drawn
+// at the middle of its bucket. `axis` names a TIME_AXES entry; the chart says whether its
+// times are UTC. The drawn tick labels are kept in data-ticks (data-axis: of which axis), the
+// x range in data-range (seconds, "min|max"), the points in data-points.
 function Chart({ title, xs, span, step, axis, series, label, controls = null }) {
   const box = useRef(null);
+  const time = TIME_AXES[axis];
   useEffect(() => {
     if (!box.current) return undefined;
     const width = Math.max(200, box.current.clientWidth);
-    const time = TIME_AXES[axis];
-    const half = step / 2000; // bars are centred on their bucket's start
     const options = {
       width,
       height: 200,
@@ -89,7 +108,10 @@ function Chart({ title, xs, span, step, axis, series, label, controls = null }) 
       }))],
       axes: [
         {
-          splits: (u, _i, min, max) => timeTicks(time, min, max, u.bbox.width / devicePixelRatio),
+          splits: (u, _i, min, max) => {
+            if (box.current) box.current.dataset.range = `${min}|${max}`;
+            return timeTicks(time, min, max, u.bbox.width / devicePixelRatio);
+          },
           values: (_u, ticks) => {
             const labels = ticks.map(time.label);
             if (box.current) Object.assign(box.current.dataset, { axis, ticks: labels.join("|") });
@@ -98,13 +120,15 @@ function Chart({ title, xs, span, step, axis, series, label, controls = null }) 
         },
         { label, size: 60 },
       ],
-      scales: { x: { time: true, range: [span[0] / 1000 - half, span[1] / 1000 - half] } },
+      scales: { x: { time: true, range: [span[0] / 1000, span[1] / 1000] } },
     };
-    const chart = new uPlot(options, [xs.map((x) => x / 1000), ...series.map((s) => s.values)], box.current);
+    const middles = xs.map((x) => (x + step / 2) / 1000);
+    const chart = new uPlot(options, [middles, ...series.map((s) => s.values)], box.current);
     return () => chart.destroy();
   }, [xs, series]);
   return html`<div class="panel" aria-label=${title}>
     <div class="panel-head"><h2>${title}</h2>${controls}</div>
+    <p class="muted" data-zone>${time.utc ? "Days in UTC" : "Your local time"}</p>
     <div ref=${box} data-chart=${title} data-points=${xs.length}></div>
   </div>`;
 }
@@ -159,8 +183,8 @@ export function DashboardPage({ range: asked = "day", user = "" }) {
       ${RANGES.map(([value, label]) => html`<option value=${value}>${label}</option>`)}
     </select>
   </div>`;
-  // An answer for another range (the choice just changed) is not drawn on this one's axis.
-  if (!stats || stats.range !== range) {
+  // An answer for another range or user (the choice just changed) is not shown for this one.
+  if (!stats || stats.range !== range || (stats.user ?? "") !== user) {
     return html`<div>${header}<${FormError} error=${error} /><p class="loading">Loading…</p></div>`;
   }
 

@@ -310,7 +310,7 @@ function AddById({ provider, saved, priceList, onSaved }) {
 
   if (!open) {
     return html`<div class="row" style="margin-top:8px">
-      <button onClick=${() => setOpen(true)} aria-label=${`Add a model to ${provider.name} by its id`}>Add a model by id</button>
+      <button onClick=${() => setOpen(true)} aria-label=${`Add a model by id to ${provider.name}`}>Add a model by id</button>
     </div>`;
   }
   return html`<form noValidate onSubmit=${add} aria-label=${`Add a model to ${provider.name} by id`} style="margin-top:8px">
