@@ -46,9 +46,10 @@ DURATION_BUCKETS = (0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 300
 # One COMMIT of a group (an fsync on SQLite, a round trip on PostgreSQL).
 COMMIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 # Per period, the users with a series of their own (the most costly, as the People page orders
-# them); the rest are summed under ``OTHER_USERS``.
+# them); the rest are summed in one more series under ``OTHER_USERS``, the empty value no user
+# id can have (``wire.identity``: an id is never empty), so no claim can pose as the sum.
 MAX_METRIC_USERS = 200
-OTHER_USERS = "(others)"
+OTHER_USERS = ""
 # The usage columns of a call record, by the ``kind`` label they are counted under.
 TOKEN_KINDS = {
     "input_tokens": "input",
@@ -220,10 +221,10 @@ class _CostCollector(Collector):
 
 
 def _bounded(people: list[Person], limit: int) -> list[Person]:
-    """``people`` (most costly first) cut to ``limit`` series, the rest summed as one."""
+    """``people`` (most costly first) cut to ``limit`` users, the rest summed as one more."""
     if len(people) <= limit:
         return people
-    kept, rest = people[: limit - 1], people[limit - 1 :]
+    kept, rest = people[:limit], people[limit:]
     priced = [p.cost_usd for p in rest if p.cost_usd is not None]
     tokens = TokenCounts(
         *(sum(getattr(p.tokens, kind) for p in rest) for kind in TokenCounts.__struct_fields__)

@@ -256,16 +256,19 @@ async def test_each_users_totals_are_shown_only_while_the_setting_is_on(
     assert at("runs", bob) == 1 and at("estimated_cost_usd", bob) is None
     assert at("unknown_cost_calls", bob) == 1
     assert at("provider_call_errors", carol) == 1 and at("provider_calls", carol) == 1
-    # Past the limit, the least costly users are summed as one series.
+    # Past the limit (two users here), the least costly users are summed as one more series,
+    # under the empty user no claim can name.
     registry = CollectorRegistry()
     registry.register(PeopleCollector(store_people(metrics_store.database), limit=2))
-    bounded = parse(generate_latest(registry).decode())
+    text = generate_latest(registry).decode()
+    assert 'cursor_server_user_runs{period="today",user=""} 1.0' in text
+    bounded = parse(text)
     runs = {
         dict(labels)["user"]: count
         for (name, labels), count in bounded.items()
         if name == "cursor_server_user_runs" and dict(labels)["period"] == "today"
     }
-    assert runs == {alice: 2, OTHER_USERS: 2}
+    assert runs == {alice: 2, bob: 1, OTHER_USERS: 1}  # Carol's run, summed
     update_observability(metrics_store.database, metrics_per_user=False)
     async with httpx.AsyncClient(base_url=base) as client:
         off = (await scrape(client)).text
