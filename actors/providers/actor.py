@@ -38,7 +38,14 @@ import httpx
 import msgspec
 import pykka
 
-from actors.conversation.events import CallStarted, ProviderEvent, TextDelta, ThinkingDelta
+from actors.conversation.events import (
+    CallStarted,
+    ProviderEvent,
+    TextDelta,
+    TextStarted,
+    ThinkingDelta,
+    ThinkingStarted,
+)
 from actors.conversation.request import ModelRoute
 from actors.loop.bridge import LoopTasks
 from actors.loop.timers import Timer
@@ -123,7 +130,7 @@ class ProviderActor(PooledActor):
         self._http_status: int | None = None
         self._ttfb_ms: float | None = None
         self._ttft_ms: float | None = None
-        self._held_start: list[ProviderEvent] = []  # CallStarted until the first body event
+        self._held_start: list[ProviderEvent] = []  # held until something would show
         self._reached_listener = False
 
     # ---- lifecycle ----
@@ -301,7 +308,7 @@ class ProviderActor(PooledActor):
             # includes our decoding (not the wait behind the run's checkpoint barrier).
             self._ttft_ms = (time.monotonic() - self._started) * 1000
         batch = [*self._held_start, *events]
-        if all(isinstance(event, CallStarted) for event in batch):
+        if all(isinstance(event, _SHOWS_NOTHING) for event in batch):
             self._held_start = batch  # nothing of the answer yet: a retry stays possible
             return
         self._held_start = []
@@ -511,6 +518,11 @@ def _reported_usage(grammar: StreamGrammar) -> dict[str, int]:
     if usage is None:
         return {}
     return {k: v for k, v in msgspec.structs.asdict(usage).items() if v is not None}
+
+
+# What opens the answer without showing any of it (an empty text or thinking block before its
+# first delta): held back, so a failure right after it may still be retried or fall back.
+_SHOWS_NOTHING = (CallStarted, TextStarted, ThinkingStarted)
 
 
 def _is_token(event: ProviderEvent) -> bool:

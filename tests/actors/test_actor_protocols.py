@@ -19,7 +19,7 @@ from actors.protocols.blob_sync import BlobSyncMessage
 from actors.protocols.call_recorder import RecorderMessage
 from actors.protocols.checkpoint import CheckpointMessage
 from actors.protocols.edge import EdgeMessage
-from actors.protocols.provider import ProviderMessage
+from actors.protocols.provider import ProviderMessage, TransportMessage
 from actors.protocols.run_events import RunEventMessage
 from actors.protocols.session import SessionMessage
 from actors.protocols.tool_runtime import ToolRuntimeMessage
@@ -33,6 +33,7 @@ PROTOCOLS: list[tuple[type, Any, str]] = [
     (SessionActor, SessionMessage, "on_receive"),
     (CheckpointActor, CheckpointMessage, "on_receive"),
     (ProviderActor, ProviderMessage, "on_receive"),
+    (ProviderActor, TransportMessage, "_on_report"),
     (CallRecorderActor, RecorderMessage, "on_receive"),
     (RunEventRecorderActor, RunEventMessage, "on_receive"),
     (ToolRuntimeActor, ToolRuntimeMessage, "_handle"),

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import queue
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -25,7 +26,6 @@ from actors.conversation.events import (
     FinishReason,
     ProviderEvent,
     TextDelta,
-    TextStarted,
     ThinkingDelta,
     ToolCallArgumentsDelta,
     Usage,
@@ -41,10 +41,13 @@ from actors.conversation.request import (
 from actors.loop.bridge import LoopTasks
 from actors.protocols.mailbox import ActorHandle
 from actors.protocols.provider import (
+    AttemptReported,
     CancelProviderCall,
     ProviderCallEnded,
     ProviderEventsReceived,
     ProviderMessage,
+    ResponseChunksReceived,
+    ResponseEnded,
     StartProviderCall,
 )
 from actors.providers.actor import ProviderDeps, start_provider_call
@@ -69,6 +72,7 @@ from tests.support.fake_provider import (
     FakeThinking,
     FakeToolCall,
     Script,
+    SseEvent,
     anthropic_events,
     anthropic_usage,
     chat_error_chunk,
@@ -76,6 +80,7 @@ from tests.support.fake_provider import (
     chat_usage,
 )
 from wire.providers.errors import FailureKind
+from wire.providers.retry import RetryPolicy
 
 API_KEY = "sk-test-ZXCVBNM-0123456789"
 WAIT_S = 5.0
@@ -238,16 +243,17 @@ async def test_time_to_first_token_is_recorded_at_the_first_text_or_thinking_del
 async def test_a_call_cancelled_before_its_first_delta_has_no_time_to_first_token(
     fake: FakeProvider, client: httpx.AsyncClient, server_store: Store
 ) -> None:
-    """Headers and body events (a text block opened) are not a first token."""
+    """Headers and body events (a text block opened) are not a first token, and they are
+    held back: the listener hears nothing of a call that showed nothing yet."""
     route = make_route(server_store.database, fake.base_url, "anthropic", max_output_tokens=64)
     fake.enqueue(Script.stall(after_events=3, events=anthropic_events(text=["late"])))
     listener = Listener()
     actor = start(route, listener, deps(server_store, client))
-    seen: list[ProviderEvent] = []
-    while TextStarted() not in seen:
-        seen += await listener.first_events()
+    await fake.wait_for_request(1)
+    await asyncio.sleep(0.5)  # message_start, ping and the empty text block are in
     actor.tell(CancelProviderCall("the test stopped it"))
-    _, end = await listener.until_end()
+    events, end = await listener.until_end()
+    assert events == []
     assert end.status is CallStatus.CANCELLED
     call = recorded_call(server_store, end)
     assert call.ttfb_ms is not None and call.ttft_ms is None
@@ -423,6 +429,31 @@ async def test_mid_stream_error_event_fails_the_call(
     assert TextDelta("partial") in received
     assert end.status is CallStatus.FAILED and end.failure is not None
     assert "upstream overloaded" in end.failure.message
+
+
+async def test_what_a_failed_request_left_in_the_mailbox_is_not_read_as_the_retrys(
+    fake: FakeProvider, client: httpx.AsyncClient, server_store: Store
+) -> None:
+    """The first request's stream says "overloaded" and is retried; its transport's late
+    reports (a chunk, its end), told while the retry streams, belong to request 1 and are
+    dropped: the retry's answer is heard once and completes."""
+    route = make_route(server_store.database, fake.base_url, "openai-chat")
+    busy = SseEvent.json({"error": {"message": "Overloaded", "type": "server_error"}})
+    fake.enqueue(
+        Script.sse([busy]),
+        Script.sse(chat_events(text=["Hel", "lo"]), delay_between=0.15),
+    )
+    listener = Listener()
+    fast = RetryPolicy(base_delay_s=0.01, max_delay_s=0.01)
+    actor = start(route, listener, msgspec.structs.replace(deps(server_store, client), retry=fast))
+    await fake.wait_for_request(2)
+    late = b'data: {"choices":[{"index":0,"delta":{"content":"STALE"}}]}\n\n'
+    actor.tell(AttemptReported(1, ResponseChunksReceived(((late, time.monotonic()),))))
+    actor.tell(AttemptReported(1, ResponseEnded(time.monotonic())))
+    events, end = await listener.until_end()
+    assert end.status is CallStatus.COMPLETED and end.result is not None
+    assert end.result.text == "Hello"
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel", "lo"]
 
 
 async def test_arguments_that_are_not_json_complete_the_call_as_the_model_wrote_them(

@@ -101,6 +101,21 @@ async def test_an_error_event_naming_the_request_is_final(
     assert statuses(server_store, f"wrong-{fmt.type}") == ["failed"]
 
 
+async def test_an_overload_after_an_empty_text_block_opened_is_retried(
+    fake: FakeProvider, make_server: StartServer, server_store: Store
+) -> None:
+    """Anthropic opens its text block with ``""`` before any delta: nothing was shown yet."""
+    anthropic = next(f for f in FORMATS if f.type == "anthropic")
+    public_id = anthropic.add_model(server_store, fake)
+    server = await make_server(provider_retry=FAST)
+    opened = anthropic_events(text=["x"])[:3]  # message_start, ping, an empty text block
+    assert opened[-1].data.startswith('{"type":"content_block_start"')
+    fake.enqueue(Script.sse([*opened, BUSY["anthropic"]]), anthropic.answer("Hello"))
+    end, text = await run_turn(server.address, "busy-opened", public_id)
+    assert end == {} and text == "Hello"
+    assert statuses(server_store, "busy-opened") == ["failed", "completed"]
+
+
 async def test_an_overload_after_text_reached_the_editor_is_not_retried(
     fake: FakeProvider, make_server: StartServer, server_store: Store
 ) -> None:

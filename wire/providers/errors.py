@@ -53,6 +53,26 @@ STREAM_ERROR_STATUSES: dict[str, int] = {
     "internal": 500,
     "deadline_exceeded": 504,
 }
+# Kinds that name the request or the account: any of them makes the event final, whatever
+# else it says (an ``invalid_request_error`` with a ``server_error`` code is not "not now").
+STREAM_ERROR_FINAL = frozenset(
+    {
+        "invalid_request_error",
+        "authentication_error",
+        "permission_error",
+        "not_found_error",
+        "request_too_large",
+        "billing_error",
+        "insufficient_quota",
+        "invalid_api_key",
+        "context_length_exceeded",
+        "invalid_argument",
+        "failed_precondition",
+        "permission_denied",
+        "unauthenticated",
+        "not_found",
+    }
+)
 
 
 def stream_error_status(data: object) -> int | None:
@@ -66,10 +86,12 @@ def stream_error_status(data: object) -> int | None:
             data = data["error"]
     if not isinstance(data, dict):
         return None
-    for key in ("type", "code", "status"):
-        value = data.get(key)
-        if isinstance(value, str) and value.lower() in STREAM_ERROR_STATUSES:
-            return STREAM_ERROR_STATUSES[value.lower()]
+    kinds = [v.lower() for key in ("type", "code", "status") if isinstance(v := data.get(key), str)]
+    if any(kind in STREAM_ERROR_FINAL for kind in kinds):
+        return None
+    for kind in kinds:
+        if kind in STREAM_ERROR_STATUSES:
+            return STREAM_ERROR_STATUSES[kind]
     code = data.get("code")
     if type(code) is int and (code in (408, 429) or 500 <= code <= 599):
         return code  # Google's errors carry the HTTP status as their code
