@@ -37,12 +37,20 @@ Kind = Literal["field", "enum"]
 KNOWN_FIELDS_FILE = "cursor_fields.json"
 
 
+class KnownField(msgspec.Struct, frozen=True):
+    """A field Cursor's schema declares: its name and the wire types it may arrive with (a
+    known number on another wire type is drift: the field changed)."""
+
+    name: str
+    wire_types: frozenset[int]
+
+
 class KnownToCursor(msgspec.Struct, frozen=True):
-    """Per message type, the field numbers Cursor's schema declares beyond ours; per enum type,
-    its values beyond ours (number -> Cursor's name)."""
+    """Per message type, the fields Cursor's schema declares beyond ours, by number; per enum
+    type, its values beyond ours (number -> Cursor's name)."""
 
     source: str = ""
-    fields: dict[str, dict[int, str]] = {}
+    fields: dict[str, dict[int, KnownField]] = {}
     enums: dict[str, dict[int, str]] = {}
 
 
@@ -151,7 +159,8 @@ class _Walk:
             known = self.known.fields.get(full_name, {})
             for i in range(len(unknown)):
                 field = unknown[i]
-                if field.field_number not in known:
+                declared = known.get(field.field_number)
+                if declared is None or field.wire_type not in declared.wire_types:
                     self.note(("field", full_name, str(field.field_number), field.wire_type))
         for look in _looks(descriptor):
             if look.repeated:

@@ -9,8 +9,9 @@ import peewee
 from store.base.secrets import is_sealed
 from store.catalog.headers import sealed_headers, stored_headers
 from store.catalog.sealing import KEY_PURPOSE, seal
+from store.catalog.setting_rows import locked_saved_setting
 from store.catalog.tables import lock_row, tables_of
-from store.catalog.web_search import stored_web_search, write_web_search
+from store.catalog.web_search import WEB_SEARCH_KEY, StoredWebSearch, write_web_search
 
 
 def seal_plaintext_secrets(db: peewee.Database) -> int:
@@ -33,8 +34,8 @@ def seal_plaintext_secrets(db: peewee.Database) -> int:
             if key_plain or changed:
                 row.save()
                 sealed += key_plain + len(changed)
-        search = stored_web_search(db)
-        if search.api_key and not is_sealed(search.api_key):
+        search = locked_saved_setting(db, WEB_SEARCH_KEY, StoredWebSearch)
+        if search is not None and search.api_key and not is_sealed(search.api_key):
             write_web_search(db, search)
             sealed += 1
     return sealed

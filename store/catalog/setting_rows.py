@@ -18,6 +18,12 @@ from store.catalog.tables import SETTING_SQL, lock_row, tables_of
 S = TypeVar("S", bound=msgspec.Struct)
 
 
+def _in_transaction(db: peewee.Database) -> None:
+    """A lock outside a transaction is released at once (PostgreSQL's autocommit): refused."""
+    if not db.in_transaction():
+        raise RuntimeError("a setting row is locked only inside a transaction")
+
+
 def read_setting(db: peewee.Database, key: str, type_: type[S]) -> S:
     """The stored value, or ``type_()`` (its defaults) when none was saved."""
     row = execute_sql(db, SETTING_SQL.format(param=db.param), (key,)).fetchone()
@@ -26,6 +32,7 @@ def read_setting(db: peewee.Database, key: str, type_: type[S]) -> S:
 
 def locked_setting(db: peewee.Database, key: str, type_: type[S]) -> S:
     """In a transaction: the row made to exist, locked, and read."""
+    _in_transaction(db)
     setting = tables_of(db).setting
     default = msgspec.json.encode(type_()).decode()
     setting.insert(
@@ -37,6 +44,7 @@ def locked_setting(db: peewee.Database, key: str, type_: type[S]) -> S:
 
 def locked_saved_setting(db: peewee.Database, key: str, type_: type[S]) -> S | None:
     """In a transaction: the row locked and read, or None when it was never saved."""
+    _in_transaction(db)
     setting = tables_of(db).setting
     row = lock_row(setting.select().where(setting.key == key), db).first()
     return None if row is None else msgspec.json.decode(row.value_json, type=type_)

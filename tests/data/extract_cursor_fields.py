@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from google.protobuf import descriptor_pb2, descriptor_pool
-from google.protobuf.descriptor import Descriptor, EnumDescriptor, FileDescriptor
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, FileDescriptor
 from grpc_tools import protoc
 
 from wire.drift import KNOWN_FIELDS_FILE
@@ -30,6 +30,7 @@ from wire.proto import agent_v1_pb2, aiserver_v1_pb2
 REFERENCE_FILES = ("agent_v1.proto", "aiserver_v1.proto")
 OURS = (agent_v1_pb2.DESCRIPTOR, aiserver_v1_pb2.DESCRIPTOR)
 T = TypeVar("T")
+V = TypeVar("V")
 OUT = Path(__file__).resolve().parents[2] / "wire" / "proto" / KNOWN_FIELDS_FILE
 
 
@@ -76,27 +77,65 @@ def walk_enums(file: FileDescriptor) -> Iterator[EnumDescriptor]:
         yield from message.enum_types
 
 
+_WIRE_TYPES = {
+    **dict.fromkeys(
+        (
+            FieldDescriptor.TYPE_INT32,
+            FieldDescriptor.TYPE_INT64,
+            FieldDescriptor.TYPE_UINT32,
+            FieldDescriptor.TYPE_UINT64,
+            FieldDescriptor.TYPE_SINT32,
+            FieldDescriptor.TYPE_SINT64,
+            FieldDescriptor.TYPE_BOOL,
+            FieldDescriptor.TYPE_ENUM,
+        ),
+        0,
+    ),
+    **dict.fromkeys(
+        (FieldDescriptor.TYPE_FIXED64, FieldDescriptor.TYPE_SFIXED64, FieldDescriptor.TYPE_DOUBLE),
+        1,
+    ),
+    **dict.fromkeys(
+        (FieldDescriptor.TYPE_FIXED32, FieldDescriptor.TYPE_SFIXED32, FieldDescriptor.TYPE_FLOAT),
+        5,
+    ),
+    FieldDescriptor.TYPE_GROUP: 3,
+}
+
+
+def wire_types(field: FieldDescriptor) -> list[int]:
+    """The wire types ``field`` may arrive with: its own, and length-delimited for a repeated
+    number (packed); 2 for strings, bytes and messages."""
+    own = _WIRE_TYPES.get(field.type, 2)
+    return sorted({own, 2}) if field.is_repeated and own in (0, 1, 5) else [own]
+
+
+def _known_field(field: FieldDescriptor) -> dict[str, object]:
+    return {"name": field.name, "wire_types": wire_types(field)}
+
+
 def _beyond(
-    theirs: Iterable[T], ours: Container[int], number: Callable[[T], int], name: Callable[[T], str]
-) -> dict[str, str]:
-    """Number -> name of each of ``theirs`` whose number ``ours`` lacks, by number."""
-    return {
-        str(number(item)): name(item)
-        for item in sorted(theirs, key=number)
-        if number(item) not in ours
-    }
+    theirs: Iterable[T], ours: Container[int], number: Callable[[T], int], value: Callable[[T], V]
+) -> dict[str, V]:
+    """Number -> ``value`` of each of ``theirs`` whose number ``ours`` lacks, by number."""
+    return {str(number(i)): value(i) for i in sorted(theirs, key=number) if number(i) not in ours}
 
 
 def known_beyond_ours(reference: descriptor_pool.DescriptorPool) -> dict[str, object]:
     """What the reference declares beyond our subset, in the shipped file's shape."""
-    fields: dict[str, dict[str, str]] = {}
+    fields: dict[str, dict[str, dict[str, object]]] = {}
     enums: dict[str, dict[str, str]] = {}
     for file in OURS:
         for message in walk_messages(file):
             theirs = reference.FindMessageTypeByName(message.full_name).fields
-            extra = _beyond(theirs, message.fields_by_number, lambda f: f.number, lambda f: f.name)
-            if extra:
-                fields[message.full_name] = extra
+            known = _beyond(
+                theirs,
+                message.fields_by_number,
+                lambda f: f.number,
+                _known_field,
+            )
+            if known:
+                fields[message.full_name] = known
         for enum in walk_enums(file):
             values = reference.FindEnumTypeByName(enum.full_name).values
             extra = _beyond(values, enum.values_by_number, lambda v: v.number, lambda v: v.name)
@@ -110,7 +149,19 @@ def known_beyond_ours(reference: descriptor_pool.DescriptorPool) -> dict[str, ob
 
 
 def render(known: dict[str, object]) -> str:
-    return json.dumps(known, indent=1, sort_keys=False) + "\n"
+    """The file's text: one line per message or enum type, so a regeneration's diff names
+    the types that changed."""
+
+    def table(entries: object) -> str:
+        assert isinstance(entries, dict)
+        rows = [f"  {json.dumps(name)}: {json.dumps(value)}" for name, value in entries.items()]
+        return "{\n" + ",\n".join(rows) + "\n }"
+
+    return (
+        f'{{\n "source": {json.dumps(known["source"])},\n'
+        f' "fields": {table(known["fields"])},\n'
+        f' "enums": {table(known["enums"])}\n}}\n'
+    )
 
 
 if __name__ == "__main__":

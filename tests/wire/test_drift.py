@@ -9,6 +9,7 @@ from wire.drift import (
     NO_DRIFT,
     NOTHING_KNOWN,
     Finding,
+    KnownField,
     drift_of,
     known_to_cursor,
 )
@@ -52,9 +53,15 @@ def test_what_cursors_schema_declares_beyond_ours_is_not_drift() -> None:
         Finding("field", "agent.v1.UserMessage", "8", 2),
         Finding("enum", "agent.v1.UserMessage", "simulated_msg_reason", 2),
     }
-    assert known_to_cursor().fields["agent.v1.AgentRunRequest"][31] == (
-        "client_supports_preview_card"
-    )
+    preview_card = known_to_cursor().fields["agent.v1.AgentRunRequest"][31]
+    assert preview_card == KnownField("client_supports_preview_card", frozenset({0}))
+
+
+def test_a_field_of_cursors_arriving_with_another_wire_type_is_drift() -> None:
+    """Field 31 of AgentRunRequest is a bool in Cursor's schema: sent as a message, it
+    changed, and that is reported."""
+    request = agent.AgentRunRequest.FromString(_run_request_bytes() + length_field(31, b"x"))
+    assert drift_of(request).findings == (Finding("field", "agent.v1.AgentRunRequest", "31", 2),)
 
 
 def test_unknown_fields_deep_inside_are_named_by_their_own_message_type() -> None:
@@ -132,3 +139,18 @@ def test_the_tally_counts_per_key_within_its_bound() -> None:
     assert tally.counts[field] == DriftCount(5, 20, 3)
     rows = combined(tally.rows(), tally.rows())
     assert [(r.name, r.count) for r in rows] == [("99", 6), ("/a.B/C", 2)]
+
+
+def test_the_shipped_baseline_names_only_what_our_schema_does_not_declare() -> None:
+    """Checked without Cursor's schema at hand: every type of the baseline is one of ours, and
+    none of its field numbers or enum values is declared by ours (a field we started to use
+    must leave the baseline: regenerate it)."""
+    pool = agent.DESCRIPTOR.pool
+    known = known_to_cursor()
+    assert known.fields and known.enums
+    for message_type, fields in known.fields.items():
+        declared = pool.FindMessageTypeByName(message_type).fields_by_number
+        assert not set(fields) & set(declared), message_type
+    for enum_type, values in known.enums.items():
+        declared_values = pool.FindEnumTypeByName(enum_type).values_by_number
+        assert not set(values) & set(declared_values), enum_type
