@@ -46,6 +46,7 @@ async def test_a_provider_with_every_field_wrong_names_them_all(console: Console
     }
     assert fields["name"] == "provider name cannot be empty"
     assert "http:// or https://" in fields["base_url"]
+    assert "has space" not in console.bodies[-1]  # a refused key is never shown back
     created = await console.provider()
     edited = {**body, "headers": {}}
     fields = fields_of(await console.call("PUT", f"/providers/{created['id']}", json=edited))
@@ -134,3 +135,33 @@ async def test_a_body_of_the_wrong_type_names_its_field_in_words(
 async def test_a_missing_field_is_named(console: Console) -> None:
     response = await console.call("POST", "/providers", json={"name": "x", "type": "openai-chat"})
     assert response.json()["fields"] == [{"field": "base_url", "message": "is required"}]
+
+
+SECRET = "sk-SECRET123-do-not-echo"
+
+
+async def test_a_choice_sent_a_key_names_the_choices_and_never_the_key(console: Console) -> None:
+    body = {"auto": {"kind": SECRET, "public_id": None}}
+    response = await console.call("PUT", "/settings/routing", json=body)
+    assert response.status_code == 422, response.text
+    assert SECRET not in response.text
+    answer = response.json()
+    words = "must be one of cursor, first-enabled, model"
+    assert answer["fields"] == [{"field": "auto.kind", "message": words}]
+    assert answer["message"] == f"invalid request body: auto.kind: {words}"
+
+
+async def test_every_422_carries_fields_login_and_a_body_that_is_no_object(
+    console: Console,
+) -> None:
+    response = await console.call("POST", "/login", json={"token": 5})
+    assert response.status_code == 422, response.text
+    assert response.json()["fields"] == [{"field": "token", "message": "must be text"}]
+    response = await console.call("POST", "/login", json={"token": SECRET, "more": 1})
+    assert response.json()["fields"] == [
+        {"field": "more", "message": "is not a field this form takes"}
+    ]
+    assert SECRET not in response.text
+    response = await console.call("PUT", "/settings/observability", json=[1])
+    assert response.status_code == 422, response.text
+    assert response.json()["fields"] == []
