@@ -165,3 +165,39 @@ async def test_every_422_carries_fields_login_and_a_body_that_is_no_object(
     response = await console.call("PUT", "/settings/observability", json=[1])
     assert response.status_code == 422, response.text
     assert response.json()["fields"] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            {"backend": "tavily", "url": "https://api.tavily.com"},
+            {
+                "url": "Tavily has a fixed address; leave it empty",
+                "api_key": "Tavily needs an API key",
+            },
+        ),
+        (
+            {"backend": "brave", "url": "https://x.example", "api_key": "has space"},
+            {
+                "url": "Brave Search has a fixed address; leave it empty",
+                "api_key": "must be printable ASCII without spaces or control characters",
+            },
+        ),
+        (
+            {"backend": "searxng", "url": "ftp://x", "api_key": "k"},
+            {
+                "url": "must be an http:// or https:// URL with a host",
+                "api_key": "a SearXNG instance takes no key",
+            },
+        ),
+    ],
+)
+async def test_the_web_search_form_names_every_field(
+    console: Console, body: dict[str, Any], expected: dict[str, str]
+) -> None:
+    response = await console.call("PUT", "/settings/web-search", json=body)
+    assert fields_of(response) == expected
+    assert "has space" not in response.text
+    shown = (await console.call("GET", "/settings/web-search")).json()
+    assert shown["backend"] is None  # nothing saved
