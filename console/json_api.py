@@ -76,8 +76,11 @@ def error_answer(exc: ApiError) -> web.Response:
 
 
 def invalid_error(exc: catalog.Invalid) -> ApiError:
-    """A catalog refusal as a 422 naming each broken field."""
+    """A catalog refusal as a 422 naming each broken field; the problems it left out are one
+    last entry without a field (``and 7 more problems``)."""
     fields = tuple(FieldProblem(field, message) for field, message in exc.problems)
+    if exc.more:
+        fields += (FieldProblem("", catalog.more_problems(exc.more)),)
     return ApiError(422, "invalid_argument", exc.message, fields)
 
 

@@ -8,6 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
+from store.catalog.budgets import MAX_BUDGET_USER_ID_CHARS
+from store.catalog.errors import MAX_PROBLEMS
 from tests.console.test_console_api import Console, console
 
 __all__ = ["console"]
@@ -201,3 +203,47 @@ async def test_the_web_search_form_names_every_field(
     assert "has space" not in response.text
     shown = (await console.call("GET", "/settings/web-search")).json()
     assert shown["backend"] is None  # nothing saved
+
+
+async def test_a_refusal_names_at_most_its_limit_of_problems_and_counts_the_rest(
+    console: Console,
+) -> None:
+    provider = await console.provider()
+    broken = [
+        {"model_id": f"m{i}", "display_name": " ", "max_output_tokens": 0} for i in range(100)
+    ]
+    response = await console.save(provider["id"], *broken)
+    assert response.status_code == 422, response.text
+    body = response.json()
+    *named, rest = body["fields"]
+    assert len(named) == MAX_PROBLEMS
+    assert named[:2] == [
+        {"field": "models[0].display_name", "message": "display name cannot be empty"},
+        {
+            "field": "models[0].max_output_tokens",
+            "message": "must be a positive integer up to 2147483647",
+        },
+    ]
+    assert rest == {"field": "", "message": f"and {200 - MAX_PROBLEMS} more problems"}
+    assert body["message"].endswith(f"; and {200 - MAX_PROBLEMS} more problems")
+    assert body["message"].count("display name cannot be empty") == MAX_PROBLEMS // 2
+    assert "models[99]" not in response.text
+
+    limits = {"usd_per_day": -1, "usd_per_month": -1, "turns_per_minute": 0, "concurrent_runs": 0}
+    overrides = {f"user{i}": limits for i in range(100)}
+    response = await console.call("PUT", "/settings/budgets", json={"overrides": overrides})
+    *named, rest = response.json()["fields"]
+    assert len(named) == MAX_PROBLEMS
+    assert rest == {"field": "", "message": f"and {400 - MAX_PROBLEMS} more problems"}
+
+
+async def test_a_too_long_user_id_is_named_once_and_never_in_a_field_name(
+    console: Console,
+) -> None:
+    long_id = "u" * (MAX_BUDGET_USER_ID_CHARS + 1)
+    limits = {"usd_per_day": -1, "turns_per_minute": 0}
+    response = await console.call("PUT", "/settings/budgets", json={"overrides": {long_id: limits}})
+    fields = fields_of(response)
+    limit = MAX_BUDGET_USER_ID_CHARS
+    assert fields == {"overrides": f"is longer than {limit} characters ({limit + 1})"}
+    assert long_id not in response.text
