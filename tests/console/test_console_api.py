@@ -264,9 +264,17 @@ async def test_provider_types_are_the_stores_with_their_labels(console: Console)
     types = response.json()
     assert [listed["type"] for listed in types] == list(cat.PROVIDER_TYPES)
     for listed in types:
-        assert set(listed) == {"type", "label", "generates_images", "reasoning_efforts"}
+        assert set(listed) == {
+            "type",
+            "label",
+            "generates_images",
+            "reasoning_efforts",
+            "replay_reasoning",
+        }
         assert listed["generates_images"] is (listed["type"] in cat.IMAGE_PROVIDER_TYPES)
         assert listed["reasoning_efforts"] == list(cat.REASONING_EFFORTS[listed["type"]])
+        # Only OpenAI Chat's adapter reads a provider's replay_reasoning setting.
+        assert listed["replay_reasoning"] is (listed["type"] == "openai-chat")
     assert {listed["type"]: listed["label"] for listed in types} == {
         "openai-chat": "OpenAI Chat Completions",
         "openai-responses": "OpenAI Responses",
