@@ -4,7 +4,8 @@ answers and store calls.
 Every answer is JSON; every error is ``{"code","message"}`` (400 malformed JSON, 422 a value
 that breaks a rule, 404 unknown, 409 forbidden by the current data, 502 provider trouble), never
 aiohttp's plain text. A 422 also carries ``fields``: every broken field with its own message
-(``[{"field": "base_url", "message": "..."}]``), so a form shows each at its place at once.
+(``[{"field": "base_url", "message": "..."}]``), so a form shows each at its place at once; it
+is ``[]`` only when the body names no field (not a JSON object at all).
 Request bodies decode straight into the store's msgspec Structs, which
 refuse unknown fields so a typo (``apikey``) is an error instead of a silently ignored value.
 
@@ -24,7 +25,7 @@ import peewee
 from aiohttp import web
 
 from console.numbers import bigint_of
-from console.typed_errors import typed_problem
+from console.typed_errors import typed_message, typed_problem
 from store import catalog
 from wire.http.responses import json_error
 from wire.json_input import decode_json
@@ -67,16 +68,19 @@ class ApiError(Exception):
 
 
 def error_answer(exc: ApiError) -> web.Response:
-    """``exc`` as its JSON answer, with ``fields`` when it names any."""
-    if not exc.fields:
+    """``exc`` as its JSON answer, with ``fields`` when it is a 422 (every 422 has them)."""
+    if not exc.fields and exc.status != 422:
         return json_error(exc.status, exc.code, exc.message)
     body = InvalidAnswer(exc.code, exc.message, list(exc.fields))
     return json_response(body, status=exc.status)
 
 
 def invalid_error(exc: catalog.Invalid) -> ApiError:
-    """A catalog refusal as a 422 naming each broken field."""
+    """A catalog refusal as a 422 naming each broken field; the problems it left out are one
+    last entry without a field (``and 7 more problems``)."""
     fields = tuple(FieldProblem(field, message) for field, message in exc.problems)
+    if exc.more:
+        fields += (FieldProblem("", catalog.more_problems(exc.more)),)
     return ApiError(422, "invalid_argument", exc.message, fields)
 
 
@@ -118,11 +122,20 @@ def decode_body_bytes(body: bytes, type_: type[T]) -> T:
     try:
         return decode_json(body, type=type_)
     except msgspec.ValidationError as exc:
-        problem = typed_problem(str(exc))
-        fields = () if problem is None else (FieldProblem(*problem),)
-        raise ApiError(422, "invalid_argument", f"invalid request body: {exc}", fields) from None
+        raise typed_error(exc, type_) from None
     except msgspec.DecodeError as exc:
         raise ApiError(400, "invalid_argument", f"request body is not valid JSON: {exc}") from None
+
+
+def typed_error(exc: msgspec.ValidationError, type_: object) -> ApiError:
+    """A body that does not fit ``type_`` as a 422 naming its field in words; neither the
+    message nor the field holds the value sent (msgspec quotes a choice's value)."""
+    problem = typed_problem(str(exc), type_)
+    if problem is None:
+        return ApiError(422, "invalid_argument", f"invalid request body: {typed_message(str(exc))}")
+    field, words = problem
+    message = f"invalid request body: {field}: {words}"
+    return ApiError(422, "invalid_argument", message, (FieldProblem(field, words),))
 
 
 def json_response(value: object, status: int = 200) -> web.Response:

@@ -21,6 +21,7 @@ from console.auth import (
     ConsoleAuth,
     unauthenticated,
 )
+from console.json_api import error_answer, typed_error
 from wire.http.responses import json_error
 from wire.http.token_throttle import too_many_wrong_tokens
 from wire.json_input import decode_json
@@ -69,7 +70,7 @@ class SessionApi:
         try:
             body = decode_json(await request.read(), type=LoginBody)
         except msgspec.ValidationError as exc:
-            return json_error(422, "invalid_argument", f"invalid request body: {exc}")
+            return error_answer(typed_error(exc, LoginBody))
         except msgspec.DecodeError:
             return json_error(400, "invalid_argument", "request body is not valid JSON")
         if not self._auth.required:

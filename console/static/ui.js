@@ -59,7 +59,8 @@ export function FormError({ error, fields = [], labels: extra = {} }) {
   const rest = problems.filter((p) => !shown.has(p.field));
   if (!rest.length) return null;
   return html`<div class="form-error" role="alert">${rest.map(
-    (p) => html`<div>${labels[p.field] || fieldWords(p.field)}: ${p.message}</div>`,
+    // An entry without a field: the count of problems the server left out.
+    (p) => html`<div>${p.field ? `${labels[p.field] || fieldWords(p.field)}: ` : ""}${p.message}</div>`,
   )}</div>`;
 }
 

@@ -60,6 +60,7 @@ from store.catalog.errors import (
     Invalid,
     KeyUnreadable,
     NotFound,
+    more_problems,
 )
 from store.catalog.headers import RESERVED_HEADER_NAMES
 from store.catalog.image_mark import IMAGE_MODEL_KEY, ImageModelSetting
@@ -249,6 +250,7 @@ __all__ = [
     "listed_prices",
     "model_ids",
     "model_route_parts",
+    "more_problems",
     "price_list",
     "provider_connection",
     "save_models",

@@ -127,7 +127,12 @@ def _check_overrides(overrides: dict[str, Limits], known: set[str]) -> dict[str,
         if not user_id or not user_id.isprintable():
             problems.add("overrides", "a user id must be printable and not empty")
             continue
-        problems.check(check_length, "overrides", user_id, MAX_BUDGET_USER_ID_CHARS)
+        try:
+            check_length("overrides", user_id, MAX_BUDGET_USER_ID_CHARS)
+        except Invalid as exc:
+            # Named once: a too-long id is never made part of its limits' field names.
+            problems.add(exc.field, exc.problems[0][1])
+            continue
         checked_limits = problems.check(_check_limits, f"overrides[{user_id!r}]", limits, known)
         if checked_limits is not None:
             checked[user_id] = checked_limits

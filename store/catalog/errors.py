@@ -11,6 +11,9 @@ P = ParamSpec("P")
 
 # What the console shows for a secret that does not open under this server's key.
 KEY_UNREADABLE = "key unreadable, set it again"
+# The problems one refusal names; beyond them it says how many more there are. A 1 MiB body of
+# broken models would otherwise name each (twice: in the message and in the fields).
+MAX_PROBLEMS = 50
 
 
 class CatalogError(Exception):
@@ -24,12 +27,25 @@ class CatalogError(Exception):
 class Invalid(CatalogError):
     """Input values break rules; ``problems`` names each field with its own message, so a form
     shows every problem at once. ``field`` is the first (``models[2].max_output_tokens``) and
-    ``message`` reads ``field: message`` (problems joined by ``; ``)."""
+    ``message`` reads ``field: message`` (problems joined by ``; ``).
 
-    def __init__(self, field: str, message: str, *more: tuple[str, str]) -> None:
-        self.problems: tuple[tuple[str, str], ...] = ((field, message), *more)
-        super().__init__("; ".join(f"{name}: {text}" for name, text in self.problems))
+    Only the first ``MAX_PROBLEMS`` are kept; ``more`` counts the rest (``hidden`` of them
+    were left out before this one was raised), and the message ends ``and 7 more problems``."""
+
+    def __init__(self, field: str, message: str, *more: tuple[str, str], hidden: int = 0) -> None:
+        found = ((field, message), *more)
+        self.problems: tuple[tuple[str, str], ...] = found[:MAX_PROBLEMS]
+        self.more = hidden + len(found) - len(self.problems)
+        text = "; ".join(f"{name}: {words}" for name, words in self.problems)
+        if self.more:
+            text += f"; {more_problems(self.more)}"
+        super().__init__(text)
         self.field = field
+
+
+def more_problems(count: int) -> str:
+    """The words for the problems a refusal left out."""
+    return f"and {count} more problem{'' if count == 1 else 's'}"
 
 
 class Problems:
@@ -41,25 +57,32 @@ class Problems:
 
     def __init__(self) -> None:
         self._found: list[tuple[str, str]] = []
+        self._hidden = 0  # problems beyond ``MAX_PROBLEMS``: only counted
 
     def check(self, check: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T | None:
         try:
             return check(*args, **kwargs)
         except Invalid as exc:
-            self._found.extend(exc.problems)
+            for field, message in exc.problems:
+                self.add(field, message)
+            self._hidden += exc.more
             return None
 
     def add(self, field: str, message: str) -> None:
-        self._found.append((field, message))
+        if len(self._found) < MAX_PROBLEMS:
+            self._found.append((field, message))
+        else:
+            self._hidden += 1
 
     def __bool__(self) -> bool:
         return bool(self._found)
 
     def raise_any(self) -> None:
-        """Raise one ``Invalid`` holding every problem noted so far, if any."""
+        """Raise one ``Invalid`` holding every problem noted so far (the first
+        ``MAX_PROBLEMS`` of them, and how many more), if any."""
         if self._found:
             (field, message), *more = self._found
-            raise Invalid(field, message, *more)
+            raise Invalid(field, message, *more, hidden=self._hidden)
 
 
 class NotFound(CatalogError):

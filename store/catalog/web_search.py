@@ -11,7 +11,7 @@ import peewee
 
 from store.base.secrets import SecretUnreadable, is_sealed
 from store.catalog.checks import check_api_key, check_length, refuse_target
-from store.catalog.errors import KEY_UNREADABLE, Invalid, KeyUnreadable
+from store.catalog.errors import KEY_UNREADABLE, Invalid, KeyUnreadable, Problems
 from store.catalog.limits import MAX_URL_CHARS
 from store.catalog.sealing import SEARCH_KEY_PURPOSE, open_secret, seal
 from store.catalog.setting_rows import (
@@ -127,26 +127,33 @@ def _check_search_url(url: str | None, own: OwnAddresses) -> str:
 def _web_search_change(
     data: WebSearchInput, current: StoredWebSearch, own: OwnAddresses
 ) -> StoredWebSearch:
-    """What ``data`` makes of the stored backend; a rule it breaks raises ``Invalid``."""
+    """What ``data`` makes of the stored backend; the rules it breaks raise one ``Invalid``
+    naming every broken field (a keyed backend given a URL and no key names both)."""
     backend = data.backend
     if backend is None:
         return StoredWebSearch()
     if backend not in WEB_SEARCH_BACKENDS:
         raise Invalid("backend", f"must be one of {', '.join(WEB_SEARCH_BACKENDS)}, or null")
+    problems = Problems()
     if backend == "searxng":
+        url = problems.check(_check_search_url, data.url, own)
         if data.api_key:
-            raise Invalid("api_key", "a SearXNG instance takes no key")
-        return StoredWebSearch(backend, _check_search_url(data.url, own), "")
+            problems.add("api_key", "a SearXNG instance takes no key")
+        problems.raise_any()
+        assert url is not None
+        return StoredWebSearch(backend, url, "")
     if data.url:
-        raise Invalid("url", f"{_KEYED_BACKENDS[backend]} has a fixed address; leave it empty")
+        problems.add("url", f"{_KEYED_BACKENDS[backend]} has a fixed address; leave it empty")
     if data.api_key is not None:
-        key = check_api_key(data.api_key)
+        key = problems.check(check_api_key, data.api_key)
     elif current.backend == backend:
         key = current.api_key
     else:
         key = ""  # a key is never carried over to another service
-    if not key:
-        raise Invalid("api_key", f"{_KEYED_BACKENDS[backend]} needs an API key")
+    if key == "":
+        problems.add("api_key", f"{_KEYED_BACKENDS[backend]} needs an API key")
+    problems.raise_any()
+    assert key
     return StoredWebSearch(backend, "", key)
 
 

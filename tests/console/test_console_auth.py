@@ -76,7 +76,9 @@ def assert_error(response: httpx.Response, status: int, code: str) -> None:
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("application/json")
     body = response.json()
-    assert set(body) == {"code", "message"} and body["code"] == code, body
+    # A 422 also names its broken fields.
+    keys = {"code", "message", "fields"} if status == 422 else {"code", "message"}
+    assert set(body) == keys and body["code"] == code, body
 
 
 def session_cookie(response: httpx.Response) -> tuple[str, list[str]]:

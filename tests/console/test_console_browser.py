@@ -208,12 +208,17 @@ async def test_the_provider_form_offers_exactly_the_types_the_server_lists(
     await expect(form.locator("select[name=type]")).to_have_value(types[0]["type"])
     # Another answer, another form: the page keeps no list of its own, and offers only the
     # presets on a type the server lists.
-    await serve_types(page, [{**next(t for t in types if t["type"] == "anthropic"), "label": "A"}])
+    anthropic = next(t for t in types if t["type"] == "anthropic")
+    await form.locator("select[name=type]").select_option("anthropic")
+    await expect(form.locator("input[name=replay_reasoning]")).to_have_count(0)
+    # The reasoning box shows where the server says the setting does something.
+    await serve_types(page, [{**anthropic, "label": "A", "replay_reasoning": True}])
     await page.reload()
     await page.get_by_role("button", name="Add provider").click()
     await expect(form.locator("select[name=type] option")).to_have_count(1)
     assert await options_of(form.locator("select[name=type]")) == [["anthropic", "A"]]
     await expect(form.locator("select[name=type]")).to_have_value("anthropic")
+    await expect(form.locator("input[name=replay_reasoning]")).to_be_visible()
     assert await options_of(form.locator("select[name=preset]")) == [
         ["", "Choose a preset…"],
         ["anthropic", "Anthropic"],

@@ -8,6 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
+from store.catalog.budgets import MAX_BUDGET_USER_ID_CHARS
+from store.catalog.errors import MAX_PROBLEMS
 from tests.console.test_console_api import Console, console
 
 __all__ = ["console"]
@@ -46,6 +48,7 @@ async def test_a_provider_with_every_field_wrong_names_them_all(console: Console
     }
     assert fields["name"] == "provider name cannot be empty"
     assert "http:// or https://" in fields["base_url"]
+    assert "has space" not in console.bodies[-1]  # a refused key is never shown back
     created = await console.provider()
     edited = {**body, "headers": {}}
     fields = fields_of(await console.call("PUT", f"/providers/{created['id']}", json=edited))
@@ -134,3 +137,113 @@ async def test_a_body_of_the_wrong_type_names_its_field_in_words(
 async def test_a_missing_field_is_named(console: Console) -> None:
     response = await console.call("POST", "/providers", json={"name": "x", "type": "openai-chat"})
     assert response.json()["fields"] == [{"field": "base_url", "message": "is required"}]
+
+
+SECRET = "sk-SECRET123-do-not-echo"
+
+
+async def test_a_choice_sent_a_key_names_the_choices_and_never_the_key(console: Console) -> None:
+    body = {"auto": {"kind": SECRET, "public_id": None}}
+    response = await console.call("PUT", "/settings/routing", json=body)
+    assert response.status_code == 422, response.text
+    assert SECRET not in response.text
+    answer = response.json()
+    words = "must be one of cursor, first-enabled, model"
+    assert answer["fields"] == [{"field": "auto.kind", "message": words}]
+    assert answer["message"] == f"invalid request body: auto.kind: {words}"
+
+
+async def test_every_422_carries_fields_login_and_a_body_that_is_no_object(
+    console: Console,
+) -> None:
+    response = await console.call("POST", "/login", json={"token": 5})
+    assert response.status_code == 422, response.text
+    assert response.json()["fields"] == [{"field": "token", "message": "must be text"}]
+    response = await console.call("POST", "/login", json={"token": SECRET, "more": 1})
+    assert response.json()["fields"] == [
+        {"field": "more", "message": "is not a field this form takes"}
+    ]
+    assert SECRET not in response.text
+    response = await console.call("PUT", "/settings/observability", json=[1])
+    assert response.status_code == 422, response.text
+    assert response.json()["fields"] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            {"backend": "tavily", "url": "https://api.tavily.com"},
+            {
+                "url": "Tavily has a fixed address; leave it empty",
+                "api_key": "Tavily needs an API key",
+            },
+        ),
+        (
+            {"backend": "brave", "url": "https://x.example", "api_key": "has space"},
+            {
+                "url": "Brave Search has a fixed address; leave it empty",
+                "api_key": "must be printable ASCII without spaces or control characters",
+            },
+        ),
+        (
+            {"backend": "searxng", "url": "ftp://x", "api_key": "k"},
+            {
+                "url": "must be an http:// or https:// URL with a host",
+                "api_key": "a SearXNG instance takes no key",
+            },
+        ),
+    ],
+)
+async def test_the_web_search_form_names_every_field(
+    console: Console, body: dict[str, Any], expected: dict[str, str]
+) -> None:
+    response = await console.call("PUT", "/settings/web-search", json=body)
+    assert fields_of(response) == expected
+    assert "has space" not in response.text
+    shown = (await console.call("GET", "/settings/web-search")).json()
+    assert shown["backend"] is None  # nothing saved
+
+
+async def test_a_refusal_names_at_most_its_limit_of_problems_and_counts_the_rest(
+    console: Console,
+) -> None:
+    provider = await console.provider()
+    broken = [
+        {"model_id": f"m{i}", "display_name": " ", "max_output_tokens": 0} for i in range(100)
+    ]
+    response = await console.save(provider["id"], *broken)
+    assert response.status_code == 422, response.text
+    body = response.json()
+    *named, rest = body["fields"]
+    assert len(named) == MAX_PROBLEMS
+    assert named[:2] == [
+        {"field": "models[0].display_name", "message": "display name cannot be empty"},
+        {
+            "field": "models[0].max_output_tokens",
+            "message": "must be a positive integer up to 2147483647",
+        },
+    ]
+    assert rest == {"field": "", "message": f"and {200 - MAX_PROBLEMS} more problems"}
+    assert body["message"].endswith(f"; and {200 - MAX_PROBLEMS} more problems")
+    assert body["message"].count("display name cannot be empty") == MAX_PROBLEMS // 2
+    assert "models[99]" not in response.text
+
+    limits = {"usd_per_day": -1, "usd_per_month": -1, "turns_per_minute": 0, "concurrent_runs": 0}
+    overrides = {f"user{i}": limits for i in range(100)}
+    response = await console.call("PUT", "/settings/budgets", json={"overrides": overrides})
+    *named, rest = response.json()["fields"]
+    assert len(named) == MAX_PROBLEMS
+    assert rest == {"field": "", "message": f"and {400 - MAX_PROBLEMS} more problems"}
+
+
+async def test_a_too_long_user_id_is_named_once_and_never_in_a_field_name(
+    console: Console,
+) -> None:
+    long_id = "u" * (MAX_BUDGET_USER_ID_CHARS + 1)
+    limits = {"usd_per_day": -1, "turns_per_minute": 0}
+    response = await console.call("PUT", "/settings/budgets", json={"overrides": {long_id: limits}})
+    fields = fields_of(response)
+    limit = MAX_BUDGET_USER_ID_CHARS
+    assert fields == {"overrides": f"is longer than {limit} characters ({limit + 1})"}
+    assert long_id not in response.text

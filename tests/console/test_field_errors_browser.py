@@ -100,6 +100,32 @@ async def test_the_model_editor_shows_every_wrong_field_at_once(
     await expect(effort).to_be_enabled()
 
 
+async def test_the_model_editor_shows_the_browsers_and_the_servers_problems_at_once(
+    page: Page, server: str, fake: FakeProvider
+) -> None:
+    await a_model(server, fake)
+    await page.goto(f"http://{server}/console/#/models")
+    await page.locator("tr[data-model=fake-model]").get_by_role("button", name="Edit").click()
+    form = page.get_by_role("form", name="Edit model")
+    await form.get_by_label("Display name").fill(" ")
+    await form.get_by_label("Order").press_sequentially("1e")  # the browser cannot read it
+    await form.get_by_label("Cache read", exact=True).press_sequentially("2e")
+    await form.get_by_label("Input", exact=True).fill("-1")
+    await form.get_by_role("button", name="Save model").click()
+    # One save: the browser's words at the boxes it could not read, the server's at the others.
+    await expect_at(form, "sort_order", "is not a number")
+    await expect_at(form, "price_cache_read_per_mtok", "is not a number")
+    await expect_at(form, "display_name", "display name cannot be empty")
+    await expect_at(form, "price_input_per_mtok", "USD per million tokens, at least 0")
+    for field in ("sort_order", "price_cache_read_per_mtok"):
+        alert = form.locator(f'[data-field="{field}"] [role=alert]')
+        await expect(alert).to_have_text("is not a number")  # never the stand-in's refusal
+    await expect(form.locator(".form-error")).to_have_count(0)
+    (model,) = (await api(server, "GET", "/models")).json()
+    assert (model["display_name"], model["sort_order"]) == ("Fake Model", 0)
+    assert model["price_cache_read_per_mtok"] is None
+
+
 async def test_key_routing_budget_and_recording_forms_show_every_wrong_field(
     page: Page, server: str, fake: FakeProvider
 ) -> None:

@@ -1224,6 +1224,39 @@ async def test_chat_reasoning_replay_can_be_turned_off_per_provider(fake: FakePr
     assert off.json["messages"][2]["tool_calls"][0]["id"] == "call_1"
 
 
+# Each format's own reasoning state, as its decoder reports it.
+OWN_REPLAY = {
+    CHAT: ReplayState("openai_chat", {"reasoning_content": "why"}),
+    RESPONSES: ReplayState(
+        "openai_responses",
+        {"items": [{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"}]},
+    ),
+    ANTHROPIC: ReplayState("anthropic", {"blocks": [{"type": "thinking", "signature": "s"}]}),
+}
+
+
+@pytest.mark.parametrize("provider_type", ALL)
+def test_the_replay_setting_matters_exactly_where_the_adapter_says(
+    provider_type: ProviderType,
+) -> None:
+    """The console offers ``replay_reasoning`` by ``honours_replay_reasoning``: true only where
+    the setting changes what is sent."""
+    adapter = adapter_for(provider_type)
+    call = ProviderToolCall(index=0, call_id="call_1", name="read_file", arguments_json="{}")
+    assistant = AssistantMessage(replay=OWN_REPLAY[provider_type], calls=(call,))
+    request = make_request((*HISTORY, assistant, ToolResultMessage("call_1", "read_file", "x")))
+    on, off = (
+        adapter.build_call(
+            request, make_route(provider_type, "https://x.test/v1", replay_reasoning=v)
+        )
+        for v in (True, False)
+    )
+    marker = {CHAT: b"reasoning_content", RESPONSES: b"rs_1", ANTHROPIC: b'"signature"'}
+    assert marker[provider_type] in on.body  # the state is replayed with the setting on
+    assert (on.body != off.body) is adapter.honours_replay_reasoning
+    assert adapter.honours_replay_reasoning is (provider_type is CHAT)
+
+
 @pytest.mark.parametrize("provider_type", ALL)
 def test_malformed_own_replay_state_is_refused(provider_type: ProviderType) -> None:
     kind = {CHAT: "openai_chat", RESPONSES: "openai_responses", ANTHROPIC: "anthropic"}

@@ -41,9 +41,13 @@ class StreamDecoder(Protocol):
 
 
 class ProviderAdapter(Protocol):
-    """One wire format (OpenAI Chat, OpenAI Responses, Anthropic Messages, Gemini)."""
+    """One wire format (OpenAI Chat, OpenAI Responses, Anthropic Messages, Gemini).
+
+    ``honours_replay_reasoning``: whether a provider's ``replay_reasoning`` setting changes what
+    this format sends (the console offers the setting only where it does)."""
 
     name: str
+    honours_replay_reasoning: bool
 
     def build_call(self, request: LlmRequest, route: ModelRoute) -> HttpCall:
         """The HTTP request for one call; ``ProviderFailure(CONFIG)`` when it cannot be built."""

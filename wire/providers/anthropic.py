@@ -88,6 +88,8 @@ _UNSUPPORTED_STOP = {
 
 class AnthropicAdapter:
     name = NAME
+    # Its reasoning replay is the format's own, always sent: the setting has no say.
+    honours_replay_reasoning = False
 
     def build_call(self, request: LlmRequest, route: ModelRoute) -> HttpCall:
         check_route(NAME, route)

@@ -26,3 +26,8 @@ ADAPTERS: dict[ProviderType, Callable[[], ProviderAdapter]] = {
 def adapter_for(provider_type: ProviderType) -> ProviderAdapter:
     """The adapter for a configured provider type."""
     return ADAPTERS[ProviderType(provider_type)]()
+
+
+def honours_replay_reasoning(provider_type: ProviderType) -> bool:
+    """Whether a provider's ``replay_reasoning`` setting does anything for this type."""
+    return adapter_for(provider_type).honours_replay_reasoning

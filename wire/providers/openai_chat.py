@@ -81,6 +81,8 @@ _FINISH = {
 
 class OpenAiChatAdapter:
     name = NAME
+    # The setting decides whether ``reasoning_content`` goes back (see the module docstring).
+    honours_replay_reasoning = True
 
     def build_call(self, request: LlmRequest, route: ModelRoute) -> HttpCall:
         check_route(NAME, route)

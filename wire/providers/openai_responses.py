@@ -72,6 +72,8 @@ _THINKING_DONES = ("response.reasoning_summary_text.done", "response.reasoning_t
 
 class OpenAiResponsesAdapter:
     name = NAME
+    # Its reasoning replay is the format's own, always sent: the setting has no say.
+    honours_replay_reasoning = False
 
     def build_call(self, request: LlmRequest, route: ModelRoute) -> HttpCall:
         check_route(NAME, route)

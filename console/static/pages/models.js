@@ -346,10 +346,26 @@ function AddById({ provider, saved, priceList, onSaved }) {
   </form>`;
 }
 
-const NUMBER_FIELDS = [
-  "max_output_tokens", "context_window_tokens", "sort_order",
-  "price_input_per_mtok", "price_output_per_mtok", "price_cache_read_per_mtok", "price_cache_write_per_mtok",
-];
+const NUMBER_FIELDS = ["max_output_tokens", "context_window_tokens", "sort_order", ...PRICES.map(([name]) => name)];
+
+// A number box the browser cannot read still goes to the server, as a value the server's rules
+// always refuse (an order past the 32-bit range, a count or price below zero), so the one answer
+// names every other problem too; the box then shows the browser's own words, not the server's.
+const REFUSED_NUMBER = { sort_order: 2 ** 31 };
+
+function withRefused(input, unreadable) {
+  const body = { ...input };
+  for (const { field } of unreadable) body[field] = REFUSED_NUMBER[field] ?? -1;
+  return body;
+}
+
+// The server's problems with the browser's in place of those at the boxes it could not read.
+function merged(error, unreadable) {
+  if (!unreadable.length) return error;
+  const ours = new Set(unreadable.map((p) => p.field));
+  const theirs = ((error && error.fields) || []).filter((p) => !ours.has(p.field));
+  return formError([...unreadable, ...theirs]);
+}
 
 // Number fields are kept as the typed text ("1." stays "1." while a price is typed) and
 // converted only when saved; empty is null.
@@ -394,15 +410,13 @@ function ModelEditor({ model, models, providerType, efforts, priceList, onSaved,
     event.preventDefault();
     setError(null);
     const unreadable = unreadableNumbers(form, bad);
-    if (unreadable.length) {
-      setError(formError(unreadable));
-      return;
-    }
+    const input = withRefused(inputFrom(form), unreadable);
     try {
-      await api("POST", `/providers/${model.provider_id}/models`, { models: [inputFrom(form)] });
-      onSaved();
+      await api("POST", `/providers/${model.provider_id}/models`, { models: [input] });
+      if (unreadable.length) setError(formError(unreadable)); // never reached: the server refuses
+      else onSaved();
     } catch (err) {
-      setError(localError(err));
+      setError(merged(localError(err), unreadable));
     }
   }
 

@@ -49,8 +49,6 @@ const LABELS = {
 };
 // An example address shown while the URL is empty (the Custom preset has none of its own).
 const EXAMPLE_URL = "https://llm.example.com/v1";
-// Only OpenAI Chat sends streamed reasoning back (``reasoning_content``); elsewhere the box does nothing.
-const REPLAYS_REASONING = "openai-chat";
 
 function headerRows(provider) {
   const shown = new Set(provider?.public_headers || []);
@@ -175,7 +173,7 @@ function ProviderForm({ provider, types, onSaved, onCancel }) {
     <div class="actions">
       <button type="button" onClick=${() => setHeaders([...headers, { name: "", value: "", secret: false, public: false }])}>Add header</button>
     </div>
-    ${form.type === REPLAYS_REASONING && html`<div class="row">
+    ${types.find((t) => t.type === form.type)?.replay_reasoning && html`<div class="row">
       <label><input type="checkbox" name="replay_reasoning" checked=${form.replay_reasoning}
         onChange=${(e) => setForm({ ...form, replay_reasoning: e.target.checked })} />
         Send streamed reasoning back to this provider (OpenAI Chat <code>reasoning_content</code>)</label>
