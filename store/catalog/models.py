@@ -32,8 +32,8 @@ from store.catalog.limits import (
     MAX_MODEL_ID_CHARS,
     MAX_NAME_CHARS,
 )
-from store.catalog.model_kinds import KINDS, generates_images, kind_by_name
-from store.catalog.price_list import FROM_LIST, FROM_USER, Prices, listed_prices
+from store.catalog.model_kinds import KINDS, generates_images, is_chat, kind_by_name
+from store.catalog.price_list import FROM_LIST, FROM_USER, Prices, listed_prices, price_list
 from store.catalog.providers import ANTHROPIC
 from store.catalog.routing import forget_routing
 from store.catalog.tables import lock_row, tables_of
@@ -106,6 +106,13 @@ class ModelRecord(msgspec.Struct, frozen=True):
     # Where the prices came from: ``list`` (the shipped price list), ``user``, or None (never
     # priced; a row priced before sources were stored reads as ``user``).
     price_source: str | None = None
+    # The date of the price list a ``list`` row's prices were read from (the list shipped
+    # then, not the one shipped now); None for any other source.
+    price_list_as_of: str | None = None
+    # Derived from ``kind`` (``model_kinds``), so clients never restate the rule: whether a
+    # turn can run on the model, and whether it can be the image model.
+    chat: bool = True
+    generates_images: bool = False
 
 
 def models_query(db: peewee.Database, *, whole_provider: bool = False) -> peewee.Select:
@@ -197,6 +204,7 @@ _RECORD_COLUMNS = (
     'm."fallbacks_json"',
     'm."kind"',
     'm."price_source"',
+    'm."price_list_as_of"',
 )
 _MODELS_FROM = ' FROM "models" AS m JOIN "providers" AS p ON p."id" = m."provider_id" '
 
@@ -220,8 +228,8 @@ _ROUTE_SQL = (
 
 def _record_of(row: tuple[Any, ...]) -> ModelRecord:
     """The record from a row that starts with ``_RECORD_COLUMNS``."""
-    # The prices, then the fallbacks, the kind and the price source.
-    fixed = len(_RECORD_COLUMNS) - len(PRICE_FIELDS) - 3
+    # The prices, then the fallbacks, the kind, the price source and the list's date.
+    fixed = len(_RECORD_COLUMNS) - len(PRICE_FIELDS) - 4
     (
         public_id,
         provider_id,
@@ -237,9 +245,12 @@ def _record_of(row: tuple[Any, ...]) -> ModelRecord:
         effort,
     ) = row[:fixed]
     prices = row[fixed : fixed + len(PRICE_FIELDS)]
-    fallbacks_json, kind, price_source = row[fixed + len(PRICE_FIELDS) : len(_RECORD_COLUMNS)]
+    fallbacks_json, kind, price_source, list_as_of = row[
+        fixed + len(PRICE_FIELDS) : len(_RECORD_COLUMNS)
+    ]
     if price_source is None and any(price is not None for price in prices):
         price_source = FROM_USER
+    kind = kind or kind_by_name(model_id)
     return ModelRecord(
         public_id=public_id,
         provider_id=provider_id,
@@ -255,8 +266,11 @@ def _record_of(row: tuple[Any, ...]) -> ModelRecord:
         reasoning_effort=effort,
         **dict(zip(PRICE_FIELDS, prices, strict=True)),
         fallbacks=decode_fallbacks(fallbacks_json),
-        kind=kind or kind_by_name(model_id),
+        kind=kind,
         price_source=price_source,
+        price_list_as_of=list_as_of if price_source == FROM_LIST else None,
+        chat=is_chat(kind),
+        generates_images=generates_images(kind),
     )
 
 
@@ -297,7 +311,7 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
     if not INT32_MIN <= item.sort_order <= INT32_MAX:
         problems.add(f"{prefix}.sort_order", f"must be an integer from {INT32_MIN} to {INT32_MAX}")
     if item.kind is not msgspec.UNSET and item.kind not in KINDS:
-        problems.add(f"{prefix}.kind", f"must be one of {', '.join(KINDS)}, got {item.kind!r}")
+        problems.add(f"{prefix}.kind", f"must be one of {', '.join(KINDS)}")
     for field in PRICE_FIELDS:
         price = getattr(item, field)
         if (
@@ -337,12 +351,14 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
 
 
 def save_models(
-    db: peewee.Database, provider_id: int, models: Sequence[ModelInput]
+    db: peewee.Database, provider_id: int, models: Sequence[ModelInput], *, only_new: bool = False
 ) -> list[ModelRecord]:
     """Upsert models under a provider in one transaction: all are saved or none.
 
     Keyed on (provider, model_id): an existing model keeps its public id and creation time.
-    A public id that already belongs to another (provider, model) is a ``Conflict``.
+    A public id that already belongs to another (provider, model) is a ``Conflict``. With
+    ``only_new`` (a model added by hand) a model id the provider already has is ``Invalid``,
+    naming it, so adding never overwrites a saved model.
     """
     tables = tables_of(db)
     model = tables.model
@@ -362,10 +378,13 @@ def save_models(
         stamp = now_ms()
         public_ids = []
         existing = _existing_ids(db, provider_id, [item.model_id for item in checked])
+        if only_new:
+            _refuse_saved(checked, existing)
         for item in checked:
             public_id = public_model_id(provider.base_url, provider.type, item.model_id)
             _refuse_collision(db, public_id, provider_id, item.model_id)
             is_new = item.model_id not in existing
+            stored = None if is_new else _stored_prices(db, provider_id, item.model_id)
             fields = {
                 "display_name": item.display_name,
                 "enabled": item.enabled,
@@ -374,7 +393,7 @@ def save_models(
                 "context_window_tokens": item.context_window_tokens,
                 "reasoning_enabled": item.reasoning_enabled,
                 "reasoning_effort": item.reasoning_effort,
-                **_price_fields(item, is_new),
+                **_price_fields(item, stored),
                 **_kind_field(item, is_new),
                 "updated_at_ms": stamp,
             }
@@ -428,21 +447,61 @@ def _existing_ids(db: peewee.Database, provider_id: int, model_ids: list[str]) -
     return {row.model_id for row in query}
 
 
-def _price_fields(item: ModelInput, is_new: bool) -> dict[str, Any]:
-    """The price columns an upsert writes: none (kept) when no price is given for a saved
-    model; the price list's (or unknown) for a new one; else the given ones, marked ``list``
-    when they are exactly the list's and ``user`` otherwise."""
+def _refuse_saved(models: Sequence[ModelInput], existing: set[str]) -> None:
+    """Adding by hand never overwrites: every model id the provider already has is named."""
+    problems = Problems()
+    for index, item in enumerate(models):
+        if item.model_id in existing:
+            problems.add(
+                f"models[{index}].model_id",
+                f"this provider already has the model {item.model_id}: edit it in the models "
+                "table instead",
+            )
+    problems.raise_any()
+
+
+def _stored_prices(db: peewee.Database, provider_id: int, model_id: str) -> dict[str, Any]:
+    """A saved model's price columns as they are (prices, source and the list's date)."""
+    model = tables_of(db).model
+    columns = [getattr(model, field) for field in (*PRICE_FIELDS, *_SOURCE_FIELDS)]
+    row = (
+        model.select(*columns)
+        .where((model.provider == provider_id) & (model.model_id == model_id))
+        .dicts()
+        .first()
+    )
+    return dict(row) if row is not None else {}
+
+
+_SOURCE_FIELDS = ("price_source", "price_list_as_of")
+
+
+def _price_fields(item: ModelInput, stored: dict[str, Any] | None) -> dict[str, Any]:
+    """The price columns an upsert writes (``stored``: the saved model's, None for a new one):
+    none (kept) when no price is given for a saved model, or when the given ones are exactly
+    the stored ones (an editor saved unchanged keeps a ``list`` source and its date, even after
+    the shipped list changed); the price list's (or unknown) for a new model; else the given
+    ones, marked ``list`` with the list's date when they are exactly the list's and ``user``
+    otherwise."""
     given = {field: getattr(item, field) for field in PRICE_FIELDS}
     listed = listed_prices(item.model_id)
+    as_of = price_list().as_of
     if all(price is msgspec.UNSET for price in given.values()):
-        if not is_new:
+        if stored is not None:
             return {}
         if listed is None:
-            return {**dict.fromkeys(PRICE_FIELDS), "price_source": None}
-        return {**msgspec.structs.asdict(listed), "price_source": FROM_LIST}
+            return {**dict.fromkeys(PRICE_FIELDS), **dict.fromkeys(_SOURCE_FIELDS)}
+        return {
+            **msgspec.structs.asdict(listed),
+            "price_source": FROM_LIST,
+            "price_list_as_of": as_of,
+        }
     prices = {field: None if v is msgspec.UNSET else v for field, v in given.items()}
-    same = listed is not None and prices == msgspec.structs.asdict(listed)
-    return {**prices, "price_source": FROM_LIST if same else FROM_USER}
+    if stored is not None and prices == {field: stored[field] for field in PRICE_FIELDS}:
+        return {}
+    if listed is not None and prices == msgspec.structs.asdict(listed):
+        return {**prices, "price_source": FROM_LIST, "price_list_as_of": as_of}
+    return {**prices, "price_source": FROM_USER, "price_list_as_of": None}
 
 
 def _kind_field(item: ModelInput, is_new: bool) -> dict[str, Any]:

@@ -84,6 +84,7 @@ def _build_tables(db: peewee.Database) -> Tables:
         fallbacks_json = peewee.TextField(default="[]")
         kind = peewee.TextField(null=True)
         price_source = peewee.TextField(null=True)
+        price_list_as_of = peewee.TextField(null=True)
         created_at_ms = peewee.BigIntegerField()
         updated_at_ms = peewee.BigIntegerField()
 
