@@ -65,8 +65,8 @@ class ModelInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # USD per million tokens (``PRICE_FIELDS``); None is unknown. Unlike the other fields,
     # the prices are one group: all absent keeps the stored prices (a new model gets the price
     # list's, marked ``list``), so adding a model again never drops a price the user set; any
-    # given replaces them all (an absent one is then unknown), marked ``user`` unless they are
-    # exactly the list's.
+    # given replaces them all (an absent one is then unknown, or for a new model the list's),
+    # marked ``user`` unless they are exactly the list's.
     price_input_per_mtok: _Price = msgspec.UNSET
     price_output_per_mtok: _Price = msgspec.UNSET
     price_cache_read_per_mtok: _Price = msgspec.UNSET
@@ -481,8 +481,8 @@ def _price_fields(item: ModelInput, stored: dict[str, Any] | None) -> dict[str, 
     none (kept) when no price is given for a saved model, or when the given ones are exactly
     the stored ones (an editor saved unchanged keeps a ``list`` source and its date, even after
     the shipped list changed); the price list's (or unknown) for a new model; else the given
-    ones, marked ``list`` with the list's date when they are exactly the list's and ``user``
-    otherwise."""
+    ones (a new model's absent ones the list's), marked ``list`` with the list's date when they
+    are exactly the list's and ``user`` otherwise."""
     given = {field: getattr(item, field) for field in PRICE_FIELDS}
     listed = listed_prices(item.model_id)
     as_of = price_list().as_of
@@ -496,7 +496,8 @@ def _price_fields(item: ModelInput, stored: dict[str, Any] | None) -> dict[str, 
             "price_source": FROM_LIST,
             "price_list_as_of": as_of,
         }
-    prices = {field: None if v is msgspec.UNSET else v for field, v in given.items()}
+    fallback = msgspec.structs.asdict(listed) if stored is None and listed is not None else {}
+    prices = {field: fallback.get(field) if v is msgspec.UNSET else v for field, v in given.items()}
     if stored is not None and prices == {field: stored[field] for field in PRICE_FIELDS}:
         return {}
     if listed is not None and prices == msgspec.structs.asdict(listed):

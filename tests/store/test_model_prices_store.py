@@ -5,6 +5,7 @@ older row (before kinds and sources were stored) reads as its name and as the us
 
 from __future__ import annotations
 
+import msgspec
 import peewee
 import pytest
 
@@ -60,6 +61,18 @@ def test_a_new_listed_model_gets_the_list_price_marked_list(opened: Store) -> No
     # Saving the list's own prices back (the editor does) keeps them marked as the list's.
     again = one(db, pid, model_id="gpt-4o", **msgspec_dict(listed))
     assert again.price_source == cat.FROM_LIST
+
+
+def listed_input(listed: cat.Prices) -> cat.ModelInput:
+    """A model input carrying the list's prices, as an add-by-id form used to send them."""
+    return cat.ModelInput(
+        model_id="x",
+        display_name="x",
+        price_input_per_mtok=listed.price_input_per_mtok,
+        price_output_per_mtok=listed.price_output_per_mtok,
+        price_cache_read_per_mtok=listed.price_cache_read_per_mtok,
+        price_cache_write_per_mtok=listed.price_cache_write_per_mtok,
+    )
 
 
 def prices_of_listed(listed: cat.Prices) -> tuple[float | None, ...]:
@@ -187,9 +200,10 @@ def test_adding_an_id_already_saved_is_refused_and_the_saved_model_stays(opened:
     mine = one(
         db, pid, model_id="gpt-4o", display_name="Mine", sort_order=4, price_input_per_mtok=1.5
     )
-    added = cat.ModelInput(
-        model_id=" gpt-4o ", display_name="gpt-4o", **msgspec_dict(cat.listed_prices("gpt-4o"))
-    )
+    listed = cat.listed_prices("gpt-4o")
+    assert listed is not None
+    # As the form sent it before: the list's prices, all four.
+    added = msgspec.structs.replace(listed_input(listed), model_id=" gpt-4o ")
     fresh = cat.ModelInput(model_id="my-new-llm", display_name="new")
     with pytest.raises(cat.Invalid) as refused:
         cat.save_models(db, pid, [fresh, added], only_new=True)
@@ -202,6 +216,23 @@ def test_adding_an_id_already_saved_is_refused_and_the_saved_model_stays(opened:
     (kept,) = cat.all_models(db)  # nothing saved: the new one neither
     assert kept == mine and kept.price_source == cat.FROM_USER
     assert cat.save_models(db, pid, [fresh], only_new=True)[0].model_id == "my-new-llm"
+    # A new listed model given some prices: the others are the list's, and the whole is the
+    # user's (it is no longer exactly the list's).
+    (part,) = cat.save_models(
+        db,
+        pid,
+        [cat.ModelInput(model_id="gpt-4o-mini", display_name="m", price_output_per_mtok=0.7)],
+        only_new=True,
+    )
+    mini = cat.listed_prices("gpt-4o-mini")
+    assert mini is not None
+    assert prices_of(part) == (
+        mini.price_input_per_mtok,
+        0.7,
+        mini.price_cache_read_per_mtok,
+        mini.price_cache_write_per_mtok,
+    )
+    assert (part.price_source, part.price_list_as_of) == (cat.FROM_USER, None)
 
 
 def test_a_list_price_keeps_the_date_of_its_list_and_an_unchanged_save_keeps_it(
