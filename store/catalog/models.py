@@ -6,8 +6,8 @@ call (~0.3-1 ms of Python each)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Container, Iterable, Sequence
+from typing import Any, cast
 
 import msgspec
 import peewee
@@ -45,6 +45,8 @@ _EFFORTS = {kind.value: efforts for kind, efforts in REASONING_EFFORTS.items()}
 # A model's prices, USD per million tokens, one per usage bucket (migration 8). None is
 # "unknown": a call that used a bucket without a price has an unknown cost, never a zero one.
 PRICE_FIELDS: tuple[str, ...] = Prices.__struct_fields__
+# Where the stored prices came from, and the date of the price list for a ``list`` source.
+_SOURCE_FIELDS = ("price_source", "price_list_as_of")
 
 # A price absent from an input: keep the stored one (a new model gets the price list's).
 _Price = float | None | msgspec.UnsetType
@@ -383,8 +385,8 @@ def save_models(
         for item in checked:
             public_id = public_model_id(provider.base_url, provider.type, item.model_id)
             _refuse_collision(db, public_id, provider_id, item.model_id)
-            is_new = item.model_id not in existing
-            stored = None if is_new else _stored_prices(db, provider_id, item.model_id)
+            stored = existing.get(item.model_id)
+            is_new = stored is None
             fields = {
                 "display_name": item.display_name,
                 "enabled": item.enabled,
@@ -436,18 +438,23 @@ def save_models(
     return [records[public_id] for public_id in public_ids]
 
 
-def _existing_ids(db: peewee.Database, provider_id: int, model_ids: list[str]) -> set[str]:
-    """Which of these model ids the provider already has (their upsert is an update)."""
+def _existing_ids(
+    db: peewee.Database, provider_id: int, model_ids: list[str]
+) -> dict[str, dict[str, Any]]:
+    """Which of these model ids the provider already has (their upsert is an update), each
+    with its stored price columns (prices, source and the list's date)."""
     if not model_ids:
-        return set()
+        return {}
     model = tables_of(db).model
-    query = model.select(model.model_id).where(
+    columns = [getattr(model, field) for field in (*PRICE_FIELDS, *_SOURCE_FIELDS)]
+    query = model.select(model.model_id, *columns).where(
         (model.provider == provider_id) & (model.model_id.in_(model_ids))
     )
-    return {row.model_id for row in query}
+    rows = cast("list[dict[str, Any]]", list(query.dicts()))
+    return {row.pop("model_id"): row for row in rows}
 
 
-def _refuse_saved(models: Sequence[ModelInput], existing: set[str]) -> None:
+def _refuse_saved(models: Sequence[ModelInput], existing: Container[str]) -> None:
     """Adding by hand never overwrites: every model id the provider already has is named."""
     problems = Problems()
     for index, item in enumerate(models):
@@ -458,22 +465,6 @@ def _refuse_saved(models: Sequence[ModelInput], existing: set[str]) -> None:
                 "table instead",
             )
     problems.raise_any()
-
-
-def _stored_prices(db: peewee.Database, provider_id: int, model_id: str) -> dict[str, Any]:
-    """A saved model's price columns as they are (prices, source and the list's date)."""
-    model = tables_of(db).model
-    columns = [getattr(model, field) for field in (*PRICE_FIELDS, *_SOURCE_FIELDS)]
-    row = (
-        model.select(*columns)
-        .where((model.provider == provider_id) & (model.model_id == model_id))
-        .dicts()
-        .first()
-    )
-    return dict(row) if row is not None else {}
-
-
-_SOURCE_FIELDS = ("price_source", "price_list_as_of")
 
 
 def _price_fields(item: ModelInput, stored: dict[str, Any] | None) -> dict[str, Any]:
