@@ -15,7 +15,13 @@ from typing import TypeVar
 import httpx
 import msgspec
 
-from console.model_metadata import gemini_kind, listed_kind
+from console.model_metadata import (
+    KIND_FROM_NAME,
+    KIND_FROM_PROVIDER,
+    Sourced,
+    gemini_kind,
+    listed_kind,
+)
 from store import catalog
 from store.catalog import ProviderConnection
 from wire.json_input import decode_json
@@ -44,11 +50,6 @@ class DiscoveryError(Exception):
         self.message = message
 
 
-# Where a discovered model's kind was read: the provider's listing, or the id's name.
-KIND_FROM_PROVIDER = "provider"
-KIND_FROM_NAME = "name"
-
-
 class DiscoveredModel(msgspec.Struct, frozen=True):
     """One listed model: its id, what it is for (``catalog.KINDS``), whether a turn can run on
     it, and whether the provider's listing or the id's name said so."""
@@ -59,10 +60,10 @@ class DiscoveredModel(msgspec.Struct, frozen=True):
     kind_from: str
 
 
-def discovered(model_id: str, kind: str | None) -> DiscoveredModel:
-    """A listed model with the listing's kind, or (None) its name's."""
-    source = KIND_FROM_PROVIDER if kind is not None else KIND_FROM_NAME
-    kind = kind if kind is not None else catalog.kind_by_name(model_id)
+def discovered(model_id: str, found: Sourced | None) -> DiscoveredModel:
+    """A listed model with the kind its listing gave (and where it was read), or (None) its
+    name's."""
+    kind, source = found if found is not None else (catalog.kind_by_name(model_id), KIND_FROM_NAME)
     return DiscoveredModel(model_id, kind, catalog.is_chat(kind), source)
 
 
@@ -134,7 +135,8 @@ async def discover_models(
             if connection.type == catalog.ANTHROPIC:
                 # Anthropic's models API lists chat models only.
                 found = [
-                    discovered(i, catalog.CHAT) for i in await _anthropic_ids(connection, client)
+                    discovered(i, (catalog.CHAT, KIND_FROM_PROVIDER))
+                    for i in await _anthropic_ids(connection, client)
                 ]
             elif connection.type == catalog.GEMINI:
                 found = await _gemini_models(connection, client)

@@ -2,7 +2,9 @@
 where it has them: Gemini's ``supportedGenerationMethods``, an OpenAI-compatible server's
 ``type`` (Together, LM Studio), ``capabilities`` (Mistral's ``completion_chat``, or a list of
 names) or ``architecture.output_modalities`` (OpenRouter). Anthropic lists chat models only.
-None: the listing says nothing usable, so the id's name decides (``catalog.kind_by_name``)."""
+None: the listing says nothing usable, so the id's name decides (``catalog.kind_by_name``).
+Each kind comes with where it was read: a listing that only says "not chat" leaves the kind
+to the name, and then the name is what is reported."""
 
 from __future__ import annotations
 
@@ -30,52 +32,67 @@ _TYPES = {
 }
 _KIND_OF_TYPE = {name: kind for kind, names in _TYPES.items() for name in names}
 
+# Where a discovered model's kind was read: the provider's listing, or the id's name.
+KIND_FROM_PROVIDER = "provider"
+KIND_FROM_NAME = "name"
 
-def gemini_kind(model_id: str, methods: list[str]) -> str:
+# A kind and where it was read (``KIND_FROM_PROVIDER`` or ``KIND_FROM_NAME``).
+Sourced = tuple[str, str]
+
+
+def _listed(kind: str | None) -> Sourced | None:
+    return None if kind is None else (kind, KIND_FROM_PROVIDER)
+
+
+def gemini_kind(model_id: str, methods: list[str]) -> Sourced:
     """A Gemini model's kind by the methods it supports: ``generateContent`` is what a turn
-    calls; ``embedContent`` embeds; ``predict`` is Imagen's (an image model by its name)."""
+    calls, unless the name says otherwise (TTS and image models take it too:
+    ``gemini-2.5-flash-preview-tts``, ``gemini-2.5-flash-image``); ``embedContent`` embeds;
+    ``predict`` is Imagen's (an image model by its name)."""
     if "generateContent" in methods:
-        return CHAT
+        by_name = catalog.kind_by_name(model_id)
+        return (by_name, KIND_FROM_NAME) if by_name != CHAT else (CHAT, KIND_FROM_PROVIDER)
     if "embedContent" in methods or "embedText" in methods:
-        return EMBEDDING
+        return EMBEDDING, KIND_FROM_PROVIDER
     return _not_chat(model_id)
 
 
 def listed_kind(
     model_id: str, type_: object, capabilities: object, architecture: object
-) -> str | None:
+) -> Sourced | None:
     """An OpenAI-compatible listing entry's kind by its own fields, or None."""
-    kind = _kind_of_type(type_)
-    if kind is None:
-        kind = _kind_of_capabilities(model_id, capabilities)
-    if kind is None:
-        kind = _kind_of_architecture(architecture)
-    return kind
+    found = _listed(_kind_of_type(type_))
+    if found is None:
+        found = _kind_of_capabilities(model_id, capabilities)
+    if found is None:
+        found = _listed(_kind_of_architecture(architecture))
+    return found
 
 
 def _kind_of_type(value: object) -> str | None:
     return _KIND_OF_TYPE.get(value.lower()) if isinstance(value, str) else None
 
 
-def _kind_of_capabilities(model_id: str, value: object) -> str | None:
+def _kind_of_capabilities(model_id: str, value: object) -> Sourced | None:
     if isinstance(value, dict):
         chat = value.get("completion_chat", value.get("chat"))
         if isinstance(chat, bool):
-            return CHAT if chat else _not_chat(model_id)
+            return (CHAT, KIND_FROM_PROVIDER) if chat else _not_chat(model_id)
         return None
     if isinstance(value, list) and all(isinstance(name, str) for name in value):
         names = {name.lower() for name in value}
         if names & {"chat", "completion", "completion_chat"}:
-            return CHAT
+            return CHAT, KIND_FROM_PROVIDER
         if names & {"embedding", "embeddings"}:
-            return EMBEDDING
+            return EMBEDDING, KIND_FROM_PROVIDER
     return None
 
 
-def _not_chat(model_id: str) -> str:
-    """A model its listing says does not chat: what its name says, or else "other"."""
+def _not_chat(model_id: str) -> Sourced:
+    """A model its listing says does not chat: what its name says (so the name is the
+    source), or else "other" (the listing's word)."""
     by_name = catalog.kind_by_name(model_id)
-    return OTHER if by_name == CHAT else by_name
+    return (OTHER, KIND_FROM_PROVIDER) if by_name == CHAT else (by_name, KIND_FROM_NAME)
 
 
 def _kind_of_architecture(value: object) -> str | None:

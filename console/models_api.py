@@ -40,6 +40,9 @@ logger = logging.getLogger("cursor_server.console")
 
 class SaveModelsBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     models: list[ModelInput]
+    # A model added by hand: refused (422 naming ``models[i].model_id``) when the provider
+    # already has that id, so adding never overwrites a saved model and its prices.
+    only_new: bool = False
 
 
 class DiscoveredModels(msgspec.Struct, frozen=True):
@@ -91,7 +94,9 @@ class ModelsApi:
     async def save_models(self, request: web.Request) -> web.StreamResponse:
         provider_id = provider_id_of(request)
         body = await decode_body(request, SaveModelsBody)
-        saved = await in_thread(self._db, catalog.save_models, provider_id, body.models)
+        saved = await in_thread(
+            self._db, catalog.save_models, provider_id, body.models, only_new=body.only_new
+        )
         return json_response(saved, status=201)
 
     @answers_errors

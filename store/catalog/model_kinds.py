@@ -18,19 +18,32 @@ OTHER = "other"  # listed, but for none of the above (video, rerank, realtime, c
 KINDS = (CHAT, IMAGE, EMBEDDING, SPEECH, TRANSCRIPTION, MODERATION, OTHER)
 
 # Name patterns, first match wins; a name matching none is a chat model. Matched against the
-# id without an owner prefix (``openai/``, ``models/``), case ignored.
+# id without an owner prefix (``openai/``, ``models/``, ``BAAI/``), case ignored. This is the
+# one statement of the name rule; the docs refer to it (docs/limits.md, "What a model is for").
 _BY_NAME = (
+    # Rerankers first: ``bge-reranker-*`` is not an embedding model.
+    (OTHER, re.compile(r"rerank")),
     (
         IMAGE,
         re.compile(
             r"^(gpt-image|chatgpt-image|dall-e|imagen)|^gemini-.*-image|flux|stable-diffusion|sdxl"
         ),
     ),
-    (EMBEDDING, re.compile(r"embed")),
-    (SPEECH, re.compile(r"(^|-)tts(-|$)|^gpt-4o-mini-tts")),
+    # ``embed`` covers text-embedding-*, nomic-embed-*, mxbai-embed-*; BAAI's bge-* and
+    # intfloat's (multilingual-)e5-* do not say it.
+    (EMBEDDING, re.compile(r"embed|^bge-|(^|-)e5(-|$)")),
+    # OpenAI's audio chat models (gpt-4o-audio-preview, gpt-audio) are speech: they exist to
+    # speak and listen, while a Cursor turn is text and tools.
+    (SPEECH, re.compile(r"(^|-)tts(-|$)|^gpt-4o-mini-tts|(^|-)audio(-|$)")),
     (TRANSCRIPTION, re.compile(r"whisper|transcribe")),
     (MODERATION, re.compile(r"moderation")),
-    (OTHER, re.compile(r"^(sora|veo|lyria)|rerank|realtime|^(davinci|babbage)-002$|^aqa$")),
+    # Completions only (no chat endpoint): gpt-3.5-turbo-instruct, davinci-002, babbage-002.
+    (
+        OTHER,
+        re.compile(
+            r"^(sora|veo|lyria)|realtime|^(davinci|babbage)-002$|^gpt-3\.5-turbo-instruct|^aqa$"
+        ),
+    ),
 )
 
 

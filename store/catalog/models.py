@@ -6,8 +6,8 @@ call (~0.3-1 ms of Python each)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Container, Iterable, Sequence
+from typing import Any, cast
 
 import msgspec
 import peewee
@@ -32,8 +32,8 @@ from store.catalog.limits import (
     MAX_MODEL_ID_CHARS,
     MAX_NAME_CHARS,
 )
-from store.catalog.model_kinds import KINDS, generates_images, kind_by_name
-from store.catalog.price_list import FROM_LIST, FROM_USER, Prices, listed_prices
+from store.catalog.model_kinds import KINDS, generates_images, is_chat, kind_by_name
+from store.catalog.price_list import FROM_LIST, FROM_USER, Prices, listed_prices, price_list
 from store.catalog.providers import ANTHROPIC
 from store.catalog.routing import forget_routing
 from store.catalog.tables import lock_row, tables_of
@@ -45,6 +45,8 @@ _EFFORTS = {kind.value: efforts for kind, efforts in REASONING_EFFORTS.items()}
 # A model's prices, USD per million tokens, one per usage bucket (migration 8). None is
 # "unknown": a call that used a bucket without a price has an unknown cost, never a zero one.
 PRICE_FIELDS: tuple[str, ...] = Prices.__struct_fields__
+# Where the stored prices came from, and the date of the price list for a ``list`` source.
+_SOURCE_FIELDS = ("price_source", "price_list_as_of")
 
 # A price absent from an input: keep the stored one (a new model gets the price list's).
 _Price = float | None | msgspec.UnsetType
@@ -65,8 +67,8 @@ class ModelInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # USD per million tokens (``PRICE_FIELDS``); None is unknown. Unlike the other fields,
     # the prices are one group: all absent keeps the stored prices (a new model gets the price
     # list's, marked ``list``), so adding a model again never drops a price the user set; any
-    # given replaces them all (an absent one is then unknown), marked ``user`` unless they are
-    # exactly the list's.
+    # given replaces them all (an absent one is then unknown, or for a new model the list's),
+    # marked ``user`` unless they are exactly the list's.
     price_input_per_mtok: _Price = msgspec.UNSET
     price_output_per_mtok: _Price = msgspec.UNSET
     price_cache_read_per_mtok: _Price = msgspec.UNSET
@@ -106,6 +108,13 @@ class ModelRecord(msgspec.Struct, frozen=True):
     # Where the prices came from: ``list`` (the shipped price list), ``user``, or None (never
     # priced; a row priced before sources were stored reads as ``user``).
     price_source: str | None = None
+    # The date of the price list a ``list`` row's prices were read from (the list shipped
+    # then, not the one shipped now); None for any other source.
+    price_list_as_of: str | None = None
+    # Derived from ``kind`` (``model_kinds``), so clients never restate the rule: whether a
+    # turn can run on the model, and whether it can be the image model.
+    chat: bool = True
+    generates_images: bool = False
 
 
 def models_query(db: peewee.Database, *, whole_provider: bool = False) -> peewee.Select:
@@ -197,6 +206,7 @@ _RECORD_COLUMNS = (
     'm."fallbacks_json"',
     'm."kind"',
     'm."price_source"',
+    'm."price_list_as_of"',
 )
 _MODELS_FROM = ' FROM "models" AS m JOIN "providers" AS p ON p."id" = m."provider_id" '
 
@@ -220,8 +230,8 @@ _ROUTE_SQL = (
 
 def _record_of(row: tuple[Any, ...]) -> ModelRecord:
     """The record from a row that starts with ``_RECORD_COLUMNS``."""
-    # The prices, then the fallbacks, the kind and the price source.
-    fixed = len(_RECORD_COLUMNS) - len(PRICE_FIELDS) - 3
+    # The prices, then the fallbacks, the kind, the price source and the list's date.
+    fixed = len(_RECORD_COLUMNS) - len(PRICE_FIELDS) - 4
     (
         public_id,
         provider_id,
@@ -237,9 +247,12 @@ def _record_of(row: tuple[Any, ...]) -> ModelRecord:
         effort,
     ) = row[:fixed]
     prices = row[fixed : fixed + len(PRICE_FIELDS)]
-    fallbacks_json, kind, price_source = row[fixed + len(PRICE_FIELDS) : len(_RECORD_COLUMNS)]
+    fallbacks_json, kind, price_source, list_as_of = row[
+        fixed + len(PRICE_FIELDS) : len(_RECORD_COLUMNS)
+    ]
     if price_source is None and any(price is not None for price in prices):
         price_source = FROM_USER
+    kind = kind or kind_by_name(model_id)
     return ModelRecord(
         public_id=public_id,
         provider_id=provider_id,
@@ -255,8 +268,11 @@ def _record_of(row: tuple[Any, ...]) -> ModelRecord:
         reasoning_effort=effort,
         **dict(zip(PRICE_FIELDS, prices, strict=True)),
         fallbacks=decode_fallbacks(fallbacks_json),
-        kind=kind or kind_by_name(model_id),
+        kind=kind,
         price_source=price_source,
+        price_list_as_of=list_as_of if price_source == FROM_LIST else None,
+        chat=is_chat(kind),
+        generates_images=generates_images(kind),
     )
 
 
@@ -297,7 +313,7 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
     if not INT32_MIN <= item.sort_order <= INT32_MAX:
         problems.add(f"{prefix}.sort_order", f"must be an integer from {INT32_MIN} to {INT32_MAX}")
     if item.kind is not msgspec.UNSET and item.kind not in KINDS:
-        problems.add(f"{prefix}.kind", f"must be one of {', '.join(KINDS)}, got {item.kind!r}")
+        problems.add(f"{prefix}.kind", f"must be one of {', '.join(KINDS)}")
     for field in PRICE_FIELDS:
         price = getattr(item, field)
         if (
@@ -337,12 +353,14 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
 
 
 def save_models(
-    db: peewee.Database, provider_id: int, models: Sequence[ModelInput]
+    db: peewee.Database, provider_id: int, models: Sequence[ModelInput], *, only_new: bool = False
 ) -> list[ModelRecord]:
     """Upsert models under a provider in one transaction: all are saved or none.
 
     Keyed on (provider, model_id): an existing model keeps its public id and creation time.
-    A public id that already belongs to another (provider, model) is a ``Conflict``.
+    A public id that already belongs to another (provider, model) is a ``Conflict``. With
+    ``only_new`` (a model added by hand) a model id the provider already has is ``Invalid``,
+    naming it, so adding never overwrites a saved model.
     """
     tables = tables_of(db)
     model = tables.model
@@ -362,10 +380,13 @@ def save_models(
         stamp = now_ms()
         public_ids = []
         existing = _existing_ids(db, provider_id, [item.model_id for item in checked])
+        if only_new:
+            _refuse_saved(checked, existing)
         for item in checked:
             public_id = public_model_id(provider.base_url, provider.type, item.model_id)
             _refuse_collision(db, public_id, provider_id, item.model_id)
-            is_new = item.model_id not in existing
+            stored = existing.get(item.model_id)
+            is_new = stored is None
             fields = {
                 "display_name": item.display_name,
                 "enabled": item.enabled,
@@ -374,7 +395,7 @@ def save_models(
                 "context_window_tokens": item.context_window_tokens,
                 "reasoning_enabled": item.reasoning_enabled,
                 "reasoning_effort": item.reasoning_effort,
-                **_price_fields(item, is_new),
+                **_price_fields(item, stored),
                 **_kind_field(item, is_new),
                 "updated_at_ms": stamp,
             }
@@ -417,32 +438,62 @@ def save_models(
     return [records[public_id] for public_id in public_ids]
 
 
-def _existing_ids(db: peewee.Database, provider_id: int, model_ids: list[str]) -> set[str]:
-    """Which of these model ids the provider already has (their upsert is an update)."""
+def _existing_ids(
+    db: peewee.Database, provider_id: int, model_ids: list[str]
+) -> dict[str, dict[str, Any]]:
+    """Which of these model ids the provider already has (their upsert is an update), each
+    with its stored price columns (prices, source and the list's date)."""
     if not model_ids:
-        return set()
+        return {}
     model = tables_of(db).model
-    query = model.select(model.model_id).where(
+    columns = [getattr(model, field) for field in (*PRICE_FIELDS, *_SOURCE_FIELDS)]
+    query = model.select(model.model_id, *columns).where(
         (model.provider == provider_id) & (model.model_id.in_(model_ids))
     )
-    return {row.model_id for row in query}
+    rows = cast("list[dict[str, Any]]", list(query.dicts()))
+    return {row.pop("model_id"): row for row in rows}
 
 
-def _price_fields(item: ModelInput, is_new: bool) -> dict[str, Any]:
-    """The price columns an upsert writes: none (kept) when no price is given for a saved
-    model; the price list's (or unknown) for a new one; else the given ones, marked ``list``
-    when they are exactly the list's and ``user`` otherwise."""
+def _refuse_saved(models: Sequence[ModelInput], existing: Container[str]) -> None:
+    """Adding by hand never overwrites: every model id the provider already has is named."""
+    problems = Problems()
+    for index, item in enumerate(models):
+        if item.model_id in existing:
+            problems.add(
+                f"models[{index}].model_id",
+                f"this provider already has the model {item.model_id}: edit it in the models "
+                "table instead",
+            )
+    problems.raise_any()
+
+
+def _price_fields(item: ModelInput, stored: dict[str, Any] | None) -> dict[str, Any]:
+    """The price columns an upsert writes (``stored``: the saved model's, None for a new one):
+    none (kept) when no price is given for a saved model, or when the given ones are exactly
+    the stored ones (an editor saved unchanged keeps a ``list`` source and its date, even after
+    the shipped list changed); the price list's (or unknown) for a new model; else the given
+    ones (a new model's absent ones the list's), marked ``list`` with the list's date when they
+    are exactly the list's and ``user`` otherwise."""
     given = {field: getattr(item, field) for field in PRICE_FIELDS}
     listed = listed_prices(item.model_id)
+    as_of = price_list().as_of
     if all(price is msgspec.UNSET for price in given.values()):
-        if not is_new:
+        if stored is not None:
             return {}
         if listed is None:
-            return {**dict.fromkeys(PRICE_FIELDS), "price_source": None}
-        return {**msgspec.structs.asdict(listed), "price_source": FROM_LIST}
-    prices = {field: None if v is msgspec.UNSET else v for field, v in given.items()}
-    same = listed is not None and prices == msgspec.structs.asdict(listed)
-    return {**prices, "price_source": FROM_LIST if same else FROM_USER}
+            return {**dict.fromkeys(PRICE_FIELDS), **dict.fromkeys(_SOURCE_FIELDS)}
+        return {
+            **msgspec.structs.asdict(listed),
+            "price_source": FROM_LIST,
+            "price_list_as_of": as_of,
+        }
+    fallback = msgspec.structs.asdict(listed) if stored is None and listed is not None else {}
+    prices = {field: fallback.get(field) if v is msgspec.UNSET else v for field, v in given.items()}
+    if stored is not None and prices == {field: stored[field] for field in PRICE_FIELDS}:
+        return {}
+    if listed is not None and prices == msgspec.structs.asdict(listed):
+        return {**prices, "price_source": FROM_LIST, "price_list_as_of": as_of}
+    return {**prices, "price_source": FROM_USER, "price_list_as_of": None}
 
 
 def _kind_field(item: ModelInput, is_new: bool) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """The catalog's tables (migration 2, with migration 5's ``replay_reasoning``, migration 8's
 model prices, migration 11's ``prompt_cache_key``, migration 14's key pools, migration 15's
-fallbacks and the later model kind and price source) as peewee models bound to one database,
-built once per database: the store opens several databases in one process (tests, a restart),
-and a model class binds exactly one."""
+fallbacks and the later model kind, price source and price list date) as peewee models bound
+to one database, built once per database: the store opens several databases in one process
+(tests, a restart), and a model class binds exactly one."""
 
 from __future__ import annotations
 
@@ -84,6 +84,7 @@ def _build_tables(db: peewee.Database) -> Tables:
         fallbacks_json = peewee.TextField(default="[]")
         kind = peewee.TextField(null=True)
         price_source = peewee.TextField(null=True)
+        price_list_as_of = peewee.TextField(null=True)
         created_at_ms = peewee.BigIntegerField()
         updated_at_ms = peewee.BigIntegerField()
 

@@ -4,6 +4,7 @@ function appended at the end of this module."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -437,3 +438,42 @@ def model_kind_and_price_source(db: peewee.Database) -> None:
     for name in ("kind", "price_source"):
         if name not in columns:
             execute_sql(db, f'ALTER TABLE "models" ADD COLUMN "{name}" TEXT')
+
+
+# The shipped price list's date when ``price_list_as_of`` came (a frozen copy: every ``list``
+# row saved before it was filled from that list).
+_V21_PRICE_LIST_AS_OF = "2025-11-30"
+# The image model's setting as of migration 21: its key and its JSON's field.
+_V21_IMAGE_MODEL_KEY = "image_model"
+
+
+@migration(21)
+def model_price_list_date_and_image_kind(db: peewee.Database) -> None:
+    """``models`` gains ``price_list_as_of`` (the date of the price list a ``list`` row's
+    prices were read from, so the console shows that date, not the date of the list shipped
+    now), filled in for the ``list`` rows saved before; and the model the image-model setting
+    names gets ``kind = 'image'``: marked before kinds were stored, its NULL kind would read
+    as its name says (``qwen-image-local`` reads as chat), so saving it would unmark it.
+    Re-runnable: the column is added only if missing and both updates are idempotent."""
+    columns = {column.name for column in db.get_columns("models")}
+    if "price_list_as_of" not in columns:
+        execute_sql(db, 'ALTER TABLE "models" ADD COLUMN "price_list_as_of" TEXT')
+    execute_sql(
+        db,
+        f'UPDATE "models" SET "price_list_as_of" = {db.param} '
+        f'WHERE "price_source" = {db.param} AND "price_list_as_of" IS NULL',
+        (_V21_PRICE_LIST_AS_OF, "list"),
+    )
+    row = execute_sql(
+        db, f'SELECT "value_json" FROM "settings" WHERE "key" = {db.param}', (_V21_IMAGE_MODEL_KEY,)
+    ).fetchone()
+    if row is None:
+        return
+    value = json.loads(row[0])
+    public_id = value.get("public_id") if isinstance(value, dict) else None
+    if isinstance(public_id, str):
+        execute_sql(
+            db,
+            f'UPDATE "models" SET "kind" = {db.param} WHERE "public_id" = {db.param}',
+            ("image", public_id),
+        )

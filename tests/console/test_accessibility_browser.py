@@ -77,6 +77,16 @@ async def test_every_page_form_and_dialog_has_no_serious_accessibility_violation
     await page.get_by_role("button", name="Discover models").click()
     await expect(page.get_by_label("Filter models")).to_be_visible()
     await assert_accessible(page, "Models with discovered models")
+    # The add-by-id form, with the price list's placeholders and with a refusal at its field.
+    await page.get_by_role("button", name="Add a model by id to Fake").click()
+    add = page.get_by_role("form", name="Add a model to Fake by id")
+    await add.get_by_label("Model id").fill("gpt-4o")
+    await expect(add.locator("[data-hint=listed-price]")).to_be_visible()
+    await assert_accessible(page, "the add-by-id form")
+    await add.get_by_label("Model id").fill("fake-model")
+    await add.get_by_role("button", name="Add model").click()
+    await expect(add.locator("[data-field=model_id] [role=alert]")).to_be_visible()
+    await assert_accessible(page, "the add-by-id form with a refusal")
 
     for path, heading in (
         ("dashboard", "Dashboard"),

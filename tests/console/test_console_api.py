@@ -348,6 +348,9 @@ async def test_models_upsert_list_and_delete(console: Console) -> None:
         "fallbacks": [],
         "kind": "chat",
         "price_source": None,
+        "price_list_as_of": None,
+        "chat": True,
+        "generates_images": False,
     }
     listed = (await console.call("GET", "/models")).json()
     assert [m["model_id"] for m in listed] == ["model-c", "model-b", "model-a"]

@@ -10,17 +10,13 @@ from typing import Any
 
 import pytest
 
+from store import catalog as cat
 from tests.console.test_console_api import Console, assert_error, console
 from tests.support.fake_provider import FakeProvider
 
 __all__ = ["console"]
 
-PRICES = (
-    "price_input_per_mtok",
-    "price_output_per_mtok",
-    "price_cache_read_per_mtok",
-    "price_cache_write_per_mtok",
-)
+PRICES = cat.PRICE_FIELDS
 
 
 def by_id(answer: dict[str, Any]) -> dict[str, tuple[str, bool, str]]:
@@ -62,7 +58,8 @@ async def test_an_openai_compatible_listing_is_read_by_its_metadata_else_by_name
     assert by_id(answer.json()) == {
         "gpt-4o": ("chat", True, "name"),
         "gpt-image-1": ("image", False, "name"),
-        "mistral-embed": ("embedding", False, "provider"),
+        # The listing says only "not chat"; the kind is the name's, so the name is the source.
+        "mistral-embed": ("embedding", False, "name"),
         "mistral-large": ("chat", True, "provider"),
         "router-chat": ("chat", True, "provider"),
         "router-painter": ("image", False, "provider"),
@@ -76,18 +73,33 @@ async def test_an_openai_compatible_listing_is_read_by_its_metadata_else_by_name
 
 
 async def test_a_gemini_listing_is_read_by_its_generation_methods(console: Console) -> None:
-    names = ["gemini-2.5-flash", "imagen-4.0-generate-001", "gemini-live-x"]
+    names = [
+        "gemini-2.5-flash",
+        "imagen-4.0-generate-001",
+        "gemini-live-x",
+        "gemini-2.5-flash-preview-tts",
+        "gemini-2.5-flash-image",
+    ]
     async with FakeProvider(models=names, models_style="gemini") as fake:
         fake.listing_extra = {
             "imagen-4.0-generate-001": {"supportedGenerationMethods": ["predict"]},
             "gemini-live-x": {"supportedGenerationMethods": ["bidiGenerateContent"]},
+            # Gemini lists TTS and image models with generateContent, as its chat models.
+            "gemini-2.5-flash-preview-tts": {
+                "supportedGenerationMethods": ["countTokens", "generateContent"]
+            },
+            "gemini-2.5-flash-image": {
+                "supportedGenerationMethods": ["generateContent", "countTokens"]
+            },
         }
         provider = await console.provider(type="gemini", base_url=fake.base_url)
         answer = await console.call("POST", f"/providers/{provider['id']}/models/discover")
     found = by_id(answer.json())
     assert found["gemini-2.5-flash"] == ("chat", True, "provider")
-    assert found["imagen-4.0-generate-001"] == ("image", False, "provider")
+    assert found["imagen-4.0-generate-001"] == ("image", False, "name")
     assert found["gemini-live-x"] == ("other", False, "provider")
+    assert found["gemini-2.5-flash-preview-tts"] == ("speech", False, "name")
+    assert found["gemini-2.5-flash-image"] == ("image", False, "name")
 
 
 async def test_a_provider_that_lists_nothing_answers_an_empty_list(console: Console) -> None:
@@ -180,3 +192,28 @@ async def test_only_an_image_model_can_be_marked_for_images(console: Console) ->
     assert marked.status_code == 200 and marked.json() == {"public_id": image["public_id"]}
     bad_kind = await console.save(pid, {"model_id": "x", "display_name": "x", "kind": "painter"})
     assert_error(bad_kind, 422, "invalid_argument", "models[0].kind", "chat, image")
+    assert "painter" not in bad_kind.text  # the value is never echoed
+    # The record says what the kind means, so a client never restates the rule.
+    assert (chat["chat"], chat["generates_images"]) == (True, False)
+    assert (image["chat"], image["generates_images"]) == (False, True)
+
+
+async def test_adding_by_id_an_id_already_saved_is_refused_and_changes_nothing(
+    console: Console,
+) -> None:
+    pid = (await console.provider())["id"]
+    mine = {"price_input_per_mtok": 1.25, "price_output_per_mtok": 5.0}
+    (saved,) = (
+        await console.save(
+            pid, {"model_id": "gpt-4o", "display_name": "Mine", "sort_order": 7, **mine}
+        )
+    ).json()
+    body = {"models": [{"model_id": "gpt-4o", "display_name": "gpt-4o"}], "only_new": True}
+    refused = await console.call("POST", f"/providers/{pid}/models", json=body)
+    assert_error(
+        refused, 422, "invalid_argument", "models[0].model_id", "already has the model gpt-4o"
+    )
+    assert (await console.call("GET", "/models")).json() == [saved]
+    added = {"models": [{"model_id": "gpt-4.1", "display_name": "gpt-4.1"}], "only_new": True}
+    (new,) = (await console.call("POST", f"/providers/{pid}/models", json=added)).json()
+    assert new["price_source"] == "list" and new["price_list_as_of"] == cat.price_list().as_of

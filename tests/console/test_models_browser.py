@@ -7,6 +7,7 @@ and "Use for images" is offered on image models only."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,7 @@ import pytest
 if os.environ.get("CURSOR_TEST_REQUIRE_BROWSER") != "1":
     pytest.importorskip("playwright")
 
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, Request, expect
 
 from tests.console.test_console_browser import (
     KEY,
@@ -121,13 +122,44 @@ async def test_a_model_is_added_by_id_when_the_listing_fails_and_passes_its_test
     await expect(page.get_by_role("alert")).to_contain_text("this server lists no models")
     await page.get_by_role("button", name="Add a model by id to Fake").click()
     form = page.get_by_role("form", name="Add a model to Fake by id")
-    # A well-known id: its prices are filled in from the price list and stay editable.
+    # A well-known id: the list's prices show in its empty boxes; the server fills in those
+    # left empty, and a price typed is the user's.
     await form.get_by_label("Model id").fill("gpt-4o-mini")
-    await expect(form.locator("input[name=price_input_per_mtok]")).to_have_value("0.15")
+    price_in = form.locator("input[name=price_input_per_mtok]")
+    await expect(price_in).to_have_value("")
+    await expect(price_in).to_have_attribute("placeholder", "0.15")
     await expect(form.locator("[data-hint=listed-price]")).to_contain_text("price list")
+    # A number box the browser cannot read is refused at its field, nothing sent.
+    await form.locator("input[name=price_output_per_mtok]").press_sequentially("1e")
+    await form.get_by_role("button", name="Add model").click()
+    await expect(form.locator("[data-field=price_output_per_mtok] [role=alert]")).to_contain_text(
+        "is not a number"
+    )
+    assert (await api(server, "GET", "/models")).json() == []
     await form.locator("input[name=price_output_per_mtok]").fill("0.7")
     await form.get_by_role("button", name="Add model").click()
     row = page.locator("tr[data-model=gpt-4o-mini]")
+    await expect(row.locator("td[data-prices=user]")).to_contain_text("in $0.15 · out $0.7")
+    # Adding that id again is refused, in words at its field, and its prices stay the user's.
+    await page.get_by_role("button", name="Add a model by id to Fake").click()
+    await form.get_by_label("Model id").fill("gpt-4o-mini")
+    await form.get_by_role("button", name="Add model").click()
+    await expect(form.locator("[data-field=model_id] [role=alert]")).to_contain_text(
+        "already has the model gpt-4o-mini"
+    )
+    # Saved behind the page's back: the server refuses it too, and nothing changes.
+    pid = (await api(server, "GET", "/providers")).json()[0]["id"]
+    mine = {"model_id": "gpt-4.1", "display_name": "Mine", "price_input_per_mtok": 1.5}
+    await api(server, "POST", f"/providers/{pid}/models", {"models": [mine]})
+    before = (await api(server, "GET", "/models")).json()
+    await form.get_by_label("Model id").fill("gpt-4.1")
+    await form.get_by_role("button", name="Add model").click()
+    await expect(form.locator("[data-field=model_id] [role=alert]")).to_contain_text(
+        "already has the model gpt-4.1"
+    )
+    assert (await api(server, "GET", "/models")).json() == before
+    await form.get_by_role("button", name="Cancel").click()
+    await page.reload()
     await expect(row.locator("td[data-prices=user]")).to_contain_text("in $0.15 · out $0.7")
     # An id the list does not know, with a space by mistake: refused at its field, in words.
     await page.get_by_role("button", name="Add a model by id to Fake").click()
@@ -153,11 +185,26 @@ async def test_a_model_is_added_by_id_when_the_listing_fails_and_passes_its_test
     await expect(painter).to_contain_text("image · not a chat model")
     await expect(painter.locator("button", has_text="Use for images")).to_have_count(1)
     await expect(page.locator("button", has_text="Use for images")).to_have_count(1)
-    # Marked, then edited into a chat model: no longer an image model, nor marked.
+    # Marked, then edited without touching its box: the kind is not sent (an image model
+    # marked before kinds were stored reads as its name says), and it stays marked.
     await painter.locator("button", has_text="Use for images").click()
     await expect(painter.locator("td[data-image=marked]")).to_be_visible()
+    sent: list[Any] = []
+
+    def record(request: Request) -> None:
+        if request.method == "POST" and request.url.endswith("/models"):
+            sent.append(request.post_data_json)
+
+    page.on("request", record)
     await painter.get_by_role("button", name="Edit").click()
     editor = page.get_by_role("form", name="Edit model")
+    await editor.get_by_label("Display name").fill("SD local")
+    await editor.get_by_role("button", name="Save model").click()
+    await expect(painter).to_contain_text("SD local")
+    await expect(painter.locator("td[data-image=marked]")).to_be_visible()
+    assert len(sent) == 1 and "kind" not in sent[0]["models"][0]
+    # Edited into a chat model: no longer an image model, nor marked.
+    await painter.get_by_role("button", name="Edit").click()
     await editor.locator("input[name=generates_images]").uncheck()
     await editor.get_by_role("button", name="Save model").click()
     await expect(painter).not_to_contain_text("not a chat model")

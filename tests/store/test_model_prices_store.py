@@ -5,13 +5,18 @@ older row (before kinds and sources were stored) reads as its name and as the us
 
 from __future__ import annotations
 
+import msgspec
 import peewee
 import pytest
 
 from store import Store
 from store import catalog as cat
 from store.base.typed_peewee import execute_sql
-from store.migrations import apply_migrations, model_kind_and_price_source
+from store.migrations import (
+    apply_migrations,
+    model_kind_and_price_source,
+    model_price_list_date_and_image_kind,
+)
 
 
 def provider(db: peewee.Database, provider_type: str = "openai-chat") -> int:
@@ -56,6 +61,18 @@ def test_a_new_listed_model_gets_the_list_price_marked_list(opened: Store) -> No
     # Saving the list's own prices back (the editor does) keeps them marked as the list's.
     again = one(db, pid, model_id="gpt-4o", **msgspec_dict(listed))
     assert again.price_source == cat.FROM_LIST
+
+
+def listed_input(listed: cat.Prices) -> cat.ModelInput:
+    """A model input carrying the list's prices, as an add-by-id form used to send them."""
+    return cat.ModelInput(
+        model_id="x",
+        display_name="x",
+        price_input_per_mtok=listed.price_input_per_mtok,
+        price_output_per_mtok=listed.price_output_per_mtok,
+        price_cache_read_per_mtok=listed.price_cache_read_per_mtok,
+        price_cache_write_per_mtok=listed.price_cache_write_per_mtok,
+    )
 
 
 def prices_of_listed(listed: cat.Prices) -> tuple[float | None, ...]:
@@ -104,6 +121,27 @@ def test_a_price_the_user_set_is_kept_when_the_model_is_added_again(opened: Stor
         ("omni-moderation-latest", "moderation"),
         ("gpt-realtime", "other"),
         ("babbage-002", "other"),
+        # Audio chat models exist to speak and listen: speech, never offered as chat.
+        ("gpt-4o-audio-preview", "speech"),
+        ("gpt-4o-mini-audio-preview", "speech"),
+        ("gpt-audio", "speech"),
+        ("gemini-2.5-flash-preview-tts", "speech"),
+        ("BAAI/bge-m3", "embedding"),
+        ("BAAI/bge-large-en-v1.5", "embedding"),
+        ("BAAI/bge-reranker-v2-m3", "other"),
+        ("intfloat/multilingual-e5-large", "embedding"),
+        ("intfloat/e5-mistral-7b-instruct", "embedding"),
+        ("nomic-embed-text", "embedding"),
+        ("mxbai-embed-large", "embedding"),
+        # Completions only: no chat endpoint.
+        ("gpt-3.5-turbo-instruct", "other"),
+        ("davinci-002", "other"),
+        ("flux.1-schnell", "image"),
+        ("stabilityai/stable-diffusion-xl-base-1.0", "image"),
+        ("sdxl-turbo", "image"),
+        # Names that only look close stay chat.
+        ("Qwen/Qwen2.5-7B-Instruct", "chat"),
+        ("gpt-3.5-turbo", "chat"),
     ],
 )
 def test_the_kind_a_name_says(model_id: str, kind: str) -> None:
@@ -117,8 +155,9 @@ def test_the_kind_is_given_or_the_names_and_kept_by_an_upsert_without_it(opened:
     assert one(db, pid, model_id="my-painter", kind="image").kind == "image"
     assert one(db, pid, model_id="my-painter").kind == "image"  # kept
     assert one(db, pid, model_id="my-llm", kind="chat").kind == "chat"
-    with pytest.raises(cat.Invalid, match=r"models\[0\]\.kind"):
+    with pytest.raises(cat.Invalid, match=r"models\[0\]\.kind") as refused:
         one(db, pid, model_id="my-llm", kind="painting")
+    assert "painting" not in str(refused.value)  # the value is never echoed
 
 
 def test_only_an_image_model_can_be_marked_for_images(opened: Store) -> None:
@@ -153,3 +192,90 @@ def test_rows_saved_before_kinds_and_sources_read_as_their_name_and_the_users(
     model_kind_and_price_source(db)
     apply_migrations(db)
     assert {m.model_id for m in cat.all_models(db)} == {"text-embedding-3-small", "my-llm"}
+
+
+def test_adding_an_id_already_saved_is_refused_and_the_saved_model_stays(opened: Store) -> None:
+    db = opened.database
+    pid = provider(db)
+    mine = one(
+        db, pid, model_id="gpt-4o", display_name="Mine", sort_order=4, price_input_per_mtok=1.5
+    )
+    listed = cat.listed_prices("gpt-4o")
+    assert listed is not None
+    # As the form sent it before: the list's prices, all four.
+    added = msgspec.structs.replace(listed_input(listed), model_id=" gpt-4o ")
+    fresh = cat.ModelInput(model_id="my-new-llm", display_name="new")
+    with pytest.raises(cat.Invalid) as refused:
+        cat.save_models(db, pid, [fresh, added], only_new=True)
+    assert refused.value.problems == (
+        (
+            "models[1].model_id",
+            "this provider already has the model gpt-4o: edit it in the models table instead",
+        ),
+    )
+    (kept,) = cat.all_models(db)  # nothing saved: the new one neither
+    assert kept == mine and kept.price_source == cat.FROM_USER
+    assert cat.save_models(db, pid, [fresh], only_new=True)[0].model_id == "my-new-llm"
+    # A new listed model given some prices: the others are the list's, and the whole is the
+    # user's (it is no longer exactly the list's).
+    (part,) = cat.save_models(
+        db,
+        pid,
+        [cat.ModelInput(model_id="gpt-4o-mini", display_name="m", price_output_per_mtok=0.7)],
+        only_new=True,
+    )
+    mini = cat.listed_prices("gpt-4o-mini")
+    assert mini is not None
+    assert prices_of(part) == (
+        mini.price_input_per_mtok,
+        0.7,
+        mini.price_cache_read_per_mtok,
+        mini.price_cache_write_per_mtok,
+    )
+    assert (part.price_source, part.price_list_as_of) == (cat.FROM_USER, None)
+
+
+def test_a_list_price_keeps_the_date_of_its_list_and_an_unchanged_save_keeps_it(
+    opened: Store,
+) -> None:
+    db = opened.database
+    pid = provider(db)
+    saved = one(db, pid, model_id="gpt-4o")
+    assert saved.price_list_as_of == cat.price_list().as_of
+    # As if filled from an older list whose price differed from today's.
+    execute_sql(
+        db,
+        'UPDATE "models" SET "price_input_per_mtok" = 9.0, "price_list_as_of" = \'2024-01-01\'',
+    )
+    older = cat.all_models(db)[0]
+    assert (older.price_source, older.price_list_as_of) == (cat.FROM_LIST, "2024-01-01")
+    # The editor saved unchanged: still the older list's, with its date.
+    again = one(db, pid, model_id="gpt-4o", **{f: getattr(older, f) for f in cat.PRICE_FIELDS})
+    assert (again.price_source, again.price_list_as_of) == (cat.FROM_LIST, "2024-01-01")
+    assert again.price_input_per_mtok == 9.0
+    # A price changed is the user's, without a list date.
+    mine = one(db, pid, model_id="gpt-4o", price_input_per_mtok=8.0)
+    assert (mine.price_source, mine.price_list_as_of) == (cat.FROM_USER, None)
+
+
+def test_an_image_model_marked_before_kinds_stays_marked_when_edited(opened: Store) -> None:
+    db = opened.database
+    pid = provider(db)
+    painter = one(db, pid, model_id="qwen-image-local", kind="image", enabled=False)
+    cat.set_image_model(db, painter.public_id)
+    listed = one(db, pid, model_id="gpt-4o")
+    # The state before kinds and list dates were stored: no kind (the name reads as chat),
+    # a list price without its date.
+    execute_sql(db, 'UPDATE "models" SET "kind" = NULL, "price_list_as_of" = NULL')
+    assert {m.model_id: m.kind for m in cat.all_models(db)}["qwen-image-local"] == "chat"
+    model_price_list_date_and_image_kind(db)
+    model_price_list_date_and_image_kind(db)  # re-runnable
+    apply_migrations(db)
+    by_id = {m.model_id: m for m in cat.all_models(db)}
+    assert by_id["qwen-image-local"].kind == "image"
+    assert by_id["qwen-image-local"].generates_images and not by_id["qwen-image-local"].chat
+    assert by_id["gpt-4o"].price_list_as_of == "2025-11-30"
+    assert by_id["gpt-4o"].price_source == listed.price_source == cat.FROM_LIST
+    # Edited without a kind (the editor sends one only when its box changed): still marked.
+    one(db, pid, model_id="qwen-image-local", display_name="Qwen image", enabled=False)
+    assert cat.get_image_model(db).public_id == painter.public_id

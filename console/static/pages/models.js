@@ -36,7 +36,6 @@ function inputOf(model) {
     price_cache_read_per_mtok: model.price_cache_read_per_mtok,
     price_cache_write_per_mtok: model.price_cache_write_per_mtok,
     fallbacks: model.fallbacks || [],
-    kind: model.kind,
   };
 }
 
@@ -98,8 +97,9 @@ function usePriceList(onError) {
 function PriceCell({ model, priceList }) {
   const known = PRICES.some(([name]) => model[name] != null);
   if (!known) return html`<td data-prices="none"><span class="muted">unknown</span></td>`;
-  const from = model.price_source === "list" && priceList
-    ? html` <span class="badge" title=${`Filled in from the price list: ${priceList.source}`}>price list, ${priceList.as_of}</span>`
+  // The date of the list the prices were read from, which may be older than the shipped one.
+  const from = model.price_source === "list"
+    ? html` <span class="badge" title=${priceList ? `Filled in from the price list: ${priceList.source}` : "Filled in from the price list"}>price list, ${model.price_list_as_of}</span>`
     : null;
   return html`<td data-prices=${model.price_source || "user"}>
     in ${usd(model.price_input_per_mtok)} · out ${usd(model.price_output_per_mtok)}${from}
@@ -140,7 +140,7 @@ function ImageCell({ model, generatesImages, imageModel, onMark }) {
     return html`<span class="badge ok">image model</span>
       <button aria-label=${`Unmark: stop generating images with ${model.display_name}`} onClick=${() => onMark(null)}>Unmark</button>`;
   }
-  if (!generatesImages || model.kind !== "image") return html`<span class="muted">—</span>`;
+  if (!generatesImages || !model.generates_images) return html`<span class="muted">—</span>`;
   return html`<button aria-label=${`Use for images: generate images with ${model.display_name}`} onClick=${() => onMark(model.public_id)}>Use for images</button>`;
 }
 
@@ -179,14 +179,14 @@ function Discover({ provider, saved, priceList, onSaved }) {
   }
 
   async function add() {
-    const kinds = new Map((found || []).map((m) => [m.id, m.kind]));
+    const byId = new Map((found || []).map((m) => [m.id, m]));
     const models = [...chosen].map((id, index) => ({
       model_id: id,
       display_name: id,
-      kind: kinds.get(id),
+      kind: byId.get(id).kind,
       // Anthropic needs max_output_tokens before a model can be enabled: add it disabled. A
       // model that is not a chat model is added disabled too: Cursor's picker is for chat.
-      enabled: provider.type !== "anthropic" && kinds.get(id) === "chat",
+      enabled: provider.type !== "anthropic" && byId.get(id).chat,
       sort_order: saved.length + index,
     }));
     setBusy(true);
@@ -231,8 +231,8 @@ function Discover({ provider, saved, priceList, onSaved }) {
               }} />
             ${" "}${m.id}${known.has(m.id) ? html` <span class="muted">(added)</span>` : null}
             ${!m.chat && html` ${notChat(m.kind)}`}
-            ${listedPrices(priceList, m.id) &&
-            html` <span class="muted" data-listed-price>price list: in ${usd(listedPrices(priceList, m.id).price_input_per_mtok)} · out ${usd(listedPrices(priceList, m.id).price_output_per_mtok)}</span>`}
+            ${listedOf(priceList, m.id) &&
+            html` <span class="muted" data-listed-price>price list: in ${usd(listedOf(priceList, m.id).price_input_per_mtok)} · out ${usd(listedOf(priceList, m.id).price_output_per_mtok)}</span>`}
           </label>`,
         )}
       </div>
@@ -244,42 +244,47 @@ function Discover({ provider, saved, priceList, onSaved }) {
   </div>`;
 }
 
-// The price list's prices for a model id as a provider names it (Gemini's "models/" prefix
-// ignored, as the server does), or null.
-function listedPrices(priceList, modelId) {
-  return (priceList && priceList.models[modelId.trim().replace(/^models\//, "")]) || null;
-}
-
-// The price list's prices for a typed model id as the form's text, or null.
-function listedText(priceList, modelId) {
-  const listed = listedPrices(priceList, modelId);
-  if (!listed) return null;
-  return Object.fromEntries(PRICES.map(([name]) => [name, listed[name] == null ? "" : String(listed[name])]));
+// The price list's entry for a model id exactly as typed or listed, or null: only to show the
+// list's prices; which prices a new model gets is the server's rule (it fills them in).
+function listedOf(priceList, modelId) {
+  return (priceList && priceList.models[modelId.trim()]) || null;
 }
 
 const BLANK_PRICES = Object.fromEntries(PRICES.map(([name]) => [name, ""]));
+const BLANK_ADD = { model_id: "", display_name: "", max_output_tokens: "", images: false, ...BLANK_PRICES };
 const ADD_FIELDS = ["model_id", "display_name", "max_output_tokens", ...PRICES.map(([name]) => name)];
 
 // Add a model by its id, for a provider whose listing fails or lists nothing (or a model it
-// does not list). A known id's prices are filled in from the price list and stay editable.
+// does not list). Only a new id is added (the server refuses one already saved, so adding
+// never overwrites it); prices left empty are the price list's for a listed id (the server
+// fills them in; the boxes show them as placeholders), or unknown.
 function AddById({ provider, saved, priceList, onSaved }) {
   const [open, setOpen] = useState(false);
-  const [form, setForm] = useState({ model_id: "", display_name: "", max_output_tokens: "", images: false, ...BLANK_PRICES });
-  const [pricesTyped, setPricesTyped] = useState(false);
+  const [form, setForm] = useState(BLANK_ADD);
+  // Number boxes whose text the browser cannot read as a number (it reports them as empty).
+  const [bad, setBad] = useState(new Set());
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
-  const listed = listedText(priceList, form.model_id);
-
-  function typeId(value) {
-    const next = { ...form, model_id: value };
-    // Until the user types a price, the prices follow the list's for the typed id.
-    if (!pricesTyped) Object.assign(next, listedText(priceList, value) || BLANK_PRICES);
-    setForm(next);
-  }
+  const listed = listedOf(priceList, form.model_id);
+  const number = (name) => (e) => {
+    const next = new Set(bad);
+    e.target.validity && e.target.validity.badInput ? next.add(name) : next.delete(name);
+    setBad(next);
+    setForm({ ...form, [name]: e.target.value });
+  };
 
   async function add(event) {
     event.preventDefault();
+    setError(null);
     const modelId = form.model_id.trim();
+    const problems = unreadableNumbers(textOf(form), bad);
+    if (saved.some((m) => m.model_id === modelId)) {
+      problems.unshift({ field: "model_id", message: `this provider already has the model ${modelId}: edit it in the models table instead` });
+    }
+    if (problems.length) {
+      setError(formError(problems));
+      return;
+    }
     const maxOutput = form.max_output_tokens.trim() === "" ? null : Number(form.max_output_tokens);
     const model = {
       model_id: form.model_id,
@@ -292,13 +297,13 @@ function AddById({ provider, saved, priceList, onSaved }) {
     };
     // Unticked, the server reads what the model is for from its name.
     if (form.images) model.kind = "image";
-    for (const [name] of PRICES) model[name] = form[name].trim() === "" ? null : Number(form[name]);
+    // Only the prices typed: none typed, the server fills in the list's (or unknown).
+    for (const [name] of PRICES) if (form[name].trim() !== "") model[name] = Number(form[name]);
     setBusy(true);
-    setError(null);
     try {
-      await api("POST", `/providers/${provider.id}/models`, { models: [model] });
-      setForm({ model_id: "", display_name: "", max_output_tokens: "", images: false, ...BLANK_PRICES });
-      setPricesTyped(false);
+      await api("POST", `/providers/${provider.id}/models`, { models: [model], only_new: true });
+      setForm(BLANK_ADD);
+      setBad(new Set());
       setOpen(false);
       onSaved();
     } catch (err) {
@@ -317,7 +322,7 @@ function AddById({ provider, saved, priceList, onSaved }) {
     <div class="row">
       <${Field} label="Model id (as the provider names it)" name="model_id" error=${error}>
         <input name="model_id" aria-label="Model id" placeholder="e.g. gpt-4o, llama3.1:8b" class=${invalid(error, "model_id")}
-          value=${form.model_id} onInput=${(e) => typeId(e.target.value)} />
+          value=${form.model_id} onInput=${(e) => setForm({ ...form, model_id: e.target.value })} />
       </${Field}>
       <${Field} label="Display name (empty: the id)" name="display_name" error=${error}>
         <input name="display_name" aria-label="Display name" class=${invalid(error, "display_name")}
@@ -325,19 +330,20 @@ function AddById({ provider, saved, priceList, onSaved }) {
       </${Field}>
       <${Field} label=${provider.type === "anthropic" ? "Max output tokens (empty: added disabled)" : "Max output tokens"} name="max_output_tokens" error=${error}>
         <input name="max_output_tokens" aria-label="Max output tokens" type="number" min="1" class=${invalid(error, "max_output_tokens")}
-          value=${form.max_output_tokens} onInput=${(e) => setForm({ ...form, max_output_tokens: e.target.value })} />
+          value=${form.max_output_tokens} onInput=${number("max_output_tokens")} />
       </${Field}>
     </div>
     <div class="row">
       ${PRICES.map(([name, label]) => html`<${Field} label=${`${label}, USD per million tokens`} name=${name} error=${error}>
         <input name=${name} aria-label=${`${label} price, USD per million tokens`} type="number" step="any" class=${invalid(error, name)}
-          value=${form[name]} onInput=${(e) => { setPricesTyped(true); setForm({ ...form, [name]: e.target.value }); }} />
+          placeholder=${listed && listed[name] != null ? String(listed[name]) : ""}
+          value=${form[name]} onInput=${number(name)} />
       </${Field}>`)}
     </div>
     <label><input type="checkbox" name="images" checked=${form.images}
       onChange=${(e) => setForm({ ...form, images: e.target.checked })} /> It generates images (an image model for GenerateImage, not a chat model)</label>
-    ${listed && !pricesTyped && priceList &&
-    html`<p class="muted" data-hint="listed-price">Prices filled in from the price list (${priceList.as_of}); change them if yours differ.</p>`}
+    ${listed && priceList &&
+    html`<p class="muted" data-hint="listed-price">Prices left empty are the price list's (${priceList.as_of}), shown in grey; type yours if they differ.</p>`}
     <${FormError} error=${error} fields=${ADD_FIELDS} />
     <div class="actions">
       <button class="primary" type="submit" disabled=${busy}>Add model</button>
@@ -393,8 +399,11 @@ function unreadableNumbers(form, bad) {
 }
 
 // ``efforts``: the reasoning efforts the server lists for the model's provider type.
-function ModelEditor({ model, models, providerType, efforts, priceList, onSaved, onCancel }) {
+function ModelEditor({ model, models, providerType, efforts, onSaved, onCancel }) {
   const [form, setForm] = useState(textOf(inputOf(model)));
+  // The "generates images" box: the kind is sent only when it changed, so an edit never
+  // rewrites what the model is for.
+  const [images, setImages] = useState(model.generates_images);
   const [error, setError] = useState(null);
   // Number boxes whose text the browser cannot read as a number (it reports them as empty).
   const [bad, setBad] = useState(new Set());
@@ -412,6 +421,7 @@ function ModelEditor({ model, models, providerType, efforts, priceList, onSaved,
     const unreadable = unreadableNumbers(form, bad);
     const input = withRefused(inputFrom(form), unreadable);
     try {
+      if (images !== model.generates_images) input.kind = images ? "image" : "chat";
       await api("POST", `/providers/${model.provider_id}/models`, { models: [input] });
       if (unreadable.length) setError(formError(unreadable)); // never reached: the server refuses
       else onSaved();
@@ -446,8 +456,8 @@ function ModelEditor({ model, models, providerType, efforts, priceList, onSaved,
     <div class="row">
       <label><input type="checkbox" name="enabled" checked=${form.enabled}
         onChange=${(e) => setForm({ ...form, enabled: e.target.checked })} /> Enabled (offered in Cursor's model picker)</label>
-      <label><input type="checkbox" name="generates_images" checked=${form.kind === "image"}
-        onChange=${(e) => setForm({ ...form, kind: e.target.checked ? "image" : model.kind !== "image" ? model.kind : "chat" })} /> It generates images (not a chat model)</label>
+      <label><input type="checkbox" name="generates_images" checked=${images}
+        onChange=${(e) => setImages(e.target.checked)} /> It generates images (not a chat model)</label>
       <label><input type="checkbox" name="reasoning_enabled" checked=${form.reasoning_enabled}
         onChange=${(e) => setForm({ ...form, reasoning_enabled: e.target.checked })} /> Reasoning</label>
       <${Field} label="Effort" name="reasoning_effort" error=${error}>
@@ -460,8 +470,8 @@ function ModelEditor({ model, models, providerType, efforts, priceList, onSaved,
       </${Field}>
     </div>
     <h2>Prices, USD per million tokens <span class="muted">(empty: unknown, so such calls count as unknown cost)</span></h2>
-    ${model.price_source === "list" && priceList &&
-    html`<p class="muted" data-hint="price-source">From the price list (${priceList.as_of}); a price you change here is yours, and the list never replaces it.</p>`}
+    ${model.price_source === "list" &&
+    html`<p class="muted" data-hint="price-source">From the price list (${model.price_list_as_of}); a price you change here is yours, and the list never replaces it.</p>`}
     <div class="row">
       ${PRICES.map(([name, label]) => html`<${Field} label=${label} name=${name} error=${error}>
         <input name=${name} type="number" step="any" class=${invalid(error, name)}
@@ -562,7 +572,7 @@ export function ModelsPage({ providerId }) {
     )}
     ${editing &&
     html`<${ModelEditor} key=${editing.public_id} model=${editing} models=${models} providerType=${typeOf(editing.provider_id)}
-      efforts=${infoOf(editing.provider_id)?.reasoning_efforts || []} priceList=${priceList}
+      efforts=${infoOf(editing.provider_id)?.reasoning_efforts || []}
       onCancel=${() => setEditing(null)} onSaved=${() => { setEditing(null); load(); }} />`}
     <${CheckResult} result=${check} />
     ${models.length > 0 &&
@@ -573,7 +583,7 @@ export function ModelsPage({ providerId }) {
         .filter((m) => !providerId || String(m.provider_id) === String(providerId))
         .map(
           (m) => html`<tr data-model=${m.model_id}>
-            <td>${m.display_name}${m.display_name !== m.model_id ? html` <span class="muted">${m.model_id}</span>` : null}${m.kind && m.kind !== "chat" ? html` ${notChat(m.kind)}` : null}</td>
+            <td>${m.display_name}${m.display_name !== m.model_id ? html` <span class="muted">${m.model_id}</span>` : null}${m.chat ? null : html` ${notChat(m.kind)}`}</td>
             <td>${m.provider_name}</td><td><code>${m.public_id}</code></td>
             <td>${m.enabled ? html`<span class="badge ok">on</span>` : html`<span class="badge">off</span>`}</td>
             <${PriceCell} model=${m} priceList=${priceList} />
@@ -595,7 +605,7 @@ export function ModelsPage({ providerId }) {
               <button class="danger" onClick=${() => remove(m)}>Delete</button>
             </div></td></tr>`,
         )}</tbody></table></div>
-      ${priceList && html`<p class="muted" data-price-list>Prices marked "price list" were filled in from ${priceList.source}, as of ${priceList.as_of}; edit a model to set your own.</p>`}
+      ${priceList && html`<p class="muted" data-price-list>Prices marked "price list" were filled in from ${priceList.source}, each with the date of the list it came from (the list shipped now is of ${priceList.as_of}); edit a model to set your own.</p>`}
       <p class="muted">The image model (an image model of an OpenAI-compatible provider, such as gpt-image-1) makes the images the agent's GenerateImage asks for; with none marked, the agent is not offered that tool.</p>`}
   </div>`;
 }
