@@ -11,8 +11,9 @@ transport task is cancelled, which closes the connection.
 A transient failure before anything of the attempt reached the listener is tried again
 (``wire.providers.retry`` decides): the failed attempt's record is ended, and the next
 attempt starts when a timer tells ``RetryDue``; a cancel meanwhile ends the call at once. Each
-attempt is one record; the listener hears one end, the last attempt's. ``CallStarted`` is held
-until the attempt's first body event, so "nothing reached the listener" means exactly that.
+attempt is one record; the listener hears one end, the last attempt's. What shows nothing
+(``CallStarted``, an empty text or thinking block opened: ``_SHOWS_NOTHING``) is held until
+something would show, so "nothing reached the listener" means nothing was shown.
 
 Each attempt sends one key of the route's pool, chosen by the process's ``KeyHealth``
 (``actors.providers.key_health``; the decisions in ``wire.providers.key_pool``): a 429 or 401

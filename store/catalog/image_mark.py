@@ -9,7 +9,7 @@ from collections.abc import Iterable
 import msgspec
 import peewee
 
-from store.catalog.tables import tables_of
+from store.catalog.setting_rows import locked_saved_setting, write_setting
 
 IMAGE_MODEL_KEY = "image_model"
 
@@ -24,8 +24,9 @@ class ImageModelSetting(msgspec.Struct, frozen=True):
 def forget_image_model(db: peewee.Database, public_ids: Iterable[str]) -> None:
     """Unmark the image model when it is among the models being deleted (in their
     transaction), so a model added again later is not an image model by surprise."""
-    row = tables_of(db).setting.get_or_none(key=IMAGE_MODEL_KEY)
-    if row is None:
+    gone = set(public_ids)
+    if not gone:
         return
-    if msgspec.json.decode(row.value_json, type=ImageModelSetting).public_id in set(public_ids):
-        tables_of(db).setting.delete().where(tables_of(db).setting.key == IMAGE_MODEL_KEY).execute()
+    current = locked_saved_setting(db, IMAGE_MODEL_KEY, ImageModelSetting)
+    if current is not None and current.public_id in gone:
+        write_setting(db, IMAGE_MODEL_KEY, ImageModelSetting())

@@ -4,18 +4,17 @@ run starts to decide the tools it offers, and its connection when an image is ge
 
 from __future__ import annotations
 
-import msgspec
 import peewee
 
 from actors.conversation.request import IMAGE_PROVIDER_TYPES
-from store.base.clock import now_ms
-from store.base.typed_peewee import RuntimeModel, execute_sql
+from store.base.typed_peewee import RuntimeModel
 from store.catalog.connections import ProviderConnection, connection
 from store.catalog.errors import Invalid
 from store.catalog.image_mark import IMAGE_MODEL_KEY, ImageModelSetting
 from store.catalog.model_kinds import generates_images, kind_by_name
 from store.catalog.models import has_model, models_query
-from store.catalog.tables import SETTING_SQL, tables_of
+from store.catalog.setting_rows import locked_setting, read_setting, write_setting
+from store.catalog.tables import tables_of
 
 
 def get_image_model(db: peewee.Database) -> ImageModelSetting:
@@ -26,10 +25,7 @@ def get_image_model(db: peewee.Database) -> ImageModelSetting:
 
 def _image_model_row(db: peewee.Database) -> tuple[RuntimeModel, RuntimeModel] | None:
     """The marked model's row and its provider's row, or None."""
-    row = tables_of(db).setting.get_or_none(key=IMAGE_MODEL_KEY)
-    if row is None:
-        return None
-    public_id = msgspec.json.decode(row.value_json, type=ImageModelSetting).public_id
+    public_id = read_setting(db, IMAGE_MODEL_KEY, ImageModelSetting).public_id
     if public_id is None:
         return None
     query = models_query(db, whole_provider=True)
@@ -40,11 +36,7 @@ def _image_model_row(db: peewee.Database) -> tuple[RuntimeModel, RuntimeModel] |
 def has_image_model(db: peewee.Database) -> bool:
     """Whether GenerateImage can run: read when a run starts, to decide the tools it offers
     (so its SQL is written, as the route's)."""
-    cursor = execute_sql(db, SETTING_SQL.format(param=db.param), (IMAGE_MODEL_KEY,))
-    row = cursor.fetchone()
-    if row is None:
-        return False
-    public_id = msgspec.json.decode(row[0], type=ImageModelSetting).public_id
+    public_id = read_setting(db, IMAGE_MODEL_KEY, ImageModelSetting).public_id
     return public_id is not None and has_model(db, public_id)
 
 
@@ -58,8 +50,9 @@ def set_image_model(db: peewee.Database, public_id: str | None) -> ImageModelSet
     """Mark ``public_id`` as the image model (None: no image model). ``Invalid`` names a
     model that does not exist, whose provider has no OpenAI images API, or that does not
     generate images (its kind, ``store.catalog.model_kinds``)."""
-    setting = tables_of(db).setting
     with db.atomic():
+        # Locked: a model delete in flight (which unmarks it) commits first or waits.
+        locked_setting(db, IMAGE_MODEL_KEY, ImageModelSetting)
         if public_id is not None:
             model = models_query(db).where(tables_of(db).model.public_id == public_id).first()
             if model is None:
@@ -79,9 +72,5 @@ def set_image_model(db: peewee.Database, public_id: str | None) -> ImageModelSet
                     f"a {kind} model); mark an image model such as gpt-image-1, dall-e-3 or "
                     "imagen-4.0-generate-001",
                 )
-        value = msgspec.json.encode(ImageModelSetting(public_id)).decode()
-        setting.insert(key=IMAGE_MODEL_KEY, value_json=value, updated_at_ms=now_ms()).on_conflict(
-            conflict_target=[setting.key],
-            update={setting.value_json: value, setting.updated_at_ms: now_ms()},
-        ).execute()
+        write_setting(db, IMAGE_MODEL_KEY, ImageModelSetting(public_id))
     return ImageModelSetting(public_id)

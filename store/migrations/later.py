@@ -474,6 +474,7 @@ def model_price_list_date_and_image_kind(db: peewee.Database) -> None:
     if isinstance(public_id, str):
         execute_sql(
             db,
-            f'UPDATE "models" SET "kind" = {db.param} WHERE "public_id" = {db.param}',
+            f'UPDATE "models" SET "kind" = {db.param} '
+            f'WHERE "public_id" = {db.param} AND "kind" IS NULL',
             ("image", public_id),
         )

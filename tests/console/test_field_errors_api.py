@@ -247,3 +247,36 @@ async def test_a_too_long_user_id_is_named_once_and_never_in_a_field_name(
     limit = MAX_BUDGET_USER_ID_CHARS
     assert fields == {"overrides": f"is longer than {limit} characters ({limit + 1})"}
     assert long_id not in response.text
+
+
+@pytest.mark.parametrize(
+    ("field", "stand_in"),
+    [
+        ("max_output_tokens", -1),
+        ("context_window_tokens", -1),
+        ("sort_order", 2**31),
+        ("price_input_per_mtok", -1),
+        ("price_output_per_mtok", -1),
+        ("price_cache_read_per_mtok", -1),
+        ("price_cache_write_per_mtok", -1),
+    ],
+)
+async def test_the_model_editors_stand_in_for_an_unreadable_box_is_always_refused(
+    console: Console, field: str, stand_in: int
+) -> None:
+    """The model editor sends these values for a number box the browser cannot read, so one
+    answer names every other problem (console/static/pages/models.js, REFUSED_NUMBER): each
+    alone, in an otherwise valid model, must be refused at its field, and nothing saved."""
+    provider = await console.provider()
+    model = {"model_id": "m", "display_name": "M", field: stand_in}
+    fields = fields_of(await console.save(provider["id"], model))
+    assert set(fields) == {f"models[0].{field}"}
+    assert (await console.call("GET", "/models")).json() == []
+
+
+async def test_a_refused_effort_is_not_echoed(console: Console) -> None:
+    provider = await console.provider()
+    model = {"model_id": "m", "display_name": "M", "reasoning_effort": "sk-SECRET-effort-123"}
+    fields = fields_of(await console.save(provider["id"], model))
+    assert set(fields) == {"models[0].reasoning_effort"}
+    assert "secret-effort" not in console.bodies[-1].lower()

@@ -387,13 +387,15 @@ function inputFrom(form) {
   return input;
 }
 
+const WHOLE_NUMBERS = new Set(["max_output_tokens", "context_window_tokens", "sort_order"]);
+
 // What the browser already knows is not a number (typed text a number box cannot hold), in words.
 function unreadableNumbers(form, bad) {
   const problems = [];
   for (const name of NUMBER_FIELDS) {
     const text = form[name].trim();
     if (bad.has(name) || (text !== "" && !Number.isFinite(Number(text)))) problems.push({ field: name, message: "is not a number" });
-    else if (name === "sort_order" && text !== "" && !Number.isInteger(Number(text))) problems.push({ field: name, message: "must be a whole number" });
+    else if (WHOLE_NUMBERS.has(name) && text !== "" && !Number.isInteger(Number(text))) problems.push({ field: name, message: "must be a whole number" });
   }
   return problems;
 }
