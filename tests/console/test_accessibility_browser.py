@@ -15,13 +15,13 @@ import pytest
 if os.environ.get("CURSOR_TEST_REQUIRE_BROWSER") != "1":
     pytest.importorskip("playwright")
 
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Page, expect
 
 from tests.console.test_console_browser import (
-    EXPECT_MS,
     TOKEN,
     api,
     browser,
+    guarded_page,
     guarded_server,
     page,
     server,
@@ -30,7 +30,7 @@ from tests.support.axe import assert_accessible
 from tests.support.fake_cursor import CursorSession, FakeCursor, user_turn_message
 from tests.support.fake_provider import FakeProvider, Script, chat_events
 
-__all__ = ["browser", "guarded_server", "page", "server"]
+__all__ = ["browser", "guarded_page", "guarded_server", "page", "server"]
 
 # Every test here drives a ``python run.py`` server (the ``server`` fixture).
 pytestmark = pytest.mark.process
@@ -158,31 +158,22 @@ async def test_every_page_form_and_dialog_has_no_serious_accessibility_violation
 
 
 async def test_the_login_page_has_no_serious_accessibility_violation(
-    browser: Browser, guarded_server: str, tmp_path: Path
+    guarded_page: Page, guarded_server: str
 ) -> None:
-    context = await browser.new_context(viewport={"width": 1280, "height": 800})
-    page = await context.new_page()
-    page.set_default_timeout(EXPECT_MS)
-    expect.set_options(timeout=EXPECT_MS)
-    try:
-        await page.goto(f"http://{guarded_server}/console/")
-        form = page.get_by_role("form", name="Log in")
-        await expect(form.get_by_label("Console token")).to_be_visible()
-        await assert_accessible(page, "the login page")
-        await form.get_by_label("Console token").fill("not the token")
-        await form.get_by_role("button", name="Log in").click()
-        await expect(form.locator("[data-field=token] [role=alert]")).to_have_text(
-            "the console token is wrong"
-        )
-        await assert_accessible(page, "the login page with its error")
-        await form.get_by_label("Console token").fill(TOKEN)
-        await form.get_by_role("button", name="Log in").click()
-        await expect(page.get_by_role("heading", name="Providers")).to_be_visible()
-    except BaseException:
-        await page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
-        raise
-    finally:
-        await context.close()
+    page = guarded_page
+    await page.goto(f"http://{guarded_server}/console/")
+    form = page.get_by_role("form", name="Log in")
+    await expect(form.get_by_label("Console token")).to_be_visible()
+    await assert_accessible(page, "the login page")
+    await form.get_by_label("Console token").fill("not the token")
+    await form.get_by_role("button", name="Log in").click()
+    await expect(form.locator("[data-field=token] [role=alert]")).to_have_text(
+        "the console token is wrong"
+    )
+    await assert_accessible(page, "the login page with its error")
+    await form.get_by_label("Console token").fill(TOKEN)
+    await form.get_by_role("button", name="Log in").click()
+    await expect(page.get_by_role("heading", name="Providers")).to_be_visible()
 
 
 async def test_an_opened_form_takes_the_focus_and_gives_it_back(

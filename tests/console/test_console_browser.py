@@ -85,6 +85,14 @@ def server(tmp_path: Path) -> Iterator[str]:
 async def page(
     browser: Browser, server: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> AsyncIterator[Page]:
+    """A fresh page for the ``server``'s console (a screenshot kept if the test fails)."""
+    async for opened in _opened_page(browser, tmp_path, request):
+        yield opened
+
+
+async def _opened_page(
+    browser: Browser, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Page]:
     context = await browser.new_context(viewport={"width": 1280, "height": 800})
     opened = await context.new_page()
     opened.set_default_timeout(EXPECT_MS)
@@ -512,30 +520,30 @@ def guarded_server(tmp_path: Path) -> Iterator[str]:
         process.stop()
 
 
+@pytest.fixture
+async def guarded_page(
+    browser: Browser, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Page]:
+    """A fresh page, for the ``guarded_server``'s console (a screenshot kept on failure)."""
+    async for opened in _opened_page(browser, tmp_path, request):
+        yield opened
+
+
 async def test_with_a_token_the_console_asks_to_log_in_then_works(
-    browser: Browser, guarded_server: str, tmp_path: Path
+    guarded_page: Page, guarded_server: str
 ) -> None:
-    context = await browser.new_context(viewport={"width": 1280, "height": 800})
-    page = await context.new_page()
-    page.set_default_timeout(EXPECT_MS)
-    expect.set_options(timeout=EXPECT_MS)
-    try:
-        await page.goto(f"http://{guarded_server}/console/#/providers")
-        form = page.get_by_role("form", name="Log in")
-        await form.locator("input[name=token]").fill("not the token at all")
-        await form.get_by_role("button", name="Log in").click()
-        await expect(form.get_by_role("alert")).to_be_visible()
-        await form.locator("input[name=token]").fill(TOKEN)
-        await form.get_by_role("button", name="Log in").click()
-        await expect(page.get_by_role("heading", name="Providers")).to_be_visible()
-        await expect(page.get_by_text("No provider yet")).to_be_visible()
-        await page.get_by_role("link", name="Log out").click()
-        await expect(page.get_by_role("form", name="Log in")).to_be_visible()
-    except BaseException:
-        await page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
-        raise
-    finally:
-        await context.close()
+    page = guarded_page
+    await page.goto(f"http://{guarded_server}/console/#/providers")
+    form = page.get_by_role("form", name="Log in")
+    await form.locator("input[name=token]").fill("not the token at all")
+    await form.get_by_role("button", name="Log in").click()
+    await expect(form.get_by_role("alert")).to_be_visible()
+    await form.locator("input[name=token]").fill(TOKEN)
+    await form.get_by_role("button", name="Log in").click()
+    await expect(page.get_by_role("heading", name="Providers")).to_be_visible()
+    await expect(page.get_by_text("No provider yet")).to_be_visible()
+    await page.get_by_role("link", name="Log out").click()
+    await expect(page.get_by_role("form", name="Log in")).to_be_visible()
 
 
 async def test_the_connect_page_shows_when_cursor_reached_the_server(
