@@ -954,8 +954,13 @@ class CursorSession:
         error = task.exception()
         if error is None:
             return
-        # A failure in a background task fails the run at once, not at its timeout.
         self._failures.append(error)
+        if isinstance(error, httpx.TransportError):
+            # An append that found the server gone: the stream says how the run ended (a
+            # stopping server still sends its EndStream on it), so reading goes on, as the
+            # editor's does.
+            return
+        # Any other failure in a background task fails the run at once, not at its timeout.
         if self._converse_task is not None and not self._converse_task.done():
             self._converse_task.cancel()
 
