@@ -8,10 +8,10 @@ that stops early (a cancelled call) or that the decoder refuses still gives what
 with ``complete`` false and the decoder's message.
 
 Only an answer the provider accepted (2xx) is put together: a refused call's chunks are its
-error body, not an answer. The recorder scrubs each raw chunk on its own, so a key split over
-two deltas or chunks comes back whole once they are joined: every assembled string is scrubbed
-again with the provider's credentials (its whole key pool and sealed headers, given by the
-caller). The answer holds at most ``MAX_ANSWER_CHARS`` characters.
+error body, not an answer. The recorder scrubs the raw bytes, but a key split over two deltas
+(JSON between its pieces) comes back whole once the deltas are joined: every assembled string
+is scrubbed again with the provider's credentials (its whole key pool and sealed headers,
+given by the caller). The answer holds at most ``MAX_ANSWER_CHARS`` characters.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from the same start and end facts (route, status, usage); no request or stream g
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import time
@@ -43,7 +44,12 @@ from store.base.clock import now_ms
 from store.catalog import ObservabilitySettings, get_observability
 from store.database import log_store_failure
 from store.llm_calls import CallEnd, CallRecords, NewCall, OutgoingRequest, RecordedChunk
-from wire.providers.redaction import redacted_headers, route_secrets, scrub_bytes, scrub_text
+from wire.providers.redaction import (
+    StreamScrubber,
+    redacted_headers,
+    route_secrets,
+    scrub_text,
+)
 
 if TYPE_CHECKING:  # the SDK is loaded only with tracing on
     from actors.tracing.exporter import Tracing
@@ -69,6 +75,10 @@ class _Call:
         self.verbose = False
         self.chunks: list[RecordedChunk] = []
         self.seq = 0
+        # Raw chunks are scrubbed as one stream (a key split over two is caught): the
+        # scrubber holds the last ones back, and ``held`` their places and times.
+        self.scrubber = StreamScrubber(self.secrets)
+        self.held: collections.deque[tuple[int, float]] = collections.deque()
         # The metrics' labels: the attempt's provider type and model (public id).
         self.labels = (start.route.provider_type.value, start.route.public_id)
 
@@ -168,13 +178,23 @@ class CallRecorderActor(PooledActor):
 
     def _keep(self, call: _Call, chunks: tuple[tuple[bytes, float], ...]) -> None:
         for data, at in chunks:
-            offset_ms = (at - call.started) * 1000
-            call.chunks.append(RecordedChunk(call.seq, offset_ms, scrub_bytes(data, call.secrets)))
+            call.held.append((call.seq, (at - call.started) * 1000))
             call.seq += 1
+            self._released(call, call.scrubber.feed(data))
         if len(call.chunks) >= CHUNK_FLUSH_COUNT:
             self._flush(call)
 
-    def _flush(self, call: _Call) -> None:
+    @staticmethod
+    def _released(call: _Call, scrubbed: list[bytes]) -> None:
+        for data in scrubbed:
+            seq, offset_ms = call.held.popleft()
+            call.chunks.append(RecordedChunk(seq, offset_ms, data))
+
+    def _flush(self, call: _Call, final: bool = False) -> None:
+        """Write the chunks kept so far; ``final``: the stream has ended, so the scrubber's
+        held chunks go too."""
+        if final:
+            self._released(call, call.scrubber.finish())
         chunks, call.chunks = call.chunks, []
         if chunks and call.record_id is not None:
             try:
@@ -211,7 +231,7 @@ class CallRecorderActor(PooledActor):
             self._trace(self._spans, call, message.end)
         try:
             if call is not None and record_id is not None and message.end is not None:
-                self._flush(call)
+                self._flush(call, final=True)
                 self._records.finish(record_id, message.end)
         except peewee.DatabaseError as exc:
             log_store_failure(logger, exc, "recording the end of call %s failed", record_id)

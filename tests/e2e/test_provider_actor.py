@@ -78,8 +78,10 @@ from tests.support.fake_provider import (
     chat_error_chunk,
     chat_events,
     chat_usage,
+    encode_events,
 )
 from wire.providers.errors import FailureKind
+from wire.providers.redaction import REDACTED
 from wire.providers.retry import RetryPolicy
 
 API_KEY = "sk-test-ZXCVBNM-0123456789"
@@ -596,6 +598,33 @@ async def test_verbose_call_leaks_the_key_nowhere(
     for secret in (API_KEY, "tok-SECRETHEADER"):
         assert_only_in_provider_row(db, secret)
         assert secret not in caplog.text
+
+
+async def test_a_key_split_over_raw_chunks_is_scrubbed_in_each(
+    fake: FakeProvider, client: httpx.AsyncClient, server_store: Store
+) -> None:
+    """A provider echoing the key, its stream cut inside the key: the recorded chunks are the
+    ones read, one for one, and neither holds its piece of the key (each shows a marker)."""
+    db = server_store.database
+    route = make_route(db, fake.base_url, "openai-chat")
+    update_observability(db, verbose=True)
+    events = chat_events(text=[f"echo {API_KEY} ok"], usage=chat_usage(1, 1))
+    body = encode_events(events)
+    middle = body.index(API_KEY.encode()) + len(API_KEY) // 2
+    fake.enqueue(Script.sse(events, chunk_boundaries=[middle], delay_between=0.1))
+    listener = Listener()
+    start(route, listener, deps(server_store, client))
+    _, end = await listener.until_end()
+    assert end.status is CallStatus.COMPLETED
+    detail = CallRecords(db).get(end.record_id or -1)
+    assert detail is not None
+    chunks = [chunk.data for chunk in detail.chunks]
+    assert len(chunks) == 2, chunks  # as read: the write before the cut, then the rest
+    head, tail = API_KEY[: len(API_KEY) // 2], API_KEY[len(API_KEY) // 2 :]
+    assert chunks[0].endswith(REDACTED.encode()) and chunks[1].startswith(REDACTED.encode())
+    for chunk in chunks:
+        assert head.encode() not in chunk and tail.encode() not in chunk
+    assert b" ok" in chunks[1]
 
 
 def assert_only_in_provider_row(db: peewee.Database, secret: str) -> None:

@@ -75,6 +75,70 @@ def scrub_text(text: str, secrets: Sequence[str]) -> str:
     return _pattern(secrets).sub(REDACTED, text) if secrets else text
 
 
+class StreamScrubber:
+    """Scrubs a stream's chunks one for one, including a credential split over several.
+
+    Each chunk is kept whole (its place and timing are what a verbose record shows) but held
+    back until the bytes after it are enough to hold the rest of any credential that starts in
+    it: every credential is then wholly inside the bytes looked at. Each piece of a split one
+    is replaced in its own chunk, so no chunk shows a part of it. ``feed`` answers the chunks
+    now released, in order; ``finish`` the rest."""
+
+    def __init__(self, secrets: Sequence[str]) -> None:
+        encoded = tuple(s.encode() for s in filter(None, secrets))
+        self._pattern = _bytes_pattern(tuple(filter(None, secrets))) if encoded else None
+        # How many bytes after a chunk may still belong to a credential that starts in it.
+        self._reach = max((len(s) for s in encoded), default=1) - 1
+        self._held: list[tuple[bytes, list[tuple[int, int]]]] = []  # raw bytes, masked spans
+        self._held_bytes = 0
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """Take the next chunk; answer the chunks released by it (scrubbed)."""
+        if self._pattern is None:
+            return [data]
+        self._held.append((data, []))
+        self._held_bytes += len(data)
+        self._mask()
+        released = []
+        while self._held and self._held_bytes - len(self._held[0][0]) >= self._reach:
+            released.append(self._release())
+        return released
+
+    def finish(self) -> list[bytes]:
+        """The stream ended: every chunk still held, scrubbed."""
+        return [self._release() for _ in range(len(self._held))]
+
+    def _mask(self) -> None:
+        """Mark each credential found in the held bytes on the chunks it falls in."""
+        assert self._pattern is not None
+        joined = b"".join(data for data, _ in self._held)
+        for match in self._pattern.finditer(joined):
+            start, end = match.span()
+            offset = 0
+            for data, spans in self._held:
+                low, high = max(start, offset), min(end, offset + len(data))
+                if low < high:
+                    spans.append((low - offset, high - offset))
+                offset += len(data)
+
+    def _release(self) -> bytes:
+        """The first held chunk, each run of masked bytes (overlapping or touching spans
+        joined) replaced by one marker."""
+        data, spans = self._held.pop(0)
+        self._held_bytes -= len(data)
+        runs: list[list[int]] = []
+        for start, end in sorted(spans):
+            if runs and start <= runs[-1][1]:
+                runs[-1][1] = max(runs[-1][1], end)
+            else:
+                runs.append([start, end])
+        out, at = bytearray(), 0
+        for start, end in runs:
+            out += data[at:start] + REDACTED.encode()
+            at = end
+        return bytes(out + data[at:])
+
+
 def scrub_bytes(data: bytes, secrets: Sequence[str]) -> bytes:
     """``data`` with every UTF-8 credential replaced, in one pass (as ``scrub_text``)."""
     secrets = tuple(filter(None, secrets))
