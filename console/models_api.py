@@ -2,6 +2,11 @@
 chosen models (discovered or typed in by id) in one transaction, list every model, delete one,
 and the shipped price list a new model's prices come from.
 
+A save with ``?check=1`` is checked only: the same rules run on the whole body (in a transaction
+that is rolled back), a refusal is the save's own answer (a 422 naming every broken field) and an
+accepted body is a 204; nothing is written either way. The model editor checks this way when
+the browser could not read a box, so one answer names the server's problems with the others.
+
 Discovery (``console.discovery``) saves nothing; its failure is a 502 whose message holds the
 provider's own words with every credential redacted, and a log line naming the provider by id.
 """
@@ -43,6 +48,22 @@ class SaveModelsBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # A model added by hand: refused (422 naming ``models[i].model_id``) when the provider
     # already has that id, so adding never overwrites a saved model and its prices.
     only_new: bool = False
+
+
+# The query flag of a check-only save, and the one value it takes.
+CHECK_QUERY = "check"
+CHECK_ON = "1"
+
+
+def check_only_of(request: web.Request) -> bool:
+    """Whether the save is checked only (``?check=1``); any other value of the flag is a 400,
+    so a typo never turns a check into a save."""
+    value = request.query.get(CHECK_QUERY)
+    if value is None:
+        return False
+    if value != CHECK_ON:
+        raise ApiError(400, "invalid_argument", f"{CHECK_QUERY} must be {CHECK_ON} or absent")
+    return True
 
 
 class DiscoveredModels(msgspec.Struct, frozen=True):
@@ -93,10 +114,18 @@ class ModelsApi:
     @answers_errors
     async def save_models(self, request: web.Request) -> web.StreamResponse:
         provider_id = provider_id_of(request)
+        check_only = check_only_of(request)
         body = await decode_body(request, SaveModelsBody)
         saved = await in_thread(
-            self._db, catalog.save_models, provider_id, body.models, only_new=body.only_new
+            self._db,
+            catalog.save_models,
+            provider_id,
+            body.models,
+            only_new=body.only_new,
+            check_only=check_only,
         )
+        if check_only:
+            return web.Response(status=204)
         return json_response(saved, status=201)
 
     @answers_errors

@@ -352,8 +352,21 @@ def _check_model(index: int, item: ModelInput, provider_type: str) -> ModelInput
     )
 
 
+class _CheckedOnly(Exception):
+    """Raised at the end of a check-only save to roll its transaction back."""
+
+    def __init__(self, records: list[ModelRecord]) -> None:
+        super().__init__("check only")
+        self.records = records
+
+
 def save_models(
-    db: peewee.Database, provider_id: int, models: Sequence[ModelInput], *, only_new: bool = False
+    db: peewee.Database,
+    provider_id: int,
+    models: Sequence[ModelInput],
+    *,
+    only_new: bool = False,
+    check_only: bool = False,
 ) -> list[ModelRecord]:
     """Upsert models under a provider in one transaction: all are saved or none.
 
@@ -361,80 +374,95 @@ def save_models(
     A public id that already belongs to another (provider, model) is a ``Conflict``. With
     ``only_new`` (a model added by hand) a model id the provider already has is ``Invalid``,
     naming it, so adding never overwrites a saved model.
+
+    With ``check_only`` the save runs as it would (every rule, the fallbacks' too, which may
+    name a model saved in the same request) and is then rolled back: it raises what the save
+    would raise, else answers the records it would have saved, and writes nothing.
     """
+    try:
+        with db.atomic():
+            records = _upsert_models(db, provider_id, models, only_new=only_new)
+            if check_only:
+                raise _CheckedOnly(records)
+    except _CheckedOnly as checked:
+        return checked.records
+    return records
+
+
+def _upsert_models(
+    db: peewee.Database, provider_id: int, models: Sequence[ModelInput], *, only_new: bool
+) -> list[ModelRecord]:
+    """``save_models``'s work, inside its transaction."""
     tables = tables_of(db)
     model = tables.model
-    with db.atomic():
-        columns = (tables.provider.id, tables.provider.type, tables.provider.base_url)
-        query = tables.provider.select(*columns).where(tables.provider.id == provider_id)
-        provider = lock_row(query, db).first()
-        if provider is None:
-            raise NotFound(f"provider {provider_id} not found")
-        problems = Problems()
-        found = [
-            problems.check(_check_model, i, item, provider.type) for i, item in enumerate(models)
-        ]
-        problems.raise_any()
-        checked = [item for item in found if item is not None]
-        _refuse_duplicates(checked)
-        stamp = now_ms()
-        public_ids = []
-        existing = _existing_ids(db, provider_id, [item.model_id for item in checked])
-        if only_new:
-            _refuse_saved(checked, existing)
-        for item in checked:
-            public_id = public_model_id(provider.base_url, provider.type, item.model_id)
-            _refuse_collision(db, public_id, provider_id, item.model_id)
-            stored = existing.get(item.model_id)
-            is_new = stored is None
-            fields = {
-                "display_name": item.display_name,
-                "enabled": item.enabled,
-                "sort_order": item.sort_order,
-                "max_output_tokens": item.max_output_tokens,
-                "context_window_tokens": item.context_window_tokens,
-                "reasoning_enabled": item.reasoning_enabled,
-                "reasoning_effort": item.reasoning_effort,
-                **_price_fields(item, stored),
-                **_kind_field(item, is_new),
-                "updated_at_ms": stamp,
-            }
-            updated = (
-                model.update(**fields)
-                .where((model.provider == provider_id) & (model.model_id == item.model_id))
-                .execute()
-            )
-            if not updated:
-                model.insert(
-                    public_id=public_id,
-                    provider=provider_id,
-                    model_id=item.model_id,
-                    created_at_ms=stamp,
-                    **fields,
-                ).execute()
-            public_ids.append(public_id)
-        # A model saved as one that does not make images stops being the image model.
-        forget_image_model(
-            db,
-            [
-                public_id
-                for item, public_id in zip(checked, public_ids, strict=True)
-                if item.kind is not msgspec.UNSET and not generates_images(item.kind)
-            ],
+    columns = (tables.provider.id, tables.provider.type, tables.provider.base_url)
+    query = tables.provider.select(*columns).where(tables.provider.id == provider_id)
+    provider = lock_row(query, db).first()
+    if provider is None:
+        raise NotFound(f"provider {provider_id} not found")
+    problems = Problems()
+    found = [problems.check(_check_model, i, item, provider.type) for i, item in enumerate(models)]
+    problems.raise_any()
+    checked = [item for item in found if item is not None]
+    _refuse_duplicates(checked)
+    stamp = now_ms()
+    public_ids = []
+    existing = _existing_ids(db, provider_id, [item.model_id for item in checked])
+    if only_new:
+        _refuse_saved(checked, existing)
+    for item in checked:
+        public_id = public_model_id(provider.base_url, provider.type, item.model_id)
+        _refuse_collision(db, public_id, provider_id, item.model_id)
+        stored = existing.get(item.model_id)
+        is_new = stored is None
+        fields = {
+            "display_name": item.display_name,
+            "enabled": item.enabled,
+            "sort_order": item.sort_order,
+            "max_output_tokens": item.max_output_tokens,
+            "context_window_tokens": item.context_window_tokens,
+            "reasoning_enabled": item.reasoning_enabled,
+            "reasoning_effort": item.reasoning_effort,
+            **_price_fields(item, stored),
+            **_kind_field(item, is_new),
+            "updated_at_ms": stamp,
+        }
+        updated = (
+            model.update(**fields)
+            .where((model.provider == provider_id) & (model.model_id == item.model_id))
+            .execute()
         )
-        # After every upsert, so a list may name a model saved in the same request.
-        for index, (item, public_id) in enumerate(zip(checked, public_ids, strict=True)):
-            if item.fallbacks is not None:
-                field = f"models[{index}].fallbacks"
-                fallbacks = problems.check(check_fallbacks, db, field, public_id, item.fallbacks)
-                if fallbacks is not None:
-                    write_fallbacks(db, public_id, fallbacks)
-        problems.raise_any()  # rolls the upserts back
-        if not public_ids:  # PostgreSQL refuses an empty IN ()
-            return []
-        marks = ", ".join([db.param] * len(public_ids))
-        saved = execute_sql(db, _models_sql(f'WHERE m."public_id" IN ({marks})'), public_ids)
-        records = {record.public_id: record for record in map(_record_of, saved.fetchall())}
+        if not updated:
+            model.insert(
+                public_id=public_id,
+                provider=provider_id,
+                model_id=item.model_id,
+                created_at_ms=stamp,
+                **fields,
+            ).execute()
+        public_ids.append(public_id)
+    # A model saved as one that does not make images stops being the image model.
+    forget_image_model(
+        db,
+        [
+            public_id
+            for item, public_id in zip(checked, public_ids, strict=True)
+            if item.kind is not msgspec.UNSET and not generates_images(item.kind)
+        ],
+    )
+    # After every upsert, so a list may name a model saved in the same request.
+    for index, (item, public_id) in enumerate(zip(checked, public_ids, strict=True)):
+        if item.fallbacks is not None:
+            field = f"models[{index}].fallbacks"
+            fallbacks = problems.check(check_fallbacks, db, field, public_id, item.fallbacks)
+            if fallbacks is not None:
+                write_fallbacks(db, public_id, fallbacks)
+    problems.raise_any()  # rolls the upserts back
+    if not public_ids:  # PostgreSQL refuses an empty IN ()
+        return []
+    marks = ", ".join([db.param] * len(public_ids))
+    saved = execute_sql(db, _models_sql(f'WHERE m."public_id" IN ({marks})'), public_ids)
+    records = {record.public_id: record for record in map(_record_of, saved.fetchall())}
     return [records[public_id] for public_id in public_ids]
 
 

@@ -249,29 +249,97 @@ async def test_a_too_long_user_id_is_named_once_and_never_in_a_field_name(
     assert long_id not in response.text
 
 
-@pytest.mark.parametrize(
-    ("field", "stand_in"),
-    [
-        ("max_output_tokens", -1),
-        ("context_window_tokens", -1),
-        ("sort_order", 2**31),
-        ("price_input_per_mtok", -1),
-        ("price_output_per_mtok", -1),
-        ("price_cache_read_per_mtok", -1),
-        ("price_cache_write_per_mtok", -1),
-    ],
-)
-async def test_the_model_editors_stand_in_for_an_unreadable_box_is_always_refused(
-    console: Console, field: str, stand_in: int
+async def models_and_settings(console: Console) -> tuple[Any, Any]:
+    """Everything a model save may write: the models (their fallbacks in them) and the image
+    model's mark."""
+    models = (await console.call("GET", "/models")).json()
+    image = (await console.call("GET", "/settings/image-model")).json()
+    return models, image
+
+
+async def test_a_check_only_save_of_a_valid_body_writes_nothing_and_says_so(
+    console: Console,
 ) -> None:
-    """The model editor sends these values for a number box the browser cannot read, so one
-    answer names every other problem (console/static/pages/models.js, REFUSED_NUMBER): each
-    alone, in an otherwise valid model, must be refused at its field, and nothing saved."""
     provider = await console.provider()
-    model = {"model_id": "m", "display_name": "M", field: stand_in}
-    fields = fields_of(await console.save(provider["id"], model))
-    assert set(fields) == {f"models[0].{field}"}
+    saved = await console.save(provider["id"], {"model_id": "m", "display_name": "M"})
+    assert saved.status_code == 201, saved.text
+    (first,) = saved.json()
+    before = await models_and_settings(console)
+    # An edit of the saved model and a new one that falls back to it: all valid.
+    edited = {"model_id": "m", "display_name": "Renamed", "sort_order": 7, "kind": "chat"}
+    new = {
+        "model_id": "n",
+        "display_name": "N",
+        "price_input_per_mtok": 1,
+        "fallbacks": [first["public_id"]],
+    }
+    path = f"/providers/{provider['id']}/models?check=1"
+    answer = await console.call("POST", path, json={"models": [edited, new]})
+    assert answer.status_code == 204, answer.text
+    assert answer.content == b""
+    assert await models_and_settings(console) == before  # nothing written
+
+
+async def test_a_check_only_save_names_every_problem_and_writes_nothing(
+    console: Console,
+) -> None:
+    """The model editor's check when the browser could not read a box: the server's answer
+    names every problem of the rest of the body, as a save's would, and nothing changes."""
+    provider = await console.provider()
+    saved = await console.save(provider["id"], {"model_id": "m", "display_name": "M"})
+    assert saved.status_code == 201, saved.text
+    before = await models_and_settings(console)
+    broken = {
+        "model_id": "m",
+        "display_name": " ",
+        "max_output_tokens": 0,
+        "context_window_tokens": -5,
+        "sort_order": 2**31,
+        "price_input_per_mtok": -1,
+        "price_cache_write_per_mtok": -4,
+    }
+    path = f"/providers/{provider['id']}/models?check=1"
+    fields = fields_of(await console.call("POST", path, json={"models": [broken]}))
+    assert set(fields) == {
+        f"models[0].{name}"
+        for name in (
+            "display_name",
+            "max_output_tokens",
+            "context_window_tokens",
+            "sort_order",
+            "price_input_per_mtok",
+            "price_cache_write_per_mtok",
+        )
+    }
+    # The rules that need the store run too: a fallback that does not exist.
+    lost = {"model_id": "m", "display_name": "M", "fallbacks": ["nope"]}
+    fields = fields_of(await console.call("POST", path, json={"models": [lost]}))
+    assert set(fields) == {"models[0].fallbacks[0]"}
+    # And adding by hand an id already saved.
+    again = {"models": [{"model_id": "m", "display_name": "M"}], "only_new": True}
+    fields = fields_of(await console.call("POST", path, json=again))
+    assert set(fields) == {"models[0].model_id"}
+    assert await models_and_settings(console) == before
+
+
+@pytest.mark.parametrize("value", ["0", "true", "", "yes"])
+async def test_a_check_flag_other_than_1_is_refused_and_nothing_saved(
+    console: Console, value: str
+) -> None:
+    """Only ``check=1`` checks; any other value is refused, never taken for a save."""
+    provider = await console.provider()
+    path = f"/providers/{provider['id']}/models?check={value}"
+    model = {"model_id": "m", "display_name": "M"}
+    answer = await console.call("POST", path, json={"models": [model]})
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["code"] == "invalid_argument"
     assert (await console.call("GET", "/models")).json() == []
+
+
+async def test_a_check_only_save_for_an_unknown_provider_is_404(console: Console) -> None:
+    model = {"model_id": "m", "display_name": "M"}
+    answer = await console.call("POST", "/providers/999/models?check=1", json={"models": [model]})
+    assert answer.status_code == 404, answer.text
 
 
 async def test_a_refused_effort_is_not_echoed(console: Console) -> None:

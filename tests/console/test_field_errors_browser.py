@@ -16,7 +16,7 @@ import pytest
 if os.environ.get("CURSOR_TEST_REQUIRE_BROWSER") != "1":
     pytest.importorskip("playwright")
 
-from playwright.async_api import Locator, Page, expect
+from playwright.async_api import Locator, Page, Request, expect
 
 from tests.console.test_console_browser import api, browser, page, server
 from tests.support.fake_provider import FakeProvider
@@ -111,19 +111,44 @@ async def test_the_model_editor_shows_the_browsers_and_the_servers_problems_at_o
     await form.get_by_label("Order").press_sequentially("1e")  # the browser cannot read it
     await form.get_by_label("Cache read", exact=True).press_sequentially("2e")
     await form.get_by_label("Input", exact=True).fill("-1")
+    saves: list[Request] = []
+    page.on(
+        "request",
+        lambda request: (
+            saves.append(request) if request.method == "POST" and "/models" in request.url else None
+        ),
+    )
     await form.get_by_role("button", name="Save model").click()
-    # One save: the browser's words at the boxes it could not read, the server's at the others.
+    # One pass: the browser's words at the boxes it could not read, the server's at the others.
     await expect_at(form, "sort_order", "is not a number")
     await expect_at(form, "price_cache_read_per_mtok", "is not a number")
     await expect_at(form, "display_name", "display name cannot be empty")
     await expect_at(form, "price_input_per_mtok", "USD per million tokens, at least 0")
     for field in ("sort_order", "price_cache_read_per_mtok"):
         alert = form.locator(f'[data-field="{field}"] [role=alert]')
-        await expect(alert).to_have_text("is not a number")  # never the stand-in's refusal
+        await expect(alert).to_have_text("is not a number")  # the browser's words, not the server's
     await expect(form.locator(".form-error")).to_have_count(0)
+    # Only a check-only save went out, without the boxes the browser could not read.
+    assert [request.url.split("?")[1] for request in saves] == ["check=1"]
+    (sent,) = saves[0].post_data_json["models"]
+    assert "sort_order" not in sent and "price_cache_read_per_mtok" not in sent
+    assert (sent["display_name"], sent["price_input_per_mtok"]) == (" ", -1)
     (model,) = (await api(server, "GET", "/models")).json()
     assert (model["display_name"], model["sort_order"]) == ("Fake Model", 0)
     assert model["price_cache_read_per_mtok"] is None
+
+    # The rest fixed: the server would accept it, so only the browser's problems stay.
+    await form.get_by_label("Display name").fill("Renamed")
+    await form.get_by_label("Input", exact=True).fill("1")
+    await form.get_by_role("button", name="Save model").click()
+    await expect(form.locator('[data-field="display_name"] [role=alert]')).to_have_count(0)
+    await expect(form.locator('[data-field="price_input_per_mtok"] [role=alert]')).to_have_count(0)
+    for field in ("sort_order", "price_cache_read_per_mtok"):
+        await expect_at(form, field, "is not a number")
+    await expect(form.locator(".form-error")).to_have_count(0)
+    assert [request.url.split("?")[1] for request in saves] == ["check=1", "check=1"]
+    (model,) = (await api(server, "GET", "/models")).json()
+    assert model["display_name"] == "Fake Model"  # a check writes nothing
 
 
 async def test_key_routing_budget_and_recording_forms_show_every_wrong_field(

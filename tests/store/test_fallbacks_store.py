@@ -1,7 +1,8 @@
 """A model's fallback list in the store: saved in order and checked (not itself, existing
 models, none twice, at most ``MAX_FALLBACKS``, the field named), kept by an upsert that leaves
 it out, and cleaned of a deleted model (or a deleted provider's models) in the same
-transaction; on SQLite and PostgreSQL."""
+transaction; a check-only save that runs these rules and the others, then writes nothing; on
+SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -141,3 +142,34 @@ def test_the_migration_runs_again_without_harm(db: peewee.Database) -> None:
     cat.save_models(db, first, [cat.ModelInput("a", "a", fallbacks=[b])])
     model_fallbacks(db)
     assert fallbacks_of(db)["a"] == (b,)
+
+
+def test_a_check_only_save_answers_what_it_would_save_or_refuse_and_writes_nothing(
+    db: peewee.Database,
+) -> None:
+    """The console's ``?check=1``: the save's rules, the store's included, then a rollback."""
+    first = provider(db, "one")
+    (a,) = models(db, first, "a")
+    before = cat.all_models(db)
+    # A new model falling back to one saved in the same request, and an edit: the would-be records.
+    body = [cat.ModelInput("a", "A renamed"), cat.ModelInput("b", "B", fallbacks=[a])]
+    answered = cat.save_models(db, first, body, check_only=True)
+    assert [(m.model_id, m.display_name, m.fallbacks) for m in answered] == [
+        ("a", "A renamed", ()),
+        ("b", "B", (a,)),
+    ]
+    assert cat.all_models(db) == before
+    # Refused as the save is: the fields' problems, then the fallbacks' (after the upserts).
+    with pytest.raises(cat.Invalid) as refused:
+        cat.save_models(db, first, [cat.ModelInput("a", " ", sort_order=2**31)], check_only=True)
+    assert [field for field, _ in refused.value.problems] == [
+        "models[0].display_name",
+        "models[0].sort_order",
+    ]
+    with pytest.raises(cat.Invalid) as refused:
+        cat.save_models(db, first, [cat.ModelInput("c", "C", fallbacks=["nope"])], check_only=True)
+    assert [field for field, _ in refused.value.problems] == ["models[0].fallbacks[0]"]
+    assert cat.all_models(db) == before
+    # And the database is still usable for a real save afterwards.
+    cat.save_models(db, first, [cat.ModelInput("b", "B")])
+    assert sorted(m.model_id for m in cat.all_models(db)) == ["a", "b"]
