@@ -130,7 +130,9 @@ async def test_the_model_editor_shows_the_browsers_and_the_servers_problems_at_o
     await expect(form.locator(".form-error")).to_have_count(0)
     # Only a check-only save went out, without the boxes the browser could not read.
     assert [request.url.split("?")[1] for request in saves] == ["check=1"]
-    (sent,) = saves[0].post_data_json["models"]
+    body = saves[0].post_data_json
+    assert isinstance(body, dict)
+    (sent,) = body["models"]
     assert "sort_order" not in sent and "price_cache_read_per_mtok" not in sent
     assert (sent["display_name"], sent["price_input_per_mtok"]) == (" ", -1)
     (model,) = (await api(server, "GET", "/models")).json()
