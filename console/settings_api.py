@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import msgspec
 import peewee
@@ -22,6 +23,8 @@ from store.catalog.url_targets import NO_OWN_ADDRESSES, OwnAddresses
 from wire.log import log_event
 
 logger = logging.getLogger("cursor_server.console")
+
+T = TypeVar("T")
 
 
 class ObservabilityBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -83,6 +86,15 @@ def _routing_answer(settings: catalog.RoutingSettings) -> RoutingAnswer:
     return RoutingAnswer(settings.auto, settings.routes)
 
 
+def _given(body: msgspec.Struct) -> dict[str, Any]:
+    """A change's fields by name, each one left out as None: what the store's settings updates
+    read as "leave it as it is" (a body refuses null, so None means left out only)."""
+    return {
+        name: None if (value := getattr(body, name)) is msgspec.UNSET else value
+        for name in body.__struct_fields__
+    }
+
+
 class SettingsApi:
     """The settings routes, bound to one database."""
 
@@ -111,19 +123,22 @@ class SettingsApi:
         router.add_get(f"{API_PREFIX}/settings/budgets", self.get_budgets)
         router.add_put(f"{API_PREFIX}/settings/budgets", self.put_budgets)
 
+    async def _update(
+        self, request: web.Request, body_type: type[msgspec.Struct], update: Callable[..., T]
+    ) -> T:
+        """The request's change (``body_type``) made by the store's ``update`` off the event
+        loop, its fields as keywords; what ``update`` saved."""
+        body = await decode_body(request, body_type)
+        return await in_thread(self._db, update, **_given(body))
+
     @answers_errors
     async def get_observability(self, request: web.Request) -> web.StreamResponse:
         return json_response(await in_thread(self._db, catalog.get_observability))
 
     @answers_errors
     async def put_observability(self, request: web.Request) -> web.StreamResponse:
-        body = await decode_body(request, ObservabilityBody)
-        changes = {
-            name: value
-            for name in ObservabilityBody.__struct_fields__
-            if (value := getattr(body, name)) is not msgspec.UNSET
-        }
-        return json_response(await in_thread(self._db, catalog.update_observability, **changes))
+        saved = await self._update(request, ObservabilityBody, catalog.update_observability)
+        return json_response(saved)
 
     @answers_errors
     async def get_web_search(self, request: web.Request) -> web.StreamResponse:
@@ -159,13 +174,7 @@ class SettingsApi:
 
     @answers_errors
     async def put_routing(self, request: web.Request) -> web.StreamResponse:
-        body = await decode_body(request, RoutingBody)
-        saved = await in_thread(
-            self._db,
-            catalog.update_routing,
-            auto=None if body.auto is msgspec.UNSET else body.auto,
-            routes=None if body.routes is msgspec.UNSET else body.routes,
-        )
+        saved = await self._update(request, RoutingBody, catalog.update_routing)
         log_event(
             logger,
             logging.INFO,
@@ -182,13 +191,7 @@ class SettingsApi:
 
     @answers_errors
     async def put_budgets(self, request: web.Request) -> web.StreamResponse:
-        body = await decode_body(request, BudgetsBody)
-        saved = await in_thread(
-            self._db,
-            catalog.update_budgets,
-            default=None if body.default is msgspec.UNSET else body.default,
-            overrides=None if body.overrides is msgspec.UNSET else body.overrides,
-        )
+        saved = await self._update(request, BudgetsBody, catalog.update_budgets)
         await self._budgets_saved()
         log_event(logger, logging.INFO, "budgets saved", overrides=len(saved.overrides))
         return json_response(_budgets_answer(saved))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from functools import partial
 from typing import Final
 
 import msgspec
@@ -24,9 +25,9 @@ from store.catalog.errors import Invalid, Problems
 from store.catalog.limits import INT32_MAX, MAX_MODEL_ID_CHARS
 from store.catalog.setting_rows import (
     locked_saved_setting,
-    locked_setting,
     model_public_ids,
     read_setting,
+    update_setting,
     write_setting,
 )
 
@@ -149,24 +150,16 @@ def update_budgets(
     """Replace the default and/or the whole set of overrides (None leaves one as it is) and
     return the result. ``Invalid`` names the field: a negative, infinite or too large amount,
     a count below 1, a model that does not exist, too many overrides or models."""
-    with db.atomic():
-        # Locked: a model delete in flight commits first or waits, so no deleted model is named.
-        result = locked_setting(db, BUDGETS_KEY, BudgetsSettings)
-        known = model_public_ids(db)
-        problems = Problems()
-        checked_default = (
-            None if default is None else problems.check(_check_limits, "default", default, known)
-        )
-        checked_overrides = (
-            None if overrides is None else problems.check(_check_overrides, overrides, known)
-        )
-        problems.raise_any()
-        if checked_default is not None:
-            result = msgspec.structs.replace(result, default=checked_default)
-        if checked_overrides is not None:
-            result = msgspec.structs.replace(result, overrides=checked_overrides)
-        write_setting(db, BUDGETS_KEY, result)
-    return result
+    # Checked under the row's lock: a model delete in flight commits first or waits, so no
+    # deleted model is named.
+    return update_setting(
+        db,
+        BUDGETS_KEY,
+        BudgetsSettings,
+        model_public_ids,
+        default=(default, partial(_check_limits, "default")),
+        overrides=(overrides, _check_overrides),
+    )
 
 
 def forget_budget_models(db: peewee.Database, public_ids: Iterable[str]) -> None:

@@ -23,9 +23,9 @@ from store.catalog.errors import Invalid, Problems
 from store.catalog.limits import MAX_MODEL_ID_CHARS
 from store.catalog.setting_rows import (
     locked_saved_setting,
-    locked_setting,
     model_public_ids,
     read_setting,
+    update_setting,
     write_setting,
 )
 
@@ -145,19 +145,14 @@ def update_routing(
     """Replace the Auto setting and/or the whole table (None leaves one as it is) and return
     the result. ``Invalid`` names the field: a model that does not exist, an empty, repeated
     or Auto pattern, one that is a public id of ours, more than ``MAX_ROUTES`` entries."""
-    with db.atomic():
-        result = locked_setting(db, ROUTING_KEY, RoutingSettings)
-        known = model_public_ids(db)
-        problems = Problems()
-        checked_auto = None if auto is None else problems.check(_check_auto, auto, known)
-        checked_routes = None if routes is None else problems.check(_check_routes, routes, known)
-        problems.raise_any()
-        if checked_auto is not None:
-            result = msgspec.structs.replace(result, auto=checked_auto)
-        if checked_routes is not None:
-            result = msgspec.structs.replace(result, routes=checked_routes)
-        write_setting(db, ROUTING_KEY, result)
-    return result
+    return update_setting(
+        db,
+        ROUTING_KEY,
+        RoutingSettings,
+        model_public_ids,
+        auto=(auto, _check_auto),
+        routes=(routes, _check_routes),
+    )
 
 
 def forget_routing(db: peewee.Database, public_ids: Iterable[str]) -> None:

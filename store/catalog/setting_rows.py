@@ -6,16 +6,19 @@ locks the row to drop the model from it) commits first or waits.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import msgspec
 import peewee
 
 from store.base.clock import now_ms
 from store.base.typed_peewee import execute_sql
+from store.catalog.errors import Problems
 from store.catalog.tables import SETTING_SQL, lock_row, tables_of
 
 S = TypeVar("S", bound=msgspec.Struct)
+C = TypeVar("C")
 
 
 def _in_transaction(db: peewee.Database) -> None:
@@ -64,3 +67,29 @@ def model_public_ids(db: peewee.Database) -> set[str]:
     locked transaction, so a model deleted meanwhile is either gone here or waits)."""
     rows = execute_sql(db, 'SELECT "public_id" FROM "models"').fetchall()
     return {str(public_id) for (public_id,) in rows}
+
+
+def update_setting(
+    db: peewee.Database,
+    key: str,
+    type_: type[S],
+    context: Callable[[peewee.Database], C],
+    **parts: tuple[Any, Callable[[Any, C], Any]],
+) -> S:
+    """Replace the given parts of a setting and return the result. Each part is its value
+    (None leaves it as it is) and its check, which answers the value to store or raises
+    ``Invalid``; a check is also given what ``context`` reads under the row's lock (the models
+    a setting may name). One ``Invalid`` names every broken part; nothing is written then."""
+    with db.atomic():
+        current = locked_setting(db, key, type_)
+        found = context(db)
+        problems = Problems()
+        checked = {
+            name: problems.check(check, value, found)
+            for name, (value, check) in parts.items()
+            if value is not None
+        }
+        problems.raise_any()
+        result = msgspec.structs.replace(current, **checked)
+        write_setting(db, key, result)
+    return result

@@ -85,10 +85,11 @@ from wire.providers.grammar import CallResult, StreamGrammar
 from wire.providers.openai_chat import OpenAiChatAdapter, origin
 from wire.providers.openai_responses import OpenAiResponsesAdapter
 
-CHAT, RESPONSES, ANTHROPIC = (
+CHAT, RESPONSES, ANTHROPIC, GEMINI = (
     ProviderType.OPENAI_CHAT,
     ProviderType.OPENAI_RESPONSES,
     ProviderType.ANTHROPIC,
+    ProviderType.GEMINI,
 )
 ALL = [CHAT, RESPONSES, ANTHROPIC]
 KEY = "sk-test-SECRET-0123456789"
@@ -1232,10 +1233,18 @@ OWN_REPLAY = {
         {"items": [{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"}]},
     ),
     ANTHROPIC: ReplayState("anthropic", {"blocks": [{"type": "thinking", "signature": "s"}]}),
+    GEMINI: ReplayState(
+        "gemini",
+        {
+            "parts": [
+                {"functionCall": {"name": "read_file", "args": {}}, "thoughtSignature": "sig-1"}
+            ]
+        },
+    ),
 }
 
 
-@pytest.mark.parametrize("provider_type", ALL)
+@pytest.mark.parametrize("provider_type", [*ALL, GEMINI])
 def test_the_replay_setting_matters_exactly_where_the_adapter_says(
     provider_type: ProviderType,
 ) -> None:
@@ -1251,7 +1260,12 @@ def test_the_replay_setting_matters_exactly_where_the_adapter_says(
         )
         for v in (True, False)
     )
-    marker = {CHAT: b"reasoning_content", RESPONSES: b"rs_1", ANTHROPIC: b'"signature"'}
+    marker = {
+        CHAT: b"reasoning_content",
+        RESPONSES: b"rs_1",
+        ANTHROPIC: b'"signature"',
+        GEMINI: b'"sig-1"',
+    }
     assert marker[provider_type] in on.body  # the state is replayed with the setting on
     assert (on.body != off.body) is adapter.honours_replay_reasoning
     assert adapter.honours_replay_reasoning is (provider_type is CHAT)

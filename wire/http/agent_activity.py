@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from functools import partial
 from typing import Protocol
 
 import msgspec
@@ -78,6 +79,12 @@ class _Unadded(msgspec.Struct):
         )
 
 
+def _add_to(shared: SharedActivity, counted: _Unadded) -> None:
+    shared.add(
+        counted.requests, counted.last_request_ms, counted.client_version, counted.version_ms
+    )
+
+
 def _combined(shared: AgentActivitySnapshot, local: _Unadded) -> AgentActivitySnapshot:
     """The shared record with ``local`` added, by the rule the store adds by."""
     if local.requests == 0:
@@ -113,7 +120,15 @@ class AgentActivity:
         self._shared = shared
         self._unadded = _Unadded()
         self._turn = asyncio.Lock()  # one addition or read of the shared record at a time
-        self._adds = BackgroundAdds(self.flush, self._turn, flush_after_s, "agent activity", logger)
+        self._adds = BackgroundAdds(
+            self._take,
+            None if shared is None else partial(_add_to, shared),
+            self._keep,
+            self._turn,
+            flush_after_s,
+            "agent activity",
+            logger,
+        )
 
     def record(self, client_version: str | None) -> None:
         """One agent RPC arrived (refused ones too: the client did reach us). A request without
@@ -150,28 +165,18 @@ class AgentActivity:
     async def flush(self) -> None:
         """Add what was counted to the shared record now; on failure it is kept for the next
         one and the store's error raised."""
-        if self._shared is None:
-            return
-        async with self._turn:
-            counted, self._unadded = self._unadded, _Unadded()
-            if counted.requests == 0:
-                return
-            try:
-                await asyncio.to_thread(
-                    self._shared.add,
-                    counted.requests,
-                    counted.last_request_ms,
-                    counted.client_version,
-                    counted.version_ms,
-                )
-            except Exception:
-                self._unadded = counted.merged(self._unadded)
-                raise
+        await self._adds.flush()
+
+    def _take(self) -> _Unadded | None:
+        counted, self._unadded = self._unadded, _Unadded()
+        return counted if counted.requests else None
+
+    def _keep(self, counted: _Unadded) -> None:
+        self._unadded = counted.merged(self._unadded)
 
     def start(self) -> None:
         """Begin adding to the shared record in the background (on the running loop)."""
-        if self._shared is not None:
-            self._adds.start()
+        self._adds.start()
 
     async def stop(self) -> None:
         """Stop the background additions and add what is left."""

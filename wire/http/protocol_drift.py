@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from functools import partial
 from typing import Protocol
 
 from google.protobuf.message import Message
@@ -54,6 +55,10 @@ class SharedDrift(Protocol):
     def read(self, limit: int) -> list[DriftTuple]: ...
 
 
+def _add_to(shared: SharedDrift, counted: DriftTally) -> None:
+    shared.add([_tuple(row) for row in counted.rows()])
+
+
 def _tuple(row: DriftRow) -> DriftTuple:
     return (
         row.kind,
@@ -81,7 +86,15 @@ class ProtocolDrift:
         self._seen = DriftTally()  # this process's counts since it started
         self._unadded = DriftTally()  # what the shared record does not have yet
         self._turn = asyncio.Lock()
-        self._adds = BackgroundAdds(self.flush, self._turn, flush_after_s, "protocol drift", logger)
+        self._adds = BackgroundAdds(
+            self._take,
+            None if shared is None else partial(_add_to, shared),
+            self._keep,
+            self._turn,
+            flush_after_s,
+            "protocol drift",
+            logger,
+        )
         self._full_logged = False
 
     def message(self, message: Message, client_version: str | None) -> None:
@@ -147,23 +160,19 @@ class ProtocolDrift:
     async def flush(self) -> None:
         """Add what was counted to the shared record now; on failure it is kept for the next
         one and the store's error raised."""
-        if self._shared is None:
-            return
-        async with self._turn:
-            counted, self._unadded = self._unadded, DriftTally()
-            if not counted.counts:
-                return
-            try:
-                await asyncio.to_thread(self._shared.add, [_tuple(r) for r in counted.rows()])
-            except Exception:
-                for key, count in counted.counts.items():
-                    self._unadded.add(key, count)
-                raise
+        await self._adds.flush()
+
+    def _take(self) -> DriftTally | None:
+        counted, self._unadded = self._unadded, DriftTally()
+        return counted if counted.counts else None
+
+    def _keep(self, counted: DriftTally) -> None:
+        for key, count in counted.counts.items():
+            self._unadded.add(key, count)
 
     def start(self) -> None:
         """Begin adding to the shared record in the background (on the running loop)."""
-        if self._shared is not None:
-            self._adds.start()
+        self._adds.start()
 
     async def stop(self) -> None:
         """Stop the background additions and add what is left."""
