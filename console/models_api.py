@@ -2,8 +2,10 @@
 chosen models (discovered or typed in by id) in one transaction, list every model, delete one,
 and the shipped price list a new model's prices come from.
 
-Discovery (``console.discovery``) saves nothing; its failure is a 502 whose message holds the
-provider's own words with every credential redacted, and a log line naming the provider by id.
+Discovery (``console.discovery``) saves nothing but remembers, for the add that follows, the
+prices the provider's own listing gave (``console.listing_prices``); its failure is a 502 whose
+message holds the provider's own words with every credential redacted, and a log line naming
+the provider by id.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from console.discovery import (
     DiscoveredModel,
     DiscoveryError,
     discover_models,
+    listing_of,
     new_discovery_client,
 )
 from console.json_api import (
@@ -31,6 +34,7 @@ from console.json_api import (
     json_response,
     provider_id_of,
 )
+from console.listing_prices import ListingMemory
 from store import catalog
 from store.catalog import ModelInput
 from wire.log import log_event
@@ -59,6 +63,8 @@ class ModelsApi:
     ) -> None:
         self._db = database
         self._discovery_client = discovery_client
+        # What each provider's last discovery read of its own prices, for the add that follows.
+        self._listings = ListingMemory()
 
     def register(self, app: web.Application) -> None:
         router = app.router
@@ -88,6 +94,7 @@ class ModelsApi:
                     reason=exc.message,
                 )
                 raise ApiError(502, "unavailable", exc.message) from None
+        self._listings.remember(provider_id, listing_of(connection.base_url, ids))
         return json_response(DiscoveredModels(models=ids))
 
     @answers_errors
@@ -95,7 +102,12 @@ class ModelsApi:
         provider_id = provider_id_of(request)
         body = await decode_body(request, SaveModelsBody)
         saved = await in_thread(
-            self._db, catalog.save_models, provider_id, body.models, only_new=body.only_new
+            self._db,
+            catalog.save_models,
+            provider_id,
+            body.models,
+            only_new=body.only_new,
+            listing=self._listings.recall(provider_id),
         )
         return json_response(saved, status=201)
 
