@@ -151,9 +151,9 @@ def _per_million(value: object, *, zero_is_a_price: bool) -> float | None:
         return None
     try:
         per_token = Decimal(str(value).strip())
-    except decimal.InvalidOperation:
+        if not per_token.is_finite() or per_token < 0 or (per_token == 0 and not zero_is_a_price):
+            return None
+        price = float(per_token * _PER_MILLION)
+    except decimal.DecimalException:  # not a number, or past Decimal's exponent range
         return None
-    if not per_token.is_finite() or per_token < 0 or (per_token == 0 and not zero_is_a_price):
-        return None
-    price = float(per_token * _PER_MILLION)
     return price if math.isfinite(price) else None
