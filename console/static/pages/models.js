@@ -100,7 +100,9 @@ function PriceCell({ model, priceList }) {
   // The date of the list the prices were read from, which may be older than the shipped one.
   const from = model.price_source === "list"
     ? html` <span class="badge" title=${priceList ? `Filled in from the price list: ${priceList.source}` : "Filled in from the price list"}>price list, ${model.price_list_as_of}</span>`
-    : null;
+    : model.price_source === "provider"
+      ? html` <span class="badge" title="Filled in from the provider's own model listing when the model was added">from provider</span>`
+      : null;
   return html`<td data-prices=${model.price_source || "user"}>
     in ${usd(model.price_input_per_mtok)} · out ${usd(model.price_output_per_mtok)}${from}
     <div class="muted">cache read ${usd(model.price_cache_read_per_mtok)} · write ${usd(model.price_cache_write_per_mtok)}</div>
@@ -231,8 +233,8 @@ function Discover({ provider, saved, priceList, onSaved }) {
               }} />
             ${" "}${m.id}${known.has(m.id) ? html` <span class="muted">(added)</span>` : null}
             ${!m.chat && html` ${notChat(m.kind)}`}
-            ${listedOf(priceList, m.id) &&
-            html` <span class="muted" data-listed-price>price list: in ${usd(listedOf(priceList, m.id).price_input_per_mtok)} · out ${usd(listedOf(priceList, m.id).price_output_per_mtok)}</span>`}
+            ${m.prices &&
+            html` <span class="muted" data-listed-price=${m.price_source}>${m.price_source === "provider" ? "from provider" : "price list"}: in ${usd(m.prices.price_input_per_mtok)} · out ${usd(m.prices.price_output_per_mtok)}</span>`}
           </label>`,
         )}
       </div>
@@ -474,6 +476,8 @@ function ModelEditor({ model, models, providerType, efforts, onSaved, onCancel }
     <h2>Prices, USD per million tokens <span class="muted">(empty: unknown, so such calls count as unknown cost)</span></h2>
     ${model.price_source === "list" &&
     html`<p class="muted" data-hint="price-source">From the price list (${model.price_list_as_of}); a price you change here is yours, and the list never replaces it.</p>`}
+    ${model.price_source === "provider" &&
+    html`<p class="muted" data-hint="price-source">From the provider's own model listing, read when the model was added; a price you change here is yours, and the listing never replaces it.</p>`}
     <div class="row">
       ${PRICES.map(([name, label]) => html`<${Field} label=${label} name=${name} error=${error}>
         <input name=${name} type="number" step="any" class=${invalid(error, name)}
@@ -607,7 +611,7 @@ export function ModelsPage({ providerId }) {
               <button class="danger" onClick=${() => remove(m)}>Delete</button>
             </div></td></tr>`,
         )}</tbody></table></div>
-      ${priceList && html`<p class="muted" data-price-list>Prices marked "price list" were filled in from ${priceList.source}, each with the date of the list it came from (the list shipped now is of ${priceList.as_of}); edit a model to set your own.</p>`}
+      ${priceList && html`<p class="muted" data-price-list>Prices marked "price list" were filled in from ${priceList.source}, each with the date of the list it came from (the list shipped now is of ${priceList.as_of}); prices marked "from provider" were read from the provider's own model listing when the model was added (preferred over the list); edit a model to set your own.</p>`}
       <p class="muted">The image model (an image model of an OpenAI-compatible provider, such as gpt-image-1) makes the images the agent's GenerateImage asks for; with none marked, the agent is not offered that tool.</p>`}
   </div>`;
 }
