@@ -21,6 +21,7 @@ from console.model_metadata import (
     Sourced,
     gemini_kind,
     listed_kind,
+    listing_prices,
 )
 from store import catalog
 from store.catalog import ProviderConnection
@@ -52,19 +53,48 @@ class DiscoveryError(Exception):
 
 class DiscoveredModel(msgspec.Struct, frozen=True):
     """One listed model: its id, what it is for (``catalog.KINDS``), whether a turn can run on
-    it, and whether the provider's listing or the id's name said so."""
+    it, and whether the provider's listing or the id's name said so; and the prices a new model
+    of that id gets (``prices``, from ``price_source``: ``provider``, its listing's, else
+    ``list``, the price list's; None for neither)."""
 
     id: str
     kind: str
     chat: bool
     kind_from: str
+    prices: catalog.Prices | None = None
+    price_source: str | None = None
 
 
-def discovered(model_id: str, found: Sourced | None) -> DiscoveredModel:
+def discovered(
+    model_id: str, found: Sourced | None, listed: catalog.Prices | None = None
+) -> DiscoveredModel:
     """A listed model with the kind its listing gave (and where it was read), or (None) its
-    name's."""
+    name's, and the prices its listing gave (``listed``), else the price list's."""
     kind, source = found if found is not None else (catalog.kind_by_name(model_id), KIND_FROM_NAME)
-    return DiscoveredModel(model_id, kind, catalog.is_chat(kind), source)
+    prices, price_source = listed, catalog.FROM_PROVIDER
+    if prices is None:
+        prices, price_source = catalog.listed_prices(model_id), catalog.FROM_LIST
+    return DiscoveredModel(
+        model_id,
+        kind,
+        catalog.is_chat(kind),
+        source,
+        prices,
+        price_source if prices is not None else None,
+    )
+
+
+def listing_of(base_url: str, models: list[DiscoveredModel]) -> catalog.ListingPrices:
+    """The prices a discovery read from the provider's own listing, to be kept for the add
+    that follows (the price list's are not: the store reads those itself)."""
+    return catalog.ListingPrices(
+        base_url,
+        {
+            m.id: m.prices
+            for m in models
+            if m.prices is not None and m.price_source == catalog.FROM_PROVIDER
+        },
+    )
 
 
 class _ListedModel(msgspec.Struct, frozen=True):
@@ -75,6 +105,7 @@ class _ListedModel(msgspec.Struct, frozen=True):
     type: object = None
     capabilities: object = None
     architecture: object = None
+    pricing: object = None
 
 
 class _ModelPage(msgspec.Struct, frozen=True):
@@ -146,6 +177,7 @@ async def discover_models(
                     discovered(
                         item.id,
                         listed_kind(item.id, item.type, item.capabilities, item.architecture),
+                        listing_prices(item.pricing),
                     )
                     for item in page.data
                 ]

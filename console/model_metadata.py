@@ -4,11 +4,17 @@ where it has them: Gemini's ``supportedGenerationMethods``, an OpenAI-compatible
 names) or ``architecture.output_modalities`` (OpenRouter). Anthropic lists chat models only.
 None: the listing says nothing usable, so the id's name decides (``catalog.kind_by_name``).
 Each kind comes with where it was read: a listing that only says "not chat" leaves the kind
-to the name, and then the name is what is reported."""
+to the name, and then the name is what is reported. Some listings publish prices too
+(OpenRouter's ``pricing``), read here into our per-million-token fields."""
 
 from __future__ import annotations
 
+import decimal
+import math
+from decimal import Decimal
+
 from store import catalog
+from store.catalog import Prices
 from store.catalog.model_kinds import (
     CHAT,
     EMBEDDING,
@@ -31,6 +37,18 @@ _TYPES = {
     OTHER: {"rerank", "video"},
 }
 _KIND_OF_TYPE = {name: kind for kind, names in _TYPES.items() for name in names}
+
+# OpenRouter's ``pricing`` fields (USD per token, as decimal strings) by the price field each
+# fills (USD per million tokens).
+_PRICING_FIELDS = {
+    "prompt": "price_input_per_mtok",
+    "completion": "price_output_per_mtok",
+    "input_cache_read": "price_cache_read_per_mtok",
+    "input_cache_write": "price_cache_write_per_mtok",
+}
+# The fields where "0" is a price (a free model); elsewhere it means "no such price".
+_ZERO_IS_A_PRICE = {"prompt", "completion"}
+_PER_MILLION = Decimal(1_000_000)
 
 # Where a discovered model's kind was read: the provider's listing, or the id's name.
 KIND_FROM_PROVIDER = "provider"
@@ -108,3 +126,34 @@ def _kind_of_architecture(value: object) -> str | None:
     if "embeddings" in outputs or "embedding" in outputs:
         return EMBEDDING
     return OTHER if outputs else None
+
+
+def listing_prices(pricing: object) -> Prices | None:
+    """A listing entry's prices (OpenRouter's ``pricing``: USD per token as decimal strings)
+    in USD per million tokens, or None when it gives no usable input or output price. A
+    negative value (OpenRouter's ``"-1"`` for its router, whose price depends on the model it
+    picks), a value that is not a number, or a missing one is unknown; ``"0"`` is free for
+    input and output, and no price (unknown) for the cache fields, where it is how a model
+    without caching is listed."""
+    if not isinstance(pricing, dict):
+        return None
+    found = {
+        field: _per_million(pricing.get(name), zero_is_a_price=name in _ZERO_IS_A_PRICE)
+        for name, field in _PRICING_FIELDS.items()
+    }
+    if found["price_input_per_mtok"] is None and found["price_output_per_mtok"] is None:
+        return None
+    return Prices(**found)
+
+
+def _per_million(value: object, *, zero_is_a_price: bool) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    try:
+        per_token = Decimal(str(value).strip())
+        if not per_token.is_finite() or per_token < 0 or (per_token == 0 and not zero_is_a_price):
+            return None
+        price = float(per_token * _PER_MILLION)
+    except decimal.DecimalException:  # not a number, or past Decimal's exponent range
+        return None
+    return price if math.isfinite(price) else None

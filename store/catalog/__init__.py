@@ -100,7 +100,9 @@ from store.catalog.models import (
 from store.catalog.plaintext_secrets import seal_plaintext_secrets
 from store.catalog.price_list import (
     FROM_LIST,
+    FROM_PROVIDER,
     FROM_USER,
+    ListingPrices,
     PriceList,
     Prices,
     listed_prices,
@@ -163,6 +165,7 @@ __all__ = [
     "CACHE_KEY_SETTINGS",
     "CHAT",
     "FROM_LIST",
+    "FROM_PROVIDER",
     "FROM_USER",
     "GEMINI",
     "IMAGE",
@@ -206,6 +209,7 @@ __all__ = [
     "Invalid",
     "KeyUnreadable",
     "Limits",
+    "ListingPrices",
     "ModelInput",
     "ModelRecord",
     "NotFound",

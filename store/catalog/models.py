@@ -33,7 +33,15 @@ from store.catalog.limits import (
     MAX_NAME_CHARS,
 )
 from store.catalog.model_kinds import KINDS, generates_images, is_chat, kind_by_name
-from store.catalog.price_list import FROM_LIST, FROM_USER, Prices, listed_prices, price_list
+from store.catalog.price_list import (
+    FROM_LIST,
+    FROM_PROVIDER,
+    FROM_USER,
+    ListingPrices,
+    Prices,
+    listed_prices,
+    price_list,
+)
 from store.catalog.providers import ANTHROPIC
 from store.catalog.routing import forget_routing
 from store.catalog.tables import lock_row, tables_of
@@ -65,10 +73,11 @@ class ModelInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reasoning_effort: str | None = None
     sort_order: int = 0
     # USD per million tokens (``PRICE_FIELDS``); None is unknown. Unlike the other fields,
-    # the prices are one group: all absent keeps the stored prices (a new model gets the price
-    # list's, marked ``list``), so adding a model again never drops a price the user set; any
-    # given replaces them all (an absent one is then unknown, or for a new model the list's),
-    # marked ``user`` unless they are exactly the list's.
+    # the prices are one group: all absent keeps the stored prices (a new model gets its
+    # provider's listing's, marked ``provider``, else the price list's, marked ``list``), so
+    # adding a model again never drops a price the user set; any given replaces them all (an
+    # absent one is then unknown, or for a new model the listing's or the list's), marked
+    # ``user`` unless they are exactly the listing's or the list's.
     price_input_per_mtok: _Price = msgspec.UNSET
     price_output_per_mtok: _Price = msgspec.UNSET
     price_cache_read_per_mtok: _Price = msgspec.UNSET
@@ -105,8 +114,9 @@ class ModelRecord(msgspec.Struct, frozen=True):
     # ``chat``, ``image``, ``embedding``, … (``model_kinds``); a row saved before kinds were
     # stored reads as its name says.
     kind: str = "chat"
-    # Where the prices came from: ``list`` (the shipped price list), ``user``, or None (never
-    # priced; a row priced before sources were stored reads as ``user``).
+    # Where the prices came from: ``provider`` (the provider's own model listing), ``list`` (the
+    # shipped price list), ``user``, or None (never priced; a row priced before sources were
+    # stored reads as ``user``).
     price_source: str | None = None
     # The date of the price list a ``list`` row's prices were read from (the list shipped
     # then, not the one shipped now); None for any other source.
@@ -367,13 +377,16 @@ def save_models(
     *,
     only_new: bool = False,
     check_only: bool = False,
+    listing: ListingPrices | None = None,
 ) -> list[ModelRecord]:
     """Upsert models under a provider in one transaction: all are saved or none.
 
     Keyed on (provider, model_id): an existing model keeps its public id and creation time.
     A public id that already belongs to another (provider, model) is a ``Conflict``. With
     ``only_new`` (a model added by hand) a model id the provider already has is ``Invalid``,
-    naming it, so adding never overwrites a saved model.
+    naming it, so adding never overwrites a saved model. ``listing``: the prices the
+    provider's own listing gave (its last discovery), preferred over the price list for a new
+    model; ignored when read from another base URL than the provider's now.
 
     With ``check_only`` the save runs as it would (every rule, the fallbacks' too, which may
     name a model saved in the same request) and is then rolled back: it raises what the save
@@ -381,7 +394,7 @@ def save_models(
     """
     try:
         with db.atomic():
-            records = _upsert_models(db, provider_id, models, only_new=only_new)
+            records = _upsert_models(db, provider_id, models, only_new=only_new, listing=listing)
             if check_only:
                 raise _CheckedOnly(records)
     except _CheckedOnly as checked:
@@ -390,7 +403,12 @@ def save_models(
 
 
 def _upsert_models(
-    db: peewee.Database, provider_id: int, models: Sequence[ModelInput], *, only_new: bool
+    db: peewee.Database,
+    provider_id: int,
+    models: Sequence[ModelInput],
+    *,
+    only_new: bool,
+    listing: ListingPrices | None,
 ) -> list[ModelRecord]:
     """``save_models``'s work, inside its transaction."""
     tables = tables_of(db)
@@ -408,6 +426,7 @@ def _upsert_models(
     stamp = now_ms()
     public_ids = []
     existing = _existing_ids(db, provider_id, [item.model_id for item in checked])
+    by_provider = listing.models if listing and listing.base_url == provider.base_url else {}
     if only_new:
         _refuse_saved(checked, existing)
     for item in checked:
@@ -423,7 +442,7 @@ def _upsert_models(
             "context_window_tokens": item.context_window_tokens,
             "reasoning_enabled": item.reasoning_enabled,
             "reasoning_effort": item.reasoning_effort,
-            **_price_fields(item, stored),
+            **_price_fields(item, stored, by_provider.get(item.model_id)),
             **_kind_field(item, is_new),
             "updated_at_ms": stamp,
         }
@@ -495,33 +514,42 @@ def _refuse_saved(models: Sequence[ModelInput], existing: Container[str]) -> Non
     problems.raise_any()
 
 
-def _price_fields(item: ModelInput, stored: dict[str, Any] | None) -> dict[str, Any]:
-    """The price columns an upsert writes (``stored``: the saved model's, None for a new one):
-    none (kept) when no price is given for a saved model, or when the given ones are exactly
-    the stored ones (an editor saved unchanged keeps a ``list`` source and its date, even after
-    the shipped list changed); the price list's (or unknown) for a new model; else the given
-    ones (a new model's absent ones the list's), marked ``list`` with the list's date when they
-    are exactly the list's and ``user`` otherwise."""
+def _price_fields(
+    item: ModelInput, stored: dict[str, Any] | None, provider_prices: Prices | None
+) -> dict[str, Any]:
+    """The price columns an upsert writes (``stored``: the saved model's, None for a new one;
+    ``provider_prices``: the provider's listing's): none (kept) when no price is given for a
+    saved model, or when the given ones are exactly the stored ones (an editor saved unchanged
+    keeps a ``list`` or ``provider`` source and a list's date, even after the shipped list
+    changed); for a new model the listing's, else the price list's (or unknown); else the given
+    ones (a new model's absent ones the listing's, else the list's), marked ``provider`` when
+    they are exactly the listing's, ``list`` with the list's date when exactly the list's, and
+    ``user`` otherwise."""
     given = {field: getattr(item, field) for field in PRICE_FIELDS}
     listed = listed_prices(item.model_id)
     as_of = price_list().as_of
     if all(price is msgspec.UNSET for price in given.values()):
         if stored is not None:
             return {}
+        if provider_prices is not None:
+            return {**msgspec.structs.asdict(provider_prices), **_sourced(FROM_PROVIDER)}
         if listed is None:
             return {**dict.fromkeys(PRICE_FIELDS), **dict.fromkeys(_SOURCE_FIELDS)}
-        return {
-            **msgspec.structs.asdict(listed),
-            "price_source": FROM_LIST,
-            "price_list_as_of": as_of,
-        }
-    fallback = msgspec.structs.asdict(listed) if stored is None and listed is not None else {}
+        return {**msgspec.structs.asdict(listed), **_sourced(FROM_LIST, as_of)}
+    default = provider_prices if provider_prices is not None else listed
+    fallback = msgspec.structs.asdict(default) if stored is None and default is not None else {}
     prices = {field: fallback.get(field) if v is msgspec.UNSET else v for field, v in given.items()}
     if stored is not None and prices == {field: stored[field] for field in PRICE_FIELDS}:
         return {}
+    if provider_prices is not None and prices == msgspec.structs.asdict(provider_prices):
+        return {**prices, **_sourced(FROM_PROVIDER)}
     if listed is not None and prices == msgspec.structs.asdict(listed):
-        return {**prices, "price_source": FROM_LIST, "price_list_as_of": as_of}
-    return {**prices, "price_source": FROM_USER, "price_list_as_of": None}
+        return {**prices, **_sourced(FROM_LIST, as_of)}
+    return {**prices, **_sourced(FROM_USER)}
+
+
+def _sourced(source: str, list_as_of: str | None = None) -> dict[str, Any]:
+    return {"price_source": source, "price_list_as_of": list_as_of}
 
 
 def _kind_field(item: ModelInput, is_new: bool) -> dict[str, Any]:

@@ -528,6 +528,8 @@ async def test_openai_discovery(console: Console, provider_type: str) -> None:
             "kind": "chat",
             "chat": True,
             "kind_from": "name",
+            "prices": None,
+            "price_source": None,
         }
         [request] = fake.requests
         assert (request.method, request.path, request.query) == ("GET", "/v1/models", {})

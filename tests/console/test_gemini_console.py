@@ -43,6 +43,8 @@ async def test_gemini_discovery_pages_and_marks_models_that_cannot_chat(
             "kind": "embedding",
             "chat": False,
             "kind_from": "provider",
+            "prices": None,
+            "price_source": None,
         }
         first, second = fake.requests
     assert first.query == {"pageSize": "2"}

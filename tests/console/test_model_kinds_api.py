@@ -113,7 +113,8 @@ async def test_the_price_list_route_names_its_source_and_date(console: Console) 
     answer = await console.call("GET", "/price-list")
     assert answer.status_code == 200
     listed = answer.json()
-    assert set(listed) == {"source", "as_of", "models"}
+    assert set(listed) == {"source", "as_of", "models", "makers"}
+    assert listed["makers"]["anthropic"] == ["claude-"]
     assert "OpenAI" in listed["source"] and listed["as_of"][:2] == "20"
     assert listed["models"]["gpt-4o"]["price_input_per_mtok"] > 0
     assert set(listed["models"]["claude-sonnet-4-5"]) == set(PRICES)

@@ -1,8 +1,9 @@
 """The Models page in a real browser (Chromium, as in ``tests/console/test_console_browser.py``,
 a screenshot kept on failure): discovery labels the models that are not chat models and leaves
 them out of "Choose all chat models"; prices show in the table, filled in from the price list
-for well-known ids and marked so; a model is added by its id when the provider's listing fails;
-and "Use for images" is offered on image models only."""
+for well-known ids and marked so, or from the provider's own listing, marked "from provider";
+a model is added by its id when the provider's listing fails; and "Use for images" is offered
+on image models only."""
 
 from __future__ import annotations
 
@@ -88,6 +89,51 @@ async def test_discovery_labels_models_that_cannot_chat_and_prices_come_from_the
     assert saved["gpt-4o"]["price_source"] == "list" and saved["gpt-4o"]["enabled"] is True
     assert (saved["gpt-image-1"]["kind"], saved["gpt-image-1"]["enabled"]) == ("image", False)
     assert "text-embedding-3-small" not in saved
+
+
+async def test_prices_from_the_providers_listing_show_marked_from_provider(
+    page: Page, server: str, fake: FakeProvider
+) -> None:
+    fake.models = ["acme/house-model", "anthropic/claude-sonnet-4", "openrouter/auto"]
+    fake.listing_extra = {
+        "acme/house-model": {"pricing": {"prompt": "0.0000005", "completion": "0.0000015"}},
+        "openrouter/auto": {"pricing": {"prompt": "-1", "completion": "-1"}},
+    }
+    await open_models(page, server, fake)
+    await page.get_by_role("button", name="Discover models").click()
+    house = page.locator('label[data-discovered="acme/house-model"]')
+    await expect(house.locator("[data-listed-price=provider]")).to_have_text(
+        "from provider: in $0.5 · out $1.5"
+    )
+    # A router's id of a listed maker's model, without listing prices: the list's, by its name.
+    sonnet = page.locator('label[data-discovered="anthropic/claude-sonnet-4"]')
+    await expect(sonnet.locator("[data-listed-price=list]")).to_have_text(
+        "price list: in $3 · out $15"
+    )
+    await expect(page.locator('label[data-discovered="openrouter/auto"]')).not_to_contain_text(
+        "in $"
+    )
+    await page.get_by_role("button", name="Choose all chat models").click()
+    await page.get_by_role("button", name="Add 3 models").click()
+
+    row = page.locator('tr[data-model="acme/house-model"]')
+    await expect(row.locator("td[data-prices=provider]")).to_contain_text("in $0.5 · out $1.5")
+    await expect(row.locator("td[data-prices=provider] .badge")).to_have_text("from provider")
+    listed = (await api(server, "GET", "/price-list")).json()
+    await expect(
+        page.locator('tr[data-model="anthropic/claude-sonnet-4"] td[data-prices=list] .badge')
+    ).to_have_text(f"price list, {listed['as_of']}")
+    await expect(
+        page.locator('tr[data-model="openrouter/auto"] td[data-prices=none]')
+    ).to_contain_text("unknown")
+    await expect(page.locator("p[data-price-list]")).to_contain_text('marked "from provider"')
+    await row.get_by_role("button", name="Edit").click()
+    form = page.get_by_role("form", name="Edit model")
+    await expect(form.locator("[data-hint=price-source]")).to_contain_text(
+        "From the provider's own model listing"
+    )
+    saved = {m["model_id"]: m for m in (await api(server, "GET", "/models")).json()}
+    assert saved["acme/house-model"]["price_source"] == "provider"
 
 
 async def test_a_listed_price_edited_becomes_the_users_and_stays(

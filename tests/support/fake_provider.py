@@ -34,7 +34,8 @@ Routes, all under ``fake.base_url`` (``http://127.0.0.1:PORT/v1``):
   ``{"models":[{"name":"models/…","supportedGenerationMethods":[…]}],"nextPageToken":…}``, with
   ``GEMINI_EMBEDDING_MODEL`` (which cannot generate content) listed too. ``listing_extra``
   (model id -> fields) adds or replaces fields of that model's entry in either listing, as
-  servers that say what a model is for do (``type``, ``capabilities``, …).
+  servers that say what a model is for do (``type``, ``capabilities``, …) or publish prices
+  (OpenRouter's ``pricing``).
 - ``GET /v1/models``: the model list in ``models_style`` shape. ``"openai"``:
   ``{"object":"list","data":[{"id":…}]}``. ``"anthropic"``: one page per request, following the
   ``limit`` (default 20), ``after_id`` and ``before_id`` query parameters, answered as

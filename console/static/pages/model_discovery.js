@@ -6,7 +6,7 @@ import { FormError, html } from "../ui.js";
 import { AddById } from "./model_add.js";
 import { MODEL_FIELDS, OTHER_MODEL_FIELDS } from "./model_fields.js";
 import { notChat } from "./model_names.js";
-import { listedOf, usd } from "./model_prices.js";
+import { usd } from "./model_prices.js";
 
 export function Discover({ provider, saved, priceList, onSaved }) {
   const [found, setFound] = useState(null);
@@ -83,8 +83,8 @@ export function Discover({ provider, saved, priceList, onSaved }) {
               }} />
             ${" "}${m.id}${known.has(m.id) ? html` <span class="muted">(added)</span>` : null}
             ${!m.chat && html` ${notChat(m.kind)}`}
-            ${listedOf(priceList, m.id) &&
-            html` <span class="muted" data-listed-price>price list: in ${usd(listedOf(priceList, m.id).price_input_per_mtok)} · out ${usd(listedOf(priceList, m.id).price_output_per_mtok)}</span>`}
+            ${m.prices &&
+            html` <span class="muted" data-listed-price=${m.price_source}>${m.price_source === "provider" ? "from provider" : "price list"}: in ${usd(m.prices.price_input_per_mtok)} · out ${usd(m.prices.price_output_per_mtok)}</span>`}
           </label>`,
         )}
       </div>

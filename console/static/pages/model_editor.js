@@ -135,6 +135,8 @@ export function ModelEditor({ model, models, providerType, efforts, onSaved, onC
     <h2>Prices, USD per million tokens <span class="muted">(empty: unknown, so such calls count as unknown cost)</span></h2>
     ${model.price_source === "list" &&
     html`<p class="muted" data-hint="price-source">From the price list (${model.price_list_as_of}); a price you change here is yours, and the list never replaces it.</p>`}
+    ${model.price_source === "provider" &&
+    html`<p class="muted" data-hint="price-source">From the provider's own model listing, read when the model was added; a price you change here is yours, and the listing never replaces it.</p>`}
     <div class="row">
       ${PRICES.map(([name, label]) => html`<${Field} label=${label} name=${name} error=${error}>
         <input name=${name} type="number" step="any" class=${invalid(error, name)}

@@ -33,7 +33,9 @@ export function PriceCell({ model, priceList }) {
   // The date of the list the prices were read from, which may be older than the shipped one.
   const from = model.price_source === "list"
     ? html` <span class="badge" title=${priceList ? `Filled in from the price list: ${priceList.source}` : "Filled in from the price list"}>price list, ${model.price_list_as_of}</span>`
-    : null;
+    : model.price_source === "provider"
+      ? html` <span class="badge" title="Filled in from the provider's own model listing when the model was added">from provider</span>`
+      : null;
   return html`<td data-prices=${model.price_source || "user"}>
     in ${usd(model.price_input_per_mtok)} · out ${usd(model.price_output_per_mtok)}${from}
     <div class="muted">cache read ${usd(model.price_cache_read_per_mtok)} · write ${usd(model.price_cache_write_per_mtok)}</div>

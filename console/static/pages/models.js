@@ -159,7 +159,7 @@ export function ModelsPage({ providerId }) {
               <button class="danger" onClick=${() => remove(m)}>Delete</button>
             </div></td></tr>`,
         )}</tbody></table></div>
-      ${priceList && html`<p class="muted" data-price-list>Prices marked "price list" were filled in from ${priceList.source}, each with the date of the list it came from (the list shipped now is of ${priceList.as_of}); edit a model to set your own.</p>`}
+      ${priceList && html`<p class="muted" data-price-list>Prices marked "price list" were filled in from ${priceList.source}, each with the date of the list it came from (the list shipped now is of ${priceList.as_of}); prices marked "from provider" were read from the provider's own model listing when the model was added (preferred over the list); edit a model to set your own.</p>`}
       <p class="muted">The image model (an image model of an OpenAI-compatible provider, such as gpt-image-1) makes the images the agent's GenerateImage asks for; with none marked, the agent is not offered that tool.</p>`}
   </div>`;
 }
