@@ -75,9 +75,9 @@ class _Call:
         self.verbose = False
         self.chunks: list[RecordedChunk] = []
         self.seq = 0
-        # Raw chunks are scrubbed as one stream (a key split over two is caught): the
-        # scrubber holds the last ones back, and ``held`` their places and times.
-        self.scrubber = StreamScrubber(self.secrets)
+        # A verbose call's raw chunks are scrubbed as one stream (a key split over two is
+        # caught): the scrubber holds the last ones back, and ``held`` their places and times.
+        self.scrubber: StreamScrubber | None = None
         self.held: collections.deque[tuple[int, float]] = collections.deque()
         # The metrics' labels: the attempt's provider type and model (public id).
         self.labels = (start.route.provider_type.value, start.route.public_id)
@@ -114,8 +114,8 @@ class CallRecorderActor(PooledActor):
                     self._start(message)
                 case RecordChunks(model_call_id=model_call_id, chunks=chunks):
                     call = self._calls.get(model_call_id)
-                    if call is not None and call.verbose:
-                        self._keep(call, chunks)
+                    if call is not None and call.scrubber is not None:
+                        self._keep(call, call.scrubber, chunks)
                 case RecordCallEnd():
                     self._end(message)
                 case _:
@@ -138,6 +138,8 @@ class CallRecorderActor(PooledActor):
             settings = ObservabilitySettings()
         call = _Call(None, start, settings.retained_calls)
         call.verbose = settings.verbose
+        if call.verbose:
+            call.scrubber = StreamScrubber(call.secrets)
         if self._spans is not None:
             call.started_ns = time.time_ns() - round((time.monotonic() - start.started) * 1e9)
         new_call = NewCall(
@@ -176,11 +178,13 @@ class CallRecorderActor(PooledActor):
             )
         self._calls[start.model_call_id] = call
 
-    def _keep(self, call: _Call, chunks: tuple[tuple[bytes, float], ...]) -> None:
+    def _keep(
+        self, call: _Call, scrubber: StreamScrubber, chunks: tuple[tuple[bytes, float], ...]
+    ) -> None:
         for data, at in chunks:
             call.held.append((call.seq, (at - call.started) * 1000))
             call.seq += 1
-            self._released(call, call.scrubber.feed(data))
+            self._released(call, scrubber.feed(data))
         if len(call.chunks) >= CHUNK_FLUSH_COUNT:
             self._flush(call)
 
@@ -193,7 +197,7 @@ class CallRecorderActor(PooledActor):
     def _flush(self, call: _Call, final: bool = False) -> None:
         """Write the chunks kept so far; ``final``: the stream has ended, so the scrubber's
         held chunks go too."""
-        if final:
+        if final and call.scrubber is not None:
             self._released(call, call.scrubber.finish())
         chunks, call.chunks = call.chunks, []
         if chunks and call.record_id is not None:

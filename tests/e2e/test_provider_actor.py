@@ -627,6 +627,32 @@ async def test_a_key_split_over_raw_chunks_is_scrubbed_in_each(
     assert b" ok" in chunks[1]
 
 
+async def test_a_retried_attempt_keeps_every_chunk_it_read_in_its_own_record(
+    fake: FakeProvider, client: httpx.AsyncClient, server_store: Store
+) -> None:
+    """The scrubber holds a stream's last chunks back; an attempt that ends and is retried
+    writes them to its own record, not the next attempt's, and loses none."""
+    db = server_store.database
+    route = make_route(db, fake.base_url, "openai-chat")
+    update_observability(db, verbose=True)
+    busy = SseEvent.json({"error": {"message": "Overloaded", "type": "server_error"}})
+    first = [*chat_events(text=["Hal"])[:1], busy]
+    fake.enqueue(Script.sse(first, delay_between=0.05), Script.sse(chat_events(text=["Hello"])))
+    listener = Listener()
+    fast = RetryPolicy(base_delay_s=0.01, max_delay_s=0.01)
+    start(route, listener, msgspec.structs.replace(deps(server_store, client), retry=fast))
+    _, end = await listener.until_end()
+    assert end.status is CallStatus.COMPLETED
+    records = CallRecords(db)
+    retried, answered = sorted(c.id for c in records.list(10))
+    assert answered == end.record_id
+    details = [records.get(record_id) for record_id in (retried, answered)]
+    assert details[0] is not None and details[1] is not None
+    assert b"".join(c.data for c in details[0].chunks) == encode_events(first)
+    assert b"Hal" not in b"".join(c.data for c in details[1].chunks)
+    assert [c.seq for c in details[0].chunks] == list(range(len(details[0].chunks)))
+
+
 def assert_only_in_provider_row(db: peewee.Database, secret: str) -> None:
     """Scan every column of every table for ``secret``; only providers' own fields may hold it."""
     allowed = {("providers", "api_key"), ("providers", "headers_json")}

@@ -114,6 +114,12 @@ class StreamResult:
     raw: bytes = b""
 
 
+def _server_gone(error: BaseException) -> bool:
+    """Whether a request failed because the server's end was closed or gone (refused, reset,
+    closed mid-answer), not because it was slow to answer."""
+    return isinstance(error, httpx.TransportError) and not isinstance(error, httpx.TimeoutException)
+
+
 class RunStream:
     """One open RunSSE response, read frame by frame."""
 
@@ -955,7 +961,7 @@ class CursorSession:
         if error is None:
             return
         self._failures.append(error)
-        if isinstance(error, httpx.TransportError):
+        if task in self._sends and _server_gone(error):
             # An append that found the server gone: the stream says how the run ended (a
             # stopping server still sends its EndStream on it), so reading goes on, as the
             # editor's does.

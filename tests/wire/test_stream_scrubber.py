@@ -61,3 +61,13 @@ def test_no_secrets_passes_every_chunk_at_once() -> None:
     scrubber = StreamScrubber(())
     assert scrubber.feed(b"abc") == [b"abc"]
     assert scrubber.finish() == []
+
+
+def test_a_credential_repeated_over_itself_leaves_no_piece() -> None:
+    """``2020`` twice, overlapping (``2020 20``): scanned from wherever a release left the
+    window, a one-pass scan would pair the digits up unlike a scan of the whole stream."""
+    scrubber = StreamScrubber(("2020",))
+    pieces = [b"v=2", b"020", b"2020."]
+    out = [chunk for piece in pieces for chunk in scrubber.feed(piece)] + scrubber.finish()
+    assert len(out) == 3
+    assert not re.search(rb"[0-9]", b"".join(out).replace(REDACTED.encode(), b"")), out

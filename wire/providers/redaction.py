@@ -109,11 +109,16 @@ class StreamScrubber:
         return [self._release() for _ in range(len(self._held))]
 
     def _mask(self) -> None:
-        """Mark each credential found in the held bytes on the chunks it falls in."""
+        """Mark each credential found in the held bytes on the chunks it falls in. Every
+        occurrence, overlapping ones too: the held window starts wherever the last release
+        left it, so a one-pass scan could pair a repeated credential up differently from a
+        scan of the whole stream and leave a piece of one bare."""
         assert self._pattern is not None
         joined = b"".join(data for data, _ in self._held)
-        for match in self._pattern.finditer(joined):
+        at = 0
+        while (match := self._pattern.search(joined, at)) is not None:
             start, end = match.span()
+            at = start + 1
             offset = 0
             for data, spans in self._held:
                 low, high = max(start, offset), min(end, offset + len(data))
