@@ -1,5 +1,5 @@
 """The prices each provider's last model discovery read from its own listing, kept in the
-database (migration 22's ``listing_prices``, one row per provider) for the add that follows:
+database (the ``listing_prices`` table, one row per provider) for the add that follows:
 the server re-reads what it heard from the provider instead of trusting prices a browser sends
 back, and every instance and worker process sees what any of them heard.
 
