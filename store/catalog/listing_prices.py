@@ -35,11 +35,10 @@ def keep_listing(
     provider was deleted meanwhile."""
     read_at = now_ms() if read_at_ms is None else read_at_ms
     provider = tables_of(db).provider
+    query = provider.select(provider.id).where(provider.id == provider_id)
     with db.atomic():
-        if (
-            lock_row(provider.select(provider.id).where(provider.id == provider_id), db).first()
-            is None
-        ):
+        # Locked: a provider deleted meanwhile is NotFound, never a foreign key error.
+        if lock_row(query, db).first() is None:
             raise NotFound(f"provider {provider_id} not found")
         forget_listing(db, provider_id)
         if listing.models:
