@@ -7,8 +7,9 @@ that is rolled back), a refusal is the save's own answer (a 422 naming every bro
 accepted body is a 204; nothing is written either way. The model editor checks this way when
 the browser could not read a box, so one answer names the server's problems with the others.
 
-Discovery (``console.discovery``) saves nothing but remembers, for the add that follows, the
-prices the provider's own listing gave (``console.listing_prices``); its failure is a 502 whose
+Discovery (``console.discovery``) saves no model but keeps, for the add that follows, the
+prices the provider's own listing gave (``store.catalog``'s ``keep_listing``: in the database,
+so the add may reach another worker process or instance); its failure is a 502 whose
 message holds the provider's own words with every credential redacted, and a log line naming
 the provider by id.
 """
@@ -39,7 +40,6 @@ from console.json_api import (
     json_response,
     provider_id_of,
 )
-from console.listing_prices import ListingMemory
 from store import catalog
 from store.catalog import ModelInput
 from wire.log import log_event
@@ -84,8 +84,6 @@ class ModelsApi:
     ) -> None:
         self._db = database
         self._discovery_client = discovery_client
-        # What each provider's last discovery read of its own prices, for the add that follows.
-        self._listings = ListingMemory()
 
     def register(self, app: web.Application) -> None:
         router = app.router
@@ -115,7 +113,8 @@ class ModelsApi:
                     reason=exc.message,
                 )
                 raise ApiError(502, "unavailable", exc.message) from None
-        self._listings.remember(provider_id, listing_of(connection.base_url, ids))
+        listing = listing_of(connection.base_url, ids)
+        await in_thread(self._db, catalog.keep_listing, provider_id, listing)
         return json_response(DiscoveredModels(models=ids))
 
     @answers_errors
@@ -130,7 +129,6 @@ class ModelsApi:
             body.models,
             only_new=body.only_new,
             check_only=check_only,
-            listing=self._listings.recall(provider_id),
         )
         if check_only:
             return web.Response(status=204)

@@ -26,7 +26,8 @@ milliseconds (``2025-01-02T03:04:05.678Z``).
 
 One module per record (``providers``, ``models``, ``settings`` for observability,
 ``web_search``, ``image_model``, what a model is for (``model_kinds``), the shipped
-``price_list`` a new model's prices come from, a provider's key pool ``provider_keys``,
+``price_list`` a new model's prices come from, the prices a provider's last discovery read
+from its own listing (``listing_prices``), a provider's key pool ``provider_keys``,
 ``routing`` for where Auto and Cursor's model ids run, ``budgets`` for the limits per person)
 over what they share:
 ``errors``, ``limits``, ``checks``, the sealing of secrets (``sealing``), custom headers
@@ -85,6 +86,7 @@ from store.catalog.limits import (
     MAX_URL_CHARS,
     PositiveInt,
 )
+from store.catalog.listing_prices import LISTING_PRICES_TTL_S, fresh_listing, keep_listing
 from store.catalog.model_kinds import CHAT, IMAGE, KINDS, generates_images, is_chat, kind_by_name
 from store.catalog.models import (
     PRICE_FIELDS,
@@ -175,6 +177,7 @@ __all__ = [
     "INT32_MIN",
     "KEY_UNREADABLE",
     "KINDS",
+    "LISTING_PRICES_TTL_S",
     "MAIN_KEY_ID",
     "MAX_ALLOWED_MODELS",
     "MAX_BUDGET_OVERRIDES",
@@ -236,6 +239,7 @@ __all__ = [
     "delete_provider",
     "delete_provider_key",
     "enabled_models",
+    "fresh_listing",
     "generates_images",
     "get_budgets",
     "get_image_model",
@@ -248,6 +252,7 @@ __all__ = [
     "is_chat",
     "is_secret_header",
     "iso_utc",
+    "keep_listing",
     "kind_by_name",
     "list_provider_keys",
     "list_providers",

@@ -32,12 +32,12 @@ from store.catalog.limits import (
     MAX_MODEL_ID_CHARS,
     MAX_NAME_CHARS,
 )
+from store.catalog.listing_prices import fresh_listing
 from store.catalog.model_kinds import KINDS, generates_images, is_chat, kind_by_name
 from store.catalog.price_list import (
     FROM_LIST,
     FROM_PROVIDER,
     FROM_USER,
-    ListingPrices,
     Prices,
     listed_prices,
     price_list,
@@ -377,16 +377,15 @@ def save_models(
     *,
     only_new: bool = False,
     check_only: bool = False,
-    listing: ListingPrices | None = None,
 ) -> list[ModelRecord]:
     """Upsert models under a provider in one transaction: all are saved or none.
 
     Keyed on (provider, model_id): an existing model keeps its public id and creation time.
     A public id that already belongs to another (provider, model) is a ``Conflict``. With
     ``only_new`` (a model added by hand) a model id the provider already has is ``Invalid``,
-    naming it, so adding never overwrites a saved model. ``listing``: the prices the
-    provider's own listing gave (its last discovery), preferred over the price list for a new
-    model; ignored when read from another base URL than the provider's now.
+    naming it, so adding never overwrites a saved model. A new model gets the prices the
+    provider's own listing gave in its last discovery (``listing_prices``, read here, in the
+    save's transaction, while fresh and of the provider's base URL now) over the price list's.
 
     With ``check_only`` the save runs as it would (every rule, the fallbacks' too, which may
     name a model saved in the same request) and is then rolled back: it raises what the save
@@ -394,7 +393,7 @@ def save_models(
     """
     try:
         with db.atomic():
-            records = _upsert_models(db, provider_id, models, only_new=only_new, listing=listing)
+            records = _upsert_models(db, provider_id, models, only_new=only_new)
             if check_only:
                 raise _CheckedOnly(records)
     except _CheckedOnly as checked:
@@ -408,7 +407,6 @@ def _upsert_models(
     models: Sequence[ModelInput],
     *,
     only_new: bool,
-    listing: ListingPrices | None,
 ) -> list[ModelRecord]:
     """``save_models``'s work, inside its transaction."""
     tables = tables_of(db)
@@ -426,7 +424,7 @@ def _upsert_models(
     stamp = now_ms()
     public_ids = []
     existing = _existing_ids(db, provider_id, [item.model_id for item in checked])
-    by_provider = listing.models if listing and listing.base_url == provider.base_url else {}
+    by_provider = fresh_listing(db, provider_id, provider.base_url, at_ms=stamp)
     if only_new:
         _refuse_saved(checked, existing)
     for item in checked:

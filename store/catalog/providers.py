@@ -26,6 +26,7 @@ from store.catalog.headers import (
 )
 from store.catalog.image_mark import forget_image_model
 from store.catalog.limits import MAX_NAME_CHARS, MAX_URL_CHARS
+from store.catalog.listing_prices import forget_listing
 from store.catalog.routing import forget_routing
 from store.catalog.sealing import HEADER_PURPOSE, KEY_PURPOSE, open_secret, seal
 from store.catalog.tables import CACHE_KEY_AUTO, CACHE_KEY_SETTINGS, lock_row, tables_of
@@ -262,8 +263,8 @@ def _has_models(db: peewee.Database, provider_id: int) -> bool:
 
 
 def delete_provider(db: peewee.Database, provider_id: int) -> None:
-    """Delete a provider, its models and its other keys; its call records stay (they hold
-    no foreign key)."""
+    """Delete a provider, its models, its other keys and its listing prices (SQLite may give
+    its id to the next provider); its call records stay (they hold no foreign key)."""
     tables = tables_of(db)
     with db.atomic():
         models = tables.model.select(tables.model.public_id).where(
@@ -276,6 +277,7 @@ def delete_provider(db: peewee.Database, provider_id: int) -> None:
         forget_budget_models(db, doomed)
         tables.model.delete().where(tables.model.provider == provider_id).execute()
         tables.provider_key.delete().where(tables.provider_key.provider == provider_id).execute()
+        forget_listing(db, provider_id)
         deleted = tables.provider.delete().where(tables.provider.id == provider_id).execute()
         if not deleted:
             raise NotFound(f"provider {provider_id} not found")

@@ -478,3 +478,19 @@ def model_price_list_date_and_image_kind(db: peewee.Database) -> None:
             f'WHERE "public_id" = {db.param} AND "kind" IS NULL',
             ("image", public_id),
         )
+
+
+@migration(22)
+def listing_prices(db: peewee.Database) -> None:
+    """``listing_prices``: the prices each provider's last model discovery read from its own
+    listing (OpenRouter's ``pricing``), so the add that follows uses them whichever instance
+    or worker process it reaches: one row per provider (``provider_id``, going with its
+    provider, ``ON DELETE CASCADE``), the ``base_url`` they were read from, when
+    (``read_at_ms``, wall-clock) and ``prices_json`` (each model id's prices). Re-runnable.
+    """
+    execute_sql(
+        db,
+        'CREATE TABLE IF NOT EXISTS "listing_prices" ("provider_id" INTEGER PRIMARY KEY '
+        'REFERENCES "providers" ("id") ON DELETE CASCADE, "base_url" TEXT NOT NULL, '
+        '"read_at_ms" BIGINT NOT NULL, "prices_json" TEXT NOT NULL)',
+    )

@@ -1,5 +1,6 @@
 """Prices from the provider's own model listing (OpenRouter's ``pricing``): discovered from
-the fake provider, kept by the server for the add that follows (never taken from the browser),
+the fake provider, kept by the server for the add that follows (never taken from the browser;
+in the database, so an add through another instance or worker gets them too),
 preferred over the price list, marked ``provider``, and never over a price the user set;
 ``-1``, ``0`` and missing fields read as the listing means them; a router's ``maker/name`` id
 without listing prices gets the price list's by its name. Over a real server and the fake
@@ -7,9 +8,15 @@ provider on loopback."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+import httpx
+import pytest
+
+from store import Store, connect_store
 from store import catalog as cat
+from tests.conftest import StartServer
 from tests.console.test_console_api import Console, assert_error, console
 from tests.support.fake_provider import FakeProvider
 
@@ -150,3 +157,45 @@ async def test_listing_prices_come_from_the_servers_own_discovery(console: Conso
     after = await console.save(pid, {"model_id": "anthropic/claude-sonnet-4", "display_name": "s"})
     assert after.json()[0]["price_source"] == "list"
     assert prices(after.json()[0]) == mtok(3.0, 15.0, 0.3, 3.75)
+
+
+@pytest.fixture
+def two_stores(db_url: str) -> Iterator[tuple[Store, Store]]:
+    """Two stores (each its own connections) on one database, as two instances or two worker
+    processes have; closed after the servers on them stop (asked for before ``make_server``)."""
+    first, second = connect_store(db_url), connect_store(db_url)
+    yield first, second
+    first.close()
+    second.close()
+
+
+async def test_an_add_through_another_instance_gets_the_listings_prices(
+    two_stores: tuple[Store, Store], make_server: StartServer
+) -> None:
+    servers = [await make_server(store=store) for store in two_stores]
+    async with (
+        httpx.AsyncClient(base_url=f"http://{servers[0].address}", timeout=10.0) as one,
+        httpx.AsyncClient(base_url=f"http://{servers[1].address}", timeout=10.0) as two,
+        FakeProvider(models=list(ROUTER_MODELS)) as fake,
+    ):
+        first, second = Console(one), Console(two)
+        # The discovery reaches the first instance, the add the second.
+        pid, found = await discover_router(first, fake)
+        told = {i: found[i]["prices"] for i in ("openai/gpt-4o", "anthropic/claude-sonnet-4")}
+        assert all(found[i]["price_source"] == "provider" for i in told)
+        added = await second.save(pid, *({"model_id": i, "display_name": i} for i in told))
+        assert added.status_code == 201, added.text
+        got = {m["model_id"]: (m["price_source"], prices(m)) for m in added.json()}
+        assert got == {i: ("provider", p) for i, p in told.items()}
+        # A discovery through the second whose listing prices nothing clears them for the first.
+        fake.listing_extra = {}
+        answer = await second.call("POST", f"/providers/{pid}/models/discover")
+        assert answer.status_code == 200, answer.text
+        later = await first.save(
+            pid, {"model_id": "meta-llama/llama-free:free", "display_name": "f"}
+        )
+        assert later.status_code == 201, later.text
+        assert (later.json()[0]["price_source"], prices(later.json()[0])) == (
+            None,
+            mtok(None, None, None, None),
+        )

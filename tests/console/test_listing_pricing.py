@@ -1,6 +1,6 @@
 """Reading a listing's ``pricing`` (OpenRouter's: USD per token as decimal strings) into our
-per-million-token prices, and how long a discovery's prices are kept for the add that
-follows."""
+per-million-token prices (how long a discovery's prices are kept for the add that follows is
+the store's: tests/store/test_listing_prices_store.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from console.listing_prices import LISTING_PRICES_TTL_S, ListingMemory
 from console.model_metadata import listing_prices
-from store.catalog import ListingPrices, Prices
+from store.catalog import Prices
 
 
 @pytest.mark.parametrize(
@@ -50,19 +49,3 @@ from store.catalog import ListingPrices, Prices
 )
 def test_a_listings_pricing_is_read_per_million_tokens(pricing: Any, expected: Any) -> None:
     assert listing_prices(pricing) == expected
-
-
-def test_a_discoverys_prices_are_kept_for_an_hour_and_replaced_by_the_next() -> None:
-    now = [1000.0]
-    memory = ListingMemory(clock=lambda: now[0])
-    first = ListingPrices("https://r.test/v1", {"a/b": Prices(1.0, 2.0)})
-    memory.remember(7, first)
-    assert memory.recall(7) == first and memory.recall(8) is None
-    now[0] += LISTING_PRICES_TTL_S - 1
-    assert memory.recall(7) == first
-    now[0] += 1
-    assert memory.recall(7) is None
-    memory.remember(7, first)
-    # A discovery whose listing priced nothing forgets the older prices.
-    memory.remember(7, ListingPrices("https://r.test/v1", {}))
-    assert memory.recall(7) is None

@@ -159,6 +159,29 @@ async def test_a_listed_price_edited_becomes_the_users_and_stays(
     await expect(row.locator("td[data-prices=user]")).to_contain_text("in $1.75")
 
 
+async def test_a_model_added_by_id_after_a_discovery_gets_the_listings_prices(
+    page: Page, server: str, fake: FakeProvider
+) -> None:
+    fake.models = ["acme/house-model"]
+    fake.listing_extra = {
+        "acme/house-model": {"pricing": {"prompt": "0.0000005", "completion": "0.0000015"}}
+    }
+    await open_models(page, server, fake)
+    await page.get_by_role("button", name="Discover models").click()
+    await expect(page.locator('label[data-discovered="acme/house-model"]')).to_be_visible()
+    await page.get_by_role("button", name="Add a model by id to Fake").click()
+    form = page.get_by_role("form", name="Add a model to Fake by id")
+    await form.get_by_label("Model id").fill("acme/house-model")
+    # Not on the price list: no grey prices, and the hint says what the server fills in.
+    await expect(form.locator("[data-hint=listed-price]")).to_have_count(0)
+    await expect(form.locator("[data-hint=empty-prices]")).to_contain_text(
+        "the provider listing's, if its last discovery"
+    )
+    await form.get_by_role("button", name="Add model").click()
+    row = page.locator('tr[data-model="acme/house-model"]')
+    await expect(row.locator("td[data-prices=provider]")).to_contain_text("in $0.5 · out $1.5")
+
+
 async def test_a_model_is_added_by_id_when_the_listing_fails_and_passes_its_test(
     page: Page, server: str, fake: FakeProvider
 ) -> None:
@@ -175,6 +198,7 @@ async def test_a_model_is_added_by_id_when_the_listing_fails_and_passes_its_test
     await expect(price_in).to_have_value("")
     await expect(price_in).to_have_attribute("placeholder", "0.15")
     await expect(form.locator("[data-hint=listed-price]")).to_contain_text("price list")
+    await expect(form.locator("[data-hint=empty-prices]")).to_contain_text("else the price list's")
     # A number box the browser cannot read is refused at its field, nothing sent.
     await form.locator("input[name=price_output_per_mtok]").press_sequentially("1e")
     await form.get_by_role("button", name="Add model").click()

@@ -3,7 +3,8 @@ new connection, reach whichever worker the kernel gives it, so a run's RunSSE an
 land on different workers, and the others forward to the one that holds the run. Checked: tool
 turns (at least one request forwarded, by a worker that does not hold the run), the RunSSE
 replayed, a cancel, a console login, a newer run on another worker interrupting the held one, a
-provider saved through one worker serving a turn on any, and the holding worker SIGKILLed
+provider saved through one worker serving a turn on any, a discovery's listing prices used by
+adds that reach the other workers, and the holding worker SIGKILLed
 mid-round: the supervisor starts it again and the editor's resume completes the turn without
 repeating the Write."""
 
@@ -277,3 +278,35 @@ async def test_a_provider_saved_on_one_worker_serves_a_turn_on_any(
         await cursor.aclose()
     assert log.end == {}, log.end
     assert "the other model" in final_text(log)
+
+
+async def test_a_discoverys_listing_prices_reach_adds_on_every_worker(
+    workers: Workers, fake: FakeProvider
+) -> None:
+    """The discovery reaches one worker; six adds, each on a new connection, reach whichever
+    worker the kernel gives them (all six on the discovery's own worker: one time in 729), and
+    each gets the listing's prices marked ``provider``."""
+    ids = [f"acme/house-{n}" for n in range(6)]
+    fake.models = ids
+    fake.listing_extra = {
+        i: {"pricing": {"prompt": "0.0000005", "completion": "0.0000015"}} for i in ids
+    }
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    limits = httpx.Limits(max_keepalive_connections=0)
+    async with httpx.AsyncClient(
+        base_url=workers.base_url, headers=bearer, limits=limits, timeout=10.0
+    ) as console:
+        body = {"name": "Router", "type": "openai-chat", "base_url": fake.base_url, "api_key": "k"}
+        created = await console.post("/console/api/providers", json=body)
+        assert created.status_code == 201, created.text
+        pid = created.json()["id"]
+        found = await console.post(f"/console/api/providers/{pid}/models/discover", json={})
+        assert found.status_code == 200, found.text
+        assert {m["price_source"] for m in found.json()["models"]} == {"provider"}
+        for model_id in ids:
+            models = {"models": [{"model_id": model_id, "display_name": model_id}]}
+            added = await console.post(f"/console/api/providers/{pid}/models", json=models)
+            assert added.status_code == 201, added.text
+            record = added.json()[0]
+            priced = (record["price_input_per_mtok"], record["price_output_per_mtok"])
+            assert (record["price_source"], priced) == ("provider", (0.5, 1.5)), model_id

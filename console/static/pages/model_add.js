@@ -1,5 +1,5 @@
 // "Add a model by id": a form for one model its provider does not list, which only ever adds
-// (never overwrites a saved model), its empty prices the price list's.
+// (never overwrites a saved model), its empty prices filled in by the server.
 import { useState } from "preact/hooks";
 import { api, formError } from "../api.js";
 import { Field, FormError, html, invalid } from "../ui.js";
@@ -12,8 +12,10 @@ const ADD_FIELDS = ["model_id", "display_name", "max_output_tokens", ...PRICES.m
 
 // Add a model by its id, for a provider whose listing fails or lists nothing (or a model it
 // does not list). Only a new id is added (the server refuses one already saved, so adding
-// never overwrites it); prices left empty are the price list's for a listed id (the server
-// fills them in; the boxes show them as placeholders), or unknown.
+// never overwrites it); prices left empty are filled in by the server: the provider listing's
+// if its last discovery priced the id, else the price list's if it has the id (a router's
+// maker/name id by its name), else unknown. The boxes show the list's prices as placeholders
+// only for an id on the list exactly as typed (the server's rule is not repeated here).
 export function AddById({ provider, saved, priceList, onSaved }) {
   const [open, setOpen] = useState(false);
   const [form, setForm] = useState(BLANK_ADD);
@@ -53,7 +55,7 @@ export function AddById({ provider, saved, priceList, onSaved }) {
     };
     // Unticked, the server reads what the model is for from its name.
     if (form.images) model.kind = "image";
-    // Only the prices typed: none typed, the server fills in the list's (or unknown).
+    // Only the prices typed: the server fills in the others (the listing's, the list's or unknown).
     for (const [name] of PRICES) if (form[name].trim() !== "") model[name] = Number(form[name]);
     setBusy(true);
     try {
@@ -98,8 +100,9 @@ export function AddById({ provider, saved, priceList, onSaved }) {
     </div>
     <label><input type="checkbox" name="images" checked=${form.images}
       onChange=${(e) => setForm({ ...form, images: e.target.checked })} /> It generates images (an image model for GenerateImage, not a chat model)</label>
+    <p class="muted" data-hint="empty-prices">Prices left empty are the provider listing's, if its last discovery (within the hour) priced this id, else the price list's, if it has any; type yours if they differ.</p>
     ${listed && priceList &&
-    html`<p class="muted" data-hint="listed-price">Prices left empty are the price list's (${priceList.as_of}), shown in grey; type yours if they differ.</p>`}
+    html`<p class="muted" data-hint="listed-price">The price list's prices for this id (${priceList.as_of}) are shown in grey.</p>`}
     <${FormError} error=${error} fields=${ADD_FIELDS} />
     <div class="actions">
       <button class="primary" type="submit" disabled=${busy}>Add model</button>
