@@ -47,6 +47,14 @@ async def a_model(server: str, fake: FakeProvider) -> tuple[int, str]:
     return provider_id, saved.json()[0]["public_id"]
 
 
+async def an_opened_editor(page: Page, server: str, fake: FakeProvider) -> Locator:
+    """The editor of a model just saved, opened from the Models page."""
+    await a_model(server, fake)
+    await page.goto(f"http://{server}/console/#/models")
+    await page.locator("tr[data-model=fake-model]").get_by_role("button", name="Edit").click()
+    return page.get_by_role("form", name="Edit model")
+
+
 async def test_the_provider_form_shows_every_wrong_field_at_once(page: Page, server: str) -> None:
     await page.goto(f"http://{server}/console/#/providers")
     await page.get_by_role("button", name="Add provider").click()
@@ -69,10 +77,7 @@ async def test_the_provider_form_shows_every_wrong_field_at_once(page: Page, ser
 async def test_the_model_editor_shows_every_wrong_field_at_once(
     page: Page, server: str, fake: FakeProvider
 ) -> None:
-    await a_model(server, fake)
-    await page.goto(f"http://{server}/console/#/models")
-    await page.locator("tr[data-model=fake-model]").get_by_role("button", name="Edit").click()
-    form = page.get_by_role("form", name="Edit model")
+    form = await an_opened_editor(page, server, fake)
     await form.get_by_label("Display name").fill(" ")
     await form.get_by_label("Max output tokens").fill("0")
     await form.get_by_label("Context window (tokens)").fill("-3")
@@ -103,10 +108,7 @@ async def test_the_model_editor_shows_every_wrong_field_at_once(
 async def test_the_model_editor_shows_the_browsers_and_the_servers_problems_at_once(
     page: Page, server: str, fake: FakeProvider
 ) -> None:
-    await a_model(server, fake)
-    await page.goto(f"http://{server}/console/#/models")
-    await page.locator("tr[data-model=fake-model]").get_by_role("button", name="Edit").click()
-    form = page.get_by_role("form", name="Edit model")
+    form = await an_opened_editor(page, server, fake)
     await form.get_by_label("Display name").fill(" ")
     await form.get_by_label("Order").press_sequentially("1e")  # the browser cannot read it
     await form.get_by_label("Cache read", exact=True).press_sequentially("2e")

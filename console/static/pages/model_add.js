@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { api, formError } from "../api.js";
 import { Field, FormError, html, invalid } from "../ui.js";
-import { localError, textOf, unreadableNumbers } from "./model_fields.js";
+import { localError, textOf, unreadableNumbers, useNumberBoxes } from "./model_fields.js";
 import { PRICES, listedOf } from "./model_prices.js";
 
 const BLANK_PRICES = Object.fromEntries(PRICES.map(([name]) => [name, ""]));
@@ -19,17 +19,10 @@ const ADD_FIELDS = ["model_id", "display_name", "max_output_tokens", ...PRICES.m
 export function AddById({ provider, saved, priceList, onSaved }) {
   const [open, setOpen] = useState(false);
   const [form, setForm] = useState(BLANK_ADD);
-  // Number boxes whose text the browser cannot read as a number (it reports them as empty).
-  const [bad, setBad] = useState(new Set());
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   const listed = listedOf(priceList, form.model_id);
-  const number = (name) => (e) => {
-    const next = new Set(bad);
-    e.target.validity && e.target.validity.badInput ? next.add(name) : next.delete(name);
-    setBad(next);
-    setForm({ ...form, [name]: e.target.value });
-  };
+  const { bad, number, clear } = useNumberBoxes(form, setForm);
 
   async function add(event) {
     event.preventDefault();
@@ -61,7 +54,7 @@ export function AddById({ provider, saved, priceList, onSaved }) {
     try {
       await api("POST", `/providers/${provider.id}/models`, { models: [model], only_new: true });
       setForm(BLANK_ADD);
-      setBad(new Set());
+      clear();
       setOpen(false);
       onSaved();
     } catch (err) {

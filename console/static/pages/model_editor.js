@@ -13,6 +13,7 @@ import {
   merged,
   textOf,
   unreadableNumbers,
+  useNumberBoxes,
   withoutUnreadable,
 } from "./model_fields.js";
 import { nameOf } from "./model_names.js";
@@ -64,15 +65,8 @@ export function ModelEditor({ model, models, providerType, efforts, onSaved, onC
   // rewrites what the model is for.
   const [images, setImages] = useState(model.generates_images);
   const [error, setError] = useState(null);
-  // Number boxes whose text the browser cannot read as a number (it reports them as empty).
-  const [bad, setBad] = useState(new Set());
   const focusRef = useOpenedFocus();
-  const number = (name) => (e) => {
-    const next = new Set(bad);
-    e.target.validity && e.target.validity.badInput ? next.add(name) : next.delete(name);
-    setBad(next);
-    setForm({ ...form, [name]: e.target.value });
-  };
+  const { bad, number } = useNumberBoxes(form, setForm);
 
   async function save(event) {
     event.preventDefault();

@@ -1,6 +1,7 @@
 // The model forms' fields, shared by the editor and "Add a model by id" so both read and show
 // them alike: their words, the typed text the number boxes hold, and the problems at them, the
 // browser's own (a box it cannot read) and the server's (named ``models[0].field``).
+import { useState } from "preact/hooks";
 import { formError } from "../api.js";
 import { PRICES } from "./model_prices.js";
 
@@ -96,4 +97,17 @@ export function unreadableNumbers(form, bad) {
     else if (WHOLE_NUMBERS.has(name) && text !== "" && !Number.isInteger(Number(text))) problems.push({ field: name, message: "must be a whole number" });
   }
   return problems;
+}
+
+// A form's number boxes: their typed text into the form, and which of them hold text the
+// browser cannot read as a number (it reports such a box as empty, so only its validity says).
+export function useNumberBoxes(form, setForm) {
+  const [bad, setBad] = useState(new Set());
+  const number = (name) => (e) => {
+    const next = new Set(bad);
+    e.target.validity && e.target.validity.badInput ? next.add(name) : next.delete(name);
+    setBad(next);
+    setForm({ ...form, [name]: e.target.value });
+  };
+  return { bad, number, clear: () => setBad(new Set()) };
 }
