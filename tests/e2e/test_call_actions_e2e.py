@@ -67,7 +67,7 @@ async def test_a_shell_the_user_moves_to_the_background_ends_its_call_and_the_tu
     session = CursorSession(cursor, "turn-move-shell", workspace=tmp_path)
     started = time.monotonic()
     run = asyncio.create_task(session.run(user_turn_message("start the server", model)))
-    await wait_for(lambda: execs(session.log, "shell_stream_args"), "the Shell exec")
+    await wait_for(lambda: session.movable("call_srv"), "the Shell running in the editor")
     await session.send(action_message(background_shell_action={"tool_call_id": "call_srv"}))
     log = await asyncio.wait_for(run, 15)
     assert log.end == {}
@@ -234,7 +234,7 @@ async def test_a_command_the_user_moves_to_the_background_reports_back_as_a_shel
     session = CursorSession(cursor, "turn-user-cmd", workspace=tmp_path)
     message = shell_command_message("sleep 30", "exec-user-1", model)
     run = asyncio.create_task(session.run(message))
-    await wait_for(lambda: execs(session.log, "shell_stream_args"), "the command's exec")
+    await wait_for(lambda: session.movable("exec-user-1"), "the command running in the editor")
     await session.send(action_message(background_shell_action={"tool_call_id": "exec-user-1"}))
     log = await asyncio.wait_for(run, 15)
     assert log.end == {}

@@ -1160,6 +1160,11 @@ class CursorSession:
         task = self._dispatch(agent.AgentClientMessage(exec_client_message=reply), "exec")
         await asyncio.shield(task)
 
+    def movable(self, tool_call_id: str) -> bool:
+        """Whether the Task or Shell ``tool_call_id`` is running here and can be moved to the
+        background: before that the editor answers a move NOT_FOUND, as Cursor does."""
+        return tool_call_id in self._movable
+
     async def _force_background(self, exec_message: agent.ExecServerMessage, field: str) -> None:
         """The user's "move to background", as the editor carries it out: the running Task or
         Shell named is moved (its own exec then ends as a backgrounded one), else NOT_FOUND."""
